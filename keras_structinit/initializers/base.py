@@ -1,0 +1,65 @@
+"""Seed handling shared by the package's random initializers.
+
+Follows the semantics of Keras' own random initializers: an ``int`` seed (or
+``None``, which draws one int at construction) gives the same values on every
+call; a ``keras.random.SeedGenerator`` gives fresh values on every call.
+"""
+
+from __future__ import annotations
+
+import random
+from numbers import Integral
+
+import keras
+
+
+class SeededInitializer(keras.Initializer):
+    """A ``keras.Initializer`` holding a Keras-style ``seed``."""
+
+    def __init__(self, seed=None):
+        self._init_seed = seed
+        if seed is None:
+            seed = random.randint(1, int(1e9))
+        elif isinstance(seed, dict):
+            seed = keras.saving.deserialize_keras_object(seed)
+        elif isinstance(seed, bool) or not isinstance(
+            seed, (Integral, keras.random.SeedGenerator)
+        ):
+            raise TypeError(
+                "`seed` must be None, an int or a keras.random.SeedGenerator. "
+                f"Received: seed={seed!r}"
+            )
+        self.seed = int(seed) if isinstance(seed, Integral) else seed
+
+    def get_config(self):
+        return {"seed": keras.saving.serialize_keras_object(self._init_seed)}
+
+
+def resolve_dtype(dtype):
+    """Standardized dtype name, ``keras.config.floatx()`` when ``None``."""
+    dtype = keras.backend.standardize_dtype(dtype or keras.config.floatx())
+    if dtype not in ("float16", "bfloat16", "float32", "float64"):
+        raise ValueError(
+            "`dtype` must be a floating dtype (float16, bfloat16, float32 or "
+            f"float64). Received: dtype={dtype!r}"
+        )
+    return dtype
+
+
+def check_kernel_shape(shape, min_rank=3):
+    """Validates a conv kernel shape ``(*spatial, cin_per_group, cout)``."""
+    if not isinstance(shape, (tuple, list)) or not all(
+        isinstance(s, Integral) and not isinstance(s, bool) and s >= 1
+        for s in shape
+    ):
+        raise ValueError(
+            "`shape` must be a tuple of positive ints. Received: "
+            f"shape={shape!r}"
+        )
+    if len(shape) < min_rank:
+        raise ValueError(
+            f"`shape` must be a convolution kernel shape (*spatial, "
+            f"channels_per_group, filters) of rank >= {min_rank}, e.g. "
+            f"(kh, kw, C, 1) for a DepthwiseConv2D. Received: shape={tuple(shape)!r}"
+        )
+    return tuple(int(s) for s in shape)

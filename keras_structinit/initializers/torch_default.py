@@ -1,0 +1,76 @@
+"""PyTorch's default initialization, the papers' "uniform" baseline.
+
+``torch.nn.Conv*d`` and ``torch.nn.Linear`` draw weights (and biases) from
+``U[-b, b]`` with ``b = 1 / sqrt(fan_in)`` (``kaiming_uniform_(a=sqrt(5))``),
+where ``fan_in = (cin / groups) * prod(kernel_size)``. Keras' default
+``glorot_uniform`` differs, and counts a ``DepthwiseConv2D`` kernel's channel
+axis as fan-in; this initializer reproduces the PyTorch baseline on Keras'
+kernel layouts.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral
+
+import keras
+
+from keras_structinit.initializers.base import SeededInitializer, resolve_dtype
+
+
+@keras.saving.register_keras_serializable(package="keras_structinit")
+class TorchDefaultUniform(SeededInitializer):
+    """``U[-1/sqrt(fan_in), 1/sqrt(fan_in)]``, PyTorch's default for conv/linear.
+
+    ``fan_in`` is inferred from the kernel ``shape``:
+
+    * ``depthwise=False`` (``Dense`` ``(in, out)``, ``Conv`` ``(*k, cin/groups,
+      cout)``): ``fan_in = prod(shape[:-1])``;
+    * ``depthwise=True`` (``DepthwiseConv`` ``(*k, C, multiplier)``):
+      ``fan_in = prod(shape[:-2])``, since each output sees one input channel.
+
+    Pass ``fan_in`` explicitly for biases (PyTorch bounds a bias by its
+    weight's fan-in).
+
+    Args:
+        depthwise: whether ``shape`` is a depthwise kernel layout.
+        fan_in: explicit fan-in, overriding the inference.
+        seed: ``None``, an int or a ``keras.random.SeedGenerator``.
+    """
+
+    def __init__(self, depthwise=False, fan_in=None, seed=None):
+        if not isinstance(depthwise, bool):
+            raise TypeError(f"`depthwise` must be a bool. Received: depthwise={depthwise!r}")
+        if fan_in is not None and (
+            isinstance(fan_in, bool) or not isinstance(fan_in, Integral) or fan_in < 1
+        ):
+            raise ValueError(
+                f"`fan_in` must be None or a positive int. Received: fan_in={fan_in!r}"
+            )
+        self.depthwise = depthwise
+        self.fan_in = None if fan_in is None else int(fan_in)
+        super().__init__(seed=seed)
+
+    def compute_fan_in(self, shape):
+        if self.fan_in is not None:
+            return self.fan_in
+        shape = tuple(shape)
+        min_rank = 3 if self.depthwise else 2
+        if len(shape) < min_rank:
+            raise ValueError(
+                f"`shape` must have rank >= {min_rank} to infer fan_in "
+                f"(depthwise={self.depthwise}); pass `fan_in` for biases. "
+                f"Received: shape={shape!r}"
+            )
+        return math.prod(shape[:-2] if self.depthwise else shape[:-1])
+
+    def __call__(self, shape, dtype=None):
+        bound = 1.0 / math.sqrt(self.compute_fan_in(shape))
+        return keras.random.uniform(
+            tuple(shape), minval=-bound, maxval=bound, dtype=resolve_dtype(dtype), seed=self.seed
+        )
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(depthwise=self.depthwise, fan_in=self.fan_in)
+        return config

@@ -1,0 +1,1 @@
+"""Training recipes built on ``model.fit``."""

@@ -1,0 +1,101 @@
+"""Plots of covariances, filters and learning curves (needs the ``viz`` extra)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from keras_structinit.covariance import vector_to_block
+from keras_structinit.io_utils import atomic_path
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:  # pragma: no cover - exercised without the extra
+        raise ImportError(
+            "Plotting needs matplotlib: pip install 'keras-structinit[viz]'"
+        ) from e
+    return plt
+
+
+def _save(fig, path):
+    plt = _pyplot()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return str(path)
+
+
+def plot_covariances(covariances, kernel_size, titles, path):
+    """Block-form covariances side by side, as in Fig. 5 of Trockman et al.
+
+    Block ``(i, j)`` shows the covariance of pixel ``(i, j)`` with every pixel
+    of the filter, laid out as a ``kh x kw`` image; thin lines separate blocks.
+
+    Args:
+        covariances: list of vector-form ``Sigma'`` matrices.
+        kernel_size: ``(kh, kw)`` or int.
+        titles: one title per matrix.
+        path: output image path.
+    """
+    plt = _pyplot()
+    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
+    fig, axes = plt.subplots(1, len(covariances), figsize=(3.2 * len(covariances), 3.4), squeeze=False)
+    for ax, cov, title in zip(axes[0], covariances, titles):
+        blocks = vector_to_block(cov, (kh, kw))
+        limit = np.abs(blocks).max()
+        ax.imshow(blocks, cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest")
+        for b in range(1, kh):
+            ax.axhline(b * kh - 0.5, color="k", lw=0.3)
+        for b in range(1, kw):
+            ax.axvline(b * kw - 0.5, color="k", lw=0.3)
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    return _save(fig, path)
+
+
+def plot_filters(kernels, titles, path, num_filters=32):
+    """The first ``num_filters`` 2-D filters of each kernel ``(kh, kw, a, b)``."""
+    plt = _pyplot()
+    cols = 8
+    rows = math.ceil(num_filters / cols)
+    fig, axes = plt.subplots(
+        len(kernels), 1, figsize=(cols * 0.9, len(kernels) * (rows * 0.9 + 0.4)), squeeze=False
+    )
+    for ax, kernel, title in zip(axes[:, 0], kernels, titles):
+        kernel = np.asarray(kernel, dtype=np.float32)
+        kh, kw = kernel.shape[:2]
+        filters = kernel.reshape(kh, kw, -1)[..., :num_filters]
+        grid = np.full((rows * (kh + 1), cols * (kw + 1)), np.nan, dtype=np.float32)
+        for n in range(filters.shape[-1]):
+            r, c = divmod(n, cols)
+            f = filters[..., n]
+            grid[r * (kh + 1) : r * (kh + 1) + kh, c * (kw + 1) : c * (kw + 1) + kw] = f / (
+                np.abs(f).max() + 1e-12
+            )
+        ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+        ax.set_title(title, fontsize=9)
+        ax.axis("off")
+    return _save(fig, path)
+
+
+def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss")):
+    """One panel per metric, one line per run (``{name: history_dict}``)."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.2), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        for name, history in histories.items():
+            values = history.get(metric)
+            if values:
+                ax.plot(range(1, len(values) + 1), values, marker="o", label=name)
+        ax.set_xlabel("epoch")
+        ax.set_ylabel(metric)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    return _save(fig, path)

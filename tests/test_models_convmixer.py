@@ -1,0 +1,91 @@
+"""ConvMixer structure, initializers and a .keras round trip in a fresh process."""
+
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+from keras_structinit.initializers import ConvCovariance
+
+from conftest import run_fresh_python
+
+
+def test_structure_and_output_shape():
+    model = ks.models.convmixer(16, 3, kernel_size=5, patch_size=4, num_classes=7)
+    assert model.name == "convmixer_16_3"
+    out = model(np.zeros((2, 32, 32, 3), "float32"))
+    assert tuple(out.shape) == (2, 7)
+    assert model.get_layer("stem_conv").strides == (4, 4)
+    for i in range(1, 4):
+        dw = model.get_layer(f"block_{i}_depthwise_conv")
+        assert tuple(dw.kernel.shape) == (5, 5, 16, 1) and dw.padding == "same"
+        assert model.get_layer(f"block_{i}_pointwise_bn").momentum == 0.9
+    # Hand count: stem 3*4*4*16+16, per block dw 25*16+16, pw 16*16+16, 3 BNs of
+    # 4*16 each incl. moving stats; head 16*7+7.
+    stem = 3 * 16 * 16 + 16 + 4 * 16
+    block = (25 * 16 + 16) + (16 * 16 + 16) + 2 * 4 * 16
+    assert model.count_params() == stem + 3 * block + 16 * 7 + 7
+
+
+def test_default_initializers_are_pytorch_uniform():
+    model = ks.models.convmixer(64, 1, kernel_size=9, num_classes=10)
+    dw = keras.ops.convert_to_numpy(model.get_layer("block_1_depthwise_conv").kernel)
+    pw = keras.ops.convert_to_numpy(model.get_layer("block_1_pointwise_conv").kernel)
+    assert np.abs(dw).max() <= 1 / 9 and np.abs(dw).max() > 0.9 / 9  # fan_in = 81
+    assert np.abs(pw).max() <= 1 / 8 and np.abs(pw).max() > 0.9 / 8  # fan_in = 64
+    assert np.std(dw) == pytest.approx(1 / 9 / np.sqrt(3), rel=0.05)
+
+
+def test_conv_covariance_initializer_follows_depth():
+    model = ks.models.convmixer(
+        8, 3, kernel_size=5, num_classes=2, depthwise_initializer=ConvCovariance(seed=3)
+    )
+    configs = [
+        model.get_layer(f"block_{i}_depthwise_conv").get_config()["depthwise_initializer"]["config"]
+        for i in (1, 2, 3)
+    ]
+    assert [c["depth"] for c in configs] == [0.0, 0.5, 1.0]
+    assert [c["seed"] for c in configs] == [3, 4, 5]
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="dim"):
+        ks.models.convmixer(0, 2)
+    with pytest.raises(ValueError, match="depth"):
+        ks.models.convmixer(8, 2.5)
+    with pytest.raises(ValueError, match="input_shape"):
+        ks.models.convmixer(8, 2, input_shape=(32, 32))
+
+
+def test_keras_round_trip_in_fresh_process(tmp_path):
+    model = ks.models.convmixer(
+        8, 2, kernel_size=5, num_classes=4, input_shape=(16, 16, 3),
+        depthwise_initializer=ConvCovariance(preset="cifar-p1", seed=1),
+    )
+    ks.apply_conv_covariance(model, seed=2)
+    x = np.random.default_rng(0).random((3, 16, 16, 3)).astype("float32")
+    expected = keras.ops.convert_to_numpy(model(x, training=False))
+    path = tmp_path / "model.keras"
+    model.save(path)
+    np.savez(tmp_path / "io.npz", x=x, y=expected)
+    out = run_fresh_python(
+        textwrap.dedent(
+            f"""
+            import numpy as np, keras
+            import keras_structinit
+            from keras_structinit.initializers import ConvCovariance
+            model = keras.saving.load_model({str(path)!r})
+            io = np.load({str(tmp_path / "io.npz")!r})
+            got = keras.ops.convert_to_numpy(model(io["x"], training=False))
+            np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
+            init = model.get_layer("block_2_depthwise_conv").depthwise_initializer
+            assert isinstance(init, ConvCovariance), type(init)
+            assert init.preset == "cifar-p1" and init.depth == 1.0
+            print("ROUND_TRIP_OK")
+            """
+        ),
+        cwd=tmp_path,
+    )
+    assert "ROUND_TRIP_OK" in out
