@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 import time
 
 import keras
@@ -89,7 +90,10 @@ def train_one(name, depthwise_initializer, data, cfg, verbose):
         depthwise_initializer=depthwise_initializer,
     )
     freeze_spatial(model)
-    initial_kernel = keras.ops.convert_to_numpy(model.get_layer("block_1_depthwise_conv").kernel)
+    initial_kernels = {
+        i: keras.ops.convert_to_numpy(model.get_layer(f"block_{i}_depthwise_conv").kernel)
+        for i in (1, cfg["depth"])
+    }
     steps = cfg["epochs"] * int(np.ceil(len(x) / cfg["batch_size"]))
     schedule = keras.optimizers.schedules.CosineDecay(
         0.0,
@@ -110,11 +114,17 @@ def train_one(name, depthwise_initializer, data, cfg, verbose):
         validation_data=(x_val, y_val), verbose=verbose,
     )
     seconds = time.perf_counter() - start
-    return model, history.history, seconds, initial_kernel
+    return model, history.history, seconds, initial_kernels
 
 
-def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_size=None, verbose="auto"):
-    """Runs the demo; returns the results dictionary (also written to ``out``)."""
+def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_size=None, verbose=None):
+    """Runs the demo; returns the results dictionary (also written to ``out``).
+
+    ``verbose`` is passed to ``fit``; by default Keras' progress bar on a
+    terminal and one line per epoch otherwise.
+    """
+    if verbose is None:
+        verbose = 1 if sys.stdout.isatty() else 2
     cfg = dict(DEFAULTS)
     cfg.update({k: v for k, v in dict(epochs=epochs, seed=seed, train_size=train_size).items() if v is not None})
     for key in ("epochs", "train_size"):
@@ -196,7 +206,8 @@ def _write_plots(out, cfg, histories, first_kernels):
                 os.path.join(out, "covariance.png"),
             ),
             viz.plot_filters(
-                list(first_kernels.values()), [f"{n}: block 1 filters" for n in first_kernels],
+                [kernel for kernels in first_kernels.values() for kernel in kernels.values()],
+                [f"{name}: block {i} initial filters" for name, kernels in first_kernels.items() for i in kernels],
                 os.path.join(out, "filters.png"),
             ),
             viz.plot_learning_curves(histories, os.path.join(out, "learning_curves.png")),

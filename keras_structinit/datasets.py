@@ -1,0 +1,650 @@
+"""Small-image datasets for the examples and tests, as NumPy arrays.
+
+* :func:`load_cifar10` reads the CIFAR-10 training images from the Keras cache
+  (``keras.datasets``), an image folder, a ``.zip`` of one, or an ``.npz`` and
+  optionally holds out a stratified validation split.
+* :func:`read_image_folder` decodes any ``<class>/<image>`` tree (directory or
+  zip) into ``(x, y, class_names)``.
+* :func:`procedural_images` generates a labelled dataset of textures without
+  any download, for use when CIFAR-10 is not available.
+
+Everything here is NumPy (plus Pillow for decoding images); no backend is
+imported, and ``keras`` only when the Keras cache is used.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import tempfile
+import zipfile
+from numbers import Integral, Real
+
+import numpy as np
+
+__all__ = [
+    "PROCEDURAL_CLASS_NAMES",
+    "cifar10_cache_available",
+    "cifar10_class_names",
+    "load_cifar10",
+    "procedural_images",
+    "read_image_folder",
+    "stratified_split",
+]
+
+_CIFAR10_CLASSES = (
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
+)
+_CIFAR10_SHAPE = (32, 32, 3)
+# keras.datasets.cifar10 extracts its archive into this folder of the cache.
+_CIFAR10_CACHE_NAME = "cifar-10-batches-py-target"
+_CIFAR10_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
+
+IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png", ".ppm", ".tif", ".tiff", ".webp")
+# Folder names treated as dataset splits: ``<root>/train/<class>/...`` is read
+# from ``train`` when the root holds nothing but split folders.
+_SPLIT_NAMES = ("test", "train", "val", "valid", "validation")
+
+_SOURCE_FORMS = (
+    "None or 'keras' (keras.datasets cache), a directory of <class>/<image> "
+    "(optionally under train/), a .zip of such a tree, or an .npz with arrays "
+    "'x' and 'y'"
+)
+
+
+def cifar10_class_names():
+    """The 10 CIFAR-10 class names, in label order (which is also sorted order)."""
+    return list(_CIFAR10_CLASSES)
+
+
+# --------------------------------------------------------------------------
+# Keras cache
+# --------------------------------------------------------------------------
+
+
+def _keras_datasets_dir():
+    """The ``datasets`` folder ``keras.utils.get_file`` would use right now.
+
+    Mirrors Keras 3: the home is ``$KERAS_HOME`` or ``~/.keras`` (``/tmp/.keras``
+    when ``~`` is not writable); ``get_file`` switches to ``/tmp/.keras`` (or the
+    system temp dir) when that home is not writable. Unlike Keras, which reads
+    ``KERAS_HOME`` once at import, the environment is read on every call.
+    """
+    if "KERAS_HOME" in os.environ:
+        home = os.environ.get("KERAS_HOME")
+    else:
+        base = os.path.expanduser("~")
+        if not os.access(base, os.W_OK):
+            base = "/tmp"
+        home = os.path.join(base, ".keras")
+    home = os.path.expanduser(home)
+    if not os.access(home, os.W_OK):
+        tmp = "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()
+        home = os.path.join(tmp, ".keras")
+    return os.path.join(home, "datasets")
+
+
+def _cifar10_batches_dir():
+    return os.path.join(_keras_datasets_dir(), _CIFAR10_CACHE_NAME, "cifar-10-batches-py")
+
+
+def _cifar10_extracted():
+    folder = _cifar10_batches_dir()
+    return all(os.path.isfile(os.path.join(folder, b)) for b in _CIFAR10_BATCHES)
+
+
+def cifar10_cache_available():
+    """Whether CIFAR-10 can be loaded from the Keras cache without a download.
+
+    True when the five extracted training batches (``data_batch_1`` ...
+    ``data_batch_5`` under ``<keras home>/datasets/cifar-10-batches-py-target/
+    cifar-10-batches-py``) exist, or when the downloaded archive
+    (``cifar-10-batches-py-target_archive``) does, from which
+    ``keras.datasets.cifar10.load_data()`` extracts them. The archive's hash is
+    not checked.
+    """
+    if _cifar10_extracted():
+        return True
+    archive = os.path.join(_keras_datasets_dir(), _CIFAR10_CACHE_NAME + "_archive")
+    return os.path.isfile(archive)
+
+
+def _read_cifar10_batches(folder):
+    """Training batches of the extracted CIFAR-10 python archive, NHWC."""
+    xs, ys = [], []
+    for name in _CIFAR10_BATCHES:
+        # Same pickled format (and trust model) as keras.datasets.cifar.load_batch.
+        with open(os.path.join(folder, name), "rb") as f:
+            batch = pickle.load(f, encoding="bytes")
+        data = np.asarray(batch[b"data"], dtype=np.uint8)
+        xs.append(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
+        ys.append(np.asarray(batch[b"labels"], dtype=np.uint8).reshape(-1))
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def _load_cifar10_keras():
+    if _cifar10_extracted():
+        return _read_cifar10_batches(_cifar10_batches_dir())
+    import keras
+
+    try:
+        (x, y), _ = keras.datasets.cifar10.load_data()
+    except Exception as err:
+        raise RuntimeError(
+            "Could not load CIFAR-10 through keras.datasets.cifar10.load_data() "
+            f"(is the machine offline?): {err}. Pass a local copy instead, e.g. "
+            "load_cifar10(source=PATH) with PATH a directory or .zip of "
+            "<class>/<image> files or an .npz with arrays 'x' and 'y'."
+        ) from err
+    x = np.asarray(x, dtype=np.uint8)
+    if x.shape[1:] == (3, 32, 32):  # image_data_format() == "channels_first"
+        x = x.transpose(0, 2, 3, 1)
+    return x, np.asarray(y, dtype=np.uint8).reshape(-1)
+
+
+# --------------------------------------------------------------------------
+# Image folders (directory or zip)
+# --------------------------------------------------------------------------
+
+
+def _import_pil():
+    try:
+        from PIL import Image
+    except ImportError as err:  # pragma: no cover - pillow is a test dependency
+        raise ImportError(
+            "Reading image files needs Pillow: `pip install pillow`."
+        ) from err
+    return Image
+
+
+def _check_path_type(source):
+    if not isinstance(source, (str, os.PathLike)):
+        raise TypeError(
+            "`source` must be a str or os.PathLike path. "
+            f"Received: source={source!r} of type {type(source).__name__}"
+        )
+    path = os.fspath(source)
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    return path
+
+
+def _is_image(rel_path):
+    parts = rel_path.split("/")
+    if any(p.startswith(".") or p == "__MACOSX" for p in parts):
+        return False
+    return parts[-1].lower().endswith(IMAGE_EXTENSIONS)
+
+
+def _group_by_class(rel_paths, source):
+    """Resolves ``<prefix>/<class>/<file>`` paths to ``(class_names, files)``.
+
+    ``files`` is a list of ``(relative path, label)`` in class order, then file
+    name order. All images must share one ``<prefix>``, except that a
+    ``train`` prefix wins over sibling split folders (``test``, ``val``...).
+    """
+    groups = {}
+    for rel in rel_paths:
+        parts = rel.split("/")
+        if len(parts) < 2:
+            continue  # a file at the top level belongs to no class
+        prefix = "/".join(parts[:-2])
+        groups.setdefault(prefix, {}).setdefault(parts[-2], []).append(rel)
+    if not groups:
+        raise ValueError(
+            f"No images found in the form <class>/<image> under source={source!r} "
+            f"(image extensions: {', '.join(IMAGE_EXTENSIONS)})."
+        )
+    if len(groups) > 1:
+        leaves = {p: p.rsplit("/", 1)[-1].lower() for p in groups}
+        train = [p for p, leaf in leaves.items() if leaf == "train"]
+        parents = {p.rsplit("/", 1)[0] if "/" in p else "" for p in groups}
+        if not (
+            len(train) == 1
+            and len(parents) == 1
+            and all(leaf in _SPLIT_NAMES for leaf in leaves.values())
+        ):
+            raise ValueError(
+                f"Ambiguous image folder layout in source={source!r}: images are "
+                f"found as <prefix>/<class>/<image> under several prefixes "
+                f"{sorted(groups)}; expected a single one (or a 'train' folder "
+                f"beside other split folders)."
+            )
+        groups = {train[0]: groups[train[0]]}
+    (classes,) = groups.values()
+    class_names = sorted(classes)
+    files = [
+        (rel, label)
+        for label, name in enumerate(class_names)
+        for rel in sorted(classes[name])
+    ]
+    return class_names, files
+
+
+def _decode_all(files, read_bytes, source):
+    """Decodes ``files`` to one uint8 array (N, H, W, 3); all sizes must agree.
+
+    Serial on purpose: for small images most of the time goes to Pillow's
+    Python-level header parsing, and decoding from a thread pool was measured
+    slower (about 6 s instead of 4.5 s for 50,000 CIFAR JPEGs on 2 cores).
+    """
+    Image = _import_pil()
+    x = None
+    for i, (rel, _) in enumerate(files):
+        try:
+            with Image.open(io.BytesIO(read_bytes(rel))) as image:
+                if image.mode != "RGB":
+                    image = image.convert("RGB")
+                pixels = np.asarray(image)
+        except OSError as err:
+            raise ValueError(
+                f"Could not decode image {rel!r} in source={source!r}: {err}"
+            ) from err
+        if x is None:
+            x = np.empty((len(files),) + pixels.shape, dtype=np.uint8)
+        elif pixels.shape != x.shape[1:]:
+            raise ValueError(
+                f"Images in source={source!r} differ in size: {rel!r} is "
+                f"{pixels.shape[1]}x{pixels.shape[0]} but {files[0][0]!r} is "
+                f"{x.shape[2]}x{x.shape[1]} (width x height). Resize them first."
+            )
+        x[i] = pixels
+    return x
+
+
+def read_image_folder(source):
+    """Decodes an image-classification folder (directory or ``.zip``) to arrays.
+
+    The layout is ``<root>/<class>/<image>``; a root holding only split
+    folders (``train/``, ``test/``, ``val/``...) is read from its ``train/``.
+    In a zip, the class folders are the parents of the image files, under a
+    common prefix. Classes are the sorted class folder names (as in
+    ``keras.utils.image_dataset_from_directory``) and images are ordered by
+    class, then by file name. Hidden files and non-image files are ignored.
+    Images are converted to RGB and must all have the same size. Zips are
+    read in place (nothing is extracted).
+
+    Args:
+        source: path of the directory or ``.zip`` file.
+
+    Returns:
+        ``(x, y, class_names)``: uint8 ``(N, H, W, 3)`` images, int64 labels
+        ``(N,)`` indexing the list ``class_names``.
+    """
+    path = _check_path_type(source)
+    if os.path.isdir(path):
+        rel_paths = []
+        for folder, dirs, names in os.walk(path, followlinks=True):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            rel_folder = os.path.relpath(folder, path)
+            for name in names:
+                rel = name if rel_folder == "." else os.path.join(rel_folder, name)
+                rel = rel.replace(os.sep, "/")
+                if _is_image(rel):
+                    rel_paths.append(rel)
+        class_names, files = _group_by_class(rel_paths, source)
+
+        def read_bytes(rel):
+            with open(os.path.join(path, *rel.split("/")), "rb") as f:
+                return f.read()
+
+        x = _decode_all(files, read_bytes, source)
+    elif os.path.isfile(path) and zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            rel_paths = [
+                info.filename
+                for info in archive.infolist()
+                if not info.is_dir() and _is_image(info.filename)
+            ]
+            class_names, files = _group_by_class(rel_paths, source)
+            # Reading all members first, then decoding, measured ~8% faster
+            # than interleaving the two.
+            contents = {rel: archive.read(rel) for rel, _ in files}
+        x = _decode_all(files, contents.__getitem__, source)
+    elif not os.path.exists(path):
+        raise FileNotFoundError(f"`source` does not exist: source={source!r}")
+    elif path.lower().endswith(".zip"):
+        raise ValueError(f"`source` is not a valid zip file: source={source!r}")
+    else:
+        raise ValueError(
+            f"`source` must be a directory or a .zip file of <class>/<image> "
+            f"files. Received: source={source!r}"
+        )
+    y = np.fromiter((label for _, label in files), dtype=np.int64, count=len(files))
+    return x, y, class_names
+
+
+# --------------------------------------------------------------------------
+# CIFAR-10
+# --------------------------------------------------------------------------
+
+
+def _read_npz(path, source):
+    with np.load(path, allow_pickle=False) as data:
+        missing = [k for k in ("x", "y") if k not in data.files]
+        if missing:
+            raise ValueError(
+                f"The .npz `source` must hold arrays 'x' and 'y'; missing {missing} "
+                f"in source={source!r} (found {data.files})."
+            )
+        x, y = data["x"], data["y"]
+    if not np.issubdtype(y.dtype, np.integer) or y.ndim not in (1, 2) or (
+        y.ndim == 2 and y.shape[1] != 1
+    ):
+        raise ValueError(
+            f"'y' in source={source!r} must hold integer labels of shape (N,) or "
+            f"(N, 1). Received: dtype={y.dtype}, shape={y.shape}"
+        )
+    y = y.reshape(-1)
+    if len(y) != len(x):
+        raise ValueError(
+            f"'x' and 'y' in source={source!r} differ in length: {len(x)} != {len(y)}"
+        )
+    if x.dtype != np.uint8:
+        raise ValueError(
+            f"'x' in source={source!r} must be uint8 pixels (0-255); convert it "
+            f"explicitly. Received dtype={x.dtype}"
+        )
+    return x, y
+
+
+def _load_cifar10_arrays(source):
+    if source is None or (isinstance(source, str) and source == "keras"):
+        return _load_cifar10_keras()
+    path = _check_path_type(source)
+    if not os.path.exists(path):
+        raise FileNotFoundError(
+            f"`source` does not exist: source={source!r}. Expected {_SOURCE_FORMS}."
+        )
+    if os.path.isdir(path) or (os.path.isfile(path) and path.lower().endswith(".zip")):
+        x, y, _ = read_image_folder(path)
+    elif os.path.isfile(path) and path.lower().endswith(".npz"):
+        x, y = _read_npz(path, source)
+    else:
+        raise ValueError(f"Unsupported `source`: source={source!r}. Expected {_SOURCE_FORMS}.")
+    if x.shape[1:] != _CIFAR10_SHAPE:
+        raise ValueError(
+            f"CIFAR-10 images must be 32x32 RGB (N, 32, 32, 3); source={source!r} "
+            f"holds images of shape {x.shape[1:]}."
+        )
+    if y.size and (y.min() < 0 or y.max() > 255):
+        raise ValueError(f"Labels in source={source!r} must lie in [0, 255] to fit uint8.")
+    return x, y.astype(np.uint8)
+
+
+def _check_split(validation_split):
+    if (
+        isinstance(validation_split, bool)
+        or not isinstance(validation_split, Real)
+        or not 0.0 <= float(validation_split) < 1.0  # also rejects NaN
+    ):
+        raise ValueError(
+            "`validation_split` must be a number in [0, 1). "
+            f"Received: validation_split={validation_split!r}"
+        )
+    return float(validation_split)
+
+
+def stratified_split(y, validation_split, seed=0):
+    """Indices ``(train, val)`` holding out ``round(split * count)`` per class.
+
+    Validation samples are drawn per class (classes in sorted order) with
+    ``numpy.random.default_rng(seed)``; both index arrays are sorted, so the
+    two subsets keep the source order.
+    """
+    validation_split = _check_split(validation_split)
+    y = np.asarray(y).reshape(-1)
+    if validation_split == 0.0:
+        return np.arange(len(y)), np.empty((0,), dtype=np.int64)
+    rng = np.random.default_rng(seed)
+    held_out = []
+    for label in np.unique(y):
+        members = np.flatnonzero(y == label)
+        count = round(validation_split * len(members))
+        held_out.append(rng.choice(members, size=count, replace=False))
+    val = np.sort(np.concatenate(held_out)).astype(np.int64)
+    mask = np.ones(len(y), dtype=bool)
+    mask[val] = False
+    return np.flatnonzero(mask), val
+
+
+def load_cifar10(source=None, validation_split=0.0, seed=0):
+    """Loads the CIFAR-10 training images, with an optional validation split.
+
+    Args:
+        source: where to read the training images:
+
+            * ``None`` or ``"keras"``: ``keras.datasets.cifar10`` (its cache;
+              downloads when not cached, see :func:`cifar10_cache_available`).
+              Only the 50,000 training images are used; the test split is
+              available from ``keras.datasets.cifar10.load_data()`` directly.
+            * a directory of ``<class>/<image>`` files, optionally under
+              ``train/`` (see :func:`read_image_folder`); labels follow the
+              sorted class folder names, which for the standard folder names
+              equals the CIFAR-10 label order (:func:`cifar10_class_names`).
+            * a ``.zip`` of such a tree, read without extracting.
+            * an ``.npz`` with arrays ``x`` (uint8, ``(N, 32, 32, 3)``) and
+              ``y`` (integer labels, ``(N,)`` or ``(N, 1)``).
+
+            Images must be 32x32 (they are not resized).
+        validation_split: fraction in ``[0, 1)`` of each class held out of the
+            training data as validation data (``round(fraction * count)``
+            images per class).
+        seed: seed of ``numpy.random.default_rng`` choosing the held-out images.
+
+    Returns:
+        ``(x_train, y_train), (x_val, y_val)``: uint8 images ``(N, 32, 32, 3)``
+        and uint8 class indices ``(N,)``, in source order (class, then file name
+        for folders). With ``validation_split=0`` the validation arrays are
+        empty.
+    """
+    validation_split = _check_split(validation_split)
+    x, y = _load_cifar10_arrays(source)
+    train, val = stratified_split(y, validation_split, seed)
+    return (x[train], y[train]), (x[val], y[val])
+
+
+# --------------------------------------------------------------------------
+# Procedural textures
+# --------------------------------------------------------------------------
+
+
+def _grating(u, v, p, angle):
+    theta = angle + p["jitter"]
+    along = u * np.cos(theta) + v * np.sin(theta)
+    return np.sin(2 * np.pi * p["freq"] * along + p["phase"])
+
+
+def _rotated(u, v, p):
+    c, s = np.cos(p["jitter"]), np.sin(p["jitter"])
+    return u * c + v * s, -u * s + v * c
+
+
+def _checkerboard(u, v, p):
+    a, b = _rotated(u, v, p)
+    f = 2 * np.pi * p["freq"]
+    return np.sin(f * a + p["phase"]) * np.sin(f * b + p["phase2"])
+
+
+def _dot_lattice(u, v, p):
+    a, b = _rotated(u, v, p)
+    f = 2 * np.pi * p["freq"]
+    return np.cos(f * a + p["phase"]) + np.cos(f * b + p["phase2"])
+
+
+def _rings(u, v, p):
+    r = np.hypot(u - p["cx"], v - p["cy"])
+    return np.sin(2 * np.pi * p["freq"] * r + p["phase"])
+
+
+def _spokes(u, v, p):
+    angle = np.arctan2(v - p["cy"], u - p["cx"])
+    return np.sin(p["arms"] * angle + p["phase"])
+
+
+def _spiral(u, v, p):
+    du, dv = u - p["cx"], v - p["cy"]
+    r, angle = np.hypot(du, dv), np.arctan2(dv, du)
+    return np.sin(2 * angle + 2 * np.pi * p["freq"] * r + p["phase"])
+
+
+def _cross(u, v, p):
+    a, b = _rotated(u - p["cx"], v - p["cy"], p)
+    w = p["width"]
+    return np.maximum(np.exp(-((a / w) ** 2)), np.exp(-((b / w) ** 2)))
+
+
+def _blobs(u, v, p):
+    # Two Gaussian spots at random places (cx, cy) and (cx2, cy2).
+    w2 = (2.0 * p["width"]) ** 2
+    first = np.exp(-((u - p["cx"]) ** 2 + (v - p["cy"]) ** 2) / w2)
+    second = np.exp(-((u - p["cx2"]) ** 2 + (v - p["cy2"]) ** 2) / w2)
+    return first + second
+
+
+def _chevrons(u, v, p):
+    a, b = _rotated(u - p["cx"], v, p)
+    return np.sin(2 * np.pi * p["freq"] * (b + 0.5 * np.abs(a)) + p["phase"])
+
+
+# Pattern families in label order; each maps (u, v, params) to a float field.
+_PATTERNS = (
+    ("grating_0", lambda u, v, p: _grating(u, v, p, 0.0)),
+    ("grating_45", lambda u, v, p: _grating(u, v, p, np.pi / 4)),
+    ("grating_90", lambda u, v, p: _grating(u, v, p, np.pi / 2)),
+    ("grating_135", lambda u, v, p: _grating(u, v, p, 3 * np.pi / 4)),
+    ("checkerboard", _checkerboard),
+    ("rings", _rings),
+    ("spokes", _spokes),
+    ("cross", _cross),
+    ("blobs", _blobs),
+    ("chevrons", _chevrons),
+    ("dot_lattice", _dot_lattice),
+    ("spiral", _spiral),
+)
+PROCEDURAL_CLASS_NAMES = tuple(name for name, _ in _PATTERNS)
+
+
+def _standardize(field):
+    """Per-image zero mean and unit std (in place), far tails clipped."""
+    field -= field.mean(axis=(1, 2), keepdims=True)
+    field /= field.std(axis=(1, 2), keepdims=True) + np.float32(1e-3)
+    return np.clip(field, -2.5, 2.5, out=field)
+
+
+def _positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
+    return int(value)
+
+
+def procedural_images(num_samples, image_size=32, num_classes=10, seed=0):
+    """Generates a labelled texture dataset, told apart by spatial structure.
+
+    Class ``k`` is pattern family ``PROCEDURAL_CLASS_NAMES[k]``: gratings at
+    four orientations, checkerboards, rings, spokes, crosses, blobs, chevrons,
+    dot lattices and spirals. Each image draws its own frequency, phase,
+    position and orientation jitter (+-18 degrees) of the pattern, adds a
+    weaker distractor pattern of another class (up to 0.9 of its strength),
+    shows the sum through a soft window at a random place, then applies a
+    random contrast, colour tint, mean colour, illumination ramp and uniform
+    pixel noise. Patterns are normalised per image, so mean colour and overall
+    contrast carry no label information. Labels are balanced (counts differ
+    by at most one) and in random order. Deterministic given ``seed``.
+
+    Args:
+        num_samples: number of images ``N``.
+        image_size: side ``S`` of the square images.
+        num_classes: number of classes, at most ``len(PROCEDURAL_CLASS_NAMES)``
+            (12); the first ``num_classes`` families are used.
+        seed: seed of ``numpy.random.default_rng``.
+
+    Returns:
+        ``(x, y)``: uint8 images ``(N, S, S, 3)`` and uint8 labels ``(N,)``.
+    """
+    num_samples = _positive_int(num_samples, "num_samples")
+    image_size = _positive_int(image_size, "image_size")
+    num_classes = _positive_int(num_classes, "num_classes")
+    if num_classes > len(_PATTERNS):
+        raise ValueError(
+            f"`num_classes` must be at most {len(_PATTERNS)} (the number of "
+            f"pattern families). Received: num_classes={num_classes}"
+        )
+    rng = np.random.default_rng(seed)
+    n, f32 = num_samples, np.float32
+
+    y = rng.permutation(np.arange(n) % num_classes).astype(np.uint8)
+
+    def draw(low, high):
+        return rng.uniform(low, high, size=n).astype(f32)
+
+    def shape_params():
+        return {
+            "freq": draw(1.5, 4.0),  # cycles across the image
+            "phase": draw(0, 2 * np.pi),
+            "phase2": draw(0, 2 * np.pi),
+            "jitter": np.deg2rad(draw(-18, 18)),
+            "cx": draw(-0.4, 0.4),
+            "cy": draw(-0.4, 0.4),
+            "cx2": draw(-0.7, 0.7),
+            "cy2": draw(-0.7, 0.7),
+            "width": draw(0.12, 0.3),
+            "arms": rng.integers(3, 7, size=n).astype(f32),
+        }
+
+    # Pixel centres on [-1, 1]; v grows downwards, u to the right.
+    axis = ((np.arange(image_size, dtype=f32) + 0.5) / image_size) * 2 - 1
+    v_grid, u_grid = np.meshgrid(axis, axis, indexing="ij")
+    u, v = u_grid[None], v_grid[None]
+
+    def render(labels, params):
+        out = np.empty((n, image_size, image_size), dtype=f32)
+        for label in np.unique(labels):
+            members = np.flatnonzero(labels == label)
+            p = {k: val[members][:, None, None] for k, val in params.items()}
+            out[members] = _PATTERNS[label][1](u, v, p)
+        return _standardize(out)
+
+    col = (slice(None), None, None)  # per-image scalar -> (n, 1, 1)
+    # The class pattern, plus a weaker distractor from another family, seen
+    # through a soft window at a random place.
+    field = render(y, shape_params())
+    other = (y + rng.integers(1, num_classes, size=n)) % num_classes if num_classes > 1 else y
+    field += draw(0.0, 0.9)[col] * render(other, shape_params())
+    window_x, window_y, window_w = draw(-0.5, 0.5), draw(-0.5, 0.5), draw(0.4, 1.5)
+    field *= np.exp(
+        -((u - window_x[col]) ** 2 + (v - window_y[col]) ** 2) / (2 * window_w[col] ** 2)
+    )
+    field = _standardize(field)
+
+    contrast = draw(6, 30)
+    tint = rng.uniform(0.25, 1.0, size=(n, 3)).astype(f32)
+    mean_colour = rng.uniform(70, 185, size=(n, 3)).astype(f32)
+    ramp_angle, ramp_size = draw(0, 2 * np.pi), draw(0, 30)
+    noise_std = draw(10, 50)
+
+    luminance = contrast[col] * field
+    luminance += ramp_size[col] * (np.cos(ramp_angle)[col] * u + np.sin(ramp_angle)[col] * v)
+
+    # Compose channels-first in place (few large temporaries), uniform noise
+    # of standard deviation ``noise_std``.
+    images = np.empty((n, 3, image_size, image_size), dtype=f32)
+    rng.random(out=images, dtype=f32)
+    images -= f32(0.5)
+    images *= (noise_std * f32(np.sqrt(12.0)))[:, None, None, None]
+    for c in range(3):
+        images[:, c] += tint[:, c][col] * luminance
+        images[:, c] += mean_colour[:, c][col]
+    np.clip(np.rint(images, out=images), 0, 255, out=images)
+    return images.transpose(0, 2, 3, 1).astype(np.uint8), y
+

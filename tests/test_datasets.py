@@ -1,0 +1,396 @@
+"""Tests of keras_structinit.datasets (NumPy + Pillow only, any backend)."""
+
+import os
+import pickle
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from keras_structinit import datasets
+
+Image = pytest.importorskip("PIL.Image")
+
+SHARED_ZIP = (
+    Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
+)
+CLASSES = ["cat", "ant", "bee"]  # created unsorted on purpose
+PER_CLASS = 4
+
+
+def _pixels(label, index, size=32):
+    """A distinct, deterministic RGB image for (class label, file index)."""
+    rng = np.random.default_rng(100 * label + index)
+    return rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8)
+
+
+def _make_tree(root, size=32, mode="RGB"):
+    """<root>/<class>/<i>.png for CLASSES; returns the expected (x, y) in sorted order."""
+    for name in CLASSES:
+        label = sorted(CLASSES).index(name)
+        (root / name).mkdir(parents=True)
+        # Written in reverse so directory order differs from sorted order.
+        for i in reversed(range(PER_CLASS)):
+            image = Image.fromarray(_pixels(label, i, size))
+            image.convert(mode).save(root / name / f"img_{i:02d}.png")
+    (root / "README.txt").write_text("not an image")
+    (root / "ant" / "notes.txt").write_text("ignored")
+    x = np.stack([_pixels(k, i, size) for k in range(len(CLASSES)) for i in range(PER_CLASS)])
+    y = np.repeat(np.arange(len(CLASSES)), PER_CLASS)
+    return x, y
+
+
+def _zip_tree(root, zip_path, prefix=""):
+    with zipfile.ZipFile(zip_path, "w") as archive:
+        for path in sorted(root.rglob("*"), reverse=True):
+            rel = path.relative_to(root).as_posix()
+            archive.write(path, prefix + rel)
+    return zip_path
+
+
+@pytest.fixture
+def tree(tmp_path):
+    root = tmp_path / "images"
+    expected = _make_tree(root)
+    return root, expected
+
+
+def test_class_names():
+    names = datasets.cifar10_class_names()
+    assert names == sorted(names) and len(names) == 10
+    assert names[0] == "airplane" and names[-1] == "truck"
+
+
+def test_read_image_folder_directory(tree):
+    root, (x_expected, y_expected) = tree
+    x, y, class_names = datasets.read_image_folder(root)
+    assert class_names == ["ant", "bee", "cat"]
+    assert x.dtype == np.uint8 and x.shape == (12, 32, 32, 3)
+    np.testing.assert_array_equal(x, x_expected)
+    np.testing.assert_array_equal(y, y_expected)
+
+
+@pytest.mark.parametrize("prefix", ["", "train/", "data/train/"])
+def test_read_image_folder_zip(tree, tmp_path, prefix):
+    root, (x_expected, y_expected) = tree
+    zip_path = _zip_tree(root, tmp_path / "tree.zip", prefix)
+    x, y, class_names = datasets.read_image_folder(str(zip_path))
+    assert class_names == ["ant", "bee", "cat"]
+    np.testing.assert_array_equal(x, x_expected)
+    np.testing.assert_array_equal(y, y_expected)
+
+
+def test_train_subdirectory_is_used(tmp_path):
+    expected_x, expected_y = _make_tree(tmp_path / "root" / "train")
+    # A sibling split folder is ignored in favour of train/.
+    (tmp_path / "root" / "test" / "ant").mkdir(parents=True)
+    Image.fromarray(_pixels(9, 9)).save(tmp_path / "root" / "test" / "ant" / "x.png")
+    (x, y), (x_val, y_val) = datasets.load_cifar10(tmp_path / "root")
+    np.testing.assert_array_equal(x, expected_x)
+    np.testing.assert_array_equal(y, expected_y)
+    assert y.dtype == np.uint8 and x_val.shape == (0, 32, 32, 3) and y_val.shape == (0,)
+
+
+def test_grayscale_images_become_rgb(tmp_path):
+    _make_tree(tmp_path / "gray", mode="L")
+    x, _, _ = datasets.read_image_folder(tmp_path / "gray")
+    assert x.shape == (12, 32, 32, 3)
+    np.testing.assert_array_equal(x[..., 0], x[..., 2])
+
+
+def test_load_cifar10_from_dir_and_zip(tree, tmp_path):
+    root, (x_expected, y_expected) = tree
+    zip_path = _zip_tree(root, tmp_path / "tree.zip", "train/")
+    for source in (root, str(root), zip_path):
+        (x, y), (x_val, y_val) = datasets.load_cifar10(source)
+        assert x.dtype == np.uint8 and y.dtype == np.uint8
+        np.testing.assert_array_equal(x, x_expected)
+        np.testing.assert_array_equal(y, y_expected)
+        assert x_val.shape == (0, 32, 32, 3) and y_val.shape == (0,)
+
+
+@pytest.mark.parametrize("column", [False, True])
+def test_load_cifar10_npz(tmp_path, column):
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, size=(20, 32, 32, 3), dtype=np.uint8)
+    y = np.arange(20) % 10
+    path = tmp_path / "data.npz"
+    np.savez(path, x=x, y=y[:, None] if column else y)
+    (x_out, y_out), (x_val, _) = datasets.load_cifar10(path)
+    np.testing.assert_array_equal(x_out, x)
+    np.testing.assert_array_equal(y_out, y)
+    assert y_out.dtype == np.uint8 and y_out.shape == (20,) and len(x_val) == 0
+
+
+def test_npz_missing_arrays(tmp_path):
+    path = tmp_path / "data.npz"
+    np.savez(path, images=np.zeros((2, 32, 32, 3), np.uint8))
+    with pytest.raises(ValueError, match="'x' and 'y'"):
+        datasets.load_cifar10(path)
+
+
+def test_npz_pixels_must_be_uint8(tmp_path):
+    path = tmp_path / "data.npz"
+    np.savez(path, x=np.zeros((2, 32, 32, 3), np.int64), y=np.zeros(2, np.int64))
+    with pytest.raises(ValueError, match="must be uint8"):
+        datasets.load_cifar10(path)
+
+
+@pytest.mark.parametrize("split", [0.1, 0.25, 0.5, 0.9])
+def test_validation_split(tmp_path, split):
+    counts = (10, 7, 3, 20)
+    y = np.repeat(np.arange(len(counts)), counts)
+    # Each image stores its own index in a pixel, to trace it through the split.
+    ids = np.arange(len(y))
+    x = np.zeros((len(y), 32, 32, 3), np.uint8)
+    x[:, 0, 0, 0] = ids
+    path = tmp_path / "data.npz"
+    np.savez(path, x=x, y=y)
+
+    def split_ids(seed):
+        (xt, yt), (xv, yv) = datasets.load_cifar10(path, validation_split=split, seed=seed)
+        tid, vid = xt[:, 0, 0, 0].astype(int), xv[:, 0, 0, 0].astype(int)
+        np.testing.assert_array_equal(yt, y[tid])
+        np.testing.assert_array_equal(yv, y[vid])
+        return tid, vid
+
+    train, val = split_ids(0)
+    for k, n in enumerate(counts):
+        assert np.sum(y[val] == k) == round(split * n)
+        assert np.sum(y[train] == k) == n - round(split * n)
+    assert not set(train) & set(val)
+    np.testing.assert_array_equal(np.sort(np.concatenate([train, val])), ids)
+    assert np.all(np.diff(train) > 0) and np.all(np.diff(val) > 0)  # source order
+    again_train, again_val = split_ids(0)
+    np.testing.assert_array_equal(again_val, val)
+    np.testing.assert_array_equal(again_train, train)
+    others = [split_ids(seed)[1] for seed in (1, 2, 3)]
+    assert any(not np.array_equal(other, val) for other in others)
+
+
+def test_stratified_split_zero():
+    train, val = datasets.stratified_split(np.array([0, 1, 1]), 0.0)
+    np.testing.assert_array_equal(train, [0, 1, 2])
+    assert val.shape == (0,)
+
+
+@pytest.mark.parametrize("split", [1.0, -0.1, "a", None, True, float("nan"), 1.5])
+def test_bad_validation_split(tree, split):
+    root, _ = tree
+    with pytest.raises(ValueError, match="validation_split"):
+        datasets.load_cifar10(root, validation_split=split)
+
+
+def test_bad_sources(tmp_path):
+    with pytest.raises(FileNotFoundError, match="source"):
+        datasets.load_cifar10(tmp_path / "missing.zip")
+    with pytest.raises(FileNotFoundError, match="source"):
+        datasets.read_image_folder(tmp_path / "missing")
+    other = tmp_path / "data.csv"
+    other.write_text("1,2,3")
+    with pytest.raises(ValueError, match="source"):
+        datasets.load_cifar10(other)
+    with pytest.raises(ValueError, match="source"):
+        datasets.read_image_folder(other)
+    with pytest.raises(TypeError, match="source"):
+        datasets.load_cifar10(123)
+    with pytest.raises(TypeError, match="source"):
+        datasets.read_image_folder(["a"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="source"):
+        datasets.load_cifar10(tmp_path / "empty")
+
+
+def test_non_32x32_images_are_rejected(tmp_path):
+    _make_tree(tmp_path / "big", size=40)
+    x, _, _ = datasets.read_image_folder(tmp_path / "big")  # fine as a folder
+    assert x.shape == (12, 40, 40, 3)
+    with pytest.raises(ValueError, match="source"):
+        datasets.load_cifar10(tmp_path / "big")
+    zip_path = _zip_tree(tmp_path / "big", tmp_path / "big.zip")
+    with pytest.raises(ValueError, match="32x32"):
+        datasets.load_cifar10(zip_path)
+
+
+def test_mixed_sizes_are_rejected(tree):
+    root, _ = tree
+    Image.fromarray(_pixels(0, 0, 31)).save(root / "bee" / "odd.png")
+    with pytest.raises(ValueError, match="differ in size"):
+        datasets.read_image_folder(root)
+
+
+def test_ambiguous_layout_is_rejected(tree):
+    root, _ = tree
+    (root / "cat" / "nested").mkdir()
+    Image.fromarray(_pixels(0, 0)).save(root / "cat" / "nested" / "x.png")
+    with pytest.raises(ValueError, match="source"):
+        datasets.read_image_folder(root)
+
+
+def test_undecodable_image(tree):
+    root, _ = tree
+    (root / "ant" / "broken.png").write_bytes(b"not a png")
+    with pytest.raises(ValueError, match="broken.png"):
+        datasets.read_image_folder(root)
+
+
+@pytest.fixture(scope="module")
+def shared_cifar10():
+    if not SHARED_ZIP.is_file():
+        pytest.skip(f"shared CIFAR-10 zip not found at {SHARED_ZIP}")
+    start = time.perf_counter()
+    data = datasets.load_cifar10(SHARED_ZIP, validation_split=0.1, seed=0)
+    return data, time.perf_counter() - start
+
+
+def test_shared_cifar10_zip(shared_cifar10):
+    ((x, y), (x_val, y_val)), seconds = shared_cifar10
+    print(f"loaded {SHARED_ZIP.name} in {seconds:.1f} s")
+    assert x.shape == (45000, 32, 32, 3) and x_val.shape == (5000, 32, 32, 3)
+    assert x.dtype == np.uint8 and y.dtype == np.uint8 and y_val.dtype == np.uint8
+    np.testing.assert_array_equal(np.bincount(y, minlength=10), [4500] * 10)
+    np.testing.assert_array_equal(np.bincount(y_val, minlength=10), [500] * 10)
+    assert 0.45 < x.mean() / 255 < 0.50
+    # Colour statistics of CIFAR-10: blue is the darkest channel on average.
+    channel_means = x.reshape(-1, 3).mean(axis=0)
+    assert channel_means[2] < channel_means[0]
+
+
+def test_shared_cifar10_class_order():
+    if not SHARED_ZIP.is_file():
+        pytest.skip(f"shared CIFAR-10 zip not found at {SHARED_ZIP}")
+    with zipfile.ZipFile(SHARED_ZIP) as archive:
+        folders = {n.rstrip("/").split("/")[-2] for n in archive.namelist() if not n.endswith("/")}
+    assert sorted(folders) == datasets.cifar10_class_names()
+
+
+# -- Keras cache -------------------------------------------------------------
+
+
+def _fake_cifar_batches(folder, n=4):
+    folder.mkdir(parents=True)
+    for i in range(1, 6):
+        rng = np.random.default_rng(i)
+        batch = {
+            b"data": rng.integers(0, 256, size=(n, 3072), dtype=np.uint8),
+            b"labels": list(rng.integers(0, 10, size=n)),
+        }
+        with open(folder / f"data_batch_{i}", "wb") as f:
+            pickle.dump(batch, f)
+
+
+def test_cifar10_cache_available(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    assert datasets.cifar10_cache_available() is False
+    batches = tmp_path / "datasets" / "cifar-10-batches-py-target" / "cifar-10-batches-py"
+    _fake_cifar_batches(batches)
+    assert datasets.cifar10_cache_available() is True
+    (batches / "data_batch_3").unlink()
+    assert datasets.cifar10_cache_available() is False
+    (tmp_path / "datasets" / "cifar-10-batches-py-target_archive").write_bytes(b"")
+    assert datasets.cifar10_cache_available() is True
+
+
+def test_cifar10_cache_dir_falls_back_to_tmp(tmp_path, monkeypatch):
+    # Like keras.utils.get_file: a home that is not writable (here: missing)
+    # is replaced by <tmp>/.keras.
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "does-not-exist"))
+    tmp = "/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir()
+    assert datasets._keras_datasets_dir() == os.path.join(tmp, ".keras", "datasets")
+    assert isinstance(datasets.cifar10_cache_available(), bool)
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    assert datasets._keras_datasets_dir() == str(tmp_path / "datasets")
+
+
+def test_load_cifar10_from_extracted_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    batches = tmp_path / "datasets" / "cifar-10-batches-py-target" / "cifar-10-batches-py"
+    _fake_cifar_batches(batches)
+    (x, y), (x_val, _) = datasets.load_cifar10("keras")
+    assert x.shape == (20, 32, 32, 3) and y.shape == (20,) and y.dtype == np.uint8
+    with open(batches / "data_batch_1", "rb") as f:
+        first = pickle.load(f)
+    np.testing.assert_array_equal(x[0, :, :, 0].reshape(-1), first[b"data"][0, :1024])
+    np.testing.assert_array_equal(y[:4], first[b"labels"])
+    assert x_val.shape == (0, 32, 32, 3)
+
+
+def test_keras_failure_is_wrapped(tmp_path, monkeypatch):
+    import keras
+
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+
+    def offline():
+        raise Exception("URL fetch failure")
+
+    monkeypatch.setattr(keras.datasets.cifar10, "load_data", offline)
+    with pytest.raises(RuntimeError, match="source=PATH"):
+        datasets.load_cifar10()
+
+
+# -- Procedural images -------------------------------------------------------
+
+
+def test_procedural_images_basics():
+    start = time.perf_counter()
+    x, y = datasets.procedural_images(10000, seed=3)
+    elapsed = time.perf_counter() - start
+    assert x.shape == (10000, 32, 32, 3) and x.dtype == np.uint8
+    assert y.shape == (10000,) and y.dtype == np.uint8
+    np.testing.assert_array_equal(np.bincount(y), [1000] * 10)
+    assert elapsed < 10  # about 0.7 s on 2 busy cores; generous for CI
+    x2, y2 = datasets.procedural_images(10000, seed=3)
+    np.testing.assert_array_equal(x, x2)
+    np.testing.assert_array_equal(y, y2)
+    x3, _ = datasets.procedural_images(10000, seed=4)
+    assert not np.array_equal(x, x3)
+
+
+@pytest.mark.parametrize("size, classes, n", [(16, 12, 25), (48, 3, 7), (1, 1, 1)])
+def test_procedural_images_shapes(size, classes, n):
+    x, y = datasets.procedural_images(n, image_size=size, num_classes=classes, seed=0)
+    assert x.shape == (n, size, size, 3) and y.shape == (n,)
+    counts = np.bincount(y, minlength=classes)
+    assert counts.max() - counts.min() <= 1 and y.max() < classes
+
+
+def test_procedural_images_not_separable_by_colour():
+    x, y = datasets.procedural_images(4000, seed=0)
+    x = x.astype(np.float64)
+    for stat in (x.mean(axis=(1, 2, 3)), x.std(axis=(1, 2, 3)), x.mean(axis=(1, 2))[:, 0]):
+        class_means = np.array([stat[y == k].mean() for k in range(10)])
+        within = np.mean([stat[y == k].std() for k in range(10)])
+        assert class_means.std() < 0.25 * within, (class_means, within)
+
+
+def test_procedural_images_have_spatial_structure():
+    # Each class differs from the others in its mean power spectrum.
+    x, y = datasets.procedural_images(2000, seed=0)
+    gray = x.astype(np.float64).mean(axis=-1)
+    gray -= gray.mean(axis=(1, 2), keepdims=True)
+    power = np.abs(np.fft.fft2(gray)) ** 2
+    spectra = np.stack([power[y == k].mean(axis=0).ravel() for k in range(10)])
+    spectra /= np.linalg.norm(spectra, axis=1, keepdims=True)
+    similarity = spectra @ spectra.T
+    off_diagonal = similarity[~np.eye(10, dtype=bool)]
+    assert off_diagonal.max() < 0.95
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        (dict(num_samples=0), "num_samples"),
+        (dict(num_samples=2.0), "num_samples"),
+        (dict(num_samples=True), "num_samples"),
+        (dict(num_samples=4, image_size=0), "image_size"),
+        (dict(num_samples=4, image_size="32"), "image_size"),
+        (dict(num_samples=4, num_classes=0), "num_classes"),
+        (dict(num_samples=4, num_classes=13), "num_classes"),
+    ],
+)
+def test_procedural_images_bad_arguments(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        datasets.procedural_images(**kwargs)
