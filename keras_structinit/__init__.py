@@ -1,6 +1,6 @@
 """keras_structinit: structured initialization and frozen/selected weights for Keras 3."""
 
-from keras_structinit import covariance, initializers, models
+from keras_structinit import covariance, initializers, layers, models
 from keras_structinit.freezing import freeze_spatial
 from keras_structinit.initializers.conv_covariance import apply_conv_covariance
 
@@ -11,5 +11,6 @@ __all__ = [
     "covariance",
     "freeze_spatial",
     "initializers",
+    "layers",
     "models",
 ]

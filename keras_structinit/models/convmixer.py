@@ -8,6 +8,7 @@ import keras
 
 from keras_structinit.covariance import depth_fractions
 from keras_structinit.initializers.torch_default import TorchDefaultUniform
+from keras_structinit.layers.depthwise import DepthwiseConv2D
 
 
 def _positive_int(value, name):
@@ -61,7 +62,8 @@ def convmixer(
     ``block_{i}_pointwise_*`` (i from 1) and ``head``. Weights follow
     PyTorch's defaults (:class:`TorchDefaultUniform`), as in the papers'
     PyTorch ConvMixer; BatchNorm uses ``momentum=0.9`` (PyTorch's 0.1) and
-    ``epsilon=1e-5``.
+    ``epsilon=1e-5``. The depthwise convs are the package's fast
+    :class:`~keras_structinit.layers.DepthwiseConv2D`.
 
     Args:
         dim: channel width ``H``.
@@ -106,7 +108,7 @@ def convmixer(
     fractions = depth_fractions(depth)
     for i in range(1, depth + 1):
         residual = x
-        x = keras.layers.DepthwiseConv2D(
+        x = DepthwiseConv2D(
             kernel_size,
             padding="same",
             depthwise_initializer=depthwise_initializer_at(

@@ -1,0 +1,332 @@
+"""Fast depthwise convolution for every Keras backend.
+
+A depthwise convolution (channels last, kernel ``K`` of shape ``(kh, kw, C, m)``)
+computes, for output channel ``c * m + q``::
+
+    y[b, h, w, c*m + q] = sum_{i, j} x_pad[b, s*h + i, s*w + j, c] * K[i, j, c, q]     (1)
+
+XLA's CPU backend lowers ``feature_group_count = C`` convolutions to a slow
+generic loop (~40x slower than PyTorch's kernel for k = 9). Written as the sum
+of ``kh * kw`` shifted, per-channel-scaled copies of the input, Eq. (1) becomes
+one fused elementwise loop that XLA vectorizes over channels. Its gradients are
+the same kind of loop (stride 1)::
+
+    dL/dx_pad = sum_{i, j} shift_{(i, j)}(g) * K[i, j]       (correlation of g with the flipped kernel)
+    dL/dK[i, j, c] = sum_{b, h, w} x_pad[b, h + i, w + j, c] * g[b, h, w, c]
+
+the latter computed by FFT (one pass over the data instead of kh * kw). They
+are given to autodiff explicitly; when the kernel is frozen nothing consumes
+the kernel gradient and the compiler drops it.
+
+Paths (``implementation="auto"``):
+
+* JAX on CPU, TensorFlow inside an XLA-compiled function on CPU: shifted sum.
+* TensorFlow without XLA: ``tf.nn.depthwise_conv2d`` (oneDNN kernel).
+* PyTorch: ``torch.nn.functional.conv2d(groups=C)`` on a channels-last view
+  (no layout copy; explicit symmetric padding when possible).
+* GPUs/TPUs, ``channels_first``, dilation > 1: the backend's native op
+  (``keras.ops.depthwise_conv``).
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+IMPLEMENTATIONS = ("auto", "native", "shifted")
+
+
+def _same_padding(size, kernel, stride):
+    """TF/Keras 'same' padding ``(before, after)`` along one axis."""
+    out = -(-size // stride)
+    total = max((out - 1) * stride + kernel - size, 0)
+    return total // 2, total - total // 2
+
+
+def _output_size(padded, kernel, stride):
+    return (padded - kernel) // stride + 1
+
+
+def _pad_amounts(in_h, in_w, kh, kw, strides, padding):
+    if padding == "same":
+        return _same_padding(in_h, kh, strides[0]), _same_padding(in_w, kw, strides[1])
+    return (0, 0), (0, 0)
+
+
+def _tap(x_pad, i, j, out_h, out_w, strides):
+    """``x_pad[:, i : i + s*out_h : s, j : j + s*out_w : s, :]`` with keras.ops."""
+    sh, sw = strides
+    b, hp, wp, c = x_pad.shape
+    if sh == 1 and sw == 1:
+        return ops.slice(x_pad, (0, i, j, 0), (b, out_h, out_w, c))
+    # Strided taps: view rows as (row // s, row % s) and slice one phase.
+    grid = ops.reshape(x_pad, (b, hp // sh, sh, wp // sw, sw, c))
+    tap = ops.slice(grid, (0, i // sh, i % sh, j // sw, j % sw, 0), (b, out_h, 1, out_w, 1, c))
+    return ops.reshape(tap, (b, out_h, out_w, c))
+
+
+def _shifted_sum(x_pad, kernel, out_h, out_w, strides):
+    """Eq. (1) for ``m = 1`` as ``sum_{i,j} tap_{(i,j)}(x_pad) * kernel[i, j]``."""
+    kh, kw = kernel.shape[:2]
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            term = _tap(x_pad, i, j, out_h, out_w, strides) * kernel[i, j]
+            total = term if total is None else total + term
+    return total
+
+
+def _fft_last(real, imag):
+    return ops.fft((real, imag))
+
+
+def _kernel_grad_fft(x_pad, g, kh, kw):
+    """``dL/dK[i, j, c] = sum_{b,h,w} x_pad[b, h+i, w+j, c] g[b, h, w, c]`` by FFT.
+
+    The cross-correlation over ``(h, w)`` is ``IFFT(sum_b FFT(x_pad) conj(FFT(g)))``
+    with ``g`` zero-padded to ``x_pad``'s size (no wrap-around reaches lags
+    ``< (kh, kw)``). Summing over the batch in the frequency domain leaves a
+    single inverse transform per channel. Costs O(B C Hp Wp log(Hp Wp)) instead
+    of the ``kh * kw`` passes over the data of a direct computation.
+    """
+    b, hp, wp, c = x_pad.shape
+    h, w = g.shape[1], g.shape[2]
+    x = ops.transpose(x_pad, (0, 3, 1, 2))  # (B, C, Hp, Wp)
+    g = ops.pad(ops.transpose(g, (0, 3, 1, 2)), ((0, 0), (0, 0), (0, hp - h), (0, wp - w)))
+
+    def spectrum(t):
+        real, imag = ops.rfft(t)  # along Wp: (B, C, Hp, F)
+        real, imag = ops.swapaxes(real, -1, -2), ops.swapaxes(imag, -1, -2)
+        return _fft_last(real, imag)  # along Hp: (B, C, F, Hp)
+
+    xr, xi = spectrum(x)
+    gr, gi = spectrum(g)
+    # sum_b X * conj(G)
+    real = ops.sum(xr * gr + xi * gi, axis=0)
+    imag = ops.sum(xi * gr - xr * gi, axis=0)
+    # Inverse along Hp via conj(FFT(conj(z))) / Hp, then inverse real FFT along Wp.
+    real, imag = _fft_last(real, -imag)
+    real, imag = ops.swapaxes(real, -1, -2) / hp, ops.swapaxes(-imag, -1, -2) / hp
+    corr = ops.irfft((real, imag), fft_length=wp)  # (C, Hp, Wp)
+    return ops.transpose(corr[:, :kh, :kw], (1, 2, 0))
+
+
+@ops.custom_gradient
+def _shifted_depthwise_stride1(x_pad, kernel):
+    """Stride-1 'valid' depthwise conv of a padded input, with explicit gradients."""
+    kh, kw = kernel.shape[:2]
+    out_h = x_pad.shape[1] - kh + 1
+    out_w = x_pad.shape[2] - kw + 1
+    y = _shifted_sum(x_pad, kernel, out_h, out_w, (1, 1))
+
+    def grad(*args, upstream=None):
+        g = args[0] if upstream is None else upstream
+        g_full = ops.pad(g, ((0, 0), (kh - 1, kh - 1), (kw - 1, kw - 1), (0, 0)))
+        flipped = ops.flip(ops.flip(kernel, axis=0), axis=1)
+        grad_x = _shifted_sum(g_full, flipped, x_pad.shape[1], x_pad.shape[2], (1, 1))
+        return grad_x, _kernel_grad_fft(x_pad, g, kh, kw)
+
+    return y, grad
+
+
+def shifted_depthwise_conv2d(inputs, kernel, strides=(1, 1), padding="valid"):
+    """Eq. (1) as a fused shifted sum (channels last, dilation 1).
+
+    16-bit inputs are accumulated in float32, as native convolutions do.
+    """
+    dtype = keras.backend.standardize_dtype(inputs.dtype)
+    if dtype in ("float16", "bfloat16"):
+        outputs = shifted_depthwise_conv2d(
+            ops.cast(inputs, "float32"), ops.cast(kernel, "float32"), strides, padding
+        )
+        return ops.cast(outputs, dtype)
+    kernel = ops.cast(kernel, dtype)
+    kh, kw, channels, multiplier = kernel.shape
+    if multiplier > 1:
+        inputs = ops.repeat(inputs, multiplier, axis=-1)
+    kernel = ops.reshape(kernel, (kh, kw, channels * multiplier))
+    _, in_h, in_w, _ = inputs.shape
+    (top, bottom), (left, right) = _pad_amounts(in_h, in_w, kh, kw, strides, padding)
+    out_h = _output_size(in_h + top + bottom, kh, strides[0])
+    out_w = _output_size(in_w + left + right, kw, strides[1])
+    if tuple(strides) == (1, 1):
+        # Crop rows/columns the output never reaches ('valid' remainders).
+        x_pad = ops.pad(inputs, ((0, 0), (top, bottom), (left, right), (0, 0)))
+        x_pad = x_pad[:, : out_h + kh - 1, : out_w + kw - 1, :]
+        return _shifted_depthwise_stride1(x_pad, kernel)
+    # Pad (or crop) so each padded axis is exactly stride * (out + (k-1)//stride)
+    # long, which the phase view in _tap needs.
+    need_h = strides[0] * (out_h + (kh - 1) // strides[0])
+    need_w = strides[1] * (out_w + (kw - 1) // strides[1])
+    bottom = need_h - in_h - top
+    right = need_w - in_w - left
+    x_pad = ops.pad(inputs, ((0, 0), (top, max(bottom, 0)), (left, max(right, 0)), (0, 0)))
+    x_pad = x_pad[:, :need_h, :need_w, :]
+    return _shifted_sum(x_pad, kernel, out_h, out_w, strides)
+
+
+def _torch_depthwise_conv2d(inputs, kernel, strides, padding):
+    import torch
+
+    inputs, kernel = ops.convert_to_tensor(inputs), ops.convert_to_tensor(kernel)
+    kh, kw, channels, multiplier = kernel.shape
+    # NHWC memory viewed as NCHW is PyTorch's channels_last format: no copy.
+    x = inputs.permute(0, 3, 1, 2)
+    weight = kernel.reshape(kh, kw, 1, channels * multiplier).permute(3, 2, 0, 1)
+    pad = 0
+    if padding == "same":
+        (top, bottom), (left, right) = _pad_amounts(x.shape[2], x.shape[3], kh, kw, strides, padding)
+        if top == bottom and left == right:
+            pad = (top, left)
+        else:
+            x = torch.nn.functional.pad(x, (left, right, top, bottom))
+    y = torch.nn.functional.conv2d(x, weight, stride=tuple(strides), padding=pad, groups=channels)
+    return y.permute(0, 2, 3, 1)
+
+
+def _tf_in_xla_context():
+    from tensorflow.python.ops import control_flow_util  # private, stable since TF 1.x
+    import tensorflow as tf
+
+    return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
+
+
+def _on_cpu():
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        return jax.default_backend() == "cpu"
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return not tf.config.list_logical_devices("GPU") and not tf.config.list_logical_devices("TPU")
+    return True
+
+
+def select_implementation(implementation="auto", data_format="channels_last", dilation_rate=(1, 1)):
+    """The path ``depthwise_conv2d`` takes: ``"shifted"``, ``"torch"`` or ``"native"``."""
+    _check_implementation(implementation)
+    if data_format != "channels_last" or tuple(dilation_rate) != (1, 1):
+        return "native"
+    if implementation == "shifted":
+        return "shifted"
+    backend = keras.backend.backend()
+    if backend == "torch":
+        return "torch"
+    if implementation == "native" or not _on_cpu():
+        return "native"
+    if backend == "jax" or (backend == "tensorflow" and _tf_in_xla_context()):
+        return "shifted"
+    return "native"
+
+
+def depthwise_conv2d(
+    inputs,
+    kernel,
+    strides=(1, 1),
+    padding="valid",
+    data_format="channels_last",
+    dilation_rate=(1, 1),
+    implementation="auto",
+):
+    """Depthwise 2-D convolution (Eq. 1) by the fastest path for the backend.
+
+    Same contract as ``keras.ops.depthwise_conv``: ``inputs`` ``(B, H, W, C)``
+    (or channels first), ``kernel`` ``(kh, kw, C, m)``.
+    """
+    strides = tuple(strides)
+    path = select_implementation(implementation, data_format, dilation_rate)
+    if path == "shifted":
+        return shifted_depthwise_conv2d(inputs, kernel, strides, padding)
+    if path == "torch":
+        return _torch_depthwise_conv2d(inputs, kernel, strides, padding)
+    return ops.depthwise_conv(
+        inputs, kernel, strides=strides, padding=padding,
+        data_format=data_format, dilation_rate=dilation_rate,
+    )
+
+
+def _check_implementation(implementation):
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(
+            f"`implementation` must be one of {IMPLEMENTATIONS}. "
+            f"Received: implementation={implementation!r}"
+        )
+    return implementation
+
+
+def _add_bias_and_activate(layer, outputs, channels):
+    if layer.use_bias:
+        if layer.data_format == "channels_last":
+            shape = (1,) * (layer.rank + 1) + (channels,)
+        else:
+            shape = (1, channels) + (1,) * layer.rank
+        outputs = ops.add(outputs, ops.reshape(layer.bias, shape))
+    if layer.activation is not None:
+        return layer.activation(outputs)
+    return outputs
+
+
+@keras.saving.register_keras_serializable(package="keras_structinit")
+class DepthwiseConv2D(keras.layers.DepthwiseConv2D):
+    """``keras.layers.DepthwiseConv2D`` computed by the fastest path per backend.
+
+    Same arguments, weights (names, shapes, layout) and outputs as the stock
+    layer; :func:`depthwise_conv2d` picks the computation. ``implementation``
+    (``"auto"``, ``"native"``, ``"shifted"``) forces a path, for benchmarks
+    and tests.
+    """
+
+    def __init__(self, *args, implementation="auto", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.implementation = _check_implementation(implementation)
+
+    def call(self, inputs):
+        outputs = depthwise_conv2d(
+            inputs,
+            self.kernel,
+            strides=self.strides,
+            padding=self.padding,
+            data_format=self.data_format,
+            dilation_rate=self.dilation_rate,
+            implementation=self.implementation,
+        )
+        channels = self._get_input_channel(inputs.shape) * self.depth_multiplier
+        return _add_bias_and_activate(self, outputs, channels)
+
+    def get_config(self):
+        return {**super().get_config(), "implementation": self.implementation}
+
+
+@keras.saving.register_keras_serializable(package="keras_structinit")
+class GroupedConv2D(keras.layers.Conv2D):
+    """``keras.layers.Conv2D`` taking the fast depthwise path when ``groups == C``.
+
+    With ``groups`` equal to the input channels (kernel ``(kh, kw, 1, F)``, the
+    form of keras.applications ConvNeXt's depthwise convs), the kernel is the
+    depthwise kernel ``(kh, kw, C, F / C)`` reshaped, and the convolution runs
+    through :func:`depthwise_conv2d`; otherwise this is the stock layer.
+    """
+
+    def __init__(self, *args, implementation="auto", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.implementation = _check_implementation(implementation)
+
+    def convolution_op(self, inputs, kernel):
+        kh, kw, in_per_group, filters = kernel.shape
+        if in_per_group != 1 or self.groups == 1 or self.data_format != "channels_last":
+            return super().convolution_op(inputs, kernel)
+        depthwise = ops.reshape(kernel, (kh, kw, self.groups, filters // self.groups))
+        return depthwise_conv2d(
+            inputs,
+            depthwise,
+            strides=self.strides,
+            padding=self.padding,
+            data_format=self.data_format,
+            dilation_rate=self.dilation_rate,
+            implementation=self.implementation,
+        )
+
+    def get_config(self):
+        return {**super().get_config(), "implementation": self.implementation}
