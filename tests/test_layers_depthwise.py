@@ -100,6 +100,19 @@ def test_shifted_matches_keras_in_bfloat16(case):
     assert_close(to_numpy(y), want, 3e-2)
 
 
+@pytest.mark.parametrize("padding", ["same", "valid"])
+def test_large_kernel_row_loop_matches_keras(padding):
+    # 13 x 13 = 169 taps: the row-loop formulation of the shifted sum.
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 15, 14, 3)).astype("float32")
+    k = rng.standard_normal((13, 13, 3, 1)).astype("float32")
+    reference = lambda x, k: keras.ops.depthwise_conv(x, k, padding=padding)
+    shifted = lambda x, k: depthwise_conv2d(x, k, padding=padding, implementation="shifted")
+    cot = rng.standard_normal(to_numpy(reference(x, k)).shape).astype("float32")
+    for g, r in zip(value_and_grads(shifted, x, k, cot), value_and_grads(reference, x, k, cot)):
+        assert_close(g, r, 1e-5)
+
+
 def test_auto_path_and_validation():
     path = select_implementation()
     expected = {"torch": "torch", "jax": "shifted", "tensorflow": "native"}[BACKEND]

@@ -1,0 +1,586 @@
+#!/usr/bin/env python
+"""Speed of the package's depthwise convolution against the backends' own ops.
+
+Two levels, one Keras backend per process:
+
+* op level: ``B=128, 16x16, C=128``, 'same' padding, stride 1, for each kernel
+  size k. Three measurements per variant: ``forward``; ``forward_backward``
+  (the loss ``sum(y * r)``, fixed random ``r``, and its gradients w.r.t. input
+  and kernel); ``frozen`` (loss and gradient w.r.t. the input only). The loss
+  is returned because it is linear in ``y``: with the gradients alone, XLA
+  would drop the forward pass. Variants are
+  ``keras.ops.depthwise_conv`` ("stock") and ``depthwise_conv2d`` with
+  ``implementation`` "auto", "shifted" and "native", each compiled the way the
+  backend runs them in training: TensorFlow ``tf.function`` with
+  ``jit_compile=False`` and ``True``, JAX ``jax.jit``, torch eager (forward
+  under ``torch.no_grad()``). On torch, ``torch.nn.functional.conv2d(groups=C)``
+  on an NCHW-contiguous and on a channels_last input are the reference rows.
+  On TensorFlow and JAX, "native" is the stock op with the same arguments and
+  is timed only with ``--time-duplicates``.
+* model level: one ``train_on_batch`` step (AdamW) of ConvMixer-128/6 (k=9,
+  patch 2, 32x32x3, 10 classes, batch 128), with the package layer and with the
+  stock ``keras.layers.DepthwiseConv2D``, trainable and with the depthwise
+  kernels frozen (``freeze_spatial``); TensorFlow with ``jit_compile=False``
+  and ``True``, JAX jit, torch eager.
+
+Every measurement is 2 untimed warm-up calls, then ``--repeats`` timed calls
+(median, mean, std); a call that takes long gets fewer timed calls, so that
+they fit in ``--budget`` seconds (never fewer than 3).
+
+Usage::
+
+    python benchmarks/depthwise_speed.py --backend jax
+    python benchmarks/depthwise_speed.py --all-backends          # one subprocess each
+    python benchmarks/depthwise_speed.py --all-backends --quick --out /tmp/dw_smoke
+
+Results are merged per backend into ``<out>/depthwise_speed.json`` and rendered
+to ``<out>/depthwise_speed.md`` (``<out>`` defaults to ``benchmarks/results``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+# Run as a script, this file's directory is on sys.path (no keras import here).
+from init_cost import machine_info, software_info, summarize, write_atomic
+
+NAME = "depthwise_speed"
+BACKENDS = ("tensorflow", "jax", "torch")
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+WARMUP = 2
+MIN_REPEATS = 3
+MODES = {"forward": "forward", "forward_backward": "fwd+bwd", "frozen": "fwd+bwd frozen"}
+IMPLEMENTATIONS = ("stock", "auto", "shifted", "native")
+REFERENCE = "torch native NCHW"
+OP_SHAPE = {"batch": 128, "height": 16, "width": 16, "channels": 128}
+MODEL = {"dim": 128, "depth": 6, "kernel_size": 9, "patch_size": 2, "batch": 128,
+         "input_shape": (32, 32, 3), "num_classes": 10}
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--backend", choices=BACKENDS,
+                       help="Keras backend (default: current KERAS_BACKEND)")
+    which.add_argument("--all-backends", action="store_true",
+                       help="run every backend, one subprocess each")
+    parser.add_argument("--kernel-sizes", type=int, nargs="+", default=None,
+                        help="op-level kernel sizes (default 3 7 9 15; --quick: 9)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed calls per op measurement (default 7; --quick: 3)")
+    parser.add_argument("--model-repeats", type=int, default=None,
+                        help="timed training steps per model measurement "
+                             "(default --repeats; --quick: 2)")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds of timed calls per measurement before repeats "
+                             "are cut (default 10; --quick: 5)")
+    parser.add_argument("--parts", nargs="+", choices=("op", "model"), default=["op", "model"],
+                        help="what to measure (an earlier result of the other part is kept)")
+    parser.add_argument("--time-duplicates", action="store_true",
+                        help='also time implementation="native" on TensorFlow/JAX, '
+                             "where it is the keras stock op")
+    parser.add_argument("--quick", action="store_true", help="smoke-test settings")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR,
+                        help=f"directory for {NAME}.json / {NAME}.md")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    if args.kernel_sizes is None:
+        args.kernel_sizes = [9] if quick else [3, 7, 9, 15]
+    if args.repeats is None:
+        args.repeats = 3 if quick else 7
+    if args.model_repeats is None:
+        args.model_repeats = 2 if quick else args.repeats
+    if args.budget is None:
+        args.budget = 5.0 if quick else 10.0
+    if min(args.repeats, args.model_repeats) < 1 or min(args.kernel_sizes) < 1:
+        parser.error("--repeats, --model-repeats and --kernel-sizes must be >= 1")
+    return args
+
+
+# ----------------------------------------------------------------------------
+# Timing
+# ----------------------------------------------------------------------------
+def time_calls(fn, repeats, budget, sync=lambda out: out):
+    """``WARMUP`` untimed calls of ``sync(fn())``, then up to ``repeats`` timed.
+
+    The number of timed calls is cut so they fit in ``budget`` seconds (as
+    estimated from the last warm-up), but not below ``min(MIN_REPEATS, repeats)``.
+    Returns the summary and the last output.
+    """
+    for _ in range(WARMUP):
+        start = time.perf_counter()
+        out = sync(fn())
+        last = time.perf_counter() - start
+    n = max(min(MIN_REPEATS, repeats), min(repeats, int(budget // max(last, 1e-9))))
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        out = sync(fn())
+        times.append(time.perf_counter() - start)
+    return {**summarize(times), "repeats": n}, out
+
+
+def _leaves(out):
+    import keras
+
+    if isinstance(out, (tuple, list)):
+        return [leaf for item in out for leaf in _leaves(item)]
+    return [np.asarray(keras.ops.convert_to_numpy(out))]
+
+
+def _rel_diff(leaves, reference):
+    return max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
+               for a, b in zip(leaves, reference))
+
+
+# ----------------------------------------------------------------------------
+# Op level: one "case" = a label and {mode: zero-argument callable}
+# ----------------------------------------------------------------------------
+def _conv(impl):
+    """``conv(x, k)`` under test; records the path it resolves to (at trace time)."""
+    import keras
+
+    from keras_structinit.layers.depthwise import depthwise_conv2d, select_implementation
+
+    seen = {}
+
+    def conv(x, kernel):
+        if impl == "stock":
+            seen.setdefault("path", "keras.ops.depthwise_conv")
+            return keras.ops.depthwise_conv(x, kernel, strides=1, padding="same")
+        seen.setdefault("path", select_implementation(impl))
+        return depthwise_conv2d(x, kernel, padding="same", implementation=impl)
+
+    return conv, seen
+
+
+def tensorflow_cases(x, kernel, r):
+    import tensorflow as tf
+
+    x, kernel, r = (tf.constant(a) for a in (x, kernel, r))
+
+    def fwd(conv):
+        return lambda x, k, r: conv(x, k)
+
+    def grads(conv, wrt_kernel):
+        def fn(x, k, r):
+            with tf.GradientTape() as tape:
+                tape.watch([x, k] if wrt_kernel else x)
+                loss = tf.reduce_sum(conv(x, k) * r)
+            return loss, tape.gradient(loss, [x, k] if wrt_kernel else x)
+        return fn
+
+    for jit in (False, True):
+        for impl in IMPLEMENTATIONS:
+            conv, seen = _conv(impl)
+            fns = {"forward": fwd(conv), "forward_backward": grads(conv, True),
+                   "frozen": grads(conv, False)}
+            fns = {m: tf.function(f, jit_compile=jit) for m, f in fns.items()}
+            yield {
+                "impl": impl,
+                "variant": f"{'keras stock' if impl == 'stock' else impl} "
+                           f"({'XLA' if jit else 'tf.function'})",
+                "compile": f"tf.function(jit_compile={jit})",
+                "calls": {m: (lambda f=f: f(x, kernel, r)) for m, f in fns.items()},
+                "seen": seen,
+            }
+
+
+def jax_cases(x, kernel, r):
+    import jax
+    import jax.numpy as jnp
+
+    x, kernel, r = (jnp.asarray(a) for a in (x, kernel, r))
+    for impl in IMPLEMENTATIONS:
+        conv, seen = _conv(impl)
+
+        def loss(x, k, r, conv=conv):
+            return jnp.sum(conv(x, k) * r)
+
+        fns = {"forward": jax.jit(lambda x, k, r, conv=conv: conv(x, k)),
+               "forward_backward": jax.jit(jax.value_and_grad(loss, argnums=(0, 1))),
+               "frozen": jax.jit(jax.value_and_grad(loss, argnums=0))}
+        yield {
+            "impl": impl,
+            "variant": f"{'keras stock' if impl == 'stock' else impl} (jit)",
+            "compile": "jax.jit",
+            "calls": {m: (lambda f=f: f(x, kernel, r)) for m, f in fns.items()},
+            "seen": seen,
+        }
+
+
+def _torch_calls(conv, x, kernel, r):
+    import torch
+
+    x_grad, k_grad = x.clone().requires_grad_(), kernel.clone().requires_grad_()
+
+    def forward():
+        with torch.no_grad():
+            return conv(x, kernel)
+
+    def value_and_grad(k, wrt):
+        loss = (conv(x_grad, k) * r).sum()
+        return loss.detach(), torch.autograd.grad(loss, wrt)
+
+    return {
+        "forward": forward,
+        "forward_backward": lambda: value_and_grad(k_grad, (x_grad, k_grad)),
+        "frozen": lambda: value_and_grad(kernel, x_grad),
+    }
+
+
+def torch_cases(x, kernel, r):
+    import torch
+    import torch.nn.functional as F
+
+    x, kernel, r = (torch.from_numpy(a) for a in (x, kernel, r))
+    for impl in IMPLEMENTATIONS:
+        conv, seen = _conv(impl)
+        yield {
+            "impl": impl,
+            "variant": f"{'keras stock' if impl == 'stock' else impl} (eager)",
+            "compile": "eager",
+            "calls": _torch_calls(conv, x, kernel, r),
+            "seen": seen,
+        }
+    k, channels = kernel.shape[0], kernel.shape[2]
+    weight = kernel.permute(2, 3, 0, 1).contiguous()  # (C, 1, k, k)
+
+    def raw(x, w):
+        return F.conv2d(x, w, padding=k // 2, groups=channels)
+
+    def to_nhwc(out):
+        # Outputs back to the Keras layout, to compare with the stock op.
+        if isinstance(out, (tuple, list)):
+            return [to_nhwc(t) for t in out]
+        if out.ndim != 4:
+            return out  # the loss
+        return out.permute(2, 3, 0, 1) if out.shape[1] == 1 else out.permute(0, 2, 3, 1)
+
+    for label, fmt in ((REFERENCE, torch.contiguous_format),
+                       ("torch native channels_last", torch.channels_last)):
+        x_nchw = x.permute(0, 3, 1, 2).contiguous(memory_format=fmt)
+        r_nchw = r.permute(0, 3, 1, 2).contiguous(memory_format=fmt)
+        yield {
+            "variant": label,
+            "compile": "eager",
+            "calls": _torch_calls(raw, x_nchw, weight, r_nchw),
+            "seen": {"path": f"F.conv2d(groups=C), {label.split()[-1]} input"},
+            "canon": to_nhwc,
+        }
+
+
+def op_bench(args, backend):
+    import keras
+
+    from keras_structinit.layers.depthwise import select_implementation
+
+    cases = {"tensorflow": tensorflow_cases, "jax": jax_cases, "torch": torch_cases}[backend]
+    s = OP_SHAPE
+    sync = lambda out: out  # noqa: E731  (torch on CPU is synchronous)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        sync = lambda out: tf.nest.map_structure(lambda t: t.numpy(), out)  # noqa: E731
+    elif backend == "jax":
+        import jax
+
+        sync = jax.block_until_ready
+
+    # On TensorFlow and JAX, "native" calls keras.ops.depthwise_conv with the
+    # stock row's arguments: the same computation, timed only on request.
+    skip_native = select_implementation("native") == "native" and not args.time_duplicates
+    rows = []
+    for k in args.kernel_sizes:
+        keras.utils.set_random_seed(0)
+        rng = np.random.default_rng(k)
+        shape = (s["batch"], s["height"], s["width"], s["channels"])
+        x = rng.standard_normal(shape, dtype=np.float32)
+        r = rng.standard_normal(shape, dtype=np.float32)
+        kernel = rng.standard_normal((k, k, s["channels"], 1), dtype=np.float32) / k
+        reference = {}  # stock outputs (first case), to check the others against
+        stock = {}  # compile -> stock variant
+        for case in cases(x, kernel, r):
+            row = {"kernel_size": k, "variant": case["variant"], "compile": case["compile"]}
+            if case.get("impl") == "stock":
+                stock[case["compile"]] = case["variant"]
+            if case.get("impl") == "native" and skip_native:
+                rows.append({**row, "path": "native", "same_as": stock[case["compile"]]})
+                continue
+            for mode, call in case["calls"].items():
+                stats, out = time_calls(call, args.repeats, args.budget, sync)
+                leaves = _leaves(case.get("canon", lambda o: o)(out))
+                reference.setdefault(mode, leaves)
+                row[mode] = {**stats, "max_rel_diff_vs_stock": _rel_diff(leaves, reference[mode])}
+                print(f"[{backend}] k={k} {case['variant']:<28} {MODES[mode]:<15} "
+                      f"{stats['median_s'] * 1e3:9.2f} ms (n={stats['repeats']})", flush=True)
+            row["path"] = case["seen"].get("path")
+            rows.append(row)
+    return rows
+
+
+# ----------------------------------------------------------------------------
+# Model level
+# ----------------------------------------------------------------------------
+def build_convmixer(stock):
+    """ConvMixer-128/6 with the package's depthwise layer or the stock one."""
+    import keras
+
+    from keras_structinit.layers import DepthwiseConv2D
+    from keras_structinit.models import convmixer
+
+    m = MODEL
+    model = convmixer(m["dim"], m["depth"], kernel_size=m["kernel_size"],
+                      patch_size=m["patch_size"], num_classes=m["num_classes"],
+                      input_shape=m["input_shape"])
+    if not stock:
+        return model
+
+    def swap(layer):
+        config = layer.get_config()
+        if isinstance(layer, DepthwiseConv2D):
+            config.pop("implementation")
+            return keras.layers.DepthwiseConv2D.from_config(config)
+        return layer.__class__.from_config(config)
+
+    clone = keras.models.clone_model(model, clone_function=swap)
+    clone.set_weights(model.get_weights())
+    return clone
+
+
+def model_bench(args, backend):
+    import keras
+
+    from keras_structinit import freeze_spatial
+
+    m = MODEL
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((m["batch"], *m["input_shape"]), dtype=np.float32)
+    y = rng.integers(0, m["num_classes"], m["batch"])
+    jit_options = {"tensorflow": (False, True), "jax": (True,), "torch": (False,)}[backend]
+    rows = []
+    for layer in ("package", "stock"):
+        for jit in jit_options:
+            row = {"layer": layer, "jit_compile": jit}
+            for mode in ("thawed", "frozen"):
+                keras.utils.set_random_seed(0)
+                model = build_convmixer(stock=layer == "stock")
+                frozen = freeze_spatial(model) if mode == "frozen" else []
+                model.compile(optimizer=keras.optimizers.AdamW(),
+                              loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                              jit_compile=jit)
+                stats, _ = time_calls(lambda: model.train_on_batch(x, y),
+                                      args.model_repeats, args.budget)
+                row[mode] = {**stats, "frozen_variables": len(frozen),
+                             "trainable_variables": len(model.trainable_variables)}
+                print(f"[{backend}] model {layer:<7} jit_compile={jit!s:<5} {mode:<6} "
+                      f"{stats['median_s']:.3f} s/step (n={stats['repeats']})", flush=True)
+            row["frozen_speedup"] = row["thawed"]["median_s"] / row["frozen"]["median_s"]
+            rows.append(row)
+    return rows
+
+
+# ----------------------------------------------------------------------------
+# One backend
+# ----------------------------------------------------------------------------
+def run_backend(args):
+    import keras
+
+    backend = keras.backend.backend()
+    software = software_info(backend)
+    if backend == "torch":
+        import torch
+
+        software["torch_threads"] = torch.get_num_threads()
+    entry = {"machine": machine_info(), "software": software}
+    for part, bench, config in (
+        ("op", op_bench, {**OP_SHAPE, "padding": "same", "strides": 1,
+                          "kernel_sizes": args.kernel_sizes, "repeats": args.repeats}),
+        ("model", model_bench, {**MODEL, "optimizer": "AdamW", "repeats": args.model_repeats}),
+    ):
+        if part not in args.parts:
+            continue
+        load_start, start = os.getloadavg()[0], time.perf_counter()
+        rows = bench(args, backend)
+        entry[part] = {
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "elapsed_s": round(time.perf_counter() - start, 1),
+            # 1-minute load average: other processes on the machine skew timings.
+            "loadavg_1min": {"start": load_start, "end": os.getloadavg()[0]},
+            "config": {**config, "warmup": WARMUP, "budget_s": args.budget,
+                       "quick": args.quick},
+            "results": rows,
+        }
+    return backend, entry
+
+
+# ----------------------------------------------------------------------------
+# Output
+# ----------------------------------------------------------------------------
+def _ms(stats, cap):
+    capped = "*" if stats["repeats"] < cap else ""
+    return f"{stats['median_s'] * 1e3:.2f}{capped}"
+
+
+def _op_tables(results):
+    ref = {}  # (k, mode) -> torch native NCHW median
+    for row in results.get("torch", {}).get("op", {}).get("results", []):
+        if row["variant"] == REFERENCE:
+            for mode in MODES:
+                ref[row["kernel_size"], mode] = row[mode]["median_s"]
+    sizes = sorted({row["kernel_size"] for e in results.values()
+                    for row in e.get("op", {}).get("results", [])})
+    lines = []
+    for k in sizes:
+        lines += ["", f"### k = {k}", "",
+                  "| Backend | Variant | Path | " + " | ".join(
+                      f"{label} ms | ×" for label in MODES.values())
+                  + " | Max rel. diff vs stock |",
+                  "|---|---|---|" + "---:|---:|" * len(MODES) + "---:|"]
+        for backend, entry in results.items():
+            if "op" not in entry:
+                continue
+            cap = entry["op"]["config"]["repeats"]
+            for row in entry["op"]["results"]:
+                if row["kernel_size"] != k:
+                    continue
+                if "same_as" in row:
+                    lines.append(f"| {backend} | {row['variant']} | `{row['path']}` | "
+                                 f"same op as {row['same_as']}, not timed |"
+                                 + " |" * (2 * len(MODES)))
+                    continue
+                cells = []
+                for mode in MODES:
+                    base = ref.get((k, mode))
+                    ratio = f"{row[mode]['median_s'] / base:.2f}" if base else "—"
+                    cells += [_ms(row[mode], cap), ratio]
+                diff = max(row[mode]["max_rel_diff_vs_stock"] for mode in MODES)
+                lines.append(f"| {backend} | {row['variant']} | `{row['path']}` | "
+                             + " | ".join(cells) + f" | {diff:.1e} |")
+    return lines
+
+
+def _model_table(results):
+    lines = ["| Backend | Depthwise layer | Compile | Thawed s/step | Frozen s/step "
+             "| Frozen speed-up |", "|---|---|---|---:|---:|---:|"]
+    for backend, entry in results.items():
+        if "model" not in entry:
+            continue
+        cap = entry["model"]["config"]["repeats"]
+        for row in entry["model"]["results"]:
+            compile_ = {"tensorflow": f"jit_compile={row['jit_compile']}",
+                        "jax": "jit", "torch": "eager"}[backend]
+            cells = [f"{row[m]['median_s']:.3f}{'*' if row[m]['repeats'] < cap else ''}"
+                     for m in ("thawed", "frozen")]
+            lines.append(f"| {backend} | {row['layer']} | {compile_} | {cells[0]} | "
+                         f"{cells[1]} | {row['frozen_speedup']:.2f}× |")
+    return lines
+
+
+def render_markdown(data):
+    results = {b: data["results"][b] for b in BACKENDS if b in data["results"]}
+    machine = next(iter(results.values()))["machine"]
+    s, m = OP_SHAPE, MODEL
+    lines = [
+        "# Depthwise convolution speed",
+        "",
+        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['ram_gib']} GiB RAM, "
+        f"{machine['os']}; thread settings {machine['thread_env'] or 'default'}. "
+        "Wall-clock medians; every measurement has 2 untimed warm-up calls. A call "
+        "that takes long gets fewer timed calls, so that they fit in the time budget "
+        "below (at least 3); such medians are marked `*` (see `repeats` in the JSON). "
+        "Timings are only meaningful on an otherwise idle machine: check the load "
+        "averages.",
+        "",
+        "| Backend | Part | Date (UTC) | Keras | Backend version | Repeats | Budget s "
+        "| Run time s | 1-min load avg (start / end) |",
+        "|---|---|---|---|---|---:|---:|---:|---|",
+    ]
+    for backend, entry in results.items():
+        sw = entry["software"]
+        for part in ("op", "model"):
+            if part in entry:
+                p = entry[part]
+                lines.append(
+                    f"| {backend} | {part} | {p['date']} | {sw['keras']} | "
+                    f"{sw['backend_version']} | {p['config']['repeats']} | "
+                    f"{p['config']['budget_s']:g} | {p['elapsed_s']:.0f} | "
+                    f"{p['loadavg_1min']['start']:.2f} / "
+                    f"{p['loadavg_1min']['end']:.2f} |")
+    lines += [
+        "",
+        "## Op level",
+        "",
+        f"Input `({s['batch']}, {s['height']}, {s['width']}, {s['channels']})` float32, "
+        "kernel `(k, k, C, 1)`, 'same' padding, stride 1. *forward*: `y = conv(x, K)`; "
+        "*fwd+bwd*: the loss `sum(y * r)` (fixed random `r`) and its gradients w.r.t. "
+        "`x` and `K`; *fwd+bwd frozen*: the loss and its gradient w.r.t. `x` only (the "
+        "loss is returned so that compilers keep the forward pass). "
+        "\"keras stock\" is `keras.ops.depthwise_conv`; "
+        "\"auto\", \"shifted\", \"native\" are `keras_structinit.layers.depthwise_conv2d` "
+        "with that `implementation`, and *Path* is what it resolved to. TensorFlow "
+        "rows run in `tf.function` (XLA = `jit_compile=True`), JAX rows in `jax.jit`, "
+        "torch rows eagerly (forward under `torch.no_grad()`). × = median / "
+        f"\"{REFERENCE}\" median (`F.conv2d(groups=C)` on an NCHW-contiguous input) "
+        "at the same k and measurement. *Max rel. diff* = max |out - stock| / max |stock| "
+        "over outputs and measurements (a correctness check, not a timing). On "
+        "TensorFlow and JAX, `implementation=\"native\"` is `keras.ops.depthwise_conv` "
+        "with the stock row's arguments, so it is timed only with `--time-duplicates`.",
+    ]
+    lines += _op_tables(results)
+    lines += [
+        "",
+        "## Model level",
+        "",
+        f"ConvMixer-{m['dim']}/{m['depth']} (k={m['kernel_size']}, patch {m['patch_size']}, "
+        f"{'x'.join(map(str, m['input_shape']))} inputs, {m['num_classes']} classes): one "
+        f"`train_on_batch` step on a batch of {m['batch']} with AdamW and sparse "
+        "categorical cross-entropy. *package*: `keras_structinit.models.convmixer` "
+        "(its `DepthwiseConv2D`, `implementation=\"auto\"`); *stock*: the same model "
+        "with `keras.layers.DepthwiseConv2D`. *Frozen*: `freeze_spatial` before "
+        "`compile`. Frozen speed-up = thawed / frozen.",
+        "",
+    ]
+    lines += _model_table(results)
+    return "\n".join(lines) + "\n"
+
+
+def save(out_dir, backend, entry):
+    json_path = out_dir / f"{NAME}.json"
+    data = json.loads(json_path.read_text()) if json_path.exists() else {}
+    data["benchmark"] = NAME
+    old = data.setdefault("results", {}).get(backend, {})
+    data["results"][backend] = {**old, **entry}  # a part not re-run is kept
+    write_atomic(json_path, json.dumps(data, indent=2) + "\n")
+    write_atomic(out_dir / f"{NAME}.md", render_markdown(data))
+    print(f"[{backend}] wrote {json_path} and {NAME}.md", flush=True)
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parse_args(argv)
+    if args.all_backends:
+        rest = [a for a in argv if a != "--all-backends"]
+        for backend in BACKENDS:
+            subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), "--backend", backend, *rest],
+                check=True,
+            )
+        return
+    if args.backend:
+        os.environ["KERAS_BACKEND"] = args.backend
+    backend, entry = run_backend(args)
+    save(args.out, backend, entry)
+
+
+if __name__ == "__main__":
+    main()
