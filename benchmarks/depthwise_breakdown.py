@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from init_cost import machine_info, software_info, write_atomic
+from bench_utils import machine_info, software_info, write_atomic
 
 
 def main():
@@ -34,7 +34,6 @@ def main():
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     args = parser.parse_args()
     os.environ["KERAS_BACKEND"] = args.backend
-    import keras
     from keras import ops
 
     from keras_structinit.layers import depthwise as dw

@@ -39,22 +39,17 @@ to ``<out>/depthwise_speed.md`` (``<out>`` defaults to ``benchmarks/results``).
 
 from __future__ import annotations
 
-import argparse
 import datetime
-import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
-from init_cost import machine_info, software_info, summarize, write_atomic
+from bench_utils import BACKENDS, backend_parser, machine_info, run_per_backend, software_info, summarize
 
 NAME = "depthwise_speed"
-BACKENDS = ("tensorflow", "jax", "torch")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 WARMUP = 2
 MIN_REPEATS = 3
@@ -67,12 +62,7 @@ MODEL = {"dim": 128, "depth": 6, "kernel_size": 9, "patch_size": 2, "batch": 128
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--backend", choices=BACKENDS,
-                       help="Keras backend (default: current KERAS_BACKEND)")
-    which.add_argument("--all-backends", action="store_true",
-                       help="run every backend, one subprocess each")
+    parser = backend_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--kernel-sizes", type=int, nargs="+", default=None,
                         help="op-level kernel sizes (default 3 7 9 15; --quick: 9)")
     parser.add_argument("--repeats", type=int, default=None,
@@ -554,32 +544,8 @@ def render_markdown(data):
     return "\n".join(lines) + "\n"
 
 
-def save(out_dir, backend, entry):
-    json_path = out_dir / f"{NAME}.json"
-    data = json.loads(json_path.read_text()) if json_path.exists() else {}
-    data["benchmark"] = NAME
-    old = data.setdefault("results", {}).get(backend, {})
-    data["results"][backend] = {**old, **entry}  # a part not re-run is kept
-    write_atomic(json_path, json.dumps(data, indent=2) + "\n")
-    write_atomic(out_dir / f"{NAME}.md", render_markdown(data))
-    print(f"[{backend}] wrote {json_path} and {NAME}.md", flush=True)
-
-
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = parse_args(argv)
-    if args.all_backends:
-        rest = [a for a in argv if a != "--all-backends"]
-        for backend in BACKENDS:
-            subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), "--backend", backend, *rest],
-                check=True,
-            )
-        return
-    if args.backend:
-        os.environ["KERAS_BACKEND"] = args.backend
-    backend, entry = run_backend(args)
-    save(args.out, backend, entry)
+    run_per_backend(__file__, NAME, parse_args, run_backend, render_markdown, argv)
 
 
 if __name__ == "__main__":

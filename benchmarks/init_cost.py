@@ -35,22 +35,16 @@ Results are merged per backend into ``<out>/init_cost.json`` and rendered to
 
 from __future__ import annotations
 
-import argparse
 import datetime
-import importlib
-import json
 import os
-import platform
-import subprocess
-import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-BACKENDS = ("tensorflow", "jax", "torch")
+from bench_utils import BACKENDS, backend_parser, machine_info, run_per_backend, software_info, summarize
+
 METHODS = {
     "reference_sampling": "reference: multivariate_normal only",
     "reference_sampling_assign": "reference: multivariate_normal + assign",
@@ -62,12 +56,7 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--backend", choices=BACKENDS,
-                       help="Keras backend (default: current KERAS_BACKEND)")
-    which.add_argument("--all-backends", action="store_true",
-                       help="run every backend, one subprocess each")
+    parser = backend_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--preset", default="cifar-p2")
@@ -85,57 +74,6 @@ def parse_args(argv=None):
 # ----------------------------------------------------------------------------
 # Environment
 # ----------------------------------------------------------------------------
-def _proc_field(path, key):
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith(key):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
-def machine_info():
-    mem_kb = _proc_field("/proc/meminfo", "MemTotal")
-    return {
-        "cpu": _proc_field("/proc/cpuinfo", "model name") or platform.processor(),
-        "cores": os.cpu_count(),
-        "ram_gib": round(int(mem_kb.split()[0]) / 2**20, 1) if mem_kb else None,
-        "os": platform.platform(),
-        "thread_env": {
-            k: os.environ[k]
-            for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-            if k in os.environ
-        },
-    }
-
-
-def software_info(backend):
-    import keras
-
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "keras": keras.__version__,
-        "backend": backend,
-        "backend_version": importlib.import_module(backend).__version__,
-    }
-
-
-# ----------------------------------------------------------------------------
-# Timing
-# ----------------------------------------------------------------------------
-def summarize(times):
-    times = np.asarray(times)
-    return {
-        "times_s": [round(float(t), 6) for t in times],
-        "median_s": float(np.median(times)),
-        "mean_s": float(times.mean()),
-        "std_s": float(times.std(ddof=1)) if times.size > 1 else 0.0,
-    }
-
-
 def time_runs(fn, repeats, setup=lambda: None, sync=lambda: None):
     """One untimed warm-up, then ``repeats`` timed runs of ``fn(); sync()``."""
     setup()
@@ -283,19 +221,6 @@ def run_backend(args):
 # ----------------------------------------------------------------------------
 # Output
 # ----------------------------------------------------------------------------
-def write_atomic(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp creates the file owner-only
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def render_markdown(data):
     results = {b: data["results"][b] for b in BACKENDS if b in data["results"]}
     first = next(iter(results.values()))
@@ -382,31 +307,8 @@ def render_markdown(data):
     return "\n".join(lines) + "\n"
 
 
-def save(out_dir, backend, entry):
-    json_path = out_dir / "init_cost.json"
-    data = json.loads(json_path.read_text()) if json_path.exists() else {}
-    data["benchmark"] = "init_cost"
-    data.setdefault("results", {})[backend] = entry
-    write_atomic(json_path, json.dumps(data, indent=2) + "\n")
-    write_atomic(out_dir / "init_cost.md", render_markdown(data))
-    print(f"[{backend}] wrote {json_path} and init_cost.md", flush=True)
-
-
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else list(argv)
-    args = parse_args(argv)
-    if args.all_backends:
-        rest = [a for a in argv if a != "--all-backends"]
-        for backend in BACKENDS:
-            subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), "--backend", backend, *rest],
-                check=True,
-            )
-        return
-    if args.backend:
-        os.environ["KERAS_BACKEND"] = args.backend
-    backend, entry = run_backend(args)
-    save(args.out, backend, entry)
+    run_per_backend(__file__, "init_cost", parse_args, run_backend, render_markdown, argv)
 
 
 if __name__ == "__main__":
