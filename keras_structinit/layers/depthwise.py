@@ -16,7 +16,9 @@ the same kind of loop (stride 1)::
 
 the latter computed by FFT (one pass over the data instead of kh * kw). They
 are given to autodiff explicitly; when the kernel is frozen nothing consumes
-the kernel gradient and the compiler drops it.
+the kernel gradient and the compiler drops it. Kernels of more than 11 x 11
+taps loop over kernel rows, since XLA compiles one very long unrolled sum
+poorly. Measurements: ``benchmarks/results/depthwise_goals.md``.
 
 Paths (``implementation="auto"``):
 
@@ -101,10 +103,6 @@ def _shifted_sum_row_loop(x_pad, kernel, out_h, out_w):
     return ops.fori_loop(0, kh, body, zeros)
 
 
-def _fft_last(real, imag):
-    return ops.fft((real, imag))
-
-
 def _kernel_grad_fft(x_pad, g, kh, kw):
     """``dL/dK[i, j, c] = sum_{b,h,w} x_pad[b, h+i, w+j, c] g[b, h, w, c]`` by FFT.
 
@@ -122,7 +120,7 @@ def _kernel_grad_fft(x_pad, g, kh, kw):
     def spectrum(t):
         real, imag = ops.rfft(t)  # along Wp: (B, C, Hp, F)
         real, imag = ops.swapaxes(real, -1, -2), ops.swapaxes(imag, -1, -2)
-        return _fft_last(real, imag)  # along Hp: (B, C, F, Hp)
+        return ops.fft((real, imag))  # along Hp: (B, C, F, Hp)
 
     xr, xi = spectrum(x)
     gr, gi = spectrum(g)
@@ -130,7 +128,7 @@ def _kernel_grad_fft(x_pad, g, kh, kw):
     real = ops.sum(xr * gr + xi * gi, axis=0)
     imag = ops.sum(xi * gr - xr * gi, axis=0)
     # Inverse along Hp via conj(FFT(conj(z))) / Hp, then inverse real FFT along Wp.
-    real, imag = _fft_last(real, -imag)
+    real, imag = ops.fft((real, -imag))
     real, imag = ops.swapaxes(real, -1, -2) / hp, ops.swapaxes(-imag, -1, -2) / hp
     corr = ops.irfft((real, imag), fft_length=wp)  # (C, Hp, Wp)
     return ops.transpose(corr[:, :kh, :kw], (1, 2, 0))
