@@ -1,0 +1,520 @@
+"""Per-layer filter statistics measured from a model, for transfer to another.
+
+Trockman et al. (ICLR 2023, Sec. 2 and App. A) study the covariance of the
+depthwise filters of a trained model: treating the ``H`` filters ``F_ih`` of
+layer ``i`` as samples of a random ``k x k`` image, they estimate
+
+* Eq. 3, the covariance ``Sigma_i = 1/H sum_h (vec F_ih - mu_i)(vec F_ih - mu_i)^T``
+* Eq. 4, the mean ``mu_i = 1/H sum_h vec F_ih``
+
+and initialize new models by sampling from them. :class:`FilterCovariance`
+holds such a bank of ``(mu_i, Sigma_i)`` pairs together with each layer's depth
+fraction. It can be measured from a model (:meth:`FilterCovariance.from_model`),
+saved and loaded (``.npz``), queried at any depth (:meth:`at_depth`), moved to
+another filter size (:meth:`resized`) and approximated by Kronecker products
+(:meth:`kronecker`). All set-up math is NumPy float64.
+
+Vectors use the row-major flattening of the filter, the layout ``Sigma'`` of
+:func:`keras_structinit.covariance.conv_covariance` (pixel ``(i, j)`` of a
+``kh x kw`` filter is entry ``i * kw + j``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+
+from keras_structinit import covariance as cov_math
+from keras_structinit.io_utils import atomic_path
+from keras_structinit.layer_utils import spatial_depthwise_convs
+
+__all__ = ["FilterCovariance"]
+
+#: Version of the ``.npz`` layout written by :meth:`FilterCovariance.save`.
+FORMAT_VERSION = 1
+
+_ARRAY_KEYS = ("means", "covariances", "metadata")
+
+
+def _symmetry_tolerance(cov):
+    return 1e-8 * max(1.0, float(np.max(np.abs(cov))))
+
+
+class FilterCovariance:
+    """A bank of per-layer filter means and covariances over depth.
+
+    Args:
+        means: list of ``(n,)`` arrays, one per source layer, ``n = kh * kw``.
+        covariances: list of ``(n, n)`` symmetric arrays, same length.
+        kernel_size: an int ``k`` or a tuple such as ``(kh, kw)`` with
+            ``prod(kernel_size) == n``. :meth:`resized` and :meth:`kronecker`
+            need 2-D filters; other methods accept any number of axes.
+        depth_fractions: optional strictly increasing values in [0, 1], one per
+            layer; defaults to ``i / (L - 1)`` (``[0.0]`` for one layer).
+        layer_paths: optional list of ``L`` strings naming the source layers.
+        source_name: optional name of the source model.
+
+    Raises:
+        ValueError: the bank is empty, shapes disagree, a value is NaN or
+            infinite (the message names the layer index), a covariance is not
+            symmetric, or the depth fractions are invalid.
+
+    The covariances are stored exactly symmetrized, ``(S + S^T) / 2``.
+    """
+
+    def __init__(
+        self,
+        means,
+        covariances,
+        kernel_size,
+        depth_fractions=None,
+        layer_paths=None,
+        source_name=None,
+    ):
+        self._kernel_size = cov_math.normalize_kernel_size(kernel_size)
+        n = math.prod(self._kernel_size)
+        means = list(means) if means is not None else []
+        covariances = list(covariances) if covariances is not None else []
+        if not means or not covariances:
+            raise ValueError(
+                "A FilterCovariance needs at least one layer: `means` and "
+                "`covariances` must be non-empty lists."
+            )
+        if len(means) != len(covariances):
+            raise ValueError(
+                f"`means` has {len(means)} entries but `covariances` has "
+                f"{len(covariances)}; they must have one entry per layer."
+            )
+        checked_means, checked_covs = [], []
+        for index, (mean, cov) in enumerate(zip(means, covariances)):
+            mean = np.array(mean, dtype=np.float64)
+            cov = np.array(cov, dtype=np.float64)
+            if mean.shape != (n,):
+                raise ValueError(
+                    f"Layer {index}: the mean must have shape {(n,)} for "
+                    f"kernel_size {self._kernel_size}. Received shape {mean.shape}."
+                )
+            if cov.shape != (n, n):
+                raise ValueError(
+                    f"Layer {index}: the covariance must have shape {(n, n)} "
+                    f"for kernel_size {self._kernel_size}. Received shape "
+                    f"{cov.shape}."
+                )
+            if not np.all(np.isfinite(mean)):
+                raise ValueError(f"Layer {index}: the mean contains NaN or infinite values.")
+            if not np.all(np.isfinite(cov)):
+                raise ValueError(
+                    f"Layer {index}: the covariance contains NaN or infinite values."
+                )
+            asym = float(np.max(np.abs(cov - cov.T)))
+            if asym > _symmetry_tolerance(cov):
+                raise ValueError(
+                    f"Layer {index}: the covariance is not symmetric (largest "
+                    f"|S - S^T| entry is {asym:.3g})."
+                )
+            cov = 0.5 * (cov + cov.T)
+            mean.setflags(write=False)
+            cov.setflags(write=False)
+            checked_means.append(mean)
+            checked_covs.append(cov)
+        self._means = checked_means
+        self._covariances = checked_covs
+        self._depth_fractions = self._check_depths(depth_fractions, len(checked_means))
+        if layer_paths is not None:
+            if isinstance(layer_paths, str) or len(layer_paths) != len(checked_means):
+                raise ValueError(
+                    "`layer_paths` must be a list with one string per layer "
+                    f"({len(checked_means)}). Received: {layer_paths!r}"
+                )
+            layer_paths = [str(p) for p in layer_paths]
+        self._layer_paths = layer_paths
+        self._source_name = None if source_name is None else str(source_name)
+
+    @staticmethod
+    def _check_depths(depths, num_layers):
+        if depths is None:
+            return tuple(cov_math.depth_fractions(num_layers))
+        if isinstance(depths, str):
+            raise ValueError(f"`depth_fractions` must be a list of numbers. Received: {depths!r}")
+        depths = [cov_math.check_depth_fraction(d, "depth_fractions") for d in depths]
+        if len(depths) != num_layers:
+            raise ValueError(
+                f"`depth_fractions` must have one value per layer ({num_layers}). "
+                f"Received {len(depths)} values."
+            )
+        if any(b <= a for a, b in zip(depths, depths[1:])):
+            raise ValueError(
+                f"`depth_fractions` must be strictly increasing. Received: {depths!r}"
+            )
+        return tuple(depths)
+
+    # ------------------------------------------------------------------
+    # Accessors
+    # ------------------------------------------------------------------
+    def __len__(self):
+        return len(self._means)
+
+    @property
+    def kernel_size(self):
+        """The filter size as a tuple, e.g. ``(7, 7)``."""
+        return self._kernel_size
+
+    @property
+    def means(self):
+        """List of read-only ``(n,)`` float64 mean filters (vector form)."""
+        return list(self._means)
+
+    @property
+    def covariances(self):
+        """List of read-only ``(n, n)`` float64 covariances (vector form)."""
+        return list(self._covariances)
+
+    @property
+    def depth_fractions(self):
+        """Tuple of the source layers' depth fractions."""
+        return self._depth_fractions
+
+    @property
+    def layer_paths(self):
+        """List of the source layers' paths, or ``None``."""
+        return None if self._layer_paths is None else list(self._layer_paths)
+
+    @property
+    def source_name(self):
+        """Name of the source model, or ``None``."""
+        return self._source_name
+
+    def __repr__(self):
+        source = f", source_name={self._source_name!r}" if self._source_name else ""
+        return (
+            f"FilterCovariance(num_layers={len(self)}, "
+            f"kernel_size={self._kernel_size}{source})"
+        )
+
+    def _replace(self, means, covariances, kernel_size=None):
+        return FilterCovariance(
+            means,
+            covariances,
+            self._kernel_size if kernel_size is None else kernel_size,
+            depth_fractions=self._depth_fractions,
+            layer_paths=self._layer_paths,
+            source_name=self._source_name,
+        )
+
+    # ------------------------------------------------------------------
+    # Measuring a model (Eq. 3, 4)
+    # ------------------------------------------------------------------
+    @classmethod
+    def from_model(cls, model, layers=None):
+        """Measures the filter statistics of a built model's depthwise convs.
+
+        The spatial depthwise/grouped convolutions are found with
+        :func:`keras_structinit.layer_utils.spatial_depthwise_convs` (model
+        order). For layer ``i`` with kernel ``(kh, kw, a, b)`` the ``H = a * b``
+        filters ``kernel[..., a_, b_]`` are flattened row-major; the mean is
+        Eq. 4 and the covariance is Eq. 3 with the unbiased ``1 / (H - 1)``
+        normalisation instead of ``1 / H`` (identical for the large ``H`` of
+        real models, and unbiased for small ones).
+
+        Args:
+            model: a built ``keras.Model`` (or layer).
+            layers: optional list of layer names or objects to restrict to.
+
+        Raises:
+            ValueError: no spatial depthwise convs, a layer with fewer than two
+                filters, or layers whose kernel sizes differ.
+        """
+        import keras  # only needed here; the rest of the module is NumPy
+
+        found = spatial_depthwise_convs(model, layers=layers)
+        sizes = {tuple(int(s) for s in kernel.shape[:-2]) for _, kernel in found}
+        if len(sizes) != 1:
+            described = ", ".join(
+                f"{layer.name}: {tuple(kernel.shape[:-2])}" for layer, kernel in found
+            )
+            raise ValueError(
+                "All measured layers must share one kernel size, but they have "
+                f"{described}. Pass `layers=` to select layers of one size."
+            )
+        kernel_size = sizes.pop()
+        n = math.prod(kernel_size)
+        means, covariances, paths = [], [], []
+        for layer, kernel in found:
+            values = np.asarray(keras.ops.convert_to_numpy(kernel.value), dtype=np.float64)
+            filters = values.reshape(n, -1)  # column h = filter kernel[..., a_, b_]
+            if filters.shape[1] < 2:
+                raise ValueError(
+                    f"Layer {layer.name!r} has {filters.shape[1]} filter; at "
+                    "least two are needed to estimate a covariance."
+                )
+            mean = filters.mean(axis=1)
+            centred = filters - mean[:, None]
+            covariances.append(centred @ centred.T / (filters.shape[1] - 1))
+            means.append(mean)
+            paths.append(getattr(layer, "path", None) or layer.name)
+        return cls(
+            means,
+            covariances,
+            kernel_size,
+            layer_paths=paths,
+            source_name=getattr(model, "name", None),
+        )
+
+    # ------------------------------------------------------------------
+    # Saving and loading
+    # ------------------------------------------------------------------
+    def save(self, path):
+        """Writes the bank to a ``.npz`` file atomically; returns the path.
+
+        As with ``numpy.savez``, ``.npz`` is appended when ``path`` lacks it.
+        The file holds ``means`` ``(L, n)``, ``covariances`` ``(L, n, n)`` and
+        ``metadata``, a JSON string with the format version, kernel size,
+        depth fractions, layer paths and source name.
+        """
+        path = os.fspath(path)
+        if not path.endswith(".npz"):
+            path = path + ".npz"
+        metadata = {
+            "format_version": FORMAT_VERSION,
+            "kernel_size": list(self._kernel_size),
+            "depth_fractions": list(self._depth_fractions),
+            "layer_paths": self._layer_paths,
+            "source_name": self._source_name,
+        }
+        with atomic_path(path) as tmp:
+            # The temporary path keeps the .npz suffix, so numpy adds nothing.
+            np.savez(
+                tmp,
+                means=np.stack(self._means),
+                covariances=np.stack(self._covariances),
+                metadata=np.array(json.dumps(metadata)),
+            )
+        return path
+
+    @classmethod
+    def load(cls, path):
+        """Reads a bank written by :meth:`save` and validates it.
+
+        Raises:
+            FileNotFoundError: neither ``path`` nor ``path + ".npz"`` exists.
+            ValueError: the file is not a readable bank (corrupt, missing
+                arrays, bad metadata, unsupported version or invalid values).
+        """
+        path = os.fspath(path)
+        if not os.path.exists(path) and os.path.exists(path + ".npz"):
+            path = path + ".npz"
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"No FilterCovariance file at {path!r}.")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                missing = [key for key in _ARRAY_KEYS if key not in data.files]
+                if missing:
+                    raise ValueError(
+                        f"{path!r} is not a FilterCovariance file: missing {missing}."
+                    )
+                means = np.array(data["means"], dtype=np.float64)
+                covariances = np.array(data["covariances"], dtype=np.float64)
+                metadata = json.loads(str(data["metadata"][()]))
+        except ValueError:
+            raise
+        except Exception as error:  # zip/pickle/JSON/dtype errors of a bad file
+            raise ValueError(
+                f"Could not read a FilterCovariance from {path!r}: {error}"
+            ) from error
+        if not isinstance(metadata, dict) or "kernel_size" not in metadata:
+            raise ValueError(f"{path!r} has invalid FilterCovariance metadata.")
+        version = metadata.get("format_version")
+        if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
+            raise ValueError(
+                f"{path!r} has format version {version!r}; this version of "
+                f"keras_structinit reads versions 1..{FORMAT_VERSION}."
+            )
+        if means.ndim != 2 or covariances.ndim != 3:
+            raise ValueError(
+                f"{path!r}: `means` must be (L, n) and `covariances` (L, n, n); "
+                f"got shapes {means.shape} and {covariances.shape}."
+            )
+        try:
+            kernel_size = tuple(metadata["kernel_size"])
+        except TypeError as error:
+            raise ValueError(f"{path!r} has an invalid kernel size.") from error
+        return cls(
+            list(means),
+            list(covariances),
+            kernel_size,
+            depth_fractions=metadata.get("depth_fractions"),
+            layer_paths=metadata.get("layer_paths"),
+            source_name=metadata.get("source_name"),
+        )
+
+    # ------------------------------------------------------------------
+    # Depth interpolation
+    # ------------------------------------------------------------------
+    def at_depth(self, depth):
+        """``(mean, covariance)`` at depth fraction ``depth`` in [0, 1].
+
+        Linear interpolation between the two source layers whose depth
+        fractions bracket ``depth``; exact at source depths. Outside the range
+        of the source fractions (only possible with custom fractions) the
+        nearest end layer is returned; a one-layer bank always returns its
+        layer. Returns fresh float64 arrays.
+        """
+        depth = cov_math.check_depth_fraction(depth, "depth")
+        fractions = self._depth_fractions
+        if len(self) == 1 or depth <= fractions[0]:
+            return self._means[0].copy(), self._covariances[0].copy()
+        if depth >= fractions[-1]:
+            return self._means[-1].copy(), self._covariances[-1].copy()
+        upper = int(np.searchsorted(fractions, depth, side="right"))
+        lower = upper - 1
+        if depth == fractions[lower]:
+            return self._means[lower].copy(), self._covariances[lower].copy()
+        t = (depth - fractions[lower]) / (fractions[upper] - fractions[lower])
+        mean = (1.0 - t) * self._means[lower] + t * self._means[upper]
+        cov = (1.0 - t) * self._covariances[lower] + t * self._covariances[upper]
+        return mean, cov
+
+    # ------------------------------------------------------------------
+    # Changing the filter size
+    # ------------------------------------------------------------------
+    def resized(self, kernel_size):
+        """A bank for filters of another size (2-D filters only).
+
+        Each covariance is put in block form (:func:`vector_to_block`): a
+        ``kh x kw`` grid of blocks, block ``(i, j)`` being pixel ``(i, j)``'s
+        covariance with every pixel as a ``kh x kw`` image. Then
+
+        1. every block image is brought to the target size ``(th, tw)``,
+           centre-aligned (centre pixel ``k // 2`` maps to ``t // 2``): grown by
+           padding with that block's mean value, or shrunk by cropping;
+        2. the grid of blocks is resampled to ``th x tw`` blocks by bilinear
+           interpolation with aligned corners (block position ``t`` of ``T``
+           reads source position ``t (K - 1) / (T - 1)``; a target of one block
+           reads the source centre);
+        3. the result is turned back with :func:`block_to_vector` and
+           symmetrized.
+
+        Means are resized like one block: padded with their own mean value or
+        centre-cropped. The same size returns an identical bank.
+        """
+        source = cov_math._two_d(self._kernel_size)
+        target = cov_math._two_d(kernel_size)
+        if target == source:
+            return self._replace(self._means, self._covariances)
+        kh, kw = source
+        th, tw = target
+        means, covariances = [], []
+        for mean, cov in zip(self._means, self._covariances):
+            means.append(_fit_image(mean.reshape(kh, kw), target).reshape(-1))
+            blocks = cov_math.vector_to_block(cov, source).reshape(kh, kh, kw, kw)
+            blocks = blocks.transpose(0, 2, 1, 3)  # [i, j, l, m]: block (i, j)
+            fitted = np.empty((kh, kw, th, tw))
+            for i in range(kh):
+                for j in range(kw):
+                    fitted[i, j] = _fit_image(blocks[i, j], target)
+            grid = _bilinear_grid(fitted, target)  # [I, J, l, m]
+            blk = grid.transpose(0, 2, 1, 3).reshape(th * th, tw * tw)
+            new_cov = cov_math.block_to_vector(blk, target)
+            covariances.append(0.5 * (new_cov + new_cov.T))
+        return self._replace(means, covariances, kernel_size=target)
+
+    # ------------------------------------------------------------------
+    # Kronecker approximation
+    # ------------------------------------------------------------------
+    def kronecker(self):
+        """Nearest Kronecker-structured covariances (Van Loan-Pitsianis).
+
+        For a ``k x k`` filter, ``Sigma'[(i, j), (l, m)] = A[i, l] A[j, m]`` is
+        exactly ``Sigma' = A kron A`` with ``numpy.kron``'s (row-major) index
+        order, so the rearrangement ``R[(i, l), (j, m)] = Sigma'[(i, j), (l, m)]``
+        (row ``(i, l)`` of ``R`` is block ``(i, l)`` of ``Sigma'`` flattened)
+        turns ``Sigma' ~ A kron C`` into the rank-one problem ``R ~ vec(A)
+        vec(C)^T``. This ``R`` is exactly :func:`vector_to_block` of ``Sigma'``.
+
+        * Square filters: the nearest ``A kron A`` minimises ``||R - a a^T||``,
+          whose solution only depends on the symmetric part ``(R + R^T) / 2``:
+          ``a = sqrt(lambda) e`` for its largest eigenpair (``A = 0`` when
+          ``lambda <= 0``). This is the exact optimum, and equals the
+          Van Loan-Pitsianis ``sqrt(s) u``/``sqrt(s) v`` factors when those agree.
+        * Non-square ``(kh, kw)`` filters: the two factors have different
+          sizes, so the general ``A kron C`` from the leading singular triple
+          ``s, u, v`` of ``R`` is used, ``A = sqrt(s) u``, ``C = sqrt(s) v``.
+
+        Factors are reshaped row-major, symmetrized, and their common sign is
+        chosen so that ``trace(A) >= 0``. Means are unchanged.
+
+        Returns:
+            ``(bank, errors)``: the Kronecker-structured bank and, per layer,
+            the relative fit error ``||Sigma' - A kron C||_F / ||Sigma'||_F``
+            (0 for a zero covariance).
+        """
+        kh, kw = cov_math._two_d(self._kernel_size)
+        covariances, errors = [], []
+        for cov in self._covariances:
+            r = cov_math.vector_to_block(cov, (kh, kw))  # (kh*kh, kw*kw)
+            if kh == kw:
+                eigvals, eigvecs = np.linalg.eigh(0.5 * (r + r.T))
+                lam = max(float(eigvals[-1]), 0.0)
+                a = (math.sqrt(lam) * eigvecs[:, -1]).reshape(kh, kh)
+                c = a
+            else:
+                u, s, vt = np.linalg.svd(r)
+                a = (math.sqrt(s[0]) * u[:, 0]).reshape(kh, kh)
+                c = (math.sqrt(s[0]) * vt[0]).reshape(kw, kw)
+            a = 0.5 * (a + a.T)
+            c = 0.5 * (c + c.T)
+            if np.trace(a) < 0:
+                a, c = -a, -c
+            approx = np.kron(a, c)
+            approx = 0.5 * (approx + approx.T)
+            norm = float(np.linalg.norm(cov))
+            errors.append(float(np.linalg.norm(cov - approx)) / norm if norm > 0 else 0.0)
+            covariances.append(approx)
+        return self._replace(self._means, covariances), errors
+
+
+# ----------------------------------------------------------------------------
+# Helpers for `resized`
+# ----------------------------------------------------------------------------
+def _fit_image(image, target):
+    """Centre-aligned pad (with the image's mean) or crop of a 2-D image."""
+    out = image
+    for axis, size in enumerate(target):
+        k = out.shape[axis]
+        if size > k:
+            before = size // 2 - k // 2
+            pad = [(0, 0), (0, 0)]
+            pad[axis] = (before, size - k - before)
+            out = np.pad(out, pad, mode="constant", constant_values=float(image.mean()))
+        elif size < k:
+            start = k // 2 - size // 2
+            out = np.take(out, np.arange(start, start + size), axis=axis)
+    return out
+
+
+def _aligned_positions(source, target):
+    """Source positions of ``target`` evenly spaced points, corners aligned."""
+    if target == 1:
+        return np.array([(source - 1) / 2.0])
+    return np.arange(target) * ((source - 1) / (target - 1))
+
+
+def _interp_axis(values, target, axis):
+    source = values.shape[axis]
+    pos = _aligned_positions(source, target)
+    lo = np.clip(np.floor(pos).astype(int), 0, source - 1)
+    hi = np.minimum(lo + 1, source - 1)
+    frac = pos - lo
+    shape = [1] * values.ndim
+    shape[axis] = target
+    frac = frac.reshape(shape)
+    return (1.0 - frac) * np.take(values, lo, axis=axis) + frac * np.take(values, hi, axis=axis)
+
+
+def _bilinear_grid(blocks, target):
+    """Resamples the leading ``(K1, K2)`` grid of ``blocks`` to ``target``."""
+    out = _interp_axis(blocks, target[0], axis=0)
+    return _interp_axis(out, target[1], axis=1)
