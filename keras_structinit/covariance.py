@@ -47,6 +47,7 @@ from numbers import Integral, Real
 import numpy as np
 
 __all__ = [
+    "FilterCovariance",
     "PRESETS",
     "PSD_MODES",
     "block_to_vector",
@@ -331,3 +332,8 @@ def depth_fractions(num_layers):
     if num_layers == 1:
         return [0.0]
     return [i / (num_layers - 1) for i in range(num_layers)]
+
+
+# The bank of learned filter covariances (covariance transfer) lives in its own
+# module, since it reads Keras models; it is part of this namespace's API.
+from keras_structinit.covariance_transfer import FilterCovariance  # noqa: E402
