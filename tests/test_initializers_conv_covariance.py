@@ -1,7 +1,5 @@
 """ConvCovariance and apply_conv_covariance on the active Keras backend."""
 
-import math
-
 import keras
 import numpy as np
 import pytest
@@ -10,41 +8,7 @@ import keras_structinit as ks
 from keras_structinit import covariance as cv
 from keras_structinit.initializers import ConvCovariance, conv_covariance as cc_module
 
-
-def to_numpy(x):
-    return np.asarray(keras.ops.convert_to_numpy(keras.ops.cast(x, "float32")), dtype=np.float64)
-
-
-def filters_of(kernel):
-    """(num_filters, num_pixels): each kernel[..., a, b] flattened row-major."""
-    kernel = to_numpy(kernel)
-    n_pix = math.prod(kernel.shape[:-2])
-    return kernel.reshape(n_pix, -1).T
-
-
-def assert_covariance_within_sampling_error(samples, target, z_max=6.0):
-    """Entry-wise check of the empirical covariance against ``target``.
-
-    For zero-mean Gaussian samples the estimator S_ij = mean(x_i x_j) has
-    standard error sqrt((T_ii T_jj + T_ij^2) / n) (Isserlis' theorem). With
-    n(n+1)/2 <= ~3.3k distinct entries, |z| > 6 has probability ~2e-9 per
-    entry, so a failure is a real mismatch, not bad luck. A float32 round-off
-    allowance of 1e-5 * sqrt(T_ii T_jj) is added.
-    """
-    n = samples.shape[0]
-    emp = samples.T @ samples / n  # known zero mean
-    diag = np.diag(target)
-    scale = np.outer(diag, diag)
-    stderr = np.sqrt((scale + target**2) / n)
-    excess = np.abs(emp - target) - (z_max * stderr + 1e-5 * np.sqrt(scale))
-    worst = np.unravel_index(np.argmax(excess), excess.shape)
-    assert excess.max() <= 0, (
-        f"empirical covariance off at {worst}: {emp[worst]:.5f} vs {target[worst]:.5f} "
-        f"(stderr {stderr[worst]:.5f})"
-    )
-    # The sample mean must be zero within its own standard error.
-    mean_z = np.abs(samples.mean(axis=0)) / np.sqrt(diag / n + 1e-30)
-    assert mean_z.max() < z_max
+from conftest import assert_covariance_within_sampling_error, filters_of, to_numpy
 
 
 @pytest.mark.parametrize("psd", ["abs", "clip"])

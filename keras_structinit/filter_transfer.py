@@ -1,0 +1,115 @@
+"""Direct filter transfer: copy learned depthwise filters between models.
+
+This is the baseline that covariance transfer (Trockman et al., ICLR 2023) is
+compared against: instead of sampling new filters from a learned covariance,
+a target model's depthwise filters are set to copies of a trained source
+model's filters, layer by layer, matched by relative depth.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral
+
+import keras
+import numpy as np
+
+from keras_structinit.covariance import depth_fractions
+from keras_structinit.layer_utils import spatial_depthwise_convs
+
+__all__ = ["transfer_filters"]
+
+
+def _numpy_rng(seed):
+    if seed is None or (isinstance(seed, Integral) and not isinstance(seed, bool)):
+        return np.random.default_rng(None if seed is None else int(seed))
+    raise TypeError(f"`seed` must be None or an int. Received: seed={seed!r}")
+
+
+def _nearest_source(fraction, source_fractions):
+    """Index of the source depth fraction nearest ``fraction`` (ties: lower)."""
+    gaps = [abs(fraction - s) for s in source_fractions]
+    best = min(gaps)
+    # Tolerate float noise so exact ties go to the lower index.
+    return next(i for i, g in enumerate(gaps) if g <= best + 1e-12)
+
+
+def _pick_filters(num_source, num_target, rng):
+    """Indices of the source filters copied to each of ``num_target`` slots."""
+    if num_target <= num_source:
+        return rng.choice(num_source, size=num_target, replace=False)
+    repeats, remainder = divmod(num_target, num_source)
+    tiled = np.tile(np.arange(num_source), repeats)
+    extra = rng.choice(num_source, size=remainder, replace=False)
+    return np.concatenate([tiled, extra])
+
+
+def transfer_filters(source, target, seed=None):
+    """Copies a trained ``source`` model's depthwise filters into ``target``.
+
+    Both models must be built. Their spatial depthwise convolutions are found
+    with :func:`keras_structinit.layer_utils.spatial_depthwise_convs` (model
+    order). Target layer ``j`` of ``D_t`` (depth fraction
+    ``depth_fractions(D_t)[j]``) copies from the source layer with the nearest
+    depth fraction, ties going to the shallower layer.
+
+    A kernel ``(kh, kw, a, b)`` is viewed as ``H = a * b`` filters of size
+    ``kh x kw``. With ``H_t`` target and ``H_s`` source filters:
+
+    * ``H_t <= H_s``: ``H_t`` distinct source filters are chosen at random
+      (without replacement);
+    * ``H_t > H_s``: every source filter is used ``H_t // H_s`` times, and the
+      remaining ``H_t % H_s`` slots get a random subset of distinct source
+      filters.
+
+    Sub-sampled filters come in random order; tiled filters keep the source
+    order. Biases and all other weights are left untouched, and ``source`` is
+    only read.
+
+    Args:
+        source: a built, usually trained, ``keras.Model``.
+        target: a built ``keras.Model`` whose depthwise kernels are overwritten.
+        seed: ``None`` (fresh randomness each call) or an int, which makes the
+            choice of filters reproducible (a NumPy ``Generator`` is seeded
+            with it).
+
+    Returns:
+        The paths of the target kernel variables that were assigned, in order.
+
+    Raises:
+        ValueError: a model is unbuilt or has no spatial depthwise convs, or a
+            target layer's kernel size differs from its matched source layer's.
+        TypeError: ``seed`` is not ``None`` or an int.
+    """
+    rng = _numpy_rng(seed)
+    source_convs = spatial_depthwise_convs(source)
+    target_convs = spatial_depthwise_convs(target)
+    source_fracs = depth_fractions(len(source_convs))
+    target_fracs = depth_fractions(len(target_convs))
+
+    # Match and validate every layer before changing any weights.
+    plan = []
+    for (t_layer, t_kernel), fraction in zip(target_convs, target_fracs):
+        s_layer, s_kernel = source_convs[_nearest_source(fraction, source_fracs)]
+        t_size = tuple(int(d) for d in t_kernel.shape[:-2])
+        s_size = tuple(int(d) for d in s_kernel.shape[:-2])
+        if t_size != s_size:
+            raise ValueError(
+                f"Kernel sizes differ: target layer {t_layer.name!r} has {t_size} "
+                f"but its matched source layer {s_layer.name!r} has {s_size}. "
+                "Direct transfer needs equal filter sizes."
+            )
+        plan.append((t_kernel, s_kernel, t_size))
+
+    paths = []
+    for t_kernel, s_kernel, size in plan:
+        n = math.prod(size)
+        # Copy (np.array) so that nothing written can alias the source variable.
+        s_filters = np.array(keras.ops.convert_to_numpy(s_kernel.value)).reshape(n, -1)
+        t_shape = tuple(int(d) for d in t_kernel.shape)
+        num_target = math.prod(t_shape[-2:])
+        chosen = _pick_filters(s_filters.shape[1], num_target, rng)
+        values = s_filters[:, chosen].reshape(t_shape)
+        t_kernel.assign(keras.ops.cast(values, t_kernel.dtype))
+        paths.append(t_kernel.path)
+    return paths

@@ -1,0 +1,113 @@
+"""transfer_filters: direct copying of learned depthwise filters."""
+
+import keras
+import numpy as np
+import pytest
+
+from keras_structinit.filter_transfer import transfer_filters
+from keras_structinit.layer_utils import spatial_depthwise_convs
+from keras_structinit.models.convmixer import convmixer
+
+
+def make(dim, depth, kernel_size=5, seed=None):
+    if seed is not None:
+        keras.utils.set_random_seed(seed)
+    return convmixer(dim, depth, kernel_size=kernel_size, num_classes=3, input_shape=(8, 8, 3))
+
+
+def kernels(model):
+    return [np.array(keras.ops.convert_to_numpy(k.value)) for _, k in spatial_depthwise_convs(model)]
+
+
+def filter_rows(kernel):
+    """The H filters of a kernel as rows of length kh * kw."""
+    n = kernel.shape[0] * kernel.shape[1]
+    return kernel.reshape(n, -1).T
+
+
+def test_wider_deeper_target_copies_nearest_layer():
+    source, target = make(8, 2, seed=1), make(16, 4, seed=2)
+    before = [w.copy() for w in source.get_weights()]
+    paths = transfer_filters(source, target, seed=0)
+    expected_paths = [k.path for _, k in spatial_depthwise_convs(target)]
+    assert paths == expected_paths
+    src = [filter_rows(k) for k in kernels(source)]
+    # Depth fractions 0, 1/3, 2/3, 1 against 0, 1 -> source layers 0, 0, 1, 1.
+    for t_kernel, s_index in zip(kernels(target), [0, 0, 1, 1]):
+        rows = filter_rows(t_kernel)
+        assert rows.shape == (16, 25)
+        source_set = {tuple(r) for r in src[s_index]}
+        assert all(tuple(r) in source_set for r in rows)
+        # Tiling uses every source filter (exactly twice when H_t = 2 * H_s).
+        _, counts = np.unique(rows, axis=0, return_counts=True)
+        assert len(counts) == 8 and np.all(counts == 2)
+    for a, b in zip(before, source.get_weights()):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_tiling_with_remainder():
+    source, target = make(8, 2, seed=1), make(12, 2, seed=2)
+    transfer_filters(source, target, seed=3)
+    for s_kernel, t_kernel in zip(kernels(source), kernels(target)):
+        rows = filter_rows(t_kernel)
+        src = filter_rows(s_kernel)
+        np.testing.assert_array_equal(rows[:8], src)
+        remainder = {tuple(r) for r in rows[8:]}
+        assert len(remainder) == 4
+        assert remainder <= {tuple(r) for r in src}
+
+
+@pytest.mark.parametrize("source_dim,target_dim", [(8, 12), (16, 8)])
+def test_int_seed_is_reproducible(source_dim, target_dim):
+    # Widths with a random part: tiling remainder (8 -> 12) or sub-sampling.
+    source = make(source_dim, 2, seed=1)
+    t1, t2, t3 = (make(target_dim, 4, seed=s) for s in (2, 3, 4))
+    transfer_filters(source, t1, seed=7)
+    transfer_filters(source, t2, seed=7)
+    transfer_filters(source, t3, seed=8)
+    for a, b in zip(kernels(t1), kernels(t2)):
+        np.testing.assert_array_equal(a, b)
+    assert any(not np.array_equal(a, c) for a, c in zip(kernels(t1), kernels(t3)))
+
+
+def test_narrower_target_subsamples_distinct_filters():
+    source, target = make(16, 4, seed=1), make(8, 2, seed=2)
+    transfer_filters(source, target, seed=0)
+    src = kernels(source)
+    # Depth fractions 0, 1 against 0, 1/3, 2/3, 1 -> source layers 0, 3.
+    for t_kernel, s_index in zip(kernels(target), [0, 3]):
+        rows = filter_rows(t_kernel)
+        assert len({tuple(r) for r in rows}) == 8
+        assert {tuple(r) for r in rows} <= {tuple(r) for r in filter_rows(src[s_index])}
+
+
+def test_tie_goes_to_lower_source_layer():
+    # Target fractions 0, 1/2, 1 against source 0, 1: 1/2 is a tie.
+    source, target = make(8, 2, seed=1), make(8, 3, seed=2)
+    transfer_filters(source, target, seed=0)
+    middle = {tuple(r) for r in filter_rows(kernels(target)[1])}
+    assert middle == {tuple(r) for r in filter_rows(kernels(source)[0])}
+
+
+def test_kernel_size_mismatch_raises():
+    source, target = make(8, 2, kernel_size=5), make(8, 2, kernel_size=3)
+    before = kernels(target)
+    with pytest.raises(ValueError, match=r"block_1_depthwise_conv.*\(3, 3\).*\(5, 5\)"):
+        transfer_filters(source, target)
+    for a, b in zip(before, kernels(target)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_biases_untouched():
+    source, target = make(8, 2, seed=1), make(16, 4, seed=2)
+    layers = [layer for layer, _ in spatial_depthwise_convs(target)]
+    before = [np.array(keras.ops.convert_to_numpy(l.bias)) for l in layers if l.use_bias]
+    transfer_filters(source, target, seed=0)
+    after = [np.array(keras.ops.convert_to_numpy(l.bias)) for l in layers if l.use_bias]
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_bad_seed_raises():
+    with pytest.raises(TypeError, match="`seed`"):
+        transfer_filters(make(8, 2), make(8, 2), seed="x")

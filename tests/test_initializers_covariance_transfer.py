@@ -1,0 +1,119 @@
+"""CovarianceTransfer and apply_covariance_transfer on the active backend."""
+
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+from keras_structinit import covariance as cv
+from keras_structinit.covariance import FilterCovariance
+from keras_structinit.initializers import CovarianceTransfer
+
+from conftest import assert_covariance_within_sampling_error, filters_of, run_fresh_python, to_numpy
+
+
+def two_layer_bank(k=5):
+    """A bank whose layers are closed-form covariances of different widths."""
+    covs = [cv.conv_covariance(k, 0.3), cv.conv_covariance(k, 2.0)]
+    means = [np.linspace(-0.2, 0.2, k * k), np.zeros(k * k)]
+    return FilterCovariance(means, covs, k)
+
+
+@pytest.mark.parametrize("depth", [0.0, 0.5, 1.0])
+def test_samples_follow_interpolated_covariance(depth):
+    bank = two_layer_bank()
+    init = CovarianceTransfer(bank, depth=depth, seed=3)
+    filters = filters_of(init((5, 5, 20000, 1)))
+    _, target = bank.at_depth(depth)
+    assert_covariance_within_sampling_error(filters, cv.psd_project(target, "abs"))
+
+
+def test_use_mean_adds_the_mean_filter():
+    bank = two_layer_bank()
+    filters = filters_of(CovarianceTransfer(bank, depth=0.0, use_mean=True, seed=1)((5, 5, 20000, 1)))
+    centred = filters - bank.means[0]
+    assert_covariance_within_sampling_error(centred, cv.psd_project(bank.covariances[0], "abs"))
+
+
+def test_bank_from_path_seeds_and_config(tmp_path):
+    path = two_layer_bank().save(tmp_path / "bank.npz")
+    init = CovarianceTransfer(path, depth=0.25, seed=4)
+    np.testing.assert_array_equal(to_numpy(init((5, 5, 8, 1))), to_numpy(init((5, 5, 8, 1))))
+    clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(init))
+    np.testing.assert_allclose(clone.covariance, init.covariance, rtol=0, atol=0)
+    np.testing.assert_array_equal(to_numpy(clone((5, 5, 8, 1))), to_numpy(init((5, 5, 8, 1))))
+    layer2 = init.at_depth(1.0, index=2)
+    assert layer2.depth == 1.0 and layer2.get_config()["seed"] == 6
+
+
+def test_bad_input():
+    bank = two_layer_bank()
+    with pytest.raises(ValueError, match="resized"):
+        CovarianceTransfer(bank)((7, 7, 4, 1))
+    with pytest.raises(TypeError, match="bank"):
+        CovarianceTransfer(np.eye(25))
+    with pytest.raises(ValueError, match="depth"):
+        CovarianceTransfer(bank, depth=2.0)
+    with pytest.raises(ValueError, match="psd"):
+        CovarianceTransfer(bank, psd="eig")
+    with pytest.raises(TypeError, match="use_mean"):
+        CovarianceTransfer(bank, use_mean=1)
+
+
+def test_apply_across_width_depth_and_kernel_size():
+    source = ks.models.convmixer(8, 2, kernel_size=5, num_classes=3, input_shape=(8, 8, 3))
+    ks.apply_conv_covariance(source, seed=0)
+    bank = FilterCovariance.from_model(source)
+    deeper = ks.models.convmixer(16, 4, kernel_size=5, num_classes=3, input_shape=(8, 8, 3))
+    paths = ks.apply_covariance_transfer(deeper, bank, seed=1)
+    assert paths == [f"block_{i}_depthwise_conv/kernel" for i in range(1, 5)]
+    again = ks.models.convmixer(16, 4, kernel_size=5, num_classes=3, input_shape=(8, 8, 3))
+    ks.apply_covariance_transfer(again, bank, seed=1)
+    for path in paths:
+        layer = path.split("/")[0]
+        np.testing.assert_array_equal(
+            to_numpy(deeper.get_layer(layer).kernel), to_numpy(again.get_layer(layer).kernel)
+        )
+    bigger_kernel = ks.models.convmixer(8, 3, kernel_size=7, num_classes=3, input_shape=(8, 8, 3))
+    assert len(ks.apply_covariance_transfer(bigger_kernel, bank, kronecker=True, seed=2)) == 3
+    assert tuple(bigger_kernel.get_layer("block_1_depthwise_conv").kernel.shape) == (7, 7, 8, 1)
+    with pytest.raises(ValueError, match="no spatial depthwise"):
+        ks.apply_covariance_transfer(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]), bank)
+
+
+def test_apply_samples_from_the_interpolated_layer():
+    bank = two_layer_bank()
+    model = ks.models.convmixer(20000, 3, kernel_size=5, num_classes=2, input_shape=(4, 4, 1))
+    ks.apply_covariance_transfer(model, bank, seed=5)
+    middle = filters_of(model.get_layer("block_2_depthwise_conv").kernel)
+    _, target = bank.at_depth(0.5)
+    assert_covariance_within_sampling_error(middle, cv.psd_project(target, "abs"))
+
+
+def test_keras_round_trip_in_fresh_process(tmp_path):
+    model = ks.models.convmixer(
+        8, 2, kernel_size=5, num_classes=3, input_shape=(8, 8, 3),
+        depthwise_initializer=CovarianceTransfer(two_layer_bank(), seed=0),
+    )
+    configs = [model.get_layer(f"block_{i}_depthwise_conv").depthwise_initializer for i in (1, 2)]
+    assert [c.depth for c in configs] == [0.0, 1.0]
+    x = np.random.default_rng(0).standard_normal((2, 8, 8, 3)).astype("float32")
+    np.savez(tmp_path / "io.npz", x=x, y=to_numpy(model(x, training=False)))
+    model.save(tmp_path / "m.keras")
+    out = run_fresh_python(
+        textwrap.dedent(
+            f"""
+            import numpy as np, keras
+            import keras_structinit
+            m = keras.saving.load_model({str(tmp_path / "m.keras")!r})
+            io = np.load({str(tmp_path / "io.npz")!r})
+            got = keras.ops.convert_to_numpy(m(io["x"], training=False))
+            np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
+            print("OK", type(m.get_layer("block_2_depthwise_conv").depthwise_initializer).__name__)
+            """
+        ),
+        cwd=tmp_path,
+    )
+    assert "OK CovarianceTransfer" in out
