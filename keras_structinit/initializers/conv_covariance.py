@@ -17,7 +17,6 @@ import functools
 import math
 
 import keras
-import numpy as np
 
 from keras_structinit import covariance as cov_math
 from keras_structinit.initializers.base import (
