@@ -18,9 +18,9 @@ holds the config, versions, backend, seeds and every run's numbers. The
 validation set is 10% of the CIFAR-10 training split, held out per class;
 ``--val-size`` evaluates on a class-balanced subset of it (0 = all 5,000).
 
-Quick CPU check (a few minutes on 2 cores):
-    python examples/covariance_transfer.py --train-size 2000 --epochs 1 \\
-        --source-epochs 1 --seeds 0
+Smoke check on a CPU (too few steps for accuracies above chance):
+    python examples/covariance_transfer.py --train-size 512 --epochs 1 \\
+        --source-epochs 1 --seeds 0 --val-size 500 --targets wider
 
 Full budget on a GPU machine (all 45,000 training images, full validation):
     KERAS_BACKEND=jax python examples/covariance_transfer.py --train-size 45000 \\
@@ -60,6 +60,8 @@ def parse_args(argv=None):
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--source-seed", type=int, default=0)
     p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--targets", nargs="+", choices=("wider", "deeper"), default=["wider", "deeper"],
+                   help="target models: wider = ConvMixer-128/8, deeper = ConvMixer-128/16")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--weight-decay", type=float, default=0.01)
     p.add_argument("--kernel-size", type=int, default=9)
@@ -154,7 +156,8 @@ def main(argv=None):
 
     # 2. Targets.
     runs = []
-    for model_name, (dim, depth) in TARGETS.items():
+    targets = {name: size for name, size in TARGETS.items() if name.split("(")[1][:-1] in args.targets}
+    for model_name, (dim, depth) in targets.items():
         for frozen in (True, False):
             for init in INITS:
                 for seed in args.seeds:
@@ -171,7 +174,7 @@ def main(argv=None):
         "|---|---|---|---|---|",
     ]
     summary = []
-    for model_name in TARGETS:
+    for model_name in targets:
         for filters in ("frozen", "thawed"):
             for init in INITS:
                 accs = np.array([r["val_accuracy"] for r in runs
