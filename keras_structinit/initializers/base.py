@@ -31,6 +31,19 @@ class SeededInitializer(keras.Initializer):
             )
         self.seed = int(seed) if isinstance(seed, Integral) else seed
 
+    def layer_seed(self, index):
+        """The seed for the ``index``-th layer of a model sharing this initializer.
+
+        An int seed ``s`` becomes ``s + index`` (independent layers), a
+        ``SeedGenerator`` is shared (fresh values per layer) and ``None`` stays
+        ``None`` (a new random seed).
+        """
+        if isinstance(self.seed, keras.random.SeedGenerator):
+            return self.seed
+        if self._init_seed is None:
+            return None
+        return int(self._init_seed) + int(index)
+
     def get_config(self):
         return {"seed": keras.saving.serialize_keras_object(self._init_seed)}
 

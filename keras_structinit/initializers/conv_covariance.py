@@ -112,10 +112,7 @@ class ConvCovariance(SeededInitializer):
         (fresh values per layer); ``None`` stays ``None`` (a new random seed).
         """
         config = self.get_config()
-        seed = self.seed if isinstance(self.seed, keras.random.SeedGenerator) else self._init_seed
-        if isinstance(seed, int):
-            seed = seed + int(index)
-        config.update(depth=depth, seed=seed)
+        config.update(depth=depth, seed=self.layer_seed(index))
         return type(self).from_config(config)
 
     def covariance(self, kernel_size):

@@ -77,10 +77,9 @@ class CovarianceTransfer(SeededInitializer):
         An int seed ``s`` becomes ``s + index`` (independent layers); a
         ``SeedGenerator`` is shared.
         """
-        seed = self.seed if isinstance(self.seed, keras.random.SeedGenerator) else self._init_seed
-        if isinstance(seed, int):
-            seed = seed + int(index)
-        return type(self)(self._bank, depth=depth, use_mean=self.use_mean, psd=self.psd, seed=seed)
+        return type(self)(
+            self._bank, depth=depth, use_mean=self.use_mean, psd=self.psd, seed=self.layer_seed(index)
+        )
 
     def __call__(self, shape, dtype=None):
         shape = check_kernel_shape(shape)
