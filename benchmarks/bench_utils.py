@@ -8,7 +8,6 @@ import os
 import platform
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -67,19 +66,6 @@ def summarize(times):
     }
 
 
-def write_atomic(path, text):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp creates the file owner-only
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def backend_parser(description):
     """An ``ArgumentParser`` with the ``--backend`` / ``--all-backends`` choice."""
     import argparse
@@ -96,14 +82,16 @@ def backend_parser(description):
 def save_results(out_dir, name, backend, entry, render_markdown):
     """Merges ``entry`` into ``<out_dir>/<name>.json`` under ``backend`` (parts of
     an earlier entry not re-run are kept) and re-renders ``<name>.md``."""
+    from keras_structinit.io_utils import write_text  # after KERAS_BACKEND is set
+
     out_dir = Path(out_dir)
     json_path = out_dir / f"{name}.json"
     data = json.loads(json_path.read_text()) if json_path.exists() else {}
     data["benchmark"] = name
     old = data.setdefault("results", {}).get(backend, {})
     data["results"][backend] = {**old, **entry}
-    write_atomic(json_path, json.dumps(data, indent=2) + "\n")
-    write_atomic(out_dir / f"{name}.md", render_markdown(data))
+    write_text(json_path, json.dumps(data, indent=2) + "\n")
+    write_text(out_dir / f"{name}.md", render_markdown(data))
     print(f"[{backend}] wrote {json_path} and {name}.md", flush=True)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_utils import machine_info, software_info, write_atomic
+from bench_utils import machine_info, software_info
 
 
 def main():
@@ -36,6 +36,7 @@ def main():
     os.environ["KERAS_BACKEND"] = args.backend
     from keras import ops
 
+    from keras_structinit.io_utils import write_text
     from keras_structinit.layers import depthwise as dw
 
     if args.backend == "jax":
@@ -112,7 +113,7 @@ def main():
     )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    write_atomic(out / f"depthwise_breakdown_{args.backend}.json", json.dumps(result, indent=2) + "\n")
+    write_text(out / f"depthwise_breakdown_{args.backend}.json", json.dumps(result, indent=2) + "\n")
     print(f"matmul rate {gflops:.0f} GFLOP/s; wrote {out}", file=sys.stderr)
 
 

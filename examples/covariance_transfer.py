@@ -41,7 +41,8 @@ from keras_structinit.callbacks import RecordFilterCovariance
 from keras_structinit.covariance_transfer import FilterCovariance
 from keras_structinit.io_utils import write_json, write_text
 from keras_structinit.models import convmixer
-from keras_structinit.recipes.demo import _jit_compile, _normalizer, load_demo_data
+from keras_structinit.recipes.demo import load_demo_data
+from keras_structinit.recipes.training import channel_normalizer, compile_classifier
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(REPO_ROOT, "..", "shared", "datasets", "cifar10-train-jpeg.zip")
@@ -88,20 +89,6 @@ def balanced_subset(y, n, seed):
     return np.sort(np.lexsort((rng.random(len(y)), rank))[:n])
 
 
-def compile_model(model, steps, args):
-    # Linear warmup over the first 20% of steps, then cosine decay (as the demo).
-    schedule = keras.optimizers.schedules.CosineDecay(
-        0.0, decay_steps=max(steps - steps // 5, 1),
-        warmup_target=args.lr, warmup_steps=steps // 5,
-    )
-    model.compile(
-        optimizer=keras.optimizers.AdamW(schedule, weight_decay=args.weight_decay),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=["accuracy"],
-        jit_compile=_jit_compile(),
-    )
-
-
 def train_and_eval(dim, depth, data, args, epochs, seed, init=None, frozen=False, bank=None, callbacks=()):
     x, y, x_val, y_val = data
     keras.utils.set_random_seed(seed)
@@ -113,7 +100,7 @@ def train_and_eval(dim, depth, data, args, epochs, seed, init=None, frozen=False
         ks.apply_covariance_transfer(model, bank, seed=seed)
     if frozen:
         ks.freeze_spatial(model)
-    compile_model(model, epochs * int(np.ceil(len(x) / args.batch_size)), args)
+    compile_classifier(model, epochs * int(np.ceil(len(x) / args.batch_size)), args.lr, args.weight_decay)
     start = time.perf_counter()
     hist = model.fit(x, y, batch_size=args.batch_size, epochs=epochs,
                      callbacks=list(callbacks), verbose=2)
@@ -141,7 +128,7 @@ def main(argv=None):
     x, y, x_val, y_val, description = load_demo_data(args.data, args.train_size, args.source_seed)
     keep = balanced_subset(y_val, args.val_size, args.source_seed)
     x_val, y_val = x_val[keep], y_val[keep]
-    normalize = _normalizer(x)
+    normalize = channel_normalizer(x)
     data = (normalize(x), y.astype("int32"), normalize(x_val), y_val.astype("int32"))
     print(f"Data: {description}; {len(x)} train / {len(x_val)} val images; "
           f"backend {keras.backend.backend()}.", flush=True)

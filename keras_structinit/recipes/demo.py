@@ -22,6 +22,7 @@ from keras_structinit.freezing import freeze_spatial
 from keras_structinit.initializers import ConvCovariance
 from keras_structinit.io_utils import write_json, write_text
 from keras_structinit.models import convmixer
+from keras_structinit.recipes.training import channel_normalizer, compile_classifier
 
 DEFAULTS = dict(
     epochs=4,
@@ -61,22 +62,6 @@ def load_demo_data(data, train_size, seed):
     return x, y, x_val, y_val, description
 
 
-def _normalizer(x):
-    mean = x.reshape(-1, x.shape[-1]).mean(axis=0) / 255.0
-    std = x.reshape(-1, x.shape[-1]).std(axis=0) / 255.0
-
-    def normalize(images):
-        return ((images.astype("float32") / 255.0 - mean) / std).astype("float32")
-
-    return normalize
-
-
-def _jit_compile():
-    # On CPU, XLA compiles large depthwise convolutions poorly under
-    # TensorFlow; JAX has no other path.
-    return "auto" if keras.backend.backend() == "jax" else False
-
-
 def train_one(name, depthwise_initializer, data, cfg, verbose):
     x, y, x_val, y_val, num_classes = data
     keras.utils.set_random_seed(cfg["seed"])
@@ -95,18 +80,7 @@ def train_one(name, depthwise_initializer, data, cfg, verbose):
         for i in (1, cfg["depth"])
     }
     steps = cfg["epochs"] * int(np.ceil(len(x) / cfg["batch_size"]))
-    schedule = keras.optimizers.schedules.CosineDecay(
-        0.0,
-        decay_steps=max(steps - steps // 5, 1),
-        warmup_target=cfg["learning_rate"],
-        warmup_steps=steps // 5,
-    )
-    model.compile(
-        optimizer=keras.optimizers.AdamW(schedule, weight_decay=cfg["weight_decay"]),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        metrics=["accuracy"],
-        jit_compile=_jit_compile(),
-    )
+    compile_classifier(model, steps, cfg["learning_rate"], cfg["weight_decay"])
     print(f"\n--- {name} ---", flush=True)
     start = time.perf_counter()
     history = model.fit(
@@ -136,7 +110,7 @@ def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_siz
         f"Model: ConvMixer-{cfg['dim']}/{cfg['depth']}, k={cfg['kernel_size']}, "
         f"patch {cfg['patch_size']}, frozen spatial filters; backend {keras.backend.backend()}."
     )
-    normalize = _normalizer(x)
+    normalize = channel_normalizer(x)
     num_classes = int(max(y.max(), y_val.max() if len(y_val) else 0)) + 1
     prepared = (normalize(x), y.astype("int32"), normalize(x_val), y_val.astype("int32"), num_classes)
     runs = {
