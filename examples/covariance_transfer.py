@@ -28,6 +28,7 @@ Full budget on a GPU machine (all 45,000 training images, full validation):
 """
 
 import argparse
+import json
 import os
 import platform
 import sys
@@ -65,6 +66,8 @@ def parse_args(argv=None):
                    help="target models: wider = ConvMixer-128/8, deeper = ConvMixer-128/16")
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--resume", action="store_true",
+                   help="reuse --out/progress.json (same config): skip the source and runs already done")
     p.add_argument("--kernel-size", type=int, default=9)
     p.add_argument("--patch-size", type=int, default=2)
     args = p.parse_args(argv)
@@ -133,28 +136,49 @@ def main(argv=None):
     print(f"Data: {description}; {len(x)} train / {len(x_val)} val images; "
           f"backend {keras.backend.backend()}.", flush=True)
 
+    # Progress is saved after every run so a long study can be resumed.
+    progress_path = os.path.join(args.out, "progress.json")
+    study_config = {k: v for k, v in vars(args).items() if k not in ("resume", "seeds", "targets", "out")}
+    progress = dict(config=study_config, source=None, runs=[])
+    if args.resume and os.path.exists(progress_path):
+        with open(progress_path) as f:
+            saved = json.load(f)
+        if saved["config"] != study_config:
+            sys.exit(f"--resume: {progress_path} was written with a different config "
+                     f"({saved['config']}); use another --out or drop --resume.")
+        progress = saved
+        print(f"Resuming: {len(progress['runs'])} runs already done.", flush=True)
+
     # 1. Reference model and its filter-covariance bank.
     bank_path = os.path.join(args.out, "convmixer_32_8.npz")
-    print("\n=== source ConvMixer-32/8 ===", flush=True)
-    source = train_and_eval(32, 8, data, args, args.source_epochs, args.source_seed,
-                            callbacks=[RecordFilterCovariance(bank_path)])
+    if progress["source"] is None or not os.path.exists(bank_path):
+        print("\n=== source ConvMixer-32/8 ===", flush=True)
+        progress["source"] = train_and_eval(32, 8, data, args, args.source_epochs, args.source_seed,
+                                            callbacks=[RecordFilterCovariance(bank_path)])
+        write_json(progress_path, progress)
+    source = progress["source"]
     bank = FilterCovariance.load(bank_path)
     print(f"source val acc {source['val_accuracy']:.4f}; bank: {bank!r}", flush=True)
 
     # 2. Targets.
-    runs = []
+    runs = progress["runs"]
+    done = {(r["model"], r["filters"], r["init"], r["seed"]) for r in runs}
     targets = {name: size for name, size in TARGETS.items() if name.split("(")[1][:-1] in args.targets}
-    for model_name, (dim, depth) in targets.items():
-        for frozen in (True, False):
-            for init in INITS:
-                for seed in args.seeds:
-                    tag = f"{model_name} | {'frozen' if frozen else 'thawed'} | {init} | seed {seed}"
+    # Seeds outermost: a study cut short still has every cell for the seeds done.
+    for seed in args.seeds:
+        for model_name, (dim, depth) in targets.items():
+            for frozen in (True, False):
+                for init in INITS:
+                    filters = "frozen" if frozen else "thawed"
+                    if (model_name, filters, init, seed) in done:
+                        continue
+                    tag = f"{model_name} | {filters} | {init} | seed {seed}"
                     print(f"\n=== {tag} ===", flush=True)
                     r = train_and_eval(dim, depth, data, args, args.epochs, seed,
                                        init=init, frozen=frozen, bank=bank)
                     print(f"val acc {r['val_accuracy']:.4f}", flush=True)
-                    runs.append(dict(model=model_name, filters="frozen" if frozen else "thawed",
-                                     init=init, seed=seed, **r))
+                    runs.append(dict(model=model_name, filters=filters, init=init, seed=seed, **r))
+                    write_json(progress_path, progress)
 
     rows = [
         "| model | filters | init | final val acc (mean ± std) | n |",
@@ -165,7 +189,8 @@ def main(argv=None):
         for filters in ("frozen", "thawed"):
             for init in INITS:
                 accs = np.array([r["val_accuracy"] for r in runs
-                                 if (r["model"], r["filters"], r["init"]) == (model_name, filters, init)])
+                                 if (r["model"], r["filters"], r["init"]) == (model_name, filters, init)
+                                 and r["seed"] in args.seeds])
                 summary.append(dict(model=model_name, filters=filters, init=init,
                                     mean=float(accs.mean()), std=float(accs.std()), n=len(accs)))
                 rows.append(f"| {model_name} | {filters} | {init} | "
