@@ -3,7 +3,7 @@
 # `covariance` first: it re-exports FilterCovariance from covariance_transfer,
 # which the other modules import.
 from keras_structinit import covariance  # isort: skip
-from keras_structinit import callbacks, initializers, layers, models
+from keras_structinit import callbacks, initializers, layers, models, recipes
 from keras_structinit.filter_transfer import transfer_filters
 from keras_structinit.freezing import freeze_spatial
 from keras_structinit.initializers.conv_covariance import apply_conv_covariance
@@ -20,5 +20,6 @@ __all__ = [
     "initializers",
     "layers",
     "models",
+    "recipes",
     "transfer_filters",
 ]

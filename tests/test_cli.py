@@ -1,10 +1,12 @@
 """`structinit demo` end to end on a tiny budget, and CLI argument errors."""
 
+import importlib.util
 import json
 import subprocess
 import sys
 
 import keras
+import numpy as np
 import pytest
 
 from keras_structinit import cli
@@ -39,3 +41,65 @@ def test_cli_rejects_bad_arguments(argv):
     )
     assert result.returncode == 2
     assert "error" in result.stderr
+
+
+def write_tiny_cifar(path, n, seed):
+    rng = np.random.default_rng(seed)
+    np.savez(path, x=rng.integers(0, 256, (n, 32, 32, 3), dtype=np.uint8), y=np.arange(n) % 10)
+    return str(path)
+
+
+def test_train_smoke_writes_log_results_and_eval(tmp_path, capsys):
+    data = write_tiny_cifar(tmp_path / "train.npz", 80, 0)
+    eval_data = write_tiny_cifar(tmp_path / "eval.npz", 20, 1)
+    out = tmp_path / "run"
+    argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "3", "--init", "conv-cov:cifar-p1",
+            "--frozen", "--epochs", "1", "--data", data, "--eval-data", eval_data, "--out", str(out),
+            "--batch-size", "16", "--rand-augment", "none", "--seed", "3"]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "| convmixer-8/2 | conv-cov:cifar-p1 | frozen | 1 |" in printed
+    results = json.loads((out / "results.json").read_text())
+    assert results["config"]["model"] == "convmixer-8/2" and results["config"]["seed"] == 3
+    assert results["versions"]["backend"] == keras.backend.backend()
+    assert len(results["metrics"]["val_accuracy"]) == 1
+    assert results["eval"]["accuracy"] == results["summary"]["eval_accuracy"]
+    assert 0.0 <= results["eval"]["accuracy"] <= 1.0
+    log = (out / "log.csv").read_text().splitlines()
+    assert log[0].startswith("epoch") and len(log) == 2
+    if importlib.util.find_spec("matplotlib"):
+        assert (out / "learning_curves.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--model", "resnet-50"], "`model` must be one of"),
+        (["--model", "convmixer-256"], "convmixer-H/D"),
+        (["--model", "convmixer-a/8"], "convmixer-H/D"),
+        (["--model", "convmixer-8/2", "--init", "kaiming"], "`init` must be one of"),
+        (["--model", "convmixer-8/2", "--init", "conv-cov:nope"], "preset"),
+        (["--model", "convmixer-8/2", "--rand-augment", "two"], "--rand-augment"),
+        (["--model", "vit-tiny", "--frozen"], "spatial depthwise convs"),
+    ],
+)
+def test_train_rejects_bad_arguments(tmp_path, capsys, extra, message):
+    data = write_tiny_cifar(tmp_path / "train.npz", 10, 0)
+    assert cli.main(["train", "--epochs", "1", "--data", data, "--out", str(tmp_path), *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_train_rejects_missing_data(tmp_path, capsys):
+    argv = ["train", "--model", "convmixer-8/2", "--epochs", "1", "--data", str(tmp_path / "none.zip")]
+    assert cli.main(argv) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert cli.main(["train", "--recipe", "imagenet", "--model", "vit-tiny", "--epochs", "1"]) == 2
+    assert "needs --data" in capsys.readouterr().err
+
+
+def test_train_cli_exits_nonzero_in_a_subprocess():
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_structinit.cli", "train", "--model", "convmixer-0/8", "--epochs", "1"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 2 and "convmixer-H/D" in result.stderr

@@ -1,5 +1,42 @@
-"""Models used by the papers, as functional Keras 3 models."""
+"""Models used by the papers, as functional Keras 3 models returning logits."""
 
+from keras_structinit.models.common import LayerScale, StochasticDepth
 from keras_structinit.models.convmixer import convmixer
+from keras_structinit.models.convnext import (
+    convnext,
+    convnext_atto,
+    convnext_femto,
+    convnext_isotropic,
+    convnext_nano,
+    convnext_pico,
+    convnext_tiny,
+)
+from keras_structinit.models.registry import available_models, build_model, parse_model_name
+from keras_structinit.models.resnet18_gn import resnet18_gn
+from keras_structinit.models.simple_cnn import simple_cnn
+from keras_structinit.models.vgg16 import vgg16
+from keras_structinit.models.vit import ClassToken, PositionEmbedding, vit, vit_small, vit_tiny
 
-__all__ = ["convmixer"]
+__all__ = [
+    "ClassToken",
+    "LayerScale",
+    "PositionEmbedding",
+    "StochasticDepth",
+    "available_models",
+    "build_model",
+    "convmixer",
+    "convnext",
+    "convnext_atto",
+    "convnext_femto",
+    "convnext_isotropic",
+    "convnext_nano",
+    "convnext_pico",
+    "convnext_tiny",
+    "parse_model_name",
+    "resnet18_gn",
+    "simple_cnn",
+    "vgg16",
+    "vit",
+    "vit_small",
+    "vit_tiny",
+]

@@ -2,42 +2,15 @@
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import keras
 
 from keras_structinit.covariance import depth_fractions
 from keras_structinit.initializers.torch_default import TorchDefaultUniform
 from keras_structinit.layers.depthwise import DepthwiseConv2D
 
-
-def _positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
-    return int(value)
-
-
-def torch_conv_kwargs(fan_in):
-    """Kernel and bias initializers reproducing PyTorch's defaults."""
-    return {
-        "kernel_initializer": TorchDefaultUniform(),
-        "bias_initializer": TorchDefaultUniform(fan_in=fan_in),
-    }
-
-
-def depthwise_initializer_at(initializer, depth_fraction, index):
-    """The depthwise initializer of the ``index``-th of a model's depthwise layers.
-
-    ``None`` gives PyTorch's default uniform. An initializer with an
-    ``at_depth(depth, index)`` method (e.g. ``ConvCovariance``) is specialized
-    to the layer's depth fraction ``(i - 1) / (D - 1)``; any other Keras
-    initializer (instance, name or config) is used as given.
-    """
-    if initializer is None:
-        return TorchDefaultUniform(depthwise=True)
-    if hasattr(initializer, "at_depth"):
-        return initializer.at_depth(depth_fraction, index)
-    return keras.initializers.get(initializer)
+# Shared with the other models (they used to live here; still importable from here).
+from keras_structinit.models.common import depthwise_initializer_at, torch_conv_kwargs
+from keras_structinit.models.common import positive_int as _positive_int
 
 
 def convmixer(

@@ -1,1 +1,28 @@
-"""Training recipes built on ``model.fit``."""
+"""``model.fit`` recipes: CIFAR and ImageNet training, schedules, precision and devices.
+
+Importing this package is light: TensorFlow (for the ``tf.data`` input
+pipelines) is imported only when a pipeline is built.
+"""
+
+from keras_structinit.recipes.cifar import CIFAR_DEFAULTS, fit_cifar, load_cifar_data
+from keras_structinit.recipes.data import cifar_dataset, imagenet_dataset, random_resized_crop
+from keras_structinit.recipes.devices import device_setup, resolve_distribution, resolve_precision
+from keras_structinit.recipes.imagenet import IMAGENET_DEFAULTS, fit_imagenet
+from keras_structinit.recipes.schedules import PiecewiseLinearSchedule, TriangularSchedule, warmup_cosine
+
+__all__ = [
+    "CIFAR_DEFAULTS",
+    "IMAGENET_DEFAULTS",
+    "PiecewiseLinearSchedule",
+    "TriangularSchedule",
+    "cifar_dataset",
+    "device_setup",
+    "fit_cifar",
+    "fit_imagenet",
+    "imagenet_dataset",
+    "load_cifar_data",
+    "random_resized_crop",
+    "resolve_distribution",
+    "resolve_precision",
+    "warmup_cosine",
+]

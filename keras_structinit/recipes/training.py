@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import keras
+import numpy as np
+
+from keras_structinit.recipes.devices import accelerator, device_setup, resolve_precision
+from keras_structinit.recipes.schedules import warmup_cosine
 
 
 def channel_normalizer(x):
@@ -18,10 +24,12 @@ def channel_normalizer(x):
 
 
 def default_jit_compile():
-    """``jit_compile`` for CPU training: XLA on JAX (its only path), not on TensorFlow,
-    whose XLA CPU code for the rest of a ConvMixer is slower than its graph mode
-    (benchmarks/results/depthwise_speed.md)."""
-    return "auto" if keras.backend.backend() == "jax" else False
+    """``jit_compile`` for ``compile``: Keras' "auto" (XLA) on accelerators and on
+    JAX; off for TensorFlow on a CPU, whose XLA CPU code for the rest of a
+    ConvMixer is slower than its graph mode (benchmarks/results/depthwise_speed.md)."""
+    if keras.backend.backend() == "tensorflow" and accelerator() == "cpu":
+        return False
+    return "auto"
 
 
 def compile_classifier(model, total_steps, learning_rate=0.01, weight_decay=0.01):
@@ -31,17 +39,125 @@ def compile_classifier(model, total_steps, learning_rate=0.01, weight_decay=0.01
     20% of ``total_steps``, then follows a cosine decay to 0; sparse categorical
     cross-entropy, accuracy metric.
     """
-    warmup = total_steps // 5
-    schedule = keras.optimizers.schedules.CosineDecay(
-        0.0,
-        decay_steps=max(total_steps - warmup, 1),
-        warmup_target=learning_rate,
-        warmup_steps=warmup,
-    )
     model.compile(
-        optimizer=keras.optimizers.AdamW(schedule, weight_decay=weight_decay),
+        optimizer=keras.optimizers.AdamW(
+            warmup_cosine(learning_rate, total_steps, total_steps // 5), weight_decay=weight_decay
+        ),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         metrics=["accuracy"],
         jit_compile=default_jit_compile(),
     )
     return model
+
+
+def _model_in_setup(model):
+    """``model`` itself, or built from a zero-argument builder (called inside the set-up)."""
+    if isinstance(model, keras.Model):
+        return model
+    built = model()
+    if not isinstance(built, keras.Model):
+        raise TypeError(f"The `model` builder must return a keras.Model. Received: {type(built).__name__}")
+    return built
+
+
+def check_fit_arguments(model, epochs, precision, distribution):
+    """Fails fast, before any input pipeline is built, on arguments that cannot work together."""
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"`epochs` must be a positive int. Received: epochs={epochs!r}")
+    if not (isinstance(model, keras.Model) or callable(model)):
+        raise TypeError(
+            "`model` must be a keras.Model or a zero-argument function building one. "
+            f"Received: {type(model).__name__}"
+        )
+    policy = resolve_precision(precision)
+    if isinstance(model, keras.Model):
+        if distribution is not None:
+            raise ValueError(
+                "With `distribution`, pass `model` as a builder (a function returning the "
+                "model) so that its variables are created on the distributed devices."
+            )
+        if model.dtype_policy.name != policy:
+            raise ValueError(
+                f"`model` was built with dtype policy {model.dtype_policy.name!r} but "
+                f"precision {policy!r} was asked for: build it inside "
+                "`recipes.device_setup(precision=...)` or pass a builder (a function "
+                "returning the model) as `model`."
+            )
+
+
+def fit_classifier(
+    model,
+    train_data,
+    epochs,
+    steps_per_epoch,
+    make_schedule,
+    loss,
+    weight_decay,
+    validation_data=None,
+    eval_data=None,
+    precision=None,
+    distribution=None,
+    ema=False,
+    callbacks=(),
+    verbose="auto",
+    jit_compile=None,
+):
+    """Compiles ``model`` with AdamW(``make_schedule(total_steps)``) and fits it.
+
+    The core of :func:`fit_cifar` and :func:`fit_imagenet`. ``model`` is a
+    built ``keras.Model`` or a builder; with ``distribution`` (or a
+    ``precision`` the model was not built with) it must be a builder, called
+    inside :func:`device_setup`. Under ``mixed_float16``, Keras' ``compile``
+    wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``.
+
+    Returns the ``History``; with ``eval_data`` (a dataset), its accuracy and
+    loss after training are in ``history.eval_results`` (``None`` otherwise)
+    and ``history.train_seconds`` holds the wall time of ``fit``.
+    """
+    check_fit_arguments(model, epochs, precision, distribution)
+    total_steps = epochs * steps_per_epoch
+    with device_setup(precision, distribution):
+        model = _model_in_setup(model)
+        model.compile(
+            optimizer=keras.optimizers.AdamW(
+                make_schedule(total_steps), weight_decay=weight_decay, use_ema=bool(ema),
+                ema_momentum=ema if isinstance(ema, float) else 0.9999,
+            ),
+            loss=loss,
+            # One-hot or soft (mixed) labels: top-1 against their argmax.
+            metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+            jit_compile=default_jit_compile() if jit_compile is None else jit_compile,
+        )
+        start = time.perf_counter()
+        history = model.fit(
+            train_data, epochs=epochs, steps_per_epoch=steps_per_epoch,
+            validation_data=validation_data, callbacks=list(callbacks), verbose=verbose,
+            shuffle=False,  # the datasets shuffle themselves
+        )
+        history.train_seconds = time.perf_counter() - start
+        if ema:
+            model.optimizer.finalize_variable_values(model.trainable_variables)
+        history.eval_results = None
+        if eval_data is not None:
+            values = model.evaluate(eval_data, verbose=0, return_dict=True)
+            history.eval_results = {k: float(v) for k, v in values.items()}
+            print(f"eval_data: accuracy {history.eval_results['accuracy']:.4f}, "
+                  f"loss {history.eval_results['loss']:.4f}", flush=True)
+    return history
+
+
+def steps_of(dataset, name="data"):
+    """Number of batches of a ``tf.data`` dataset; a clear error when unknown."""
+    n = int(dataset.cardinality())
+    if n < 1:
+        raise ValueError(
+            f"Cannot tell how many batches `{name}` has (cardinality {n}); pass `steps_per_epoch`."
+        )
+    return n
+
+
+def label_array(y, name="y"):
+    y = np.asarray(y).reshape(-1)
+    if not np.issubdtype(y.dtype, np.integer):
+        raise ValueError(f"`{name}` must hold integer class labels. Received dtype={y.dtype}")
+    return y.astype(np.int32)

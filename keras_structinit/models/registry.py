@@ -1,0 +1,115 @@
+"""Model names in the papers' form (``convmixer-256/8``, ``convnext-atto``, ...) -> builders."""
+
+from __future__ import annotations
+
+import re
+
+from keras_structinit.models.convmixer import convmixer
+from keras_structinit.models.convnext import (
+    CONFIGS as CONVNEXT_CONFIGS,
+    convnext_atto,
+    convnext_femto,
+    convnext_isotropic,
+    convnext_nano,
+    convnext_pico,
+    convnext_tiny,
+)
+from keras_structinit.models.resnet18_gn import resnet18_gn
+from keras_structinit.models.simple_cnn import simple_cnn
+from keras_structinit.models.vgg16 import vgg16
+from keras_structinit.models.vit import vit_small, vit_tiny
+
+BUILDERS = {
+    "convmixer": convmixer,
+    "convnext_atto": convnext_atto,
+    "convnext_femto": convnext_femto,
+    "convnext_pico": convnext_pico,
+    "convnext_nano": convnext_nano,
+    "convnext_tiny": convnext_tiny,
+    "convnext_isotropic": convnext_isotropic,
+    "vit_tiny": vit_tiny,
+    "vit_small": vit_small,
+    "simple_cnn": simple_cnn,
+    "vgg16": vgg16,
+    "resnet18_gn": resnet18_gn,
+}
+
+# Defaults of `simple-cnn`: an assumption, not taken from the paper (two conv
+# layers of 256 filters, 64 dense units); override them with keyword arguments.
+SIMPLE_CNN_DEFAULTS = {"num_conv_layers": 2, "num_filters": 256, "num_units": 64}
+
+_FIXED = {
+    **{f"convnext-{v}": (f"convnext_{v}", {}) for v in CONVNEXT_CONFIGS},
+    "vit-tiny": ("vit_tiny", {}),
+    "vit-small": ("vit_small", {}),
+    "simple-cnn": ("simple_cnn", SIMPLE_CNN_DEFAULTS),
+    "vgg16": ("vgg16", {}),
+    "resnet18-gn": ("resnet18_gn", {}),
+}
+# `H/D` families: width H and depth D, positive ints.
+_WIDTH_DEPTH = (
+    (re.compile(r"convmixer-(\d+)/(\d+)"), "convmixer"),
+    (re.compile(r"convnext-iso-(\d+)/(\d+)"), "convnext_isotropic"),
+)
+
+
+def available_models():
+    """The accepted model names and forms (``H``, ``D``: positive ints)."""
+    return ["convmixer-H/D", "convnext-iso-H/D", *_FIXED]
+
+
+def _bad_name(name, why=""):
+    return ValueError(
+        f"`model` must be one of {', '.join(available_models())} "
+        f"(H = width, D = depth, positive ints){why}. Received: model={name!r}"
+    )
+
+
+def parse_model_name(name):
+    """``(builder_name, kwargs)`` of a model name, e.g. ``("convmixer", {"dim": 256, "depth": 8})``.
+
+    ``builder_name`` is a key of :data:`BUILDERS`. Names are case-insensitive.
+    Kernel and patch sizes are not part of the name: pass them to
+    :func:`build_model` as keyword arguments.
+
+    Raises:
+        ValueError: unknown family or malformed ``H/D`` (the message names
+            the argument ``model`` and lists the accepted forms).
+    """
+    if not isinstance(name, str):
+        raise _bad_name(name)
+    key = name.strip().lower()
+    if key in _FIXED:
+        builder, kwargs = _FIXED[key]
+        return builder, dict(kwargs)
+    for pattern, builder in _WIDTH_DEPTH:
+        match = pattern.fullmatch(key)
+        if match:
+            dim, depth = int(match.group(1)), int(match.group(2))
+            if dim < 1 or depth < 1:
+                raise _bad_name(name, "; H and D must be >= 1")
+            return builder, {"dim": dim, "depth": depth}
+    raise _bad_name(name)
+
+
+def build_model(name, /, num_classes, input_shape, **kwargs):
+    """Builds the model ``name`` (see :func:`available_models`) with logits.
+
+    ``name`` is positional-only, so that a Keras model name can be passed as
+    ``name=`` among the builder's keyword arguments.
+
+    ``kwargs`` go to the builder (e.g. ``kernel_size``, ``patch_size``,
+    ``drop_path``, ``depthwise_initializer``); for ``simple-cnn`` they
+    override :data:`SIMPLE_CNN_DEFAULTS`. Arguments fixed by the name (``dim``,
+    ``depth``) cannot be passed again.
+    """
+    builder, params = parse_model_name(name)
+    fixed = {"dim", "depth"} & set(params)
+    for key in kwargs:
+        if key in fixed:
+            raise ValueError(
+                f"`{key}` is set by the model name; leave it out of the keyword "
+                f"arguments. Received: model={name!r}, {key}={kwargs[key]!r}"
+            )
+    params.update(kwargs)
+    return BUILDERS[builder](num_classes=num_classes, input_shape=input_shape, **params)

@@ -1,0 +1,273 @@
+"""Input pipelines of the recipes (``tf.data``; they feed ``fit`` on every backend).
+
+Augmentations run per image, before batching, so each image gets its own
+crop, flip and RandAugment ops (Keras' augmentation layers draw one random
+transformation per call). Normalization is the last step.
+"""
+
+from __future__ import annotations
+
+import os
+from numbers import Integral, Real
+
+import numpy as np
+
+from keras_structinit import datasets
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def _tf():
+    try:
+        import tensorflow as tf
+    except ImportError as err:  # pragma: no cover - tensorflow is a dependency of the recipes
+        raise ImportError(
+            "The recipes' input pipelines use tf.data on every backend: "
+            "`pip install tensorflow-cpu` (or `keras_structinit[tensorflow]`)."
+        ) from err
+    return tf
+
+
+def _positive_int(value, name):
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
+    return int(value)
+
+
+def check_rand_augment(rand_augment):
+    """``None`` or ``(num_ops, magnitude)`` with magnitude in [0, 1] (Keras' ``factor``)."""
+    if rand_augment is None:
+        return None
+    if (
+        not isinstance(rand_augment, (tuple, list))
+        or len(rand_augment) != 2
+        or isinstance(rand_augment[0], bool)
+        or not isinstance(rand_augment[0], Integral)
+        or rand_augment[0] < 1
+        or isinstance(rand_augment[1], bool)
+        or not isinstance(rand_augment[1], Real)
+        or not 0.0 <= rand_augment[1] <= 1.0
+    ):
+        raise ValueError(
+            "`rand_augment` must be None or (num_ops >= 1, magnitude in [0, 1]). "
+            f"Received: rand_augment={rand_augment!r}"
+        )
+    return int(rand_augment[0]), float(rand_augment[1])
+
+
+def load_labeled_images(source, name="eval_data"):
+    """``(x, y)`` from arrays, an ``.npz`` (uint8 ``x``, integer ``y``) or an ImageFolder dir/zip.
+
+    ``source`` may also be a tuple ``(x, y)`` of arrays. Images must share one
+    size (see :func:`keras_structinit.datasets.read_image_folder`).
+    """
+    if isinstance(source, tuple) and len(source) == 2:
+        x, y = np.asarray(source[0]), np.asarray(source[1]).reshape(-1)
+    elif isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"`{name}` does not exist: {name}={source!r}")
+        if os.path.isfile(path) and path.lower().endswith(".npz"):
+            x, y = datasets._read_npz(path, source)
+        else:
+            x, y, _ = datasets.read_image_folder(path)
+    else:
+        raise TypeError(
+            f"`{name}` must be a path (.npz with uint8 x and int y, or an ImageFolder "
+            f"directory/.zip) or a tuple (x, y). Received: {type(source).__name__}"
+        )
+    if x.ndim != 4 or x.shape[-1] != 3 or x.dtype != np.uint8:
+        raise ValueError(
+            f"`{name}` images must be uint8 (N, H, W, 3). Received: dtype={x.dtype}, shape={x.shape}"
+        )
+    if not np.issubdtype(y.dtype, np.integer) or len(y) != len(x):
+        raise ValueError(
+            f"`{name}` labels must be N integers. Received: dtype={y.dtype}, shape={y.shape} for {len(x)} images"
+        )
+    return x, y.astype(np.int32)
+
+
+def channel_stats(x):
+    """Per-channel ``(mean, std)`` of uint8 images, in [0, 1] units (float64)."""
+    pixels = np.asarray(x).reshape(-1, x.shape[-1]).astype(np.float64) / 255.0
+    return tuple(float(m) for m in pixels.mean(axis=0)), tuple(float(s) for s in pixels.std(axis=0))
+
+
+def normalize_images(images, mean, std):
+    """``(images / 255 - mean) / std`` in float32 (TensorFlow ops, for tf.data)."""
+    tf = _tf()
+    images = tf.cast(images, tf.float32) / 255.0
+    return (images - tf.constant(mean, tf.float32)) / tf.constant(std, tf.float32)
+
+
+def _rand_augment_layer(rand_augment, seed):
+    import keras
+
+    num_ops, magnitude = rand_augment
+    return keras.layers.RandAugment(value_range=(0, 255), num_ops=num_ops, factor=magnitude, seed=seed)
+
+
+def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
+                  rand_augment=None, seed=0, drop_remainder=None):
+    """``tf.data.Dataset`` of normalized ``(images, labels)`` batches from uint8 arrays.
+
+    ``y`` is passed through as given (integer or one-hot labels).
+
+    Training: reshuffled every epoch; zero-pad ``pad`` pixels per side and take
+    a random crop of the original size; random horizontal flip; optional
+    ``keras.layers.RandAugment(num_ops, factor=magnitude)``; then
+    ``(x / 255 - mean) / std``. Evaluation: normalization only, in order.
+    """
+    tf = _tf()
+    batch_size = _positive_int(batch_size, "batch_size")
+    rand_augment = check_rand_augment(rand_augment)
+    height, width, channels = x.shape[1:]
+    ds = tf.data.Dataset.from_tensor_slices((x, np.asarray(y)))
+    if training:
+        ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True)
+        augment = _rand_augment_layer(rand_augment, seed) if rand_augment else None
+
+        def per_image(image, label):
+            image = tf.cast(image, tf.float32)
+            if pad:
+                image = tf.pad(image, [[pad, pad], [pad, pad], [0, 0]])
+                image = tf.image.random_crop(image, (height, width, channels))
+            if flip:
+                image = tf.image.random_flip_left_right(image)
+            if augment is not None:
+                image = augment(image, training=True)
+            return image, label
+
+        ds = ds.map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
+    drop = training if drop_remainder is None else drop_remainder
+    ds = ds.batch(batch_size, drop_remainder=drop and len(x) >= batch_size)
+    ds = ds.map(lambda images, labels: (normalize_images(images, mean, std), labels),
+                num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def random_resized_crop(image, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), seed=None):
+    """Inception-style crop: area fraction in ``scale``, aspect ratio in ``ratio``, resized to ``size``.
+
+    Keras has no random-resized-crop layer; this samples the box with
+    ``tf.image.sample_distorted_bounding_box`` (whole image after 10 failed
+    tries) and resizes bilinearly.
+    """
+    tf = _tf()
+    begin, box_size, _ = tf.image.sample_distorted_bounding_box(
+        tf.shape(image),
+        bounding_boxes=tf.constant([0.0, 0.0, 1.0, 1.0], tf.float32, [1, 1, 4]),
+        min_object_covered=0.0,
+        aspect_ratio_range=ratio,
+        area_range=scale,
+        max_attempts=10,
+        use_image_if_no_bounding_boxes=True,
+        seed=seed or 0,
+    )
+    crop = tf.slice(image, begin, box_size)
+    resized = tf.image.resize(crop, (size, size), method="bilinear")
+    resized.set_shape((size, size, image.shape[-1]))  # the slice loses the static channel count
+    return resized
+
+
+def imagenet_source(source, split, load_size, shuffle, seed):
+    """Unbatched ``(uint8-valued float image, int label)`` dataset and its class count.
+
+    ``source``: an ImageFolder directory (``<class>/<image>``, read with
+    ``keras.utils.image_dataset_from_directory`` at ``load_size`` x
+    ``load_size``, cropped to the square aspect ratio, not distorted) or
+    ``"tfds:<name>"`` (``tensorflow_datasets``, ``split``; images resized to
+    ``load_size`` after a central square crop).
+    """
+    tf = _tf()
+    import keras
+
+    if isinstance(source, str) and source.startswith("tfds:"):
+        try:
+            import tensorflow_datasets as tfds
+        except ImportError as err:
+            raise ImportError("A 'tfds:' source needs `pip install tensorflow-datasets`.") from err
+        ds, info = tfds.load(source[5:], split=split, as_supervised=True, with_info=True,
+                             shuffle_files=shuffle)
+        num_classes = info.features["label"].num_classes
+
+        def square(image, label):
+            shape = tf.shape(image)
+            side = tf.minimum(shape[0], shape[1])
+            image = tf.image.resize_with_crop_or_pad(image, side, side)
+            return tf.image.resize(image, (load_size, load_size)), label
+
+        return ds.map(square, num_parallel_calls=tf.data.AUTOTUNE), num_classes
+    if not isinstance(source, (str, os.PathLike)) or not os.path.isdir(source):
+        raise ValueError(
+            "`data` for the ImageNet recipe must be an ImageFolder directory "
+            f"(<class>/<image>) or 'tfds:<name>'. Received: {source!r}"
+        )
+    ds = keras.utils.image_dataset_from_directory(
+        source, labels="inferred", label_mode="int", batch_size=None,
+        image_size=(load_size, load_size), crop_to_aspect_ratio=True,
+        shuffle=shuffle, seed=seed, verbose=False,
+    )
+    return ds, len(ds.class_names)
+
+
+def imagenet_dataset(source, batch_size, training, image_size=224, split="train",
+                     num_classes=None, rand_augment=(2, 0.7), mixup_alpha=0.2, cutmix_alpha=1.0,
+                     crop_fraction=0.875, seed=0):
+    """``(dataset, num_classes)``: normalized ``(images, one-hot labels)`` batches.
+
+    Training: random-resized crop to ``image_size`` (scale 0.08-1, ratio
+    3/4-4/3), horizontal flip, RandAugment, then per batch
+    ``keras.layers.MixUp(mixup_alpha)`` or ``keras.layers.CutMix(cutmix_alpha)``
+    (one of the two, with probability 1/2 each; 0 disables). Evaluation:
+    images loaded at ``image_size / crop_fraction`` and centre-cropped. Labels
+    are one-hot (soft after mixing); ImageNet mean/std normalization.
+    """
+    import keras
+
+    tf = _tf()
+    batch_size = _positive_int(batch_size, "batch_size")
+    image_size = _positive_int(image_size, "image_size")
+    rand_augment = check_rand_augment(rand_augment)
+    if not 0.0 < crop_fraction <= 1.0:
+        raise ValueError(f"`crop_fraction` must be in (0, 1]. Received: crop_fraction={crop_fraction!r}")
+    load_size = int(round(image_size / crop_fraction))
+    ds, found_classes = imagenet_source(source, split, load_size, training, seed)
+    num_classes = num_classes or found_classes
+    if training:
+        ds = ds.shuffle(16 * batch_size, seed=seed, reshuffle_each_iteration=True)
+        augment = _rand_augment_layer(rand_augment, seed) if rand_augment else None
+
+        def per_image(image, label):
+            image = random_resized_crop(image, image_size, seed=seed)
+            image = tf.image.random_flip_left_right(image)
+            if augment is not None:
+                image = augment(image, training=True)
+            return image, label
+
+        ds = ds.map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
+    else:
+        crop = keras.layers.CenterCrop(image_size, image_size)
+        ds = ds.map(lambda image, label: (crop(image), label), num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.batch(batch_size, drop_remainder=training)
+    ds = ds.map(lambda images, labels: (images, tf.one_hot(labels, num_classes)),
+                num_parallel_calls=tf.data.AUTOTUNE)
+    mixers = []
+    if training and mixup_alpha:
+        mixers.append(keras.layers.MixUp(alpha=mixup_alpha, seed=seed))
+    if training and cutmix_alpha:
+        mixers.append(keras.layers.CutMix(factor=cutmix_alpha, seed=seed))
+    if mixers:
+        def mix(images, labels):
+            outputs = [m({"images": images, "labels": labels}) for m in mixers]
+            if len(outputs) == 1:
+                return outputs[0]["images"], outputs[0]["labels"]
+            pick = tf.random.uniform((), seed=seed) < 0.5
+            return (tf.where(pick, outputs[0]["images"], outputs[1]["images"]),
+                    tf.where(pick, outputs[0]["labels"], outputs[1]["labels"]))
+
+        ds = ds.map(mix, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.map(lambda images, labels: (normalize_images(images, IMAGENET_MEAN, IMAGENET_STD), labels),
+                num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.prefetch(tf.data.AUTOTUNE), num_classes

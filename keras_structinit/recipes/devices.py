@@ -1,0 +1,154 @@
+"""Mixed precision and multi-device set-up shared by the recipes.
+
+Both must be in place *before* a model is built: the dtype policy decides the
+variables' and computations' dtypes at layer construction, and a distribution
+decides where variables live. :func:`device_setup` is the one context for
+both; the recipes accept a model *builder* (a zero-argument callable) so that
+they can build the model inside it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import keras
+
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
+DISTRIBUTIONS = ("data_parallel", "mirrored", "tpu", "auto")
+# Keras exports its distribution classes but not their common base.
+KERAS_DISTRIBUTIONS = (keras.distribution.DataParallel, keras.distribution.ModelParallel)
+
+
+def accelerator():
+    """``"tpu"``, ``"gpu"`` or ``"cpu"``: the kind of the first device the backend sees."""
+    backend = keras.backend.backend()
+    if backend == "jax":
+        import jax
+
+        return jax.devices()[0].platform.lower().replace("cuda", "gpu").replace("rocm", "gpu")
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        if tf.config.list_logical_devices("TPU"):
+            return "tpu"
+        return "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
+    if backend == "torch":
+        import torch
+
+        return "gpu" if torch.cuda.is_available() else "cpu"
+    return "cpu"
+
+
+def resolve_precision(precision):
+    """The Keras dtype-policy name for ``precision``.
+
+    ``None``/"float32": full precision. "mixed_bfloat16" (TPU, recent CPUs and
+    GPUs) and "mixed_float16" (GPUs; the recipes then wrap the optimizer in
+    ``keras.optimizers.LossScaleOptimizer``) are Keras' mixed policies.
+    "auto" picks mixed_float16 on a GPU and mixed_bfloat16 elsewhere.
+    """
+    if precision is None:
+        return "float32"
+    if not isinstance(precision, str) or precision not in PRECISIONS:
+        raise ValueError(f"`precision` must be None or one of {PRECISIONS}. Received: precision={precision!r}")
+    if precision == "auto":
+        return "mixed_float16" if accelerator() == "gpu" else "mixed_bfloat16"
+    return precision
+
+
+def resolve_distribution(distribution):
+    """A Keras distribution (JAX) or ``tf.distribute.Strategy`` (TensorFlow), or None.
+
+    Accepts None, an instance (a ``keras.distribution.Distribution`` or a
+    ``tf.distribute.Strategy``) or a name:
+
+    * "data_parallel": ``keras.distribution.DataParallel`` over all local
+      devices (JAX backend);
+    * "mirrored": ``tf.distribute.MirroredStrategy`` (TensorFlow backend,
+      all local GPUs, or the CPU);
+    * "tpu": ``tf.distribute.TPUStrategy`` on the TPU found by
+      ``TPUClusterResolver`` (TensorFlow backend);
+    * "auto": the backend's natural choice (DataParallel on JAX, TPUStrategy
+      when a TPU is attached or MirroredStrategy otherwise on TensorFlow).
+    """
+    if distribution is None:
+        return None
+    backend = keras.backend.backend()
+    if isinstance(distribution, KERAS_DISTRIBUTIONS):
+        if backend != "jax":
+            raise ValueError(
+                f"A keras.distribution `distribution` needs the JAX backend; this is {backend!r}. "
+                "On TensorFlow pass distribution='mirrored' or 'tpu' (or a tf.distribute.Strategy)."
+            )
+        return distribution
+    if not isinstance(distribution, str):
+        if backend == "tensorflow":
+            import tensorflow as tf
+
+            if isinstance(distribution, tf.distribute.Strategy):
+                return distribution
+        raise TypeError(
+            "`distribution` must be None, one of "
+            f"{DISTRIBUTIONS}, a keras.distribution.Distribution (JAX) or a "
+            f"tf.distribute.Strategy (TensorFlow). Received: {distribution!r}"
+        )
+    if distribution not in DISTRIBUTIONS:
+        raise ValueError(f"`distribution` must be one of {DISTRIBUTIONS}. Received: distribution={distribution!r}")
+    if backend == "torch":
+        raise ValueError(
+            "`distribution` is not supported on the torch backend (Keras' torch trainer runs on "
+            "one device); use the JAX backend (DataParallel) or TensorFlow (Mirrored/TPUStrategy)."
+        )
+    if distribution == "auto":
+        distribution = "data_parallel" if backend == "jax" else (
+            "tpu" if accelerator() == "tpu" else "mirrored")
+    if distribution == "data_parallel":
+        if backend != "jax":
+            raise ValueError("distribution='data_parallel' needs the JAX backend; on TensorFlow use 'mirrored' or 'tpu'.")
+        return keras.distribution.DataParallel(devices=keras.distribution.list_devices())
+    if backend != "tensorflow":
+        raise ValueError(f"distribution={distribution!r} needs the TensorFlow backend; on JAX use 'data_parallel'.")
+    import tensorflow as tf
+
+    if distribution == "mirrored":
+        return tf.distribute.MirroredStrategy()
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)
+
+
+def num_replicas(distribution):
+    """How many devices share a global batch under a resolved ``distribution``."""
+    if distribution is None:
+        return 1
+    if isinstance(distribution, KERAS_DISTRIBUTIONS):
+        return int(distribution.device_mesh.devices.size)
+    return int(distribution.num_replicas_in_sync)
+
+
+@contextlib.contextmanager
+def device_setup(precision=None, distribution=None):
+    """Context in which to build, compile and fit a model.
+
+    Sets the global dtype policy to :func:`resolve_precision` ``(precision)``
+    and activates the resolved ``distribution`` (``keras.distribution`` on
+    JAX, ``strategy.scope()`` on TensorFlow); restores both on exit. Yields
+    ``(policy_name, distribution)``.
+
+    Example::
+
+        with device_setup("mixed_bfloat16", "data_parallel"):
+            model = convmixer(256, 8)
+            model.compile(...); model.fit(...)
+    """
+    policy = resolve_precision(precision)
+    resolved = resolve_distribution(distribution)
+    previous_policy = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(policy)
+    try:
+        # Both Keras distributions and tf.distribute strategies have `scope()`.
+        with resolved.scope() if resolved is not None else contextlib.nullcontext():
+            yield policy, resolved
+    finally:
+        keras.config.set_dtype_policy(previous_policy)

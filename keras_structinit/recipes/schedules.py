@@ -1,0 +1,127 @@
+"""Learning-rate schedules of the papers' recipes, as serializable Keras schedules."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import keras
+import numpy as np
+
+
+def _check_fraction_knots(fractions, values):
+    if not (isinstance(fractions, (list, tuple)) and isinstance(values, (list, tuple))):
+        raise TypeError(
+            "`fractions` and `values` must be lists of numbers. "
+            f"Received: fractions={fractions!r}, values={values!r}"
+        )
+    if len(fractions) != len(values) or len(fractions) < 2:
+        raise ValueError(
+            "`fractions` and `values` must have the same length >= 2. "
+            f"Received: {len(fractions)} fractions, {len(values)} values"
+        )
+    f = np.asarray(fractions, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    if not (np.all(np.isfinite(f)) and np.all(np.isfinite(v))):
+        raise ValueError(f"`fractions` and `values` must be finite. Received: {fractions}, {values}")
+    if f[0] != 0.0 or f[-1] != 1.0 or np.any(np.diff(f) <= 0):
+        raise ValueError(
+            "`fractions` must increase strictly from 0.0 to 1.0 (fractions of "
+            f"`total_steps`). Received: fractions={list(fractions)}"
+        )
+    if np.any(v < 0):
+        raise ValueError(f"`values` must be >= 0. Received: values={list(values)}")
+    return [float(x) for x in f], [float(x) for x in v]
+
+
+@keras.saving.register_keras_serializable(package="keras_structinit")
+class PiecewiseLinearSchedule(keras.optimizers.schedules.LearningRateSchedule):
+    """Learning rate linear between knots placed at fractions of the run.
+
+    ``lr(step) = interp(step / total_steps, fractions, values)``, constant
+    at ``values[-1]`` after ``total_steps``.
+
+    Args:
+        total_steps: positive int, optimizer steps of the whole run.
+        fractions: knot positions, strictly increasing from 0.0 to 1.0.
+        values: learning rates at the knots (>= 0).
+    """
+
+    def __init__(self, total_steps, fractions, values, name="piecewise_linear"):
+        if isinstance(total_steps, bool) or not isinstance(total_steps, Integral) or total_steps < 1:
+            raise ValueError(f"`total_steps` must be a positive int. Received: total_steps={total_steps!r}")
+        self.total_steps = int(total_steps)
+        self.fractions, self.values = _check_fraction_knots(fractions, values)
+        self.name = name
+
+    def __call__(self, step):
+        t = keras.ops.cast(step, "float32") / float(self.total_steps)
+        t = keras.ops.clip(t, 0.0, 1.0)
+        lr = keras.ops.full_like(t, self.values[0])
+        for (f0, v0), (f1, v1) in zip(
+            zip(self.fractions, self.values), zip(self.fractions[1:], self.values[1:])
+        ):
+            inside = keras.ops.logical_and(t >= f0, t <= f1)
+            lr = keras.ops.where(inside, v0 + (t - f0) * ((v1 - v0) / (f1 - f0)), lr)
+        return lr
+
+    def get_config(self):
+        return dict(total_steps=self.total_steps, fractions=list(self.fractions),
+                    values=list(self.values), name=self.name)
+
+
+@keras.saving.register_keras_serializable(package="keras_structinit")
+class TriangularSchedule(PiecewiseLinearSchedule):
+    """The one-cycle ("triangular") schedule of ConvMixer's CIFAR recipe.
+
+    Linear from 0 up to ``peak`` at ``peak_fraction`` of the run, down to
+    ``peak / final_divisor`` at ``end_fraction``, then to 0 at
+    ``total_steps``. The defaults (0.4, 0.8, 20) are the knots of the
+    covariance paper's CIFAR training: interp(t, [0, 2/5, 4/5, 1],
+    [0, peak, peak/20, 0]).
+    """
+
+    def __init__(self, peak_learning_rate, total_steps, peak_fraction=0.4,
+                 end_fraction=0.8, final_divisor=20.0, name="triangular"):
+        for arg, value in (("peak_learning_rate", peak_learning_rate), ("final_divisor", final_divisor)):
+            if isinstance(value, bool) or not isinstance(value, Real) or not value > 0:
+                raise ValueError(f"`{arg}` must be a positive number. Received: {arg}={value!r}")
+        for arg, value in (("peak_fraction", peak_fraction), ("end_fraction", end_fraction)):
+            if isinstance(value, bool) or not isinstance(value, Real):
+                raise ValueError(f"`{arg}` must be a number. Received: {arg}={value!r}")
+        if not 0.0 < peak_fraction < end_fraction <= 1.0:
+            raise ValueError(
+                "Expected 0 < peak_fraction < end_fraction <= 1. Received: "
+                f"peak_fraction={peak_fraction!r}, end_fraction={end_fraction!r}"
+            )
+        self.peak_learning_rate = float(peak_learning_rate)
+        self.peak_fraction = float(peak_fraction)
+        self.end_fraction = float(end_fraction)
+        self.final_divisor = float(final_divisor)
+        low = self.peak_learning_rate / self.final_divisor
+        fractions = [0.0, self.peak_fraction, self.end_fraction, 1.0]
+        values = [0.0, self.peak_learning_rate, low, 0.0]
+        if self.end_fraction == 1.0:
+            fractions, values = fractions[:3], values[:3]
+        super().__init__(total_steps, fractions, values, name=name)
+
+    def get_config(self):
+        return dict(peak_learning_rate=self.peak_learning_rate, total_steps=self.total_steps,
+                    peak_fraction=self.peak_fraction, end_fraction=self.end_fraction,
+                    final_divisor=self.final_divisor, name=self.name)
+
+
+def warmup_cosine(peak_learning_rate, total_steps, warmup_steps):
+    """Linear warmup 0 -> ``peak`` over ``warmup_steps``, then cosine to 0 (Keras' CosineDecay)."""
+    if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, Integral) or not (
+        0 <= warmup_steps < total_steps
+    ):
+        raise ValueError(
+            f"`warmup_steps` must be an int in [0, total_steps={total_steps}). "
+            f"Received: warmup_steps={warmup_steps!r}"
+        )
+    return keras.optimizers.schedules.CosineDecay(
+        0.0 if warmup_steps else float(peak_learning_rate),
+        decay_steps=max(int(total_steps) - int(warmup_steps), 1),
+        warmup_target=float(peak_learning_rate) if warmup_steps else None,
+        warmup_steps=int(warmup_steps),
+    )

@@ -1,0 +1,245 @@
+"""ConvNeXt (hierarchical and isotropic): structure, parameter counts, init, round trips."""
+
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+from keras_structinit.initializers import ConvCovariance
+from keras_structinit.layers import DepthwiseConv2D
+from keras_structinit.models.common import LayerScale, StochasticDepth
+
+from conftest import run_fresh_python, to_numpy
+
+
+def block_params(d, k=7, layer_scale=True):
+    """One ConvNeXt block of width d, written out."""
+    depthwise = k * k * d + d
+    norm = 2 * d
+    pointwise_1 = d * 4 * d + 4 * d
+    pointwise_2 = 4 * d * d + d
+    gamma = d if layer_scale else 0
+    return depthwise + norm + pointwise_1 + pointwise_2 + gamma
+
+
+def convnext_params(depths, dims, k=7, patch=4, channels=3, classes=1000):
+    stem = patch * patch * channels * dims[0] + dims[0] + 2 * dims[0]
+    total = stem
+    for s, (depth, d) in enumerate(zip(depths, dims)):
+        if s:  # downsampling LN + 2x2 conv
+            total += 2 * dims[s - 1] + 2 * 2 * dims[s - 1] * d + d
+        total += depth * block_params(d, k)
+    return total + 2 * dims[-1] + dims[-1] * classes + classes
+
+
+def test_convnext_tiny_has_the_published_parameter_count():
+    expected = convnext_params((3, 3, 9, 3), (96, 192, 384, 768))
+    assert expected == 28_589_128
+    model = ks.models.convnext_tiny()
+    assert model.name == "convnext_tiny"
+    assert model.count_params() == expected
+    assert tuple(model.input_shape) == (None, 224, 224, 3)
+    assert tuple(model.output_shape) == (None, 1000)
+
+
+def test_convnext_atto_parameter_count():
+    model = ks.models.convnext_atto()
+    expected = convnext_params((2, 2, 6, 2), (40, 80, 160, 320))
+    assert model.count_params() == expected
+    assert round(expected / 1e5) == 37  # "3.7M"
+
+
+def test_named_configs():
+    from keras_structinit.models.convnext import CONFIGS
+
+    assert CONFIGS["femto"] == ((2, 2, 6, 2), (48, 96, 192, 384))
+    assert CONFIGS["pico"] == ((2, 2, 6, 2), (64, 128, 256, 512))
+    assert CONFIGS["nano"] == ((2, 2, 8, 2), (80, 160, 320, 640))
+    model = ks.models.convnext_nano(num_classes=10, input_shape=(32, 32, 3))
+    assert model.name == "convnext_nano"
+    assert model.count_params() == convnext_params((2, 2, 8, 2), (80, 160, 320, 640), classes=10)
+    assert model.get_layer("stage_3_block_8_pointwise_2").units == 320
+    assert ks.models.convnext_femto.__name__ == "convnext_femto"
+
+
+def small_convnext(**kwargs):
+    kwargs = {"kernel_size": 5, "patch_size": 2, "num_classes": 7, "input_shape": (32, 32, 3), **kwargs}
+    return ks.models.convnext((1, 2), (8, 16), **kwargs)
+
+
+def test_structure_names_and_forward_shape():
+    model = small_convnext(drop_path=0.3)
+    out = model(np.zeros((2, 32, 32, 3), "float32"))
+    assert tuple(out.shape) == (2, 7)
+    assert model.count_params() == convnext_params((1, 2), (8, 16), k=5, patch=2, classes=7)
+    assert model.get_layer("stem_conv").strides == (2, 2)
+    assert model.get_layer("stem_norm").epsilon == 1e-6
+    down = model.get_layer("stage_2_downsample_conv")
+    assert down.strides == (2, 2) and tuple(down.kernel.shape) == (2, 2, 8, 16)
+    for s, b, d in ((1, 1, 8), (2, 1, 16), (2, 2, 16)):
+        prefix = f"stage_{s}_block_{b}"
+        dw = model.get_layer(f"{prefix}_depthwise_conv")
+        assert isinstance(dw, DepthwiseConv2D) and dw.padding == "same"
+        assert tuple(dw.kernel.shape) == (5, 5, d, 1)
+        assert model.get_layer(f"{prefix}_norm").epsilon == 1e-6
+        assert model.get_layer(f"{prefix}_pointwise_1").units == 4 * d
+        assert model.get_layer(f"{prefix}_pointwise_2").units == d
+        gamma = to_numpy(model.get_layer(f"{prefix}_layer_scale").gamma)
+        np.testing.assert_allclose(gamma, np.full(d, 1e-6), rtol=1e-6)
+    # Drop-path rates grow linearly over the 3 blocks: 0, 0.15, 0.3.
+    names = {layer.name for layer in model.layers}
+    assert "stage_1_block_1_drop_path" not in names
+    assert model.get_layer("stage_2_block_1_drop_path").rate == pytest.approx(0.15)
+    assert model.get_layer("stage_2_block_2_drop_path").rate == pytest.approx(0.3)
+    assert model.get_layer("head").units == 7
+    assert model.get_layer("stage_2_block_2_residual").output.shape[1:] == (8, 8, 16)
+
+
+@pytest.mark.parametrize("patch_size, final", [(1, 4), (2, 2), (4, 1)])
+def test_cifar_patch_sizes(patch_size, final):
+    model = ks.models.convnext(
+        (1, 1, 1, 1), (8, 8, 16, 16), patch_size=patch_size, num_classes=3, input_shape=(32, 32, 3)
+    )
+    assert model.get_layer("stage_4_block_1_residual").output.shape[1:3] == (final, final)
+    out = model(np.ones((2, 32, 32, 3), "float32"))
+    assert tuple(out.shape) == (2, 3)
+
+
+def test_official_initialization():
+    model = ks.models.convnext_isotropic(64, 1, layer_scale_init=1e-6)
+    kernel = to_numpy(model.get_layer("block_1_pointwise_1").kernel)  # 64 x 256
+    assert np.std(kernel) == pytest.approx(0.02, rel=0.05)
+    dw = to_numpy(model.get_layer("block_1_depthwise_conv").kernel)
+    assert 0.015 < np.std(dw) < 0.025
+    for name in ("stem_conv", "block_1_depthwise_conv", "block_1_pointwise_1", "head"):
+        np.testing.assert_array_equal(to_numpy(model.get_layer(name).bias), 0.0)
+    np.testing.assert_allclose(
+        to_numpy(model.get_layer("block_1_layer_scale").gamma), 1e-6, rtol=1e-6
+    )
+
+
+def test_layer_scale_can_be_left_out():
+    for value in (None, 0, 0.0):
+        model = small_convnext(layer_scale_init=value)
+        assert not any(isinstance(layer, LayerScale) for layer in model.layers)
+        assert model.count_params() == convnext_params(
+            (1, 2), (8, 16), k=5, patch=2, classes=7
+        ) - (8 + 2 * 16)
+
+
+def test_isotropic_structure_and_count():
+    model = ks.models.convnext_isotropic(16, 3, kernel_size=3, num_classes=5)
+    assert model.name == "convnext_isotropic_16_3"
+    out = model(np.zeros((2, 32, 32, 3), "float32"))
+    assert tuple(out.shape) == (2, 5)
+    # Constant width and resolution; layer scale off by default (official isotropic).
+    for i in (1, 2, 3):
+        assert model.get_layer(f"block_{i}_residual").output.shape[1:] == (16, 16, 16)
+    assert not any(isinstance(layer, (LayerScale, StochasticDepth)) for layer in model.layers)
+    stem = 2 * 2 * 3 * 16 + 16 + 2 * 16
+    head = 2 * 16 + 16 * 5 + 5
+    assert model.count_params() == stem + 3 * block_params(16, 3, layer_scale=False) + head
+
+
+def test_depthwise_initializer_follows_depth_over_all_blocks():
+    model = small_convnext(depthwise_initializer=ConvCovariance(seed=3))
+    configs = [
+        model.get_layer(name).get_config()["depthwise_initializer"]["config"]
+        for name in (
+            "stage_1_block_1_depthwise_conv",
+            "stage_2_block_1_depthwise_conv",
+            "stage_2_block_2_depthwise_conv",
+        )
+    ]
+    assert [c["depth"] for c in configs] == [0.0, 0.5, 1.0]
+    assert [c["seed"] for c in configs] == [3, 4, 5]
+
+
+def test_inference_is_deterministic_and_training_drops_paths():
+    x = np.random.default_rng(0).random((16, 8, 8, 3)).astype("float32")
+    model = ks.models.convnext_isotropic(
+        8, 4, kernel_size=3, input_shape=(8, 8, 3), drop_path=0.9, layer_scale_init=None
+    )
+    a, b = to_numpy(model(x, training=False)), to_numpy(model(x, training=False))
+    np.testing.assert_array_equal(a, b)
+    trained = [to_numpy(model(x, training=True)) for _ in range(2)]
+    assert not np.allclose(trained[0], a) and not np.allclose(trained[0], trained[1])
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="dims"):
+        ks.models.convnext((1, 1), (8, 16, 32))
+    with pytest.raises(ValueError, match="depths"):
+        ks.models.convnext((1, 0), (8, 16))
+    with pytest.raises(ValueError, match="patch_size"):
+        ks.models.convnext((1,), (8,), patch_size=0)
+    with pytest.raises(ValueError, match="drop_path"):
+        ks.models.convnext((1,), (8,), drop_path=1.0)
+    with pytest.raises(ValueError, match="layer_scale_init"):
+        ks.models.convnext((1,), (8,), layer_scale_init=-1e-6)
+    with pytest.raises(ValueError, match="input_shape"):
+        ks.models.convnext((1, 1, 1, 1), (8, 8, 8, 8), input_shape=(16, 16, 3))  # 16 / 4 / 8 < 1
+    with pytest.raises(ValueError, match="num_classes"):
+        ks.models.convnext_atto(num_classes=0)
+    with pytest.raises(ValueError, match="dim"):
+        ks.models.convnext_isotropic(0, 8)
+    with pytest.raises(ValueError, match="depth"):
+        ks.models.convnext_isotropic(8, 2.0)
+
+
+def test_keras_round_trip_in_process(tmp_path):
+    model = small_convnext(drop_path=0.2, layer_scale_init=0.5)
+    x = np.random.default_rng(0).random((3, 32, 32, 3)).astype("float32")
+    expected = to_numpy(model(x, training=False))
+    model.save(tmp_path / "convnext.keras")
+    loaded = keras.saving.load_model(tmp_path / "convnext.keras")
+    np.testing.assert_allclose(to_numpy(loaded(x, training=False)), expected, rtol=1e-5, atol=1e-6)
+    assert isinstance(loaded.get_layer("stage_2_block_2_drop_path"), StochasticDepth)
+    assert loaded.get_layer("stage_2_block_2_drop_path").rate == pytest.approx(0.2)
+    assert isinstance(loaded.get_layer("stage_2_block_2_depthwise_conv"), DepthwiseConv2D)
+
+
+def test_keras_round_trip_in_fresh_process(tmp_path):
+    model = ks.models.convnext(
+        (1, 1), (8, 16), kernel_size=3, patch_size=2, num_classes=4,
+        input_shape=(16, 16, 3), drop_path=0.1,
+    )
+    x = np.random.default_rng(1).random((2, 16, 16, 3)).astype("float32")
+    path = tmp_path / "model.keras"
+    model.save(path)
+    np.savez(tmp_path / "io.npz", x=x, y=to_numpy(model(x, training=False)))
+    out = run_fresh_python(
+        textwrap.dedent(
+            f"""
+            import numpy as np, keras
+            import keras_structinit
+            from keras_structinit.models import LayerScale, StochasticDepth
+            model = keras.saving.load_model({str(path)!r})
+            io = np.load({str(tmp_path / "io.npz")!r})
+            got = keras.ops.convert_to_numpy(model(io["x"], training=False))
+            np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
+            assert isinstance(model.get_layer("stage_2_block_1_layer_scale"), LayerScale)
+            assert isinstance(model.get_layer("stage_2_block_1_drop_path"), StochasticDepth)
+            print("ROUND_TRIP_OK")
+            """
+        ),
+        cwd=tmp_path,
+    )
+    assert "ROUND_TRIP_OK" in out
+
+
+def test_one_compiled_training_step_with_drop_path():
+    model = ks.models.convnext_isotropic(
+        8, 2, kernel_size=3, num_classes=3, input_shape=(8, 8, 3), drop_path=0.5, layer_scale_init=0.1
+    )
+    model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rng = np.random.default_rng(0)
+    x, y = rng.random((8, 8, 8, 3)).astype("float32"), rng.integers(0, 3, 8)
+    before = [to_numpy(w) for w in model.trainable_weights]
+    history = model.fit(x, y, batch_size=4, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    after = [to_numpy(w) for w in model.trainable_weights]
+    assert not np.array_equal(after[-2], before[-2])  # head kernel
+    assert not np.array_equal(after[0], before[0])  # stem kernel: gradients flow through blocks

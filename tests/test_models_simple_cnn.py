@@ -1,0 +1,62 @@
+"""SimpleCNN (Maennel et al. 2020): structure, parameter count, round trip."""
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+
+from conftest import to_numpy
+
+
+def simple_cnn_params(layers, filters, units, classes=10, size=32, channels=3, k=3):
+    total, cin = 0, channels
+    for _ in range(layers):
+        total += k * k * cin * filters + filters
+        cin = filters
+    flat = (size // 2**layers) ** 2 * filters
+    return total + flat * units + units + units * classes + classes
+
+
+def test_structure_count_and_forward_shape():
+    model = ks.models.simple_cnn(3, 16, 32, num_classes=5)
+    assert model.name == "simple_cnn"
+    out = model(np.zeros((2, 32, 32, 3), "float32"))
+    assert tuple(out.shape) == (2, 5)
+    assert model.count_params() == simple_cnn_params(3, 16, 32, classes=5)
+    for i in (1, 2, 3):
+        conv = model.get_layer(f"conv_{i}")
+        assert conv.filters == 16 and conv.kernel_size == (3, 3) and conv.padding == "same"
+        assert conv.activation is keras.activations.relu
+        assert model.get_layer(f"pool_{i}").pool_size == (2, 2)
+    assert model.get_layer("flatten").output.shape[1:] == (4 * 4 * 16,)
+    assert model.get_layer("dense").units == 32
+    assert model.get_layer("head").units == 5
+
+
+def test_pytorch_default_initialization():
+    model = ks.models.simple_cnn(1, 64, 16)
+    kernel = to_numpy(model.get_layer("conv_1").kernel)
+    bound = 1 / np.sqrt(27)
+    assert 0.9 * bound < np.abs(kernel).max() <= bound
+
+
+def test_bad_arguments():
+    for name, args in (
+        ("num_conv_layers", (0, 8, 8)),
+        ("num_filters", (1, 2.0, 8)),
+        ("num_units", (1, 8, -1)),
+    ):
+        with pytest.raises(ValueError, match=name):
+            ks.models.simple_cnn(*args)
+    with pytest.raises(ValueError, match="input_shape"):
+        ks.models.simple_cnn(6, 8, 8)  # 32 / 2^6 < 1
+
+
+def test_keras_round_trip_in_process(tmp_path):
+    model = ks.models.simple_cnn(2, 8, 16, num_classes=3, input_shape=(16, 16, 1))
+    x = np.random.default_rng(0).random((2, 16, 16, 1)).astype("float32")
+    expected = to_numpy(model(x))
+    model.save(tmp_path / "cnn.keras")
+    loaded = keras.saving.load_model(tmp_path / "cnn.keras")
+    np.testing.assert_allclose(to_numpy(loaded(x)), expected, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,75 @@
+"""VGG16 without FC-4096: parameter count, keras.applications weight mapping, round trip."""
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+
+from conftest import to_numpy
+
+CONFIG_D = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M")
+
+
+def conv_params(channels=3):
+    total = 0
+    for f in CONFIG_D:
+        if f != "M":
+            total += 3 * 3 * channels * f + f  # kernel + bias
+            channels = f
+    return total
+
+
+def test_parameter_count():
+    assert conv_params() == 14_714_688
+    model = ks.models.vgg16()
+    assert model.count_params() == conv_params() + 512 * 10 + 10
+    # 64 x 64 inputs: 2 x 2 x 512 features reach the head.
+    model = ks.models.vgg16(num_classes=3, input_shape=(64, 64, 1))
+    assert model.count_params() == conv_params(channels=1) + 2048 * 3 + 3
+
+
+def test_structure_and_forward_shape():
+    model = ks.models.vgg16(num_classes=7)
+    assert model.name == "vgg16"
+    out = model(np.zeros((2, 32, 32, 3), "float32"))
+    assert tuple(out.shape) == (2, 7)
+    convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
+    assert len(convs) == 13
+    assert [layer.name for layer in convs[:3]] == ["block_1_conv_1", "block_1_conv_2", "block_2_conv_1"]
+    assert all(c.padding == "same" and c.use_bias and c.kernel_size == (3, 3) for c in convs)
+    pools = [layer for layer in model.layers if isinstance(layer, keras.layers.MaxPooling2D)]
+    assert [p.name for p in pools] == [f"block_{b}_pool" for b in range(1, 6)]
+    assert model.get_layer("block_5_conv_3").filters == 512
+    assert model.get_layer("flatten").output.shape[1:] == (512,)
+
+
+def test_weights_map_to_keras_applications_vgg16():
+    reference = keras.applications.VGG16(weights=None, include_top=False, input_shape=(32, 32, 3))
+    assert reference.count_params() == conv_params()
+    model = ks.models.vgg16()
+    for layer in reference.layers:
+        if isinstance(layer, keras.layers.Conv2D):
+            b, j = layer.name[len("block"):].split("_conv")
+            model.get_layer(f"block_{b}_conv_{j}").set_weights(layer.get_weights())
+    x = np.random.default_rng(0).random((2, 32, 32, 3)).astype("float32")
+    features = keras.Model(model.input, model.get_layer("block_5_pool").output)
+    np.testing.assert_allclose(to_numpy(features(x)), to_numpy(reference(x)), rtol=1e-4, atol=1e-5)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="num_classes"):
+        ks.models.vgg16(num_classes=0)
+    with pytest.raises(ValueError, match="input_shape"):
+        ks.models.vgg16(input_shape=(16, 16, 3))  # five halvings
+    with pytest.raises(ValueError, match="input_shape"):
+        ks.models.vgg16(input_shape=(32, 32))
+
+
+def test_keras_round_trip_in_process(tmp_path):
+    model = ks.models.vgg16(num_classes=4)
+    x = np.random.default_rng(1).random((2, 32, 32, 3)).astype("float32")
+    expected = to_numpy(model(x))
+    model.save(tmp_path / "vgg16.keras")
+    loaded = keras.saving.load_model(tmp_path / "vgg16.keras")
+    np.testing.assert_allclose(to_numpy(loaded(x)), expected, rtol=1e-5, atol=1e-6)

@@ -1,0 +1,174 @@
+"""ViT: structure, parameter counts, init, class token / position embedding, round trips."""
+
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+from keras_structinit.models import ClassToken, PositionEmbedding
+
+from conftest import run_fresh_python, to_numpy
+
+
+def vit_params(patch, dim, depth, mlp_ratio=4, channels=3, size=224, classes=1000):
+    """ViT parameter count, written out per part."""
+    tokens = (size // patch) ** 2 + 1
+    embedding = patch * patch * channels * dim + dim  # patch conv
+    embedding += dim + tokens * dim  # class token, position embedding
+    norms = 2 * (2 * dim)
+    attention = 4 * (dim * dim + dim)  # q, k, v, output projections
+    mlp = (dim * mlp_ratio * dim + mlp_ratio * dim) + (mlp_ratio * dim * dim + dim)
+    head = 2 * dim + dim * classes + classes  # final LN + dense
+    return embedding + depth * (norms + attention + mlp) + head
+
+
+def test_vit_tiny_16_has_timms_parameter_count():
+    expected = vit_params(16, 192, 12)
+    assert expected == 5_717_416
+    model = ks.models.vit_tiny()
+    assert model.name == "vit_tiny_16"
+    assert model.count_params() == expected
+
+
+def test_vit_small_16_has_timms_parameter_count():
+    expected = vit_params(16, 384, 12)
+    assert expected == 22_050_664
+    model = ks.models.vit_small()
+    assert model.count_params() == expected
+    assert model.get_layer("block_12_attention").num_heads == 6
+
+
+def test_structure_names_and_forward_shape():
+    model = ks.models.vit(4, 32, 2, 4, num_classes=5)
+    out = model(np.zeros((2, 32, 32, 3), "float32"))
+    assert tuple(out.shape) == (2, 5)
+    assert model.count_params() == vit_params(4, 32, 2, size=32, classes=5)
+    assert model.get_layer("patch_embedding").strides == (4, 4)
+    assert tuple(model.get_layer("class_token").token.shape) == (1, 1, 32)
+    assert tuple(model.get_layer("position_embedding").embedding.shape) == (1, 65, 32)
+    for i in (1, 2):
+        attention = model.get_layer(f"block_{i}_attention")
+        assert isinstance(attention, keras.layers.MultiHeadAttention)
+        assert attention.num_heads == 4 and attention.key_dim == 8
+        assert model.get_layer(f"block_{i}_norm_1").epsilon == 1e-6
+        assert model.get_layer(f"block_{i}_norm_2").epsilon == 1e-6
+        assert model.get_layer(f"block_{i}_mlp_1").units == 128
+        assert model.get_layer(f"block_{i}_mlp_2").units == 32
+    assert model.get_layer("final_norm").epsilon == 1e-6
+    assert model.get_layer("class_token_output").output.shape[1:] == (32,)
+    # No dropout layers unless asked for.
+    assert not any(isinstance(layer, keras.layers.Dropout) for layer in model.layers)
+
+
+def test_head_reads_the_class_token():
+    model = ks.models.vit(8, 16, 1, 2, num_classes=3)
+    x = np.random.default_rng(0).random((2, 32, 32, 3)).astype("float32")
+    features = keras.Model(model.input, model.get_layer("final_norm").output)(x)
+    pooled = keras.Model(model.input, model.get_layer("class_token_output").output)(x)
+    np.testing.assert_allclose(to_numpy(pooled), to_numpy(features)[:, 0], rtol=1e-6)
+
+
+def test_class_token_and_position_embedding_layers():
+    x = np.random.default_rng(0).random((3, 4, 6)).astype("float32")
+    cls = ClassToken(initializer="ones")
+    y = to_numpy(cls(x))
+    assert y.shape == (3, 5, 6)
+    np.testing.assert_array_equal(y[:, 0], 1.0)
+    np.testing.assert_allclose(y[:, 1:], x)
+    pos = PositionEmbedding(initializer="ones")
+    np.testing.assert_allclose(to_numpy(pos(x)), x + 1.0, rtol=1e-6)
+    assert tuple(pos.embedding.shape) == (1, 4, 6)
+    for layer in (cls, pos):
+        clone = type(layer).from_config(layer.get_config())
+        assert isinstance(clone.initializer, keras.initializers.Ones)
+
+
+def test_timm_initialization():
+    model = ks.models.vit(4, 64, 1, 4)
+    kernel = to_numpy(model.get_layer("block_1_mlp_1").kernel)  # 64 x 256
+    assert np.std(kernel) == pytest.approx(0.02, rel=0.05)
+    position = to_numpy(model.get_layer("position_embedding").embedding)  # 65 x 64
+    assert np.std(position) == pytest.approx(0.02, rel=0.06)
+    assert np.abs(to_numpy(model.get_layer("class_token").token)).max() < 1e-4
+    attention = model.get_layer("block_1_attention")
+    by_path = {w.path.split("/", 1)[1]: w for w in attention.weights}
+    q, k = to_numpy(by_path["query/kernel"]), to_numpy(by_path["key/kernel"])
+    assert np.std(q) == pytest.approx(0.02, rel=0.1) and not np.allclose(q, k)
+    for name in ("block_1_mlp_1", "block_1_mlp_2", "head"):
+        np.testing.assert_array_equal(to_numpy(model.get_layer(name).bias), 0.0)
+    # Patch embedding: PyTorch's default uniform, bound 1/sqrt(4*4*3).
+    patch = to_numpy(model.get_layer("patch_embedding").kernel)
+    assert 0.9 / np.sqrt(48) < np.abs(patch).max() <= 1 / np.sqrt(48)
+
+
+def test_dropout_layers_and_deterministic_inference():
+    model = ks.models.vit(8, 16, 2, 2, num_classes=3, dropout=0.5)
+    for name in ("embedding_dropout", "block_2_attention_dropout", "block_1_mlp_1_dropout"):
+        assert model.get_layer(name).rate == 0.5
+    x = np.random.default_rng(0).random((2, 32, 32, 3)).astype("float32")
+    np.testing.assert_array_equal(to_numpy(model(x)), to_numpy(model(x)))
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="heads"):
+        ks.models.vit(4, 30, 2, 4)
+    with pytest.raises(ValueError, match="patch_size"):
+        ks.models.vit(5, 32, 2, 4)
+    with pytest.raises(ValueError, match="dropout"):
+        ks.models.vit(4, 32, 2, 4, dropout=1.0)
+    with pytest.raises(ValueError, match="input_shape"):
+        ks.models.vit(4, 32, 2, 4, input_shape=(None, None, 3))
+    with pytest.raises(ValueError, match="depth"):
+        ks.models.vit(4, 32, 0, 4)
+    with pytest.raises(ValueError, match="patch_size"):
+        ks.models.vit_tiny(patch_size=0, input_shape=(32, 32, 3))
+
+
+def test_keras_round_trip_in_process(tmp_path):
+    model = ks.models.vit(4, 16, 2, 2, num_classes=4, input_shape=(16, 16, 3), dropout=0.1)
+    x = np.random.default_rng(0).random((3, 16, 16, 3)).astype("float32")
+    expected = to_numpy(model(x, training=False))
+    model.save(tmp_path / "vit.keras")
+    loaded = keras.saving.load_model(tmp_path / "vit.keras")
+    np.testing.assert_allclose(to_numpy(loaded(x, training=False)), expected, rtol=1e-5, atol=1e-6)
+    assert isinstance(loaded.get_layer("class_token"), ClassToken)
+
+
+def test_keras_round_trip_in_fresh_process(tmp_path):
+    model = ks.models.vit_tiny(patch_size=8, num_classes=3, input_shape=(16, 16, 3))
+    x = np.random.default_rng(1).random((2, 16, 16, 3)).astype("float32")
+    path = tmp_path / "model.keras"
+    model.save(path)
+    np.savez(tmp_path / "io.npz", x=x, y=to_numpy(model(x, training=False)))
+    out = run_fresh_python(
+        textwrap.dedent(
+            f"""
+            import numpy as np, keras
+            import keras_structinit
+            from keras_structinit.models import ClassToken, PositionEmbedding
+            model = keras.saving.load_model({str(path)!r})
+            io = np.load({str(tmp_path / "io.npz")!r})
+            got = keras.ops.convert_to_numpy(model(io["x"], training=False))
+            np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
+            assert isinstance(model.get_layer("class_token"), ClassToken)
+            assert isinstance(model.get_layer("position_embedding"), PositionEmbedding)
+            assert model.name == "vit_tiny_8"
+            print("ROUND_TRIP_OK")
+            """
+        ),
+        cwd=tmp_path,
+    )
+    assert "ROUND_TRIP_OK" in out
+
+
+def test_one_compiled_training_step():
+    model = ks.models.vit(4, 16, 1, 2, num_classes=3, input_shape=(8, 8, 3), dropout=0.1)
+    model.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    rng = np.random.default_rng(0)
+    x, y = rng.random((8, 8, 8, 3)).astype("float32"), rng.integers(0, 3, 8)
+    before = to_numpy(model.get_layer("position_embedding").embedding)
+    history = model.fit(x, y, batch_size=4, epochs=1, verbose=0)
+    assert np.isfinite(history.history["loss"][0])
+    assert not np.allclose(to_numpy(model.get_layer("position_embedding").embedding), before)

@@ -1,0 +1,136 @@
+"""tf.data pipelines: crops are windows of the padded image, flips mirror, labels mix, errors."""
+
+import os
+
+import numpy as np
+import pytest
+
+from keras_structinit.recipes.data import (
+    IMAGENET_MEAN,
+    IMAGENET_STD,
+    cifar_dataset,
+    channel_stats,
+    check_rand_augment,
+    imagenet_dataset,
+    load_labeled_images,
+    random_resized_crop,
+)
+
+tf = pytest.importorskip("tensorflow")
+
+
+def images(n=12, size=8, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 256, (n, size, size, 3), dtype=np.uint8), np.arange(n) % 3
+
+
+def denormalize(batch, mean, std):
+    return np.rint((np.asarray(batch) * np.asarray(std) + np.asarray(mean)) * 255.0)
+
+
+def test_eval_pipeline_normalizes_in_order():
+    x, y = images()
+    mean, std = channel_stats(x)
+    np.testing.assert_allclose(mean, (x / 255.0).reshape(-1, 3).mean(0))
+    batches = list(cifar_dataset(x, y, 5, mean, std, training=False))
+    assert [len(b[1]) for b in batches] == [5, 5, 2]  # no sample dropped at evaluation
+    got = np.concatenate([b[0] for b in batches])
+    np.testing.assert_allclose(got, (x / 255.0 - mean) / std, atol=1e-5)
+    np.testing.assert_array_equal(np.concatenate([b[1] for b in batches]), y)
+
+
+def test_training_crops_are_windows_of_the_zero_padded_image():
+    x, y = images(n=16)
+    mean, std = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)
+    ds = cifar_dataset(x, np.arange(16), 16, mean, std, training=True, pad=2, flip=False, seed=3)
+    out, idx = next(iter(ds))
+    out = denormalize(out, mean, std)
+    offsets = set()
+    for image, i in zip(out, np.asarray(idx)):
+        padded = np.pad(x[i], ((2, 2), (2, 2), (0, 0)))
+        matches = [(a, b) for a in range(5) for b in range(5)
+                   if np.array_equal(padded[a:a + 8, b:b + 8], image)]
+        assert matches, f"image {i} is not a crop of its padded original"
+        offsets.add(matches[0])
+    assert len(offsets) > 1  # offsets drawn per image, not per batch
+    assert sorted(np.asarray(idx)) == list(range(16))  # a shuffled permutation
+
+
+def test_training_flips_mirror_whole_images():
+    x, _ = images(n=32)
+    ds = cifar_dataset(x, np.arange(32), 32, (0.0,) * 3, (1.0,) * 3, training=True, pad=0, seed=1)
+    out, idx = next(iter(ds))
+    out = denormalize(out, (0.0,) * 3, (1.0,) * 3)
+    flipped = [np.array_equal(img, x[i][:, ::-1]) for img, i in zip(out, np.asarray(idx))]
+    same = [np.array_equal(img, x[i]) for img, i in zip(out, np.asarray(idx))]
+    assert all(f or s for f, s in zip(flipped, same))
+    assert 0 < sum(flipped) < 32
+
+
+def test_rand_augment_changes_images_and_keeps_shape():
+    x, y = images(n=8, size=16)
+    ds = cifar_dataset(x, y, 8, (0.0,) * 3, (1.0,) * 3, training=True, pad=0, flip=False,
+                       rand_augment=(2, 0.9), seed=0)
+    out, _ = next(iter(ds))
+    assert out.shape == (8, 16, 16, 3)
+    assert np.isfinite(np.asarray(out)).all()
+
+
+def test_random_resized_crop_full_box_is_a_resize():
+    image = tf.constant(np.random.default_rng(0).integers(0, 256, (20, 20, 3)), tf.float32)
+    out = random_resized_crop(image, 20, scale=(1.0, 1.0), ratio=(1.0, 1.0), seed=1)
+    np.testing.assert_allclose(out, image, atol=1e-3)
+    small = random_resized_crop(tf.zeros((40, 30, 3)), 12, seed=2)
+    assert tuple(small.shape) == (12, 12, 3)
+
+
+@pytest.fixture
+def image_folder(tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for c in ("cat", "dog"):
+        os.makedirs(tmp_path / c)
+        for i in range(5):
+            h, w = rng.integers(20, 40, 2)
+            Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(tmp_path / c / f"{i}.png")
+    return str(tmp_path)
+
+
+def test_imagenet_pipeline_shapes_and_mixed_labels(image_folder):
+    ds, n = imagenet_dataset(image_folder, 4, training=True, image_size=16, rand_augment=(2, 0.5),
+                             mixup_alpha=0.2, cutmix_alpha=1.0, seed=0)
+    assert n == 2
+    images_, labels = next(iter(ds))
+    assert images_.shape == (4, 16, 16, 3) and labels.shape == (4, 2)
+    np.testing.assert_allclose(np.asarray(labels).sum(-1), 1.0, atol=1e-5)  # mixtures of one-hots
+    ev, _ = imagenet_dataset(image_folder, 3, training=False, image_size=16)
+    batches = list(ev)
+    assert sum(len(b[1]) for b in batches) == 10
+    e_images, e_labels = batches[0]
+    assert set(np.unique(np.asarray(e_labels))) <= {0.0, 1.0}
+    # Normalized with ImageNet statistics: pixel values in [-mean/std, (1-mean)/std].
+    lo = -np.asarray(IMAGENET_MEAN) / np.asarray(IMAGENET_STD)
+    hi = (1 - np.asarray(IMAGENET_MEAN)) / np.asarray(IMAGENET_STD)
+    assert (np.asarray(e_images) >= lo - 1e-4).all() and (np.asarray(e_images) <= hi + 1e-4).all()
+
+
+def test_load_labeled_images_forms_and_errors(tmp_path):
+    x, y = images(n=6)
+    np.savez(tmp_path / "d.npz", x=x, y=y)
+    got_x, got_y = load_labeled_images(str(tmp_path / "d.npz"))
+    np.testing.assert_array_equal(got_x, x) and np.testing.assert_array_equal(got_y, y)
+    with pytest.raises(FileNotFoundError, match="eval_data"):
+        load_labeled_images(str(tmp_path / "missing.npz"))
+    with pytest.raises(TypeError, match="eval_data"):
+        load_labeled_images(42)
+    with pytest.raises(ValueError, match="uint8"):
+        load_labeled_images((x.astype("float32"), y))
+    with pytest.raises(ValueError, match="labels"):
+        load_labeled_images((x, y[:3]))
+
+
+@pytest.mark.parametrize("bad", [(0, 0.5), (2, 1.5), (2,), "2,0.5", (True, 0.5)])
+def test_bad_rand_augment(bad):
+    with pytest.raises(ValueError, match="rand_augment"):
+        check_rand_augment(bad)

@@ -1,0 +1,165 @@
+"""fit_cifar / fit_imagenet smoke runs: steps, eval_data reporting, precision, distribution."""
+
+import os
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+from keras_structinit import recipes
+from keras_structinit.recipes.data import channel_stats
+
+from conftest import REPO_ROOT, run_fresh_python
+
+pytest.importorskip("tensorflow")
+
+
+def tiny_model(num_classes=3, size=8):
+    inputs = keras.Input((size, size, 3))
+    x = keras.layers.Conv2D(4, 3, padding="same", activation="relu", name="conv")(inputs)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, keras.layers.Dense(num_classes, name="head")(x))
+
+
+def tiny_data(n=24, size=8, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 256, (n, size, size, 3), dtype=np.uint8), np.arange(n) % 3
+
+
+def test_fit_cifar_two_steps_and_eval_data_report(tmp_path, capsys):
+    x, y = tiny_data()
+    ex, ey = tiny_data(n=9, seed=1)
+    np.savez(tmp_path / "eval.npz", x=ex, y=ey)
+    model = tiny_model()
+    before = keras.ops.convert_to_numpy(model.get_layer("conv").kernel).copy()
+    history = recipes.fit_cifar(model, (x, y), epochs=1, batch_size=8, steps_per_epoch=2,
+                                validation_data=(ex, ey), eval_data=str(tmp_path / "eval.npz"),
+                                rand_augment=None, verbose=0)
+    assert len(history.history["loss"]) == 1 and np.isfinite(history.history["loss"][0])
+    assert int(keras.ops.convert_to_numpy(model.optimizer.iterations)) == 2
+    assert not np.array_equal(before, keras.ops.convert_to_numpy(model.get_layer("conv").kernel))
+    # The reported eval accuracy is the model's accuracy on the normalized eval set.
+    mean, std = channel_stats(x)
+    logits = model.predict((ex / 255.0 - mean) / std, verbose=0)
+    assert history.eval_results["accuracy"] == pytest.approx(np.mean(logits.argmax(-1) == ey))
+    assert "eval_data: accuracy" in capsys.readouterr().out
+    assert history.normalization["mean"] == pytest.approx(list(mean))
+
+
+def test_fit_cifar_mixed_bfloat16_builder():
+    x, y = tiny_data()
+    history = recipes.fit_cifar(tiny_model, (x, y), epochs=1, batch_size=8, steps_per_epoch=2,
+                                precision="mixed_bfloat16", rand_augment=(1, 0.3), verbose=0)
+    model = history.model
+    assert model.dtype_policy.name == "mixed_bfloat16"
+    assert model.get_layer("conv").compute_dtype == "bfloat16"
+    assert model.get_layer("conv").kernel.dtype == "float32"
+    assert np.isfinite(history.history["loss"][0])
+    assert keras.config.dtype_policy().name == "float32"  # restored after the run
+
+
+def test_fit_cifar_rejects_mismatched_set_up():
+    x, y = tiny_data()
+    with pytest.raises(ValueError, match="dtype policy"):
+        recipes.fit_cifar(tiny_model(), (x, y), 1, batch_size=8, precision="mixed_bfloat16", verbose=0)
+    with pytest.raises(ValueError, match="builder"):
+        recipes.fit_cifar(tiny_model(), (x, y), 1, batch_size=8, distribution="auto", verbose=0)
+    with pytest.raises(TypeError, match="data"):
+        recipes.fit_cifar(tiny_model(), x, 1)
+    with pytest.raises(ValueError, match="schedule"):
+        recipes.fit_cifar(tiny_model(), (x, y), 1, schedule="step")
+    with pytest.raises(ValueError, match="epochs"):
+        recipes.fit_cifar(tiny_model(), (x, y), 0, batch_size=8, verbose=0)
+
+
+def test_fit_imagenet_on_a_tiny_image_folder(tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for split in ("train", "val"):
+        for c in ("a", "b", "c"):
+            os.makedirs(tmp_path / split / c)
+            for i in range(4):
+                h, w = rng.integers(16, 30, 2)
+                Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(
+                    tmp_path / split / c / f"{i}.jpg")
+    history = recipes.fit_imagenet(
+        lambda: tiny_model(3, 12), str(tmp_path / "train"), epochs=1, image_size=12, batch_size=4,
+        steps_per_epoch=2, eval_data=str(tmp_path / "val"), verbose=0)
+    assert int(keras.ops.convert_to_numpy(history.model.optimizer.iterations)) == 2
+    assert np.isfinite(history.history["loss"][0])
+    assert 0.0 <= history.eval_results["accuracy"] <= 1.0
+    with pytest.raises(ValueError, match="loss"):
+        recipes.fit_imagenet(tiny_model, str(tmp_path / "train"), 1, loss="hinge")
+
+
+def test_precision_and_distribution_resolution():
+    assert recipes.resolve_precision(None) == "float32"
+    assert recipes.resolve_precision("auto") == "mixed_bfloat16"  # no GPU on the test machine
+    with pytest.raises(ValueError, match="precision"):
+        recipes.resolve_precision("fp8")
+    with pytest.raises(ValueError, match="distribution"):
+        recipes.resolve_distribution("ring")
+    with pytest.raises(TypeError, match="distribution"):
+        recipes.resolve_distribution(3)
+    backend = keras.backend.backend()
+    if backend == "torch":
+        with pytest.raises(ValueError, match="torch"):
+            recipes.resolve_distribution("auto")
+    elif backend == "jax":
+        with pytest.raises(ValueError, match="TensorFlow"):
+            recipes.resolve_distribution("mirrored")
+    else:
+        with pytest.raises(ValueError, match="JAX"):
+            recipes.resolve_distribution("data_parallel")
+
+
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="tf.distribute is TensorFlow's")
+def test_mirrored_strategy_trains_two_steps():
+    import tensorflow as tf
+
+    x, y = tiny_data()
+    history = recipes.fit_cifar(tiny_model, (x, y), 1, batch_size=8, steps_per_epoch=2,
+                                distribution="mirrored", rand_augment=None, verbose=0)
+    assert isinstance(history.model.get_layer("conv").kernel.value, tf.distribute.DistributedValues)
+    assert np.isfinite(history.history["loss"][0])
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="keras.distribution runs on JAX")
+def test_jax_data_parallel_on_two_host_devices(tmp_path):
+    code = textwrap.dedent(
+        """
+        import os
+        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+        import jax, keras, numpy as np
+        from keras_structinit import recipes
+        assert len(jax.devices()) == 2, jax.devices()
+
+        def build():
+            inputs = keras.Input((8, 8, 3))
+            x = keras.layers.Conv2D(4, 3, padding="same", name="conv")(inputs)
+            x = keras.layers.GlobalAveragePooling2D()(x)
+            return keras.Model(inputs, keras.layers.Dense(3, name="head")(x))
+
+        rng = np.random.default_rng(0)
+        x = rng.integers(0, 256, (16, 8, 8, 3), dtype=np.uint8)
+        y = np.arange(16) % 3
+        h = recipes.fit_cifar(build, (x, y), 1, batch_size=8, steps_per_epoch=2,
+                              distribution="data_parallel", rand_augment=None, verbose=0)
+        assert int(h.model.optimizer.iterations.value) == 2
+        assert np.isfinite(h.history["loss"][0])
+        for v in h.model.weights:
+            sharding = v.value.sharding
+            assert len(sharding.device_set) == 2, (v.path, sharding)
+            assert sharding.is_fully_replicated, (v.path, sharding)
+        dist = keras.distribution.distribution()
+        assert dist is None  # restored after the run
+        layout = recipes.resolve_distribution("data_parallel").get_data_layout((8, 8, 8, 3))
+        assert layout.axes[0] == "batch"
+        print("OK")
+        """
+    )
+    env_backup = os.environ.get("KERAS_BACKEND")
+    assert env_backup in (None, "jax") or keras.backend.backend() == "jax"
+    assert "OK" in run_fresh_python(code, cwd=str(REPO_ROOT))
