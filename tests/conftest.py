@@ -2,6 +2,7 @@ import math
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import keras
@@ -21,6 +22,27 @@ def run_fresh_python(code, cwd):
     if result.returncode != 0:
         pytest.fail(f"fresh process failed:\n{result.stdout}\n{result.stderr}")
     return result.stdout
+
+
+def assert_round_trip_in_fresh_process(model, x, tmp_path, checks=""):
+    """Saves ``model`` to .keras, reloads it in a new interpreter that imports only
+    ``keras_structinit``, and asserts the reloaded outputs on ``x`` equal the
+    original's. ``checks``: extra code run there with ``model`` bound to the
+    reloaded model."""
+    path = tmp_path / "model.keras"
+    model.save(path)
+    np.savez(tmp_path / "io.npz", x=x, y=to_numpy(model(x, training=False)))
+    code = textwrap.dedent(
+        f"""
+        import numpy as np, keras
+        import keras_structinit
+        model = keras.saving.load_model({str(path)!r})
+        io = np.load({str(tmp_path / "io.npz")!r})
+        got = keras.ops.convert_to_numpy(keras.ops.cast(model(io["x"], training=False), "float32"))
+        np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
+        """
+    ) + textwrap.dedent(checks) + '\nprint("ROUND_TRIP_OK")\n'
+    assert "ROUND_TRIP_OK" in run_fresh_python(code, cwd=tmp_path)
 
 
 def to_numpy(x):

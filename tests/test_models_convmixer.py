@@ -1,6 +1,5 @@
 """ConvMixer structure, initializers and a .keras round trip in a fresh process."""
 
-import textwrap
 
 import keras
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 import keras_structinit as ks
 from keras_structinit.initializers import ConvCovariance
 
-from conftest import run_fresh_python
+from conftest import assert_round_trip_in_fresh_process
 
 
 def test_structure_and_output_shape():
@@ -66,26 +65,9 @@ def test_keras_round_trip_in_fresh_process(tmp_path):
     )
     ks.apply_conv_covariance(model, seed=2)
     x = np.random.default_rng(0).random((3, 16, 16, 3)).astype("float32")
-    expected = keras.ops.convert_to_numpy(model(x, training=False))
-    path = tmp_path / "model.keras"
-    model.save(path)
-    np.savez(tmp_path / "io.npz", x=x, y=expected)
-    out = run_fresh_python(
-        textwrap.dedent(
-            f"""
-            import numpy as np, keras
-            import keras_structinit
-            from keras_structinit.initializers import ConvCovariance
-            model = keras.saving.load_model({str(path)!r})
-            io = np.load({str(tmp_path / "io.npz")!r})
-            got = keras.ops.convert_to_numpy(model(io["x"], training=False))
-            np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
-            init = model.get_layer("block_2_depthwise_conv").depthwise_initializer
-            assert isinstance(init, ConvCovariance), type(init)
-            assert init.preset == "cifar-p1" and init.depth == 1.0
-            print("ROUND_TRIP_OK")
-            """
-        ),
-        cwd=tmp_path,
-    )
-    assert "ROUND_TRIP_OK" in out
+    assert_round_trip_in_fresh_process(model, x, tmp_path, """
+        from keras_structinit.initializers import ConvCovariance
+        init = model.get_layer("block_2_depthwise_conv").depthwise_initializer
+        assert isinstance(init, ConvCovariance), type(init)
+        assert init.preset == "cifar-p1" and init.depth == 1.0
+    """)

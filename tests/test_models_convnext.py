@@ -1,6 +1,5 @@
 """ConvNeXt (hierarchical and isotropic): structure, parameter counts, init, round trips."""
 
-import textwrap
 
 import keras
 import numpy as np
@@ -11,7 +10,7 @@ from keras_structinit.initializers import ConvCovariance
 from keras_structinit.layers import DepthwiseConv2D
 from keras_structinit.models.common import LayerScale, StochasticDepth
 
-from conftest import run_fresh_python, to_numpy
+from conftest import assert_round_trip_in_fresh_process, to_numpy
 
 
 def block_params(d, k=7, layer_scale=True):
@@ -207,27 +206,11 @@ def test_keras_round_trip_in_fresh_process(tmp_path):
         input_shape=(16, 16, 3), drop_path=0.1,
     )
     x = np.random.default_rng(1).random((2, 16, 16, 3)).astype("float32")
-    path = tmp_path / "model.keras"
-    model.save(path)
-    np.savez(tmp_path / "io.npz", x=x, y=to_numpy(model(x, training=False)))
-    out = run_fresh_python(
-        textwrap.dedent(
-            f"""
-            import numpy as np, keras
-            import keras_structinit
-            from keras_structinit.models import LayerScale, StochasticDepth
-            model = keras.saving.load_model({str(path)!r})
-            io = np.load({str(tmp_path / "io.npz")!r})
-            got = keras.ops.convert_to_numpy(model(io["x"], training=False))
-            np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
-            assert isinstance(model.get_layer("stage_2_block_1_layer_scale"), LayerScale)
-            assert isinstance(model.get_layer("stage_2_block_1_drop_path"), StochasticDepth)
-            print("ROUND_TRIP_OK")
-            """
-        ),
-        cwd=tmp_path,
-    )
-    assert "ROUND_TRIP_OK" in out
+    assert_round_trip_in_fresh_process(model, x, tmp_path, """
+        from keras_structinit.models import LayerScale, StochasticDepth
+        assert isinstance(model.get_layer("stage_2_block_1_layer_scale"), LayerScale)
+        assert isinstance(model.get_layer("stage_2_block_1_drop_path"), StochasticDepth)
+    """)
 
 
 def test_one_compiled_training_step_with_drop_path():

@@ -1,6 +1,5 @@
 """ViT: structure, parameter counts, init, class token / position embedding, round trips."""
 
-import textwrap
 
 import keras
 import numpy as np
@@ -9,7 +8,7 @@ import pytest
 import keras_structinit as ks
 from keras_structinit.models import ClassToken, PositionEmbedding
 
-from conftest import run_fresh_python, to_numpy
+from conftest import assert_round_trip_in_fresh_process, to_numpy
 
 
 def vit_params(patch, dim, depth, mlp_ratio=4, channels=3, size=224, classes=1000):
@@ -139,28 +138,12 @@ def test_keras_round_trip_in_process(tmp_path):
 def test_keras_round_trip_in_fresh_process(tmp_path):
     model = ks.models.vit_tiny(patch_size=8, num_classes=3, input_shape=(16, 16, 3))
     x = np.random.default_rng(1).random((2, 16, 16, 3)).astype("float32")
-    path = tmp_path / "model.keras"
-    model.save(path)
-    np.savez(tmp_path / "io.npz", x=x, y=to_numpy(model(x, training=False)))
-    out = run_fresh_python(
-        textwrap.dedent(
-            f"""
-            import numpy as np, keras
-            import keras_structinit
-            from keras_structinit.models import ClassToken, PositionEmbedding
-            model = keras.saving.load_model({str(path)!r})
-            io = np.load({str(tmp_path / "io.npz")!r})
-            got = keras.ops.convert_to_numpy(model(io["x"], training=False))
-            np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
-            assert isinstance(model.get_layer("class_token"), ClassToken)
-            assert isinstance(model.get_layer("position_embedding"), PositionEmbedding)
-            assert model.name == "vit_tiny_8"
-            print("ROUND_TRIP_OK")
-            """
-        ),
-        cwd=tmp_path,
-    )
-    assert "ROUND_TRIP_OK" in out
+    assert_round_trip_in_fresh_process(model, x, tmp_path, """
+        from keras_structinit.models import ClassToken, PositionEmbedding
+        assert isinstance(model.get_layer("class_token"), ClassToken)
+        assert isinstance(model.get_layer("position_embedding"), PositionEmbedding)
+        assert model.name == "vit_tiny_8"
+    """)
 
 
 def test_one_compiled_training_step():
