@@ -195,6 +195,13 @@ def main(argv=None):
                                     mean=float(accs.mean()), std=float(accs.std()), n=len(accs)))
                 rows.append(f"| {model_name} | {filters} | {init} | "
                             f"{accs.mean():.4f} ± {accs.std():.4f} | {len(accs)} |")
+    structure = bank.structure()
+    struct_rows = [
+        "| source layer | depth | tr(Σ) | centre ratio | top-eigenvalue share |",
+        "|---|---|---|---|---|",
+        *(f"| {i + 1} | {d:.2f} | {s['total_variance']:.3f} | {s['centre_ratio']:.2f} | "
+          f"{s['top_eigen_share']:.3f} |" for i, (d, s) in enumerate(zip(bank.depth_fractions, structure))),
+    ]
     md = "\n".join([
         "# Covariance transfer: ConvMixer-32/8 -> ConvMixer-128/8 and -128/16",
         "",
@@ -205,6 +212,11 @@ def main(argv=None):
         "package's default); std is the population std over seeds.",
         "",
         *rows,
+        "",
+        "Structure of the source bank (`FilterCovariance.structure()`; i.i.d. filters give "
+        f"centre ratio 1 and top-eigenvalue share 1/{len(bank.means[0])} = {1 / len(bank.means[0]):.3f}):",
+        "",
+        *struct_rows,
     ])
     print("\n" + md, flush=True)
     write_text(os.path.join(args.out, "results.md"), md + "\n")
@@ -213,7 +225,7 @@ def main(argv=None):
         versions=dict(keras=keras.__version__, backend=backend_version(),
                       numpy=np.__version__, python=platform.python_version()),
         seeds=args.seeds, sizes=dict(train=len(x), val=len(x_val)),
-        source=dict(model="ConvMixer-32/8", bank=bank_path, **source),
+        source=dict(model="ConvMixer-32/8", bank=bank_path, structure=structure, **source),
         summary=summary, runs=runs,
     ))
     print(f"\nWrote {args.out}/results.md and results.json", flush=True)

@@ -350,6 +350,32 @@ class FilterCovariance:
             source_name=metadata.get("source_name"),
         )
 
+    def structure(self):
+        """Per-layer summary of how structured each covariance is.
+
+        For layer ``i`` with covariance ``S`` (``n`` pixels, centre pixel
+        ``c`` of the k x k grid, ``c = n // 2``): ``total_variance = tr S``;
+        ``centre_ratio = S_cc / (tr S / n)``, the centre pixel's variance over
+        the mean pixel variance (1 for i.i.d. filters such as PyTorch's
+        uniform init; well above 1 for the centre-heavy covariances of
+        trained models and of ``conv_covariance``); ``top_eigen_share =
+        lambda_max / tr S`` (``1 / n`` for i.i.d. filters). Used to judge
+        whether a source model has trained long enough for its bank to carry
+        more than its initialization.
+        """
+        n = math.prod(self._kernel_size)
+        centre = n // 2
+        summary = []
+        for cov in self._covariances:
+            trace = float(np.trace(cov))
+            top = float(np.linalg.eigvalsh(cov)[-1])
+            summary.append(dict(
+                total_variance=trace,
+                centre_ratio=float(cov[centre, centre] / (trace / n)) if trace > 0 else float("nan"),
+                top_eigen_share=top / trace if trace > 0 else float("nan"),
+            ))
+        return summary
+
     # ------------------------------------------------------------------
     # Depth interpolation
     # ------------------------------------------------------------------

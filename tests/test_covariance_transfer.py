@@ -273,3 +273,18 @@ def test_load_bad_files(tmp_path):
         FilterCovariance.load(nan_file)
     with pytest.raises(FileNotFoundError):
         FilterCovariance.load(tmp_path / "nowhere.npz")
+
+
+def test_structure_separates_iid_from_centre_heavy_covariances():
+    n = 81
+    iid = FilterCovariance([np.zeros(n)], [np.eye(n) * 0.004], 9)
+    (s,) = iid.structure()
+    assert s["total_variance"] == pytest.approx(0.324)
+    assert s["centre_ratio"] == pytest.approx(1.0)
+    assert s["top_eigen_share"] == pytest.approx(1 / n)
+    cov = cv.conv_covariance(9, 0.5)
+    cov = (cov + cov.T) / 2
+    (t,) = FilterCovariance([np.zeros(n)], [cov], 9).structure()
+    assert t["total_variance"] == pytest.approx(np.trace(cov))
+    assert t["centre_ratio"] == pytest.approx(cov[40, 40] / (np.trace(cov) / n))
+    assert t["centre_ratio"] > 10 and t["top_eigen_share"] > 5 / n
