@@ -56,12 +56,16 @@ def parse_args(argv=None):
     p.add_argument("--data", default=DEFAULT_DATA, help="CIFAR-10 zip / folder / npz")
     p.add_argument("--out", default="covariance_transfer_out")
     p.add_argument("--train-size", type=int, default=5000)
+    p.add_argument("--source-train-size", type=int, default=None,
+                   help="training images of the source model (default: --train-size); "
+                        "the targets use the first --train-size of them")
     p.add_argument("--val-size", type=int, default=1000, help="0 = whole held-out 10%%")
     p.add_argument("--source-epochs", type=int, default=5)
     p.add_argument("--epochs", type=int, default=5)
     p.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     p.add_argument("--source-seed", type=int, default=0)
     p.add_argument("--batch-size", type=int, default=128)
+    p.add_argument("--filters", nargs="+", choices=("frozen", "thawed"), default=["frozen", "thawed"])
     p.add_argument("--targets", nargs="+", choices=("wider", "deeper"), default=["wider", "deeper"],
                    help="target models: wider = ConvMixer-128/8, deeper = ConvMixer-128/16")
     p.add_argument("--lr", type=float, default=0.01)
@@ -74,6 +78,8 @@ def parse_args(argv=None):
     for name in ("train_size", "source_epochs", "epochs", "batch_size"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.source_train_size is not None and args.source_train_size < args.train_size:
+        p.error("--source-train-size must be >= --train-size")
     if args.val_size < 0:
         p.error("--val-size must be >= 0")
     return args
@@ -128,17 +134,23 @@ def main(argv=None):
         sys.exit(f"CIFAR-10 not found at {args.data!r}; pass --data PATH "
                  "(a zip or folder of train/<class>/<i>.jpg, or an .npz with x, y).")
     os.makedirs(args.out, exist_ok=True)
-    x, y, x_val, y_val, description = load_demo_data(args.data, args.train_size, args.source_seed)
+    pool = args.source_train_size or args.train_size
+    # A random subset of `pool` images in random order: the targets take its first train_size.
+    x_all, y_all, x_val, y_val, description = load_demo_data(args.data, pool, args.source_seed)
+    x, y = x_all[: args.train_size], y_all[: args.train_size]
     keep = balanced_subset(y_val, args.val_size, args.source_seed)
     x_val, y_val = x_val[keep], y_val[keep]
     normalize = channel_normalizer(x)
     data = (normalize(x), y.astype("int32"), normalize(x_val), y_val.astype("int32"))
+    source_data = (normalize(x_all), y_all.astype("int32")) + data[2:]
     print(f"Data: {description}; {len(x)} train / {len(x_val)} val images; "
           f"backend {keras.backend.backend()}.", flush=True)
 
     # Progress is saved after every run so a long study can be resumed.
     progress_path = os.path.join(args.out, "progress.json")
-    study_config = {k: v for k, v in vars(args).items() if k not in ("resume", "seeds", "targets", "out")}
+    # What the results depend on (options left unset do not count).
+    study_config = {k: v for k, v in vars(args).items()
+                    if k not in ("resume", "seeds", "targets", "filters", "out") and v is not None}
     progress = dict(config=study_config, source=None, runs=[])
     if args.resume and os.path.exists(progress_path):
         with open(progress_path) as f:
@@ -153,7 +165,7 @@ def main(argv=None):
     bank_path = os.path.join(args.out, "convmixer_32_8.npz")
     if progress["source"] is None or not os.path.exists(bank_path):
         print("\n=== source ConvMixer-32/8 ===", flush=True)
-        progress["source"] = train_and_eval(32, 8, data, args, args.source_epochs, args.source_seed,
+        progress["source"] = train_and_eval(32, 8, source_data, args, args.source_epochs, args.source_seed,
                                             callbacks=[RecordFilterCovariance(bank_path)])
         write_json(progress_path, progress)
     source = progress["source"]
@@ -167,7 +179,7 @@ def main(argv=None):
     # Seeds outermost: a study cut short still has every cell for the seeds done.
     for seed in args.seeds:
         for model_name, (dim, depth) in targets.items():
-            for frozen in (True, False):
+            for frozen in [f == "frozen" for f in args.filters]:
                 for init in INITS:
                     filters = "frozen" if frozen else "thawed"
                     if (model_name, filters, init, seed) in done:
@@ -186,7 +198,7 @@ def main(argv=None):
     ]
     summary = []
     for model_name in targets:
-        for filters in ("frozen", "thawed"):
+        for filters in args.filters:
             for init in INITS:
                 accs = np.array([r["val_accuracy"] for r in runs
                                  if (r["model"], r["filters"], r["init"]) == (model_name, filters, init)
@@ -195,26 +207,35 @@ def main(argv=None):
                                     mean=float(accs.mean()), std=float(accs.std()), n=len(accs)))
                 rows.append(f"| {model_name} | {filters} | {init} | "
                             f"{accs.mean():.4f} ± {accs.std():.4f} | {len(accs)} |")
+    # The source's bank after training next to the same model at initialization.
     structure = bank.structure()
+    keras.utils.set_random_seed(args.source_seed)
+    initial = FilterCovariance.from_model(convmixer(
+        32, 8, kernel_size=args.kernel_size, patch_size=args.patch_size, num_classes=10,
+        input_shape=x.shape[1:])).structure()
     struct_rows = [
-        "| source layer | depth | tr(Σ) | centre ratio | top-eigenvalue share |",
+        "| source layer | depth | tr(Σ) init → trained | centre ratio init → trained "
+        "| top-eigenvalue share init → trained |",
         "|---|---|---|---|---|",
-        *(f"| {i + 1} | {d:.2f} | {s['total_variance']:.3f} | {s['centre_ratio']:.2f} | "
-          f"{s['top_eigen_share']:.3f} |" for i, (d, s) in enumerate(zip(bank.depth_fractions, structure))),
+        *(f"| {i + 1} | {d:.2f} | {a['total_variance']:.3f} → {s['total_variance']:.3f} "
+          f"| {a['centre_ratio']:.2f} → {s['centre_ratio']:.2f} "
+          f"| {a['top_eigen_share']:.3f} → {s['top_eigen_share']:.3f} |"
+          for i, (d, a, s) in enumerate(zip(bank.depth_fractions, initial, structure))),
     ]
     md = "\n".join([
         "# Covariance transfer: ConvMixer-32/8 -> ConvMixer-128/8 and -128/16",
         "",
         f"Data: {description}; {len(x)} training / {len(x_val)} validation images. "
         f"Backend {keras.backend.backend()}; seeds {args.seeds}; {args.epochs} epochs "
-        f"(source: {args.source_epochs} epochs, val acc {source['val_accuracy']:.4f}).",
+        f"(source: {args.source_epochs} epochs on {len(x_all)} images, val acc {source['val_accuracy']:.4f}).",
         "The default init is PyTorch's default uniform (`TorchDefaultUniform`, the "
         "package's default); std is the population std over seeds.",
         "",
         *rows,
         "",
-        "Structure of the source bank (`FilterCovariance.structure()`; i.i.d. filters give "
-        f"centre ratio 1 and top-eigenvalue share 1/{len(bank.means[0])} = {1 / len(bank.means[0]):.3f}):",
+        "Structure of the source bank (`FilterCovariance.structure()`), at initialization "
+        "(PyTorch's uniform: i.i.d. pixels, centre ratio ~1; the top-eigenvalue share of an "
+        "estimate from 32 filters is well above the population 1/81) and after training:",
         "",
         *struct_rows,
     ])
@@ -225,7 +246,7 @@ def main(argv=None):
         versions=dict(keras=keras.__version__, backend=backend_version(),
                       numpy=np.__version__, python=platform.python_version()),
         seeds=args.seeds, sizes=dict(train=len(x), val=len(x_val)),
-        source=dict(model="ConvMixer-32/8", bank=bank_path, structure=structure, **source),
+        source=dict(model="ConvMixer-32/8", bank=bank_path, structure=structure, structure_at_init=initial, **source),
         summary=summary, runs=runs,
     ))
     print(f"\nWrote {args.out}/results.md and results.json", flush=True)
