@@ -177,3 +177,12 @@ def test_jax_data_parallel_on_two_host_devices(tmp_path):
     env_backup = os.environ.get("KERAS_BACKEND")
     assert env_backup in (None, "jax") or keras.backend.backend() == "jax"
     assert "OK" in run_fresh_python(code, cwd=str(REPO_ROOT))
+
+
+def test_fit_cifar_mixed_float16_uses_loss_scaling():
+    x, y = tiny_data()
+    history = recipes.fit_cifar(tiny_model, (x, y), epochs=1, batch_size=8, steps_per_epoch=2,
+                                precision="mixed_float16", rand_augment=None, verbose=0)
+    assert isinstance(history.model.optimizer, keras.optimizers.LossScaleOptimizer)
+    assert history.model.get_layer("conv").compute_dtype == "float16"
+    assert np.isfinite(history.history["loss"][0])
