@@ -42,6 +42,9 @@ DEFAULTS = dict(
 def load_demo_data(data, train_size, seed):
     """``(x_train, y_train, x_val, y_val, description)`` for the demo.
 
+    The training arrays are a random subset of ``train_size`` images (all
+    when there are fewer) in random order.
+
     ``data`` is a path accepted by :func:`keras_structinit.datasets.load_cifar10`
     or ``None``: then the Keras cache is used if CIFAR-10 is there, else the
     package's procedural image set (no download).
@@ -56,10 +59,9 @@ def load_demo_data(data, train_size, seed):
             "the embedded procedural image set (CIFAR-10 not found offline; "
             "pass --data PATH to use it)"
         )
-    if train_size < len(x):
-        keep = np.random.default_rng(seed).permutation(len(x))[:train_size]
-        x, y = x[keep], y[keep]
-    return x, y, x_val, y_val, description
+    # Always a random order (the loaders keep class order), so any prefix is a random subset.
+    keep = np.random.default_rng(seed).permutation(len(x))[:train_size]
+    return x[keep], y[keep], x_val, y_val, description
 
 
 def train_one(name, depthwise_initializer, data, cfg, verbose):
