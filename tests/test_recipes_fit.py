@@ -85,6 +85,10 @@ def test_fit_cifar_rejects_mismatched_set_up():
         recipes.fit_cifar(tiny_model(), (x, y), 1, schedule="step")
     with pytest.raises(ValueError, match="epochs"):
         recipes.fit_cifar(tiny_model(), (x, y), 0, batch_size=8, verbose=0)
+    with pytest.raises(ValueError, match="ema"):
+        recipes.fit_cifar(tiny_model(), (x, y), 1, ema=1.5, verbose=0)
+    with pytest.raises(ValueError, match="num_classes"):
+        recipes.fit_cifar(tiny_model(), (x, y), 1, num_classes=2, rand_augment=None, verbose=0)
 
 
 def test_fit_imagenet_on_a_tiny_image_folder(tmp_path):
@@ -186,3 +190,20 @@ def test_fit_cifar_mixed_float16_uses_loss_scaling():
     assert isinstance(history.model.optimizer, keras.optimizers.LossScaleOptimizer)
     assert history.model.get_layer("conv").compute_dtype == "float16"
     assert np.isfinite(history.history["loss"][0])
+
+
+@pytest.mark.parametrize("ema", [False, True])
+def test_ema_weights_replace_the_trained_ones(ema):
+    x, y = tiny_data()
+    keras.utils.set_random_seed(0)
+    model = tiny_model()
+    before = keras.ops.convert_to_numpy(model.get_layer("head").kernel).copy()
+    recipes.fit_cifar(model, (x, y), 1, batch_size=8, steps_per_epoch=2, rand_augment=None,
+                      ema=ema, verbose=0)
+    moved = np.abs(keras.ops.convert_to_numpy(model.get_layer("head").kernel) - before).max()
+    # Adam moves each weight by ~lr (~0.0075 at the second step); with momentum 0.9999 the
+    # average of the two iterates has moved by ~1e-4 of that.
+    if ema:
+        assert moved < 1e-5
+    else:
+        assert moved > 1e-3

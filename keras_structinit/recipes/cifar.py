@@ -76,6 +76,7 @@ def fit_cifar(
     verbose="auto",
     steps_per_epoch=None,
     jit_compile=None,
+    num_classes=None,
 ):
     """Trains a classifier on CIFAR images with ``model.fit``; returns the ``History``.
 
@@ -105,6 +106,7 @@ def fit_cifar(
         ema: False, True (momentum 0.9999) or the EMA momentum of the weights.
         seed: seed of the shuffling and augmentation.
         steps_per_epoch: default ``len(x) // batch_size``.
+        num_classes: width of the one-hot labels; default ``max(y) + 1``.
 
     Normalization uses the per-channel mean/std of ``data`` (stored in
     ``history.normalization``); ``validation_data`` and ``eval_data`` are
@@ -113,11 +115,14 @@ def fit_cifar(
     if not (isinstance(data, tuple) and len(data) == 2):
         raise TypeError("`data` must be a tuple (x, y) of uint8 images and integer labels; "
                         "use `load_cifar_data(path)` to read files.")
-    check_fit_arguments(model, epochs, precision, distribution)
+    check_fit_arguments(model, epochs, precision, distribution, ema)
     x, y = load_labeled_images(data, name="data")
     if schedule not in SCHEDULES:
         raise ValueError(f"`schedule` must be one of {SCHEDULES}. Received: schedule={schedule!r}")
-    num_classes = int(y.max()) + 1
+    if num_classes is None:
+        num_classes = int(y.max()) + 1
+    elif isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+        raise ValueError(f"`num_classes` must be None or an int >= 2. Received: num_classes={num_classes!r}")
     mean, std = channel_stats(x)
 
     def as_dataset(arrays, training, name):
@@ -151,7 +156,7 @@ def fit_cifar(
 def _one_hot(y, num_classes):
     if y.max(initial=0) >= num_classes or y.min(initial=0) < 0:
         raise ValueError(
-            f"Labels must lie in [0, {num_classes}) (the training labels' range). "
+            f"Labels must lie in [0, num_classes={num_classes}). "
             f"Received labels in [{y.min()}, {y.max()}]"
         )
     return np.eye(num_classes, dtype=np.float32)[y]

@@ -114,7 +114,7 @@ def fit_imagenet(
     if loss not in LOSSES:
         raise ValueError(f"`loss` must be one of {LOSSES}. Received: loss={loss!r}")
     check_rand_augment(rand_augment)
-    check_fit_arguments(model, epochs, precision, distribution)
+    check_fit_arguments(model, epochs, precision, distribution, ema)
     train, num_classes = imagenet_dataset(
         data, batch_size, training=True, image_size=image_size, rand_augment=rand_augment,
         mixup_alpha=mixup_alpha, cutmix_alpha=cutmix_alpha, seed=seed,

@@ -153,7 +153,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
         history = cifar.fit_cifar(
             builder, (x, y), epochs, validation_data=(x_val, y_val) if len(x_val) else None,
             eval_data=eval_data, precision=precision, distribution=distribution, seed=seed,
-            callbacks=callbacks, verbose=verbose, **options)
+            callbacks=callbacks, verbose=verbose, num_classes=num_classes, **options)
     total = time.perf_counter() - start
     metrics = {k: [float(v) for v in vs] for k, vs in history.history.items()}
     val = metrics.get("val_accuracy")

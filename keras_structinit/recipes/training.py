@@ -60,10 +60,14 @@ def _model_in_setup(model):
     return built
 
 
-def check_fit_arguments(model, epochs, precision, distribution):
+def check_fit_arguments(model, epochs, precision, distribution, ema=False):
     """Fails fast, before any input pipeline is built, on arguments that cannot work together."""
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
         raise ValueError(f"`epochs` must be a positive int. Received: epochs={epochs!r}")
+    if not (isinstance(ema, bool) or (isinstance(ema, float) and 0.0 < ema < 1.0)):
+        raise ValueError(
+            f"`ema` must be False, True (momentum 0.9999) or a momentum in (0, 1). Received: ema={ema!r}"
+        )
     if not (isinstance(model, keras.Model) or callable(model)):
         raise TypeError(
             "`model` must be a keras.Model or a zero-argument function building one. "
@@ -114,7 +118,7 @@ def fit_classifier(
     loss after training are in ``history.eval_results`` (``None`` otherwise)
     and ``history.train_seconds`` holds the wall time of ``fit``.
     """
-    check_fit_arguments(model, epochs, precision, distribution)
+    check_fit_arguments(model, epochs, precision, distribution, ema)
     total_steps = epochs * steps_per_epoch
     with device_setup(precision, distribution):
         model = _model_in_setup(model)
