@@ -97,6 +97,13 @@ def normalize_kernel_size(kernel_size, name="kernel_size"):
     return tuple(int(k) for k in kernel_size)
 
 
+def check_positive_int(value, name):
+    """Returns ``value`` as an int, raising ``ValueError`` (naming ``name``) unless it is an int >= 1."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
+    return int(value)
+
+
 def check_positive(value, name):
     """Returns ``value`` as a float, raising unless it is a finite number > 0."""
     if isinstance(value, bool) or not isinstance(value, Real):

@@ -191,3 +191,11 @@ def test_resolve_schedule():
 def test_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+def test_check_positive_int_names_the_argument():
+    assert cv.check_positive_int(3, "width") == 3
+    assert cv.check_positive_int(np.int64(5), "width") == 5
+    for bad in (0, -1, 2.0, True, "3", None):
+        with pytest.raises(ValueError, match="`width`"):
+            cv.check_positive_int(bad, "width")

@@ -9,7 +9,6 @@ from keras_structinit.models.common import (
     check_input_shape,
     check_rate,
     drop_path_rates,
-    positive_int,
     trunc_normal,
 )
 
@@ -69,9 +68,6 @@ def test_drop_path_rates_are_linear():
 
 
 def test_argument_checks_name_the_argument():
-    assert positive_int(3, "width") == 3
-    with pytest.raises(ValueError, match="`width`"):
-        positive_int(0, "width")
     with pytest.raises(ValueError, match="`p`"):
         check_rate(1.5, "p")
     assert check_input_shape([32, 32, 3]) == (32, 32, 3)

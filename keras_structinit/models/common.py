@@ -10,13 +10,6 @@ from keras import ops
 from keras_structinit.initializers.torch_default import TorchDefaultUniform
 
 
-def positive_int(value, name):
-    """``value`` as an int, or a ``ValueError`` naming the argument ``name``."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
-    return int(value)
-
-
 def positive_ints(values, name):
     """A non-empty sequence of positive ints as a tuple (``ValueError`` naming ``name``)."""
     if not isinstance(values, (tuple, list)) or not values or not all(

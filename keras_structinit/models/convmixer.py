@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit.covariance import depth_fractions
+from keras_structinit.covariance import check_positive_int, depth_fractions
 from keras_structinit.initializers.torch_default import TorchDefaultUniform
 from keras_structinit.layers.depthwise import DepthwiseConv2D
 
 # Shared with the other models (they used to live here; still importable from here).
 from keras_structinit.models.common import depthwise_initializer_at, torch_conv_kwargs
-from keras_structinit.models.common import positive_int as _positive_int
 
 
 def convmixer(
@@ -53,11 +52,11 @@ def convmixer(
         bn_momentum: BatchNorm moving-average momentum (Keras convention).
         name: model name, default ``convmixer_{dim}_{depth}``.
     """
-    dim = _positive_int(dim, "dim")
-    depth = _positive_int(depth, "depth")
-    kernel_size = _positive_int(kernel_size, "kernel_size")
-    patch_size = _positive_int(patch_size, "patch_size")
-    num_classes = _positive_int(num_classes, "num_classes")
+    dim = check_positive_int(dim, "dim")
+    depth = check_positive_int(depth, "depth")
+    kernel_size = check_positive_int(kernel_size, "kernel_size")
+    patch_size = check_positive_int(patch_size, "patch_size")
+    num_classes = check_positive_int(num_classes, "num_classes")
     if not (isinstance(input_shape, (tuple, list)) and len(input_shape) == 3):
         raise ValueError(
             f"`input_shape` must be (height, width, channels). Received: {input_shape!r}"

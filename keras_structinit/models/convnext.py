@@ -6,7 +6,7 @@ from numbers import Real
 
 import keras
 
-from keras_structinit.covariance import depth_fractions
+from keras_structinit.covariance import check_positive_int, depth_fractions
 from keras_structinit.layers.depthwise import DepthwiseConv2D
 from keras_structinit.models.common import (
     LayerScale,
@@ -16,7 +16,6 @@ from keras_structinit.models.common import (
     check_rate,
     depthwise_initializer_at,
     drop_path_rates,
-    positive_int,
     positive_ints,
     trunc_normal,
     trunc_normal_kwargs,
@@ -146,9 +145,9 @@ def convnext(
         raise ValueError(
             f"`dims` must have one width per stage ({len(depths)}). Received: dims={dims!r}"
         )
-    kernel_size = positive_int(kernel_size, "kernel_size")
-    patch_size = positive_int(patch_size, "patch_size")
-    num_classes = positive_int(num_classes, "num_classes")
+    kernel_size = check_positive_int(kernel_size, "kernel_size")
+    patch_size = check_positive_int(patch_size, "patch_size")
+    num_classes = check_positive_int(num_classes, "num_classes")
     input_shape = check_input_shape(input_shape, allow_none=True)
     check_min_size(input_shape, patch_size * 2 ** (len(depths) - 1), "the patch size and downsampling")
     layer_scale_init = _layer_scale_init(layer_scale_init)
@@ -225,11 +224,11 @@ def convnext_isotropic(
     default, as in the official isotropic models (``layer_scale_init=0``);
     initialization and the other arguments as in :func:`convnext`.
     """
-    dim = positive_int(dim, "dim")
-    depth = positive_int(depth, "depth")
-    kernel_size = positive_int(kernel_size, "kernel_size")
-    patch_size = positive_int(patch_size, "patch_size")
-    num_classes = positive_int(num_classes, "num_classes")
+    dim = check_positive_int(dim, "dim")
+    depth = check_positive_int(depth, "depth")
+    kernel_size = check_positive_int(kernel_size, "kernel_size")
+    patch_size = check_positive_int(patch_size, "patch_size")
+    num_classes = check_positive_int(num_classes, "num_classes")
     input_shape = check_input_shape(input_shape, allow_none=True)
     check_min_size(input_shape, patch_size, "the patch size")
     layer_scale_init = _layer_scale_init(layer_scale_init)

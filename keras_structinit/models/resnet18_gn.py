@@ -5,9 +5,9 @@ from __future__ import annotations
 import keras
 
 from keras_structinit.initializers.torch_default import TorchDefaultUniform
+from keras_structinit.covariance import check_positive_int
 from keras_structinit.models.common import (
     check_input_shape,
-    positive_int,
     torch_conv_kwargs,
 )
 
@@ -77,8 +77,8 @@ def resnet18_gn(num_classes=10, input_shape=(32, 32, 3), groups=32, cifar_stem=T
         cifar_stem: CIFAR (3 x 3) or ImageNet (7 x 7 + max-pool) stem.
         name: model name, default ``resnet18_gn``.
     """
-    num_classes = positive_int(num_classes, "num_classes")
-    groups = positive_int(groups, "groups")
+    num_classes = check_positive_int(num_classes, "num_classes")
+    groups = check_positive_int(groups, "groups")
     if WIDTHS[0] % groups:
         raise ValueError(f"`groups` must divide 64 (every width). Received: groups={groups}")
     if not isinstance(cifar_stem, bool):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import keras
 
+from keras_structinit.covariance import check_positive_int
 from keras_structinit.models.common import (
     check_input_shape,
     check_min_size,
-    positive_int,
     torch_conv_kwargs,
 )
 
@@ -48,11 +48,11 @@ def simple_cnn(
         kernel_size: conv filter size.
         name: model name, default ``simple_cnn``.
     """
-    num_conv_layers = positive_int(num_conv_layers, "num_conv_layers")
-    num_filters = positive_int(num_filters, "num_filters")
-    num_units = positive_int(num_units, "num_units")
-    num_classes = positive_int(num_classes, "num_classes")
-    kernel_size = positive_int(kernel_size, "kernel_size")
+    num_conv_layers = check_positive_int(num_conv_layers, "num_conv_layers")
+    num_filters = check_positive_int(num_filters, "num_filters")
+    num_units = check_positive_int(num_units, "num_units")
+    num_classes = check_positive_int(num_classes, "num_classes")
+    kernel_size = check_positive_int(kernel_size, "kernel_size")
     input_shape = check_input_shape(input_shape)
     check_min_size(input_shape, 2**num_conv_layers, f"num_conv_layers={num_conv_layers} poolings")
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import keras
 
+from keras_structinit.covariance import check_positive_int
 from keras_structinit.models.common import (
     check_input_shape,
     check_min_size,
-    positive_int,
     torch_conv_kwargs,
 )
 
@@ -35,7 +35,7 @@ def vgg16(num_classes=10, input_shape=(32, 32, 3), name=None):
             32 x 32.
         name: model name, default ``vgg16``.
     """
-    num_classes = positive_int(num_classes, "num_classes")
+    num_classes = check_positive_int(num_classes, "num_classes")
     input_shape = check_input_shape(input_shape)
     check_min_size(input_shape, 2 ** len(BLOCKS), "five 2x2 max-pools")
 

@@ -6,10 +6,10 @@ import keras
 from keras import ops
 
 from keras_structinit.initializers.torch_default import TorchDefaultUniform
+from keras_structinit.covariance import check_positive_int
 from keras_structinit.models.common import (
     check_input_shape,
     check_rate,
-    positive_int,
     trunc_normal,
     trunc_normal_kwargs,
 )
@@ -140,12 +140,12 @@ def vit(
         dropout: dropout rate in ``[0, 1)``.
         name: model name, default ``vit_{dim}_{depth}``.
     """
-    patch_size = positive_int(patch_size, "patch_size")
-    dim = positive_int(dim, "dim")
-    depth = positive_int(depth, "depth")
-    heads = positive_int(heads, "heads")
-    mlp_ratio = positive_int(mlp_ratio, "mlp_ratio")
-    num_classes = positive_int(num_classes, "num_classes")
+    patch_size = check_positive_int(patch_size, "patch_size")
+    dim = check_positive_int(dim, "dim")
+    depth = check_positive_int(depth, "depth")
+    heads = check_positive_int(heads, "heads")
+    mlp_ratio = check_positive_int(mlp_ratio, "mlp_ratio")
+    num_classes = check_positive_int(num_classes, "num_classes")
     input_shape = check_input_shape(input_shape)
     dropout = check_rate(dropout, "dropout")
     if dim % heads:

@@ -13,6 +13,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from keras_structinit import datasets
+from keras_structinit.covariance import check_positive_int
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -27,12 +28,6 @@ def _tf():
             "`pip install tensorflow-cpu` (or `keras_structinit[tensorflow]`)."
         ) from err
     return tf
-
-
-def _positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
-    return int(value)
 
 
 def check_rand_augment(rand_augment):
@@ -120,7 +115,7 @@ def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
     ``(x / 255 - mean) / std``. Evaluation: normalization only, in order.
     """
     tf = _tf()
-    batch_size = _positive_int(batch_size, "batch_size")
+    batch_size = check_positive_int(batch_size, "batch_size")
     rand_augment = check_rand_augment(rand_augment)
     height, width, channels = x.shape[1:]
     ds = tf.data.Dataset.from_tensor_slices((x, np.asarray(y)))
@@ -227,8 +222,8 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
     import keras
 
     tf = _tf()
-    batch_size = _positive_int(batch_size, "batch_size")
-    image_size = _positive_int(image_size, "image_size")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    image_size = check_positive_int(image_size, "image_size")
     rand_augment = check_rand_augment(rand_augment)
     if not 0.0 < crop_fraction <= 1.0:
         raise ValueError(f"`crop_fraction` must be in (0, 1]. Received: crop_fraction={crop_fraction!r}")

@@ -7,6 +7,8 @@ from numbers import Integral, Real
 import keras
 import numpy as np
 
+from keras_structinit.covariance import check_positive_int
+
 
 def _check_fraction_knots(fractions, values):
     if not (isinstance(fractions, (list, tuple)) and isinstance(values, (list, tuple))):
@@ -47,9 +49,7 @@ class PiecewiseLinearSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """
 
     def __init__(self, total_steps, fractions, values, name="piecewise_linear"):
-        if isinstance(total_steps, bool) or not isinstance(total_steps, Integral) or total_steps < 1:
-            raise ValueError(f"`total_steps` must be a positive int. Received: total_steps={total_steps!r}")
-        self.total_steps = int(total_steps)
+        self.total_steps = check_positive_int(total_steps, "total_steps")
         self.fractions, self.values = _check_fraction_knots(fractions, values)
         self.name = name
 
