@@ -80,13 +80,21 @@ def build_parser():
 
 
 def _rand_augment(text):
-    if text in ("recipe", "none"):
-        return {"recipe": "recipe", "none": None}[text]
+    """'recipe' (keep the recipe's default), None for 'none', or a checked ``(N, M)``."""
+    from keras_structinit.recipes.data import check_rand_augment
+
+    if text == "recipe":
+        return text
+    if text == "none":
+        return None
     try:
         ops, magnitude = text.split(",")
-        return int(ops), float(magnitude)
+        return check_rand_augment((int(ops), float(magnitude)))
     except ValueError:
-        raise ValueError(f"--rand-augment must be N,M (e.g. 2,0.4), 'none' or 'recipe'. Received: {text!r}") from None
+        raise ValueError(
+            f"--rand-augment must be N,M (N >= 1 ops, magnitude M in [0, 1], e.g. 2,0.4), "
+            f"'none' or 'recipe'. Received: {text!r}"
+        ) from None
 
 
 def _train(args):

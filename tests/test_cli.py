@@ -80,6 +80,7 @@ def test_train_smoke_writes_log_results_and_eval(tmp_path, capsys):
         (["--model", "convmixer-8/2", "--init", "kaiming"], "`init` must be one of"),
         (["--model", "convmixer-8/2", "--init", "conv-cov:nope"], "preset"),
         (["--model", "convmixer-8/2", "--rand-augment", "two"], "--rand-augment"),
+        (["--model", "convmixer-8/2", "--rand-augment", "2,1.5"], "--rand-augment"),
         (["--model", "vit-tiny", "--frozen"], "spatial depthwise convs"),
     ],
 )

@@ -115,6 +115,19 @@ def test_imagenet_pipeline_shapes_and_mixed_labels(image_folder):
     assert (np.asarray(e_images) >= lo - 1e-4).all() and (np.asarray(e_images) <= hi + 1e-4).all()
 
 
+def test_imagenet_arrays_keep_the_central_square():
+    # 20 x 40 images whose central 20 x 20 square is white and the side bands black.
+    x = np.zeros((3, 20, 40, 3), np.uint8)
+    x[:, :, 10:30] = 255
+    ds, n = imagenet_dataset((x, np.array([0, 1, 1])), 3, training=False, image_size=10,
+                             crop_fraction=1.0, name="eval_data")
+    images, labels = next(iter(ds))
+    assert n == 2 and images.shape == (3, 10, 10, 3)
+    white = (1 - np.asarray(IMAGENET_MEAN)) / np.asarray(IMAGENET_STD)
+    np.testing.assert_allclose(np.asarray(images), np.broadcast_to(white, (3, 10, 10, 3)), atol=1e-4)
+    np.testing.assert_array_equal(np.asarray(labels), [[1, 0], [0, 1], [0, 1]])
+
+
 def test_load_labeled_images_forms_and_errors(tmp_path):
     x, y = images(n=6)
     np.savez(tmp_path / "d.npz", x=x, y=y)

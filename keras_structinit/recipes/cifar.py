@@ -125,12 +125,11 @@ def fit_cifar(
         raise ValueError(f"`num_classes` must be None or an int >= 2. Received: num_classes={num_classes!r}")
     mean, std = channel_stats(x)
 
-    def as_dataset(arrays, training, name):
-        xs, ys = load_labeled_images(arrays, name=name)
+    def as_dataset(xs, ys, training):
         return cifar_dataset(xs, _one_hot(ys, num_classes), batch_size, mean, std, training,
                              pad=pad, rand_augment=rand_augment, seed=seed)
 
-    train = as_dataset((x, y), True, "data")
+    train = as_dataset(x, y, True)
     steps = steps_per_epoch or max(len(x) // batch_size, 1)
     if schedule == "triangular":
         def make_schedule(total):
@@ -144,8 +143,10 @@ def fit_cifar(
         model, train.repeat(), epochs, steps, make_schedule,
         loss=keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=label_smoothing),
         weight_decay=weight_decay,
-        validation_data=None if validation_data is None else as_dataset(validation_data, False, "validation_data"),
-        eval_data=None if eval_data is None else as_dataset(eval_data, False, "eval_data"),
+        validation_data=None if validation_data is None else as_dataset(
+            *load_labeled_images(validation_data, name="validation_data"), False),
+        eval_data=None if eval_data is None else as_dataset(
+            *load_labeled_images(eval_data, name="eval_data"), False),
         precision=precision, distribution=distribution, ema=ema,
         callbacks=callbacks, verbose=verbose, jit_compile=jit_compile,
     )

@@ -85,8 +85,9 @@ def load_labeled_images(source, name="eval_data"):
 
 def channel_stats(x):
     """Per-channel ``(mean, std)`` of uint8 images, in [0, 1] units (float64)."""
-    pixels = np.asarray(x).reshape(-1, x.shape[-1]).astype(np.float64) / 255.0
-    return tuple(float(m) for m in pixels.mean(axis=0)), tuple(float(s) for s in pixels.std(axis=0))
+    pixels = np.asarray(x).reshape(-1, x.shape[-1])  # reduced in float64 without a float copy of x
+    mean, std = pixels.mean(axis=0) / 255.0, pixels.std(axis=0) / 255.0
+    return tuple(float(m) for m in mean), tuple(float(s) for s in std)
 
 
 def normalize_images(images, mean, std):
@@ -166,17 +167,24 @@ def random_resized_crop(image, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), se
     return resized
 
 
-def imagenet_source(source, split, load_size, shuffle, seed):
+def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
     """Unbatched ``(uint8-valued float image, int label)`` dataset and its class count.
 
     ``source``: an ImageFolder directory (``<class>/<image>``, read with
-    ``keras.utils.image_dataset_from_directory`` at ``load_size`` x
-    ``load_size``, cropped to the square aspect ratio, not distorted) or
-    ``"tfds:<name>"`` (``tensorflow_datasets``, ``split``; images resized to
-    ``load_size`` after a central square crop).
+    ``keras.utils.image_dataset_from_directory``, cropped to the square aspect
+    ratio, not distorted), ``"tfds:<name>"`` (``tensorflow_datasets``,
+    ``split``), or what :func:`load_labeled_images` reads (arrays, an .npz, a
+    zip of equal-sized images). Every image comes out as its central square
+    resized to ``load_size`` x ``load_size``.
     """
     tf = _tf()
     import keras
+
+    def central_square(image, label):
+        shape = tf.shape(image)
+        side = tf.minimum(shape[0], shape[1])
+        image = tf.image.resize_with_crop_or_pad(image, side, side)
+        return tf.image.resize(image, (load_size, load_size)), label
 
     if isinstance(source, str) and source.startswith("tfds:"):
         try:
@@ -186,30 +194,23 @@ def imagenet_source(source, split, load_size, shuffle, seed):
         ds, info = tfds.load(source[5:], split=split, as_supervised=True, with_info=True,
                              shuffle_files=shuffle)
         num_classes = info.features["label"].num_classes
-
-        def square(image, label):
-            shape = tf.shape(image)
-            side = tf.minimum(shape[0], shape[1])
-            image = tf.image.resize_with_crop_or_pad(image, side, side)
-            return tf.image.resize(image, (load_size, load_size)), label
-
-        return ds.map(square, num_parallel_calls=tf.data.AUTOTUNE), num_classes
-    if not isinstance(source, (str, os.PathLike)) or not os.path.isdir(source):
-        raise ValueError(
-            "`data` for the ImageNet recipe must be an ImageFolder directory "
-            f"(<class>/<image>) or 'tfds:<name>'. Received: {source!r}"
+    elif isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+        ds = keras.utils.image_dataset_from_directory(
+            source, labels="inferred", label_mode="int", batch_size=None,
+            image_size=(load_size, load_size), crop_to_aspect_ratio=True,
+            shuffle=shuffle, seed=seed, verbose=False,
         )
-    ds = keras.utils.image_dataset_from_directory(
-        source, labels="inferred", label_mode="int", batch_size=None,
-        image_size=(load_size, load_size), crop_to_aspect_ratio=True,
-        shuffle=shuffle, seed=seed, verbose=False,
-    )
-    return ds, len(ds.class_names)
+        return ds, len(ds.class_names)
+    else:
+        x, y = load_labeled_images(source, name=name)
+        ds = tf.data.Dataset.from_tensor_slices((x, y))
+        num_classes = int(y.max()) + 1
+    return ds.map(central_square, num_parallel_calls=tf.data.AUTOTUNE), num_classes
 
 
 def imagenet_dataset(source, batch_size, training, image_size=224, split="train",
                      num_classes=None, rand_augment=(2, 0.7), mixup_alpha=0.2, cutmix_alpha=1.0,
-                     crop_fraction=0.875, seed=0):
+                     crop_fraction=0.875, seed=0, name="data"):
     """``(dataset, num_classes)``: normalized ``(images, one-hot labels)`` batches.
 
     Training: random-resized crop to ``image_size`` (scale 0.08-1, ratio
@@ -228,7 +229,7 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
     if not 0.0 < crop_fraction <= 1.0:
         raise ValueError(f"`crop_fraction` must be in (0, 1]. Received: crop_fraction={crop_fraction!r}")
     load_size = int(round(image_size / crop_fraction))
-    ds, found_classes = imagenet_source(source, split, load_size, training, seed)
+    ds, found_classes = imagenet_source(source, split, load_size, training, seed, name=name)
     num_classes = num_classes or found_classes
     if training:
         ds = ds.shuffle(16 * batch_size, seed=seed, reshuffle_each_iteration=True)

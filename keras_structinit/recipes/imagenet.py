@@ -16,18 +16,9 @@ covariance paper's ImageNet runs follow:
 
 from __future__ import annotations
 
-import os
-
 import keras
 
-from keras_structinit.recipes.data import (
-    IMAGENET_MEAN,
-    IMAGENET_STD,
-    check_rand_augment,
-    imagenet_dataset,
-    load_labeled_images,
-    normalize_images,
-)
+from keras_structinit.recipes.data import check_rand_augment, imagenet_dataset
 from keras_structinit.recipes.schedules import warmup_cosine
 from keras_structinit.recipes.training import check_fit_arguments, fit_classifier, steps_of
 
@@ -44,25 +35,6 @@ IMAGENET_DEFAULTS = dict(
     label_smoothing=0.0,
 )
 LOSSES = ("bce", "ce")
-
-
-def _eval_dataset(eval_data, batch_size, image_size, num_classes, name):
-    """An evaluation dataset from a directory / tfds name, or uint8 arrays / .npz (resized)."""
-    import tensorflow as tf
-
-    if isinstance(eval_data, str) and (eval_data.startswith("tfds:") or os.path.isdir(eval_data)):
-        return imagenet_dataset(eval_data, batch_size, training=False, image_size=image_size,
-                                split="validation", num_classes=num_classes)[0]
-    x, y = load_labeled_images(eval_data, name=name)
-    crop = keras.layers.CenterCrop(image_size, image_size)
-    load = int(round(image_size / 0.875))
-
-    def prepare(image, label):
-        image = tf.image.resize(tf.cast(image, tf.float32), (load, load))
-        return crop(image), tf.one_hot(label, num_classes)
-
-    ds = tf.data.Dataset.from_tensor_slices((x, y)).map(prepare).batch(batch_size)
-    return ds.map(lambda a, b: (normalize_images(a, IMAGENET_MEAN, IMAGENET_STD), b)).prefetch(2)
 
 
 def fit_imagenet(
@@ -95,8 +67,10 @@ def fit_imagenet(
     Args:
         model: a ``keras.Model`` producing logits, or a zero-argument builder
             (required with ``distribution``).
-        data: training images: an ImageFolder directory (``<class>/<image>``)
-            or ``"tfds:<name>"`` (e.g. ``"tfds:imagenet2012"``, split "train").
+        data: training images: an ImageFolder directory (``<class>/<image>``),
+            ``"tfds:<name>"`` (e.g. ``"tfds:imagenet2012"``, split "train"), or
+            equal-sized uint8 images as ``(x, y)``, an .npz or a zip (see
+            :func:`~keras_structinit.recipes.data.imagenet_source`).
         epochs: passes over ``data``.
         learning_rate: peak AdamW rate; default ``5e-3 * batch_size / 2048``.
         warmup_epochs: linear warmup before the cosine decay (clipped to
@@ -127,14 +101,17 @@ def fit_imagenet(
     def make_schedule(total):
         return warmup_cosine(peak, total, warmup)
 
+    def eval_dataset(source, name):
+        return imagenet_dataset(source, batch_size, training=False, image_size=image_size,
+                                split="validation", num_classes=num_classes, name=name)[0]
+
     loss_fn = (keras.losses.BinaryCrossentropy(from_logits=True) if loss == "bce"
                else keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=label_smoothing))
     return fit_classifier(
         model, train.repeat(), epochs, steps, make_schedule, loss=loss_fn, weight_decay=weight_decay,
-        validation_data=None if validation_data is None else _eval_dataset(
-            validation_data, batch_size, image_size, num_classes, "validation_data"),
-        eval_data=None if eval_data is None else _eval_dataset(
-            eval_data, batch_size, image_size, num_classes, "eval_data"),
+        validation_data=None if validation_data is None else eval_dataset(
+            validation_data, "validation_data"),
+        eval_data=None if eval_data is None else eval_dataset(eval_data, "eval_data"),
         precision=precision, distribution=distribution, ema=ema,
         callbacks=callbacks, verbose=verbose, jit_compile=jit_compile,
     )

@@ -7,15 +7,14 @@ import time
 import keras
 import numpy as np
 
+from keras_structinit.recipes.data import channel_stats
 from keras_structinit.recipes.devices import accelerator, device_setup, resolve_precision
 from keras_structinit.recipes.schedules import warmup_cosine
 
 
 def channel_normalizer(x):
-    """``f(images) = (images / 255 - mean) / std`` with per-channel stats of uint8 ``x``."""
-    pixels = x.reshape(-1, x.shape[-1])
-    mean = pixels.mean(axis=0) / 255.0
-    std = pixels.std(axis=0) / 255.0
+    """``f(images) = (images / 255 - mean) / std`` with :func:`channel_stats` of uint8 ``x`` (NumPy)."""
+    mean, std = (np.array(v) for v in channel_stats(x))
 
     def normalize(images):
         return ((images.astype("float32") / 255.0 - mean) / std).astype("float32")
