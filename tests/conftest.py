@@ -24,6 +24,17 @@ def run_fresh_python(code, cwd):
     return result.stdout
 
 
+def assert_round_trip_in_process(model, x, tmp_path, atol=1e-6):
+    """Saves ``model`` to .keras, reloads it here, asserts equal inference outputs on
+    ``x`` (rtol 1e-5, ``atol``) and returns the reloaded model for further checks."""
+    path = tmp_path / f"{model.name}.keras"
+    expected = to_numpy(model(x, training=False))
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    np.testing.assert_allclose(to_numpy(loaded(x, training=False)), expected, rtol=1e-5, atol=atol)
+    return loaded
+
+
 def assert_round_trip_in_fresh_process(model, x, tmp_path, checks=""):
     """Saves ``model`` to .keras, reloads it in a new interpreter that imports only
     ``keras_structinit``, and asserts the reloaded outputs on ``x`` equal the

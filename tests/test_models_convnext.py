@@ -10,7 +10,7 @@ from keras_structinit.initializers import ConvCovariance
 from keras_structinit.layers import DepthwiseConv2D
 from keras_structinit.models.common import LayerScale, StochasticDepth
 
-from conftest import assert_round_trip_in_fresh_process, to_numpy
+from conftest import assert_round_trip_in_fresh_process, assert_round_trip_in_process, to_numpy
 
 
 def block_params(d, k=7, layer_scale=True):
@@ -191,10 +191,7 @@ def test_bad_arguments():
 def test_keras_round_trip_in_process(tmp_path):
     model = small_convnext(drop_path=0.2, layer_scale_init=0.5)
     x = np.random.default_rng(0).random((3, 32, 32, 3)).astype("float32")
-    expected = to_numpy(model(x, training=False))
-    model.save(tmp_path / "convnext.keras")
-    loaded = keras.saving.load_model(tmp_path / "convnext.keras")
-    np.testing.assert_allclose(to_numpy(loaded(x, training=False)), expected, rtol=1e-5, atol=1e-6)
+    loaded = assert_round_trip_in_process(model, x, tmp_path)
     assert isinstance(loaded.get_layer("stage_2_block_2_drop_path"), StochasticDepth)
     assert loaded.get_layer("stage_2_block_2_drop_path").rate == pytest.approx(0.2)
     assert isinstance(loaded.get_layer("stage_2_block_2_depthwise_conv"), DepthwiseConv2D)

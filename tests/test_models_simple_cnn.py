@@ -6,7 +6,7 @@ import pytest
 
 import keras_structinit as ks
 
-from conftest import to_numpy
+from conftest import assert_round_trip_in_process, to_numpy
 
 
 def simple_cnn_params(layers, filters, units, classes=10, size=32, channels=3, k=3):
@@ -56,7 +56,4 @@ def test_bad_arguments():
 def test_keras_round_trip_in_process(tmp_path):
     model = ks.models.simple_cnn(2, 8, 16, num_classes=3, input_shape=(16, 16, 1))
     x = np.random.default_rng(0).random((2, 16, 16, 1)).astype("float32")
-    expected = to_numpy(model(x))
-    model.save(tmp_path / "cnn.keras")
-    loaded = keras.saving.load_model(tmp_path / "cnn.keras")
-    np.testing.assert_allclose(to_numpy(loaded(x)), expected, rtol=1e-5, atol=1e-6)
+    assert_round_trip_in_process(model, x, tmp_path)

@@ -6,7 +6,7 @@ import pytest
 
 import keras_structinit as ks
 
-from conftest import to_numpy
+from conftest import assert_round_trip_in_process, to_numpy
 
 CONFIG_D = (64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M")
 
@@ -69,7 +69,4 @@ def test_bad_arguments():
 def test_keras_round_trip_in_process(tmp_path):
     model = ks.models.vgg16(num_classes=4)
     x = np.random.default_rng(1).random((2, 32, 32, 3)).astype("float32")
-    expected = to_numpy(model(x))
-    model.save(tmp_path / "vgg16.keras")
-    loaded = keras.saving.load_model(tmp_path / "vgg16.keras")
-    np.testing.assert_allclose(to_numpy(loaded(x)), expected, rtol=1e-5, atol=1e-6)
+    assert_round_trip_in_process(model, x, tmp_path)

@@ -8,7 +8,7 @@ import pytest
 import keras_structinit as ks
 from keras_structinit.models import ClassToken, PositionEmbedding
 
-from conftest import assert_round_trip_in_fresh_process, to_numpy
+from conftest import assert_round_trip_in_fresh_process, assert_round_trip_in_process, to_numpy
 
 
 def vit_params(patch, dim, depth, mlp_ratio=4, channels=3, size=224, classes=1000):
@@ -128,10 +128,7 @@ def test_bad_arguments():
 def test_keras_round_trip_in_process(tmp_path):
     model = ks.models.vit(4, 16, 2, 2, num_classes=4, input_shape=(16, 16, 3), dropout=0.1)
     x = np.random.default_rng(0).random((3, 16, 16, 3)).astype("float32")
-    expected = to_numpy(model(x, training=False))
-    model.save(tmp_path / "vit.keras")
-    loaded = keras.saving.load_model(tmp_path / "vit.keras")
-    np.testing.assert_allclose(to_numpy(loaded(x, training=False)), expected, rtol=1e-5, atol=1e-6)
+    loaded = assert_round_trip_in_process(model, x, tmp_path)
     assert isinstance(loaded.get_layer("class_token"), ClassToken)
 
 
