@@ -48,9 +48,9 @@ def load_cifar_data(data=None, dataset="cifar10", validation_split=0.1, seed=0):
             import keras
 
             (x, y), _ = keras.datasets.cifar100.load_data()
+        y = label_array(y, "data labels")  # uint8 (N,) or int64 (N, 1) -> int32 (N,)
     else:
-        x, y = load_labeled_images(data, name="data")
-    y = label_array(y, "data labels")
+        x, y = load_labeled_images(data, name="data")  # checked, int32 labels
     train, val = datasets.stratified_split(y, validation_split, seed)
     return (x[train], y[train]), (x[val], y[val])
 

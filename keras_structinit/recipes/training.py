@@ -107,17 +107,17 @@ def fit_classifier(
 ):
     """Compiles ``model`` with AdamW(``make_schedule(total_steps)``) and fits it.
 
-    The core of :func:`fit_cifar` and :func:`fit_imagenet`. ``model`` is a
-    built ``keras.Model`` or a builder; with ``distribution`` (or a
-    ``precision`` the model was not built with) it must be a builder, called
-    inside :func:`device_setup`. Under ``mixed_float16``, Keras' ``compile``
+    The core of :func:`fit_cifar` and :func:`fit_imagenet`, which check its
+    arguments with :func:`check_fit_arguments` before building their input
+    pipelines. ``model`` is a built ``keras.Model`` or a builder; with
+    ``distribution`` (or a ``precision`` the model was not built with) it
+    must be a builder, called inside :func:`device_setup`. Under ``mixed_float16``, Keras' ``compile``
     wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``.
 
     Returns the ``History``; with ``eval_data`` (a dataset), its accuracy and
     loss after training are in ``history.eval_results`` (``None`` otherwise)
     and ``history.train_seconds`` holds the wall time of ``fit``.
     """
-    check_fit_arguments(model, epochs, precision, distribution, ema)
     total_steps = epochs * steps_per_epoch
     with device_setup(precision, distribution):
         model = _model_in_setup(model)
