@@ -1,0 +1,246 @@
+"""The one model walker: finds the layers and variables a method acts on.
+
+Every public function that changes a model has the same shape::
+
+    apply_X(model, *, layers=None, seed=None, ...) -> list[str]   # variable paths
+
+and gets its targets from :func:`find_kernels`, which walks nested models,
+layers that own sub-layers (KerasHub blocks) and shared layers (visited once)
+in model order. Two kinds of kernel are recognised:
+
+* ``"depthwise"``: the spatial kernel of ``DepthwiseConv1D/2D``, the depthwise
+  kernel of ``SeparableConv1D/2D``, and ``Conv1D/2D/3D`` kernels with
+  ``groups > 1`` and one input channel per group (ConvNeXt's form);
+* ``"all_spatial"``: those plus every other convolution kernel (``Conv*D``,
+  ``Conv*DTranspose``) whose filter has more than one pixel, i.e. everything
+  but 1x1 (pointwise) convolutions.
+
+Example:
+    >>> found = find_kernels(model, which="all_spatial")
+    >>> [kernel.path for _, kernel in found]
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import warnings
+from numbers import Integral
+
+import keras
+
+from keras_structinit import validation
+
+__all__ = [
+    "KINDS",
+    "depthwise_kernel",
+    "find_kernels",
+    "iter_layers",
+    "model_function",
+    "seed_generator",
+    "spatial_kernel",
+]
+
+#: What :func:`find_kernels` can look for.
+KINDS = ("depthwise", "all_spatial")
+
+_DEPTHWISE_TYPES = (
+    (keras.layers.DepthwiseConv1D, "kernel"),
+    (keras.layers.DepthwiseConv2D, "kernel"),
+    (keras.layers.SeparableConv1D, "depthwise_kernel"),
+    (keras.layers.SeparableConv2D, "depthwise_kernel"),
+)
+_CONV_TYPES = (
+    keras.layers.Conv1D,
+    keras.layers.Conv2D,
+    keras.layers.Conv3D,
+    keras.layers.Conv1DTranspose,
+    keras.layers.Conv2DTranspose,
+    keras.layers.Conv3DTranspose,
+)
+
+
+def iter_layers(model):
+    """Yields every sub-layer of ``model`` once, depth-first in model order.
+
+    Functional and sequential models list their layers in topological order;
+    nested models and layers owning sub-layers are descended into; a layer
+    used twice is yielded once.
+    """
+    seen = set()
+
+    def visit(layer):
+        children = (
+            layer.layers
+            if isinstance(layer, keras.Model)
+            else layer._flatten_layers(include_self=False, recursive=False)
+        )
+        for child in children:
+            if id(child) in seen:
+                continue
+            seen.add(id(child))
+            yield child
+            yield from visit(child)
+
+    yield from visit(model)
+
+
+def _spatial(kernel):
+    return kernel is not None and math.prod(kernel.shape[:-2]) > 1
+
+
+def depthwise_kernel(layer):
+    """The spatial depthwise kernel variable of a built ``layer``, or ``None``."""
+    attr = next((a for cls, a in _DEPTHWISE_TYPES if isinstance(layer, cls)), None)
+    if attr is not None:
+        kernel = getattr(layer, attr, None)
+    elif isinstance(layer, _CONV_TYPES) and getattr(layer, "groups", 1) > 1:
+        kernel = getattr(layer, "kernel", None)
+        if kernel is not None and kernel.shape[-2] != 1:
+            kernel = None
+    else:
+        kernel = None
+    return kernel if _spatial(kernel) else None
+
+
+def spatial_kernel(layer):
+    """Any convolution kernel of a built ``layer`` with more than one pixel, or ``None``."""
+    kernel = depthwise_kernel(layer)
+    if kernel is None and isinstance(layer, _CONV_TYPES):
+        kernel = getattr(layer, "kernel", None)
+    return kernel if _spatial(kernel) else None
+
+
+_SELECTORS = {"depthwise": depthwise_kernel, "all_spatial": spatial_kernel}
+_DESCRIPTIONS = {
+    "depthwise": (
+        "spatial depthwise convolutions (DepthwiseConv1D/2D, SeparableConv1D/2D, or Conv "
+        "with groups == input channels and a kernel larger than 1 pixel)"
+    ),
+    "all_spatial": "spatial convolutions (any Conv/DepthwiseConv/SeparableConv kernel larger than 1x1)",
+}
+
+
+def check_model(model, name="model"):
+    """``TypeError`` unless ``model`` is a Keras layer/model, ``ValueError`` unless built."""
+    if not isinstance(model, keras.layers.Layer):
+        raise TypeError(
+            f"`{name}` must be a keras.Model or keras.layers.Layer. "
+            f"Received: {name} of type {type(model).__name__}"
+        )
+    if not model.built:
+        raise ValueError(
+            f"`{name}` ({model.name}) must be built before its variables can be changed: "
+            "call it on data or build it with an input shape."
+        )
+    return model
+
+
+def find_kernels(model, which="depthwise", layers=None):
+    """``[(layer, kernel_variable), ...]`` of ``which`` kind, in model order.
+
+    Args:
+        model: a built ``keras.Model`` or layer (nested models are searched).
+        which: ``"depthwise"`` or ``"all_spatial"`` (see the module docstring).
+        layers: optional list of layer names or layer objects restricting the
+            search; each must be a matching layer of ``model``.
+
+    Raises:
+        TypeError: ``model`` is not a Keras layer, ``layers`` is not a list of
+            names/layers.
+        ValueError: ``model`` is unbuilt, nothing matches, or a requested layer
+            is missing or of another kind.
+    """
+    check_model(model)
+    validation.one_of(which, "which", KINDS)
+    select = _SELECTORS[which]
+    candidates = list(iter_layers(model)) + [model]
+    found = [(layer, select(layer)) for layer in candidates]
+    found = [(layer, kernel) for layer, kernel in found if kernel is not None]
+    if layers is not None:
+        found = _restrict(found, candidates, layers, which)
+    if not found:
+        raise ValueError(f"`model` ({model.name}) has no {_DESCRIPTIONS[which]}.")
+    return found
+
+
+def _restrict(found, candidates, layers, which):
+    if isinstance(layers, (str, keras.layers.Layer)) or not isinstance(layers, (list, tuple)):
+        raise TypeError(
+            f"`layers` must be a list of layer names or layer objects. Received: layers={layers!r}"
+        )
+    by_name = {layer.name: layer for layer in candidates}
+    wanted = set()
+    for item in layers:
+        if isinstance(item, str):
+            if item not in by_name:
+                raise ValueError(f"`layers` names {item!r}, which is not a layer of the model.")
+            item = by_name[item]
+        elif not isinstance(item, keras.layers.Layer):
+            raise TypeError(
+                f"`layers` must contain layer names or layer objects. Received an item {item!r}."
+            )
+        if not any(layer is item for layer, _ in found):
+            raise ValueError(
+                f"`layers` includes {item.name!r}, which is not one of the model's "
+                f"{_DESCRIPTIONS[which]}."
+            )
+        wanted.add(id(item))
+    return [(layer, kernel) for layer, kernel in found if id(layer) in wanted]
+
+
+def seed_generator(seed):
+    """A ``keras.random.SeedGenerator`` from ``None``, an int or a generator.
+
+    An int gives a new generator seeded with it, so a call using it is
+    reproducible while successive draws differ.
+    """
+    if isinstance(seed, keras.random.SeedGenerator):
+        return seed
+    if seed is None or (isinstance(seed, Integral) and not isinstance(seed, bool)):
+        return keras.random.SeedGenerator(seed)
+    raise TypeError(
+        "`seed` must be None, an int or a keras.random.SeedGenerator. "
+        f"Received: seed={seed!r} of type {type(seed).__name__}"
+    )
+
+
+def model_function(*legacy_positional):
+    """Decorator for ``apply_X(model, *, ...)`` functions.
+
+    Checks ``model`` (a built Keras layer/model) and accepts, for one release,
+    the keyword arguments named in ``legacy_positional`` given positionally
+    after ``model`` as older versions allowed, with a ``DeprecationWarning``.
+    """
+
+    def decorate(fn):
+        params = inspect.signature(fn).parameters
+        unknown = [p for p in legacy_positional if p not in params]
+        if unknown:  # pragma: no cover - programming error
+            raise TypeError(f"{fn.__name__} has no parameters {unknown}")
+
+        @functools.wraps(fn)
+        def wrapper(model, *args, **kwargs):
+            if args:
+                if len(args) > len(legacy_positional):
+                    raise TypeError(
+                        f"{fn.__name__}() takes `model` as its only positional argument; "
+                        "pass the others by keyword."
+                    )
+                warnings.warn(
+                    f"Passing {', '.join(legacy_positional[: len(args)])} to {fn.__name__}() "
+                    "positionally is deprecated; pass them by keyword.",
+                    DeprecationWarning,
+                    stacklevel=2,
+                )
+                for name, value in zip(legacy_positional, args):
+                    if name in kwargs:
+                        raise TypeError(f"{fn.__name__}() got multiple values for `{name}`")
+                    kwargs[name] = value
+            check_model(model)
+            return fn(model, **kwargs)
+
+        return wrapper
+
+    return decorate
