@@ -1,11 +1,13 @@
-"""Helpers shared by the benchmark scripts: machine facts, statistics, output."""
+"""Helpers shared by the benchmark scripts: statistics, output, the per-backend runner.
+
+Machine facts and versions come from :mod:`keras_structinit.reporting`
+(``machine_info``, ``versions``); import it only after ``KERAS_BACKEND`` is set.
+"""
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
-import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -13,44 +15,6 @@ from pathlib import Path
 import numpy as np
 
 BACKENDS = ("tensorflow", "jax", "torch")
-
-
-def _proc_field(path, key):
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith(key):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return None
-
-
-def machine_info():
-    mem_kb = _proc_field("/proc/meminfo", "MemTotal")
-    return {
-        "cpu": _proc_field("/proc/cpuinfo", "model name") or platform.processor(),
-        "cores": os.cpu_count(),
-        "ram_gib": round(int(mem_kb.split()[0]) / 2**20, 1) if mem_kb else None,
-        "os": platform.platform(),
-        "thread_env": {
-            k: os.environ[k]
-            for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-            if k in os.environ
-        },
-    }
-
-
-def software_info(backend):
-    import keras
-
-    return {
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "keras": keras.__version__,
-        "backend": backend,
-        "backend_version": importlib.import_module(backend).__version__,
-    }
 
 
 # ----------------------------------------------------------------------------
@@ -64,6 +28,18 @@ def summarize(times):
         "mean_s": float(times.mean()),
         "std_s": float(times.std(ddof=1)) if times.size > 1 else 0.0,
     }
+
+
+def timing_cell(stats, cap, spec, scale=1.0):
+    """``stats``' median (times ``scale``) formatted with ``spec``, marked ``*`` when it
+    has fewer than ``cap`` timed calls (cut by the time budget)."""
+    capped = "*" if stats["repeats"] < cap else ""
+    return f"{stats['median_s'] * scale:{spec}}{capped}"
+
+
+def loadavg_cell(loadavg):
+    """``"start / end"`` of a recorded 1-minute load average."""
+    return f"{loadavg['start']:.2f} / {loadavg['end']:.2f}"
 
 
 def backend_parser(description):
@@ -104,7 +80,8 @@ def run_per_backend(script, name, parse_args, run_backend, render_markdown, argv
     if args.all_backends:
         rest = [a for a in argv if a != "--all-backends"]
         for backend in BACKENDS:
-            subprocess.run([sys.executable, str(Path(script).resolve()), "--backend", backend, *rest], check=True)
+            command = [sys.executable, str(Path(script).resolve()), "--backend", backend, *rest]
+            subprocess.run(command, check=True)
         return
     if args.backend:
         os.environ["KERAS_BACKEND"] = args.backend

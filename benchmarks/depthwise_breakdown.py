@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_utils import machine_info, software_info
+from keras_structinit.reporting import machine_info, versions
 
 
 def main():
@@ -82,35 +82,40 @@ def main():
     a = ops.convert_to_tensor(rng.standard_normal((1024, 1024)).astype("float32"))
     mm = timed(compile_fn(lambda a: ops.matmul(a, a)), a)
     gflops = 2 * 1024**3 / (mm * 1e-3) / 1e9
+
+    def conv(x, kk):
+        return dw.depthwise_conv2d(x, kk, padding="same", implementation="shifted")
+
+    def loss(x, kk):
+        return ops.sum(conv(x, kk) * r)
+
     rows = []
     for k in args.kernel_sizes:
         kern = ops.convert_to_tensor(rng.standard_normal((k, k, c, 1)).astype("float32"))
         p = k // 2
         x_pad = ops.pad(x, ((0, 0), (p, p), (p, p), (0, 0)))
-        conv = lambda x, kk: dw.depthwise_conv2d(x, kk, padding="same", implementation="shifted")
-        loss = lambda x, kk: ops.sum(conv(x, kk) * r)
-        row = dict(
-            k=k,
-            forward_ms=timed(compile_fn(conv), x, kern),
+        row = {
+            "k": k,
+            "forward_ms": timed(compile_fn(conv), x, kern),
             # the same forward, consumed by a reduction inside the computation
-            forward_then_sum_ms=timed(compile_fn(loss), x, kern),
-            input_grad_ms=timed(compile_fn(grad_fn(loss, (0,))), x, kern),
-            kernel_grad_fft_only_ms=timed(
-                compile_fn(lambda xp, g: dw._kernel_grad_fft(xp, g, k, k)), x_pad, r
+            "forward_then_sum_ms": timed(compile_fn(loss), x, kern),
+            "input_grad_ms": timed(compile_fn(grad_fn(loss, (0,))), x, kern),
+            "kernel_grad_fft_only_ms": timed(
+                compile_fn(lambda xp, g, k=k: dw._kernel_grad_fft(xp, g, k, k)), x_pad, r
             ),
-            full_fwd_bwd_ms=timed(compile_fn(grad_fn(loss, (0, 1))), x, kern),
-            floor_forward_ms=2 * b * h * w * c * k * k / (gflops * 1e9) * 1e3,
-        )
+            "full_fwd_bwd_ms": timed(compile_fn(grad_fn(loss, (0, 1))), x, kern),
+            "floor_forward_ms": 2 * b * h * w * c * k * k / (gflops * 1e9) * 1e3,
+        }
         rows.append(row)
         print(row, flush=True)
-    result = dict(
-        backend=args.backend,
-        matmul_gflops=gflops,
-        machine=machine_info(),
-        software=software_info(args.backend),
-        repeats=args.repeats,
-        rows=rows,
-    )
+    result = {
+        "backend": args.backend,
+        "matmul_gflops": gflops,
+        "machine": machine_info(),
+        "software": versions(),
+        "repeats": args.repeats,
+        "rows": rows,
+    }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     write_text(out / f"depthwise_breakdown_{args.backend}.json", json.dumps(result, indent=2) + "\n")

@@ -46,8 +46,10 @@ from pathlib import Path
 
 import numpy as np
 
+from keras_structinit.reporting import Column, format_table, machine_info, versions
+
 # Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import BACKENDS, backend_parser, machine_info, run_per_backend, software_info, summarize
+from bench_utils import BACKENDS, backend_parser, loadavg_cell, run_per_backend, summarize, timing_cell
 
 NAME = "depthwise_speed"
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -129,7 +131,7 @@ def _leaves(out):
 
 def _rel_diff(leaves, reference):
     return max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
-               for a, b in zip(leaves, reference))
+               for a, b in zip(leaves, reference, strict=True))
 
 
 # ----------------------------------------------------------------------------
@@ -276,11 +278,15 @@ def op_bench(args, backend):
 
     cases = {"tensorflow": tensorflow_cases, "jax": jax_cases, "torch": torch_cases}[backend]
     s = OP_SHAPE
-    sync = lambda out: out  # noqa: E731  (torch on CPU is synchronous)
+
+    def sync(out):  # torch on CPU is synchronous
+        return out
+
     if backend == "tensorflow":
         import tensorflow as tf
 
-        sync = lambda out: tf.nest.map_structure(lambda t: t.numpy(), out)  # noqa: E731
+        def sync(out):
+            return tf.nest.map_structure(lambda t: t.numpy(), out)
     elif backend == "jax":
         import jax
 
@@ -368,7 +374,7 @@ def model_bench(args, backend):
                 model.compile(optimizer=keras.optimizers.AdamW(),
                               loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                               jit_compile=jit)
-                stats, _ = time_calls(lambda: model.train_on_batch(x, y),
+                stats, _ = time_calls(lambda model=model: model.train_on_batch(x, y),
                                       args.model_repeats, args.budget)
                 row[mode] = {**stats, "frozen_variables": len(frozen),
                              "trainable_variables": len(model.trainable_variables)}
@@ -386,7 +392,7 @@ def run_backend(args):
     import keras
 
     backend = keras.backend.backend()
-    software = software_info(backend)
+    software = versions()
     if backend == "torch":
         import torch
 
@@ -416,9 +422,33 @@ def run_backend(args):
 # ----------------------------------------------------------------------------
 # Output
 # ----------------------------------------------------------------------------
-def _ms(stats, cap):
-    capped = "*" if stats["repeats"] < cap else ""
-    return f"{stats['median_s'] * 1e3:.2f}{capped}"
+def _op_table(k, results, ref):
+    """The op-level table at kernel size ``k``; ``ref[(k, mode)]`` is the reference median."""
+    columns = [Column("Backend", "backend"), Column("Variant", "variant"), Column("Path", "path")]
+    for mode, label in MODES.items():
+        columns += [Column(f"{label} ms", f"{mode}_ms", align="right"),
+                    Column("×", f"{mode}_ratio", align="right")]
+    columns.append(Column("Max rel. diff vs stock", "diff", align="right"))
+    rows = []
+    for backend, entry in results.items():
+        if "op" not in entry:
+            continue
+        cap = entry["op"]["config"]["repeats"]
+        for row in entry["op"]["results"]:
+            if row["kernel_size"] != k:
+                continue
+            cells = dict.fromkeys((column.value for column in columns), "")
+            cells.update(backend=backend, variant=row["variant"], path=f"`{row['path']}`")
+            if "same_as" in row:
+                cells[f"{next(iter(MODES))}_ms"] = f"same op as {row['same_as']}, not timed"
+            else:
+                for mode in MODES:
+                    base = ref.get((k, mode))
+                    cells[f"{mode}_ms"] = timing_cell(row[mode], cap, ".2f", scale=1e3)
+                    cells[f"{mode}_ratio"] = f"{row[mode]['median_s'] / base:.2f}" if base else None
+                cells["diff"] = f"{max(row[mode]['max_rel_diff_vs_stock'] for mode in MODES):.1e}"
+            rows.append(cells)
+    return format_table(rows, columns)
 
 
 def _op_tables(results):
@@ -431,49 +461,39 @@ def _op_tables(results):
                     for row in e.get("op", {}).get("results", [])})
     lines = []
     for k in sizes:
-        lines += ["", f"### k = {k}", "",
-                  "| Backend | Variant | Path | " + " | ".join(
-                      f"{label} ms | ×" for label in MODES.values())
-                  + " | Max rel. diff vs stock |",
-                  "|---|---|---|" + "---:|---:|" * len(MODES) + "---:|"]
-        for backend, entry in results.items():
-            if "op" not in entry:
-                continue
-            cap = entry["op"]["config"]["repeats"]
-            for row in entry["op"]["results"]:
-                if row["kernel_size"] != k:
-                    continue
-                if "same_as" in row:
-                    lines.append(f"| {backend} | {row['variant']} | `{row['path']}` | "
-                                 f"same op as {row['same_as']}, not timed |"
-                                 + " |" * (2 * len(MODES)))
-                    continue
-                cells = []
-                for mode in MODES:
-                    base = ref.get((k, mode))
-                    ratio = f"{row[mode]['median_s'] / base:.2f}" if base else "—"
-                    cells += [_ms(row[mode], cap), ratio]
-                diff = max(row[mode]["max_rel_diff_vs_stock"] for mode in MODES)
-                lines.append(f"| {backend} | {row['variant']} | `{row['path']}` | "
-                             + " | ".join(cells) + f" | {diff:.1e} |")
+        lines += ["", f"### k = {k}", "", _op_table(k, results, ref)]
     return lines
 
 
 def _model_table(results):
-    lines = ["| Backend | Depthwise layer | Compile | Thawed s/step | Frozen s/step "
-             "| Frozen speed-up |", "|---|---|---|---:|---:|---:|"]
-    for backend, entry in results.items():
-        if "model" not in entry:
-            continue
-        cap = entry["model"]["config"]["repeats"]
-        for row in entry["model"]["results"]:
-            compile_ = {"tensorflow": f"jit_compile={row['jit_compile']}",
-                        "jax": "jit", "torch": "eager"}[backend]
-            cells = [f"{row[m]['median_s']:.3f}{'*' if row[m]['repeats'] < cap else ''}"
-                     for m in ("thawed", "frozen")]
-            lines.append(f"| {backend} | {row['layer']} | {compile_} | {cells[0]} | "
-                         f"{cells[1]} | {row['frozen_speedup']:.2f}× |")
-    return lines
+    rows = [(backend, entry["model"]["config"]["repeats"], row)
+            for backend, entry in results.items() if "model" in entry
+            for row in entry["model"]["results"]]
+    compile_mode = {"jax": "jit", "torch": "eager"}
+    return format_table(rows, [
+        ("Backend", lambda r: r[0]),
+        ("Depthwise layer", lambda r: r[2]["layer"]),
+        ("Compile", lambda r: compile_mode.get(r[0], f"jit_compile={r[2]['jit_compile']}")),
+        ("Thawed s/step", lambda r: timing_cell(r[2]["thawed"], r[1], ".3f"), "", "right"),
+        ("Frozen s/step", lambda r: timing_cell(r[2]["frozen"], r[1], ".3f"), "", "right"),
+        ("Frozen speed-up", lambda r: r[2]["frozen_speedup"], lambda v: f"{v:.2f}×", "right"),
+    ])
+
+
+def _runs_table(results):
+    rows = [(backend, part, entry["software"], entry[part])
+            for backend, entry in results.items() for part in ("op", "model") if part in entry]
+    return format_table(rows, [
+        ("Backend", lambda r: r[0]),
+        ("Part", lambda r: r[1]),
+        ("Date (UTC)", lambda r: r[3]["date"]),
+        ("Keras", lambda r: r[2]["keras"]),
+        ("Backend version", lambda r: r[2]["backend_version"]),
+        ("Repeats", lambda r: r[3]["config"]["repeats"], "", "right"),
+        ("Budget s", lambda r: r[3]["config"]["budget_s"], "g", "right"),
+        ("Run time s", lambda r: r[3]["elapsed_s"], ".0f", "right"),
+        ("1-min load avg (start / end)", lambda r: loadavg_cell(r[3]["loadavg_1min"])),
+    ])
 
 
 def render_markdown(data):
@@ -483,64 +503,51 @@ def render_markdown(data):
     lines = [
         "# Depthwise convolution speed",
         "",
-        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['ram_gib']} GiB RAM, "
-        f"{machine['os']}; thread settings {machine['thread_env'] or 'default'}. "
-        "Wall-clock medians; every measurement has 2 untimed warm-up calls. A call "
-        "that takes long gets fewer timed calls, so that they fit in the time budget "
-        "below (at least 3); such medians are marked `*` (see `repeats` in the JSON). "
-        "Timings are only meaningful on an otherwise idle machine: check the load "
-        "averages.",
+        (f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['ram_gib']} GiB RAM, "
+         f"{machine['os']}; thread settings {machine['thread_env'] or 'default'}. "
+         "Wall-clock medians; every measurement has 2 untimed warm-up calls. A call "
+         "that takes long gets fewer timed calls, so that they fit in the time budget "
+         "below (at least 3); such medians are marked `*` (see `repeats` in the JSON). "
+         "Timings are only meaningful on an otherwise idle machine: check the load "
+         "averages."),
         "",
-        "| Backend | Part | Date (UTC) | Keras | Backend version | Repeats | Budget s "
-        "| Run time s | 1-min load avg (start / end) |",
-        "|---|---|---|---|---|---:|---:|---:|---|",
+        _runs_table(results),
     ]
-    for backend, entry in results.items():
-        sw = entry["software"]
-        for part in ("op", "model"):
-            if part in entry:
-                p = entry[part]
-                lines.append(
-                    f"| {backend} | {part} | {p['date']} | {sw['keras']} | "
-                    f"{sw['backend_version']} | {p['config']['repeats']} | "
-                    f"{p['config']['budget_s']:g} | {p['elapsed_s']:.0f} | "
-                    f"{p['loadavg_1min']['start']:.2f} / "
-                    f"{p['loadavg_1min']['end']:.2f} |")
     lines += [
         "",
         "## Op level",
         "",
-        f"Input `({s['batch']}, {s['height']}, {s['width']}, {s['channels']})` float32, "
-        "kernel `(k, k, C, 1)`, 'same' padding, stride 1. *forward*: `y = conv(x, K)`; "
-        "*fwd+bwd*: the loss `sum(y * r)` (fixed random `r`) and its gradients w.r.t. "
-        "`x` and `K`; *fwd+bwd frozen*: the loss and its gradient w.r.t. `x` only (the "
-        "loss is returned so that compilers keep the forward pass). "
-        "\"keras stock\" is `keras.ops.depthwise_conv`; "
-        "\"auto\", \"shifted\", \"native\" are `keras_structinit.layers.depthwise_conv2d` "
-        "with that `implementation`, and *Path* is what it resolved to. TensorFlow "
-        "rows run in `tf.function` (XLA = `jit_compile=True`), JAX rows in `jax.jit`, "
-        "torch rows eagerly (forward under `torch.no_grad()`). × = median / "
-        f"\"{REFERENCE}\" median (`F.conv2d(groups=C)` on an NCHW-contiguous input) "
-        "at the same k and measurement. *Max rel. diff* = max |out - stock| / max |stock| "
-        "over outputs and measurements (a correctness check, not a timing). On "
-        "TensorFlow and JAX, `implementation=\"native\"` is `keras.ops.depthwise_conv` "
-        "with the stock row's arguments, so it is timed only with `--time-duplicates`.",
+        (f"Input `({s['batch']}, {s['height']}, {s['width']}, {s['channels']})` float32, "
+         "kernel `(k, k, C, 1)`, 'same' padding, stride 1. *forward*: `y = conv(x, K)`; "
+         "*fwd+bwd*: the loss `sum(y * r)` (fixed random `r`) and its gradients w.r.t. "
+         "`x` and `K`; *fwd+bwd frozen*: the loss and its gradient w.r.t. `x` only (the "
+         "loss is returned so that compilers keep the forward pass). "
+         "\"keras stock\" is `keras.ops.depthwise_conv`; "
+         "\"auto\", \"shifted\", \"native\" are `keras_structinit.layers.depthwise_conv2d` "
+         "with that `implementation`, and *Path* is what it resolved to. TensorFlow "
+         "rows run in `tf.function` (XLA = `jit_compile=True`), JAX rows in `jax.jit`, "
+         "torch rows eagerly (forward under `torch.no_grad()`). × = median / "
+         f"\"{REFERENCE}\" median (`F.conv2d(groups=C)` on an NCHW-contiguous input) "
+         "at the same k and measurement. *Max rel. diff* = max |out - stock| / max |stock| "
+         "over outputs and measurements (a correctness check, not a timing). On "
+         "TensorFlow and JAX, `implementation=\"native\"` is `keras.ops.depthwise_conv` "
+         "with the stock row's arguments, so it is timed only with `--time-duplicates`."),
     ]
     lines += _op_tables(results)
     lines += [
         "",
         "## Model level",
         "",
-        f"ConvMixer-{m['dim']}/{m['depth']} (k={m['kernel_size']}, patch {m['patch_size']}, "
-        f"{'x'.join(map(str, m['input_shape']))} inputs, {m['num_classes']} classes): one "
-        f"`train_on_batch` step on a batch of {m['batch']} with AdamW and sparse "
-        "categorical cross-entropy. *package*: `keras_structinit.models.convmixer` "
-        "(its `DepthwiseConv2D`, `implementation=\"auto\"`); *stock*: the same model "
-        "with `keras.layers.DepthwiseConv2D`. *Frozen*: `freeze_spatial` before "
-        "`compile`. Frozen speed-up = thawed / frozen.",
+        (f"ConvMixer-{m['dim']}/{m['depth']} (k={m['kernel_size']}, patch {m['patch_size']}, "
+         f"{'x'.join(map(str, m['input_shape']))} inputs, {m['num_classes']} classes): one "
+         f"`train_on_batch` step on a batch of {m['batch']} with AdamW and sparse "
+         "categorical cross-entropy. *package*: `keras_structinit.models.convmixer` "
+         "(its `DepthwiseConv2D`, `implementation=\"auto\"`); *stock*: the same model "
+         "with `keras.layers.DepthwiseConv2D`. *Frozen*: `freeze_spatial` before "
+         "`compile`. Frozen speed-up = thawed / frozen."),
         "",
     ]
-    lines += _model_table(results)
+    lines.append(_model_table(results))
     return "\n".join(lines) + "\n"
 
 

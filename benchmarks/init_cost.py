@@ -43,7 +43,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_utils import BACKENDS, backend_parser, machine_info, run_per_backend, software_info, summarize
+from keras_structinit.reporting import format_table, machine_info, versions
+
+from bench_utils import BACKENDS, backend_parser, loadavg_cell, run_per_backend, summarize
 
 METHODS = {
     "reference_sampling": "reference: multivariate_normal only",
@@ -94,7 +96,7 @@ def reference_init(kernels, sigmas, kernel_size, assign):
     from keras_structinit.covariance import conv_covariance
 
     n = kernel_size * kernel_size
-    for kernel, sigma in zip(kernels, sigmas):
+    for kernel, sigma in zip(kernels, sigmas, strict=True):
         channels = kernel.shape[-2] * kernel.shape[-1]
         filters = np.random.multivariate_normal(
             np.zeros(n), conv_covariance(kernel_size, sigma), size=channels
@@ -120,7 +122,7 @@ def variance_check(kernels, sigmas, kernel_size):
 
     centre = (kernel_size * kernel_size) // 2
     layers = []
-    for i, (kernel, sigma) in enumerate(zip(kernels, sigmas)):
+    for i, (kernel, sigma) in enumerate(zip(kernels, sigmas, strict=True)):
         w = keras.ops.convert_to_numpy(kernel).astype(np.float64)
         filters = w.reshape(kernel_size * kernel_size, -1)
         empirical = np.mean(filters**2, axis=1)
@@ -151,7 +153,7 @@ def run_backend(args):
 
     from keras_structinit import apply_conv_covariance
     from keras_structinit.covariance import PRESETS, depth_fractions, variance_schedule
-    from keras_structinit.initializers.conv_covariance import _cached_factor
+    from keras_structinit.covariance.initializers import _cached_factor
     from keras_structinit.models import convmixer
 
     backend = keras.backend.backend()
@@ -167,11 +169,14 @@ def run_backend(args):
         for d in depth_fractions(len(kernels))
     ]
 
-    sync = lambda: None  # noqa: E731  (TF and torch on CPU run eagerly)
+    def sync():  # TF and torch on CPU run eagerly
+        return None
+
     if backend == "jax":
         import jax
 
-        sync = lambda: jax.block_until_ready([k.value for k in kernels])  # noqa: E731
+        def sync():
+            return jax.block_until_ready([k.value for k in kernels])
 
     # The closed-form covariance is slightly indefinite, so numpy warns on
     # every draw; the check itself still runs (as in the reference code).
@@ -203,7 +208,7 @@ def run_backend(args):
         "machine": machine_info(),
         # 1-minute load average: other processes on the machine skew timings.
         "loadavg_1min": {"start": load_start, "end": os.getloadavg()[0]},
-        "software": software_info(backend),
+        "software": versions(),
         "config": {
             "model": f"ConvMixer-{args.dim}/{args.depth}",
             "kernel_size": args.kernel_size,
@@ -221,6 +226,56 @@ def run_backend(args):
 # ----------------------------------------------------------------------------
 # Output
 # ----------------------------------------------------------------------------
+def _timings_table(results):
+    """One row per backend and method: median, mean ± std, speed-up over the baseline."""
+    rows = [(backend, label, entry["timings"][name], entry["timings"][BASELINE]["median_s"])
+            for backend, entry in results.items() for name, label in METHODS.items()]
+    return format_table(rows, [
+        ("Backend", lambda r: r[0]),
+        ("Method", lambda r: r[1]),
+        ("Median (s)", lambda r: r[2]["median_s"], ".4f", "right"),
+        ("Mean ± std (s)", lambda r: f"{r[2]['mean_s']:.4f} ± {r[2]['std_s']:.4f}", "", "right"),
+        ("Speed-up vs reference + assign", lambda r: r[3] / r[2]["median_s"], lambda v: f"{v:.1f}x", "right"),
+    ])
+
+
+def _software_table(results):
+    """One row per backend: date, versions, repeats, load."""
+    return format_table(results.items(), [
+        ("Backend", lambda r: r[0]),
+        ("Date (UTC)", lambda r: r[1]["date"]),
+        ("Python", lambda r: r[1]["software"]["python"]),
+        ("NumPy", lambda r: r[1]["software"]["numpy"]),
+        ("Keras", lambda r: r[1]["software"]["keras"]),
+        ("Backend version", lambda r: r[1]["software"]["backend_version"]),
+        ("Repeats", lambda r: r[1]["config"]["repeats"], "", "right"),
+        ("1-min load avg (start / end)", lambda r: loadavg_cell(r[1]["loadavg_1min"])),
+    ])
+
+
+def _check_table(results):
+    """One row per backend: the variance check's summary."""
+    return format_table(results.items(), [
+        ("Backend", lambda r: r[0]),
+        ("Max abs z (centre)", lambda r: r[1]["variance_check"]["max_abs_centre_z"], ".2f", "right"),
+        ("Mean pixel ratio (over layers)",
+         lambda r: np.mean([layer["mean_pixel_var_ratio"] for layer in r[1]["variance_check"]["layers"]]),
+         ".4f", "right"),
+        ("Result", lambda r: "pass" if r[1]["variance_check"]["passed"] else "FAIL"),
+    ])
+
+
+def _layers_table(results):
+    """Per layer: sigma, expected and (one column per backend) empirical centre variance."""
+    columns = [("Layer", lambda rows: rows[0]["layer"], "", "right"),
+               ("sigma", lambda rows: rows[0]["sigma"], ".4f", "right"),
+               ("Expected centre var", lambda rows: rows[0]["expected_centre_var"], ".4f", "right")]
+    columns += [(backend, lambda rows, i=i: rows[i]["empirical_centre_var"], ".4f", "right")
+                for i, backend in enumerate(results)]
+    per_backend = [entry["variance_check"]["layers"] for entry in results.values()]
+    return format_table(zip(*per_backend, strict=False), columns)
+
+
 def render_markdown(data):
     results = {b: data["results"][b] for b in BACKENDS if b in data["results"]}
     first = next(iter(results.values()))
@@ -228,82 +283,44 @@ def render_markdown(data):
     lines = [
         "# Initialization cost: covariance init of ConvMixer depthwise kernels",
         "",
-        f"Model {cfg['model']}, {cfg['num_depthwise_layers']} depthwise kernels of "
-        f"shape {tuple(cfg['kernel_shape'])}, preset `{cfg['preset']}`, seed "
-        f"{cfg['seed']}. Model built once (untimed); each method warmed up once, "
-        f"then timed {cfg['repeats']} times. Generated by `benchmarks/init_cost.py`.",
+        (f"Model {cfg['model']}, {cfg['num_depthwise_layers']} depthwise kernels of "
+         f"shape {tuple(cfg['kernel_shape'])}, preset `{cfg['preset']}`, seed "
+         f"{cfg['seed']}. Model built once (untimed); each method warmed up once, "
+         f"then timed {cfg['repeats']} times. Generated by `benchmarks/init_cost.py`."),
         "",
-        f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['ram_gib']} GiB RAM, "
-        f"{machine['os']}.",
+        (f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['ram_gib']} GiB RAM, "
+         f"{machine['os']}."),
         "",
-        "| Backend | Method | Median (s) | Mean ± std (s) | Speed-up vs reference + assign |",
-        "|---|---|---:|---:|---:|",
-    ]
-    for backend, entry in results.items():
-        base = entry["timings"][BASELINE]["median_s"]
-        for name, label in METHODS.items():
-            t = entry["timings"][name]
-            lines.append(
-                f"| {backend} | {label} | {t['median_s']:.4f} | "
-                f"{t['mean_s']:.4f} ± {t['std_s']:.4f} | {base / t['median_s']:.1f}x |"
-            )
-    lines += [
+        _timings_table(results),
         "",
-        "Reference = for each layer, `numpy.random.multivariate_normal(zeros(k*k), "
-        "conv_covariance(k, sigma_i), size=C)` (SVD method, as in the paper's code), "
-        "reshaped to the Keras kernel layout; \"+ assign\" also writes it with "
-        "`variable.assign`. `apply_conv_covariance` always assigns. The "
-        "\"factor cache cleared\" row recomputes every layer's covariance factor "
-        "(eigh), as a first call in a fresh process would. Wall-clock times; "
-        "other load on the machine and CPU thread pools (BLAS, OpenMP) affect "
-        "them, so the load average is recorded below.",
+        ("Reference = for each layer, `numpy.random.multivariate_normal(zeros(k*k), "
+         "conv_covariance(k, sigma_i), size=C)` (SVD method, as in the paper's code), "
+         "reshaped to the Keras kernel layout; \"+ assign\" also writes it with "
+         "`variable.assign`. `apply_conv_covariance` always assigns. The "
+         "\"factor cache cleared\" row recomputes every layer's covariance factor "
+         "(eigh), as a first call in a fresh process would. Wall-clock times; "
+         "other load on the machine and CPU thread pools (BLAS, OpenMP) affect "
+         "them, so the load average is recorded below."),
         "",
         "## Software",
         "",
-        "| Backend | Date (UTC) | Python | NumPy | Keras | Backend version | Repeats "
-        "| 1-min load avg (start / end) |",
-        "|---|---|---|---|---|---|---:|---|",
-    ]
-    for backend, entry in results.items():
-        sw = entry["software"]
-        lines.append(
-            f"| {backend} | {entry['date']} | {sw['python']} | {sw['numpy']} | "
-            f"{sw['keras']} | {sw['backend_version']} | {entry['config']['repeats']} | "
-            f"{entry['loadavg_1min']['start']:.2f} / {entry['loadavg_1min']['end']:.2f} |"
-        )
-    lines += [
+        _software_table(results),
         "",
         "## Check: variance of the sampled filters (not a timing)",
         "",
-        "After timing, `apply_conv_covariance` is run once more and each layer's "
-        "empirical centre-pixel variance (mean of squares over its "
-        f"{first['variance_check']['num_filters_per_layer']} filters) is compared "
-        "with the centre diagonal entry of the sampled covariance "
-        "(`psd_project(conv_covariance(k, sigma_i), \"abs\")`; the raw closed form "
-        "gives exactly 0.5 there). z = (empirical - expected) / (expected * sqrt(2/N)); "
-        "the check passes when every |z| < 4. \"Mean pixel ratio\" is the average "
-        "over all k*k pixels of empirical / expected variance.",
+        ("After timing, `apply_conv_covariance` is run once more and each layer's "
+         "empirical centre-pixel variance (mean of squares over its "
+         f"{first['variance_check']['num_filters_per_layer']} filters) is compared "
+         "with the centre diagonal entry of the sampled covariance "
+         "(`psd_project(conv_covariance(k, sigma_i), \"abs\")`; the raw closed form "
+         "gives exactly 0.5 there). z = (empirical - expected) / (expected * sqrt(2/N)); "
+         "the check passes when every |z| < 4. \"Mean pixel ratio\" is the average "
+         "over all k*k pixels of empirical / expected variance."),
         "",
-        "| Backend | Max abs z (centre) | Mean pixel ratio (over layers) | Result |",
-        "|---|---:|---:|---|",
+        _check_table(results),
+        "",
+        _layers_table(results),
     ]
-    for backend, entry in results.items():
-        chk = entry["variance_check"]
-        ratio = np.mean([layer["mean_pixel_var_ratio"] for layer in chk["layers"]])
-        lines.append(
-            f"| {backend} | {chk['max_abs_centre_z']:.2f} | {ratio:.4f} | "
-            f"{'pass' if chk['passed'] else 'FAIL'} |"
-        )
-    header = "| Layer | sigma | Expected centre var | " + " | ".join(results) + " |"
-    lines += ["", header, "|---:|---:|---:|" + "---:|" * len(results)]
-    per_backend = [entry["variance_check"]["layers"] for entry in results.values()]
-    for rows in zip(*per_backend):
-        lines.append(
-            f"| {rows[0]['layer']} | {rows[0]['sigma']:.4f} | "
-            f"{rows[0]['expected_centre_var']:.4f} | "
-            + " | ".join(f"{r['empirical_centre_var']:.4f}" for r in rows)
-            + " |"
-        )
     return "\n".join(lines) + "\n"
 
 

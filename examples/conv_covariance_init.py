@@ -17,7 +17,7 @@ from keras_structinit import covariance
 from keras_structinit.initializers import ConvCovariance
 
 # 1. A single layer at depth fraction 0.5 of the "cifar-p2" schedule.
-init = ConvCovariance(depth=0.5, preset="cifar-p2", seed=0)
+init = ConvCovariance(depth_fraction=0.5, preset="cifar-p2", seed=0)
 layer = keras.layers.DepthwiseConv2D(9, padding="same", depthwise_initializer=init)
 layer.build((None, 32, 32, 512))
 filters = keras.ops.convert_to_numpy(layer.kernel).reshape(81, -1).T
@@ -51,6 +51,7 @@ model.compile(
 )
 before = keras.ops.convert_to_numpy(model.get_layer("block_1_depthwise_conv").kernel)
 rng = np.random.default_rng(0)
-model.fit(rng.random((256, 32, 32, 3), "float32"), rng.integers(0, 10, 256), epochs=1, batch_size=64, verbose=2)
+model.fit(rng.random((256, 32, 32, 3), "float32"), rng.integers(0, 10, 256),
+          epochs=1, batch_size=64, verbose=2)
 after = keras.ops.convert_to_numpy(model.get_layer("block_1_depthwise_conv").kernel)
 print(f"{len(frozen)} frozen kernels; block-1 filters unchanged by fit: {np.array_equal(before, after)}")

@@ -30,7 +30,6 @@ Full budget on a GPU machine (all 45,000 training images, full validation):
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 
@@ -39,16 +38,41 @@ import numpy as np
 
 import keras_structinit as ks
 from keras_structinit.callbacks import RecordFilterCovariance
-from keras_structinit.covariance_transfer import FilterCovariance
+from keras_structinit.covariance import FilterCovariance
+from keras_structinit.datasets import load_demo_data
 from keras_structinit.io_utils import write_json, write_text
 from keras_structinit.models import convmixer
-from keras_structinit.recipes.demo import load_demo_data
 from keras_structinit.recipes.training import channel_normalizer, compile_classifier
+from keras_structinit.reporting import format_table, machine_info, versions
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(REPO_ROOT, "..", "shared", "datasets", "cifar10-train-jpeg.zip")
 TARGETS = {"ConvMixer-128/8 (wider)": (128, 8), "ConvMixer-128/16 (deeper)": (128, 16)}
 INITS = ("default (PyTorch uniform)", "ConvCovariance (cifar-p2)", "covariance transfer")
+
+
+SUMMARY_TABLE = (
+    ("model", "model"),
+    ("filters", "filters"),
+    ("init", "init"),
+    ("final val acc (mean ± std)", lambda r: f"{r['mean']:.4f} ± {r['std']:.4f}"),
+    ("n", "n"),
+)
+
+
+def structure_table(depths, initial, trained):
+    """Markdown table of the source bank's structure per layer, at initialization → trained."""
+    def change(key, spec):
+        return lambda r: f"{r[2][key]:{spec}} → {r[3][key]:{spec}}"
+
+    rows = [(i, d, a, t) for i, (d, a, t) in enumerate(zip(depths, initial, trained, strict=True), 1)]
+    return format_table(rows, [
+        ("source layer", lambda r: r[0]),
+        ("depth", lambda r: r[1], ".2f"),
+        ("tr(Σ) init → trained", change("total_variance", ".3f")),
+        ("centre ratio init → trained", change("centre_ratio", ".2f")),
+        ("top-eigenvalue share init → trained", change("top_eigen_share", ".3f")),
+    ])
 
 
 def parse_args(argv=None):
@@ -106,7 +130,7 @@ def train_and_eval(dim, depth, data, args, epochs, seed, init=None, frozen=False
     if init == INITS[1]:
         ks.apply_conv_covariance(model, preset="cifar-p2", seed=seed)
     elif init == INITS[2]:
-        ks.apply_covariance_transfer(model, bank, seed=seed)
+        ks.apply_covariance_transfer(model, bank=bank, seed=seed)
     if frozen:
         ks.freeze_spatial(model)
     compile_classifier(model, epochs * int(np.ceil(len(x) / args.batch_size)), args.lr, args.weight_decay)
@@ -115,17 +139,8 @@ def train_and_eval(dim, depth, data, args, epochs, seed, init=None, frozen=False
                      callbacks=list(callbacks), verbose=2)
     seconds = time.perf_counter() - start
     _, val_acc = model.evaluate(x_val, y_val, batch_size=256, verbose=0)
-    return dict(val_accuracy=float(val_acc), train_loss=float(hist.history["loss"][-1]),
-                train_seconds=round(seconds, 1))
-
-
-def backend_version():
-    name = keras.backend.backend()
-    module = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}.get(name)
-    try:
-        return __import__(module).__version__ if module else "?"
-    except ImportError:
-        return "?"
+    return {"val_accuracy": float(val_acc), "train_loss": float(hist.history["loss"][-1]),
+            "train_seconds": round(seconds, 1)}
 
 
 def main(argv=None):
@@ -151,7 +166,7 @@ def main(argv=None):
     # What the results depend on (options left unset do not count).
     study_config = {k: v for k, v in vars(args).items()
                     if k not in ("resume", "seeds", "targets", "filters", "out") and v is not None}
-    progress = dict(config=study_config, source=None, runs=[])
+    progress = {"config": study_config, "source": None, "runs": []}
     if args.resume and os.path.exists(progress_path):
         with open(progress_path) as f:
             saved = json.load(f)
@@ -192,10 +207,6 @@ def main(argv=None):
                     runs.append(dict(model=model_name, filters=filters, init=init, seed=seed, **r))
                     write_json(progress_path, progress)
 
-    rows = [
-        "| model | filters | init | final val acc (mean ± std) | n |",
-        "|---|---|---|---|---|",
-    ]
     summary = []
     for model_name in targets:
         for filters in args.filters:
@@ -203,52 +214,42 @@ def main(argv=None):
                 accs = np.array([r["val_accuracy"] for r in runs
                                  if (r["model"], r["filters"], r["init"]) == (model_name, filters, init)
                                  and r["seed"] in args.seeds])
-                summary.append(dict(model=model_name, filters=filters, init=init,
-                                    mean=float(accs.mean()), std=float(accs.std()), n=len(accs)))
-                rows.append(f"| {model_name} | {filters} | {init} | "
-                            f"{accs.mean():.4f} ± {accs.std():.4f} | {len(accs)} |")
+                summary.append({"model": model_name, "filters": filters, "init": init,
+                                "mean": float(accs.mean()), "std": float(accs.std()), "n": len(accs)})
     # The source's bank after training next to the same model at initialization.
     structure = bank.structure()
     keras.utils.set_random_seed(args.source_seed)
     initial = FilterCovariance.from_model(convmixer(
         32, 8, kernel_size=args.kernel_size, patch_size=args.patch_size, num_classes=10,
         input_shape=x.shape[1:])).structure()
-    struct_rows = [
-        "| source layer | depth | tr(Σ) init → trained | centre ratio init → trained "
-        "| top-eigenvalue share init → trained |",
-        "|---|---|---|---|---|",
-        *(f"| {i + 1} | {d:.2f} | {a['total_variance']:.3f} → {s['total_variance']:.3f} "
-          f"| {a['centre_ratio']:.2f} → {s['centre_ratio']:.2f} "
-          f"| {a['top_eigen_share']:.3f} → {s['top_eigen_share']:.3f} |"
-          for i, (d, a, s) in enumerate(zip(bank.depth_fractions, initial, structure))),
-    ]
     md = "\n".join([
         "# Covariance transfer: ConvMixer-32/8 -> ConvMixer-128/8 and -128/16",
         "",
-        f"Data: {description}; {len(x)} training / {len(x_val)} validation images. "
-        f"Backend {keras.backend.backend()}; seeds {args.seeds}; {args.epochs} epochs "
-        f"(source: {args.source_epochs} epochs on {len(x_all)} images, val acc {source['val_accuracy']:.4f}).",
-        "The default init is PyTorch's default uniform (`TorchDefaultUniform`, the "
-        "package's default); std is the population std over seeds.",
+        (f"Data: {description}; {len(x)} training / {len(x_val)} validation images. "
+         f"Backend {keras.backend.backend()}; seeds {args.seeds}; {args.epochs} epochs "
+         f"(source: {args.source_epochs} epochs on {len(x_all)} images, "
+         f"val acc {source['val_accuracy']:.4f})."),
+        ("The default init is PyTorch's default uniform (`TorchDefaultUniform`, the "
+         "package's default); std is the population std over seeds."),
         "",
-        *rows,
+        format_table(summary, SUMMARY_TABLE),
         "",
-        "Structure of the source bank (`FilterCovariance.structure()`), at initialization "
-        "(PyTorch's uniform: i.i.d. pixels, centre ratio ~1; the top-eigenvalue share of an "
-        "estimate from 32 filters is well above the population 1/81) and after training:",
+        ("Structure of the source bank (`FilterCovariance.structure()`), at initialization "
+         "(PyTorch's uniform: i.i.d. pixels, centre ratio ~1; the top-eigenvalue share of an "
+         "estimate from 32 filters is well above the population 1/81) and after training:"),
         "",
-        *struct_rows,
+        structure_table(bank.depth_fractions, initial, structure),
     ])
     print("\n" + md, flush=True)
     write_text(os.path.join(args.out, "results.md"), md + "\n")
-    write_json(os.path.join(args.out, "results.json"), dict(
-        config=vars(args), data=description, backend=keras.backend.backend(),
-        versions=dict(keras=keras.__version__, backend=backend_version(),
-                      numpy=np.__version__, python=platform.python_version()),
-        seeds=args.seeds, sizes=dict(train=len(x), val=len(x_val)),
-        source=dict(model="ConvMixer-32/8", bank=bank_path, structure=structure, structure_at_init=initial, **source),
-        summary=summary, runs=runs,
-    ))
+    write_json(os.path.join(args.out, "results.json"), {
+        "config": vars(args), "data": description, "backend": keras.backend.backend(),
+        "versions": versions(), "machine": machine_info(),
+        "seeds": args.seeds, "sizes": {"train": len(x), "val": len(x_val)},
+        "source": {"model": "ConvMixer-32/8", "bank": bank_path, "structure": structure,
+                   "structure_at_init": initial, **source},
+        "summary": summary, "runs": runs,
+    })
     print(f"\nWrote {args.out}/results.md and results.json", flush=True)
 
 

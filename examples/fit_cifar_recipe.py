@@ -13,10 +13,8 @@ On several devices add ``--distribution data_parallel`` (JAX) or
 
 import argparse
 
-import numpy as np
-
 import keras_structinit as ks
-from keras_structinit import models, recipes
+from keras_structinit import datasets, models, recipes
 
 
 def main(argv=None):
@@ -29,10 +27,8 @@ def main(argv=None):
     p.add_argument("--distribution", default=None)
     args = p.parse_args(argv)
 
-    (x, y), (x_val, y_val) = recipes.load_cifar_data(args.data, validation_split=0.1, seed=0)
-    if args.train_size:  # a random subset: the split keeps the (class-sorted) file order
-        keep = np.random.default_rng(0).permutation(len(x))[: args.train_size]
-        x, y = x[keep], y[keep]
+    (x, y), (x_val, y_val) = datasets.load_cifar(
+        args.data, validation_split=0.1, seed=0, train_size=args.train_size or None)
 
     def build():
         model = models.convmixer(128, 8, kernel_size=9, patch_size=2, num_classes=10)

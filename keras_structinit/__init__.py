@@ -1,25 +1,47 @@
-"""keras_structinit: structured initialization and frozen/selected weights for Keras 3."""
+"""keras_structinit: structured initialization and frozen/selected weights for Keras 3.
 
-# `covariance` first: it re-exports FilterCovariance from covariance_transfer,
-# which the other modules import.
-from keras_structinit import covariance  # isort: skip
-from keras_structinit import callbacks, initializers, layers, models, recipes
-from keras_structinit.filter_transfer import transfer_filters
-from keras_structinit.freezing import freeze_spatial
-from keras_structinit.initializers.conv_covariance import apply_conv_covariance
-from keras_structinit.initializers.covariance_transfer import apply_covariance_transfer
+Public API by kind: :mod:`.initializers`, :mod:`.layers`, :mod:`.callbacks`,
+:mod:`.models`, :mod:`.recipes`, :mod:`.datasets`; one subpackage per method
+(:mod:`.covariance`, ...) with its math and its ``apply_*`` functions, all of
+the form ``apply_X(model, *, layers=None, seed=None, ...) -> list[str]``.
+Submodules and functions are imported on first use, so ``import
+keras_structinit`` is cheap and imports no backend; the package's serializable
+Keras objects are registered as soon as Keras itself is imported, so saved
+``.keras`` files load after ``import keras_structinit`` (see :mod:`._registry`).
+"""
 
-__version__ = "0.1.0"
+from keras_structinit import _registry
+from keras_structinit._lazy import lazy_exports
 
-__all__ = [
-    "apply_conv_covariance",
-    "apply_covariance_transfer",
+__version__ = "0.2.0"
+
+_SUBMODULES = (
     "callbacks",
+    "cli",
     "covariance",
-    "freeze_spatial",
+    "datasets",
+    "freezing",
     "initializers",
     "layers",
     "models",
     "recipes",
-    "transfer_filters",
-]
+    "reporting",
+    "validation",
+    "walker",
+)
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        **{name: f"keras_structinit.{name}" for name in _SUBMODULES},
+        "apply_conv_covariance": "keras_structinit.covariance.apply",
+        "apply_covariance_transfer": "keras_structinit.covariance.apply",
+        "apply_filter_transfer": "keras_structinit.covariance.filter_transfer",
+        "transfer_filters": "keras_structinit.covariance.filter_transfer",
+        "apply_torch_uniform": "keras_structinit.initializers.torch_default",
+        "freeze_spatial": "keras_structinit.freezing",
+        "load_frozen_model": "keras_structinit.freezing",
+    },
+)
+
+_registry.install()

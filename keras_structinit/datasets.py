@@ -1,12 +1,15 @@
-"""Small-image datasets for the examples and tests, as NumPy arrays.
+"""Labelled image datasets as NumPy arrays: every reader of the package.
 
-* :func:`load_cifar10` reads the CIFAR-10 training images from the Keras cache
-  (``keras.datasets``), an image folder, a ``.zip`` of one, or an ``.npz`` and
-  optionally holds out a stratified validation split.
+* :func:`load_labeled_images` reads ``(x, y)`` from an ``.npz``, an image
+  folder or a ``.zip`` of one, or checks a tuple of arrays.
+* :func:`load_cifar` (CIFAR-10/100, any source, for the recipes) and
+  :func:`load_cifar10` (strictly 32x32 CIFAR-10) add the Keras cache
+  (``keras.datasets``) and a stratified validation hold-out
+  (:func:`stratified_split`).
+* :func:`load_demo_data` is CIFAR-10 when available, else
+  :func:`procedural_images`, a labelled texture set that needs no download.
 * :func:`read_image_folder` decodes any ``<class>/<image>`` tree (directory or
   zip) into ``(x, y, class_names)``.
-* :func:`procedural_images` generates a labelled dataset of textures without
-  any download, for use when CIFAR-10 is not available.
 
 Everything here is NumPy (plus Pillow for decoding images); no backend is
 imported, and ``keras`` only when the Keras cache is used.
@@ -19,19 +22,27 @@ import os
 import pickle
 import tempfile
 import zipfile
-from numbers import Integral, Real
 
 import numpy as np
 
+from keras_structinit import validation
+
 __all__ = [
+    "CIFAR_DATASETS",
+    "IMAGE_EXTENSIONS",
     "PROCEDURAL_CLASS_NAMES",
     "cifar10_cache_available",
     "cifar10_class_names",
+    "load_cifar",
     "load_cifar10",
+    "load_demo_data",
+    "load_labeled_images",
     "procedural_images",
     "read_image_folder",
     "stratified_split",
 ]
+
+CIFAR_DATASETS = ("cifar10", "cifar100")
 
 _CIFAR10_CLASSES = (
     "airplane",
@@ -54,12 +65,6 @@ IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png", ".ppm", ".tif", ".t
 # Folder names treated as dataset splits: ``<root>/train/<class>/...`` is read
 # from ``train`` when the root holds nothing but split folders.
 _SPLIT_NAMES = ("test", "train", "val", "valid", "validation")
-
-_SOURCE_FORMS = (
-    "None or 'keras' (keras.datasets cache), a directory of <class>/<image> "
-    "(optionally under train/), a .zip of such a tree, or an .npz with arrays "
-    "'x' and 'y'"
-)
 
 
 def cifar10_class_names():
@@ -132,24 +137,25 @@ def _read_cifar10_batches(folder):
     return np.concatenate(xs), np.concatenate(ys)
 
 
-def _load_cifar10_keras():
-    if _cifar10_extracted():
+def _load_keras_cifar(dataset, name):
+    """``(x, y)`` of a ``keras.datasets`` CIFAR training split (CIFAR-10 read directly when extracted)."""
+    if dataset == "cifar10" and _cifar10_extracted():
         return _read_cifar10_batches(_cifar10_batches_dir())
     import keras
 
     try:
-        (x, y), _ = keras.datasets.cifar10.load_data()
+        (x, y), _ = getattr(keras.datasets, dataset).load_data()
     except Exception as err:
         raise RuntimeError(
-            "Could not load CIFAR-10 through keras.datasets.cifar10.load_data() "
+            f"Could not load {dataset} through keras.datasets.{dataset}.load_data() "
             f"(is the machine offline?): {err}. Pass a local copy instead, e.g. "
-            "load_cifar10(source=PATH) with PATH a directory or .zip of "
-            "<class>/<image> files or an .npz with arrays 'x' and 'y'."
+            f"{name}=PATH with PATH a directory or .zip of <class>/<image> files "
+            "or an .npz with arrays 'x' and 'y'."
         ) from err
     x = np.asarray(x, dtype=np.uint8)
     if x.shape[1:] == (3, 32, 32):  # image_data_format() == "channels_first"
         x = x.transpose(0, 2, 3, 1)
-    return x, np.asarray(y, dtype=np.uint8).reshape(-1)
+    return x, y
 
 
 # --------------------------------------------------------------------------
@@ -165,18 +171,6 @@ def _import_pil():
             "Reading image files needs Pillow: `pip install pillow`."
         ) from err
     return Image
-
-
-def _check_path_type(source):
-    if not isinstance(source, (str, os.PathLike)):
-        raise TypeError(
-            "`source` must be a str or os.PathLike path. "
-            f"Received: source={source!r} of type {type(source).__name__}"
-        )
-    path = os.fspath(source)
-    if isinstance(path, bytes):
-        path = os.fsdecode(path)
-    return path
 
 
 def _is_image(rel_path):
@@ -281,7 +275,7 @@ def read_image_folder(source):
         ``(x, y, class_names)``: uint8 ``(N, H, W, 3)`` images, int64 labels
         ``(N,)`` indexing the list ``class_names``.
     """
-    path = _check_path_type(source)
+    path = validation.path(source, "source")
     if os.path.isdir(path):
         rel_paths = []
         for folder, dirs, names in os.walk(path, followlinks=True):
@@ -325,74 +319,76 @@ def read_image_folder(source):
 
 
 # --------------------------------------------------------------------------
-# CIFAR-10
+# Labelled arrays
 # --------------------------------------------------------------------------
 
 
-def _read_npz(path, source):
+def _read_npz(path, name):
     with np.load(path, allow_pickle=False) as data:
         missing = [k for k in ("x", "y") if k not in data.files]
         if missing:
             raise ValueError(
-                f"The .npz `source` must hold arrays 'x' and 'y'; missing {missing} "
-                f"in source={source!r} (found {data.files})."
+                f"The .npz `{name}` must hold arrays 'x' and 'y'; missing {missing} "
+                f"in {name}={path!r} (found {data.files})."
             )
-        x, y = data["x"], data["y"]
-    if not np.issubdtype(y.dtype, np.integer) or y.ndim not in (1, 2) or (
-        y.ndim == 2 and y.shape[1] != 1
-    ):
-        raise ValueError(
-            f"'y' in source={source!r} must hold integer labels of shape (N,) or "
-            f"(N, 1). Received: dtype={y.dtype}, shape={y.shape}"
-        )
-    y = y.reshape(-1)
-    if len(y) != len(x):
-        raise ValueError(
-            f"'x' and 'y' in source={source!r} differ in length: {len(x)} != {len(y)}"
-        )
-    if x.dtype != np.uint8:
-        raise ValueError(
-            f"'x' in source={source!r} must be uint8 pixels (0-255); convert it "
-            f"explicitly. Received dtype={x.dtype}"
-        )
-    return x, y
+        return data["x"], data["y"]
 
 
-def _load_cifar10_arrays(source):
-    if source is None or (isinstance(source, str) and source == "keras"):
-        return _load_cifar10_keras()
-    path = _check_path_type(source)
-    if not os.path.exists(path):
-        raise FileNotFoundError(
-            f"`source` does not exist: source={source!r}. Expected {_SOURCE_FORMS}."
-        )
-    if os.path.isdir(path) or (os.path.isfile(path) and path.lower().endswith(".zip")):
-        x, y, _ = read_image_folder(path)
-    elif os.path.isfile(path) and path.lower().endswith(".npz"):
-        x, y = _read_npz(path, source)
-    else:
-        raise ValueError(f"Unsupported `source`: source={source!r}. Expected {_SOURCE_FORMS}.")
-    if x.shape[1:] != _CIFAR10_SHAPE:
+def _checked(x, y, name):
+    """``(x, y)`` as uint8 ``(N, H, W, 3)`` images and int32 ``(N,)`` labels, or a ``ValueError``."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype != np.uint8 or x.ndim != 4 or x.shape[-1] != 3:
         raise ValueError(
-            f"CIFAR-10 images must be 32x32 RGB (N, 32, 32, 3); source={source!r} "
-            f"holds images of shape {x.shape[1:]}."
+            f"`{name}` images must be uint8 pixels (0-255) of shape (N, H, W, 3); convert "
+            f"them explicitly. Received: dtype={x.dtype}, shape={x.shape}"
         )
-    if y.size and (y.min() < 0 or y.max() > 255):
-        raise ValueError(f"Labels in source={source!r} must lie in [0, 255] to fit uint8.")
-    return x, y.astype(np.uint8)
-
-
-def _check_split(validation_split):
     if (
-        isinstance(validation_split, bool)
-        or not isinstance(validation_split, Real)
-        or not 0.0 <= float(validation_split) < 1.0  # also rejects NaN
+        not np.issubdtype(y.dtype, np.integer)
+        or y.ndim not in (1, 2)
+        or (y.ndim == 2 and y.shape[1] != 1)
+        or len(y) != len(x)
     ):
         raise ValueError(
-            "`validation_split` must be a number in [0, 1). "
-            f"Received: validation_split={validation_split!r}"
+            f"`{name}` labels must be integers of shape (N,) or (N, 1) for the N={len(x)} "
+            f"images. Received: dtype={y.dtype}, shape={y.shape}"
         )
-    return float(validation_split)
+    return x, y.reshape(-1).astype(np.int32)
+
+
+def load_labeled_images(source, name="eval_data"):
+    """Reads (or checks) a labelled image set.
+
+    Args:
+        source: a tuple ``(x, y)`` of arrays, or a path: an ``.npz`` with arrays
+            ``x`` and ``y``, or an image folder (directory or ``.zip``, see
+            :func:`read_image_folder`; images must share one size).
+        name: the argument name that error messages give.
+
+    Returns:
+        ``(x, y)``: uint8 images ``(N, H, W, 3)`` and int32 labels ``(N,)``.
+    """
+    if isinstance(source, tuple) and len(source) == 2:
+        x, y = source
+    elif isinstance(source, (str, os.PathLike)):
+        path = validation.path(source, name)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"`{name}` does not exist: {name}={source!r}")
+        if os.path.isfile(path) and path.lower().endswith(".npz"):
+            x, y = _read_npz(path, name)
+        else:
+            x, y, _ = read_image_folder(path)
+    else:
+        raise TypeError(
+            f"`{name}` must be a path (an .npz with uint8 x and integer y, or an ImageFolder "
+            f"directory/.zip) or a tuple (x, y) of arrays. Received: {name}={source!r} "
+            f"of type {type(source).__name__}"
+        )
+    return _checked(x, y, name)
+
+
+# --------------------------------------------------------------------------
+# CIFAR
+# --------------------------------------------------------------------------
 
 
 def stratified_split(y, validation_split, seed=0):
@@ -402,7 +398,7 @@ def stratified_split(y, validation_split, seed=0):
     ``numpy.random.default_rng(seed)``; both index arrays are sorted, so the
     two subsets keep the source order.
     """
-    validation_split = _check_split(validation_split)
+    validation_split = validation.rate(validation_split, "validation_split")
     y = np.asarray(y).reshape(-1)
     if validation_split == 0.0:
         return np.arange(len(y)), np.empty((0,), dtype=np.int64)
@@ -416,6 +412,53 @@ def stratified_split(y, validation_split, seed=0):
     mask = np.ones(len(y), dtype=bool)
     mask[val] = False
     return np.flatnonzero(mask), val
+
+
+def _random_subset(count, size, seed):
+    """Indices of ``size`` of ``count`` items (all when fewer) in random order, from ``default_rng(seed)``."""
+    return np.random.default_rng(seed).permutation(count)[:size]
+
+
+def _split(x, y, validation_split, seed):
+    train, val = stratified_split(y, validation_split, seed)
+    return (x[train], y[train]), (x[val], y[val])
+
+
+def _cifar_arrays(source, dataset, name):
+    """Checked ``(x, y)`` from the Keras cache (``None`` or ``"keras"``) or :func:`load_labeled_images`."""
+    if source is None or (isinstance(source, str) and source == "keras"):
+        return _checked(*_load_keras_cifar(dataset, name), name)
+    return load_labeled_images(source, name)
+
+
+def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train_size=None):
+    """CIFAR training images for a recipe, with a stratified validation hold-out.
+
+    Args:
+        data: ``None`` or ``"keras"`` (``keras.datasets.cifar10`` /
+            ``cifar100`` training split; downloads when not cached), a tuple
+            ``(x, y)`` of uint8 images and integer labels, or a path (an image
+            folder or its ``.zip``, or an ``.npz`` with ``x``, ``y``; see
+            :func:`load_labeled_images`). Images of any one size are accepted.
+        dataset: ``"cifar10"`` or ``"cifar100"``: which Keras dataset ``None``
+            stands for.
+        validation_split: fraction in ``[0, 1)`` of each class held out
+            (:func:`stratified_split`); the test split is never used.
+        seed: seed of the hold-out and of the ``train_size`` subset.
+        train_size: keep a random subset of this many training images (in
+            source order), drawn after the hold-out; default all.
+
+    Returns:
+        ``(x, y), (x_val, y_val)``: uint8 images and int32 labels.
+    """
+    validation.one_of(dataset, "dataset", CIFAR_DATASETS)
+    validation_split = validation.rate(validation_split, "validation_split")
+    train_size = validation.optional(validation.positive_int, train_size, "train_size")
+    (x, y), held_out = _split(*_cifar_arrays(data, dataset, "data"), validation_split, seed)
+    if train_size is not None and train_size < len(x):
+        keep = np.sort(_random_subset(len(x), train_size, seed))
+        x, y = x[keep], y[keep]
+    return (x, y), held_out
 
 
 def load_cifar10(source=None, validation_split=0.0, seed=0):
@@ -448,10 +491,40 @@ def load_cifar10(source=None, validation_split=0.0, seed=0):
         for folders). With ``validation_split=0`` the validation arrays are
         empty.
     """
-    validation_split = _check_split(validation_split)
-    x, y = _load_cifar10_arrays(source)
-    train, val = stratified_split(y, validation_split, seed)
-    return (x[train], y[train]), (x[val], y[val])
+    validation_split = validation.rate(validation_split, "validation_split")
+    x, y = _cifar_arrays(source, "cifar10", "source")
+    if x.shape[1:] != _CIFAR10_SHAPE:
+        raise ValueError(
+            f"CIFAR-10 images must be 32x32 RGB (N, 32, 32, 3); source={source!r} "
+            f"holds images of shape {x.shape[1:]}."
+        )
+    if y.size and (y.min() < 0 or y.max() > 255):
+        raise ValueError(f"Labels in source={source!r} must lie in [0, 255] to fit uint8.")
+    return _split(x, y.astype(np.uint8), validation_split, seed)
+
+
+def load_demo_data(data, train_size, seed):
+    """``(x_train, y_train, x_val, y_val, description)`` for the demo and the examples.
+
+    ``data`` is a path accepted by :func:`load_cifar10` or ``None``: then the
+    Keras cache is used if CIFAR-10 is there, else :func:`procedural_images`
+    (no download). CIFAR-10 keeps 10% of each class for validation. The
+    training arrays are a random subset of ``train_size`` images (all when
+    there are fewer) in random order, so any prefix is a random subset too.
+    """
+    train_size = validation.positive_int(train_size, "train_size")
+    if data is not None or cifar10_cache_available():
+        (x, y), (x_val, y_val) = load_cifar10(data, validation_split=0.1, seed=seed)
+        description = f"CIFAR-10 training split from {data or 'the Keras cache'} (10% held out)"
+    else:
+        x, y = procedural_images(train_size + train_size // 5, seed=seed)
+        x, x_val, y, y_val = x[:train_size], x[train_size:], y[:train_size], y[train_size:]
+        description = (
+            "the embedded procedural image set (CIFAR-10 not found offline; "
+            "pass --data PATH to use it)"
+        )
+    keep = _random_subset(len(x), train_size, seed)
+    return x[keep], y[keep], x_val, y_val, description
 
 
 # --------------------------------------------------------------------------
@@ -542,12 +615,6 @@ def _standardize(field):
     return np.clip(field, -2.5, 2.5, out=field)
 
 
-def _positive_int(value, name):
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int. Received: {name}={value!r}")
-    return int(value)
-
-
 def procedural_images(num_samples, image_size=32, num_classes=10, seed=0):
     """Generates a labelled texture dataset, told apart by spatial structure.
 
@@ -572,9 +639,9 @@ def procedural_images(num_samples, image_size=32, num_classes=10, seed=0):
     Returns:
         ``(x, y)``: uint8 images ``(N, S, S, 3)`` and uint8 labels ``(N,)``.
     """
-    num_samples = _positive_int(num_samples, "num_samples")
-    image_size = _positive_int(image_size, "image_size")
-    num_classes = _positive_int(num_classes, "num_classes")
+    num_samples = validation.positive_int(num_samples, "num_samples")
+    image_size = validation.positive_int(image_size, "image_size")
+    num_classes = validation.positive_int(num_classes, "num_classes")
     if num_classes > len(_PATTERNS):
         raise ValueError(
             f"`num_classes` must be at most {len(_PATTERNS)} (the number of "

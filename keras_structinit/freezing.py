@@ -1,37 +1,69 @@
-"""Freezing spatial filters ("frozen filters" of the covariance paper)."""
+"""Frozen spatial filters, and keeping them frozen across ``.keras`` files.
+
+Both papers that freeze filters need it: the covariance paper freezes the
+depthwise convs of ConvMixers; the LC-blocks paper freezes every spatial conv
+of off-the-shelf networks. Only kernel *variables* are frozen
+(``variable.trainable = False``), so biases and normalization parameters of
+the same layers keep training unless ``include_bias=True``.
+
+Keras does not save a variable's ``trainable`` flag. The package's
+``DepthwiseConv2D``/``GroupedConv2D`` (which the package's models use) store
+it in their config (``kernel_trainable``), so their frozen kernels survive a
+``.keras`` round trip by themselves. For stock layers, reload with
+:func:`load_frozen_model`, which re-freezes the variables before the optimizer
+is built and then restores its state.
+"""
 
 from __future__ import annotations
 
-from keras_structinit.layer_utils import spatial_depthwise_convs
+import json
+import zipfile
+
+import keras
+
+from keras_structinit import validation
+from keras_structinit.walker import KINDS, find_kernels, model_function
+
+__all__ = ["freeze_spatial", "load_frozen_model"]
 
 
-def freeze_spatial(model, include_bias=False, layers=None):
-    """Marks the kernels of spatial depthwise/grouped convs non-trainable.
+def _check_not_trained(model):
+    optimizer = getattr(model, "optimizer", None)
+    if getattr(model, "compiled", False) and getattr(optimizer, "built", False):
+        raise ValueError(
+            f"`model` ({model.name}) has already been trained with its optimizer: "
+            "Keras fixed its trainable variables then. Call freeze_spatial before "
+            "the first fit, re-compile with a fresh optimizer after freezing, or "
+            "reload a saved model with load_frozen_model."
+        )
 
-    Only the kernel *variables* are frozen (``variable.trainable = False``), so
-    biases and BatchNorm parameters of the same layers keep training unless
-    ``include_bias=True``.
+
+@model_function("include_bias", "layers")
+def freeze_spatial(model, *, which="depthwise", include_bias=False, layers=None):
+    """Marks the kernels of spatial convolutions non-trainable.
 
     Keras fixes the set of trainable variables when training starts: freeze
-    before ``compile``/``fit``, or re-``compile`` with a fresh optimizer after
-    freezing an already-trained model.
+    before ``compile``/``fit``, or re-``compile`` with a fresh optimizer.
 
     Args:
         model: a built ``keras.Model``.
+        which: ``"depthwise"`` (depthwise/grouped convs, the covariance paper's
+            frozen filters) or ``"all_spatial"`` (every conv kernel larger than
+            1x1, as in the LC-blocks paper).
         include_bias: also freeze the biases of those layers.
         layers: optional list of layer names/objects to restrict to.
 
     Returns:
         The frozen variables' paths, in model order.
+
+    Example:
+        >>> paths = freeze_spatial(model, which="all_spatial")
     """
-    if getattr(model, "compiled", False) and getattr(getattr(model, "optimizer", None), "built", False):
-        raise ValueError(
-            f"`model` ({model.name}) has already been trained with its optimizer: "
-            "Keras fixed its trainable variables then. Call freeze_spatial before "
-            "the first fit, or re-compile with a fresh optimizer after freezing."
-        )
+    validation.one_of(which, "which", KINDS)
+    validation.boolean(include_bias, "include_bias")
+    _check_not_trained(model)
     paths = []
-    for layer, kernel in spatial_depthwise_convs(model, layers=layers):
+    for layer, kernel in find_kernels(model, which=which, layers=layers):
         frozen = [kernel]
         bias = getattr(layer, "bias", None)
         if include_bias and bias is not None:
@@ -40,3 +72,49 @@ def freeze_spatial(model, include_bias=False, layers=None):
             variable.trainable = False
             paths.append(variable.path)
     return paths
+
+
+def load_frozen_model(filepath, frozen, *, custom_objects=None, safe_mode=True):
+    """Loads a ``.keras`` model whose listed variables were frozen when it was saved.
+
+    The model is loaded without compiling, the variables in ``frozen`` (the
+    paths :func:`freeze_spatial` returned) are marked non-trainable, then the
+    model is compiled from its saved compile config — so its optimizer is
+    built over the same trainable variables as before saving — and its
+    weights and optimizer state are loaded. Training then continues exactly
+    where it stopped, with the same variables frozen.
+
+    Args:
+        filepath: path of a ``.keras`` file.
+        frozen: list of variable paths to freeze.
+        custom_objects, safe_mode: as in ``keras.saving.load_model``.
+
+    Returns:
+        The loaded ``keras.Model``.
+
+    Example:
+        >>> paths = freeze_spatial(model, which="all_spatial")
+        >>> model.compile(...); model.fit(...); model.save("m.keras")
+        >>> model = load_frozen_model("m.keras", paths)
+    """
+    filepath = validation.path(filepath, "filepath")
+    if not filepath.endswith(".keras"):
+        raise ValueError(f"`filepath` must be a .keras file. Received: filepath={filepath!r}")
+    if isinstance(frozen, str) or not isinstance(frozen, (list, tuple)):
+        raise TypeError(f"`frozen` must be a list of variable paths. Received: frozen={frozen!r}")
+    model = keras.saving.load_model(
+        filepath, custom_objects=custom_objects, compile=False, safe_mode=safe_mode
+    )
+    by_path = {variable.path: variable for variable in model.variables}
+    missing = [p for p in frozen if p not in by_path]
+    if missing:
+        raise ValueError(f"`frozen` names variables the model does not have: {missing}")
+    for p in frozen:
+        by_path[p].trainable = False
+    with zipfile.ZipFile(filepath) as archive:
+        compile_config = json.loads(archive.read("config.json")).get("compile_config")
+    if compile_config:
+        with keras.saving.custom_object_scope(custom_objects or {}):
+            model.compile_from_config(compile_config)  # builds the optimizer
+    model.load_weights(filepath)
+    return model

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from numbers import Integral, Real
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "positive_int",
     "positive_ints",
     "rate",
+    "renamed",
     "text",
 ]
 
@@ -191,3 +193,22 @@ def input_shape(value, name="input_shape", allow_none=False):
     if len(value) != 3 or not (ok(value[0], allow_none) and ok(value[1], allow_none) and ok(value[2], False)):
         _fail_value(name, expected, value)
     return tuple(None if v is None else int(v) for v in value)
+
+
+def renamed(value, old_value, name, old_name):
+    """Resolves a keyword renamed from ``old_name`` to ``name`` (deprecated alias).
+
+    ``old_value`` is what the caller passed under the old name (``None`` when
+    it was not used): it is returned with a ``DeprecationWarning``; passing
+    both names is a ``TypeError``.
+    """
+    if old_value is None:
+        return value
+    if value is not None:
+        raise TypeError(f"Pass `{name}` only; `{old_name}` is its deprecated former name.")
+    warnings.warn(
+        f"`{old_name}` is deprecated and will be removed in the next release; use `{name}`.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return old_value

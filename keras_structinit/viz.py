@@ -46,7 +46,7 @@ def plot_covariances(covariances, kernel_size, titles, path):
     plt = _pyplot()
     kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
     fig, axes = plt.subplots(1, len(covariances), figsize=(3.2 * len(covariances), 3.4), squeeze=False)
-    for ax, cov, title in zip(axes[0], covariances, titles):
+    for ax, cov, title in zip(axes[0], covariances, titles, strict=True):
         blocks = vector_to_block(cov, (kh, kw))
         limit = np.abs(blocks).max()
         ax.imshow(blocks, cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest")
@@ -68,7 +68,7 @@ def plot_filters(kernels, titles, path, num_filters=32):
     fig, axes = plt.subplots(
         len(kernels), 1, figsize=(cols * 0.9, len(kernels) * (rows * 0.9 + 0.4)), squeeze=False
     )
-    for ax, kernel, title in zip(axes[:, 0], kernels, titles):
+    for ax, kernel, title in zip(axes[:, 0], kernels, titles, strict=True):
         kernel = np.asarray(kernel, dtype=np.float32)
         kh, kw = kernel.shape[:2]
         filters = kernel.reshape(kh, kw, -1)[..., :num_filters]
@@ -89,7 +89,7 @@ def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss")):
     """One panel per metric, one line per run (``{name: history_dict}``)."""
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.2), squeeze=False)
-    for ax, metric in zip(axes[0], metrics):
+    for ax, metric in zip(axes[0], metrics, strict=True):
         for name, history in histories.items():
             values = history.get(metric)
             if values:

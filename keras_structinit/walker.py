@@ -36,6 +36,7 @@ __all__ = [
     "KINDS",
     "depthwise_kernel",
     "find_kernels",
+    "is_depthwise_layout",
     "iter_layers",
     "model_function",
     "seed_generator",
@@ -104,6 +105,11 @@ def depthwise_kernel(layer):
     return kernel if _spatial(kernel) else None
 
 
+def is_depthwise_layout(layer):
+    """Whether ``layer``'s spatial kernel is ``(*k, C, multiplier)`` (fan-in ``prod(k)``)."""
+    return isinstance(layer, tuple(cls for cls, _ in _DEPTHWISE_TYPES))
+
+
 def spatial_kernel(layer):
     """Any convolution kernel of a built ``layer`` with more than one pixel, or ``None``."""
     kernel = depthwise_kernel(layer)
@@ -113,6 +119,7 @@ def spatial_kernel(layer):
 
 
 _SELECTORS = {"depthwise": depthwise_kernel, "all_spatial": spatial_kernel}
+_SINGULAR = {"depthwise": "spatial depthwise convolution", "all_spatial": "spatial convolution"}
 _DESCRIPTIONS = {
     "depthwise": (
         "spatial depthwise convolutions (DepthwiseConv1D/2D, SeparableConv1D/2D, or Conv "
@@ -178,16 +185,26 @@ def _restrict(found, candidates, layers, which):
                 raise ValueError(f"`layers` names {item!r}, which is not a layer of the model.")
             item = by_name[item]
         elif not isinstance(item, keras.layers.Layer):
-            raise TypeError(
-                f"`layers` must contain layer names or layer objects. Received an item {item!r}."
-            )
+            raise TypeError(f"`layers` must contain layer names or layer objects. Received an item {item!r}.")
         if not any(layer is item for layer, _ in found):
             raise ValueError(
-                f"`layers` includes {item.name!r}, which is not one of the model's "
-                f"{_DESCRIPTIONS[which]}."
+                f"`layers` includes {item.name!r}, which is not a {_SINGULAR[which]} of the model; "
+                f"expected {_DESCRIPTIONS[which]}."
             )
         wanted.add(id(item))
     return [(layer, kernel) for layer, kernel in found if id(layer) in wanted]
+
+
+def check_seed(seed):
+    """``seed`` if it is ``None``, an int (returned as ``int``) or a ``keras.random.SeedGenerator``."""
+    if seed is None or isinstance(seed, keras.random.SeedGenerator):
+        return seed
+    if isinstance(seed, Integral) and not isinstance(seed, bool):
+        return int(seed)
+    raise TypeError(
+        "`seed` must be None, an int or a keras.random.SeedGenerator. "
+        f"Received: seed={seed!r} of type {type(seed).__name__}"
+    )
 
 
 def seed_generator(seed):
@@ -196,14 +213,8 @@ def seed_generator(seed):
     An int gives a new generator seeded with it, so a call using it is
     reproducible while successive draws differ.
     """
-    if isinstance(seed, keras.random.SeedGenerator):
-        return seed
-    if seed is None or (isinstance(seed, Integral) and not isinstance(seed, bool)):
-        return keras.random.SeedGenerator(seed)
-    raise TypeError(
-        "`seed` must be None, an int or a keras.random.SeedGenerator. "
-        f"Received: seed={seed!r} of type {type(seed).__name__}"
-    )
+    seed = check_seed(seed)
+    return seed if isinstance(seed, keras.random.SeedGenerator) else keras.random.SeedGenerator(seed)
 
 
 def model_function(*legacy_positional):
@@ -234,7 +245,7 @@ def model_function(*legacy_positional):
                     DeprecationWarning,
                     stacklevel=2,
                 )
-                for name, value in zip(legacy_positional, args):
+                for name, value in zip(legacy_positional[: len(args)], args, strict=True):
                     if name in kwargs:
                         raise TypeError(f"{fn.__name__}() got multiple values for `{name}`")
                     kwargs[name] = value

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from keras_structinit import cli
-from keras_structinit.recipes.demo import run_demo
+from keras_structinit.cli.demo import run_demo
 
 
 def test_demo_smoke_writes_table_json_and_plots(tmp_path, capsys):
@@ -37,7 +37,8 @@ def test_cli_rejects_missing_data_path(tmp_path, capsys):
 @pytest.mark.parametrize("argv", [["demo", "--epochs", "0"], ["demo", "--backend", "mxnet"], ["nope"]])
 def test_cli_rejects_bad_arguments(argv):
     result = subprocess.run(
-        [sys.executable, "-m", "keras_structinit.cli", *argv], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "keras_structinit.cli", *argv], check=False, capture_output=True, text=True,
+        timeout=300,
     )
     assert result.returncode == 2
     assert "error" in result.stderr
@@ -101,6 +102,29 @@ def test_train_rejects_missing_data(tmp_path, capsys):
 def test_train_cli_exits_nonzero_in_a_subprocess():
     result = subprocess.run(
         [sys.executable, "-m", "keras_structinit.cli", "train", "--model", "convmixer-0/8", "--epochs", "1"],
-        capture_output=True, text=True, timeout=300,
+        check=False, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 2 and "convmixer-H/D" in result.stderr
+
+
+def test_parsing_imports_no_keras():
+    code = ("import sys; from keras_structinit import cli; "
+            "cli.build_parser().parse_args(['train', '--model', 'convmixer-8/2', '--epochs', '1']); "
+            "assert 'keras' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+
+
+def test_apply_init_dispatches_to_the_public_api():
+    from keras_structinit.cli.train import apply_init, parse_init
+    from keras_structinit.models import convmixer
+
+    model = convmixer(8, 2, kernel_size=3, patch_size=2, num_classes=10, input_shape=(8, 8, 3))
+    assert apply_init(model, "default", seed=0) == []
+    paths = apply_init(model, "torch-uniform", seed=0)
+    kernel = model.get_layer("block_1_depthwise_conv").kernel
+    assert len(paths) == 2 and paths[0] == kernel.path
+    assert np.abs(keras.ops.convert_to_numpy(kernel)).max() <= 1 / 3  # U[-1/sqrt(9), 1/sqrt(9)]
+    assert len(apply_init(model, ("conv-cov", "cifar-p1"), seed=0)) == 2
+    assert parse_init("conv-cov") == ("conv-cov", "cifar-p2")
+    with pytest.raises(TypeError, match="init"):
+        parse_init(None)

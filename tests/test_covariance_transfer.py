@@ -1,290 +1,164 @@
-"""FilterCovariance: measuring, interpolating, resizing and saving filter statistics."""
+"""CovarianceTransfer and apply_covariance_transfer on the active backend."""
 
-import os
-import zipfile
+import textwrap
 
 import keras
 import numpy as np
 import pytest
 
+import keras_structinit as ks
 from keras_structinit import covariance as cv
-from keras_structinit.covariance_transfer import FilterCovariance
-from keras_structinit.initializers import ConvCovariance
+from keras_structinit.covariance import FilterCovariance
+from keras_structinit.initializers import CovarianceTransfer
 
-NUM_FILTERS = 20000
-SIGMAS = (0.3, 2.0)
-
-
-def fixed_sigma_init(sigma, seed):
-    return ConvCovariance(preset=None, sigma0=sigma, v_sigma=0.0, a_sigma=0.0, seed=seed)
+from conftest import assert_covariance_within_sampling_error, filters_of, run_fresh_python, to_numpy
 
 
-def two_layer_model(kernel_sizes=(5, 5), channels=NUM_FILTERS, name="source"):
-    inputs = keras.Input((6, 6, channels))
-    x = inputs
-    for i, k in enumerate(kernel_sizes):
-        x = keras.layers.DepthwiseConv2D(k, padding="same", name=f"dw{i}")(x)
-    return keras.Model(inputs, x, name=name)
+def two_layer_bank(k=5):
+    """A bank whose layers are closed-form covariances of different widths."""
+    covs = [cv.conv_covariance(k, 0.3), cv.conv_covariance(k, 2.0)]
+    means = [np.linspace(-0.2, 0.2, k * k), np.zeros(k * k)]
+    return FilterCovariance(means, covs, k)
 
 
-@pytest.fixture(scope="module")
-def sampled_model():
-    model = two_layer_model()
-    for i, sigma in enumerate(SIGMAS):
-        layer = model.get_layer(f"dw{i}")
-        init = fixed_sigma_init(sigma, seed=10 + i)
-        layer.kernel.assign(init(tuple(layer.kernel.shape), dtype="float32"))
-    return model
+@pytest.mark.parametrize("depth", [0.0, 0.5, 1.0])
+def test_samples_follow_interpolated_covariance(depth):
+    bank = two_layer_bank()
+    init = CovarianceTransfer(bank, depth_fraction=depth, seed=3)
+    filters = filters_of(init((5, 5, 20000, 1)))
+    _, target = bank.at_depth(depth)
+    assert_covariance_within_sampling_error(filters, cv.psd_project(target, "abs"))
 
 
-def random_bank(num_layers=3, k=5, seed=0, **kwargs):
-    rng = np.random.default_rng(seed)
-    n = k * k
-    means, covs = [], []
-    for _ in range(num_layers):
-        x = rng.normal(size=(n, 3 * n))
-        covs.append(x @ x.T / (3 * n))
-        means.append(rng.normal(size=n))
-    return FilterCovariance(means, covs, k, **kwargs)
+def test_use_mean_adds_the_mean_filter():
+    bank = two_layer_bank()
+    filters = filters_of(
+        CovarianceTransfer(bank, depth_fraction=0.0, use_mean=True, seed=1)((5, 5, 20000, 1))
+    )
+    centred = filters - bank.means[0]
+    assert_covariance_within_sampling_error(centred, cv.psd_project(bank.covariances[0], "abs"))
 
 
-def random_spd(k, rng):
-    x = rng.normal(size=(k, k))
-    return x @ x.T + k * np.eye(k)
+def test_bank_from_path_seeds_and_config(tmp_path):
+    path = two_layer_bank().save(tmp_path / "bank.npz")
+    init = CovarianceTransfer(path, depth_fraction=0.25, seed=4)
+    np.testing.assert_array_equal(to_numpy(init((5, 5, 8, 1))), to_numpy(init((5, 5, 8, 1))))
+    clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(init))
+    np.testing.assert_allclose(clone.covariance, init.covariance, rtol=0, atol=0)
+    np.testing.assert_array_equal(to_numpy(clone((5, 5, 8, 1))), to_numpy(init((5, 5, 8, 1))))
+    layer2 = init.at_depth(1.0, index=2)
+    assert layer2.depth_fraction == 1.0 and layer2.get_config()["seed"] == 6
 
 
-# ----------------------------------------------------------------------------
-# from_model
-# ----------------------------------------------------------------------------
-def test_from_model_recovers_sampled_covariance(sampled_model):
-    bank = FilterCovariance.from_model(sampled_model)
-    assert len(bank) == 2
-    assert bank.kernel_size == (5, 5)
-    assert bank.depth_fractions == (0.0, 1.0)
-    assert bank.source_name == "source"
-    paths = bank.layer_paths
-    assert len(paths) == 2 and "dw0" in paths[0] and "dw1" in paths[1]
-    n = NUM_FILTERS
-    for mean, emp, sigma in zip(bank.means, bank.covariances, SIGMAS):
-        target = cv.psd_project(cv.conv_covariance(5, sigma))
-        diag = np.diag(target)
-        # Standard error of a Gaussian sample covariance entry (Isserlis).
-        stderr = np.sqrt((np.outer(diag, diag) + target**2) / n)
-        assert np.all(np.abs(emp - target) <= 6.0 * stderr + 1e-5)
-        assert np.all(np.abs(mean) <= 6.0 * np.sqrt(diag / n) + 1e-6)
-        np.testing.assert_array_equal(emp, emp.T)
+def test_bad_input():
+    bank = two_layer_bank()
+    with pytest.raises(ValueError, match="resized"):
+        CovarianceTransfer(bank)((7, 7, 4, 1))
+    with pytest.raises(TypeError, match="bank"):
+        CovarianceTransfer(np.eye(25))
+    with pytest.raises(ValueError, match="depth"):
+        CovarianceTransfer(bank, depth_fraction=2.0)
+    with pytest.raises(ValueError, match="psd"):
+        CovarianceTransfer(bank, psd="eig")
+    with pytest.raises(TypeError, match="use_mean"):
+        CovarianceTransfer(bank, use_mean=1)
 
 
-def test_from_model_matches_direct_estimate_on_multiplier_kernel():
-    inputs = keras.Input((6, 6, 4))
-    outputs = keras.layers.DepthwiseConv2D(3, depth_multiplier=3, name="dw")(inputs)
-    model = keras.Model(inputs, outputs)
-    kernel = np.asarray(keras.ops.convert_to_numpy(model.get_layer("dw").kernel.value), np.float64)
-    filters = np.stack([kernel[:, :, a, b].reshape(-1) for a in range(4) for b in range(3)])
-    bank = FilterCovariance.from_model(model)
-    np.testing.assert_allclose(bank.means[0], filters.mean(axis=0), atol=1e-12)
-    np.testing.assert_allclose(bank.covariances[0], np.cov(filters.T, ddof=1), atol=1e-12)
-    assert bank.depth_fractions == (0.0,)
-
-
-def test_from_model_without_spatial_convs_fails():
-    inputs = keras.Input((4,))
-    model = keras.Model(inputs, keras.layers.Dense(3)(inputs))
+def test_apply_across_width_depth_and_kernel_size():
+    source = ks.models.convmixer(8, 2, kernel_size=5, num_classes=3, input_shape=(8, 8, 3))
+    ks.apply_conv_covariance(source, seed=0)
+    bank = FilterCovariance.from_model(source)
+    deeper = ks.models.convmixer(16, 4, kernel_size=5, num_classes=3, input_shape=(8, 8, 3))
+    paths = ks.apply_covariance_transfer(deeper, bank=bank, seed=1)
+    assert paths == [f"block_{i}_depthwise_conv/kernel" for i in range(1, 5)]
+    again = ks.models.convmixer(16, 4, kernel_size=5, num_classes=3, input_shape=(8, 8, 3))
+    ks.apply_covariance_transfer(again, bank=bank, seed=1)
+    for path in paths:
+        layer = path.split("/")[0]
+        np.testing.assert_array_equal(
+            to_numpy(deeper.get_layer(layer).kernel), to_numpy(again.get_layer(layer).kernel)
+        )
+    bigger_kernel = ks.models.convmixer(8, 3, kernel_size=7, num_classes=3, input_shape=(8, 8, 3))
+    assert len(ks.apply_covariance_transfer(bigger_kernel, bank=bank, kronecker=True, seed=2)) == 3
+    assert tuple(bigger_kernel.get_layer("block_1_depthwise_conv").kernel.shape) == (7, 7, 8, 1)
     with pytest.raises(ValueError, match="no spatial depthwise"):
-        FilterCovariance.from_model(model)
+        ks.apply_covariance_transfer(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]), bank=bank)
 
 
-def test_from_model_mismatched_kernel_sizes_fails():
-    model = two_layer_model(kernel_sizes=(3, 5), channels=4)
-    with pytest.raises(ValueError, match="share one kernel size"):
-        FilterCovariance.from_model(model)
-    # Selecting layers of one size works.
-    assert FilterCovariance.from_model(model, layers=["dw1"]).kernel_size == (5, 5)
+def test_apply_samples_from_the_interpolated_layer():
+    # Three depthwise layers of 20,000 filters each (depth fractions 0, 0.5, 1),
+    # built symbolically: a few MB instead of a ConvMixer-20000's 20000^2 1x1 convs.
+    bank = two_layer_bank()
+    inputs = keras.Input((5, 5, 1))
+    x = keras.layers.DepthwiseConv2D(5, depth_multiplier=20000, padding="same", name="dw_1")(inputs)
+    x = keras.layers.DepthwiseConv2D(5, padding="same", name="dw_2")(x)
+    model = keras.Model(inputs, keras.layers.DepthwiseConv2D(5, padding="same", name="dw_3")(x))
+    ks.apply_covariance_transfer(model, bank=bank, seed=5)
+    middle = filters_of(model.get_layer("dw_2").kernel)
+    _, target = bank.at_depth(0.5)
+    assert_covariance_within_sampling_error(middle, cv.psd_project(target, "abs"))
 
 
-# ----------------------------------------------------------------------------
-# Validation
-# ----------------------------------------------------------------------------
-def test_invalid_banks_fail():
-    cov = cv.conv_covariance(3, 1.0)
-    with pytest.raises(ValueError, match="at least one layer"):
-        FilterCovariance([], [], 3)
-    bad = cov.copy()
-    bad[1, 2] = bad[2, 1] = np.nan
-    with pytest.raises(ValueError, match="Layer 1"):
-        FilterCovariance([np.zeros(9)] * 2, [cov, bad], 3)
-    with pytest.raises(ValueError, match="shape"):
-        FilterCovariance([np.zeros(9), np.zeros(25)], [cov, cv.conv_covariance(5, 1.0)], 3)
-    asym = cov.copy()
-    asym[0, 1] += 0.1
-    with pytest.raises(ValueError, match="not symmetric"):
-        FilterCovariance([np.zeros(9)], [asym], 3)
-    with pytest.raises(ValueError, match="one entry per layer"):
-        FilterCovariance([np.zeros(9)], [cov, cov], 3)
-    with pytest.raises(ValueError, match="strictly increasing"):
-        FilterCovariance([np.zeros(9)] * 2, [cov, cov], 3, depth_fractions=[0.5, 0.5])
+def test_keras_round_trip_in_fresh_process(tmp_path):
+    model = ks.models.convmixer(
+        8,
+        2,
+        kernel_size=5,
+        num_classes=3,
+        input_shape=(8, 8, 3),
+        depthwise_initializer=CovarianceTransfer(two_layer_bank(), seed=0),
+    )
+    configs = [model.get_layer(f"block_{i}_depthwise_conv").depthwise_initializer for i in (1, 2)]
+    assert [c.depth_fraction for c in configs] == [0.0, 1.0]
+    x = np.random.default_rng(0).standard_normal((2, 8, 8, 3)).astype("float32")
+    np.savez(tmp_path / "io.npz", x=x, y=to_numpy(model(x, training=False)))
+    model.save(tmp_path / "m.keras")
+    out = run_fresh_python(
+        textwrap.dedent(
+            f"""
+            import numpy as np, keras
+            import keras_structinit
+            m = keras.saving.load_model({str(tmp_path / "m.keras")!r})
+            io = np.load({str(tmp_path / "io.npz")!r})
+            got = keras.ops.convert_to_numpy(m(io["x"], training=False))
+            np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
+            print("OK", type(m.get_layer("block_2_depthwise_conv").depthwise_initializer).__name__)
+            """
+        ),
+        cwd=tmp_path,
+    )
+    assert "OK CovarianceTransfer" in out
 
 
-# ----------------------------------------------------------------------------
-# at_depth
-# ----------------------------------------------------------------------------
-def test_at_depth_exact_and_linear():
-    bank = random_bank(num_layers=3)
-    for d, mean, cov in zip(bank.depth_fractions, bank.means, bank.covariances):
-        got_mean, got_cov = bank.at_depth(d)
-        np.testing.assert_array_equal(got_mean, mean)
-        np.testing.assert_array_equal(got_cov, cov)
-    mid_mean, mid_cov = bank.at_depth(0.25)
-    np.testing.assert_allclose(mid_mean, 0.5 * (bank.means[0] + bank.means[1]), atol=1e-12)
-    np.testing.assert_allclose(mid_cov, 0.5 * (bank.covariances[0] + bank.covariances[1]), atol=1e-12)
-    _, cov_q = bank.at_depth(0.625)  # a quarter of the way from layer 1 to 2
-    expected = 0.75 * bank.covariances[1] + 0.25 * bank.covariances[2]
-    np.testing.assert_allclose(cov_q, expected, atol=1e-12)
-    for bad in (-0.1, 1.5, float("nan")):
-        with pytest.raises(ValueError):
-            bank.at_depth(bad)
+def test_reloaded_initializer_reproduces_every_depth_of_the_bank(tmp_path):
+    means = [np.linspace(-0.1, 0.1, 9) * i for i in range(4)]
+    bank = FilterCovariance(means, [cv.conv_covariance(3, s) for s in (0.2, 0.6, 1.1, 2.5)], 3)
+    model = keras.Sequential(
+        [
+            keras.Input((6, 6, 4)),
+            keras.layers.DepthwiseConv2D(3, depthwise_initializer=CovarianceTransfer(bank, seed=1)),
+        ]
+    )
+    model.save(tmp_path / "m.keras")
+    reloaded = keras.saving.load_model(tmp_path / "m.keras").layers[0].depthwise_initializer
+    assert reloaded.depth_fraction == 0.0
+    for d in (*bank.depth_fractions, 0.1, 0.5, 0.9):
+        for got, want in zip(reloaded.at_depth(d).bank.at_depth(d), bank.at_depth(d), strict=True):
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(reloaded.at_depth(d).covariance, bank.at_depth(d)[1])
 
 
-def test_at_depth_single_layer():
-    bank = random_bank(num_layers=1)
-    for d in (0.0, 0.4, 1.0):
-        _, cov = bank.at_depth(d)
-        np.testing.assert_array_equal(cov, bank.covariances[0])
+def test_depth_is_a_deprecated_alias_of_depth_fraction():
+    bank = two_layer_bank()
+    with pytest.warns(DeprecationWarning, match="depth_fraction"):
+        init = CovarianceTransfer(bank, depth=0.5)
+    assert init.depth_fraction == 0.5
+    with pytest.raises(TypeError, match="depth_fraction"):
+        CovarianceTransfer(bank, depth=0.5, depth_fraction=0.5)
 
 
-# ----------------------------------------------------------------------------
-# resized
-# ----------------------------------------------------------------------------
-def test_resized_same_size_is_identity():
-    bank = random_bank(num_layers=2, k=5)
-    same = bank.resized(5)
-    for a, b in zip(bank.covariances + bank.means, same.covariances + same.means):
-        np.testing.assert_array_equal(a, b)
-    assert same.depth_fractions == bank.depth_fractions
-
-
-@pytest.mark.parametrize("source, target", [(7, 9), (9, 7), (5, (3, 7))])
-def test_resized_shapes_and_symmetry(source, target):
-    n_target = 9 * 9 if target == 9 else (49 if target == 7 else 21)
-    bank = FilterCovariance([np.zeros(source**2)], [cv.conv_covariance(source, 1.0)], source)
-    out = bank.resized(target)
-    cov = out.covariances[0]
-    assert cov.shape == (n_target, n_target)
-    assert out.means[0].shape == (n_target,)
-    np.testing.assert_array_equal(cov, cov.T)
-
-
-@pytest.mark.parametrize("source, target", [(7, 9), (9, 7), (5, 9), (9, 5)])
-@pytest.mark.parametrize("sigma", [0.5, 2.0])
-def test_resized_keeps_centre_variance_largest(source, target, sigma):
-    bank = FilterCovariance([np.zeros(source**2)], [cv.conv_covariance(source, sigma)], source)
-    diag = np.diag(bank.resized(target).covariances[0]).reshape(target, target)
-    centre = diag[target // 2, target // 2]
-    others = np.delete(diag.reshape(-1), (target // 2) * target + target // 2)
-    assert centre > others.max()
-
-
-def test_resized_mean_pads_with_mean_and_crops():
-    mean = np.arange(9.0)
-    bank = FilterCovariance([mean], [np.eye(9)], 3)
-    grown = bank.resized(5).means[0].reshape(5, 5)
-    np.testing.assert_array_equal(grown[1:4, 1:4], mean.reshape(3, 3))
-    assert np.all(grown[0] == mean.mean())
-    back = bank.resized(5).resized(3).means[0]
-    np.testing.assert_array_equal(back, mean)
-
-
-# ----------------------------------------------------------------------------
-# kronecker
-# ----------------------------------------------------------------------------
-def test_kron_layout_matches_pixel_formula():
-    # Sigma'[(i, j), (l, m)] = A[i, l] A[j, m] is numpy.kron(A, A) in vector layout.
-    a = random_spd(4, np.random.default_rng(3))
-    pixelwise = np.einsum("il,jm->ijlm", a, a).reshape(16, 16)
-    np.testing.assert_array_equal(pixelwise, np.kron(a, a))
-
-
-def test_kronecker_recovers_exact_product():
-    rng = np.random.default_rng(1)
-    covs = [np.kron(a, a) for a in (random_spd(5, rng), random_spd(5, rng))]
-    bank = FilterCovariance([np.zeros(25)] * 2, covs, 5)
-    kron_bank, errors = bank.kronecker()
-    assert len(errors) == 2 and max(errors) < 1e-10
-    for got, want in zip(kron_bank.covariances, covs):
-        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
-
-
-def test_kronecker_nonsquare_product_and_approximation_error():
-    rng = np.random.default_rng(2)
-    cov = np.kron(random_spd(3, rng), random_spd(5, rng))
-    _, errors = FilterCovariance([np.zeros(15)], [cov], (3, 5)).kronecker()
-    assert errors[0] < 1e-10
-    # The closed-form covariance is not an exact Kronecker product.
-    approx, errors = FilterCovariance([np.zeros(25)], [cv.conv_covariance(5, 1.0)], 5).kronecker()
-    assert 0.0 < errors[0] < 1.0
-    cov = approx.covariances[0]
-    np.testing.assert_array_equal(cov, cov.T)
-    assert np.all(np.diag(cov) > 0)
-
-
-# ----------------------------------------------------------------------------
-# save / load
-# ----------------------------------------------------------------------------
-def test_save_load_round_trip(tmp_path):
-    bank = random_bank(num_layers=3, layer_paths=["a/x", "b/y", "c/z"], source_name="net")
-    written = bank.save(tmp_path / "bank")  # ".npz" is appended
-    assert written.endswith("bank.npz")
-    assert sorted(os.listdir(tmp_path)) == ["bank.npz"]  # no temporary file left
-    for path in (written, tmp_path / "bank"):
-        loaded = FilterCovariance.load(path)
-        assert len(loaded) == 3
-        assert loaded.kernel_size == bank.kernel_size
-        assert loaded.depth_fractions == bank.depth_fractions
-        assert loaded.layer_paths == bank.layer_paths
-        assert loaded.source_name == "net"
-        for a, b in zip(bank.means + bank.covariances, loaded.means + loaded.covariances):
-            np.testing.assert_array_equal(a, b)
-    assert "num_layers=3" in repr(loaded)
-
-
-def test_load_bad_files(tmp_path):
-    garbage = tmp_path / "garbage.npz"
-    garbage.write_bytes(b"this is not an npz file")
-    with pytest.raises(ValueError):
-        FilterCovariance.load(garbage)
-    truncated = tmp_path / "truncated.npz"
-    data = open(random_bank().save(tmp_path / "good.npz"), "rb").read()
-    truncated.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError):
-        FilterCovariance.load(truncated)
-    missing = tmp_path / "missing.npz"
-    np.savez(missing, means=np.zeros((1, 9)))
-    with pytest.raises(ValueError, match="missing"):
-        FilterCovariance.load(missing)
-    nan_file = tmp_path / "nan.npz"
-    with zipfile.ZipFile(tmp_path / "good.npz") as zf:
-        assert sorted(zf.namelist()) == ["covariances.npy", "means.npy", "metadata.npy"]
-    good = np.load(tmp_path / "good.npz")
-    covs = good["covariances"].copy()
-    covs[2, 0, 0] = np.nan
-    np.savez(nan_file, means=good["means"], covariances=covs, metadata=good["metadata"])
-    good.close()
-    with pytest.raises(ValueError, match="Layer 2"):
-        FilterCovariance.load(nan_file)
-    with pytest.raises(FileNotFoundError):
-        FilterCovariance.load(tmp_path / "nowhere.npz")
-
-
-def test_structure_separates_iid_from_centre_heavy_covariances():
-    n = 81
-    iid = FilterCovariance([np.zeros(n)], [np.eye(n) * 0.004], 9)
-    (s,) = iid.structure()
-    assert s["total_variance"] == pytest.approx(0.324)
-    assert s["centre_ratio"] == pytest.approx(1.0)
-    assert s["top_eigen_share"] == pytest.approx(1 / n)
-    cov = cv.conv_covariance(9, 0.5)
-    cov = (cov + cov.T) / 2
-    (t,) = FilterCovariance([np.zeros(n)], [cov], 9).structure()
-    assert t["total_variance"] == pytest.approx(np.trace(cov))
-    assert t["centre_ratio"] == pytest.approx(cov[40, 40] / (np.trace(cov) / n))
-    assert t["centre_ratio"] > 10 and t["top_eigen_share"] > 5 / n
+def test_positional_bank_is_deprecated_but_works():
+    model = keras.Sequential([keras.Input((6, 6, 2)), keras.layers.DepthwiseConv2D(5)])
+    with pytest.warns(DeprecationWarning, match="bank"):
+        paths = ks.apply_covariance_transfer(model, two_layer_bank(), seed=0)
+    assert paths == [model.layers[0].kernel.path]

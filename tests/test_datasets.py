@@ -2,6 +2,8 @@
 
 import os
 import pickle
+import subprocess
+import sys
 import tempfile
 import time
 import zipfile
@@ -177,10 +179,14 @@ def test_stratified_split_zero():
     assert val.shape == (0,)
 
 
-@pytest.mark.parametrize("split", [1.0, -0.1, "a", None, True, float("nan"), 1.5])
-def test_bad_validation_split(tree, split):
+@pytest.mark.parametrize(
+    "split, error",
+    [(1.0, ValueError), (-0.1, ValueError), (float("nan"), ValueError), (1.5, ValueError),
+     ("a", TypeError), (None, TypeError), (True, TypeError)],
+)
+def test_bad_validation_split(tree, split, error):
     root, _ = tree
-    with pytest.raises(ValueError, match="validation_split"):
+    with pytest.raises(error, match="validation_split"):
         datasets.load_cifar10(root, validation_split=split)
 
 
@@ -267,6 +273,116 @@ def test_shared_cifar10_class_order():
     assert sorted(folders) == datasets.cifar10_class_names()
 
 
+# -- load_labeled_images, load_cifar, load_demo_data -------------------------
+
+
+def _labelled_npz(path, n=40, size=32, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(0, 256, (n, size, size, 3), dtype=np.uint8)
+    x[:, 0, 0, 0] = np.arange(n)  # each image carries its index
+    y = np.arange(n) % 4
+    np.savez(path, x=x, y=y)
+    return x, y
+
+
+def test_load_labeled_images_reads_and_checks(tree, tmp_path):
+    root, (x_expected, y_expected) = tree
+    x, y = datasets.load_labeled_images(root)
+    np.testing.assert_array_equal(x, x_expected)
+    np.testing.assert_array_equal(y, y_expected)
+    assert y.dtype == np.int32
+    with pytest.raises(ValueError, match="`data` labels"):
+        datasets.load_labeled_images((x, y.astype("float32")), name="data")
+    with pytest.raises(ValueError, match="`data` images must be uint8"):
+        datasets.load_labeled_images((x[..., :1], y), name="data")
+    with pytest.raises(TypeError, match="`data` must be a path"):
+        datasets.load_labeled_images([x, y], name="data")
+    with pytest.raises(FileNotFoundError, match="data"):
+        datasets.load_labeled_images(tmp_path / "missing.npz", name="data")
+
+
+def test_load_cifar_sources_split_and_train_size(tmp_path):
+    x, y = _labelled_npz(tmp_path / "d.npz", n=40, size=16)  # any image size
+    for data in (str(tmp_path / "d.npz"), (x, y)):
+        (xt, yt), (xv, yv) = datasets.load_cifar(data, validation_split=0.3, seed=1)
+        assert len(xt) == 28 and len(xv) == 12 and yt.dtype == np.int32
+        np.testing.assert_array_equal(np.bincount(yv), [3, 3, 3, 3])
+        np.testing.assert_array_equal(yt, y[xt[:, 0, 0, 0]])
+    (xs, ys), (xv2, _) = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=12)
+    ids = xs[:, 0, 0, 0]
+    assert len(xs) == 12 and np.all(np.diff(ids) > 0) and set(ids) <= set(xt[:, 0, 0, 0])
+    np.testing.assert_array_equal(ys, y[ids])
+    np.testing.assert_array_equal(xv2, xv)  # the hold-out does not depend on train_size
+    (xa, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=100)
+    assert len(xa) == 28
+
+
+def test_load_cifar_bad_arguments(tmp_path):
+    x, y = _labelled_npz(tmp_path / "d.npz")
+    with pytest.raises(ValueError, match="dataset"):
+        datasets.load_cifar((x, y), dataset="cifar1000")
+    with pytest.raises(TypeError, match="dataset"):
+        datasets.load_cifar((x, y), dataset=10)
+    with pytest.raises(ValueError, match="train_size"):
+        datasets.load_cifar((x, y), train_size=0)
+    with pytest.raises(TypeError, match="validation_split"):
+        datasets.load_cifar((x, y), validation_split="0.1")
+
+
+def test_load_cifar_keras_cifar100(tmp_path, monkeypatch):
+    import keras
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (20, 3, 32, 32), dtype=np.uint8)  # channels_first, as Keras may return
+    y = (np.arange(20) % 100).reshape(-1, 1)
+    monkeypatch.setattr(keras.datasets.cifar100, "load_data", lambda: ((x, y), (x[:2], y[:2])))
+    (xt, yt), (xv, _) = datasets.load_cifar(None, "cifar100", validation_split=0.0)
+    np.testing.assert_array_equal(xt, x.transpose(0, 2, 3, 1))
+    np.testing.assert_array_equal(yt, y[:, 0])
+    assert yt.dtype == np.int32 and len(xv) == 0
+
+    def offline():
+        raise Exception("URL fetch failure")  # noqa: TRY002 - what keras.utils.get_file raises
+
+    monkeypatch.setattr(keras.datasets.cifar100, "load_data", offline)
+    with pytest.raises(RuntimeError, match="data=PATH"):
+        datasets.load_cifar(None, "cifar100")
+
+
+def test_recipes_load_cifar_data_is_load_cifar():
+    from keras_structinit import recipes
+
+    assert recipes.load_cifar_data is datasets.load_cifar
+
+
+def test_load_demo_data_procedural_without_cifar(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))  # no CIFAR-10 in this cache
+    x, y, x_val, y_val, description = datasets.load_demo_data(None, 100, seed=0)
+    assert "procedural" in description
+    assert x.shape == (100, 32, 32, 3) and len(x_val) == 20 and len(y_val) == 20
+    assert not np.array_equal(y, np.sort(y))  # random order
+    with pytest.raises(TypeError, match="train_size"):
+        datasets.load_demo_data(None, 10.0, seed=0)
+
+
+def test_load_demo_data_from_a_file_is_a_random_subset(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (100, 32, 32, 3), dtype=np.uint8)
+    x[:, 0, 0, 0] = np.arange(100)
+    np.savez(tmp_path / "c.npz", x=x, y=np.arange(100) % 10)
+    xs, ys, x_val, _, description = datasets.load_demo_data(str(tmp_path / "c.npz"), 20, seed=0)
+    assert "CIFAR-10" in description and len(xs) == 20 and len(x_val) == 10
+    ids = xs[:, 0, 0, 0]
+    assert not np.all(np.diff(ids.astype(int)) > 0)  # random order
+    assert not set(ids) & set(x_val[:, 0, 0, 0])
+    np.testing.assert_array_equal(ys, ids % 10)
+
+
+def test_importing_datasets_imports_no_keras():
+    code = "import sys, keras_structinit.datasets; assert 'keras' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+
+
 # -- Keras cache -------------------------------------------------------------
 
 
@@ -324,7 +440,7 @@ def test_keras_failure_is_wrapped(tmp_path, monkeypatch):
     monkeypatch.setenv("KERAS_HOME", str(tmp_path))
 
     def offline():
-        raise Exception("URL fetch failure")
+        raise Exception("URL fetch failure")  # noqa: TRY002 - what keras.utils.get_file raises
 
     monkeypatch.setattr(keras.datasets.cifar10, "load_data", offline)
     with pytest.raises(RuntimeError, match="source=PATH"):
@@ -380,17 +496,17 @@ def test_procedural_images_have_spatial_structure():
 
 
 @pytest.mark.parametrize(
-    "kwargs, name",
+    "kwargs, name, error",
     [
-        (dict(num_samples=0), "num_samples"),
-        (dict(num_samples=2.0), "num_samples"),
-        (dict(num_samples=True), "num_samples"),
-        (dict(num_samples=4, image_size=0), "image_size"),
-        (dict(num_samples=4, image_size="32"), "image_size"),
-        (dict(num_samples=4, num_classes=0), "num_classes"),
-        (dict(num_samples=4, num_classes=13), "num_classes"),
+        ({"num_samples": 0}, "num_samples", ValueError),
+        ({"num_samples": 2.0}, "num_samples", TypeError),
+        ({"num_samples": True}, "num_samples", TypeError),
+        ({"num_samples": 4, "image_size": 0}, "image_size", ValueError),
+        ({"num_samples": 4, "image_size": "32"}, "image_size", TypeError),
+        ({"num_samples": 4, "num_classes": 0}, "num_classes", ValueError),
+        ({"num_samples": 4, "num_classes": 13}, "num_classes", ValueError),
     ],
 )
-def test_procedural_images_bad_arguments(kwargs, name):
-    with pytest.raises(ValueError, match=name):
+def test_procedural_images_bad_arguments(kwargs, name, error):
+    with pytest.raises(error, match=name):
         datasets.procedural_images(**kwargs)

@@ -1,5 +1,7 @@
 """Fast depthwise convolution: equality with Keras' op, gradients, layers, freezing."""
 
+import warnings
+
 import keras
 import numpy as np
 import pytest
@@ -7,8 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import keras_structinit as ks
+from keras_structinit import backend as ks_backend
 from keras_structinit.layers import DepthwiseConv2D, GroupedConv2D, depthwise_conv2d
 from keras_structinit.layers.depthwise import select_implementation
+from keras_structinit.recipes import devices
 
 BACKEND = keras.backend.backend()
 
@@ -65,6 +69,7 @@ conv_cases = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=conv_cases)
 def test_shifted_matches_keras_forward_and_gradients_float32(case):
@@ -73,13 +78,18 @@ def test_shifted_matches_keras_forward_and_gradients_float32(case):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((b, h, w, c)).astype("float32")
     k = rng.standard_normal((kh, kw, c, m)).astype("float32")
-    reference = lambda x, k: keras.ops.depthwise_conv(x, k, strides=s, padding=padding)
-    shifted = lambda x, k: depthwise_conv2d(x, k, strides=(s, s), padding=padding, implementation="shifted")
+
+    def reference(x, k):
+        return keras.ops.depthwise_conv(x, k, strides=s, padding=padding)
+
+    def shifted(x, k):
+        return depthwise_conv2d(x, k, strides=(s, s), padding=padding, implementation="shifted")
+
     ref_y = to_numpy(reference(x, k))
     cot = rng.standard_normal(ref_y.shape).astype("float32")
     want = value_and_grads(reference, x, k, cot)
     got = value_and_grads(shifted, x, k, cot)
-    for g, r in zip(got, want):
+    for g, r in zip(got, want, strict=True):
         assert g.shape == r.shape
         assert_close(g, r, 1e-5)
 
@@ -106,10 +116,15 @@ def test_large_kernel_row_loop_matches_keras(padding):
     rng = np.random.default_rng(4)
     x = rng.standard_normal((2, 15, 14, 3)).astype("float32")
     k = rng.standard_normal((13, 13, 3, 1)).astype("float32")
-    reference = lambda x, k: keras.ops.depthwise_conv(x, k, padding=padding)
-    shifted = lambda x, k: depthwise_conv2d(x, k, padding=padding, implementation="shifted")
+
+    def reference(x, k):
+        return keras.ops.depthwise_conv(x, k, padding=padding)
+
+    def shifted(x, k):
+        return depthwise_conv2d(x, k, padding=padding, implementation="shifted")
+
     cot = rng.standard_normal(to_numpy(reference(x, k)).shape).astype("float32")
-    for g, r in zip(value_and_grads(shifted, x, k, cot), value_and_grads(reference, x, k, cot)):
+    for g, r in zip(value_and_grads(shifted, x, k, cot), value_and_grads(reference, x, k, cot), strict=True):
         assert_close(g, r, 1e-5)
 
 
@@ -130,7 +145,9 @@ def test_layer_matches_stock_layer(implementation):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 12, 12, 6)).astype("float32")
     stock = keras.layers.DepthwiseConv2D(5, depth_multiplier=2, padding="same", activation="relu")
-    fast = DepthwiseConv2D(5, depth_multiplier=2, padding="same", activation="relu", implementation=implementation)
+    fast = DepthwiseConv2D(
+        5, depth_multiplier=2, padding="same", activation="relu", implementation=implementation
+    )
     stock.build(x.shape)
     fast.build(x.shape)
     assert [v.path.split("/")[-1] for v in fast.weights] == [v.path.split("/")[-1] for v in stock.weights]
@@ -204,7 +221,9 @@ def test_frozen_kernels_stay_bit_identical_during_fit():
     after = {v.path: to_numpy(v) for v in model.weights}
     for path in frozen:
         np.testing.assert_array_equal(after[path], before[path])
-    for path in ("block_1_depthwise_conv/bias", "stem_conv/kernel", "block_2_pointwise_conv/kernel", "head/kernel"):
+    for path in (
+        "block_1_depthwise_conv/bias", "stem_conv/kernel", "block_2_pointwise_conv/kernel", "head/kernel"
+    ):
         assert not np.array_equal(after[path], before[path]), path
     with pytest.raises(ValueError, match="re-compile"):
         ks.freeze_spatial(model)
@@ -217,3 +236,189 @@ def test_freeze_spatial_include_bias():
     trainable = {v.path for v in model.trainable_variables}
     assert not trainable & set(paths)
     assert "stem_conv/kernel" in trainable
+
+
+def test_device_detection():
+    assert ks_backend.accelerator() in ("cpu", "gpu", "tpu")
+    assert ks_backend.on_cpu() == (ks_backend.accelerator() == "cpu")
+    assert devices.accelerator is ks_backend.accelerator
+    assert not ks_backend.in_tf_xla_context()
+    if BACKEND == "tensorflow":
+        import tensorflow as tf
+
+        @tf.function(jit_compile=True)
+        def inside_xla():
+            assert ks_backend.in_tf_xla_context()
+            assert select_implementation() == ("shifted" if ks_backend.on_cpu() else "native")
+            return tf.constant(0)
+
+        inside_xla()
+
+
+# --- Unknown batch and spatial sizes (partial batches, tf.data, variable image sizes) ---
+
+CHANNELS = 3
+
+
+def _conv_branches(fast, implementation="auto"):
+    """A depthwise and a grouped conv per (strides, padding): the package's layers
+    when ``fast``, the stock Keras layers otherwise (same names and weights)."""
+    layers = []
+    for strides in (1, 2):
+        for padding in ("same", "valid"):
+            common = {"kernel_size": 3, "strides": strides, "padding": padding, "activation": "tanh"}
+            suffix = f"s{strides}_{padding}"
+            if fast:
+                common["implementation"] = implementation
+            depthwise_cls = DepthwiseConv2D if fast else keras.layers.DepthwiseConv2D
+            grouped_cls = GroupedConv2D if fast else keras.layers.Conv2D
+            layers.append(depthwise_cls(depth_multiplier=2, name=f"dw_{suffix}", **common))
+            layers.append(grouped_cls(2 * CHANNELS, groups=CHANNELS, name=f"grouped_{suffix}", **common))
+    return layers
+
+
+def _branch_models(fast, implementation="auto"):
+    """``(convs, trainer)``: a model returning every branch's output for inputs of
+    any height and width, and one sharing its layers with a pooled output to fit."""
+    inputs = keras.Input((None, None, CHANNELS))
+    outputs = [layer(inputs) for layer in _conv_branches(fast, implementation)]
+    pooled = keras.layers.Concatenate()([keras.layers.GlobalAveragePooling2D()(y) for y in outputs])
+    return keras.Model(inputs, outputs), keras.Model(inputs, pooled)
+
+
+def _fit_one_epoch(trainer, x, y, jit_compile):
+    trainer.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse", jit_compile=jit_compile)
+    trainer.fit(x, y, batch_size=4, epochs=1, shuffle=False, verbose=0)
+
+
+def _assert_all_close(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape
+        assert_close(to_numpy(g), to_numpy(w), 1e-5)
+
+
+def _compile_cases():
+    """``(jit_compile, implementation)``: every compile mode, on the shifted path
+    (which "auto" takes with XLA on a CPU) where the backend's compiler allows."""
+    for jit_compile in (True, False, "auto"):
+        if BACKEND == "torch" and jit_compile is True:
+            # torch.compile of a whole model takes minutes on a 2-core CPU; the
+            # layer's torch path is torch's own conv2d, which needs no dynamic-shape fix.
+            yield pytest.param(
+                jit_compile, "auto", marks=pytest.mark.skip(reason="torch.compile: minutes per model on CPU")
+            )
+        else:
+            yield jit_compile, "shifted"
+
+
+@pytest.mark.parametrize("jit_compile, implementation", list(_compile_cases()))
+def test_unknown_batch_and_image_sizes_match_stock_layers(jit_compile, implementation):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((10, 9, 8, CHANNELS)).astype("float32")
+    fast_convs, fast_trainer = _branch_models(True, implementation)
+    stock_convs, stock_trainer = _branch_models(False)
+    initial = [(w + 0.1 * rng.standard_normal(w.shape)).astype("float32") for w in fast_convs.get_weights()]
+    fast_convs.set_weights(initial)
+    stock_convs.set_weights(initial)
+    y = rng.standard_normal((10, fast_trainer.output_shape[-1])).astype("float32")
+
+    _fit_one_epoch(fast_trainer, x, y, jit_compile)  # batches of 4, 4 and 2
+    _fit_one_epoch(stock_trainer, x, y, "auto")
+    trained = fast_convs.get_weights()
+    assert not any(np.array_equal(a, b) for a, b in zip(trained, initial, strict=True))
+    _assert_all_close(trained, stock_convs.get_weights())
+
+    fast_convs.compile(jit_compile=jit_compile)
+    # Batches of 4, 4, 2, then of 3 images of another size.
+    for images, batch_size in ((x, 4), (x[:3, :7, :6], 3)):
+        _assert_all_close(fast_convs.predict(images, batch_size=batch_size, verbose=0), stock_convs(images))
+
+
+@pytest.mark.skipif(BACKEND != "tensorflow", reason="only TensorFlow traces graphs with unknown sizes")
+@pytest.mark.parametrize("jit_compile", [True, False])
+@pytest.mark.parametrize("kernel_size, strides", [((3, 3), 1), ((3, 3), 2), ((4, 2), 2), ((13, 13), 1)])
+def test_shifted_with_unknown_sizes_in_tf_function(kernel_size, strides, jit_compile):
+    import tensorflow as tf
+
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 15, 14, 2)).astype("float32")
+    k = rng.standard_normal(kernel_size + (2, 2)).astype("float32")
+    signature = [tf.TensorSpec((None, None, None, 2)), tf.TensorSpec(k.shape)]
+
+    def value_and_grads(implementation, padding):
+        @tf.function(jit_compile=jit_compile, input_signature=signature)
+        def fn(x, k):
+            with tf.GradientTape() as tape:
+                tape.watch([x, k])
+                y = depthwise_conv2d(x, k, (strides, strides), padding, implementation=implementation)
+                loss = tf.reduce_sum(tf.sin(y))
+            return (y, *tape.gradient(loss, [x, k]))
+
+        return fn
+
+    for padding in ("same", "valid"):
+        shifted, native = value_and_grads("shifted", padding), value_and_grads("native", padding)
+        for images in (x, x[:2, :14, :13]):
+            _assert_all_close(shifted(images, k), native(images, k))
+
+
+# --- Frozen kernels saved with the layer ---
+
+
+def test_kernel_trainable_argument_and_config():
+    with pytest.raises(TypeError, match="kernel_trainable"):
+        DepthwiseConv2D(3, kernel_trainable=0)
+    with pytest.raises(TypeError, match="kernel_trainable"):
+        GroupedConv2D(4, 3, groups=4, kernel_trainable="no")
+    layer = DepthwiseConv2D(3, kernel_trainable=False)
+    assert layer.get_config()["kernel_trainable"] is False  # not built: the argument
+    layer.build((None, 8, 8, 4))
+    assert not layer.kernel.trainable and layer.bias.trainable
+    grouped = GroupedConv2D(4, 3, groups=4)
+    grouped.build((None, 8, 8, 4))
+    assert grouped.get_config()["kernel_trainable"] is True
+    grouped.kernel.trainable = False  # as freeze_spatial does: the config follows the variable
+    assert grouped.get_config()["kernel_trainable"] is False
+    rebuilt = GroupedConv2D.from_config(grouped.get_config())
+    rebuilt.build((None, 8, 8, 4))
+    assert not rebuilt.kernel.trainable and rebuilt.bias.trainable
+
+
+@pytest.mark.parametrize("layer_cls", [DepthwiseConv2D, GroupedConv2D])
+def test_frozen_kernel_survives_keras_round_trip_with_optimizer_state(layer_cls, tmp_path):
+    keras.utils.set_random_seed(1)
+    inputs = keras.Input((8, 8, 4))
+    if layer_cls is DepthwiseConv2D:
+        conv = DepthwiseConv2D(3, padding="same", name="conv")
+    else:
+        conv = GroupedConv2D(4, 3, groups=4, padding="same", name="conv")
+    x = keras.layers.GlobalAveragePooling2D()(conv(inputs))
+    model = keras.Model(inputs, keras.layers.Dense(2, name="head")(x))
+    model.get_layer("conv").kernel.trainable = False
+    model.compile(optimizer=keras.optimizers.AdamW(0.01), loss="mse")
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((8, 8, 8, 4)).astype("float32"), rng.standard_normal((8, 2)).astype("float32")
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    model.save(tmp_path / "frozen.keras")
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = keras.saving.load_model(tmp_path / "frozen.keras")
+    skipped = [str(w.message) for w in caught if "Skipping variable loading" in str(w.message)]
+    assert not skipped, skipped
+    kernel = loaded.get_layer("conv").kernel
+    assert not kernel.trainable
+    assert {v.path for v in loaded.trainable_variables} == {v.path for v in model.trainable_variables}
+    saved_state = [to_numpy(v) for v in model.optimizer.variables]
+    loaded_state = [to_numpy(v) for v in loaded.optimizer.variables]
+    assert len(loaded_state) == len(saved_state)
+    for got, want in zip(loaded_state, saved_state, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+    before = {v.path: to_numpy(v) for v in loaded.weights}
+    loaded.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    after = {v.path: to_numpy(v) for v in loaded.weights}
+    np.testing.assert_array_equal(after[kernel.path], before[kernel.path])
+    for path in ("conv/bias", "head/kernel", "head/bias"):
+        assert not np.array_equal(after[path], before[path]), path

@@ -1,65 +1,21 @@
-"""Shared model helpers: stochastic depth, layer scale, argument checks."""
+"""Shared model helpers: initializer arguments, drop-path rates, trunc-normal, argument checks."""
 
 import keras
 import numpy as np
 import pytest
 
-from keras_structinit.models import LayerScale, StochasticDepth
+from keras_structinit.initializers import ConvCovariance, TorchDefaultUniform
 from keras_structinit.models.common import (
-    check_input_shape,
-    check_rate,
+    check_initializer,
+    check_min_size,
+    clone_initializer,
     drop_path_rates,
+    initializer_at_depth,
+    positive_int_arguments,
     trunc_normal,
 )
 
 from conftest import to_numpy
-
-
-def test_stochastic_depth_is_identity_at_inference():
-    layer = StochasticDepth(0.7, seed=1)
-    x = np.random.default_rng(0).random((8, 4, 4, 3)).astype("float32")
-    np.testing.assert_array_equal(to_numpy(layer(x)), x)
-    np.testing.assert_array_equal(to_numpy(layer(x, training=False)), x)
-    # rate 0 is the identity in training too.
-    np.testing.assert_array_equal(to_numpy(StochasticDepth(0.0)(x, training=True)), x)
-
-
-def test_stochastic_depth_drops_whole_samples_in_training():
-    rate = 0.5
-    layer = StochasticDepth(rate, seed=3)
-    x = np.random.default_rng(1).random((64, 3, 3, 2)).astype("float32") + 0.5  # all > 0
-    y = to_numpy(layer(x, training=True))
-    dropped = np.all(y == 0, axis=(1, 2, 3))
-    kept = np.all(np.isclose(y, x / (1 - rate), rtol=1e-6), axis=(1, 2, 3))
-    # Every sample is either zeroed entirely or kept entirely (rescaled).
-    assert np.all(dropped ^ kept)
-    # P(all 64 samples on one side) = 2 * 2^-64.
-    assert dropped.any() and kept.any()
-    # The seed generator advances: a second call draws a new mask.
-    masks = [np.all(to_numpy(layer(x, training=True)) == 0, axis=(1, 2, 3)) for _ in range(3)]
-    assert any((m != dropped).any() for m in masks)
-
-
-def test_stochastic_depth_config_and_bad_rate():
-    layer = StochasticDepth(0.25, seed=7, name="dp")
-    clone = StochasticDepth.from_config(layer.get_config())
-    assert (clone.rate, clone.seed, clone.name) == (0.25, 7, "dp")
-    for bad in (1.0, -0.1, "0.1", True):
-        with pytest.raises(ValueError, match="rate"):
-            StochasticDepth(bad)
-
-
-def test_layer_scale_multiplies_channels():
-    layer = LayerScale(1e-3)
-    x = np.ones((2, 3, 5), "float32")
-    y = to_numpy(layer(x))
-    assert tuple(layer.gamma.shape) == (5,)
-    np.testing.assert_allclose(y, 1e-3, rtol=1e-6)
-    layer.gamma.assign(np.arange(5, dtype="float32"))
-    np.testing.assert_allclose(to_numpy(layer(x))[0, 0], np.arange(5))
-    assert LayerScale.from_config(layer.get_config()).init_value == 1e-3
-    with pytest.raises(ValueError, match="init_value"):
-        LayerScale("big")
 
 
 def test_drop_path_rates_are_linear():
@@ -67,14 +23,64 @@ def test_drop_path_rates_are_linear():
     assert drop_path_rates(1, 0.3) == [0.0]
 
 
-def test_argument_checks_name_the_argument():
-    with pytest.raises(ValueError, match="`p`"):
-        check_rate(1.5, "p")
-    assert check_input_shape([32, 32, 3]) == (32, 32, 3)
-    assert check_input_shape((None, None, 3), allow_none=True) == (None, None, 3)
-    for bad in ((None, 32, 3), (32, 32), (32, 0, 3), "32x32x3"):
-        with pytest.raises(ValueError, match="input_shape"):
-            check_input_shape(bad)
+def test_positive_int_arguments_name_the_argument():
+    assert positive_int_arguments(dim=8, depth=2) == (8, 2)
+    with pytest.raises(ValueError, match="`depth`"):
+        positive_int_arguments(dim=8, depth=0)
+    with pytest.raises(TypeError, match="`dim`"):
+        positive_int_arguments(dim="8", depth=2)
+
+
+def test_check_min_size_names_input_shape():
+    check_min_size((None, 8, 3), 8, "three poolings")
+    with pytest.raises(ValueError, match="`input_shape` must be at least 16 x 16 for four poolings"):
+        check_min_size((32, 8, 3), 16, "four poolings")
+
+
+def test_check_initializer_accepts_what_keras_accepts():
+    default = TorchDefaultUniform()
+    assert check_initializer(None, "kernel_initializer", default) is default
+    he_normal = check_initializer("he_normal", "kernel_initializer", default)
+    assert isinstance(he_normal, keras.initializers.HeNormal)
+    config = {"class_name": "Constant", "config": {"value": 0.5}}
+    assert check_initializer(config, "kernel_initializer", default).value == 0.5
+    ones = keras.initializers.Ones()
+    assert check_initializer(ones, "kernel_initializer", default) is ones
+    zeros = check_initializer(keras.initializers.Zeros, "kernel_initializer", default)  # a class
+    assert isinstance(zeros, keras.initializers.Zeros)
+
+
+def test_check_initializer_errors_name_the_argument():
+    for bad in (0.5, 3, ["he_normal"]):
+        with pytest.raises(TypeError, match="`mlp_initializer` must be None or a Keras initializer"):
+            check_initializer(bad, "mlp_initializer", None)
+    for bad in ("no_such_initializer", {"class_name": "NoSuch", "config": {}}):
+        with pytest.raises(ValueError, match="`mlp_initializer`"):
+            check_initializer(bad, "mlp_initializer", None)
+
+
+def test_clone_initializer_gives_each_layer_its_own_draw():
+    unseeded = keras.initializers.RandomNormal()
+    np.testing.assert_array_equal(to_numpy(unseeded((64,))), to_numpy(unseeded((64,))))  # Keras repeats
+    clone = clone_initializer(unseeded)
+    assert type(clone) is type(unseeded) and clone is not unseeded
+    assert not np.allclose(to_numpy(clone((64,))), to_numpy(unseeded((64,))))
+    # Seeded with an int: the clone repeats the values, as in Keras.
+    seeded = keras.initializers.RandomNormal(seed=3)
+    np.testing.assert_array_equal(to_numpy(clone_initializer(seeded)((64,))), to_numpy(seeded((64,))))
+    # A SeedGenerator already draws fresh values per call; functions have no config: both shared.
+    generated = keras.initializers.RandomNormal(seed=keras.random.SeedGenerator(1))
+    assert clone_initializer(generated) is generated
+    assert clone_initializer(keras.ops.ones) is keras.ops.ones
+
+
+def test_initializer_at_depth_specializes_or_clones():
+    covariance = ConvCovariance(seed=3)
+    specialized = initializer_at_depth(covariance, 0.5, 2)
+    assert specialized.get_config()["depth_fraction"] == 0.5 and specialized.get_config()["seed"] == 5
+    uniform = TorchDefaultUniform(depthwise=True)
+    clone = initializer_at_depth(uniform, 0.5, 2)
+    assert clone is not uniform and clone.depthwise
 
 
 def test_trunc_normal_matches_official_scale():

@@ -7,8 +7,7 @@ import pytest
 
 import keras_structinit as ks
 from keras_structinit.initializers import ConvCovariance
-from keras_structinit.layers import DepthwiseConv2D
-from keras_structinit.models.common import LayerScale, StochasticDepth
+from keras_structinit.layers import DepthwiseConv2D, LayerScale, StochasticDepth
 
 from conftest import assert_round_trip_in_fresh_process, assert_round_trip_in_process, to_numpy
 
@@ -26,7 +25,7 @@ def block_params(d, k=7, layer_scale=True):
 def convnext_params(depths, dims, k=7, patch=4, channels=3, classes=1000):
     stem = patch * patch * channels * dims[0] + dims[0] + 2 * dims[0]
     total = stem
-    for s, (depth, d) in enumerate(zip(depths, dims)):
+    for s, (depth, d) in enumerate(zip(depths, dims, strict=True)):
         if s:  # downsampling LN + 2x2 conv
             total += 2 * dims[s - 1] + 2 * 2 * dims[s - 1] * d + d
         total += depth * block_params(d, k)
@@ -152,7 +151,7 @@ def test_depthwise_initializer_follows_depth_over_all_blocks():
             "stage_2_block_2_depthwise_conv",
         )
     ]
-    assert [c["depth"] for c in configs] == [0.0, 0.5, 1.0]
+    assert [c["depth_fraction"] for c in configs] == [0.0, 0.5, 1.0]
     assert [c["seed"] for c in configs] == [3, 4, 5]
 
 
@@ -184,8 +183,60 @@ def test_bad_arguments():
         ks.models.convnext_atto(num_classes=0)
     with pytest.raises(ValueError, match="dim"):
         ks.models.convnext_isotropic(0, 8)
-    with pytest.raises(ValueError, match="depth"):
+    with pytest.raises(TypeError, match="depth"):
         ks.models.convnext_isotropic(8, 2.0)
+    with pytest.raises(TypeError, match="mlp_initializer"):
+        ks.models.convnext((1,), (8,), mlp_initializer=1)
+    with pytest.raises(ValueError, match="dense_initializer"):
+        ks.models.convnext_isotropic(8, 1, dense_initializer="no_such_initializer")
+
+
+def kernels(model, suffix):
+    """Kernels of the layers whose names end with ``suffix``, by name."""
+    return {
+        layer.name: to_numpy(layer.kernel) for layer in model.layers if layer.name.endswith(suffix)
+    }
+
+
+def test_mlp_initializer_sets_exactly_the_first_mlp_dense():
+    model = small_convnext(mlp_initializer=keras.initializers.Constant(0.5))
+    w1 = kernels(model, "_pointwise_1")
+    assert sorted(w1) == [f"stage_{s}_block_{b}_pointwise_1" for s, b in ((1, 1), (2, 1), (2, 2))]
+    for kernel in w1.values():
+        np.testing.assert_array_equal(kernel, 0.5)
+    others = {**kernels(model, "_pointwise_2"), **kernels(model, "_conv"), **kernels(model, "head")}
+    assert len(others) == 3 + 3 + 2 + 1  # W2, depthwise, stem + downsampling, head
+    for name, kernel in others.items():
+        assert not np.any(kernel == 0.5), name
+        assert np.std(kernel) < 0.05, name  # the official N(0, 0.02^2)
+
+
+def test_dense_and_kernel_initializers_reach_w2_and_the_convs():
+    model = small_convnext(dense_initializer="ones", kernel_initializer=keras.initializers.Constant(0.25))
+    for kernel in kernels(model, "_pointwise_2").values():
+        np.testing.assert_array_equal(kernel, 1.0)
+    for name in ("stem_conv", "stage_2_downsample_conv"):
+        np.testing.assert_array_equal(to_numpy(model.get_layer(name).kernel), 0.25)
+        np.testing.assert_array_equal(to_numpy(model.get_layer(name).bias), 0.0)
+    for name, kernel in {**kernels(model, "_pointwise_1"), **kernels(model, "_depthwise_conv")}.items():
+        assert np.std(kernel) == pytest.approx(0.02, rel=0.5), name
+    assert not np.any(to_numpy(model.get_layer("head").kernel) == 1.0)
+
+
+def test_unseeded_initializers_draw_fresh_values_per_block():
+    model = ks.models.convnext_isotropic(8, 2, kernel_size=3, mlp_initializer=keras.initializers.HeNormal())
+    w1 = [to_numpy(model.get_layer(f"block_{i}_pointwise_1").kernel) for i in (1, 2)]
+    assert not np.allclose(w1[0], w1[1])
+    assert np.std(w1[0]) == pytest.approx(np.sqrt(2 / 8), rel=0.3)
+
+
+def test_one_stage_is_the_isotropic_model():
+    a = ks.models.convnext((2,), (8,), kernel_size=3, patch_size=2, num_classes=3, input_shape=(8, 8, 3))
+    b = ks.models.convnext_isotropic(
+        8, 2, kernel_size=3, num_classes=3, input_shape=(8, 8, 3), layer_scale_init=1e-6
+    )
+    assert [layer.name for layer in a.layers] == [layer.name for layer in b.layers]
+    assert a.count_params() == b.count_params()
 
 
 def test_keras_round_trip_in_process(tmp_path):
@@ -208,6 +259,18 @@ def test_keras_round_trip_in_fresh_process(tmp_path):
         assert isinstance(model.get_layer("stage_2_block_1_layer_scale"), LayerScale)
         assert isinstance(model.get_layer("stage_2_block_1_drop_path"), StochasticDepth)
     """)
+
+
+def test_keras_round_trip_with_non_default_initializers(tmp_path):
+    model = small_convnext(
+        mlp_initializer=keras.initializers.Orthogonal(gain=2.0),
+        dense_initializer={"class_name": "HeUniform", "config": {}},
+        depthwise_initializer=ConvCovariance(seed=1),
+    )
+    x = np.random.default_rng(2).random((2, 32, 32, 3)).astype("float32")
+    loaded = assert_round_trip_in_process(model, x, tmp_path)
+    initializer = loaded.get_layer("stage_2_block_2_pointwise_1").kernel_initializer
+    assert isinstance(initializer, keras.initializers.Orthogonal) and initializer.gain == 2.0
 
 
 def test_one_compiled_training_step_with_drop_path():

@@ -1,9 +1,12 @@
 """Model names in the papers' form -> builders."""
 
+import numpy as np
 import pytest
 
 import keras_structinit as ks
 from keras_structinit.models import available_models, build_model, parse_model_name
+
+from conftest import to_numpy
 
 
 @pytest.mark.parametrize(
@@ -86,3 +89,50 @@ def test_build_model_rejects_arguments_fixed_by_the_name():
 def test_build_model_keyword_form():
     model = build_model("convmixer-8/1", num_classes=3, input_shape=(16, 16, 3), name="cm")
     assert model.name == "cm" and tuple(model.output_shape) == (None, 3)
+
+
+def test_build_model_passes_initializers_through():
+    model = build_model(
+        "convnext-iso-8/2", 3, (16, 16, 3), kernel_size=3, mlp_initializer="ones", dense_initializer="zeros"
+    )
+    np.testing.assert_array_equal(to_numpy(model.get_layer("block_2_pointwise_1").kernel), 1.0)
+    np.testing.assert_array_equal(to_numpy(model.get_layer("block_2_pointwise_2").kernel), 0.0)
+    model = build_model(
+        "convmixer-8/1", 3, (16, 16, 3), kernel_initializer="ones", depthwise_initializer="zeros"
+    )
+    np.testing.assert_array_equal(to_numpy(model.get_layer("block_1_pointwise_conv").kernel), 1.0)
+    np.testing.assert_array_equal(to_numpy(model.get_layer("block_1_depthwise_conv").kernel), 0.0)
+    model = build_model("simple-cnn", 3, (16, 16, 3), num_filters=4, num_units=8, dense_initializer="ones")
+    np.testing.assert_array_equal(to_numpy(model.get_layer("dense").kernel), 1.0)
+
+
+# One name per builder; the builders' checks run before any layer is built.
+ONE_PER_BUILDER = [
+    "convmixer-8/1", "convnext-iso-8/1", "convnext-atto", "vit-tiny", "simple-cnn", "vgg16", "resnet18-gn",
+]
+
+
+@pytest.mark.parametrize("name", ONE_PER_BUILDER)
+def test_every_builder_checks_input_shape_and_initializers(name):
+    with pytest.raises(TypeError, match="input_shape"):
+        build_model(name, 10, "32x32x3")
+    for bad in ((32, 32), (32, 0, 3), (32, 32, None)):
+        with pytest.raises(ValueError, match="input_shape"):
+            build_model(name, 10, bad)
+    with pytest.raises(TypeError, match="kernel_initializer"):
+        build_model(name, 10, (32, 32, 3), kernel_initializer=1.5)
+    with pytest.raises(ValueError, match="num_classes"):
+        build_model(name, 0, (32, 32, 3))
+
+
+@pytest.mark.parametrize("name", ["vit-tiny", "simple-cnn", "vgg16"])
+def test_fixed_size_builders_need_the_spatial_sizes(name):
+    with pytest.raises(ValueError, match="input_shape"):
+        build_model(name, 10, (None, 32, 3))
+
+
+@pytest.mark.parametrize("name", ["convmixer-8/1", "convnext-iso-8/1", "resnet18-gn"])
+def test_fully_convolutional_builders_accept_any_spatial_size(name):
+    model = build_model(name, 10, [None, None, 3])
+    assert tuple(model.input_shape) == (None, None, None, 3)
+    assert tuple(model(np.zeros((1, 16, 24, 3), "float32")).shape) == (1, 10)

@@ -6,7 +6,7 @@ import pytest
 
 import keras_structinit as ks
 
-from conftest import assert_round_trip_in_process
+from conftest import assert_round_trip_in_process, to_numpy
 
 
 def resnet18_gn_params(classes=10, channels=3, cifar_stem=True):
@@ -68,10 +68,32 @@ def test_bad_arguments():
         ks.models.resnet18_gn(groups=5)
     with pytest.raises(ValueError, match="groups"):
         ks.models.resnet18_gn(groups=0)
-    with pytest.raises(ValueError, match="cifar_stem"):
+    with pytest.raises(TypeError, match="cifar_stem"):
         ks.models.resnet18_gn(cifar_stem="yes")
+    with pytest.raises(TypeError, match="kernel_initializer"):
+        ks.models.resnet18_gn(kernel_initializer=0)
     with pytest.raises(ValueError, match="input_shape"):
         ks.models.resnet18_gn(input_shape=(32, 3))
+
+
+def test_kernel_initializer_reaches_every_conv():
+    model = ks.models.resnet18_gn(num_classes=3, input_shape=(16, 16, 3), groups=8, kernel_initializer="ones")
+    convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
+    assert len(convs) == 1 + 8 * 2 + 3  # stem, two per block, three projection shortcuts
+    for conv in convs:
+        np.testing.assert_array_equal(to_numpy(conv.kernel), 1.0, err_msg=conv.name)
+    head = to_numpy(model.get_layer("head").kernel)
+    assert 0 < np.abs(head).max() <= 1 / np.sqrt(512)
+
+
+def test_keras_round_trip_with_a_non_default_initializer(tmp_path):
+    model = ks.models.resnet18_gn(
+        num_classes=4, input_shape=(16, 16, 3), groups=8, kernel_initializer="he_normal"
+    )
+    x = np.random.default_rng(1).random((2, 16, 16, 3)).astype("float32")
+    loaded = assert_round_trip_in_process(model, x, tmp_path, atol=1e-5)
+    initializer = loaded.get_layer("stage_2_block_1_shortcut").kernel_initializer
+    assert isinstance(initializer, keras.initializers.HeNormal)
 
 
 def test_keras_round_trip_in_process(tmp_path):

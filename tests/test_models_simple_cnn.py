@@ -42,15 +42,39 @@ def test_pytorch_default_initialization():
 
 
 def test_bad_arguments():
-    for name, args in (
-        ("num_conv_layers", (0, 8, 8)),
-        ("num_filters", (1, 2.0, 8)),
-        ("num_units", (1, 8, -1)),
+    for error, name, args in (
+        (ValueError, "num_conv_layers", (0, 8, 8)),
+        (TypeError, "num_filters", (1, 2.0, 8)),
+        (ValueError, "num_units", (1, 8, -1)),
     ):
-        with pytest.raises(ValueError, match=name):
+        with pytest.raises(error, match=name):
             ks.models.simple_cnn(*args)
+    with pytest.raises(TypeError, match="dense_initializer"):
+        ks.models.simple_cnn(1, 8, 8, dense_initializer=2)
     with pytest.raises(ValueError, match="input_shape"):
         ks.models.simple_cnn(6, 8, 8)  # 32 / 2^6 < 1
+
+
+def test_kernel_and_dense_initializers():
+    model = ks.models.simple_cnn(
+        2, 8, 16, kernel_initializer="ones", dense_initializer=keras.initializers.Constant(0.5)
+    )
+    for name in ("conv_1", "conv_2"):
+        np.testing.assert_array_equal(to_numpy(model.get_layer(name).kernel), 1.0)
+    np.testing.assert_array_equal(to_numpy(model.get_layer("dense").kernel), 0.5)
+    head = to_numpy(model.get_layer("head").kernel)
+    assert 0 < np.abs(head).max() <= 1 / 4  # PyTorch's default, fan_in 16
+    # Biases keep PyTorch's default: bound 1/sqrt(3*3*3) for conv_1.
+    assert 0 < np.abs(to_numpy(model.get_layer("conv_1").bias)).max() <= 1 / np.sqrt(27)
+
+
+def test_keras_round_trip_with_a_non_default_initializer(tmp_path):
+    model = ks.models.simple_cnn(
+        2, 8, 16, num_classes=3, input_shape=(16, 16, 1), kernel_initializer="he_uniform"
+    )
+    x = np.random.default_rng(1).random((2, 16, 16, 1)).astype("float32")
+    loaded = assert_round_trip_in_process(model, x, tmp_path)
+    assert isinstance(loaded.get_layer("conv_2").kernel_initializer, keras.initializers.HeUniform)
 
 
 def test_keras_round_trip_in_process(tmp_path):

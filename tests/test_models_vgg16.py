@@ -64,9 +64,20 @@ def test_bad_arguments():
         ks.models.vgg16(input_shape=(16, 16, 3))  # five halvings
     with pytest.raises(ValueError, match="input_shape"):
         ks.models.vgg16(input_shape=(32, 32))
+    with pytest.raises(TypeError, match="kernel_initializer"):
+        ks.models.vgg16(kernel_initializer=1.0)
+
+
+def test_kernel_initializer_reaches_every_conv():
+    model = ks.models.vgg16(num_classes=3, kernel_initializer=keras.initializers.Constant(0.5))
+    convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
+    assert len(convs) == 13
+    for conv in convs:
+        np.testing.assert_array_equal(to_numpy(conv.kernel), 0.5)
+    assert not np.any(to_numpy(model.get_layer("head").kernel) == 0.5)
 
 
 def test_keras_round_trip_in_process(tmp_path):
-    model = ks.models.vgg16(num_classes=4)
+    model = ks.models.vgg16(num_classes=4, kernel_initializer="he_normal")
     x = np.random.default_rng(1).random((2, 32, 32, 3)).astype("float32")
     assert_round_trip_in_process(model, x, tmp_path)

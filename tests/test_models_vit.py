@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit.models import ClassToken, PositionEmbedding
+from keras_structinit.models import ClassToken
 
 from conftest import assert_round_trip_in_fresh_process, assert_round_trip_in_process, to_numpy
 
@@ -69,21 +69,6 @@ def test_head_reads_the_class_token():
     np.testing.assert_allclose(to_numpy(pooled), to_numpy(features)[:, 0], rtol=1e-6)
 
 
-def test_class_token_and_position_embedding_layers():
-    x = np.random.default_rng(0).random((3, 4, 6)).astype("float32")
-    cls = ClassToken(initializer="ones")
-    y = to_numpy(cls(x))
-    assert y.shape == (3, 5, 6)
-    np.testing.assert_array_equal(y[:, 0], 1.0)
-    np.testing.assert_allclose(y[:, 1:], x)
-    pos = PositionEmbedding(initializer="ones")
-    np.testing.assert_allclose(to_numpy(pos(x)), x + 1.0, rtol=1e-6)
-    assert tuple(pos.embedding.shape) == (1, 4, 6)
-    for layer in (cls, pos):
-        clone = type(layer).from_config(layer.get_config())
-        assert isinstance(clone.initializer, keras.initializers.Ones)
-
-
 def test_timm_initialization():
     model = ks.models.vit(4, 64, 1, 4)
     kernel = to_numpy(model.get_layer("block_1_mlp_1").kernel)  # 64 x 256
@@ -123,6 +108,57 @@ def test_bad_arguments():
         ks.models.vit(4, 32, 0, 4)
     with pytest.raises(ValueError, match="patch_size"):
         ks.models.vit_tiny(patch_size=0, input_shape=(32, 32, 3))
+
+
+def kernels(model):
+    """Every kernel of the model, by weight path (attention: four per layer)."""
+    return {w.path: to_numpy(w) for w in model.weights if w.path.endswith("kernel")}
+
+
+def test_mlp_initializer_sets_exactly_the_first_mlp_dense():
+    model = ks.models.vit(4, 16, 2, 2, num_classes=3, mlp_initializer=keras.initializers.Constant(0.5))
+    found = kernels(model)
+    w1 = {path for path in found if "_mlp_1/" in path}
+    assert w1 == {"block_1_mlp_1/kernel", "block_2_mlp_1/kernel"}
+    for path, kernel in found.items():
+        if path in w1:
+            np.testing.assert_array_equal(kernel, 0.5)
+        else:  # W2, the 4 attention projections per block, patch embedding, head
+            assert not np.any(kernel == 0.5), path
+    assert len(found) == 2 * (1 + 1 + 4) + 2
+
+
+def test_dense_and_kernel_initializers_reach_w2_attention_and_the_patch_embedding():
+    model = ks.models.vit(
+        4, 16, 1, 2, num_classes=3, dense_initializer="ones",
+        kernel_initializer=keras.initializers.Constant(0.25),
+    )
+    for path, kernel in kernels(model).items():
+        if path.startswith(("block_1_mlp_2/", "block_1_attention/")):
+            np.testing.assert_array_equal(kernel, 1.0, err_msg=path)
+        elif path.startswith("patch_embedding/"):
+            np.testing.assert_array_equal(kernel, 0.25)
+        else:  # W1 and the head keep timm's N(0, 0.02^2)
+            assert np.std(kernel) == pytest.approx(0.02, rel=0.3), path
+    # Biases keep their init: PyTorch's uniform for the patch embedding, zeros elsewhere.
+    assert np.abs(to_numpy(model.get_layer("patch_embedding").bias)).max() > 0
+    np.testing.assert_array_equal(to_numpy(model.get_layer("block_1_mlp_2").bias), 0.0)
+
+
+def test_initializer_arguments_are_checked():
+    with pytest.raises(TypeError, match="dense_initializer"):
+        ks.models.vit(4, 16, 1, 2, dense_initializer=[0.1])
+    with pytest.raises(ValueError, match="mlp_initializer"):
+        ks.models.vit_tiny(patch_size=4, input_shape=(32, 32, 3), mlp_initializer="no_such_initializer")
+
+
+def test_keras_round_trip_with_a_non_default_initializer(tmp_path):
+    model = ks.models.vit(
+        4, 16, 2, 2, num_classes=4, input_shape=(16, 16, 3), mlp_initializer=keras.initializers.Orthogonal()
+    )
+    x = np.random.default_rng(2).random((3, 16, 16, 3)).astype("float32")
+    loaded = assert_round_trip_in_process(model, x, tmp_path)
+    assert isinstance(loaded.get_layer("block_2_mlp_1").kernel_initializer, keras.initializers.Orthogonal)
 
 
 def test_keras_round_trip_in_process(tmp_path):

@@ -5,14 +5,14 @@ import os
 import numpy as np
 import pytest
 
+from keras_structinit.datasets import load_labeled_images
 from keras_structinit.recipes.data import (
     IMAGENET_MEAN,
     IMAGENET_STD,
-    cifar_dataset,
     channel_stats,
     check_rand_augment,
+    cifar_dataset,
     imagenet_dataset,
-    load_labeled_images,
     random_resized_crop,
 )
 
@@ -40,13 +40,13 @@ def test_eval_pipeline_normalizes_in_order():
 
 
 def test_training_crops_are_windows_of_the_zero_padded_image():
-    x, y = images(n=16)
+    x, _y = images(n=16)
     mean, std = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)
     ds = cifar_dataset(x, np.arange(16), 16, mean, std, training=True, pad=2, flip=False, seed=3)
     out, idx = next(iter(ds))
     out = denormalize(out, mean, std)
     offsets = set()
-    for image, i in zip(out, np.asarray(idx)):
+    for image, i in zip(out, np.asarray(idx), strict=True):
         padded = np.pad(x[i], ((2, 2), (2, 2), (0, 0)))
         matches = [(a, b) for a in range(5) for b in range(5)
                    if np.array_equal(padded[a:a + 8, b:b + 8], image)]
@@ -61,9 +61,9 @@ def test_training_flips_mirror_whole_images():
     ds = cifar_dataset(x, np.arange(32), 32, (0.0,) * 3, (1.0,) * 3, training=True, pad=0, seed=1)
     out, idx = next(iter(ds))
     out = denormalize(out, (0.0,) * 3, (1.0,) * 3)
-    flipped = [np.array_equal(img, x[i][:, ::-1]) for img, i in zip(out, np.asarray(idx))]
-    same = [np.array_equal(img, x[i]) for img, i in zip(out, np.asarray(idx))]
-    assert all(f or s for f, s in zip(flipped, same))
+    flipped = [np.array_equal(img, x[i][:, ::-1]) for img, i in zip(out, np.asarray(idx), strict=True)]
+    same = [np.array_equal(img, x[i]) for img, i in zip(out, np.asarray(idx), strict=True)]
+    assert all(f or s for f, s in zip(flipped, same, strict=True))
     assert 0 < sum(flipped) < 32
 
 
@@ -143,7 +143,11 @@ def test_load_labeled_images_forms_and_errors(tmp_path):
         load_labeled_images((x, y[:3]))
 
 
-@pytest.mark.parametrize("bad", [(0, 0.5), (2, 1.5), (2,), "2,0.5", (True, 0.5)])
-def test_bad_rand_augment(bad):
-    with pytest.raises(ValueError, match="rand_augment"):
+@pytest.mark.parametrize(
+    "bad, error",
+    [((0, 0.5), ValueError), ((2, 1.5), ValueError), ((2,), ValueError), ("2,0.5", TypeError),
+     ((True, 0.5), TypeError)],
+)
+def test_bad_rand_augment(bad, error):
+    with pytest.raises(error, match="rand_augment"):
         check_rand_augment(bad)

@@ -30,7 +30,7 @@ def tiny_data(n=24, size=8, seed=0):
 def write_image_folder(root, x, y):
     from PIL import Image
 
-    for i, (image, label) in enumerate(zip(x, y)):
+    for i, (image, label) in enumerate(zip(x, y, strict=True)):
         os.makedirs(root / f"class_{label}", exist_ok=True)
         Image.fromarray(image).save(root / f"class_{label}" / f"{i:03d}.png")  # lossless
     return str(root)
@@ -41,8 +41,8 @@ def test_fit_cifar_two_steps_from_an_image_folder_and_eval_data_report(tmp_path,
     (x, y), (vx, vy) = recipes.load_cifar_data(
         write_image_folder(tmp_path / "train", x0, y0), validation_split=0.2, seed=0)
     assert len(x) == 24 and len(vx) == 6 and sorted(set(vy.tolist())) == [0, 1, 2]
-    for image, label in zip(x, y):  # decoded pixels and labels are the ones written
-        assert any(np.array_equal(image, a) and label == b for a, b in zip(x0, y0))
+    for image, label in zip(x, y, strict=True):  # decoded pixels and labels are the ones written
+        assert any(np.array_equal(image, a) and label == b for a, b in zip(x0, y0, strict=True))
     ex, ey = tiny_data(n=9, seed=1)
     np.savez(tmp_path / "eval.npz", x=ex, y=ey)
     model = tiny_model()

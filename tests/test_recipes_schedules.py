@@ -57,16 +57,17 @@ def test_warmup_cosine_peak_and_end():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "kwargs, match, error",
     [
-        (dict(peak_learning_rate=0.0, total_steps=10), "peak_learning_rate"),
-        (dict(peak_learning_rate=0.1, total_steps=0), "total_steps"),
-        (dict(peak_learning_rate=0.1, total_steps=10, peak_fraction=0.9, end_fraction=0.5), "peak_fraction"),
-        (dict(peak_learning_rate="0.1", total_steps=10), "peak_learning_rate"),
+        ({"peak_learning_rate": 0.0, "total_steps": 10}, "peak_learning_rate", ValueError),
+        ({"peak_learning_rate": 0.1, "total_steps": 0}, "total_steps", ValueError),
+        ({"peak_learning_rate": 0.1, "total_steps": 10, "peak_fraction": 0.9, "end_fraction": 0.5},
+         "peak_fraction", ValueError),
+        ({"peak_learning_rate": "0.1", "total_steps": 10}, "peak_learning_rate", TypeError),
     ],
 )
-def test_bad_triangular_arguments(kwargs, match):
-    with pytest.raises(ValueError, match=match):
+def test_bad_triangular_arguments(kwargs, match, error):
+    with pytest.raises(error, match=match):
         TriangularSchedule(**kwargs)
 
 

@@ -1,7 +1,12 @@
-"""``keras.Initializer`` subclasses, one module per method."""
+"""``keras.Initializer`` subclasses of every method (implemented in the method subpackages)."""
 
-from keras_structinit.initializers.conv_covariance import ConvCovariance
-from keras_structinit.initializers.covariance_transfer import CovarianceTransfer
-from keras_structinit.initializers.torch_default import TorchDefaultUniform
+from keras_structinit._lazy import lazy_exports
 
-__all__ = ["ConvCovariance", "CovarianceTransfer", "TorchDefaultUniform"]
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "ConvCovariance": "keras_structinit.covariance.initializers",
+        "CovarianceTransfer": "keras_structinit.covariance.initializers",
+        "TorchDefaultUniform": "keras_structinit.initializers.torch_default",
+    },
+)

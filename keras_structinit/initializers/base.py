@@ -8,9 +8,11 @@ call; a ``keras.random.SeedGenerator`` gives fresh values on every call.
 from __future__ import annotations
 
 import random
-from numbers import Integral
 
 import keras
+
+from keras_structinit import validation
+from keras_structinit.walker import check_seed
 
 
 class SeededInitializer(keras.Initializer):
@@ -22,14 +24,7 @@ class SeededInitializer(keras.Initializer):
             seed = random.randint(1, int(1e9))
         elif isinstance(seed, dict):
             seed = keras.saving.deserialize_keras_object(seed)
-        elif isinstance(seed, bool) or not isinstance(
-            seed, (Integral, keras.random.SeedGenerator)
-        ):
-            raise TypeError(
-                "`seed` must be None, an int or a keras.random.SeedGenerator. "
-                f"Received: seed={seed!r}"
-            )
-        self.seed = int(seed) if isinstance(seed, Integral) else seed
+        self.seed = check_seed(seed)
 
     def layer_seed(self, index):
         """The seed for the ``index``-th layer of a model sharing this initializer.
@@ -61,18 +56,11 @@ def resolve_dtype(dtype):
 
 def check_kernel_shape(shape, min_rank=3):
     """Validates a conv kernel shape ``(*spatial, cin_per_group, cout)``."""
-    if not isinstance(shape, (tuple, list)) or not all(
-        isinstance(s, Integral) and not isinstance(s, bool) and s >= 1
-        for s in shape
-    ):
-        raise ValueError(
-            "`shape` must be a tuple of positive ints. Received: "
-            f"shape={shape!r}"
-        )
+    shape = validation.positive_ints(shape, "shape")
     if len(shape) < min_rank:
         raise ValueError(
             f"`shape` must be a convolution kernel shape (*spatial, "
             f"channels_per_group, filters) of rank >= {min_rank}, e.g. "
-            f"(kh, kw, C, 1) for a DepthwiseConv2D. Received: shape={tuple(shape)!r}"
+            f"(kh, kw, C, 1) for a DepthwiseConv2D. Received: shape={shape!r}"
         )
-    return tuple(int(s) for s in shape)
+    return shape

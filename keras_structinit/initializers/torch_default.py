@@ -11,11 +11,14 @@ kernel layouts.
 from __future__ import annotations
 
 import math
-from numbers import Integral
 
 import keras
 
+from keras_structinit import validation
 from keras_structinit.initializers.base import SeededInitializer, resolve_dtype
+from keras_structinit.walker import find_kernels, is_depthwise_layout, model_function, seed_generator
+
+__all__ = ["TorchDefaultUniform", "apply_torch_uniform"]
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
@@ -39,16 +42,8 @@ class TorchDefaultUniform(SeededInitializer):
     """
 
     def __init__(self, depthwise=False, fan_in=None, seed=None):
-        if not isinstance(depthwise, bool):
-            raise TypeError(f"`depthwise` must be a bool. Received: depthwise={depthwise!r}")
-        if fan_in is not None and (
-            isinstance(fan_in, bool) or not isinstance(fan_in, Integral) or fan_in < 1
-        ):
-            raise ValueError(
-                f"`fan_in` must be None or a positive int. Received: fan_in={fan_in!r}"
-            )
-        self.depthwise = depthwise
-        self.fan_in = None if fan_in is None else int(fan_in)
+        self.depthwise = validation.boolean(depthwise, "depthwise")
+        self.fan_in = validation.optional(validation.positive_int, fan_in, "fan_in")
         super().__init__(seed=seed)
 
     def compute_fan_in(self, shape):
@@ -74,3 +69,28 @@ class TorchDefaultUniform(SeededInitializer):
         config = super().get_config()
         config.update(depthwise=self.depthwise, fan_in=self.fan_in)
         return config
+
+
+@model_function()
+def apply_torch_uniform(model, *, layers=None, seed=None, which="depthwise"):
+    """Re-initializes a built model's spatial kernels with :class:`TorchDefaultUniform`.
+
+    The papers' baseline applied after the fact, e.g. to a model whose
+    builder used another default: kernel ``i`` gets ``U[-b, b]``,
+    ``b = 1 / sqrt(fan_in)``, with the depthwise fan-in for depthwise layouts.
+
+    Args:
+        model: a built ``keras.Model``.
+        layers: optional list of layer names/objects to restrict to.
+        seed: ``None``, an int (reproducible) or a ``keras.random.SeedGenerator``.
+        which: ``"depthwise"`` or ``"all_spatial"`` (see :mod:`keras_structinit.walker`).
+
+    Returns:
+        The re-initialized kernel variables' paths, in model order.
+    """
+    found = find_kernels(model, which=which, layers=layers)
+    generator = seed_generator(seed)
+    for layer, kernel in found:
+        init = TorchDefaultUniform(depthwise=is_depthwise_layout(layer), seed=generator)
+        kernel.assign(init(tuple(kernel.shape), dtype=kernel.dtype))
+    return [kernel.path for _, kernel in found]

@@ -28,6 +28,11 @@ Paths (``implementation="auto"``):
   (no layout copy; explicit symmetric padding when possible).
 * GPUs/TPUs, ``channels_first``, dilation > 1: the backend's native op
   (``keras.ops.depthwise_conv``).
+
+The shifted sum also runs where TensorFlow traces unknown sizes (a partial last
+batch, ``tf.data`` without ``drop_remainder``, images of varying size): sizes
+are then read with ``ops.shape`` and the padding computed from them, while fully
+known shapes trace to the same graph as plain ints would.
 """
 
 from __future__ import annotations
@@ -37,13 +42,32 @@ import functools
 import keras
 from keras import ops
 
+from keras_structinit import validation
+from keras_structinit.backend import in_tf_xla_context, on_cpu
+
 IMPLEMENTATIONS = ("auto", "native", "shifted")
 
 
+def _shape(x):
+    """``x.shape``, with each unknown size (TensorFlow graphs) as a scalar tensor.
+
+    The size arithmetic below works on ints and tensors alike; a fully known
+    shape stays a tuple of ints, so static shapes add no shape ops.
+    """
+    shape = tuple(x.shape)
+    return ops.shape(x) if None in shape else shape
+
+
+def _at_least_zero(size):
+    return ops.maximum(size, 0) if ops.is_tensor(size) else max(size, 0)
+
+
 def _same_padding(size, kernel, stride):
-    """TF/Keras 'same' padding ``(before, after)`` along one axis."""
-    out = -(-size // stride)
-    total = max((out - 1) * stride + kernel - size, 0)
+    """TF/Keras 'same' padding ``(before, after)`` along one axis (``size`` may be a tensor)."""
+    if stride == 1:
+        total = kernel - 1  # whatever the size: stride-1 padding stays static
+    else:
+        total = _at_least_zero((-(-size // stride) - 1) * stride + kernel - size)
     return total // 2, total - total // 2
 
 
@@ -60,13 +84,13 @@ def _pad_amounts(in_h, in_w, kh, kw, strides, padding):
 def _tap(x_pad, i, j, out_h, out_w, strides):
     """``x_pad[:, i : i + s*out_h : s, j : j + s*out_w : s, :]`` with keras.ops."""
     sh, sw = strides
-    b, hp, wp, c = x_pad.shape
+    b, hp, wp, c = _shape(x_pad)
     if sh == 1 and sw == 1:
         return ops.slice(x_pad, (0, i, j, 0), (b, out_h, out_w, c))
     # Strided taps: view rows as (row // s, row % s) and slice one phase.
-    grid = ops.reshape(x_pad, (b, hp // sh, sh, wp // sw, sw, c))
+    grid = ops.reshape(x_pad, (-1, hp // sh, sh, wp // sw, sw, c))
     tap = ops.slice(grid, (0, i // sh, i % sh, j // sw, j % sw, 0), (b, out_h, 1, out_w, 1, c))
-    return ops.reshape(tap, (b, out_h, out_w, c))
+    return ops.reshape(tap, (-1, out_h, out_w, c))
 
 
 def _shifted_sum(x_pad, kernel, out_h, out_w, strides):
@@ -90,7 +114,7 @@ _MAX_UNROLLED_TAPS = 121
 def _shifted_sum_row_loop(x_pad, kernel, out_h, out_w):
     """Stride-1 shifted sum as a loop over kernel rows (one fused row per step)."""
     kh, kw = kernel.shape[:2]
-    b, _, wp, c = x_pad.shape
+    b, _, wp, c = _shape(x_pad)
 
     def body(i, total):
         rows = ops.slice(x_pad, (0, i, 0, 0), (b, out_h, wp, c))
@@ -112,8 +136,8 @@ def _kernel_grad_fft(x_pad, g, kh, kw):
     single inverse transform per channel. Costs O(B C Hp Wp log(Hp Wp)) instead
     of the ``kh * kw`` passes over the data of a direct computation.
     """
-    b, hp, wp, c = x_pad.shape
-    h, w = g.shape[1], g.shape[2]
+    _, hp, wp, _ = _shape(x_pad)
+    _, h, w, _ = _shape(g)
     x = ops.transpose(x_pad, (0, 3, 1, 2))  # (B, C, Hp, Wp)
     g = ops.pad(ops.transpose(g, (0, 3, 1, 2)), ((0, 0), (0, 0), (0, hp - h), (0, wp - w)))
 
@@ -129,12 +153,13 @@ def _kernel_grad_fft(x_pad, g, kh, kw):
     imag = ops.sum(xi * gr - xr * gi, axis=0)
     # Inverse along Hp via conj(FFT(conj(z))) / Hp, then inverse real FFT along Wp.
     real, imag = ops.fft((real, -imag))
-    real, imag = ops.swapaxes(real, -1, -2) / hp, ops.swapaxes(-imag, -1, -2) / hp
+    rows = ops.cast(hp, real.dtype)  # hp may be a tensor
+    real, imag = ops.swapaxes(real, -1, -2) / rows, ops.swapaxes(-imag, -1, -2) / rows
     corr = ops.irfft((real, imag), fft_length=wp)  # (C, Hp, Wp)
     return ops.transpose(corr[:, :kh, :kw], (1, 2, 0))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _stride1_op(pads):
     """Stride-1 depthwise conv with padding ``pads`` and explicit gradients.
 
@@ -147,7 +172,7 @@ def _stride1_op(pads):
     @ops.custom_gradient
     def op(inputs, kernel):
         kh, kw = kernel.shape[:2]
-        h, w = inputs.shape[1], inputs.shape[2]
+        _, h, w, _ = _shape(inputs)
         out_h, out_w = h + top + bottom - kh + 1, w + left + right - kw + 1
         x_pad = ops.pad(inputs, ((0, 0), (top, bottom), (left, right), (0, 0)))
         y = _shifted_sum(x_pad, kernel, out_h, out_w, (1, 1))
@@ -182,7 +207,7 @@ def shifted_depthwise_conv2d(inputs, kernel, strides=(1, 1), padding="valid"):
     if multiplier > 1:
         inputs = ops.repeat(inputs, multiplier, axis=-1)
     kernel = ops.reshape(kernel, (kh, kw, channels * multiplier))
-    _, in_h, in_w, _ = inputs.shape
+    _, in_h, in_w, _ = _shape(inputs)
     (top, bottom), (left, right) = _pad_amounts(in_h, in_w, kh, kw, strides, padding)
     out_h = _output_size(in_h + top + bottom, kh, strides[0])
     out_w = _output_size(in_w + left + right, kw, strides[1])
@@ -194,7 +219,7 @@ def shifted_depthwise_conv2d(inputs, kernel, strides=(1, 1), padding="valid"):
     need_w = strides[1] * (out_w + (kw - 1) // strides[1])
     bottom = need_h - in_h - top
     right = need_w - in_w - left
-    x_pad = ops.pad(inputs, ((0, 0), (top, max(bottom, 0)), (left, max(right, 0)), (0, 0)))
+    x_pad = ops.pad(inputs, ((0, 0), (top, _at_least_zero(bottom)), (left, _at_least_zero(right)), (0, 0)))
     x_pad = x_pad[:, :need_h, :need_w, :]
     return _shifted_sum(x_pad, kernel, out_h, out_w, strides)
 
@@ -218,26 +243,6 @@ def _torch_depthwise_conv2d(inputs, kernel, strides, padding):
     return y.permute(0, 2, 3, 1)
 
 
-def _tf_in_xla_context():
-    from tensorflow.python.ops import control_flow_util  # private, stable since TF 1.x
-    import tensorflow as tf
-
-    return control_flow_util.GraphOrParentsInXlaContext(tf.compat.v1.get_default_graph())
-
-
-def _on_cpu():
-    backend = keras.backend.backend()
-    if backend == "jax":
-        import jax
-
-        return jax.default_backend() == "cpu"
-    if backend == "tensorflow":
-        import tensorflow as tf
-
-        return not tf.config.list_logical_devices("GPU") and not tf.config.list_logical_devices("TPU")
-    return True
-
-
 def select_implementation(implementation="auto", data_format="channels_last", dilation_rate=(1, 1)):
     """The path ``depthwise_conv2d`` takes: ``"shifted"``, ``"torch"`` or ``"native"``."""
     _check_implementation(implementation)
@@ -248,9 +253,9 @@ def select_implementation(implementation="auto", data_format="channels_last", di
     backend = keras.backend.backend()
     if backend == "torch":
         return "torch"
-    if implementation == "native" or not _on_cpu():
+    if implementation == "native" or not on_cpu():
         return "native"
-    if backend == "jax" or (backend == "tensorflow" and _tf_in_xla_context()):
+    if backend == "jax" or in_tf_xla_context():
         return "shifted"
     return "native"
 
@@ -282,12 +287,7 @@ def depthwise_conv2d(
 
 
 def _check_implementation(implementation):
-    if implementation not in IMPLEMENTATIONS:
-        raise ValueError(
-            f"`implementation` must be one of {IMPLEMENTATIONS}. "
-            f"Received: implementation={implementation!r}"
-        )
-    return implementation
+    return validation.one_of(implementation, "implementation", IMPLEMENTATIONS)
 
 
 def _add_bias_and_activate(layer, outputs, channels):
@@ -302,19 +302,45 @@ def _add_bias_and_activate(layer, outputs, channels):
     return outputs
 
 
+class _FastConv:
+    """What both layers add to their stock base: ``implementation`` and ``kernel_trainable``.
+
+    Keras does not save a variable's ``trainable`` flag, so the kernel's is
+    kept in the config: ``get_config`` reports the flag the kernel variable
+    has now (e.g. after ``freeze_spatial``), and ``build`` restores it.
+    """
+
+    def __init__(self, *args, implementation="auto", kernel_trainable=True, **kwargs):
+        validation.boolean(kernel_trainable, "kernel_trainable")
+        super().__init__(*args, **kwargs)
+        self.implementation = _check_implementation(implementation)
+        self.kernel_trainable = kernel_trainable
+
+    @property
+    def _kernel_variable(self):
+        # Conv2D keeps its variable in `_kernel` (`kernel` may add a LoRA update).
+        kernel = getattr(self, "_kernel", None)
+        return self.kernel if kernel is None else kernel
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        if not self.kernel_trainable:  # never un-freeze what Keras froze (LoRA)
+            self._kernel_variable.trainable = False
+
+    def get_config(self):
+        trainable = self._kernel_variable.trainable if self.built else self.kernel_trainable
+        return {**super().get_config(), "implementation": self.implementation, "kernel_trainable": trainable}
+
+
 @keras.saving.register_keras_serializable(package="keras_structinit")
-class DepthwiseConv2D(keras.layers.DepthwiseConv2D):
+class DepthwiseConv2D(_FastConv, keras.layers.DepthwiseConv2D):
     """``keras.layers.DepthwiseConv2D`` computed by the fastest path per backend.
 
     Same arguments, weights (names, shapes, layout) and outputs as the stock
     layer; :func:`depthwise_conv2d` picks the computation. ``implementation``
     (``"auto"``, ``"native"``, ``"shifted"``) forces a path, for benchmarks
-    and tests.
+    and tests. ``kernel_trainable=False`` freezes the kernel, and is saved.
     """
-
-    def __init__(self, *args, implementation="auto", **kwargs):
-        super().__init__(*args, **kwargs)
-        self.implementation = _check_implementation(implementation)
 
     def call(self, inputs):
         outputs = depthwise_conv2d(
@@ -329,23 +355,17 @@ class DepthwiseConv2D(keras.layers.DepthwiseConv2D):
         channels = self._get_input_channel(inputs.shape) * self.depth_multiplier
         return _add_bias_and_activate(self, outputs, channels)
 
-    def get_config(self):
-        return {**super().get_config(), "implementation": self.implementation}
-
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
-class GroupedConv2D(keras.layers.Conv2D):
+class GroupedConv2D(_FastConv, keras.layers.Conv2D):
     """``keras.layers.Conv2D`` taking the fast depthwise path when ``groups == C``.
 
     With ``groups`` equal to the input channels (kernel ``(kh, kw, 1, F)``, the
     form of keras.applications ConvNeXt's depthwise convs), the kernel is the
     depthwise kernel ``(kh, kw, C, F / C)`` reshaped, and the convolution runs
     through :func:`depthwise_conv2d`; otherwise this is the stock layer.
+    ``implementation`` and ``kernel_trainable`` as for :class:`DepthwiseConv2D`.
     """
-
-    def __init__(self, *args, implementation="auto", **kwargs):
-        super().__init__(*args, **kwargs)
-        self.implementation = _check_implementation(implementation)
 
     def convolution_op(self, inputs, kernel):
         kh, kw, in_per_group, filters = kernel.shape
@@ -361,6 +381,3 @@ class GroupedConv2D(keras.layers.Conv2D):
             dilation_rate=self.dilation_rate,
             implementation=self.implementation,
         )
-
-    def get_config(self):
-        return {**super().get_config(), "implementation": self.implementation}

@@ -1,6 +1,7 @@
 """Models used by the papers, as functional Keras 3 models returning logits."""
 
-from keras_structinit.models.common import LayerScale, StochasticDepth
+# The blocks' layers live in `keras_structinit.layers`; also importable from here.
+from keras_structinit.layers import ClassToken, LayerScale, PositionEmbedding, StochasticDepth
 from keras_structinit.models.convmixer import convmixer
 from keras_structinit.models.convnext import (
     convnext,
@@ -15,7 +16,7 @@ from keras_structinit.models.registry import available_models, build_model, pars
 from keras_structinit.models.resnet18_gn import resnet18_gn
 from keras_structinit.models.simple_cnn import simple_cnn
 from keras_structinit.models.vgg16 import vgg16
-from keras_structinit.models.vit import ClassToken, PositionEmbedding, vit, vit_small, vit_tiny
+from keras_structinit.models.vit import vit, vit_small, vit_tiny
 
 __all__ = [
     "ClassToken",

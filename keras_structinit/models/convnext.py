@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-from numbers import Real
-
 import keras
 
-from keras_structinit.covariance import check_positive_int, depth_fractions
+from keras_structinit import validation
+from keras_structinit.covariance import depth_fractions
 from keras_structinit.layers.depthwise import DepthwiseConv2D
+from keras_structinit.layers.layer_scale import LayerScale
+from keras_structinit.layers.stochastic_depth import StochasticDepth
 from keras_structinit.models.common import (
-    LayerScale,
-    StochasticDepth,
-    check_input_shape,
+    check_initializer,
     check_min_size,
-    check_rate,
-    depthwise_initializer_at,
+    clone_initializer,
     drop_path_rates,
-    positive_ints,
+    initializer_at_depth,
+    positive_int_arguments,
     trunc_normal,
-    trunc_normal_kwargs,
 )
 
 LN_EPSILON = 1e-6
@@ -33,44 +31,48 @@ CONFIGS = {
 }
 
 
-def _layer_scale_init(value):
-    if value is not None and (isinstance(value, bool) or not isinstance(value, Real) or value < 0):
-        raise ValueError(
-            "`layer_scale_init` must be None or a float >= 0. "
-            f"Received: layer_scale_init={value!r}"
-        )
-    return float(value) if value else None
-
-
-def _depthwise_init(initializer, fraction, index):
-    """Official trunc-normal(0.02) by default, else as in ConvMixer (per-depth)."""
-    if initializer is None:
-        return trunc_normal()
-    return depthwise_initializer_at(initializer, fraction, index)
-
-
-def convnext_block(x, kernel_size, layer_scale_init, drop_rate, prefix, depthwise_initializer):
-    """``x + DropPath(gamma * W2 GELU(W1 LN(DWConv_k(x))))`` at constant width.
+def convnext_block(
+    x,
+    kernel_size,
+    layer_scale_init,
+    drop_rate,
+    prefix,
+    depthwise_initializer,
+    mlp_initializer,
+    dense_initializer,
+):
+    """``x + DropPath(gamma * W2 GELU(W1 LN(DWConv_k(x))))`` at constant width ``d``.
 
     Layers ``{prefix}_depthwise_conv`` (k x k, 'same'), ``_norm`` (LN, eps 1e-6),
-    ``_pointwise_1`` (Dense 4d, GELU), ``_pointwise_2`` (Dense d),
-    ``_layer_scale`` (if ``layer_scale_init``), ``_drop_path`` (if
-    ``drop_rate > 0``) and ``_residual``.
+    ``_pointwise_1`` (``W1``: Dense 4d, GELU), ``_pointwise_2`` (``W2``:
+    Dense d), ``_layer_scale`` (if ``layer_scale_init``), ``_drop_path`` (if
+    ``drop_rate > 0``) and ``_residual``; biases start at zero, and each
+    kernel at a clone of its initializer (see
+    :func:`~keras_structinit.models.common.clone_initializer`).
     """
     dim = x.shape[-1]
     residual = x
     x = DepthwiseConv2D(
         kernel_size,
         padding="same",
-        depthwise_initializer=depthwise_initializer,
+        depthwise_initializer=clone_initializer(depthwise_initializer),
         bias_initializer="zeros",
         name=f"{prefix}_depthwise_conv",
     )(x)
     x = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=f"{prefix}_norm")(x)
     x = keras.layers.Dense(
-        4 * dim, activation="gelu", name=f"{prefix}_pointwise_1", **trunc_normal_kwargs()
+        4 * dim,
+        activation="gelu",
+        kernel_initializer=clone_initializer(mlp_initializer),
+        bias_initializer="zeros",
+        name=f"{prefix}_pointwise_1",
     )(x)
-    x = keras.layers.Dense(dim, name=f"{prefix}_pointwise_2", **trunc_normal_kwargs())(x)
+    x = keras.layers.Dense(
+        dim,
+        kernel_initializer=clone_initializer(dense_initializer),
+        bias_initializer="zeros",
+        name=f"{prefix}_pointwise_2",
+    )(x)
     if layer_scale_init:
         x = LayerScale(layer_scale_init, name=f"{prefix}_layer_scale")(x)
     if drop_rate > 0:
@@ -78,17 +80,13 @@ def convnext_block(x, kernel_size, layer_scale_init, drop_rate, prefix, depthwis
     return keras.layers.Add(name=f"{prefix}_residual")([residual, x])
 
 
-def _stem(inputs, dim, patch_size):
-    x = keras.layers.Conv2D(
-        dim, patch_size, strides=patch_size, name="stem_conv", **trunc_normal_kwargs()
-    )(inputs)
-    return keras.layers.LayerNormalization(epsilon=LN_EPSILON, name="stem_norm")(x)
-
-
-def _head(x, num_classes):
-    x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
-    x = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name="head_norm")(x)
-    return keras.layers.Dense(num_classes, name="head", **trunc_normal_kwargs())(x)
+def _layer_scale_init(value):
+    value = validation.optional(validation.finite_float, value, "layer_scale_init")
+    if value is not None and value < 0:
+        raise ValueError(
+            f"`layer_scale_init` must be None or a float >= 0. Received: layer_scale_init={value!r}"
+        )
+    return value or None
 
 
 def convnext(
@@ -100,27 +98,34 @@ def convnext(
     input_shape=(224, 224, 3),
     layer_scale_init=1e-6,
     drop_path=0.0,
+    kernel_initializer=None,
     depthwise_initializer=None,
+    mlp_initializer=None,
+    dense_initializer=None,
     name=None,
 ):
-    """Builds a hierarchical ConvNeXt as a functional ``keras.Model`` (logits).
+    """Builds a ConvNeXt as a functional ``keras.Model`` (logits).
 
     Stem ``LN(Conv2D(dims[0], p, stride p))``; stage ``s`` (from 1) is
     ``depths[s-1]`` :func:`convnext_block` s at width ``dims[s-1]``, preceded
     for ``s > 1`` by the downsampling ``Conv2D(dims[s-1], 2, stride 2)(LN(x))``;
     head ``Dense(LN(GlobalAvgPool(x)))``. All LNs use ``eps = 1e-6``; the
     stochastic-depth rate grows linearly over all blocks from 0 to
-    ``drop_path``.
+    ``drop_path``. One stage is the isotropic ConvNeXt
+    (:func:`convnext_isotropic`).
 
     Layers: ``stem_conv``, ``stem_norm``, ``stage_{s}_downsample_norm``,
-    ``stage_{s}_downsample_conv``, ``stage_{s}_block_{b}_*`` (see
-    :func:`convnext_block`), ``pool``, ``head_norm``, ``head``.
+    ``stage_{s}_downsample_conv``, ``stage_{s}_block_{b}_*`` (``block_{b}_*``
+    with one stage; see :func:`convnext_block`), ``pool``, ``head_norm``,
+    ``head``.
 
     Initialization as in the official code: conv, depthwise and dense kernels
     ``N(0, 0.02^2)`` (see :func:`~keras_structinit.models.common.trunc_normal`),
     zero biases, LN ``gamma = 1, beta = 0``, layer scale ``gamma =
-    layer_scale_init``. The depthwise convs are the package's fast
-    :class:`~keras_structinit.layers.DepthwiseConv2D`.
+    layer_scale_init``. The ``*_initializer`` arguments (anything
+    ``keras.initializers.get`` accepts; ``None``: the official init) replace
+    it per kind of kernel; the head keeps it. The depthwise convs are the
+    package's fast :class:`~keras_structinit.layers.DepthwiseConv2D`.
 
     Args:
         depths: blocks per stage.
@@ -134,50 +139,76 @@ def convnext(
         layer_scale_init: initial layer-scale value; ``None`` or ``0`` leaves
             layer scale out.
         drop_path: stochastic-depth rate of the last block.
-        depthwise_initializer: ``None`` (official init) or an initializer of
-            the depthwise kernels, specialized per block to its depth fraction
-            over all blocks when it has ``at_depth`` (e.g. ``ConvCovariance``).
+        kernel_initializer: stem and downsampling conv kernels.
+        depthwise_initializer: depthwise kernels; one with ``at_depth`` (e.g.
+            ``ConvCovariance``) is specialized to each block's depth fraction
+            over all blocks.
+        mlp_initializer: ``W1`` (``*_pointwise_1``), the first Dense of each
+            block's MLP.
+        dense_initializer: ``W2`` (``*_pointwise_2``), the second Dense.
         name: model name, default ``convnext``.
+
+    Example:
+
+    ```python
+    model = convnext((3, 3, 9, 3), (96, 192, 384, 768), mlp_initializer="he_normal")
+    ```
     """
-    depths = positive_ints(depths, "depths")
-    dims = positive_ints(dims, "dims")
+    depths = validation.positive_ints(depths, "depths")
+    dims = validation.positive_ints(dims, "dims")
     if len(dims) != len(depths):
-        raise ValueError(
-            f"`dims` must have one width per stage ({len(depths)}). Received: dims={dims!r}"
-        )
-    kernel_size = check_positive_int(kernel_size, "kernel_size")
-    patch_size = check_positive_int(patch_size, "patch_size")
-    num_classes = check_positive_int(num_classes, "num_classes")
-    input_shape = check_input_shape(input_shape, allow_none=True)
+        raise ValueError(f"`dims` must have one width per stage ({len(depths)}). Received: dims={dims!r}")
+    kernel_size, patch_size, num_classes = positive_int_arguments(
+        kernel_size=kernel_size, patch_size=patch_size, num_classes=num_classes
+    )
+    input_shape = validation.input_shape(input_shape, allow_none=True)
     check_min_size(input_shape, patch_size * 2 ** (len(depths) - 1), "the patch size and downsampling")
     layer_scale_init = _layer_scale_init(layer_scale_init)
-    drop_path = check_rate(drop_path, "drop_path")
+    drop_path = validation.rate(drop_path, "drop_path")
+    kernel_initializer = check_initializer(kernel_initializer, "kernel_initializer", trunc_normal())
+    depthwise_initializer = check_initializer(depthwise_initializer, "depthwise_initializer", trunc_normal())
+    mlp_initializer = check_initializer(mlp_initializer, "mlp_initializer", trunc_normal())
+    dense_initializer = check_initializer(dense_initializer, "dense_initializer", trunc_normal())
+
+    def conv(x, filters, size, name):
+        return keras.layers.Conv2D(
+            filters,
+            size,
+            strides=size,
+            kernel_initializer=clone_initializer(kernel_initializer),
+            bias_initializer="zeros",
+            name=name,
+        )(x)
+
+    def norm(x, name):
+        return keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=name)(x)
 
     num_blocks = sum(depths)
     rates = drop_path_rates(num_blocks, drop_path)
     fractions = depth_fractions(num_blocks)
     inputs = keras.Input(shape=input_shape, name="image")
-    x = _stem(inputs, dims[0], patch_size)
+    x = norm(conv(inputs, dims[0], patch_size, "stem_conv"), "stem_norm")
     index = 0
-    for s, (depth, dim) in enumerate(zip(depths, dims), start=1):
+    for s, (depth, dim) in enumerate(zip(depths, dims, strict=True), start=1):
         if s > 1:
-            x = keras.layers.LayerNormalization(
-                epsilon=LN_EPSILON, name=f"stage_{s}_downsample_norm"
-            )(x)
-            x = keras.layers.Conv2D(
-                dim, 2, strides=2, name=f"stage_{s}_downsample_conv", **trunc_normal_kwargs()
-            )(x)
+            x = conv(norm(x, f"stage_{s}_downsample_norm"), dim, 2, f"stage_{s}_downsample_conv")
         for b in range(1, depth + 1):
             x = convnext_block(
                 x,
                 kernel_size,
                 layer_scale_init,
                 rates[index],
-                f"stage_{s}_block_{b}",
-                _depthwise_init(depthwise_initializer, fractions[index], index),
+                f"stage_{s}_block_{b}" if len(depths) > 1 else f"block_{b}",
+                initializer_at_depth(depthwise_initializer, fractions[index], index),
+                mlp_initializer,
+                dense_initializer,
             )
             index += 1
-    outputs = _head(x, num_classes)
+    x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
+    x = norm(x, "head_norm")
+    outputs = keras.layers.Dense(
+        num_classes, kernel_initializer=trunc_normal(), bias_initializer="zeros", name="head"
+    )(x)
     return keras.Model(inputs, outputs, name=name or "convnext")
 
 
@@ -185,7 +216,7 @@ def _named(variant):
     depths, dims = CONFIGS[variant]
 
     def builder(num_classes=1000, input_shape=(224, 224, 3), **kwargs):
-        kwargs.setdefault("name", f"convnext_{variant}")
+        kwargs["name"] = kwargs.get("name") or f"convnext_{variant}"
         return convnext(depths, dims, num_classes=num_classes, input_shape=input_shape, **kwargs)
 
     builder.__name__ = builder.__qualname__ = f"convnext_{variant}"
@@ -196,11 +227,13 @@ def _named(variant):
     return builder
 
 
-convnext_atto = _named("atto")
-convnext_femto = _named("femto")
-convnext_pico = _named("pico")
-convnext_nano = _named("nano")
-convnext_tiny = _named("tiny")
+# The named builders, by variant.
+NAMED = {variant: _named(variant) for variant in CONFIGS}
+convnext_atto = NAMED["atto"]
+convnext_femto = NAMED["femto"]
+convnext_pico = NAMED["pico"]
+convnext_nano = NAMED["nano"]
+convnext_tiny = NAMED["tiny"]
 
 
 def convnext_isotropic(
@@ -211,41 +244,41 @@ def convnext_isotropic(
     num_classes=10,
     input_shape=(32, 32, 3),
     layer_scale_init=None,
-    drop_path=0.0,
-    depthwise_initializer=None,
-    name=None,
+    **kwargs,
 ):
     """Builds the isotropic ConvNeXt-``dim``/``depth`` (no downsampling), logits.
 
-    Stem ``LN(Conv2D(dim, p, stride p))``, ``depth`` :func:`convnext_block` s
-    at constant width ``dim`` (layers ``block_{i}_*``, i from 1), head
-    ``Dense(LN(GlobalAvgPool(x)))`` (``pool``, ``head_norm``, ``head``): the
+    ``convnext((depth,), (dim,), ...)``: stem ``LN(Conv2D(dim, p, stride p))``,
+    ``depth`` :func:`convnext_block` s at constant width ``dim`` (layers
+    ``block_{i}_*``, i from 1), head ``Dense(LN(GlobalAvgPool(x)))``: the
     ConvMixer-like "ConvNeXt-256/8" used on CIFAR. Layer scale is off by
-    default, as in the official isotropic models (``layer_scale_init=0``);
-    initialization and the other arguments as in :func:`convnext`.
-    """
-    dim = check_positive_int(dim, "dim")
-    depth = check_positive_int(depth, "depth")
-    kernel_size = check_positive_int(kernel_size, "kernel_size")
-    patch_size = check_positive_int(patch_size, "patch_size")
-    num_classes = check_positive_int(num_classes, "num_classes")
-    input_shape = check_input_shape(input_shape, allow_none=True)
-    check_min_size(input_shape, patch_size, "the patch size")
-    layer_scale_init = _layer_scale_init(layer_scale_init)
-    drop_path = check_rate(drop_path, "drop_path")
+    default, as in the official isotropic models.
 
-    rates = drop_path_rates(depth, drop_path)
-    fractions = depth_fractions(depth)
-    inputs = keras.Input(shape=input_shape, name="image")
-    x = _stem(inputs, dim, patch_size)
-    for i in range(1, depth + 1):
-        x = convnext_block(
-            x,
-            kernel_size,
-            layer_scale_init,
-            rates[i - 1],
-            f"block_{i}",
-            _depthwise_init(depthwise_initializer, fractions[i - 1], i - 1),
-        )
-    outputs = _head(x, num_classes)
-    return keras.Model(inputs, outputs, name=name or f"convnext_isotropic_{dim}_{depth}")
+    Args:
+        dim: channel width.
+        depth: number of blocks.
+        kernel_size, patch_size, num_classes, input_shape, layer_scale_init:
+            as in :func:`convnext`, with CIFAR defaults.
+        **kwargs: the other arguments of :func:`convnext` (``drop_path``,
+            ``kernel_initializer``, ``depthwise_initializer``,
+            ``mlp_initializer``, ``dense_initializer``), and ``name``, default
+            ``convnext_isotropic_{dim}_{depth}``.
+
+    Example:
+
+    ```python
+    model = convnext_isotropic(256, 8, depthwise_initializer=ConvCovariance(preset="cifar-p2"))
+    ```
+    """
+    dim, depth = positive_int_arguments(dim=dim, depth=depth)
+    kwargs["name"] = kwargs.get("name") or f"convnext_isotropic_{dim}_{depth}"
+    return convnext(
+        (depth,),
+        (dim,),
+        kernel_size=kernel_size,
+        patch_size=patch_size,
+        num_classes=num_classes,
+        input_shape=input_shape,
+        layer_scale_init=layer_scale_init,
+        **kwargs,
+    )

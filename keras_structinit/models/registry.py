@@ -5,15 +5,8 @@ from __future__ import annotations
 import re
 
 from keras_structinit.models.convmixer import convmixer
-from keras_structinit.models.convnext import (
-    CONFIGS as CONVNEXT_CONFIGS,
-    convnext_atto,
-    convnext_femto,
-    convnext_isotropic,
-    convnext_nano,
-    convnext_pico,
-    convnext_tiny,
-)
+from keras_structinit.models.convnext import NAMED as CONVNEXT_NAMED
+from keras_structinit.models.convnext import convnext_isotropic
 from keras_structinit.models.resnet18_gn import resnet18_gn
 from keras_structinit.models.simple_cnn import simple_cnn
 from keras_structinit.models.vgg16 import vgg16
@@ -21,11 +14,7 @@ from keras_structinit.models.vit import vit_small, vit_tiny
 
 BUILDERS = {
     "convmixer": convmixer,
-    "convnext_atto": convnext_atto,
-    "convnext_femto": convnext_femto,
-    "convnext_pico": convnext_pico,
-    "convnext_nano": convnext_nano,
-    "convnext_tiny": convnext_tiny,
+    **{f"convnext_{variant}": builder for variant, builder in CONVNEXT_NAMED.items()},
     "convnext_isotropic": convnext_isotropic,
     "vit_tiny": vit_tiny,
     "vit_small": vit_small,
@@ -39,7 +28,7 @@ BUILDERS = {
 SIMPLE_CNN_DEFAULTS = {"num_conv_layers": 2, "num_filters": 256, "num_units": 64}
 
 _FIXED = {
-    **{f"convnext-{v}": (f"convnext_{v}", {}) for v in CONVNEXT_CONFIGS},
+    **{f"convnext-{v}": (f"convnext_{v}", {}) for v in CONVNEXT_NAMED},
     "vit-tiny": ("vit_tiny", {}),
     "vit-small": ("vit_small", {}),
     "simple-cnn": ("simple_cnn", SIMPLE_CNN_DEFAULTS),
@@ -99,17 +88,19 @@ def build_model(name, /, num_classes, input_shape, **kwargs):
     ``name=`` among the builder's keyword arguments.
 
     ``kwargs`` go to the builder (e.g. ``kernel_size``, ``patch_size``,
-    ``drop_path``, ``depthwise_initializer``); for ``simple-cnn`` they
-    override :data:`SIMPLE_CNN_DEFAULTS`. Arguments fixed by the name (``dim``,
+    ``drop_path``, and the initializers of the kinds of kernel the model has:
+    ``kernel_initializer``, ``depthwise_initializer``, ``mlp_initializer``,
+    ``dense_initializer``); for ``simple-cnn`` they override
+    :data:`SIMPLE_CNN_DEFAULTS`. Arguments fixed by the name (``dim``,
     ``depth``) cannot be passed again.
     """
     builder, params = parse_model_name(name)
     fixed = {"dim", "depth"} & set(params)
-    for key in kwargs:
+    for key, value in kwargs.items():
         if key in fixed:
             raise ValueError(
                 f"`{key}` is set by the model name; leave it out of the keyword "
-                f"arguments. Received: model={name!r}, {key}={kwargs[key]!r}"
+                f"arguments. Received: model={name!r}, {key}={value!r}"
             )
     params.update(kwargs)
     return BUILDERS[builder](num_classes=num_classes, input_shape=input_shape, **params)

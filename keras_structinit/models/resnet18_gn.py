@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import keras
 
+from keras_structinit import validation
 from keras_structinit.initializers.torch_default import TorchDefaultUniform
-from keras_structinit.covariance import check_positive_int
 from keras_structinit.models.common import (
-    check_input_shape,
-    torch_conv_kwargs,
+    check_initializer,
+    clone_initializer,
+    positive_int_arguments,
+    torch_default_head,
 )
 
 WIDTHS = (64, 128, 256, 512)
@@ -16,41 +18,49 @@ DEPTHS = (2, 2, 2, 2)
 GN_EPSILON = 1e-5
 
 
-def _conv(filters, kernel_size, strides, name):
+def _conv(filters, kernel_size, strides, kernel_initializer, name):
     return keras.layers.Conv2D(
         filters,
         kernel_size,
         strides=strides,
         padding="same",
         use_bias=False,
-        kernel_initializer=TorchDefaultUniform(),
+        kernel_initializer=clone_initializer(kernel_initializer),
         name=name,
     )
 
 
-def preact_basic_block(x, filters, strides, groups, prefix):
+def preact_basic_block(x, filters, strides, groups, prefix, kernel_initializer):
     """Pre-activation basic block ``y = s(x) + C_2(R(N_2(C_1(R(N_1(x))))))``.
 
     ``N``: GroupNorm, ``R``: ReLU, ``C``: 3 x 3 conv without bias (``C_1`` with
     ``strides``); the shortcut ``s`` is the identity, or a 1 x 1 strided conv
     of the pre-activation ``R(N_1(x))`` when the shape changes. Layers
     ``{prefix}_norm_1``, ``_relu_1``, ``_conv_1``, ``_norm_2``, ``_relu_2``,
-    ``_conv_2``, ``_shortcut`` (projection only), ``_residual``.
+    ``_conv_2``, ``_shortcut`` (projection only), ``_residual``; each conv
+    kernel gets a clone of ``kernel_initializer``.
     """
     preact = keras.layers.GroupNormalization(groups, epsilon=GN_EPSILON, name=f"{prefix}_norm_1")(x)
     preact = keras.layers.Activation("relu", name=f"{prefix}_relu_1")(preact)
     if strides != 1 or x.shape[-1] != filters:
-        shortcut = _conv(filters, 1, strides, f"{prefix}_shortcut")(preact)
+        shortcut = _conv(filters, 1, strides, kernel_initializer, f"{prefix}_shortcut")(preact)
     else:
         shortcut = x
-    y = _conv(filters, 3, strides, f"{prefix}_conv_1")(preact)
+    y = _conv(filters, 3, strides, kernel_initializer, f"{prefix}_conv_1")(preact)
     y = keras.layers.GroupNormalization(groups, epsilon=GN_EPSILON, name=f"{prefix}_norm_2")(y)
     y = keras.layers.Activation("relu", name=f"{prefix}_relu_2")(y)
-    y = _conv(filters, 3, 1, f"{prefix}_conv_2")(y)
+    y = _conv(filters, 3, 1, kernel_initializer, f"{prefix}_conv_2")(y)
     return keras.layers.Add(name=f"{prefix}_residual")([shortcut, y])
 
 
-def resnet18_gn(num_classes=10, input_shape=(32, 32, 3), groups=32, cifar_stem=True, name=None):
+def resnet18_gn(
+    num_classes=10,
+    input_shape=(32, 32, 3),
+    groups=32,
+    cifar_stem=True,
+    kernel_initializer=None,
+    name=None,
+):
     """Builds a pre-activation ResNet-18 with GroupNorm as a functional ``keras.Model``.
 
     Stem, then four stages of two :func:`preact_basic_block` s with widths
@@ -75,28 +85,36 @@ def resnet18_gn(num_classes=10, input_shape=(32, 32, 3), groups=32, cifar_stem=T
             sizes may be ``None``.
         groups: GroupNorm groups; must divide 64.
         cifar_stem: CIFAR (3 x 3) or ImageNet (7 x 7 + max-pool) stem.
+        kernel_initializer: every conv kernel: stem, blocks and shortcuts
+            (anything ``keras.initializers.get`` accepts); ``None``: PyTorch's
+            default uniform. The head keeps PyTorch's default.
         name: model name, default ``resnet18_gn``.
+
+    Example:
+
+    ```python
+    model = resnet18_gn(num_classes=100, groups=16, kernel_initializer="he_normal")
+    ```
     """
-    num_classes = check_positive_int(num_classes, "num_classes")
-    groups = check_positive_int(groups, "groups")
+    num_classes, groups = positive_int_arguments(num_classes=num_classes, groups=groups)
+    input_shape = validation.input_shape(input_shape, allow_none=True)
     if WIDTHS[0] % groups:
         raise ValueError(f"`groups` must divide 64 (every width). Received: groups={groups}")
-    if not isinstance(cifar_stem, bool):
-        raise ValueError(f"`cifar_stem` must be a bool. Received: cifar_stem={cifar_stem!r}")
-    input_shape = check_input_shape(input_shape, allow_none=True)
+    cifar_stem = validation.boolean(cifar_stem, "cifar_stem")
+    kernel_initializer = check_initializer(kernel_initializer, "kernel_initializer", TorchDefaultUniform())
 
     inputs = keras.Input(shape=input_shape, name="image")
     if cifar_stem:
-        x = _conv(WIDTHS[0], 3, 1, "stem_conv")(inputs)
+        x = _conv(WIDTHS[0], 3, 1, kernel_initializer, "stem_conv")(inputs)
     else:
-        x = _conv(WIDTHS[0], 7, 2, "stem_conv")(inputs)
+        x = _conv(WIDTHS[0], 7, 2, kernel_initializer, "stem_conv")(inputs)
         x = keras.layers.MaxPooling2D(3, strides=2, padding="same", name="stem_pool")(x)
-    for s, (depth, width) in enumerate(zip(DEPTHS, WIDTHS), start=1):
+    for s, (depth, width) in enumerate(zip(DEPTHS, WIDTHS, strict=True), start=1):
         for b in range(1, depth + 1):
             strides = 2 if (s > 1 and b == 1) else 1
-            x = preact_basic_block(x, width, strides, groups, f"stage_{s}_block_{b}")
+            x = preact_basic_block(x, width, strides, groups, f"stage_{s}_block_{b}", kernel_initializer)
     x = keras.layers.GroupNormalization(groups, epsilon=GN_EPSILON, name="final_norm")(x)
     x = keras.layers.Activation("relu", name="final_relu")(x)
     x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
-    outputs = keras.layers.Dense(num_classes, name="head", **torch_conv_kwargs(WIDTHS[-1]))(x)
+    outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or "resnet18_gn")

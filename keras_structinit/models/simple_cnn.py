@@ -1,14 +1,17 @@
-"""SimpleCNN of Maennel et al., "What Do Neural Networks Learn When Trained With Random Labels?" (NeurIPS 2020)."""
+"""SimpleCNN (Maennel et al., "What Do Neural Networks Learn When Trained With Random Labels?", 2020)."""
 
 from __future__ import annotations
 
 import keras
 
-from keras_structinit.covariance import check_positive_int
+from keras_structinit import validation
+from keras_structinit.initializers.torch_default import TorchDefaultUniform
 from keras_structinit.models.common import (
-    check_input_shape,
+    check_initializer,
     check_min_size,
-    torch_conv_kwargs,
+    clone_initializer,
+    positive_int_arguments,
+    torch_default_head,
 )
 
 
@@ -19,6 +22,8 @@ def simple_cnn(
     num_classes=10,
     input_shape=(32, 32, 3),
     kernel_size=3,
+    kernel_initializer=None,
+    dense_initializer=None,
     name=None,
 ):
     """Builds the SimpleCNN as a functional ``keras.Model`` (logits).
@@ -46,33 +51,52 @@ def simple_cnn(
         num_classes: logits.
         input_shape: ``(height, width, channels)``, channels last.
         kernel_size: conv filter size.
+        kernel_initializer: conv kernels (anything ``keras.initializers.get``
+            accepts); ``None``: PyTorch's default uniform. Biases keep
+            PyTorch's default.
+        dense_initializer: the hidden ``dense`` kernel (not the head's);
+            ``None``: PyTorch's default uniform.
         name: model name, default ``simple_cnn``.
+
+    Example:
+
+    ```python
+    model = simple_cnn(2, 256, 64, kernel_initializer="he_normal")
+    ```
     """
-    num_conv_layers = check_positive_int(num_conv_layers, "num_conv_layers")
-    num_filters = check_positive_int(num_filters, "num_filters")
-    num_units = check_positive_int(num_units, "num_units")
-    num_classes = check_positive_int(num_classes, "num_classes")
-    kernel_size = check_positive_int(kernel_size, "kernel_size")
-    input_shape = check_input_shape(input_shape)
+    num_conv_layers, num_filters, num_units, num_classes, kernel_size = positive_int_arguments(
+        num_conv_layers=num_conv_layers,
+        num_filters=num_filters,
+        num_units=num_units,
+        num_classes=num_classes,
+        kernel_size=kernel_size,
+    )
+    input_shape = validation.input_shape(input_shape)
     check_min_size(input_shape, 2**num_conv_layers, f"num_conv_layers={num_conv_layers} poolings")
+    kernel_initializer = check_initializer(kernel_initializer, "kernel_initializer", TorchDefaultUniform())
+    dense_initializer = check_initializer(dense_initializer, "dense_initializer", TorchDefaultUniform())
 
     inputs = keras.Input(shape=input_shape, name="image")
     x = inputs
-    channels = input_shape[-1]
     for i in range(1, num_conv_layers + 1):
+        fan_in = kernel_size * kernel_size * x.shape[-1]
         x = keras.layers.Conv2D(
             num_filters,
             kernel_size,
             padding="same",
             activation="relu",
+            kernel_initializer=clone_initializer(kernel_initializer),
+            bias_initializer=TorchDefaultUniform(fan_in=fan_in),
             name=f"conv_{i}",
-            **torch_conv_kwargs(kernel_size * kernel_size * channels),
         )(x)
         x = keras.layers.MaxPooling2D(2, name=f"pool_{i}")(x)
-        channels = num_filters
     x = keras.layers.Flatten(name="flatten")(x)
     x = keras.layers.Dense(
-        num_units, activation="relu", name="dense", **torch_conv_kwargs(x.shape[-1])
+        num_units,
+        activation="relu",
+        kernel_initializer=dense_initializer,
+        bias_initializer=TorchDefaultUniform(fan_in=x.shape[-1]),
+        name="dense",
     )(x)
-    outputs = keras.layers.Dense(num_classes, name="head", **torch_conv_kwargs(num_units))(x)
+    outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or "simple_cnn")

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit.covariance import check_positive_int
+from keras_structinit import validation
+from keras_structinit.initializers.torch_default import TorchDefaultUniform
 from keras_structinit.models.common import (
-    check_input_shape,
+    check_initializer,
     check_min_size,
-    torch_conv_kwargs,
+    clone_initializer,
+    torch_default_head,
 )
 
 # Filters per conv, one tuple per block (a 2 x 2 max-pool ends each block).
 BLOCKS = ((64, 64), (128, 128), (256, 256, 256), (512, 512, 512), (512, 512, 512))
 
 
-def vgg16(num_classes=10, input_shape=(32, 32, 3), name=None):
+def vgg16(num_classes=10, input_shape=(32, 32, 3), kernel_initializer=None, name=None):
     """Builds VGG16-D without its two FC-4096 layers (logits), as in Maennel et al.
 
     13 ``ReLU(Conv2D(f, 3, 'same'))`` with biases in five blocks
@@ -33,15 +35,24 @@ def vgg16(num_classes=10, input_shape=(32, 32, 3), name=None):
         num_classes: logits.
         input_shape: ``(height, width, channels)``, channels last, at least
             32 x 32.
+        kernel_initializer: the 13 conv kernels (anything
+            ``keras.initializers.get`` accepts); ``None``: PyTorch's default
+            uniform. Biases and the head keep PyTorch's default.
         name: model name, default ``vgg16``.
+
+    Example:
+
+    ```python
+    model = vgg16(num_classes=10, kernel_initializer="he_normal")
+    ```
     """
-    num_classes = check_positive_int(num_classes, "num_classes")
-    input_shape = check_input_shape(input_shape)
+    num_classes = validation.positive_int(num_classes, "num_classes")
+    input_shape = validation.input_shape(input_shape)
     check_min_size(input_shape, 2 ** len(BLOCKS), "five 2x2 max-pools")
+    kernel_initializer = check_initializer(kernel_initializer, "kernel_initializer", TorchDefaultUniform())
 
     inputs = keras.Input(shape=input_shape, name="image")
     x = inputs
-    channels = input_shape[-1]
     for b, filters in enumerate(BLOCKS, start=1):
         for j, f in enumerate(filters, start=1):
             x = keras.layers.Conv2D(
@@ -49,11 +60,11 @@ def vgg16(num_classes=10, input_shape=(32, 32, 3), name=None):
                 3,
                 padding="same",
                 activation="relu",
+                kernel_initializer=clone_initializer(kernel_initializer),
+                bias_initializer=TorchDefaultUniform(fan_in=9 * x.shape[-1]),
                 name=f"block_{b}_conv_{j}",
-                **torch_conv_kwargs(9 * channels),
             )(x)
-            channels = f
         x = keras.layers.MaxPooling2D(2, name=f"block_{b}_pool")(x)
     x = keras.layers.Flatten(name="flatten")(x)
-    outputs = keras.layers.Dense(num_classes, name="head", **torch_conv_kwargs(x.shape[-1]))(x)
+    outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or "vgg16")

@@ -1,10 +1,13 @@
 """``model.fit`` recipes: CIFAR and ImageNet training, schedules, precision and devices.
 
 Importing this package is light: TensorFlow (for the ``tf.data`` input
-pipelines) is imported only when a pipeline is built.
+pipelines) is imported only when a pipeline is built. The data readers live
+in :mod:`keras_structinit.datasets` (``load_cifar_data`` here is
+:func:`keras_structinit.datasets.load_cifar`).
 """
 
-from keras_structinit.recipes.cifar import CIFAR_DEFAULTS, fit_cifar, load_cifar_data
+from keras_structinit.datasets import load_cifar as load_cifar_data  # documented here too
+from keras_structinit.recipes.cifar import CIFAR_DEFAULTS, fit_cifar
 from keras_structinit.recipes.data import cifar_dataset, imagenet_dataset, random_resized_crop
 from keras_structinit.recipes.devices import device_setup, resolve_distribution, resolve_precision
 from keras_structinit.recipes.imagenet import IMAGENET_DEFAULTS, fit_imagenet

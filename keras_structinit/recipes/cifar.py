@@ -12,47 +12,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from keras_structinit import datasets
-from keras_structinit.recipes.data import cifar_dataset, channel_stats, load_labeled_images
+from keras_structinit import validation
+from keras_structinit.datasets import load_labeled_images
+from keras_structinit.recipes.data import channel_stats, cifar_dataset
 from keras_structinit.recipes.schedules import TriangularSchedule, warmup_cosine
-from keras_structinit.recipes.training import check_fit_arguments, fit_classifier, label_array
+from keras_structinit.recipes.training import check_fit_arguments, fit_classifier
 
-CIFAR_DEFAULTS = dict(
-    batch_size=512,
-    learning_rate=0.01,
-    weight_decay=0.01,
-    label_smoothing=0.0,
-    rand_augment=(2, 0.4),
-    pad=4,
-    schedule="triangular",
-)
+CIFAR_DEFAULTS = {
+    "batch_size": 512,
+    "learning_rate": 0.01,
+    "weight_decay": 0.01,
+    "label_smoothing": 0.0,
+    "rand_augment": (2, 0.4),
+    "pad": 4,
+    "schedule": "triangular",
+}
 SCHEDULES = ("triangular", "cosine")
-
-
-def load_cifar_data(data=None, dataset="cifar10", validation_split=0.1, seed=0):
-    """``(x, y), (x_val, y_val)`` for a CIFAR recipe.
-
-    ``data``: ``None`` (``keras.datasets.cifar10`` / ``cifar100`` training
-    split; downloads when not cached), a tuple ``(x, y)`` of uint8 images and
-    integer labels, or a path (an ImageFolder directory or .zip, or an .npz
-    with ``x``, ``y``). ``validation_split`` of each class is held out
-    (:func:`keras_structinit.datasets.stratified_split`); the test split is
-    never used.
-    """
-    if dataset not in ("cifar10", "cifar100"):
-        raise ValueError(f"`dataset` must be 'cifar10' or 'cifar100'. Received: dataset={dataset!r}")
-    if data is None:
-        if dataset == "cifar10":
-            x, y = datasets.load_cifar10(None)[0]
-        else:
-            import keras
-
-            (x, y), _ = keras.datasets.cifar100.load_data()
-        y = label_array(y, "data labels")  # uint8 (N,) or int64 (N, 1) -> int32 (N,)
-    else:
-        x, y = load_labeled_images(data, name="data")  # checked, int32 labels
-    train, val = datasets.stratified_split(y, validation_split, seed)
-    return (x[train], y[train]), (x[val], y[val])
 
 
 def fit_cifar(
@@ -85,7 +60,8 @@ def fit_cifar(
             (required with ``distribution``; it is called under the chosen
             precision and distribution).
         data: training ``(x, y)``: uint8 ``(N, H, W, 3)`` images and integer
-            labels (see :func:`load_cifar_data` to read and split files).
+            labels (see :func:`keras_structinit.datasets.load_cifar` to read
+            and split files).
         epochs: passes over ``data``.
         batch_size: global batch size.
         learning_rate: peak AdamW learning rate.
@@ -114,15 +90,14 @@ def fit_cifar(
     """
     if not (isinstance(data, tuple) and len(data) == 2):
         raise TypeError("`data` must be a tuple (x, y) of uint8 images and integer labels; "
-                        "use `load_cifar_data(path)` to read files.")
+                        "use `keras_structinit.datasets.load_cifar(path)` to read files.")
     check_fit_arguments(model, epochs, precision, distribution, ema)
     x, y = load_labeled_images(data, name="data")
-    if schedule not in SCHEDULES:
-        raise ValueError(f"`schedule` must be one of {SCHEDULES}. Received: schedule={schedule!r}")
+    validation.one_of(schedule, "schedule", SCHEDULES)
     if num_classes is None:
         num_classes = int(y.max()) + 1
-    elif isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
-        raise ValueError(f"`num_classes` must be None or an int >= 2. Received: num_classes={num_classes!r}")
+    else:
+        num_classes = validation.int_value(num_classes, "num_classes", minimum=2)
     mean, std = channel_stats(x)
 
     def as_dataset(xs, ys, training):
@@ -150,7 +125,7 @@ def fit_cifar(
         precision=precision, distribution=distribution, ema=ema,
         callbacks=callbacks, verbose=verbose, jit_compile=jit_compile,
     )
-    history.normalization = dict(mean=list(mean), std=list(std))
+    history.normalization = {"mean": list(mean), "std": list(std)}
     return history
 
 

@@ -8,12 +8,10 @@ transformation per call). Normalization is the last step.
 from __future__ import annotations
 
 import os
-from numbers import Integral, Real
 
 import numpy as np
 
-from keras_structinit import datasets
-from keras_structinit.covariance import check_positive_int
+from keras_structinit import datasets, validation
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -31,56 +29,20 @@ def _tf():
 
 
 def check_rand_augment(rand_augment):
-    """``None`` or ``(num_ops, magnitude)`` with magnitude in [0, 1] (Keras' ``factor``)."""
+    """``None`` or ``(num_ops >= 1, magnitude in [0, 1])`` (Keras' ``factor``), as ``(int, float)``."""
     if rand_augment is None:
         return None
-    if (
-        not isinstance(rand_augment, (tuple, list))
-        or len(rand_augment) != 2
-        or isinstance(rand_augment[0], bool)
-        or not isinstance(rand_augment[0], Integral)
-        or rand_augment[0] < 1
-        or isinstance(rand_augment[1], bool)
-        or not isinstance(rand_augment[1], Real)
-        or not 0.0 <= rand_augment[1] <= 1.0
-    ):
-        raise ValueError(
-            "`rand_augment` must be None or (num_ops >= 1, magnitude in [0, 1]). "
-            f"Received: rand_augment={rand_augment!r}"
-        )
-    return int(rand_augment[0]), float(rand_augment[1])
-
-
-def load_labeled_images(source, name="eval_data"):
-    """``(x, y)`` from arrays, an ``.npz`` (uint8 ``x``, integer ``y``) or an ImageFolder dir/zip.
-
-    ``source`` may also be a tuple ``(x, y)`` of arrays. Images must share one
-    size (see :func:`keras_structinit.datasets.read_image_folder`).
-    """
-    if isinstance(source, tuple) and len(source) == 2:
-        x, y = np.asarray(source[0]), np.asarray(source[1]).reshape(-1)
-    elif isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"`{name}` does not exist: {name}={source!r}")
-        if os.path.isfile(path) and path.lower().endswith(".npz"):
-            x, y = datasets._read_npz(path, source)
-        else:
-            x, y, _ = datasets.read_image_folder(path)
-    else:
+    expected = "None or a pair (num_ops >= 1, magnitude in [0, 1])"
+    if not isinstance(rand_augment, (tuple, list)):
         raise TypeError(
-            f"`{name}` must be a path (.npz with uint8 x and int y, or an ImageFolder "
-            f"directory/.zip) or a tuple (x, y). Received: {type(source).__name__}"
+            f"`rand_augment` must be {expected}. Received: rand_augment={rand_augment!r} "
+            f"of type {type(rand_augment).__name__}"
         )
-    if x.ndim != 4 or x.shape[-1] != 3 or x.dtype != np.uint8:
-        raise ValueError(
-            f"`{name}` images must be uint8 (N, H, W, 3). Received: dtype={x.dtype}, shape={x.shape}"
-        )
-    if not np.issubdtype(y.dtype, np.integer) or len(y) != len(x):
-        raise ValueError(
-            f"`{name}` labels must be N integers. Received: dtype={y.dtype}, shape={y.shape} for {len(x)} images"
-        )
-    return x, y.astype(np.int32)
+    if len(rand_augment) != 2:
+        raise ValueError(f"`rand_augment` must be {expected}. Received: rand_augment={rand_augment!r}")
+    num_ops, magnitude = rand_augment
+    return (validation.positive_int(num_ops, "rand_augment[0]"),
+            validation.fraction(magnitude, "rand_augment[1]"))
 
 
 def channel_stats(x):
@@ -116,7 +78,7 @@ def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
     ``(x / 255 - mean) / std``. Evaluation: normalization only, in order.
     """
     tf = _tf()
-    batch_size = check_positive_int(batch_size, "batch_size")
+    batch_size = validation.positive_int(batch_size, "batch_size")
     rand_augment = check_rand_augment(rand_augment)
     height, width, channels = x.shape[1:]
     ds = tf.data.Dataset.from_tensor_slices((x, np.asarray(y)))
@@ -173,9 +135,9 @@ def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
     ``source``: an ImageFolder directory (``<class>/<image>``, read with
     ``keras.utils.image_dataset_from_directory``, cropped to the square aspect
     ratio, not distorted), ``"tfds:<name>"`` (``tensorflow_datasets``,
-    ``split``), or what :func:`load_labeled_images` reads (arrays, an .npz, a
-    zip of equal-sized images). Every image comes out as its central square
-    resized to ``load_size`` x ``load_size``.
+    ``split``), or what :func:`keras_structinit.datasets.load_labeled_images`
+    reads (arrays, an .npz, a zip of equal-sized images). Every image comes out
+    as its central square resized to ``load_size`` x ``load_size``.
     """
     tf = _tf()
     import keras
@@ -202,7 +164,7 @@ def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
         )
         return ds, len(ds.class_names)
     else:
-        x, y = load_labeled_images(source, name=name)
+        x, y = datasets.load_labeled_images(source, name=name)
         ds = tf.data.Dataset.from_tensor_slices((x, y))
         num_classes = int(y.max()) + 1
     return ds.map(central_square, num_parallel_calls=tf.data.AUTOTUNE), num_classes
@@ -223,12 +185,12 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
     import keras
 
     tf = _tf()
-    batch_size = check_positive_int(batch_size, "batch_size")
-    image_size = check_positive_int(image_size, "image_size")
+    batch_size = validation.positive_int(batch_size, "batch_size")
+    image_size = validation.positive_int(image_size, "image_size")
     rand_augment = check_rand_augment(rand_augment)
-    if not 0.0 < crop_fraction <= 1.0:
+    if validation.positive_float(crop_fraction, "crop_fraction") > 1.0:
         raise ValueError(f"`crop_fraction` must be in (0, 1]. Received: crop_fraction={crop_fraction!r}")
-    load_size = int(round(image_size / crop_fraction))
+    load_size = round(image_size / crop_fraction)
     ds, found_classes = imagenet_source(source, split, load_size, training, seed, name=name)
     num_classes = num_classes or found_classes
     if training:

@@ -13,30 +13,12 @@ import contextlib
 
 import keras
 
+from keras_structinit.backend import accelerator  # also imported from here by the recipes
+
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
 DISTRIBUTIONS = ("data_parallel", "mirrored", "tpu", "auto")
 # Keras exports its distribution classes but not their common base.
 KERAS_DISTRIBUTIONS = (keras.distribution.DataParallel, keras.distribution.ModelParallel)
-
-
-def accelerator():
-    """``"tpu"``, ``"gpu"`` or ``"cpu"``: the kind of the first device the backend sees."""
-    backend = keras.backend.backend()
-    if backend == "jax":
-        import jax
-
-        return jax.devices()[0].platform.lower().replace("cuda", "gpu").replace("rocm", "gpu")
-    if backend == "tensorflow":
-        import tensorflow as tf
-
-        if tf.config.list_logical_devices("TPU"):
-            return "tpu"
-        return "gpu" if tf.config.list_logical_devices("GPU") else "cpu"
-    if backend == "torch":
-        import torch
-
-        return "gpu" if torch.cuda.is_available() else "cpu"
-    return "cpu"
 
 
 def resolve_precision(precision):
@@ -50,7 +32,9 @@ def resolve_precision(precision):
     if precision is None:
         return "float32"
     if not isinstance(precision, str) or precision not in PRECISIONS:
-        raise ValueError(f"`precision` must be None or one of {PRECISIONS}. Received: precision={precision!r}")
+        raise ValueError(
+            f"`precision` must be None or one of {PRECISIONS}. Received: precision={precision!r}"
+        )
     if precision == "auto":
         return "mixed_float16" if accelerator() == "gpu" else "mixed_bfloat16"
     return precision
@@ -93,21 +77,28 @@ def resolve_distribution(distribution):
             f"tf.distribute.Strategy (TensorFlow). Received: {distribution!r}"
         )
     if distribution not in DISTRIBUTIONS:
-        raise ValueError(f"`distribution` must be one of {DISTRIBUTIONS}. Received: distribution={distribution!r}")
+        raise ValueError(
+            f"`distribution` must be one of {DISTRIBUTIONS}. Received: distribution={distribution!r}"
+        )
     if backend == "torch":
         raise ValueError(
             "`distribution` is not supported on the torch backend (Keras' torch trainer runs on "
             "one device); use the JAX backend (DataParallel) or TensorFlow (Mirrored/TPUStrategy)."
         )
     if distribution == "auto":
-        distribution = "data_parallel" if backend == "jax" else (
-            "tpu" if accelerator() == "tpu" else "mirrored")
+        distribution = (
+            "data_parallel" if backend == "jax" else ("tpu" if accelerator() == "tpu" else "mirrored")
+        )
     if distribution == "data_parallel":
         if backend != "jax":
-            raise ValueError("distribution='data_parallel' needs the JAX backend; on TensorFlow use 'mirrored' or 'tpu'.")
+            raise ValueError(
+                "distribution='data_parallel' needs the JAX backend; on TensorFlow use 'mirrored' or 'tpu'."
+            )
         return keras.distribution.DataParallel(devices=keras.distribution.list_devices())
     if backend != "tensorflow":
-        raise ValueError(f"distribution={distribution!r} needs the TensorFlow backend; on JAX use 'data_parallel'.")
+        raise ValueError(
+            f"distribution={distribution!r} needs the TensorFlow backend; on JAX use 'data_parallel'."
+        )
     import tensorflow as tf
 
     if distribution == "mirrored":

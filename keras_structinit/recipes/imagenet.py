@@ -18,22 +18,23 @@ from __future__ import annotations
 
 import keras
 
+from keras_structinit import validation
 from keras_structinit.recipes.data import check_rand_augment, imagenet_dataset
 from keras_structinit.recipes.schedules import warmup_cosine
 from keras_structinit.recipes.training import check_fit_arguments, fit_classifier, steps_of
 
-IMAGENET_DEFAULTS = dict(
-    image_size=224,
-    batch_size=1024,
-    base_learning_rate=5e-3,  # at batch 2048
-    weight_decay=0.01,
-    warmup_epochs=5,
-    rand_augment=(2, 0.7),
-    mixup_alpha=0.2,
-    cutmix_alpha=1.0,
-    loss="bce",
-    label_smoothing=0.0,
-)
+IMAGENET_DEFAULTS = {
+    "image_size": 224,
+    "batch_size": 1024,
+    "base_learning_rate": 5e-3,  # at batch 2048
+    "weight_decay": 0.01,
+    "warmup_epochs": 5,
+    "rand_augment": (2, 0.7),
+    "mixup_alpha": 0.2,
+    "cutmix_alpha": 1.0,
+    "loss": "bce",
+    "label_smoothing": 0.0,
+}
 LOSSES = ("bce", "ce")
 
 
@@ -85,8 +86,7 @@ def fit_imagenet(
         precision, distribution, ema, seed, callbacks, verbose, jit_compile:
             as in :func:`keras_structinit.recipes.fit_cifar`.
     """
-    if loss not in LOSSES:
-        raise ValueError(f"`loss` must be one of {LOSSES}. Received: loss={loss!r}")
+    validation.one_of(loss, "loss", LOSSES)
     check_rand_augment(rand_augment)
     check_fit_arguments(model, epochs, precision, distribution, ema)
     train, num_classes = imagenet_dataset(

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import keras
 import numpy as np
 
-from keras_structinit.covariance import check_positive_int
+from keras_structinit import validation
 
 
 def _check_fraction_knots(fractions, values):
@@ -49,7 +47,7 @@ class PiecewiseLinearSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """
 
     def __init__(self, total_steps, fractions, values, name="piecewise_linear"):
-        self.total_steps = check_positive_int(total_steps, "total_steps")
+        self.total_steps = validation.positive_int(total_steps, "total_steps")
         self.fractions, self.values = _check_fraction_knots(fractions, values)
         self.name = name
 
@@ -57,16 +55,15 @@ class PiecewiseLinearSchedule(keras.optimizers.schedules.LearningRateSchedule):
         t = keras.ops.cast(step, "float32") / float(self.total_steps)
         t = keras.ops.clip(t, 0.0, 1.0)
         lr = keras.ops.full_like(t, self.values[0])
-        for (f0, v0), (f1, v1) in zip(
-            zip(self.fractions, self.values), zip(self.fractions[1:], self.values[1:])
-        ):
+        knots = list(zip(self.fractions, self.values, strict=True))
+        for (f0, v0), (f1, v1) in zip(knots[:-1], knots[1:], strict=True):
             inside = keras.ops.logical_and(t >= f0, t <= f1)
             lr = keras.ops.where(inside, v0 + (t - f0) * ((v1 - v0) / (f1 - f0)), lr)
         return lr
 
     def get_config(self):
-        return dict(total_steps=self.total_steps, fractions=list(self.fractions),
-                    values=list(self.values), name=self.name)
+        return {"total_steps": self.total_steps, "fractions": list(self.fractions),
+                "values": list(self.values), "name": self.name}
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
@@ -82,21 +79,15 @@ class TriangularSchedule(PiecewiseLinearSchedule):
 
     def __init__(self, peak_learning_rate, total_steps, peak_fraction=0.4,
                  end_fraction=0.8, final_divisor=20.0, name="triangular"):
-        for arg, value in (("peak_learning_rate", peak_learning_rate), ("final_divisor", final_divisor)):
-            if isinstance(value, bool) or not isinstance(value, Real) or not value > 0:
-                raise ValueError(f"`{arg}` must be a positive number. Received: {arg}={value!r}")
-        for arg, value in (("peak_fraction", peak_fraction), ("end_fraction", end_fraction)):
-            if isinstance(value, bool) or not isinstance(value, Real):
-                raise ValueError(f"`{arg}` must be a number. Received: {arg}={value!r}")
-        if not 0.0 < peak_fraction < end_fraction <= 1.0:
+        self.peak_learning_rate = validation.positive_float(peak_learning_rate, "peak_learning_rate")
+        self.final_divisor = validation.positive_float(final_divisor, "final_divisor")
+        self.peak_fraction = validation.fraction(peak_fraction, "peak_fraction")
+        self.end_fraction = validation.fraction(end_fraction, "end_fraction")
+        if not 0.0 < self.peak_fraction < self.end_fraction:
             raise ValueError(
                 "Expected 0 < peak_fraction < end_fraction <= 1. Received: "
                 f"peak_fraction={peak_fraction!r}, end_fraction={end_fraction!r}"
             )
-        self.peak_learning_rate = float(peak_learning_rate)
-        self.peak_fraction = float(peak_fraction)
-        self.end_fraction = float(end_fraction)
-        self.final_divisor = float(final_divisor)
         low = self.peak_learning_rate / self.final_divisor
         fractions = [0.0, self.peak_fraction, self.end_fraction, 1.0]
         values = [0.0, self.peak_learning_rate, low, 0.0]
@@ -105,16 +96,14 @@ class TriangularSchedule(PiecewiseLinearSchedule):
         super().__init__(total_steps, fractions, values, name=name)
 
     def get_config(self):
-        return dict(peak_learning_rate=self.peak_learning_rate, total_steps=self.total_steps,
-                    peak_fraction=self.peak_fraction, end_fraction=self.end_fraction,
-                    final_divisor=self.final_divisor, name=self.name)
+        return {"peak_learning_rate": self.peak_learning_rate, "total_steps": self.total_steps,
+                "peak_fraction": self.peak_fraction, "end_fraction": self.end_fraction,
+                "final_divisor": self.final_divisor, "name": self.name}
 
 
 def warmup_cosine(peak_learning_rate, total_steps, warmup_steps):
     """Linear warmup 0 -> ``peak`` over ``warmup_steps``, then cosine to 0 (Keras' CosineDecay)."""
-    if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, Integral) or not (
-        0 <= warmup_steps < total_steps
-    ):
+    if validation.int_value(warmup_steps, "warmup_steps", minimum=0) >= total_steps:
         raise ValueError(
             f"`warmup_steps` must be an int in [0, total_steps={total_steps}). "
             f"Received: warmup_steps={warmup_steps!r}"

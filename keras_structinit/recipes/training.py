@@ -7,6 +7,7 @@ import time
 import keras
 import numpy as np
 
+from keras_structinit import validation
 from keras_structinit.recipes.data import channel_stats
 from keras_structinit.recipes.devices import accelerator, device_setup, resolve_precision
 from keras_structinit.recipes.schedules import warmup_cosine
@@ -61,8 +62,7 @@ def _model_in_setup(model):
 
 def check_fit_arguments(model, epochs, precision, distribution, ema=False):
     """Fails fast, before any input pipeline is built, on arguments that cannot work together."""
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"`epochs` must be a positive int. Received: epochs={epochs!r}")
+    validation.positive_int(epochs, "epochs")
     if not (isinstance(ema, bool) or (isinstance(ema, float) and 0.0 < ema < 1.0)):
         raise ValueError(
             f"`ema` must be False, True (momentum 0.9999) or a momentum in (0, 1). Received: ema={ema!r}"
@@ -157,10 +157,3 @@ def steps_of(dataset, name="data"):
             f"Cannot tell how many batches `{name}` has (cardinality {n}); pass `steps_per_epoch`."
         )
     return n
-
-
-def label_array(y, name="y"):
-    y = np.asarray(y).reshape(-1)
-    if not np.issubdtype(y.dtype, np.integer):
-        raise ValueError(f"`{name}` must hold integer class labels. Received dtype={y.dtype}")
-    return y.astype(np.int32)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from keras_structinit.callbacks import RecordFilterCovariance
-from keras_structinit.covariance_transfer import FilterCovariance
+from keras_structinit.covariance import FilterCovariance
 from keras_structinit.models.convmixer import convmixer
 
 
@@ -27,9 +27,9 @@ def tiny_data():
 def assert_banks_close(a, b):
     assert len(a) == len(b)
     assert a.kernel_size == b.kernel_size
-    for ma, mb in zip(a.means, b.means):
+    for ma, mb in zip(a.means, b.means, strict=True):
         np.testing.assert_allclose(ma, mb, rtol=1e-6, atol=1e-7)
-    for ca, cb in zip(a.covariances, b.covariances):
+    for ca, cb in zip(a.covariances, b.covariances, strict=True):
         np.testing.assert_allclose(ca, cb, rtol=1e-6, atol=1e-7)
 
 

@@ -9,21 +9,16 @@ model's filters, layer by layer, matched by relative depth.
 from __future__ import annotations
 
 import math
-from numbers import Integral
+import warnings
 
 import keras
 import numpy as np
 
-from keras_structinit.covariance import depth_fractions
-from keras_structinit.layer_utils import spatial_depthwise_convs
+from keras_structinit import validation
+from keras_structinit.covariance.schedule import depth_fractions
+from keras_structinit.walker import check_model, find_kernels, model_function
 
-__all__ = ["transfer_filters"]
-
-
-def _numpy_rng(seed):
-    if seed is None or (isinstance(seed, Integral) and not isinstance(seed, bool)):
-        return np.random.default_rng(None if seed is None else int(seed))
-    raise TypeError(f"`seed` must be None or an int. Received: seed={seed!r}")
+__all__ = ["apply_filter_transfer", "transfer_filters"]
 
 
 def _nearest_source(fraction, source_fractions):
@@ -44,12 +39,13 @@ def _pick_filters(num_source, num_target, rng):
     return np.concatenate([tiled, extra])
 
 
-def transfer_filters(source, target, seed=None):
-    """Copies a trained ``source`` model's depthwise filters into ``target``.
+@model_function()
+def apply_filter_transfer(model, *, source, layers=None, seed=None):
+    """Copies a trained ``source`` model's depthwise filters into ``model``.
 
     Both models must be built. Their spatial depthwise convolutions are found
-    with :func:`keras_structinit.layer_utils.spatial_depthwise_convs` (model
-    order). Target layer ``j`` of ``D_t`` (depth fraction
+    with :func:`keras_structinit.walker.find_kernels` (model order). Target
+    layer ``j`` of ``D_t`` (depth fraction
     ``depth_fractions(D_t)[j]``) copies from the source layer with the nearest
     depth fraction, ties going to the shallower layer.
 
@@ -67,8 +63,11 @@ def transfer_filters(source, target, seed=None):
     only read.
 
     Args:
-        source: a built, usually trained, ``keras.Model``.
-        target: a built ``keras.Model`` whose depthwise kernels are overwritten.
+        model: the built target ``keras.Model`` whose depthwise kernels are
+            overwritten.
+        source: a built, usually trained, ``keras.Model``; never modified.
+        layers: optional list of target layer names/objects to restrict to
+            (depth fractions are spread over these).
         seed: ``None`` (fresh randomness each call) or an int, which makes the
             choice of filters reproducible (a NumPy ``Generator`` is seeded
             with it).
@@ -76,20 +75,25 @@ def transfer_filters(source, target, seed=None):
     Returns:
         The paths of the target kernel variables that were assigned, in order.
 
+    Example:
+        >>> apply_filter_transfer(big, source=small, seed=0)
+
     Raises:
         ValueError: a model is unbuilt or has no spatial depthwise convs, or a
             target layer's kernel size differs from its matched source layer's.
         TypeError: ``seed`` is not ``None`` or an int.
     """
-    rng = _numpy_rng(seed)
-    source_convs = spatial_depthwise_convs(source)
-    target_convs = spatial_depthwise_convs(target)
+    seed = validation.optional(validation.int_value, seed, "seed")
+    rng = np.random.default_rng(seed)
+    check_model(source, "source")
+    source_convs = find_kernels(source, which="depthwise")
+    target_convs = find_kernels(model, which="depthwise", layers=layers)
     source_fracs = depth_fractions(len(source_convs))
     target_fracs = depth_fractions(len(target_convs))
 
     # Match and validate every layer before changing any weights.
     plan = []
-    for (t_layer, t_kernel), fraction in zip(target_convs, target_fracs):
+    for (t_layer, t_kernel), fraction in zip(target_convs, target_fracs, strict=True):
         s_layer, s_kernel = source_convs[_nearest_source(fraction, source_fracs)]
         t_size = tuple(int(d) for d in t_kernel.shape[:-2])
         s_size = tuple(int(d) for d in s_kernel.shape[:-2])
@@ -113,3 +117,14 @@ def transfer_filters(source, target, seed=None):
         t_kernel.assign(keras.ops.cast(values, t_kernel.dtype))
         paths.append(t_kernel.path)
     return paths
+
+
+def transfer_filters(source, target, seed=None):
+    """Deprecated: ``apply_filter_transfer(target, source=source, seed=seed)``."""
+    warnings.warn(
+        "transfer_filters(source, target) is deprecated; use "
+        "apply_filter_transfer(target, source=source, seed=...).",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return apply_filter_transfer(target, source=source, seed=seed)

@@ -6,7 +6,8 @@ import pytest
 
 import keras_structinit as ks
 from keras_structinit import covariance as cv
-from keras_structinit.initializers import ConvCovariance, conv_covariance as cc_module
+from keras_structinit.covariance import apply as cc_module
+from keras_structinit.initializers import ConvCovariance
 
 from conftest import assert_covariance_within_sampling_error, filters_of, to_numpy
 
@@ -14,7 +15,7 @@ from conftest import assert_covariance_within_sampling_error, filters_of, to_num
 @pytest.mark.parametrize("psd", ["abs", "clip"])
 def test_sampled_covariance_matches_psd_handled_target(psd):
     # sigma(d=1) of cifar-p2 is 1.905: Sigma' is indefinite, so abs != clip.
-    init = ConvCovariance(depth=1.0, psd=psd, seed=123)
+    init = ConvCovariance(depth_fraction=1.0, psd=psd, seed=123)
     kernel = init((7, 7, 4000, 6), dtype="float32")  # 24,000 filters
     assert tuple(kernel.shape) == (7, 7, 4000, 6)
     target = cv.psd_project(cv.conv_covariance(7, init.sigma), psd)
@@ -27,7 +28,7 @@ def test_variance_along_negative_eigenvectors(psd):
     # abs and clip differ by less than the entry-wise sampling error above, but
     # sharply along the eigenvectors of Sigma' with negative eigenvalues: the
     # sampled variance there is |lambda| for "abs" and 0 for "clip".
-    init = ConvCovariance(depth=1.0, psd=psd, seed=5)
+    init = ConvCovariance(depth_fraction=1.0, psd=psd, seed=5)
     eigvals, eigvecs = np.linalg.eigh(cv.conv_covariance(7, init.sigma))
     negative = eigvals < -1e-3
     assert negative.sum() >= 1
@@ -55,10 +56,12 @@ def test_scale_multiplies_samples():
 
 
 def test_explicit_values_override_preset():
-    init = ConvCovariance(v_sigma=0.0, a_sigma=0.0, depth=1.0, preset="cifar-p1")
+    init = ConvCovariance(v_sigma=0.0, a_sigma=0.0, depth_fraction=1.0, preset="cifar-p1")
     assert init.sigma == pytest.approx(0.16)
-    assert ConvCovariance(sigma0=0.3, depth=0.0).sigma == pytest.approx(0.3)
-    assert ConvCovariance(depth=0.5, preset="imagenet-thawed").sigma == pytest.approx(0.15 + 0.125 + 0.125)
+    assert ConvCovariance(sigma0=0.3, depth_fraction=0.0).sigma == pytest.approx(0.3)
+    assert ConvCovariance(depth_fraction=0.5, preset="imagenet-thawed").sigma == pytest.approx(
+        0.15 + 0.125 + 0.125
+    )
 
 
 def test_int_seed_repeats_and_seed_generator_advances():
@@ -82,7 +85,9 @@ def test_dtypes(dtype):
 
 
 def test_config_round_trip():
-    init = ConvCovariance(sigma0=0.2, depth=0.25, preset="imagenet-frozen", psd="clip", scale=0.5, seed=9)
+    init = ConvCovariance(
+        sigma0=0.2, depth_fraction=0.25, preset="imagenet-frozen", psd="clip", scale=0.5, seed=9
+    )
     config = keras.saving.serialize_keras_object(init)
     clone = keras.saving.deserialize_keras_object(config)
     assert isinstance(clone, ConvCovariance)
@@ -93,7 +98,7 @@ def test_config_round_trip():
 def test_at_depth_specializes_depth_and_seed():
     init = ConvCovariance(seed=5, preset="cifar-p1")
     layer3 = init.at_depth(0.5, index=3)
-    assert layer3.depth == 0.5 and layer3.preset == "cifar-p1"
+    assert layer3.depth_fraction == 0.5 and layer3.preset == "cifar-p1"
     assert layer3.get_config()["seed"] == 8
     assert ConvCovariance().at_depth(0.2, 1).get_config()["seed"] is None
 
@@ -106,11 +111,11 @@ def test_at_depth_specializes_depth_and_seed():
         (dict(preset="cifar10"), ValueError, "preset"),
         (dict(preset=None, sigma0=0.1), ValueError, "v_sigma"),
         (dict(psd="eig"), ValueError, "psd"),
-        (dict(depth=1.5), ValueError, "depth"),
-        (dict(depth=-0.01), ValueError, "depth"),
+        (dict(depth_fraction=1.5), ValueError, "depth_fraction"),
+        (dict(depth_fraction=-0.01), ValueError, "depth_fraction"),
         (dict(scale=float("inf")), ValueError, "scale"),
         (dict(seed="1"), TypeError, "seed"),
-        (dict(sigma0=0.1, v_sigma=-1.0, a_sigma=0.0, depth=1.0), ValueError, "sigma=.* <= 0"),
+        (dict(sigma0=0.1, v_sigma=-1.0, a_sigma=0.0, depth_fraction=1.0), ValueError, "sigma=.* <= 0"),
     ],
 )
 def test_bad_constructor_arguments(kwargs, error, match):
@@ -142,7 +147,7 @@ def test_apply_assigns_schedule_over_depth(monkeypatch):
     class Recording(ConvCovariance):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            depths.append(self.depth)
+            depths.append(self.depth_fraction)
 
     model = ks.models.convmixer(8, 8, kernel_size=5, num_classes=3, input_shape=(8, 8, 3))
     monkeypatch.setattr(cc_module, "ConvCovariance", Recording)
@@ -230,7 +235,11 @@ def test_mixed_bfloat16_policy():
     keras.config.set_dtype_policy("mixed_bfloat16")
     try:
         model = ks.models.convmixer(
-            8, 2, kernel_size=5, num_classes=3, input_shape=(8, 8, 3),
+            8,
+            2,
+            kernel_size=5,
+            num_classes=3,
+            input_shape=(8, 8, 3),
             depthwise_initializer=ConvCovariance(seed=0),
         )
         ks.apply_conv_covariance(model, seed=0)
@@ -241,3 +250,11 @@ def test_mixed_bfloat16_policy():
         assert np.all(np.isfinite(to_numpy(out)))
     finally:
         keras.config.set_dtype_policy(previous)
+
+
+def test_depth_is_a_deprecated_alias_of_depth_fraction():
+    with pytest.warns(DeprecationWarning, match="depth_fraction"):
+        init = ConvCovariance(depth=0.5, preset="imagenet-thawed")
+    assert init.depth_fraction == 0.5
+    assert init.sigma == ConvCovariance(depth_fraction=0.5, preset="imagenet-thawed").sigma
+    assert "depth" not in init.get_config() and init.get_config()["depth_fraction"] == 0.5

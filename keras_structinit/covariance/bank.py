@@ -21,15 +21,18 @@ Vectors use the row-major flattening of the filter, the layout ``Sigma'`` of
 
 from __future__ import annotations
 
+import base64
+import itertools
 import json
 import math
 import os
 
 import numpy as np
 
-from keras_structinit import covariance as cov_math
+from keras_structinit import validation
+from keras_structinit.covariance.closed_form import block_to_vector, two_d, vector_to_block
+from keras_structinit.covariance.schedule import depth_fractions
 from keras_structinit.io_utils import atomic_path
-from keras_structinit.layer_utils import spatial_depthwise_convs
 
 __all__ = ["FilterCovariance"]
 
@@ -37,6 +40,10 @@ __all__ = ["FilterCovariance"]
 FORMAT_VERSION = 1
 
 _ARRAY_KEYS = ("means", "covariances", "metadata")
+
+
+def _depth_fraction(value, name):
+    return validation.fraction(value, name, "a depth fraction in [0, 1]")
 
 
 def _symmetry_tolerance(cov):
@@ -74,7 +81,7 @@ class FilterCovariance:
         layer_paths=None,
         source_name=None,
     ):
-        self._kernel_size = cov_math.normalize_kernel_size(kernel_size)
+        self._kernel_size = validation.kernel_size(kernel_size)
         n = math.prod(self._kernel_size)
         means = list(means) if means is not None else []
         covariances = list(covariances) if covariances is not None else []
@@ -89,7 +96,7 @@ class FilterCovariance:
                 f"{len(covariances)}; they must have one entry per layer."
             )
         checked_means, checked_covs = [], []
-        for index, (mean, cov) in enumerate(zip(means, covariances)):
+        for index, (mean, cov) in enumerate(zip(means, covariances, strict=True)):
             mean = np.array(mean, dtype=np.float64)
             cov = np.array(cov, dtype=np.float64)
             if mean.shape != (n,):
@@ -106,14 +113,11 @@ class FilterCovariance:
             if not np.all(np.isfinite(mean)):
                 raise ValueError(f"Layer {index}: the mean contains NaN or infinite values.")
             if not np.all(np.isfinite(cov)):
-                raise ValueError(
-                    f"Layer {index}: the covariance contains NaN or infinite values."
-                )
+                raise ValueError(f"Layer {index}: the covariance contains NaN or infinite values.")
             asym = float(np.max(np.abs(cov - cov.T)))
             if asym > _symmetry_tolerance(cov):
                 raise ValueError(
-                    f"Layer {index}: the covariance is not symmetric (largest "
-                    f"|S - S^T| entry is {asym:.3g})."
+                    f"Layer {index}: the covariance is not symmetric (largest |S - S^T| entry is {asym:.3g})."
                 )
             cov = 0.5 * (cov + cov.T)
             mean.setflags(write=False)
@@ -136,19 +140,17 @@ class FilterCovariance:
     @staticmethod
     def _check_depths(depths, num_layers):
         if depths is None:
-            return tuple(cov_math.depth_fractions(num_layers))
+            return tuple(depth_fractions(num_layers))
         if isinstance(depths, str):
             raise ValueError(f"`depth_fractions` must be a list of numbers. Received: {depths!r}")
-        depths = [cov_math.check_depth_fraction(d, "depth_fractions") for d in depths]
+        depths = [_depth_fraction(d, "depth_fractions") for d in depths]
         if len(depths) != num_layers:
             raise ValueError(
                 f"`depth_fractions` must have one value per layer ({num_layers}). "
                 f"Received {len(depths)} values."
             )
-        if any(b <= a for a, b in zip(depths, depths[1:])):
-            raise ValueError(
-                f"`depth_fractions` must be strictly increasing. Received: {depths!r}"
-            )
+        if any(b <= a for a, b in itertools.pairwise(depths)):
+            raise ValueError(f"`depth_fractions` must be strictly increasing. Received: {depths!r}")
         return tuple(depths)
 
     # ------------------------------------------------------------------
@@ -189,10 +191,7 @@ class FilterCovariance:
 
     def __repr__(self):
         source = f", source_name={self._source_name!r}" if self._source_name else ""
-        return (
-            f"FilterCovariance(num_layers={len(self)}, "
-            f"kernel_size={self._kernel_size}{source})"
-        )
+        return f"FilterCovariance(num_layers={len(self)}, kernel_size={self._kernel_size}{source})"
 
     def _replace(self, means, covariances, kernel_size=None):
         return FilterCovariance(
@@ -211,9 +210,9 @@ class FilterCovariance:
     def from_model(cls, model, layers=None):
         """Measures the filter statistics of a built model's depthwise convs.
 
-        The spatial depthwise/grouped convolutions are found with
-        :func:`keras_structinit.layer_utils.spatial_depthwise_convs` (model
-        order). For layer ``i`` with kernel ``(kh, kw, a, b)`` the ``H = a * b``
+        The spatial depthwise/grouped convolutions are found with the
+        package's model walker (:func:`keras_structinit.walker.find_kernels`,
+        model order). For layer ``i`` with kernel ``(kh, kw, a, b)`` the ``H = a * b``
         filters ``kernel[..., a_, b_]`` are flattened row-major; the mean is
         Eq. 4 and the covariance is Eq. 3 with the unbiased ``1 / (H - 1)``
         normalisation instead of ``1 / H`` (identical for the large ``H`` of
@@ -227,14 +226,15 @@ class FilterCovariance:
             ValueError: no spatial depthwise convs, a layer with fewer than two
                 filters, or layers whose kernel sizes differ.
         """
-        import keras  # only needed here; the rest of the module is NumPy
+        # Keras is only needed here; the rest of the module is NumPy.
+        import keras
 
-        found = spatial_depthwise_convs(model, layers=layers)
+        from keras_structinit.walker import find_kernels
+
+        found = find_kernels(model, which="depthwise", layers=layers)
         sizes = {tuple(int(s) for s in kernel.shape[:-2]) for _, kernel in found}
         if len(sizes) != 1:
-            described = ", ".join(
-                f"{layer.name}: {tuple(kernel.shape[:-2])}" for layer, kernel in found
-            )
+            described = ", ".join(f"{layer.name}: {tuple(kernel.shape[:-2])}" for layer, kernel in found)
             raise ValueError(
                 "All measured layers must share one kernel size, but they have "
                 f"{described}. Pass `layers=` to select layers of one size."
@@ -312,18 +312,14 @@ class FilterCovariance:
             with np.load(path, allow_pickle=False) as data:
                 missing = [key for key in _ARRAY_KEYS if key not in data.files]
                 if missing:
-                    raise ValueError(
-                        f"{path!r} is not a FilterCovariance file: missing {missing}."
-                    )
+                    raise ValueError(f"{path!r} is not a FilterCovariance file: missing {missing}.")
                 means = np.array(data["means"], dtype=np.float64)
                 covariances = np.array(data["covariances"], dtype=np.float64)
                 metadata = json.loads(str(data["metadata"][()]))
         except ValueError:
             raise
         except Exception as error:  # zip/pickle/JSON/dtype errors of a bad file
-            raise ValueError(
-                f"Could not read a FilterCovariance from {path!r}: {error}"
-            ) from error
+            raise ValueError(f"Could not read a FilterCovariance from {path!r}: {error}") from error
         if not isinstance(metadata, dict) or "kernel_size" not in metadata:
             raise ValueError(f"{path!r} has invalid FilterCovariance metadata.")
         version = metadata.get("format_version")
@@ -350,6 +346,40 @@ class FilterCovariance:
             source_name=metadata.get("source_name"),
         )
 
+    def get_config(self):
+        """A JSON-serializable dict that :meth:`from_config` turns back into this bank.
+
+        Arrays are stored exactly, as base64 of their little-endian float64
+        bytes (``L * n^2`` numbers would be several times larger as JSON
+        lists). Initializer configs embed it, so ``.keras`` files hold the
+        whole bank.
+        """
+        return {
+            "means": _encode_array(np.stack(self._means)),
+            "covariances": _encode_array(np.stack(self._covariances)),
+            "kernel_size": list(self._kernel_size),
+            "depth_fractions": list(self._depth_fractions),
+            "layer_paths": self.layer_paths,
+            "source_name": self._source_name,
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        """The bank described by a :meth:`get_config` dict."""
+        if not isinstance(config, dict):
+            raise TypeError(f"`config` must be a dict from FilterCovariance.get_config. Received: {config!r}")
+        missing = [key for key in ("means", "covariances", "kernel_size") if key not in config]
+        if missing:
+            raise ValueError(f"`config` is not a FilterCovariance config: missing {missing}.")
+        return cls(
+            list(_decode_array(config["means"], "means")),
+            list(_decode_array(config["covariances"], "covariances")),
+            tuple(config["kernel_size"]),
+            depth_fractions=config.get("depth_fractions"),
+            layer_paths=config.get("layer_paths"),
+            source_name=config.get("source_name"),
+        )
+
     def structure(self):
         """Per-layer summary of how structured each covariance is.
 
@@ -369,26 +399,28 @@ class FilterCovariance:
         for cov in self._covariances:
             trace = float(np.trace(cov))
             top = float(np.linalg.eigvalsh(cov)[-1])
-            summary.append(dict(
-                total_variance=trace,
-                centre_ratio=float(cov[centre, centre] / (trace / n)) if trace > 0 else float("nan"),
-                top_eigen_share=top / trace if trace > 0 else float("nan"),
-            ))
+            summary.append(
+                dict(
+                    total_variance=trace,
+                    centre_ratio=float(cov[centre, centre] / (trace / n)) if trace > 0 else float("nan"),
+                    top_eigen_share=top / trace if trace > 0 else float("nan"),
+                )
+            )
         return summary
 
     # ------------------------------------------------------------------
     # Depth interpolation
     # ------------------------------------------------------------------
-    def at_depth(self, depth):
-        """``(mean, covariance)`` at depth fraction ``depth`` in [0, 1].
+    def at_depth(self, depth_fraction):
+        """``(mean, covariance)`` at ``depth_fraction`` in [0, 1].
 
         Linear interpolation between the two source layers whose depth
-        fractions bracket ``depth``; exact at source depths. Outside the range
+        fractions bracket it; exact at source depths. Outside the range
         of the source fractions (only possible with custom fractions) the
         nearest end layer is returned; a one-layer bank always returns its
         layer. Returns fresh float64 arrays.
         """
-        depth = cov_math.check_depth_fraction(depth, "depth")
+        depth = _depth_fraction(depth_fraction, "depth_fraction")
         fractions = self._depth_fractions
         if len(self) == 1 or depth <= fractions[0]:
             return self._means[0].copy(), self._covariances[0].copy()
@@ -426,16 +458,16 @@ class FilterCovariance:
         Means are resized like one block: padded with their own mean value or
         centre-cropped. The same size returns an identical bank.
         """
-        source = cov_math._two_d(self._kernel_size)
-        target = cov_math._two_d(kernel_size)
+        source = two_d(self._kernel_size)
+        target = two_d(kernel_size)
         if target == source:
             return self._replace(self._means, self._covariances)
         kh, kw = source
         th, tw = target
         means, covariances = [], []
-        for mean, cov in zip(self._means, self._covariances):
+        for mean, cov in zip(self._means, self._covariances, strict=True):
             means.append(_fit_image(mean.reshape(kh, kw), target).reshape(-1))
-            blocks = cov_math.vector_to_block(cov, source).reshape(kh, kh, kw, kw)
+            blocks = vector_to_block(cov, source).reshape(kh, kh, kw, kw)
             blocks = blocks.transpose(0, 2, 1, 3)  # [i, j, l, m]: block (i, j)
             fitted = np.empty((kh, kw, th, tw))
             for i in range(kh):
@@ -443,7 +475,7 @@ class FilterCovariance:
                     fitted[i, j] = _fit_image(blocks[i, j], target)
             grid = _bilinear_grid(fitted, target)  # [I, J, l, m]
             blk = grid.transpose(0, 2, 1, 3).reshape(th * th, tw * tw)
-            new_cov = cov_math.block_to_vector(blk, target)
+            new_cov = block_to_vector(blk, target)
             covariances.append(0.5 * (new_cov + new_cov.T))
         return self._replace(means, covariances, kernel_size=target)
 
@@ -477,10 +509,10 @@ class FilterCovariance:
             the relative fit error ``||Sigma' - A kron C||_F / ||Sigma'||_F``
             (0 for a zero covariance).
         """
-        kh, kw = cov_math._two_d(self._kernel_size)
+        kh, kw = two_d(self._kernel_size)
         covariances, errors = [], []
         for cov in self._covariances:
-            r = cov_math.vector_to_block(cov, (kh, kw))  # (kh*kh, kw*kw)
+            r = vector_to_block(cov, (kh, kw))  # (kh*kh, kw*kw)
             if kh == kw:
                 eigvals, eigvecs = np.linalg.eigh(0.5 * (r + r.T))
                 lam = max(float(eigvals[-1]), 0.0)
@@ -500,6 +532,21 @@ class FilterCovariance:
             errors.append(float(np.linalg.norm(cov - approx)) / norm if norm > 0 else 0.0)
             covariances.append(approx)
         return self._replace(self._means, covariances), errors
+
+
+def _encode_array(array):
+    array = np.ascontiguousarray(array, dtype="<f8")
+    return {"shape": list(array.shape), "float64_base64": base64.b64encode(array.tobytes()).decode("ascii")}
+
+
+def _decode_array(encoded, name):
+    try:
+        data = base64.b64decode(encoded["float64_base64"], validate=True)
+        return np.frombuffer(data, dtype="<f8").reshape(encoded["shape"]).astype(np.float64)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ValueError(
+            f"`{name}` in the FilterCovariance config is not an encoded array: {error}"
+        ) from error
 
 
 # ----------------------------------------------------------------------------

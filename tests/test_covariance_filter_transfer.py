@@ -1,12 +1,12 @@
-"""transfer_filters: direct copying of learned depthwise filters."""
+"""apply_filter_transfer: direct copying of learned depthwise filters."""
 
 import keras
 import numpy as np
 import pytest
 
-from keras_structinit.filter_transfer import transfer_filters
-from keras_structinit.layer_utils import spatial_depthwise_convs
+from keras_structinit.covariance.filter_transfer import apply_filter_transfer, transfer_filters
 from keras_structinit.models.convmixer import convmixer
+from keras_structinit.walker import find_kernels
 
 
 def make(dim, depth, kernel_size=5, seed=None):
@@ -16,7 +16,7 @@ def make(dim, depth, kernel_size=5, seed=None):
 
 
 def kernels(model):
-    return [np.array(keras.ops.convert_to_numpy(k.value)) for _, k in spatial_depthwise_convs(model)]
+    return [np.array(keras.ops.convert_to_numpy(k.value)) for _, k in find_kernels(model)]
 
 
 def filter_rows(kernel):
@@ -28,12 +28,12 @@ def filter_rows(kernel):
 def test_wider_deeper_target_copies_nearest_layer():
     source, target = make(8, 2, seed=1), make(16, 4, seed=2)
     before = [w.copy() for w in source.get_weights()]
-    paths = transfer_filters(source, target, seed=0)
-    expected_paths = [k.path for _, k in spatial_depthwise_convs(target)]
+    paths = apply_filter_transfer(target, source=source, seed=0)
+    expected_paths = [k.path for _, k in find_kernels(target)]
     assert paths == expected_paths
     src = [filter_rows(k) for k in kernels(source)]
     # Depth fractions 0, 1/3, 2/3, 1 against 0, 1 -> source layers 0, 0, 1, 1.
-    for t_kernel, s_index in zip(kernels(target), [0, 0, 1, 1]):
+    for t_kernel, s_index in zip(kernels(target), [0, 0, 1, 1], strict=True):
         rows = filter_rows(t_kernel)
         assert rows.shape == (16, 25)
         source_set = {tuple(r) for r in src[s_index]}
@@ -41,14 +41,14 @@ def test_wider_deeper_target_copies_nearest_layer():
         # Tiling uses every source filter (exactly twice when H_t = 2 * H_s).
         _, counts = np.unique(rows, axis=0, return_counts=True)
         assert len(counts) == 8 and np.all(counts == 2)
-    for a, b in zip(before, source.get_weights()):
+    for a, b in zip(before, source.get_weights(), strict=True):
         np.testing.assert_array_equal(a, b)
 
 
 def test_tiling_with_remainder():
     source, target = make(8, 2, seed=1), make(12, 2, seed=2)
-    transfer_filters(source, target, seed=3)
-    for s_kernel, t_kernel in zip(kernels(source), kernels(target)):
+    apply_filter_transfer(target, source=source, seed=3)
+    for s_kernel, t_kernel in zip(kernels(source), kernels(target), strict=True):
         rows = filter_rows(t_kernel)
         src = filter_rows(s_kernel)
         np.testing.assert_array_equal(rows[:8], src)
@@ -62,20 +62,20 @@ def test_int_seed_is_reproducible(source_dim, target_dim):
     # Widths with a random part: tiling remainder (8 -> 12) or sub-sampling.
     source = make(source_dim, 2, seed=1)
     t1, t2, t3 = (make(target_dim, 4, seed=s) for s in (2, 3, 4))
-    transfer_filters(source, t1, seed=7)
-    transfer_filters(source, t2, seed=7)
-    transfer_filters(source, t3, seed=8)
-    for a, b in zip(kernels(t1), kernels(t2)):
+    apply_filter_transfer(t1, source=source, seed=7)
+    apply_filter_transfer(t2, source=source, seed=7)
+    apply_filter_transfer(t3, source=source, seed=8)
+    for a, b in zip(kernels(t1), kernels(t2), strict=True):
         np.testing.assert_array_equal(a, b)
-    assert any(not np.array_equal(a, c) for a, c in zip(kernels(t1), kernels(t3)))
+    assert any(not np.array_equal(a, c) for a, c in zip(kernels(t1), kernels(t3), strict=True))
 
 
 def test_narrower_target_subsamples_distinct_filters():
     source, target = make(16, 4, seed=1), make(8, 2, seed=2)
-    transfer_filters(source, target, seed=0)
+    apply_filter_transfer(target, source=source, seed=0)
     src = kernels(source)
     # Depth fractions 0, 1 against 0, 1/3, 2/3, 1 -> source layers 0, 3.
-    for t_kernel, s_index in zip(kernels(target), [0, 3]):
+    for t_kernel, s_index in zip(kernels(target), [0, 3], strict=True):
         rows = filter_rows(t_kernel)
         assert len({tuple(r) for r in rows}) == 8
         assert {tuple(r) for r in rows} <= {tuple(r) for r in filter_rows(src[s_index])}
@@ -84,7 +84,7 @@ def test_narrower_target_subsamples_distinct_filters():
 def test_tie_goes_to_lower_source_layer():
     # Target fractions 0, 1/2, 1 against source 0, 1: 1/2 is a tie.
     source, target = make(8, 2, seed=1), make(8, 3, seed=2)
-    transfer_filters(source, target, seed=0)
+    apply_filter_transfer(target, source=source, seed=0)
     middle = {tuple(r) for r in filter_rows(kernels(target)[1])}
     assert middle == {tuple(r) for r in filter_rows(kernels(source)[0])}
 
@@ -93,21 +93,30 @@ def test_kernel_size_mismatch_raises():
     source, target = make(8, 2, kernel_size=5), make(8, 2, kernel_size=3)
     before = kernels(target)
     with pytest.raises(ValueError, match=r"block_1_depthwise_conv.*\(3, 3\).*\(5, 5\)"):
-        transfer_filters(source, target)
-    for a, b in zip(before, kernels(target)):
+        apply_filter_transfer(target, source=source)
+    for a, b in zip(before, kernels(target), strict=True):
         np.testing.assert_array_equal(a, b)
 
 
 def test_biases_untouched():
     source, target = make(8, 2, seed=1), make(16, 4, seed=2)
-    layers = [layer for layer, _ in spatial_depthwise_convs(target)]
+    layers = [layer for layer, _ in find_kernels(target)]
     before = [np.array(keras.ops.convert_to_numpy(l.bias)) for l in layers if l.use_bias]
-    transfer_filters(source, target, seed=0)
+    apply_filter_transfer(target, source=source, seed=0)
     after = [np.array(keras.ops.convert_to_numpy(l.bias)) for l in layers if l.use_bias]
-    for a, b in zip(before, after):
+    for a, b in zip(before, after, strict=True):
         np.testing.assert_array_equal(a, b)
 
 
 def test_bad_seed_raises():
     with pytest.raises(TypeError, match="`seed`"):
-        transfer_filters(make(8, 2), make(8, 2), seed="x")
+        apply_filter_transfer(make(8, 2), source=make(8, 2), seed="x")
+
+
+def test_transfer_filters_is_a_deprecated_alias():
+    source, target, again = make(8, 2, seed=1), make(8, 2, seed=2), make(8, 2, seed=2)
+    with pytest.warns(DeprecationWarning, match="apply_filter_transfer"):
+        paths = transfer_filters(source, target, seed=0)
+    assert paths == apply_filter_transfer(again, source=source, seed=0)
+    for a, b in zip(kernels(target), kernels(again), strict=True):
+        np.testing.assert_array_equal(a, b)

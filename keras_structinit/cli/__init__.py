@@ -1,0 +1,116 @@
+"""The ``structinit`` command line: ``structinit demo`` and ``structinit train``.
+
+This module holds the parser and the dispatch; each subcommand runs from its
+own module (:mod:`~keras_structinit.cli.demo`, :mod:`~keras_structinit.cli.train`),
+imported only when it runs, so that ``--help``, argument errors and
+``--backend`` come before any Keras import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from keras_structinit.cli.arguments import BACKENDS, positive_int
+
+__all__ = ["build_parser", "main"]
+
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
+DISTRIBUTIONS = ("data_parallel", "mirrored", "tpu", "auto")
+RECIPES = ("cifar10", "cifar100", "imagenet")
+
+
+def build_parser():
+    """The ``structinit`` argument parser (``args.command`` names the subcommand)."""
+    parser = argparse.ArgumentParser(
+        prog="structinit", description="Structured initialization for Keras 3 vision models."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser(
+        "demo",
+        help="frozen-filter ConvMixer: default init vs ConvCovariance",
+        description=(
+            "Trains a small frozen-filter ConvMixer with PyTorch's default uniform init and "
+            "with ConvCovariance, prints a table and writes plots. Uses CIFAR-10 from --data "
+            "or the Keras cache, else an embedded procedural image set (no download)."
+        ),
+    )
+    demo.add_argument("--data", default=None, help="CIFAR-10 ImageFolder dir, .zip of one, or .npz (x, y)")
+    demo.add_argument("--epochs", type=positive_int, default=None, help="epochs per run (default 4)")
+    demo.add_argument("--out", default="structinit_demo", help="output directory (default structinit_demo)")
+    demo.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
+    demo.add_argument("--train-size", type=positive_int, default=None, help="training images (default 10000)")
+    demo.add_argument("--backend", choices=BACKENDS, default=None,
+                      help="Keras backend (default: KERAS_BACKEND)")
+
+    train = sub.add_parser(
+        "train",
+        help="train a model with a CIFAR or ImageNet recipe",
+        description=(
+            "Trains a model from the zoo with a model.fit recipe and an initialization, "
+            "logs CSV, writes learning curves and results.json (config, versions, "
+            "per-epoch metrics, final eval accuracy) to --out."
+        ),
+    )
+    train.add_argument("--recipe", choices=RECIPES, default="cifar10")
+    train.add_argument("--model", required=True,
+                       help="convmixer-H/D, convnext-iso-H/D, convnext-atto|femto|pico|nano|tiny, "
+                            "vit-tiny, vit-small, simple-cnn, vgg16, resnet18-gn")
+    train.add_argument("--init", default="default",
+                       help="default | torch-uniform | conv-cov[:PRESET] | cov-transfer:PATH "
+                            "(default: default)")
+    train.add_argument("--frozen", action="store_true", help="freeze the spatial (depthwise) filters")
+    train.add_argument("--epochs", type=positive_int, required=True)
+    train.add_argument("--data", default=None,
+                       help="CIFAR: ImageFolder dir/.zip or .npz (default keras.datasets); "
+                            "ImageNet: ImageFolder dir or tfds:NAME")
+    train.add_argument("--eval-data", default=None,
+                       help="external evaluation set: .npz (uint8 x, int y) or ImageFolder dir/.zip")
+    train.add_argument("--out", default="structinit_train",
+                       help="output directory (default structinit_train)")
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--backend", choices=BACKENDS, default=None,
+                       help="Keras backend (default: KERAS_BACKEND)")
+    train.add_argument("--batch-size", type=positive_int, default=None, help="global batch (recipe default)")
+    train.add_argument("--lr", type=float, default=None, help="peak learning rate (recipe default)")
+    train.add_argument("--weight-decay", type=float, default=None)
+    train.add_argument("--label-smoothing", type=float, default=None)
+    train.add_argument("--rand-augment", default="recipe",
+                       help="N,M (ops, magnitude in [0,1]), 'none', or 'recipe'")
+    train.add_argument("--train-size", type=positive_int, default=None,
+                       help="CIFAR: use this many training images")
+    train.add_argument("--val-split", type=float, default=0.1,
+                       help="CIFAR: held-out fraction per class (default 0.1)")
+    train.add_argument("--image-size", type=positive_int, default=None,
+                       help="ImageNet: crop size (default 224)")
+    train.add_argument("--kernel-size", type=positive_int, default=None,
+                       help="depthwise kernel size (model default)")
+    train.add_argument("--patch-size", type=positive_int, default=None,
+                       help="stem patch size (model default)")
+    train.add_argument("--precision", choices=PRECISIONS, default=None)
+    train.add_argument("--distribution", choices=DISTRIBUTIONS, default=None)
+    return parser
+
+
+def _ensure_backend(backend, argv):
+    """Selects ``backend`` before Keras is imported, or re-runs the command if Keras is on another one."""
+    if backend is None:
+        return
+    if "keras" not in sys.modules:
+        os.environ["KERAS_BACKEND"] = backend
+        return
+    import keras
+
+    if keras.backend.backend() != backend:
+        env = dict(os.environ, KERAS_BACKEND=backend)
+        os.execve(sys.executable, [sys.executable, "-m", "keras_structinit.cli", *argv], env)
+
+
+def main(argv=None):
+    """Runs ``structinit`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    _ensure_backend(args.backend, argv)
+    return importlib.import_module(f"keras_structinit.cli.{args.command}").run(args)

@@ -1,0 +1,31 @@
+"""Argument types and error reporting shared by the ``structinit`` parser and subcommands (no Keras)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from keras_structinit import validation
+
+BACKENDS = ("tensorflow", "jax", "torch")
+
+
+def positive_int(text):
+    """``argparse`` type: a positive int."""
+    try:
+        return validation.positive_int(int(text), "value")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+
+
+def check_exists(path, flag):
+    """``ValueError`` naming ``flag`` when ``path`` (``None`` allowed) does not exist."""
+    if path is not None and not os.path.exists(path):
+        raise ValueError(f"{flag} {path!r} does not exist")
+
+
+def usage_error(command, error):
+    """Prints ``structinit COMMAND: error: ...`` to stderr; returns the exit status 2."""
+    print(f"structinit {command}: error: {error}", file=sys.stderr)
+    return 2

@@ -1,0 +1,63 @@
+"""Covariance initialization of conv filters (Trockman, Willmott & Kolter, ICLR 2023).
+
+Pure math (NumPy float64, no Keras import):
+
+* :mod:`.closed_form`: ``conv_covariance`` (Eq. 1, 5, 6, 10), block/vector layouts;
+* :mod:`.schedule`: the variance schedule over depth (Eq. 11), ``PRESETS``;
+* :mod:`.psd`: making the covariance sampleable (``psd_factor``);
+* :mod:`.bank`: ``FilterCovariance``, per-layer statistics of trained models
+  (Eq. 3, 4) with interpolation over depth, resizing and Kronecker fits.
+
+Keras objects, imported on first use:
+
+* :mod:`.initializers`: ``ConvCovariance``, ``CovarianceTransfer``;
+* :mod:`.apply`: ``apply_conv_covariance``, ``apply_covariance_transfer``;
+* :mod:`.filter_transfer`: ``apply_filter_transfer`` (direct-copy baseline);
+* :mod:`.callbacks`: ``RecordFilterCovariance``.
+"""
+
+from keras_structinit._lazy import lazy_exports
+from keras_structinit.covariance.bank import FilterCovariance
+from keras_structinit.covariance.closed_form import (
+    block_to_vector,
+    conv_covariance,
+    conv_covariance_blocks,
+    vector_to_block,
+)
+from keras_structinit.covariance.psd import PSD_MODES, psd_factor, psd_project
+from keras_structinit.covariance.schedule import PRESETS, depth_fractions, resolve_schedule, variance_schedule
+
+__getattr__, __dir__, _ = lazy_exports(
+    __name__,
+    {
+        "ConvCovariance": "keras_structinit.covariance.initializers",
+        "CovarianceTransfer": "keras_structinit.covariance.initializers",
+        "RecordFilterCovariance": "keras_structinit.covariance.callbacks",
+        "apply_conv_covariance": "keras_structinit.covariance.apply",
+        "apply_covariance_transfer": "keras_structinit.covariance.apply",
+        "apply_filter_transfer": "keras_structinit.covariance.filter_transfer",
+        "transfer_filters": "keras_structinit.covariance.filter_transfer",
+    },
+)
+
+__all__ = [
+    "PRESETS",
+    "PSD_MODES",
+    "ConvCovariance",
+    "CovarianceTransfer",
+    "FilterCovariance",
+    "RecordFilterCovariance",
+    "apply_conv_covariance",
+    "apply_covariance_transfer",
+    "apply_filter_transfer",
+    "block_to_vector",
+    "conv_covariance",
+    "conv_covariance_blocks",
+    "depth_fractions",
+    "psd_factor",
+    "psd_project",
+    "resolve_schedule",
+    "transfer_filters",
+    "variance_schedule",
+    "vector_to_block",
+]

@@ -1,0 +1,48 @@
+"""Stochastic depth (Huang et al., "Deep Networks with Stochastic Depth", ECCV 2016)."""
+
+from __future__ import annotations
+
+import keras
+
+from keras_structinit import validation
+
+
+@keras.saving.register_keras_serializable(package="keras_structinit")
+class StochasticDepth(keras.layers.Layer):
+    """Drop path: drops a whole residual branch, per sample, in training.
+
+    In training ``y_b = x_b * m_b / (1 - rate)`` with ``m_b ~ Bernoulli(1 - rate)``
+    drawn once per sample ``b`` (the sample is kept whole or zeroed); at
+    inference ``y = x``. Placed on the residual branch, before the addition.
+
+    Args:
+        rate: drop probability in ``[0, 1)``.
+        seed: ``None`` or an int seeding the layer's ``keras.random.SeedGenerator``.
+        **kwargs: base layer keyword arguments, such as ``name`` and ``dtype``.
+
+    Example:
+
+    ```python
+    branch = keras.layers.Dense(64)(x)
+    branch = StochasticDepth(0.1)(branch)
+    x = keras.layers.Add()([x, branch])
+    ```
+    """
+
+    def __init__(self, rate=0.0, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        self.rate = validation.rate(rate, "rate")
+        self.seed = validation.optional(validation.int_value, seed, "seed")
+        self.seed_generator = keras.random.SeedGenerator(self.seed)
+
+    def call(self, inputs, training=False):
+        if not training or self.rate == 0.0:
+            return inputs
+        noise_shape = (None,) + (1,) * (len(inputs.shape) - 1)
+        return keras.random.dropout(inputs, self.rate, noise_shape=noise_shape, seed=self.seed_generator)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def get_config(self):
+        return {**super().get_config(), "rate": self.rate, "seed": self.seed}

@@ -1,0 +1,103 @@
+"""Frozen filters stay frozen across fit, save and reload, with the optimizer state."""
+
+import warnings
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+from keras_structinit.freezing import load_frozen_model
+
+from conftest import to_numpy
+
+
+def data(n=16, shape=(8, 8, 3), classes=3):
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((n, *shape)).astype("float32"), rng.integers(0, classes, n)
+
+
+def compiled(model):
+    model.compile(optimizer=keras.optimizers.AdamW(1e-2), loss="sparse_categorical_crossentropy")
+    return model
+
+
+def values(model):
+    return {v.path: np.array(to_numpy(v)) for v in model.variables}
+
+
+def assert_training_keeps_frozen(model, frozen, x, y):
+    before = values(model)
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    after = values(model)
+    for path in before:
+        if path in frozen:
+            np.testing.assert_array_equal(after[path], before[path])
+    changed = [p for v in model.trainable_variables if not np.array_equal(after[(p := v.path)], before[p])]
+    assert changed, "nothing trained"
+
+
+def save_and_reload(model, tmp_path, frozen=None):
+    path = tmp_path / "model.keras"
+    model.save(path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loaded = keras.saving.load_model(path) if frozen is None else load_frozen_model(path, frozen)
+    assert not [w for w in caught if "Skipping variable loading for optimizer" in str(w.message)]
+    return loaded
+
+
+def test_package_layers_save_their_frozen_kernels(tmp_path):
+    x, y = data()
+    model = compiled(ks.models.convmixer(8, 2, kernel_size=3, num_classes=3, input_shape=(8, 8, 3)))
+    frozen = ks.freeze_spatial(model)
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    loaded = save_and_reload(model, tmp_path)
+    by_path = {v.path: v for v in loaded.variables}
+    assert [p for p in frozen if by_path[p].trainable] == []
+    assert len(loaded.optimizer.variables) == len(model.optimizer.variables)
+    for a, b in zip(model.optimizer.variables, loaded.optimizer.variables, strict=True):
+        np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+    assert_training_keeps_frozen(loaded, frozen, x, y)
+
+
+def stock_model():
+    inputs = keras.Input((8, 8, 3))
+    x = keras.layers.Conv2D(6, 3, padding="same", name="conv3")(inputs)
+    x = keras.layers.DepthwiseConv2D(3, padding="same", name="dw")(x)
+    x = keras.layers.Conv2D(6, 1, name="pointwise")(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, keras.layers.Dense(3, activation="softmax", name="head")(x))
+
+
+def test_stock_layers_reload_frozen_with_load_frozen_model(tmp_path):
+    x, y = data()
+    model = compiled(stock_model())
+    frozen = ks.freeze_spatial(model, which="all_spatial", include_bias=True)
+    assert frozen == ["conv3/kernel", "conv3/bias", "dw/kernel", "dw/bias"]
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    loaded = save_and_reload(model, tmp_path, frozen=frozen)
+    assert sorted(v.path for v in loaded.variables if not v.trainable) == sorted(frozen)
+    np.testing.assert_allclose(to_numpy(loaded(x)), to_numpy(model(x)), rtol=1e-6)
+    for a, b in zip(model.optimizer.variables, loaded.optimizer.variables, strict=True):
+        np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+    assert_training_keeps_frozen(loaded, frozen, x, y)
+
+
+def test_freeze_refuses_a_trained_model_and_bad_arguments(tmp_path):
+    x, y = data()
+    model = compiled(stock_model())
+    with pytest.raises(ValueError, match="which"):
+        ks.freeze_spatial(model, which="pointwise")
+    with pytest.raises(TypeError, match="include_bias"):
+        ks.freeze_spatial(model, include_bias=1)
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    with pytest.raises(ValueError, match="already been trained"):
+        ks.freeze_spatial(model)
+    model.save(tmp_path / "m.keras")
+    with pytest.raises(ValueError, match="does not have"):
+        load_frozen_model(tmp_path / "m.keras", ["nope/kernel"])
+    with pytest.raises(TypeError, match="frozen"):
+        load_frozen_model(tmp_path / "m.keras", "dw/kernel")
+    with pytest.raises(ValueError, match=".keras"):
+        load_frozen_model(tmp_path / "m.h5", [])

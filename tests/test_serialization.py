@@ -1,0 +1,103 @@
+"""Every registered class of the package: config round trip and ``.keras`` round trip.
+
+A new serializable class must add an example below; the first test fails
+until it does.
+"""
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit  # noqa: F401  (registers the package's objects with Keras)
+from keras_structinit.covariance import FilterCovariance, conv_covariance
+
+from conftest import to_numpy
+
+
+def bank():
+    covs = [conv_covariance(3, 0.4), conv_covariance(3, 1.5)]
+    return FilterCovariance([np.zeros(9), np.full(9, 0.1)], covs, 3)
+
+
+def initializer_examples():
+    from keras_structinit.initializers import ConvCovariance, CovarianceTransfer, TorchDefaultUniform
+
+    return {
+        "ConvCovariance": ConvCovariance(
+            depth_fraction=0.5, preset="cifar-p1", psd="clip", scale=0.5, seed=3
+        ),
+        "CovarianceTransfer": CovarianceTransfer(bank(), depth_fraction=0.25, use_mean=True, seed=4),
+        "TorchDefaultUniform": TorchDefaultUniform(depthwise=True, seed=5),
+    }
+
+
+def layer_examples():
+    from keras_structinit import layers
+
+    return {
+        "DepthwiseConv2D": (layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2), (2, 6, 6, 4)),
+        "GroupedConv2D": (layers.GroupedConv2D(4, 3, groups=4, padding="same"), (2, 6, 6, 4)),
+        "LayerScale": (layers.LayerScale(0.5), (2, 6, 6, 4)),
+        "StochasticDepth": (layers.StochasticDepth(0.3, seed=1), (2, 6, 6, 4)),
+        "ClassToken": (layers.ClassToken(), (2, 5, 4)),
+        "PositionEmbedding": (layers.PositionEmbedding(), (2, 5, 4)),
+    }
+
+
+def schedule_examples():
+    from keras_structinit.recipes import PiecewiseLinearSchedule, TriangularSchedule
+
+    return {
+        "PiecewiseLinearSchedule": PiecewiseLinearSchedule(100, [0.0, 0.5, 1.0], [0.0, 1.0, 0.1]),
+        "TriangularSchedule": TriangularSchedule(0.01, 100),
+    }
+
+
+def registered_names():
+    return sorted(
+        name.split(">", 1)[1]
+        for name in keras.saving.get_custom_objects()
+        if name.startswith("keras_structinit>")
+    )
+
+
+def test_every_registered_class_has_an_example():
+    examples = {**initializer_examples(), **layer_examples(), **schedule_examples()}
+    assert registered_names() == sorted(examples)
+
+
+@pytest.mark.parametrize("name", sorted(initializer_examples()))
+def test_initializer_round_trips(name, tmp_path):
+    init = initializer_examples()[name]
+    clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(init))
+    assert type(clone) is type(init) and clone.get_config() == init.get_config()
+    shape = (3, 3, 4, 2)
+    np.testing.assert_array_equal(to_numpy(clone(shape)), to_numpy(init(shape)))
+    layer = keras.layers.DepthwiseConv2D(3, depthwise_initializer=init)
+    model = keras.Sequential([keras.Input((6, 6, 4)), layer])
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras").layers[0].depthwise_initializer
+    assert type(loaded) is type(init) and loaded.get_config() == init.get_config()
+
+
+@pytest.mark.parametrize("name", sorted(layer_examples()))
+def test_layer_round_trips(name, tmp_path):
+    layer, shape = layer_examples()[name]
+    clone = type(layer).from_config(layer.get_config())
+    assert clone.get_config() == layer.get_config()
+    x = np.random.default_rng(0).standard_normal(shape).astype("float32")
+    inputs = keras.Input(shape[1:])
+    model = keras.Model(inputs, layer(inputs))
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras")
+    assert type(loaded.layers[-1]) is type(layer)
+    np.testing.assert_allclose(to_numpy(loaded(x)), to_numpy(model(x)), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(schedule_examples()))
+def test_schedule_round_trips(name):
+    schedule = schedule_examples()[name]
+    clone = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(schedule))
+    assert clone.get_config() == schedule.get_config()
+    steps = [0, 13, 50, 77, 100]
+    np.testing.assert_allclose([float(clone(s)) for s in steps], [float(schedule(s)) for s in steps])
