@@ -22,7 +22,7 @@ import zipfile
 import keras
 
 from keras_structinit import validation
-from keras_structinit.walker import KINDS, find_kernels, model_function
+from keras_structinit.walker import find_kernels, model_function
 
 __all__ = ["freeze_spatial", "load_frozen_model"]
 
@@ -59,7 +59,6 @@ def freeze_spatial(model, *, which="depthwise", include_bias=False, layers=None)
     Example:
         >>> paths = freeze_spatial(model, which="all_spatial")
     """
-    validation.one_of(which, "which", KINDS)
     validation.boolean(include_bias, "include_bias")
     _check_not_trained(model)
     paths = []

@@ -18,7 +18,7 @@ from keras_structinit.covariance.initializers import (
 )
 from keras_structinit.covariance.psd import PSD_MODES
 from keras_structinit.covariance.schedule import depth_fractions, resolve_schedule
-from keras_structinit.walker import KINDS, find_kernels, model_function, seed_generator
+from keras_structinit.walker import find_kernels, model_function, seed_generator
 
 __all__ = ["apply_conv_covariance", "apply_covariance_transfer"]
 
@@ -64,7 +64,6 @@ def apply_conv_covariance(
     Example:
         >>> paths = apply_conv_covariance(model, preset="cifar-p2", seed=0)
     """
-    validation.one_of(which, "which", KINDS)
     resolve_schedule(preset, sigma0, v_sigma, a_sigma)  # validate before walking
     validation.one_of(psd, "psd", PSD_MODES)
     found = find_kernels(model, which=which, layers=layers)
