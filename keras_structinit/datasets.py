@@ -31,6 +31,7 @@ __all__ = [
     "CIFAR_DATASETS",
     "IMAGE_EXTENSIONS",
     "PROCEDURAL_CLASS_NAMES",
+    "PROCEDURAL_MAX_TRAIN_SIZE",
     "cifar10_cache_available",
     "cifar10_class_names",
     "load_cifar",
@@ -57,6 +58,8 @@ _CIFAR10_CLASSES = (
     "truck",
 )
 _CIFAR10_SHAPE = (32, 32, 3)
+# The most procedural training images load_demo_data generates (CIFAR-10's 50,000).
+PROCEDURAL_MAX_TRAIN_SIZE = 50_000
 # keras.datasets.cifar10 extracts its archive into this folder of the cache.
 _CIFAR10_CACHE_NAME = "cifar-10-batches-py-target"
 _CIFAR10_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
@@ -180,7 +183,7 @@ def _is_image(rel_path):
     return parts[-1].lower().endswith(IMAGE_EXTENSIONS)
 
 
-def _group_by_class(rel_paths, source):
+def _group_by_class(rel_paths, source, name):
     """Resolves ``<prefix>/<class>/<file>`` paths to ``(class_names, files)``.
 
     ``files`` is a list of ``(relative path, label)`` in class order, then file
@@ -196,7 +199,7 @@ def _group_by_class(rel_paths, source):
         groups.setdefault(prefix, {}).setdefault(parts[-2], []).append(rel)
     if not groups:
         raise ValueError(
-            f"No images found in the form <class>/<image> under source={source!r} "
+            f"No images found in the form <class>/<image> under {name}={source!r} "
             f"(image extensions: {', '.join(IMAGE_EXTENSIONS)})."
         )
     if len(groups) > 1:
@@ -209,7 +212,7 @@ def _group_by_class(rel_paths, source):
             and all(leaf in _SPLIT_NAMES for leaf in leaves.values())
         ):
             raise ValueError(
-                f"Ambiguous image folder layout in source={source!r}: images are "
+                f"Ambiguous image folder layout in {name}={source!r}: images are "
                 f"found as <prefix>/<class>/<image> under several prefixes "
                 f"{sorted(groups)}; expected a single one (or a 'train' folder "
                 f"beside other split folders)."
@@ -219,13 +222,13 @@ def _group_by_class(rel_paths, source):
     class_names = sorted(classes)
     files = [
         (rel, label)
-        for label, name in enumerate(class_names)
-        for rel in sorted(classes[name])
+        for label, class_name in enumerate(class_names)
+        for rel in sorted(classes[class_name])
     ]
     return class_names, files
 
 
-def _decode_all(files, read_bytes, source):
+def _decode_all(files, read_bytes, source, name):
     """Decodes ``files`` to one uint8 array (N, H, W, 3); all sizes must agree.
 
     Serial on purpose: for small images most of the time goes to Pillow's
@@ -242,13 +245,13 @@ def _decode_all(files, read_bytes, source):
                 pixels = np.asarray(image)
         except OSError as err:
             raise ValueError(
-                f"Could not decode image {rel!r} in source={source!r}: {err}"
+                f"Could not decode image {rel!r} in {name}={source!r}: {err}"
             ) from err
         if x is None:
             x = np.empty((len(files),) + pixels.shape, dtype=np.uint8)
         elif pixels.shape != x.shape[1:]:
             raise ValueError(
-                f"Images in source={source!r} differ in size: {rel!r} is "
+                f"Images in {name}={source!r} differ in size: {rel!r} is "
                 f"{pixels.shape[1]}x{pixels.shape[0]} but {files[0][0]!r} is "
                 f"{x.shape[2]}x{x.shape[1]} (width x height). Resize them first."
             )
@@ -256,7 +259,7 @@ def _decode_all(files, read_bytes, source):
     return x
 
 
-def read_image_folder(source):
+def read_image_folder(source, name="source"):
     """Decodes an image-classification folder (directory or ``.zip``) to arrays.
 
     The layout is ``<root>/<class>/<image>``; a root holding only split
@@ -270,29 +273,30 @@ def read_image_folder(source):
 
     Args:
         source: path of the directory or ``.zip`` file.
+        name: what error messages call ``source`` (e.g. ``"--data"``).
 
     Returns:
         ``(x, y, class_names)``: uint8 ``(N, H, W, 3)`` images, int64 labels
         ``(N,)`` indexing the list ``class_names``.
     """
-    path = validation.path(source, "source")
+    path = validation.path(source, name)
     if os.path.isdir(path):
         rel_paths = []
         for folder, dirs, names in os.walk(path, followlinks=True):
             dirs[:] = [d for d in dirs if not d.startswith(".")]
             rel_folder = os.path.relpath(folder, path)
-            for name in names:
-                rel = name if rel_folder == "." else os.path.join(rel_folder, name)
+            for file_name in names:
+                rel = file_name if rel_folder == "." else os.path.join(rel_folder, file_name)
                 rel = rel.replace(os.sep, "/")
                 if _is_image(rel):
                     rel_paths.append(rel)
-        class_names, files = _group_by_class(rel_paths, source)
+        class_names, files = _group_by_class(rel_paths, source, name)
 
         def read_bytes(rel):
             with open(os.path.join(path, *rel.split("/")), "rb") as f:
                 return f.read()
 
-        x = _decode_all(files, read_bytes, source)
+        x = _decode_all(files, read_bytes, source, name)
     elif os.path.isfile(path) and zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
             rel_paths = [
@@ -300,19 +304,19 @@ def read_image_folder(source):
                 for info in archive.infolist()
                 if not info.is_dir() and _is_image(info.filename)
             ]
-            class_names, files = _group_by_class(rel_paths, source)
+            class_names, files = _group_by_class(rel_paths, source, name)
             # Reading all members first, then decoding, measured ~8% faster
             # than interleaving the two.
             contents = {rel: archive.read(rel) for rel, _ in files}
-        x = _decode_all(files, contents.__getitem__, source)
+        x = _decode_all(files, contents.__getitem__, source, name)
     elif not os.path.exists(path):
-        raise FileNotFoundError(f"`source` does not exist: source={source!r}")
+        raise FileNotFoundError(f"`{name}` does not exist: {name}={source!r}")
     elif path.lower().endswith(".zip"):
-        raise ValueError(f"`source` is not a valid zip file: source={source!r}")
+        raise ValueError(f"`{name}` is not a valid zip file: {name}={source!r}")
     else:
         raise ValueError(
-            f"`source` must be a directory or a .zip file of <class>/<image> "
-            f"files. Received: source={source!r}"
+            f"`{name}` must be a directory or a .zip file of <class>/<image> "
+            f"files. Received: {name}={source!r}"
         )
     y = np.fromiter((label for _, label in files), dtype=np.int64, count=len(files))
     return x, y, class_names
@@ -376,7 +380,7 @@ def load_labeled_images(source, name="eval_data"):
         if os.path.isfile(path) and path.lower().endswith(".npz"):
             x, y = _read_npz(path, name)
         else:
-            x, y, _ = read_image_folder(path)
+            x, y, _ = read_image_folder(path, name)
     else:
         raise TypeError(
             f"`{name}` must be a path (an .npz with uint8 x and integer y, or an ImageFolder "
@@ -419,6 +423,16 @@ def _random_subset(count, size, seed):
     return np.random.default_rng(seed).permutation(count)[:size]
 
 
+def _check_train_size(train_size, available, validation_split):
+    """``ValueError`` when ``train_size`` asks for more images than the ``available`` ones."""
+    if train_size is not None and train_size > available:
+        held = f" after holding out {validation_split:g} for validation" if validation_split else ""
+        raise ValueError(
+            f"`train_size` must be at most the {available} training images the data holds{held}. "
+            f"Received: train_size={train_size}"
+        )
+
+
 def _split(x, y, validation_split, seed):
     train, val = stratified_split(y, validation_split, seed)
     return (x[train], y[train]), (x[val], y[val])
@@ -431,7 +445,7 @@ def _cifar_arrays(source, dataset, name):
     return load_labeled_images(source, name)
 
 
-def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train_size=None):
+def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train_size=None, name="data"):
     """CIFAR training images for a recipe, with a stratified validation hold-out.
 
     Args:
@@ -446,7 +460,9 @@ def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train
             (:func:`stratified_split`); the test split is never used.
         seed: seed of the hold-out and of the ``train_size`` subset.
         train_size: keep a random subset of this many training images (in
-            source order), drawn after the hold-out; default all.
+            source order), drawn after the hold-out; default all. More than
+            the data holds after the hold-out is a ``ValueError``.
+        name: what error messages call ``data`` (e.g. ``"--data"``).
 
     Returns:
         ``(x, y), (x_val, y_val)``: uint8 images and int32 labels.
@@ -454,7 +470,8 @@ def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train
     validation.one_of(dataset, "dataset", CIFAR_DATASETS)
     validation_split = validation.rate(validation_split, "validation_split")
     train_size = validation.optional(validation.positive_int, train_size, "train_size")
-    (x, y), held_out = _split(*_cifar_arrays(data, dataset, "data"), validation_split, seed)
+    (x, y), held_out = _split(*_cifar_arrays(data, dataset, name), validation_split, seed)
+    _check_train_size(train_size, len(x), validation_split)
     if train_size is not None and train_size < len(x):
         keep = np.sort(_random_subset(len(x), train_size, seed))
         x, y = x[keep], y[keep]
@@ -492,31 +509,45 @@ def load_cifar10(source=None, validation_split=0.0, seed=0):
         empty.
     """
     validation_split = validation.rate(validation_split, "validation_split")
-    x, y = _cifar_arrays(source, "cifar10", "source")
+    return _split(*_cifar10_arrays(source, "source"), validation_split, seed)
+
+
+def _cifar10_arrays(source, name):
+    """Checked 32x32 RGB images and uint8 labels of ``source`` (see :func:`load_cifar10`)."""
+    x, y = _cifar_arrays(source, "cifar10", name)
     if x.shape[1:] != _CIFAR10_SHAPE:
         raise ValueError(
-            f"CIFAR-10 images must be 32x32 RGB (N, 32, 32, 3); source={source!r} "
+            f"CIFAR-10 images must be 32x32 RGB (N, 32, 32, 3); {name}={source!r} "
             f"holds images of shape {x.shape[1:]}."
         )
     if y.size and (y.min() < 0 or y.max() > 255):
-        raise ValueError(f"Labels in source={source!r} must lie in [0, 255] to fit uint8.")
-    return _split(x, y.astype(np.uint8), validation_split, seed)
+        raise ValueError(f"Labels in {name}={source!r} must lie in [0, 255] to fit uint8.")
+    return x, y.astype(np.uint8)
 
 
-def load_demo_data(data, train_size, seed):
+def load_demo_data(data, train_size, seed, name="data"):
     """``(x_train, y_train, x_val, y_val, description)`` for the demo and the examples.
 
     ``data`` is a path accepted by :func:`load_cifar10` or ``None``: then the
     Keras cache is used if CIFAR-10 is there, else :func:`procedural_images`
     (no download). CIFAR-10 keeps 10% of each class for validation. The
-    training arrays are a random subset of ``train_size`` images (all when
-    there are fewer) in random order, so any prefix is a random subset too.
+    training arrays are a random subset of ``train_size`` images in random
+    order, so any prefix is a random subset too. ``train_size`` may not exceed
+    what the data holds (45,000 for CIFAR-10, ``PROCEDURAL_MAX_TRAIN_SIZE``
+    generated images): a ``ValueError`` says so before anything is allocated.
+    ``name`` is what error messages call ``data`` (e.g. ``"--data"``).
     """
     train_size = validation.positive_int(train_size, "train_size")
     if data is not None or cifar10_cache_available():
-        (x, y), (x_val, y_val) = load_cifar10(data, validation_split=0.1, seed=seed)
+        (x, y), (x_val, y_val) = _split(*_cifar10_arrays(data, name), 0.1, seed)
+        _check_train_size(train_size, len(x), 0.1)
         description = f"CIFAR-10 training split from {data or 'the Keras cache'} (10% held out)"
     else:
+        if train_size > PROCEDURAL_MAX_TRAIN_SIZE:
+            raise ValueError(
+                f"`train_size` must be at most {PROCEDURAL_MAX_TRAIN_SIZE} for the procedural image "
+                f"set (as many as CIFAR-10's training split). Received: train_size={train_size}"
+            )
         x, y = procedural_images(train_size + train_size // 5, seed=seed)
         x, x_val, y, y_val = x[:train_size], x[train_size:], y[:train_size], y[train_size:]
         description = (

@@ -31,44 +31,59 @@ def _save(fig, path):
     return str(path)
 
 
-def plot_covariances(covariances, kernel_size, titles, path):
+METRIC_LABELS = {
+    "loss": "training loss",
+    "accuracy": "training accuracy",
+    "val_loss": "validation loss",
+    "val_accuracy": "validation accuracy",
+}
+
+
+def plot_covariances(covariances, kernel_size, titles, path, title=None):
     """Block-form covariances side by side, as in Fig. 5 of Trockman et al.
 
-    Block ``(i, j)`` shows the covariance of pixel ``(i, j)`` with every pixel
-    of the filter, laid out as a ``kh x kw`` image; thin lines separate blocks.
+    Each panel is one ``(kh kw) x (kh kw)`` covariance drawn as ``kh x kw``
+    blocks: block ``(i, j)`` shows the covariance of pixel ``(i, j)`` with
+    every pixel of the filter, laid out as a ``kh x kw`` image; thin lines
+    separate blocks. One shared, symmetric colour scale with a colorbar.
 
     Args:
         covariances: list of vector-form ``Sigma'`` matrices.
         kernel_size: ``(kh, kw)`` or int.
         titles: one title per matrix.
         path: output image path.
+        title: a line above the panels (default: how to read them).
     """
     plt = _pyplot()
     kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
-    fig, axes = plt.subplots(1, len(covariances), figsize=(3.2 * len(covariances), 3.4), squeeze=False)
-    for ax, cov, title in zip(axes[0], covariances, titles, strict=True):
-        blocks = vector_to_block(cov, (kh, kw))
-        limit = np.abs(blocks).max()
-        ax.imshow(blocks, cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest")
+    fig, axes = plt.subplots(1, len(covariances), figsize=(3.2 * len(covariances) + 0.8, 3.8), squeeze=False)
+    blocks = [vector_to_block(cov, (kh, kw)) for cov in covariances]
+    limit = max(np.abs(b).max() for b in blocks)
+    for ax, block, panel_title in zip(axes[0], blocks, titles, strict=True):
+        image = ax.imshow(block, cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest")
         for b in range(1, kh):
             ax.axhline(b * kh - 0.5, color="k", lw=0.3)
         for b in range(1, kw):
             ax.axvline(b * kw - 0.5, color="k", lw=0.3)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(panel_title, fontsize=9)
         ax.set_xticks([])
         ax.set_yticks([])
+    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="covariance")
+    fig.suptitle(
+        title or f"{kh * kw}x{kh * kw} filter covariance drawn as {kh}x{kw} blocks: "
+        f"block (i, j) = covariance of pixel (i, j) with every pixel", fontsize=9)
     return _save(fig, path)
 
 
-def plot_filters(kernels, titles, path, num_filters=32):
-    """The first ``num_filters`` 2-D filters of each kernel ``(kh, kw, a, b)``."""
+def plot_filters(kernels, titles, path, num_filters=32, title=None):
+    """The first ``num_filters`` 2-D filters of each kernel ``(kh, kw, a, b)``, each scaled to [-1, 1]."""
     plt = _pyplot()
     cols = 8
     rows = math.ceil(num_filters / cols)
     fig, axes = plt.subplots(
         len(kernels), 1, figsize=(cols * 0.9, len(kernels) * (rows * 0.9 + 0.4)), squeeze=False
     )
-    for ax, kernel, title in zip(axes[:, 0], kernels, titles, strict=True):
+    for ax, kernel, panel_title in zip(axes[:, 0], kernels, titles, strict=True):
         kernel = np.asarray(kernel, dtype=np.float32)
         kh, kw = kernel.shape[:2]
         filters = kernel.reshape(kh, kw, -1)[..., :num_filters]
@@ -80,14 +95,21 @@ def plot_filters(kernels, titles, path, num_filters=32):
                 np.abs(f).max() + 1e-12
             )
         ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
-        ax.set_title(title, fontsize=9)
+        ax.set_title(panel_title, fontsize=9)
         ax.axis("off")
+    if title:
+        fig.suptitle(title, fontsize=9)
     return _save(fig, path)
 
 
-def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss")):
-    """One panel per metric, one line per run (``{name: history_dict}``)."""
+def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss"), title=None):
+    """One panel per metric, one line per run (``{name: history_dict}``), epochs counted from 1.
+
+    ``title``: a line above the panels, e.g. which data the runs used.
+    """
     plt = _pyplot()
+    from matplotlib.ticker import MaxNLocator
+
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.2), squeeze=False)
     for ax, metric in zip(axes[0], metrics, strict=True):
         for name, history in histories.items():
@@ -95,7 +117,10 @@ def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss")):
             if values:
                 ax.plot(range(1, len(values) + 1), values, marker="o", label=name)
         ax.set_xlabel("epoch")
-        ax.set_ylabel(metric)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylabel(METRIC_LABELS.get(metric, metric))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=9)
     return _save(fig, path)

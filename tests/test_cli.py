@@ -2,8 +2,10 @@
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -26,6 +28,7 @@ def test_demo_smoke_writes_table_json_and_plots(tmp_path, capsys):
         assert 0.0 <= r["final_val_accuracy"] <= 1.0
     for name in ("covariance.png", "filters.png", "learning_curves.png", "results.md"):
         assert (tmp_path / name).stat().st_size > 0
+    assert "procedural image set" in (tmp_path / "results.md").read_text()
     assert not list(tmp_path.glob(".tmp-*"))  # no half-written files left
 
 
@@ -59,6 +62,11 @@ def test_train_smoke_writes_log_results_and_eval(tmp_path, capsys):
             "--batch-size", "16", "--rand-augment", "none", "--seed", "3"]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
+    # Not a terminal: what runs on what, then plain progress lines with time per step.
+    assert "Data: 70 training / 10 held-out validation images 32x32 from" in printed
+    assert re.search(r"Model: convmixer-8/2 32x32, [\d,]+ parameters \([\d,]+ trainable\); "
+                     r"init conv-cov:cifar-p1; 2 spatial kernels frozen", printed)
+    assert re.search(r"epoch 1/1 done in \d+s \(\d+ ms/step\): .*loss [\d.]+", printed)
     assert "| convmixer-8/2 | conv-cov:cifar-p1 | frozen | 1 |" in printed
     results = json.loads((out / "results.json").read_text())
     assert results["config"]["model"] == "convmixer-8/2" and results["config"]["seed"] == 3
@@ -68,8 +76,129 @@ def test_train_smoke_writes_log_results_and_eval(tmp_path, capsys):
     assert 0.0 <= results["eval"]["accuracy"] <= 1.0
     log = (out / "log.csv").read_text().splitlines()
     assert log[0].startswith("epoch") and len(log) == 2
+    assert log[1].startswith("1,")  # epochs counted from 1, as in the plots and Keras' bar
     if importlib.util.find_spec("matplotlib"):
         assert (out / "learning_curves.png").stat().st_size > 0
+        assert f"{out / 'learning_curves.png'}" in printed.splitlines()[-1]
+
+
+class _InterruptAtEpoch(keras.callbacks.Callback):
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == self.epoch:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("at_epoch", [0, 1])
+def test_train_interrupted_records_the_finished_epochs(tmp_path, capsys, at_epoch):
+    from keras_structinit.cli.train import run_train
+
+    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
+    out = tmp_path / "run"
+    with pytest.raises(KeyboardInterrupt):
+        run_train("cifar10", "simple-cnn", data, 2, str(out), batch_size=16, rand_augment=None,
+                  callbacks=[_InterruptAtEpoch(at_epoch)], interactive=False)
+    results = json.loads((out / "results.json").read_text())
+    assert results["interrupted"] and results["finished_epochs"] == at_epoch
+    assert len(results["metrics"].get("loss", [])) == at_epoch
+    error = capsys.readouterr().err
+    assert f"Interrupted in epoch {at_epoch + 1}/2: {at_epoch} finished epoch(s) recorded in" in error
+    if at_epoch:
+        assert len((out / "log.csv").read_text().splitlines()) == 2
+    else:
+        assert not (out / "log.csv").exists()  # no empty log left behind
+
+
+def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
+    from keras_structinit.cli import demo
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(demo, "run", interrupted)
+    assert cli.main(["demo"]) == 130
+    assert capsys.readouterr().err == "structinit demo: interrupted\n"
+
+
+def _bad_data(tmp_path, kind):
+    import zipfile
+
+    path = tmp_path / {"empty zip": "e.zip", "corrupt zip": "c.zip", "no images": "folder",
+                       "not a dataset": "notes.txt", "zip without images": "z.zip"}[kind]
+    if kind == "empty zip":
+        path.write_bytes(b"")
+    elif kind == "corrupt zip":
+        path.write_bytes(b"PK\x03\x04 not really a zip")
+    elif kind == "no images":
+        path.mkdir()
+        (path / "readme.txt").write_text("no images here")
+    elif kind == "not a dataset":
+        path.write_text("hello")
+    else:
+        with zipfile.ZipFile(path, "w") as z:
+            z.writestr("train/cat/readme.txt", "no images here")
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["empty zip", "corrupt zip", "no images", "not a dataset",
+                                  "zip without images"])
+@pytest.mark.parametrize("command", ["demo", "train"])
+def test_data_errors_are_one_line_exit_2(tmp_path, capsys, kind, command):
+    argv = [command, "--data", _bad_data(tmp_path, kind), "--out", str(tmp_path / "out")]
+    if command == "train":
+        argv += ["--model", "simple-cnn", "--epochs", "1"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"structinit {command}: error: ") and err.count("\n") == 1
+    assert "--data" in err
+    assert not (tmp_path / "out").exists()  # nothing trained, nothing written
+
+
+@pytest.mark.parametrize("command", ["demo", "train"])
+def test_train_size_beyond_the_data_is_an_error(tmp_path, capsys, command):
+    data = write_tiny_cifar(tmp_path / "train.npz", 100, 0)
+    argv = [command, "--data", data, "--train-size", "200", "--out", str(tmp_path / "out")]
+    if command == "train":
+        argv += ["--model", "simple-cnn", "--epochs", "1"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "at most the 90 training images" in err and "Received: train_size=200" in err
+
+
+def test_demo_train_size_is_bounded_before_generating(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))  # no CIFAR-10: the procedural set
+    assert cli.main(["demo", "--train-size", "2000000", "--out", str(tmp_path / "out")]) == 2
+    assert "at most 50000 for the procedural image set" in capsys.readouterr().err
+
+
+def test_offline_without_data_names_the_flag(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))  # empty cache
+
+    def offline():
+        raise Exception("URL fetch failure")  # noqa: TRY002 - what keras.utils.get_file raises
+
+    monkeypatch.setattr(keras.datasets.cifar10, "load_data", offline)
+    assert cli.main(["train", "--model", "simple-cnn", "--epochs", "1", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "--data=PATH" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("given", ["flag", "environment"])
+def test_missing_backend_names_the_extra(monkeypatch, capsys, given):
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "jax" else real_find_spec(name, *a))
+    monkeypatch.delitem(sys.modules, "keras")  # as in a fresh `structinit` process
+    if given == "flag":
+        argv = ["demo", "--backend", "jax"]
+    else:
+        monkeypatch.setenv("KERAS_BACKEND", "jax")
+        argv = ["demo"]
+    assert cli.main(argv) == 2
+    assert 'jax is not installed; install it with pip install -e ".[jax]"' in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -82,7 +211,9 @@ def test_train_smoke_writes_log_results_and_eval(tmp_path, capsys):
         (["--model", "convmixer-8/2", "--init", "conv-cov:nope"], "preset"),
         (["--model", "convmixer-8/2", "--rand-augment", "two"], "--rand-augment"),
         (["--model", "convmixer-8/2", "--rand-augment", "2,1.5"], "--rand-augment"),
-        (["--model", "vit-tiny", "--frozen"], "spatial depthwise convs"),
+        (["--model", "vit-tiny", "--frozen"], "--frozen acts on spatial depthwise convs"),
+        (["--model", "vit-tiny", "--init", "conv-cov"], "--init conv-cov acts on spatial depthwise"),
+        (["--model", "vit-tiny", "--init", "conv-cov", "--frozen"], "--init conv-cov and --frozen act on"),
     ],
 )
 def test_train_rejects_bad_arguments(tmp_path, capsys, extra, message):
@@ -112,6 +243,22 @@ def test_parsing_imports_no_keras():
             "cli.build_parser().parse_args(['train', '--model', 'convmixer-8/2', '--epochs', '1']); "
             "assert 'keras' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["train", "--help"], ["train", "--epochs", "0"]])
+def test_help_and_argument_errors_import_no_backend(argv):
+    code = (f"import sys\nfrom keras_structinit import cli\ntry:\n    cli.main({argv!r})\n"
+            "except SystemExit:\n    pass\n"
+            "heavy = {'keras', 'tensorflow', 'jax', 'torch'} & set(sys.modules)\n"
+            "assert not heavy, heavy\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+
+
+def test_default_output_directories_are_git_ignored():
+    ignored = (Path(__file__).resolve().parents[1] / ".gitignore").read_text().split()
+    for directory in ("structinit_demo/", "structinit_train/", "runs/"):
+        assert directory in ignored
 
 
 def test_apply_init_dispatches_to_the_public_api():

@@ -313,8 +313,11 @@ def test_load_cifar_sources_split_and_train_size(tmp_path):
     assert len(xs) == 12 and np.all(np.diff(ids) > 0) and set(ids) <= set(xt[:, 0, 0, 0])
     np.testing.assert_array_equal(ys, y[ids])
     np.testing.assert_array_equal(xv2, xv)  # the hold-out does not depend on train_size
-    (xa, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=100)
+    (xa, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=28)
     assert len(xa) == 28
+    # More than the data holds is an error, never a silent cap.
+    with pytest.raises(ValueError, match=r"at most the 28 training images .* Received: train_size=29"):
+        datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=29)
 
 
 def test_load_cifar_bad_arguments(tmp_path):
@@ -363,6 +366,9 @@ def test_load_demo_data_procedural_without_cifar(tmp_path, monkeypatch):
     assert not np.array_equal(y, np.sort(y))  # random order
     with pytest.raises(TypeError, match="train_size"):
         datasets.load_demo_data(None, 10.0, seed=0)
+    # Bounded before anything is generated (2,000,000 images would need ~24 GB).
+    with pytest.raises(ValueError, match="at most 50000 .* Received: train_size=2000000"):
+        datasets.load_demo_data(None, 2_000_000, seed=0)
 
 
 def test_load_demo_data_from_a_file_is_a_random_subset(tmp_path):
@@ -376,6 +382,8 @@ def test_load_demo_data_from_a_file_is_a_random_subset(tmp_path):
     assert not np.all(np.diff(ids.astype(int)) > 0)  # random order
     assert not set(ids) & set(x_val[:, 0, 0, 0])
     np.testing.assert_array_equal(ys, ids % 10)
+    with pytest.raises(ValueError, match="at most the 90 training images"):
+        datasets.load_demo_data(str(tmp_path / "c.npz"), 91, seed=0)
 
 
 def test_importing_datasets_imports_no_keras():

@@ -76,6 +76,28 @@ def test_rand_augment_changes_images_and_keeps_shape():
     assert np.isfinite(np.asarray(out)).all()
 
 
+def test_rand_augment_equalization_histogram_is_one_bincount():
+    import keras
+
+    from keras_structinit.recipes.data import _rand_augment_layer, bincount_histogram
+
+    # The method replaced on the RandAugment's Equalization must still exist in Keras.
+    assert callable(getattr(keras.layers.Equalization, "_custom_histogram_fixed_width", None))
+    layer = _rand_augment_layer((2, 0.5), seed=0)
+    assert layer.equalization._custom_histogram_fixed_width is bincount_histogram
+    rng = np.random.default_rng(0)
+    values = rng.uniform(-20, 280, (16, 16)).astype("float32")  # also outside the range: clipped
+    stock = keras.layers.Equalization(value_range=(0, 255))
+    want = keras.ops.convert_to_numpy(stock._custom_histogram_fixed_width(values, (0, 255), 256))
+    got = np.asarray(bincount_histogram(tf.constant(values), (0, 255), 256))
+    np.testing.assert_array_equal(got, want)
+    assert got.sum() == values.size and got[0] > 0 and got[-1] > 0
+    # The layer equalizes inside tf.data exactly as the stock layer does eagerly.
+    image = rng.integers(0, 256, (12, 12, 3)).astype("float32")
+    ds = tf.data.Dataset.from_tensors(image).map(lambda im: layer.equalization(im))
+    np.testing.assert_allclose(next(iter(ds)), keras.ops.convert_to_numpy(stock(image)), atol=1e-4)
+
+
 def test_random_resized_crop_full_box_is_a_resize():
     image = tf.constant(np.random.default_rng(0).integers(0, 256, (20, 20, 3)), tf.float32)
     out = random_resized_crop(image, 20, scale=(1.0, 1.0), ratio=(1.0, 1.0), seed=1)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import sys
 
-from keras_structinit.cli.arguments import BACKENDS, positive_int
+from keras_structinit.cli.arguments import BACKENDS, positive_int, usage_error
 
 __all__ = ["build_parser", "main"]
 
@@ -94,10 +95,26 @@ def build_parser():
     return parser
 
 
+BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
+
+
+def _check_backend_installed(backend, given_as):
+    """``ValueError`` saying which extra to install when ``backend``'s library is missing."""
+    if importlib.util.find_spec(BACKEND_MODULES[backend]) is None:
+        raise ValueError(
+            f"{given_as}: {BACKEND_MODULES[backend]} is not installed; install it with "
+            f'pip install -e ".[{backend}]" (from the repository root)'
+        )
+
+
 def _ensure_backend(backend, argv):
     """Selects ``backend`` before Keras is imported, or re-runs the command if Keras is on another one."""
     if backend is None:
+        env_backend = os.environ.get("KERAS_BACKEND")
+        if env_backend in BACKEND_MODULES and "keras" not in sys.modules:
+            _check_backend_installed(env_backend, f"KERAS_BACKEND={env_backend}")
         return
+    _check_backend_installed(backend, f"--backend {backend}")
     if "keras" not in sys.modules:
         os.environ["KERAS_BACKEND"] = backend
         return
@@ -109,8 +126,19 @@ def _ensure_backend(backend, argv):
 
 
 def main(argv=None):
-    """Runs ``structinit`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    """Runs ``structinit`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    0 on success, 2 for a usage or data error (one line on stderr), 130 when
+    interrupted with Ctrl-C (after saying where partial results are).
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    _ensure_backend(args.backend, argv)
-    return importlib.import_module(f"keras_structinit.cli.{args.command}").run(args)
+    try:
+        _ensure_backend(args.backend, argv)
+    except ValueError as err:
+        return usage_error(args.command, err)
+    try:
+        return importlib.import_module(f"keras_structinit.cli.{args.command}").run(args)
+    except KeyboardInterrupt:
+        print(f"structinit {args.command}: interrupted", file=sys.stderr, flush=True)
+        return 130

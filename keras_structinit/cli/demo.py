@@ -9,8 +9,8 @@ comparison table and writes plots and a results JSON to an output directory.
 from __future__ import annotations
 
 import os
-import sys
 import time
+from typing import NamedTuple
 
 import keras
 import numpy as np
@@ -20,6 +20,7 @@ from keras_structinit import covariance, datasets, validation
 from keras_structinit.cli.arguments import check_exists, usage_error
 from keras_structinit.initializers import ConvCovariance
 from keras_structinit.io_utils import write_json, write_text
+from keras_structinit.recipes.progress import progress_callbacks
 from keras_structinit.recipes.training import channel_normalizer, compile_classifier
 from keras_structinit.reporting import format_table, machine_info, versions
 
@@ -46,16 +47,38 @@ TABLE = (
 
 
 def run(args):
-    """Runs ``structinit demo`` with parsed ``args``; returns the exit status."""
+    """Runs ``structinit demo`` with parsed ``args``; returns the exit status.
+
+    A missing, empty or corrupt ``--data``, or more ``--train-size`` than the
+    data holds, prints one line and returns 2 before any training.
+    """
     try:
         check_exists(args.data, "--data")
-    except ValueError as err:
+        data = prepare_data(args.data, args.train_size, args.seed, name="--data")
+    except (ValueError, TypeError, OSError, RuntimeError) as err:
         return usage_error("demo", err)
-    run_demo(data=args.data, epochs=args.epochs, out=args.out, seed=args.seed, train_size=args.train_size)
+    run_demo(data=data, epochs=args.epochs, out=args.out, seed=args.seed, train_size=args.train_size)
     return 0
 
 
-def train_one(name, depthwise_initializer, data, cfg, verbose):
+class DemoData(NamedTuple):
+    """The demo's arrays and a description of where they came from."""
+
+    x: np.ndarray
+    y: np.ndarray
+    x_val: np.ndarray
+    y_val: np.ndarray
+    description: str
+
+
+def prepare_data(data=None, train_size=None, seed=None, name="data"):
+    """:func:`keras_structinit.datasets.load_demo_data` with the demo's defaults; a :class:`DemoData`."""
+    train_size = DEFAULTS["train_size"] if train_size is None else train_size
+    seed = DEFAULTS["seed"] if seed is None else seed
+    return DemoData(*datasets.load_demo_data(data, train_size, seed, name=name))
+
+
+def train_one(name, depthwise_initializer, data, cfg, verbose, callbacks=()):
     """Trains one frozen-filter ConvMixer; ``(model, history dict, seconds, initial kernels)``."""
     x, y, x_val, y_val, num_classes = data
     keras.utils.set_random_seed(cfg["seed"])
@@ -79,7 +102,7 @@ def train_one(name, depthwise_initializer, data, cfg, verbose):
     start = time.perf_counter()
     history = model.fit(
         x, y, batch_size=cfg["batch_size"], epochs=cfg["epochs"],
-        validation_data=(x_val, y_val), verbose=verbose,
+        validation_data=(x_val, y_val), verbose=verbose, callbacks=list(callbacks),
     )
     seconds = time.perf_counter() - start
     return model, history.history, seconds, initial_kernels
@@ -88,17 +111,23 @@ def train_one(name, depthwise_initializer, data, cfg, verbose):
 def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_size=None, verbose=None):
     """Runs the demo; returns the results dictionary (also written to ``out``).
 
-    ``data`` is read with :func:`keras_structinit.datasets.load_demo_data`.
-    ``verbose`` is passed to ``fit``; by default Keras' progress bar on a
-    terminal and one line per epoch otherwise.
+    ``data``: a path or ``None``, read with
+    :func:`keras_structinit.datasets.load_demo_data`, or a :class:`DemoData`
+    from :func:`prepare_data`. ``verbose`` is passed to ``fit``; by default
+    Keras' progress bar on a terminal, and otherwise a plain line per epoch
+    with time per step and ETA (:class:`~keras_structinit.recipes.progress.ProgressLog`).
     """
     if verbose is None:
-        verbose = 1 if sys.stdout.isatty() else 2
+        verbose, callbacks = progress_callbacks()
+    else:
+        callbacks = []
     cfg = dict(DEFAULTS)
     given = {"epochs": epochs, "seed": seed, "train_size": train_size}
     cfg.update({k: v for k, v in given.items() if v is not None})
     validation.positive_int(cfg["epochs"], "epochs")
-    x, y, x_val, y_val, description = datasets.load_demo_data(data, cfg["train_size"], cfg["seed"])
+    if not isinstance(data, DemoData):
+        data = prepare_data(data, cfg["train_size"], cfg["seed"])
+    x, y, x_val, y_val, description = data
     print(f"Data: {description}: {len(x)} training / {len(x_val)} validation images.")
     print(
         f"Model: ConvMixer-{cfg['dim']}/{cfg['depth']}, k={cfg['kernel_size']}, "
@@ -113,7 +142,7 @@ def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_siz
     }
     results, histories, first_kernels = [], {}, {}
     for name, init in runs.items():
-        _, history, seconds, kernel = train_one(name, init, prepared, cfg, verbose)
+        _, history, seconds, kernel = train_one(name, init, prepared, cfg, verbose, callbacks)
         histories[name] = history
         first_kernels[name] = kernel
         results.append(
@@ -126,6 +155,7 @@ def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_siz
             }
         )
     table = format_table(results, TABLE)
+    data_line = f"Data: {description}; {len(x)} training / {len(x_val)} validation images."
     print("\n" + table)
     os.makedirs(out, exist_ok=True)
     summary = {
@@ -138,13 +168,14 @@ def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_siz
         "histories": histories,
     }
     write_json(os.path.join(out, "results.json"), summary)
-    write_text(os.path.join(out, "results.md"), table + "\n")
-    summary["plots"] = _write_plots(out, cfg, histories, first_kernels)
-    print(f"\nWrote results and plots to {out}/")
+    write_text(os.path.join(out, "results.md"), f"{table}\n\n{data_line}\n")
+    summary["plots"] = _write_plots(out, cfg, histories, first_kernels, data_line)
+    written = ["results.json", "results.md", *(os.path.basename(p) for p in summary["plots"])]
+    print(f"\nWrote {', '.join(os.path.join(out, name) for name in written)}")
     return summary
 
 
-def _write_plots(out, cfg, histories, first_kernels):
+def _write_plots(out, cfg, histories, first_kernels, data_line):
     try:
         from keras_structinit import viz
 
@@ -164,7 +195,7 @@ def _write_plots(out, cfg, histories, first_kernels):
                  for name, kernels in first_kernels.items() for i in kernels],
                 os.path.join(out, "filters.png"),
             ),
-            viz.plot_learning_curves(histories, os.path.join(out, "learning_curves.png")),
+            viz.plot_learning_curves(histories, os.path.join(out, "learning_curves.png"), title=data_line),
         ]
     except ImportError as e:
         print(f"Skipping plots: {e}")

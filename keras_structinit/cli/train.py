@@ -8,9 +8,11 @@ and ``learning_curves.png`` when matplotlib is installed.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
+from typing import NamedTuple
 
 import keras
 
@@ -22,6 +24,7 @@ from keras_structinit.io_utils import write_json, write_text
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
 from keras_structinit.recipes.data import check_rand_augment, imagenet_source
+from keras_structinit.recipes.progress import CSVLogger, progress_callbacks
 from keras_structinit.reporting import format_table, machine_info, versions
 
 INIT_FORMS = ("default", "conv-cov[:PRESET]", "cov-transfer:PATH", "torch-uniform")
@@ -54,34 +57,91 @@ def _rand_augment(text):
 
 
 def run(args):
-    """Runs ``structinit train`` with parsed ``args``; returns the exit status."""
+    """Runs ``structinit train`` with parsed ``args``; returns the exit status.
+
+    Argument and data errors (a missing, empty or corrupt ``--data``, more
+    ``--train-size`` than the data holds, offline without ``--data``) print
+    one line and return 2, before any training.
+    """
     try:
         family, _ = parse_model_name(args.model)
         parse_init(args.init)
-        if (args.frozen or args.init != "default") and not family.startswith(("convmixer", "convnext")):
-            raise ValueError(
-                f"--frozen and --init {args.init} act on spatial depthwise convs, which {args.model} "
-                "does not have (use a convmixer-* or convnext-* model)"
-            )
+        _check_spatial_target(args, family)
         rand_augment = _rand_augment(args.rand_augment)
         validation.rate(args.val_split, "--val-split")
         check_exists(None if str(args.data).startswith("tfds:") else args.data, "--data")
         check_exists(args.eval_data, "--eval-data")
         if args.recipe == "imagenet" and args.data is None:
             raise ValueError("--recipe imagenet needs --data (an ImageFolder directory or tfds:NAME)")
-    except ValueError as err:
+        data = prepare_data(args.recipe, args.data, seed=args.seed, train_size=args.train_size,
+                            validation_split=args.val_split, eval_data=args.eval_data, cli=True)
+    except (ValueError, TypeError, OSError, RuntimeError) as err:
         return usage_error("train", err)
     model_kwargs = {"kernel_size": args.kernel_size, "patch_size": args.patch_size}
     run_train(
-        args.recipe, args.model, args.data, args.epochs, args.out, init=args.init, frozen=args.frozen,
-        eval_data=args.eval_data, seed=args.seed, batch_size=args.batch_size, learning_rate=args.lr,
-        weight_decay=args.weight_decay, train_size=args.train_size, validation_split=args.val_split,
-        image_size=args.image_size, precision=args.precision, distribution=args.distribution,
-        rand_augment=rand_augment, label_smoothing=args.label_smoothing,
+        args.recipe, args.model, data, args.epochs, args.out, init=args.init, frozen=args.frozen,
+        seed=args.seed, batch_size=args.batch_size, learning_rate=args.lr,
+        weight_decay=args.weight_decay, image_size=args.image_size, precision=args.precision,
+        distribution=args.distribution, rand_augment=rand_augment, label_smoothing=args.label_smoothing,
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
-        verbose=1 if sys.stdout.isatty() else 2,
     )
     return 0
+
+
+def _check_spatial_target(args, family):
+    """``--frozen`` and ``--init`` (other than default) need a model with spatial depthwise convs."""
+    passed = [f"--init {args.init}"] if args.init != "default" else []
+    passed += ["--frozen"] if args.frozen else []
+    if passed and not family.startswith(("convmixer", "convnext")):
+        verb = "act" if len(passed) > 1 else "acts"
+        raise ValueError(
+            f"{' and '.join(passed)} {verb} on spatial depthwise convs, which {args.model} "
+            "does not have (use a convmixer-* or convnext-* model)"
+        )
+
+
+class TrainingData(NamedTuple):
+    """What :func:`run_train` trains and evaluates on, loaded and checked up front.
+
+    ``train`` and ``validation`` are ``(x, y)`` arrays for CIFAR recipes (an
+    ImageFolder path or ``tfds:NAME`` and ``None`` for ImageNet); ``eval``
+    is ``(x, y)`` arrays or an ImageNet source, or ``None``.
+    """
+
+    train: object
+    validation: object
+    eval: object
+    num_classes: int
+    description: str
+    source: str | None = None
+    eval_source: str | None = None
+
+
+def prepare_data(recipe, data, *, seed=0, train_size=None, validation_split=0.1, eval_data=None,
+                 cli=False):
+    """Loads and checks the data of a run before any model is built; a :class:`TrainingData`.
+
+    Errors name the argument as the caller knows it (``--data`` with
+    ``cli=True``, else ``data``): ``ValueError`` for data that is empty,
+    corrupt or smaller than ``train_size``, ``FileNotFoundError`` for a
+    missing path, ``RuntimeError`` for ``keras.datasets`` offline.
+    """
+    validation.one_of(recipe, "recipe", RECIPES)
+    name, eval_name = ("--data", "--eval-data") if cli else ("data", "eval_data")
+    if recipe == "imagenet":
+        num_classes = imagenet_source(data, "train", 8, False, seed, name=name)[1]
+        return TrainingData(data, None, eval_data, num_classes,
+                            f"ImageNet-style data from {data} ({num_classes} classes)",
+                            str(data), None if eval_data is None else str(eval_data))
+    (x, y), (x_val, y_val) = datasets.load_cifar(
+        data, recipe, validation_split=validation_split, seed=seed, train_size=train_size, name=name)
+    evaluation = None if eval_data is None else datasets.load_labeled_images(eval_data, eval_name)
+    description = (f"{len(x)} training / {len(x_val)} held-out validation images "
+                   f"{x.shape[1]}x{x.shape[2]} from {data or 'keras.datasets.' + recipe}"
+                   + (f"; {len(evaluation[0])} evaluation images from {eval_data}" if evaluation else ""))
+    return TrainingData((x, y), (x_val, y_val) if len(x_val) else None, evaluation,
+                        100 if recipe == "cifar100" else 10, description,
+                        None if data is None else str(data), None if eval_data is None else str(eval_data))
 
 
 def parse_init(spec):
@@ -131,51 +191,74 @@ def apply_init(model, spec, seed):
 def run_train(recipe, model, data, epochs, out, init="default", frozen=False, eval_data=None,
               seed=0, batch_size=None, learning_rate=None, weight_decay=None, train_size=None,
               validation_split=0.1, image_size=None, precision=None, distribution=None,
-              rand_augment="recipe", label_smoothing=None, model_kwargs=None, verbose="auto"):
-    """Trains ``model`` (a registry name) with a recipe; returns the results dict (also in ``out``)."""
+              rand_augment="recipe", label_smoothing=None, model_kwargs=None, callbacks=(),
+              interactive=None):
+    """Trains ``model`` (a registry name) with a recipe; returns the results dict (also in ``out``).
+
+    ``data`` is what the recipe reads (see :func:`prepare_data`) or a
+    :class:`TrainingData` already prepared (then ``eval_data``,
+    ``train_size`` and ``validation_split`` are not used). Progress: Keras'
+    bar on a terminal, else a line per epoch (and every minute) with time per
+    step and ETA (``interactive`` overrides ``sys.stdout.isatty()``). On
+    Ctrl-C the finished epochs are written to ``results.json`` (with
+    ``"interrupted": true``) and ``log.csv``, then ``KeyboardInterrupt`` is
+    raised again.
+    """
     validation.one_of(recipe, "recipe", RECIPES)
     parse_model_name(model)
     init_spec = parse_init(init)
     model_kwargs = dict(model_kwargs or {})
+    if not isinstance(data, TrainingData):
+        data = prepare_data(recipe, data, seed=seed, train_size=train_size,
+                            validation_split=validation_split, eval_data=eval_data)
     keras.utils.set_random_seed(seed)
     options = {"batch_size": batch_size, "learning_rate": learning_rate,
                "weight_decay": weight_decay, "label_smoothing": label_smoothing}
     options = {k: v for k, v in options.items() if v is not None}
     if rand_augment != "recipe":
         options["rand_augment"] = rand_augment
-
     if recipe == "imagenet":
         input_shape = (image_size or 224,) * 2 + (3,)
-        num_classes = imagenet_source(data, "train", 8, False, seed)[1]
-        description = f"ImageFolder/TFDS {data}"
     else:
-        (x, y), (x_val, y_val) = datasets.load_cifar(
-            data, recipe, validation_split=validation_split, seed=seed, train_size=train_size)
-        num_classes = 100 if recipe == "cifar100" else 10
-        input_shape = x.shape[1:]
-        description = (f"{len(x)} training / {len(x_val)} held-out validation images "
-                       f"from {data or 'keras.datasets'}")
+        input_shape = data.train[0].shape[1:]
+        train_size = len(data.train[0])
+    print(f"Data: {data.description}", flush=True)
 
     def builder():
-        m = build_model(model, num_classes, input_shape, **model_kwargs)
+        m = build_model(model, data.num_classes, input_shape, **model_kwargs)
         apply_init(m, init_spec, seed)
-        if frozen:
-            ks.freeze_spatial(m)
+        frozen_paths = ks.freeze_spatial(m) if frozen else []
+        trainable = sum(math.prod(v.shape) for v in m.trainable_weights)
+        print(f"Model: {model} {input_shape[0]}x{input_shape[1]}, {m.count_params():,} parameters "
+              f"({trainable:,} trainable); init {init}; "
+              + (f"{len(frozen_paths)} spatial kernels frozen" if frozen else "all filters trained")
+              + f"; backend {keras.backend.backend()}", flush=True)
         return m
 
     os.makedirs(out, exist_ok=True)
-    callbacks = [keras.callbacks.CSVLogger(os.path.join(out, "log.csv"))]
+    log_path = os.path.join(out, "log.csv")
+    verbose, progress = progress_callbacks(interactive)
+    fit_callbacks = [CSVLogger(log_path), *progress, *callbacks]
+    config = dict(recipe=recipe, model=model, init=init, frozen=bool(frozen), epochs=epochs,
+                  data=data.source, eval_data=data.eval_source, seed=seed, train_size=train_size,
+                  validation_split=validation_split if recipe != "imagenet" else None,
+                  precision=precision, distribution=None if distribution is None else str(distribution),
+                  model_kwargs=model_kwargs, **options)
     start = time.perf_counter()
-    if recipe == "imagenet":
-        history = imagenet.fit_imagenet(
-            builder, data, epochs, image_size=input_shape[0], validation_data=None,
-            eval_data=eval_data, precision=precision, distribution=distribution, seed=seed,
-            callbacks=callbacks, verbose=verbose, **options)
-    else:
-        history = cifar.fit_cifar(
-            builder, (x, y), epochs, validation_data=(x_val, y_val) if len(x_val) else None,
-            eval_data=eval_data, precision=precision, distribution=distribution, seed=seed,
-            callbacks=callbacks, verbose=verbose, num_classes=num_classes, **options)
+    try:
+        if recipe == "imagenet":
+            history = imagenet.fit_imagenet(
+                builder, data.train, epochs, image_size=input_shape[0], validation_data=None,
+                eval_data=data.eval, precision=precision, distribution=distribution, seed=seed,
+                callbacks=fit_callbacks, verbose=verbose, **options)
+        else:
+            history = cifar.fit_cifar(
+                builder, data.train, epochs, validation_data=data.validation, eval_data=data.eval,
+                precision=precision, distribution=distribution, seed=seed, callbacks=fit_callbacks,
+                verbose=verbose, num_classes=data.num_classes, **options)
+    except KeyboardInterrupt:
+        _write_interrupted(out, config, data, progress[0].epoch_logs, epochs, time.perf_counter() - start)
+        raise
     total = time.perf_counter() - start
     metrics = {k: [float(v) for v in vs] for k, vs in history.history.items()}
     val = metrics.get("val_accuracy")
@@ -187,15 +270,9 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     }
     table = format_table([row], TABLE)
     print("\n" + table, flush=True)
-    config = dict(recipe=recipe, model=model, init=init, frozen=bool(frozen), epochs=epochs,
-                  data=None if data is None else str(data),
-                  eval_data=None if eval_data is None else str(eval_data),
-                  seed=seed, train_size=train_size, validation_split=validation_split,
-                  precision=precision, distribution=None if distribution is None else str(distribution),
-                  model_kwargs=model_kwargs, **options)
     results = {
         "config": config,
-        "data": description,
+        "data": data.description,
         "versions": versions(),
         "machine": machine_info(),
         "model_params": int(history.model.count_params()),
@@ -207,12 +284,35 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     }
     write_json(os.path.join(out, "results.json"), results)
     write_text(os.path.join(out, "results.md"), table + "\n")
+    written = ["results.json", "results.md", "log.csv"]
     try:
         from keras_structinit import viz
 
         viz.plot_learning_curves({f"{model} {init}": metrics}, os.path.join(out, "learning_curves.png"),
-                                 metrics=("val_accuracy", "loss") if val else ("accuracy", "loss"))
+                                 metrics=("val_accuracy", "loss") if val else ("accuracy", "loss"),
+                                 title=data.description)
+        written.append("learning_curves.png")
     except ImportError as err:
         print(f"Skipping plots: {err}")
-    print(f"Wrote {out}/results.json, results.md, log.csv", flush=True)
+    print(f"Wrote {', '.join(os.path.join(out, name) for name in written)}", flush=True)
     return results
+
+
+def _write_interrupted(out, config, data, epoch_logs, epochs, seconds):
+    """Records the finished epochs of an interrupted run and says where they are."""
+    log_path = os.path.join(out, "log.csv")
+    if os.path.exists(log_path) and os.path.getsize(log_path) == 0:
+        os.remove(log_path)  # CSVLogger writes its header with the first finished epoch
+    metrics = {}
+    for logs in epoch_logs:
+        for key, value in logs.items():
+            metrics.setdefault(key, []).append(float(value))
+    results_path = os.path.join(out, "results.json")
+    write_json(results_path, {
+        "config": config, "data": data.description, "versions": versions(), "machine": machine_info(),
+        "interrupted": True, "finished_epochs": len(epoch_logs), "metrics": metrics,
+        "wall_seconds": round(seconds, 1),
+    })
+    where = results_path + (f" and {log_path}" if epoch_logs else "")
+    print(f"\nInterrupted in epoch {len(epoch_logs) + 1}/{epochs}: {len(epoch_logs)} finished "
+          f"epoch(s) recorded in {where}.", file=sys.stderr, flush=True)

@@ -59,11 +59,34 @@ def normalize_images(images, mean, std):
     return (images - tf.constant(mean, tf.float32)) / tf.constant(std, tf.float32)
 
 
+def bincount_histogram(values, value_range, nbins):
+    """Counts of ``values`` in ``nbins`` equal bins of ``value_range`` (clipped), in TensorFlow ops.
+
+    bin(v) = clip(int((v - lo) (nbins - 1) / (hi - lo)), 0, nbins - 1): the
+    histogram of ``keras.layers.Equalization``, as one ``tf.math.bincount``.
+    """
+    tf = _tf()
+    lo, hi = (float(v) for v in value_range)
+    scaled = (tf.cast(values, tf.float32) - lo) * (nbins - 1) / (hi - lo)
+    indices = tf.clip_by_value(tf.cast(scaled, tf.int32), 0, nbins - 1)
+    return tf.math.bincount(tf.reshape(indices, [-1]), minlength=nbins, maxlength=nbins, dtype=tf.int32)
+
+
 def _rand_augment_layer(rand_augment, seed):
+    """``keras.layers.RandAugment`` for a tf.data pipeline.
+
+    Its ``Equalization`` picks a histogram by the global Keras backend: on
+    JAX a 256-step loop of ops meant for XLA, which inside ``tf.data`` (always
+    TensorFlow) traces ~26k graph ops per image (30 s to build the pipeline,
+    and that many ops run per image). The pipeline only runs TensorFlow ops,
+    so the histogram is one ``bincount`` here, whatever the backend.
+    """
     import keras
 
     num_ops, magnitude = rand_augment
-    return keras.layers.RandAugment(value_range=(0, 255), num_ops=num_ops, factor=magnitude, seed=seed)
+    layer = keras.layers.RandAugment(value_range=(0, 255), num_ops=num_ops, factor=magnitude, seed=seed)
+    layer.equalization._custom_histogram_fixed_width = bincount_histogram
+    return layer
 
 
 def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,

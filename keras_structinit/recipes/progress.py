@@ -1,0 +1,135 @@
+"""Plain-text training progress for logs, CI and pipes, where Keras' progress bar is silent.
+
+Keras' bar (``verbose=1``) redraws one terminal line, and ``verbose=2`` prints
+one line per epoch without an estimate of the time left. :class:`ProgressLog`
+prints, flushed, a line per epoch and, within long epochs, a line every
+``interval`` seconds, each with the time per step and the estimated time left
+of the whole run. It also keeps every finished epoch's logs, which is what a
+run interrupted with Ctrl-C can still report.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import keras
+
+from keras_structinit import validation
+
+__all__ = ["CSVLogger", "ProgressLog", "format_seconds", "progress_callbacks"]
+
+
+def format_seconds(seconds):
+    """``"1h02m"``, ``"4m05s"`` or ``"12s"`` for a duration in seconds."""
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m"
+    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+class ProgressLog(keras.callbacks.Callback):
+    """Prints training progress as plain lines: per epoch, and every ``interval`` seconds within one.
+
+    ETA = (steps left in the run) x (mean time per step of the current
+    epoch); at an epoch's end, (epochs left) x (that epoch's wall time,
+    validation included).
+
+    Args:
+        interval: seconds between two lines inside an epoch (``None``: per
+            epoch only).
+        stream: where to print (default ``sys.stdout`` at print time).
+        quiet: print nothing, only keep ``epoch_logs`` (for a terminal,
+            where Keras' bar shows progress).
+
+    Attributes:
+        epoch_logs: the logs of every finished epoch, in order.
+
+    Example:
+
+    >>> model.fit(x, y, epochs=5, verbose=0, callbacks=[ProgressLog(interval=30)])
+    epoch 1/5 done in 41s (52 ms/step), ETA 2m44s: loss 1.9021, accuracy 0.3012, ...
+    """
+
+    def __init__(self, interval=60.0, stream=None, quiet=False):
+        super().__init__()
+        self.interval = validation.optional(validation.positive_float, interval, "interval")
+        self.stream = stream
+        self.quiet = validation.boolean(quiet, "quiet")
+        self.epoch_logs = []
+
+    def _print(self, text):
+        if not self.quiet:
+            print(text, file=self.stream or sys.stdout, flush=True)
+
+    def _plan(self):
+        return self.params.get("epochs") or 1, self.params.get("steps")
+
+    def on_train_begin(self, logs=None):
+        self.epoch_logs = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+        self._epoch_start = self._last_print = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        now = time.perf_counter()
+        if self.quiet or self.interval is None or now - self._last_print < self.interval:
+            return
+        self._last_print = now
+        epochs, steps = self._plan()
+        per_step = (now - self._epoch_start) / (batch + 1)
+        line = f"epoch {self._epoch + 1}/{epochs} step {batch + 1}"
+        if steps:
+            left = (steps - batch - 1) + (epochs - self._epoch - 1) * steps
+            line += f"/{steps} ({per_step * 1000:.0f} ms/step), ETA {format_seconds(left * per_step)}"
+        else:
+            line += f" ({per_step * 1000:.0f} ms/step)"
+        self._print(line + _metrics(logs))
+
+    def on_epoch_end(self, epoch, logs=None):
+        logs = dict(logs or {})
+        self.epoch_logs.append(logs)
+        epochs, steps = self._plan()
+        seconds = time.perf_counter() - self._epoch_start
+        line = f"epoch {epoch + 1}/{epochs} done in {format_seconds(seconds)}"
+        if steps:
+            line += f" ({seconds / steps * 1000:.0f} ms/step)"
+        if epoch + 1 < epochs:
+            line += f", ETA {format_seconds((epochs - epoch - 1) * seconds)}"
+        self._print(line + _metrics(logs))
+
+
+def _metrics(logs):
+    values = [f"{k} {float(v):.4f}" for k, v in (logs or {}).items() if _is_number(v)]
+    return ": " + ", ".join(values) if values else ""
+
+
+def _is_number(value):
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def progress_callbacks(interactive=None, interval=60.0):
+    """``(verbose, [ProgressLog])`` for ``fit``: Keras' bar on a terminal, plain lines otherwise.
+
+    ``interactive`` defaults to ``sys.stdout.isatty()``. On a terminal the
+    :class:`ProgressLog` is quiet and only keeps the finished epochs' logs,
+    so that an interrupted run can still report them.
+    """
+    if interactive is None:
+        interactive = sys.stdout.isatty()
+    interactive = validation.boolean(interactive, "interactive")
+    return (1 if interactive else 0), [ProgressLog(interval=interval, quiet=interactive)]
+
+
+class CSVLogger(keras.callbacks.CSVLogger):
+    """``keras.callbacks.CSVLogger`` numbering epochs from 1, as Keras' progress bar and the plots do."""
+
+    def on_epoch_end(self, epoch, logs=None):
+        super().on_epoch_end(epoch + 1, logs)
