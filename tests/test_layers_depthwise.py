@@ -30,7 +30,8 @@ def value_and_grads(fn, x, w, cotangent):
             y = fn(x, w)
             return keras.ops.sum(keras.ops.cast(y, "float32") * cotangent), y
 
-        (_, y), (gx, gw) = jax.value_and_grad(loss, argnums=(0, 1), has_aux=True)(x, w)
+        # One XLA program per case: op-by-op dispatch compiles every op for every new shape.
+        (_, y), (gx, gw) = jax.jit(jax.value_and_grad(loss, argnums=(0, 1), has_aux=True))(x, w)
     elif BACKEND == "tensorflow":
         import tensorflow as tf
 

@@ -55,6 +55,11 @@ def test_bad_names_raise_naming_model(name):
     assert "convmixer-H/D" in str(info.value) and "resnet18-gn" in str(info.value)
 
 
+def test_build_model_defaults_to_cifar10():
+    model = build_model("convmixer-16/2")
+    assert tuple(model.input_shape) == (None, 32, 32, 3) and tuple(model.output_shape) == (None, 10)
+
+
 def test_build_model_passes_kwargs_through():
     model = build_model("convmixer-16/2", 5, (32, 32, 3), kernel_size=3, patch_size=4)
     assert model.name == "convmixer_16_2"

@@ -81,11 +81,17 @@ def parse_model_name(name):
     raise _bad_name(name)
 
 
-def build_model(name, /, num_classes, input_shape, **kwargs):
+def build_model(name, /, num_classes=10, input_shape=(32, 32, 3), **kwargs):
     """Builds the model ``name`` (see :func:`available_models`) with logits.
 
     ``name`` is positional-only, so that a Keras model name can be passed as
-    ``name=`` among the builder's keyword arguments.
+    ``name=`` among the builder's keyword arguments. The defaults are
+    CIFAR-10's: 10 classes of 32x32 RGB images.
+
+    Example:
+
+    >>> model = build_model("convmixer-256/8")            # CIFAR-10
+    >>> model = build_model("vit-small", 1000, (224, 224, 3))
 
     ``kwargs`` go to the builder (e.g. ``kernel_size``, ``patch_size``,
     ``drop_path``, and the initializers of the kinds of kernel the model has:

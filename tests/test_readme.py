@@ -1,0 +1,102 @@
+"""Every code block of the README runs: Python blocks in fresh interpreters (tiny sizes), commands parse."""
+
+import re
+import shlex
+import zipfile
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+from keras_structinit import cli
+
+from conftest import run_fresh_python
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+README = (REPO_ROOT / "README.md").read_text()
+BLOCKS = re.findall(r"```(\w*)\n(.*?)```", README, flags=re.S)
+PYTHON_BLOCKS = [code for lang, code in BLOCKS if lang == "python"]
+SHELL_BLOCKS = [code for lang, code in BLOCKS if lang == "bash"]
+
+# Sizes cut so that each block runs in seconds; each pair must occur in its block,
+# so a README edit that drops one fails here rather than silently running big.
+TINY = {
+    "procedural_images(2000)": "procedural_images(64)",
+    "epochs=10": "epochs=1",
+    "epochs=200": "epochs=1",
+    "convmixer(256, 16, kernel_size=9)": "convmixer(32, 16, kernel_size=9)",
+    "convmixer(256, 8)": "convmixer(16, 2)",
+}
+
+
+def _tiny(code):
+    used = {old: new for old, new in TINY.items() if old in code}
+    for old, new in used.items():
+        code = code.replace(old, new)
+    return code, set(used)
+
+
+def _write_cifar_files(directory):
+    """The files the README's recipe block reads: an ImageFolder zip and an .npz."""
+    import io
+
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    with zipfile.ZipFile(directory / "cifar10-train.zip", "w") as archive:
+        for label in range(10):
+            for i in range(4):
+                buffer = io.BytesIO()
+                Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(buffer, "PNG")
+                archive.writestr(f"train/class_{label}/{i}.png", buffer.getvalue())
+    np.savez(directory / "cifar10-test.npz", x=rng.integers(0, 256, (20, 32, 32, 3), dtype=np.uint8),
+             y=np.arange(20) % 10)
+
+
+def test_readme_has_its_code_blocks():
+    assert len(PYTHON_BLOCKS) >= 4 and len(SHELL_BLOCKS) >= 3
+    used = set().union(*(_tiny(code)[1] for code in PYTHON_BLOCKS))
+    assert used == set(TINY), f"TINY replacements no longer in the README: {set(TINY) - used}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(keras.backend.backend() != "torch", reason="the README's Python is run once, on torch")
+@pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
+def test_readme_python_block_runs(index, tmp_path):
+    pytest.importorskip("PIL")
+    _write_cifar_files(tmp_path)
+    code, _ = _tiny(PYTHON_BLOCKS[index])
+    run_fresh_python(code + '\nprint("README_BLOCK_OK")\n', cwd=tmp_path)
+
+
+def _commands(block):
+    """The shell commands of a block, continuation lines joined and comments dropped."""
+    joined = block.replace("\\\n", " ")
+    return [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def test_readme_commands_are_valid():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
+    extras = set(project["optional-dependencies"])
+    parser = cli.build_parser()
+    seen = set()
+    for block in SHELL_BLOCKS:
+        for command in _commands(block):
+            for part in command.split("&&"):
+                words = shlex.split(part)
+                if words[:2] == ["pip", "install"]:
+                    assert words[2] == "-e", f"not installable from a checkout: {part}"
+                    named = re.fullmatch(r"\.\[([\w,]+)\]", words[3]).group(1).split(",")
+                    assert set(named) <= extras, part
+                    seen.add("pip")
+                elif words[0] == "structinit":
+                    parser.parse_args(words[1:])  # exits 2 on an invalid command line
+                    seen.add("structinit")
+                elif words[0] == "bash":
+                    assert (REPO_ROOT / words[1]).is_file(), part
+                    seen.add("bash")
+    assert seen == {"pip", "structinit", "bash"}
+    for quoted in re.findall(r'`pip install -e "(\.\[[\w,]+\])"`', README):
+        assert set(quoted[2:-1].split(",")) <= extras, quoted
