@@ -26,6 +26,7 @@ _SUBMODULES = (
     "models",
     "recipes",
     "reporting",
+    "selection",
     "validation",
     "walker",
 )
@@ -41,6 +42,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "apply_torch_uniform": "keras_structinit.initializers.torch_default",
         "freeze_spatial": "keras_structinit.freezing",
         "load_frozen_model": "keras_structinit.freezing",
+        "select_weights": "keras_structinit.selection.select",
     },
 )
 

@@ -6,9 +6,18 @@ import sys
 import textwrap
 from pathlib import Path
 
-import keras
-import numpy as np
-import pytest
+# XLA's CPU compiler without LLVM optimizations: tests compile hundreds of small
+# programs (JAX compiles every initializer shape) and run each once or twice, so
+# compile time dominates; optimization does not change results (no fast-math on
+# CPU). The JAX suite takes about a third less time. Set before Keras imports a
+# backend; subprocesses inherit it. Speed is measured in benchmarks/, not here.
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    _flags = os.environ.get("XLA_FLAGS", "")
+    os.environ["XLA_FLAGS"] = f"{_flags} --xla_backend_optimization_level=0".strip()
+
+import keras  # noqa: E402 - after XLA_FLAGS
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_CIFAR10_ZIP = REPO_ROOT.parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
@@ -93,13 +102,6 @@ def assert_covariance_within_sampling_error(samples, target, z_max=6.0):
     assert mean_z.max() < z_max
 
 
-@pytest.fixture(autouse=True)
-def _release_models():
-    """Drops each test's models and graphs from Keras' global state once it ends."""
-    yield
-    keras.backend.clear_session(free_memory=False)  # garbage is collected per module
-
-
 def _resident_gb():
     """This process's current resident memory in GB (Linux ``/proc``; 0 elsewhere)."""
     try:
@@ -110,22 +112,31 @@ def _resident_gb():
 
 
 # JAX keeps every compiled program; emptying its caches frees memory but makes
-# the next modules compile again (a model build costs ~5 s cold, ~0.4 s warm).
+# later tests compile again (a model build costs ~5 s cold, ~0.4 s warm).
 JAX_CACHE_LIMIT_GB = 1.5
+
+
+@pytest.fixture(autouse=True)
+def _release_models():
+    """Drops each test's models and graphs from Keras' global state once it ends, and empties
+    JAX's compilation caches when the process holds more than ``JAX_CACHE_LIMIT_GB``.
+
+    Keeps each backend's pytest process under 3 GB (CI's rule): without it
+    the JAX process grew past 5 GB over the suite; emptying the caches after
+    every module instead kept it at 2.7 GB but cost minutes of recompiling.
+    """
+    yield
+    keras.backend.clear_session(free_memory=False)  # garbage is collected per module or when large
+    if keras.backend.backend() == "jax" and _resident_gb() > JAX_CACHE_LIMIT_GB:
+        import jax
+
+        gc.collect()
+        jax.clear_caches()
+        gc.collect()
 
 
 @pytest.fixture(autouse=True, scope="module")
 def _release_memory():
-    """Collects garbage after each test module, and empties JAX's caches past ``JAX_CACHE_LIMIT_GB``.
-
-    Keeps each backend's pytest process under 3 GB (CI's rule): without it
-    the JAX process grew past 5 GB over the suite. Emptying the caches after
-    every module instead kept it at 2.7 GB but cost minutes of recompiling.
-    """
+    """Collects garbage after each test module (per test, it doubled the run time)."""
     yield
     gc.collect()
-    if keras.backend.backend() == "jax" and _resident_gb() > JAX_CACHE_LIMIT_GB:
-        import jax
-
-        jax.clear_caches()
-        gc.collect()

@@ -275,3 +275,60 @@ def test_apply_init_dispatches_to_the_public_api():
     assert parse_init("conv-cov") == ("conv-cov", "cifar-p2")
     with pytest.raises(TypeError, match="init"):
         parse_init(None)
+
+
+def _saved_teacher(tmp_path):
+    from keras_structinit.models import build_model
+
+    teacher = build_model("convmixer-16/2", 10, (8, 8, 3), kernel_size=3, patch_size=2)
+    path = tmp_path / "teacher.keras"
+    teacher.save(path)
+    return teacher, str(path)
+
+
+def test_select_writes_a_student_that_reloads_and_a_report(tmp_path, capsys):
+    teacher, path = _saved_teacher(tmp_path)
+    out, report = tmp_path / "student.keras", tmp_path / "report.json"
+    argv = ["select", "--teacher", path, "--student", "convmixer-8/2", "--student-kwargs",
+            '{"kernel_size": 3, "patch_size": 2}', "--out", str(out), "--report", str(report)]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "| block_2_pointwise_conv/kernel | block_2_pointwise_conv/kernel |" in printed
+    assert f"Wrote {out}" in printed
+    student = keras.saving.load_model(out)
+    assert tuple(student.input_shape) == (None, 8, 8, 3) and tuple(student.output_shape) == (None, 10)
+    np.testing.assert_array_equal(
+        keras.ops.convert_to_numpy(student.get_layer("block_1_pointwise_conv").kernel),
+        keras.ops.convert_to_numpy(teacher.get_layer("block_1_pointwise_conv").kernel)[:, :, ::2, ::2])
+    assert json.loads(report.read_text())["family"] == "convmixer"
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--student", "convmixer-32/2"], "larger than the teacher"),
+    (["--student", "vit-tiny", "--student-kwargs", '{"patch_size": 4}'], "not of one supported family"),
+    (["--student", "resnet-50"], "`model` must be one of"),
+    (["--student", "convmixer-8/2", "--student-kwargs", "[1]"], "--student-kwargs must be a JSON object"),
+    (["--student", "convmixer-8/2", "--teacher", "none.keras"], "--teacher 'none.keras' does not exist"),
+])
+def test_select_bad_input_is_one_line_exit_2(tmp_path, capsys, extra, message):
+    _, path = _saved_teacher(tmp_path)
+    argv = ["select", "--teacher", path, "--out", str(tmp_path / "s.keras"), *extra]
+    if "--student-kwargs" not in extra and "convmixer-32/2" in extra:
+        argv += ["--student-kwargs", '{"kernel_size": 3, "patch_size": 2}']
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "s.keras").exists()
+
+
+def test_train_init_select(tmp_path, capsys):
+    _, path = _saved_teacher(tmp_path)
+    from keras_structinit.cli.train import apply_init, parse_init
+    from keras_structinit.models import build_model
+
+    assert parse_init(f"select:{path}") == ("select", path)
+    with pytest.raises(ValueError, match="select:PATH.keras"):
+        parse_init("select:teacher.h5")
+    student = build_model("convmixer-8/2", 10, (8, 8, 3), kernel_size=3, patch_size=2)
+    paths = apply_init(student, f"select:{path}", seed=0)
+    assert "block_1_pointwise_conv/kernel" in paths and "head/kernel" not in paths

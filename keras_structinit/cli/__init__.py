@@ -1,4 +1,4 @@
-"""The ``structinit`` command line: ``structinit demo`` and ``structinit train``.
+"""The ``structinit`` command line: ``structinit demo``, ``structinit train`` and ``structinit select``.
 
 This module holds the parser and the dispatch; each subcommand runs from its
 own module (:mod:`~keras_structinit.cli.demo`, :mod:`~keras_structinit.cli.train`),
@@ -15,6 +15,8 @@ import os
 import sys
 
 from keras_structinit.cli.arguments import BACKENDS, positive_int, usage_error
+from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
+from keras_structinit.selection.plan import HEAD_MODES
 
 __all__ = ["build_parser", "main"]
 
@@ -60,8 +62,8 @@ def build_parser():
                        help="convmixer-H/D, convnext-iso-H/D, convnext-atto|femto|pico|nano|tiny, "
                             "vit-tiny, vit-small, simple-cnn, vgg16, resnet18-gn")
     train.add_argument("--init", default="default",
-                       help="default | torch-uniform | conv-cov[:PRESET] | cov-transfer:PATH "
-                            "(default: default)")
+                       help="default | torch-uniform | conv-cov[:PRESET] | cov-transfer:PATH | "
+                            "select:TEACHER.keras (default: default)")
     train.add_argument("--frozen", action="store_true", help="freeze the spatial (depthwise) filters")
     train.add_argument("--epochs", type=positive_int, required=True)
     train.add_argument("--data", default=None,
@@ -92,6 +94,29 @@ def build_parser():
                        help="stem patch size (model default)")
     train.add_argument("--precision", choices=PRECISIONS, default=None)
     train.add_argument("--distribution", choices=DISTRIBUTIONS, default=None)
+
+    select = sub.add_parser(
+        "select",
+        help="initialize a small model with selected weights of a larger one (weight selection)",
+        description=(
+            "Loads a teacher .keras file, builds the student by model name (as in `train`), copies "
+            "the teacher's selected weights into it (Xu et al., ICLR 2024) and saves it as .keras. "
+            "The head keeps the student's own initialization."
+        ),
+    )
+    select.add_argument("--teacher", required=True, help="the larger trained model, a .keras file")
+    select.add_argument("--student", required=True, help="model name, e.g. vit-tiny, convnext-femto")
+    select.add_argument("--student-kwargs", default=None,
+                        help='JSON of builder arguments, e.g. \'{"num_classes": 100, "patch_size": 4}\' '
+                             "(default: the teacher's classes and input shape)")
+    select.add_argument("--out", required=True, help="where to save the student (.keras)")
+    select.add_argument("--layer-selection", choices=LAYER_METHODS, default="first_n")
+    select.add_argument("--element-selection", choices=ELEMENT_METHODS, default="uniform")
+    select.add_argument("--heads", choices=HEAD_MODES, default="flatten")
+    select.add_argument("--seed", type=int, default=0)
+    select.add_argument("--report", default=None, help="write the selection report (JSON) here")
+    select.add_argument("--backend", choices=BACKENDS, default=None,
+                        help="Keras backend (default: KERAS_BACKEND)")
     return parser
 
 

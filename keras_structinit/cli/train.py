@@ -27,7 +27,7 @@ from keras_structinit.recipes.data import check_rand_augment, imagenet_source
 from keras_structinit.recipes.progress import CSVLogger, progress_callbacks
 from keras_structinit.reporting import format_table, machine_info, versions
 
-INIT_FORMS = ("default", "conv-cov[:PRESET]", "cov-transfer:PATH", "torch-uniform")
+INIT_FORMS = ("default", "conv-cov[:PRESET]", "cov-transfer:PATH", "torch-uniform", "select:TEACHER.keras")
 TABLE = (
     ("model", "model"),
     ("init", "init"),
@@ -90,7 +90,7 @@ def run(args):
 
 def _check_spatial_target(args, family):
     """``--frozen`` and ``--init`` (other than default) need a model with spatial depthwise convs."""
-    passed = [f"--init {args.init}"] if args.init != "default" else []
+    passed = [f"--init {args.init}"] if parse_init(args.init)[0] not in ("default", "select") else []
     passed += ["--frozen"] if args.frozen else []
     if passed and not family.startswith(("convmixer", "convnext")):
         verb = "act" if len(passed) > 1 else "acts"
@@ -157,6 +157,13 @@ def parse_init(spec):
                 f"Unknown ConvCovariance preset in init={spec!r}; presets: {sorted(covariance.PRESETS)}."
             )
         return kind, preset
+    if kind == "select":
+        if not arg.endswith(".keras"):
+            raise ValueError(
+                f"`init` select needs a teacher .keras file: select:PATH.keras. Received: init={spec!r}")
+        if not os.path.isfile(arg):
+            raise ValueError(f"Teacher not found: init={spec!r}.")
+        return kind, arg
     if kind == "cov-transfer":
         if not arg:
             raise ValueError(
@@ -176,7 +183,9 @@ def apply_init(model, spec, seed):
     U[-1/sqrt(fan_in), 1/sqrt(fan_in)]). "conv-cov[:PRESET]":
     :func:`keras_structinit.apply_conv_covariance`. "cov-transfer:PATH":
     :func:`keras_structinit.apply_covariance_transfer` from a saved bank.
-    Returns what the applied function returns (``[]`` for "default").
+    "select:PATH.keras": :func:`keras_structinit.selection.select_weights`
+    from that teacher (the head keeps its initialization).
+    Returns the variable paths written (``[]`` for "default").
     """
     kind, arg = parse_init(spec) if isinstance(spec, str) else spec
     if kind == "conv-cov":
@@ -185,6 +194,10 @@ def apply_init(model, spec, seed):
         return ks.apply_covariance_transfer(model, bank=arg, seed=seed)
     if kind == "torch-uniform":
         return ks.apply_torch_uniform(model, seed=seed)
+    if kind == "select":
+        from keras_structinit.selection.select import select_weights
+
+        return [entry["student"] for entry in select_weights(arg, model, seed=seed).entries]
     return []
 
 

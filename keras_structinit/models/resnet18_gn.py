@@ -60,6 +60,7 @@ def resnet18_gn(
     cifar_stem=True,
     kernel_initializer=None,
     name=None,
+    widths=WIDTHS,
 ):
     """Builds a pre-activation ResNet-18 with GroupNorm as a functional ``keras.Model``.
 
@@ -89,6 +90,8 @@ def resnet18_gn(
             (anything ``keras.initializers.get`` accepts); ``None``: PyTorch's
             default uniform. The head keeps PyTorch's default.
         name: model name, default ``resnet18_gn``.
+        widths: the four stages' widths (the stem has the first); default
+            64, 128, 256, 512. Narrower ResNets are weight-selection students.
 
     Example:
 
@@ -98,18 +101,21 @@ def resnet18_gn(
     """
     num_classes, groups = positive_int_arguments(num_classes=num_classes, groups=groups)
     input_shape = validation.input_shape(input_shape, allow_none=True)
-    if WIDTHS[0] % groups:
-        raise ValueError(f"`groups` must divide 64 (every width). Received: groups={groups}")
+    widths = validation.positive_ints(widths, "widths")
+    if len(widths) != len(DEPTHS):
+        raise ValueError(f"`widths` must hold {len(DEPTHS)} stage widths. Received: widths={widths}")
+    if any(w % groups for w in widths):
+        raise ValueError(f"`groups` must divide every width {widths}. Received: groups={groups}")
     cifar_stem = validation.boolean(cifar_stem, "cifar_stem")
     kernel_initializer = check_initializer(kernel_initializer, "kernel_initializer", TorchDefaultUniform())
 
     inputs = keras.Input(shape=input_shape, name="image")
     if cifar_stem:
-        x = _conv(WIDTHS[0], 3, 1, kernel_initializer, "stem_conv")(inputs)
+        x = _conv(widths[0], 3, 1, kernel_initializer, "stem_conv")(inputs)
     else:
-        x = _conv(WIDTHS[0], 7, 2, kernel_initializer, "stem_conv")(inputs)
+        x = _conv(widths[0], 7, 2, kernel_initializer, "stem_conv")(inputs)
         x = keras.layers.MaxPooling2D(3, strides=2, padding="same", name="stem_pool")(x)
-    for s, (depth, width) in enumerate(zip(DEPTHS, WIDTHS, strict=True), start=1):
+    for s, (depth, width) in enumerate(zip(DEPTHS, widths, strict=True), start=1):
         for b in range(1, depth + 1):
             strides = 2 if (s > 1 and b == 1) else 1
             x = preact_basic_block(x, width, strides, groups, f"stage_{s}_block_{b}", kernel_initializer)

@@ -1,10 +1,43 @@
-"""Weight selection (Xu et al., ICLR 2024): initialize a small model from a larger one of its family.
+"""Weight selection (Xu, Liu, Darrell & Liu, "Initializing Models with Larger Ones", ICLR 2024).
 
-This part holds the index rules (:mod:`.indices`, pure NumPy). The model-level
-``select_weights``, family adapters, callback and CLI are tracked in the
-weight-selection issues.
+A student is initialized with a subset of a larger trained teacher's weights
+of the same family: layer selection, component mapping, element selection.
+
+Pure math (NumPy, no Keras import):
+
+* :mod:`.indices`: ``element_indices`` (uniform, consecutive, random) and
+  ``layer_indices`` (first_n, last_n, mid_n, uniform);
+* :mod:`.families`: family adapters (blocks and dimension roles per variable)
+  for the package's ViT, ConvNeXt, isotropic ConvNeXt, ConvMixer and ResNets;
+* :mod:`.plan`: ``plan_selection``, consistent indices per dimension role.
+
+Keras, imported on first use: :mod:`.select`: ``select_weights``,
+``SelectionReport``; :mod:`.callbacks`: ``SelectWeightsFrom``.
 """
 
+from keras_structinit._lazy import lazy_exports
+from keras_structinit.selection.families import FAMILIES
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS, element_indices, layer_indices
+from keras_structinit.selection.plan import HEAD_MODES, plan_selection
 
-__all__ = ["ELEMENT_METHODS", "LAYER_METHODS", "element_indices", "layer_indices"]
+__getattr__, __dir__, _ = lazy_exports(
+    __name__,
+    {
+        "SelectWeightsFrom": "keras_structinit.selection.callbacks",
+        "SelectionReport": "keras_structinit.selection.select",
+        "select_weights": "keras_structinit.selection.select",
+    },
+)
+
+__all__ = [
+    "ELEMENT_METHODS",
+    "FAMILIES",
+    "HEAD_MODES",
+    "LAYER_METHODS",
+    "SelectWeightsFrom",
+    "SelectionReport",
+    "element_indices",
+    "layer_indices",
+    "plan_selection",
+    "select_weights",
+]

@@ -1,0 +1,134 @@
+#!/usr/bin/env python
+"""Wall time and peak memory of weight selection from a ViT-B-sized teacher into a ViT-T.
+
+Both models are the package's ViT built from config (teacher: width 768,
+12 blocks, 12 heads; student: width 192, 12 blocks, 3 heads; patch 16 on
+224x224 images, 1000 classes), randomly initialized and not timed. Timed:
+``select_weights(teacher, student)`` with the defaults (uniform element
+selection, first_n layers, flattened heads, head skipped), one warm-up and
+``--repeats`` runs. Memory of a run: the peak of Python's allocations
+(``tracemalloc``, NumPy's buffers included) and the growth of the process's
+peak resident set over the warm-up's (``ru_maxrss``), both against the
+teacher's weights in bytes. Goal (issue 11): under 5 s, peak under 1.5x the
+teacher's weights.
+
+Usage::
+
+    python benchmarks/selection_speed.py                 # current KERAS_BACKEND
+    python benchmarks/selection_speed.py --all-backends  # one subprocess each
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import resource
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from keras_structinit.reporting import format_table, machine_info, versions
+
+from bench_utils import BACKENDS, backend_parser, run_per_backend, summarize
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+TEACHER = {"dim": 768, "depth": 12, "heads": 12}
+STUDENT = {"dim": 192, "depth": 12, "heads": 3}
+
+
+def parse_args(argv=None):
+    parser = backend_parser(__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    args = parser.parse_args(argv)
+    if args.repeats < 1:
+        parser.error("--repeats must be >= 1")
+    return args
+
+
+def _vit(spec):
+    import keras_structinit as ks
+
+    return ks.models.vit(16, spec["dim"], spec["depth"], spec["heads"], num_classes=1000,
+                         input_shape=(224, 224, 3))
+
+
+def _maxrss_bytes():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def run_backend(args):
+    import keras
+
+    from keras_structinit.selection import select_weights
+
+    teacher, student = _vit(TEACHER), _vit(STUDENT)
+    teacher_bytes = sum(math.prod(v.shape) * np.dtype(v.dtype).itemsize for v in teacher.weights)
+    report = select_weights(teacher, student)  # warm-up
+    rss_before = _maxrss_bytes()
+    times, traced = [], []
+    for _ in range(args.repeats):
+        tracemalloc.start()
+        start = time.perf_counter()
+        select_weights(teacher, student)
+        times.append(time.perf_counter() - start)
+        traced.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    entry = {
+        "date": datetime.date.today().isoformat(),
+        "versions": versions(),
+        "machine": machine_info(),
+        "teacher": TEACHER,
+        "student": STUDENT,
+        "teacher_params": int(teacher.count_params()),
+        "teacher_weight_bytes": teacher_bytes,
+        "selected_variables": len(report.entries),
+        "time": summarize(times),
+        "tracemalloc_peak_bytes": max(traced),
+        "rss_growth_bytes": _maxrss_bytes() - rss_before,
+    }
+    return keras.backend.backend(), entry
+
+
+def render_markdown(data):
+    rows = []
+    for backend in BACKENDS:
+        r = data["results"].get(backend)
+        if r is None:
+            continue
+        rows.append({
+            "backend": backend,
+            "time": f"{r['time']['mean_s']:.2f} ± {r['time']['std_s']:.2f}",
+            "traced": r["tracemalloc_peak_bytes"] / r["teacher_weight_bytes"],
+            "rss": r["rss_growth_bytes"] / r["teacher_weight_bytes"],
+            "versions": f"keras {r['versions']['keras']}, {backend} {r['versions']['backend_version']}",
+            "date": r["date"],
+        })
+    table = format_table(rows, (
+        ("backend", "backend"),
+        ("select_weights (s), mean ± std", "time"),
+        ("tracemalloc peak / teacher weights", "traced", ".2f"),
+        ("peak RSS growth / teacher weights", "rss", ".2f"),
+        ("versions", "versions"),
+        ("date", "date"),
+    ))
+    any_result = next(iter(data["results"].values()))
+    machine = any_result["machine"]
+    return (
+        "# Weight selection: ViT-B-sized teacher -> ViT-T\n\n"
+        f"Teacher {TEACHER} ({any_result['teacher_params']:,} parameters, "
+        f"{any_result['teacher_weight_bytes'] / 2**20:.0f} MiB), student {STUDENT}; patch 16, 224x224, "
+        f"1000 classes. `select_weights` defaults; {any_result['selected_variables']} variables selected. "
+        "Goal: < 5 s, peak memory < 1.5x the teacher's weights.\n\n"
+        f"{table}\n\nMachine: {machine}. Script: `benchmarks/selection_speed.py`.\n"
+    )
+
+
+def main(argv=None):
+    run_per_backend(__file__, "selection_speed", parse_args, run_backend, render_markdown, argv)
+
+
+if __name__ == "__main__":
+    main()

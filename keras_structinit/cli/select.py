@@ -1,0 +1,77 @@
+"""``structinit select``: a student saved as ``.keras``, initialized by weight selection from a teacher."""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+
+import keras
+
+from keras_structinit.cli.arguments import check_exists, usage_error
+from keras_structinit.io_utils import atomic_path
+from keras_structinit.models.registry import build_model, parse_model_name
+from keras_structinit.selection.select import select_weights
+
+__all__ = ["run", "select_student"]
+
+
+def _student_kwargs(text):
+    if text is None:
+        return {}
+    try:
+        kwargs = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--student-kwargs must be a JSON object: {err}. Received: {text!r}") from None
+    if not isinstance(kwargs, dict):
+        raise ValueError(f"--student-kwargs must be a JSON object, e.g. '{{\"num_classes\": 100}}'. "
+                         f"Received: {text!r}")
+    return kwargs
+
+
+def select_student(teacher, student, out, student_kwargs=None, report=None, **options):
+    """Builds ``student`` (a registry name), selects ``teacher``'s weights into it, saves it to ``out``.
+
+    ``teacher`` is a model or a ``.keras`` path; the student gets the
+    teacher's number of classes and input shape unless ``student_kwargs``
+    says otherwise. ``options`` go to :func:`select_weights`. The file is
+    written atomically. Returns ``(student model, SelectionReport)``.
+    """
+    if not str(out).endswith(".keras"):
+        raise ValueError(f"--out must be a .keras path. Received: {out!r}")
+    if isinstance(teacher, (str, os.PathLike)):
+        teacher = keras.saving.load_model(teacher, compile=False)
+    kwargs = dict(student_kwargs or {})
+    num_classes = kwargs.pop("num_classes", int(teacher.output_shape[-1]))
+    input_shape = tuple(kwargs.pop("input_shape", teacher.input_shape[1:]))
+    model = build_model(student, num_classes, input_shape, **kwargs)
+    selection = select_weights(teacher, model, **options)
+    with atomic_path(out) as tmp:
+        model.save(tmp)
+    if report is not None:
+        selection.to_json(report)
+    return model, selection
+
+
+def run(args):
+    """Runs ``structinit select``; one-line errors (exit 2) for bad input, before anything is written."""
+    try:
+        check_exists(args.teacher, "--teacher")
+        parse_model_name(args.student)
+        kwargs = _student_kwargs(args.student_kwargs)
+        if not args.out.endswith(".keras"):
+            raise ValueError(f"--out must be a .keras path. Received: {args.out!r}")
+        teacher = keras.saving.load_model(args.teacher, compile=False)
+    except (ValueError, TypeError, OSError, zipfile.BadZipFile) as err:
+        return usage_error("select", err)
+    try:
+        model, selection = select_student(
+            teacher, args.student, args.out, kwargs, args.report, layer_selection=args.layer_selection,
+            element_selection=args.element_selection, heads=args.heads, seed=args.seed)
+    except (ValueError, TypeError) as err:
+        return usage_error("select", err)
+    print(selection.summary())
+    print(f"\nSelected {len(selection.entries)} variables of {model.name} from {teacher.name} "
+          f"({selection.family}; {len(selection.skipped)} kept their initialization). Wrote {args.out}"
+          + (f" and {args.report}" if args.report else ""), flush=True)
+    return 0

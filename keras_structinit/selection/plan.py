@@ -1,0 +1,259 @@
+"""The selection plan: for every student variable, its teacher variable and the indices per axis (NumPy).
+
+:func:`plan_selection` works on ``{path: shape}`` dictionaries, so it needs no
+Keras and no weights; :func:`take` applies one entry to a teacher array.
+Steps (Sec. 3 of Xu et al.): *layer selection* maps each student block to a
+teacher block of the same stage (:func:`~.indices.layer_indices`);
+*component mapping* pairs variables by their path with the block renumbered
+(:meth:`~.families.Family.rename`); *element selection* draws one index set
+per dimension role (:func:`~.indices.element_indices`), so that tensors
+sharing a dimension share indices; ``random_inconsistent`` draws per tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from keras_structinit import validation
+from keras_structinit.selection.families import FAMILIES, SAME, TOKENS
+from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS, element_indices, layer_indices
+
+__all__ = ["HEAD_MODES", "Entry", "Plan", "detect_family", "plan_selection", "take"]
+
+HEAD_MODES = ("flatten", "select")
+
+
+@dataclass
+class Entry:
+    """One student variable: where it comes from and which teacher indices each axis keeps.
+
+    ``indices[a]`` is ``None`` when axis ``a`` is kept whole (equal sizes).
+    ``merge`` lists pairs of adjacent axes selected as one flattened axis
+    (attention heads x head_dim with ``heads="flatten"``); their index array
+    sits at the first axis of the pair, ``None`` at the second.
+    """
+
+    student_path: str
+    teacher_path: str
+    roles: tuple
+    indices: list
+    merge: tuple = ()
+
+
+@dataclass
+class Plan:
+    """Every :class:`Entry`, what was skipped, what found no teacher variable, and the block map."""
+
+    family: str
+    entries: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    unmatched: list = field(default_factory=list)
+    block_map: dict = field(default_factory=dict)
+    role_indices: dict = field(default_factory=dict)
+
+
+def _skipped(path, skip):
+    return any(path == s or path.startswith(s + "/") for s in skip)
+
+
+def detect_family(teacher_paths, student_paths):
+    """The name of the one family whose rules describe every variable of both models.
+
+    ``ValueError`` naming, for the closest family, the variables it cannot place.
+    """
+    best = None
+    for name, family in FAMILIES.items():
+        missing = [p for p in (*student_paths, *teacher_paths) if family.describe(p) is None]
+        if not missing:
+            return name
+        if best is None or len(missing) < len(best[1]):
+            best = (name, missing)
+    name, missing = best
+    raise ValueError(
+        f"The teacher and the student are not of one supported family (families: {sorted(FAMILIES)}); "
+        f"closest: {name!r}, which cannot place {len(missing)} variable(s), e.g. {missing[:3]}."
+    )
+
+
+def _resolve_last(role, groups):
+    """``width_last`` is the width of the last stage (the head reads it)."""
+    if role == "width_last" and groups:
+        return f"width{max(groups)}"
+    return role
+
+
+def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selection="first_n",
+                   element_selection="uniform", heads="flatten", skip=("head",), seed=0, strict=True):
+    """Plans weight selection from ``teacher_shapes`` into ``student_shapes`` (``{path: shape}``).
+
+    Args:
+        family: a name in :data:`~.families.FAMILIES` or ``"auto"``.
+        layer_selection: one of :data:`~.indices.LAYER_METHODS`, per stage.
+        element_selection: one of :data:`~.indices.ELEMENT_METHODS`.
+        heads: ``"flatten"`` selects over the flattened heads x head_dim axis
+            of attention kernels (what the authors' code does to fused qkv);
+            ``"select"`` keeps whole heads (chosen uniformly) and selects
+            head_dim within them.
+        skip: path prefixes left at the student's own initialization
+            (``"head"`` matches ``head/kernel``, not ``head_norm/gamma``).
+        seed: seed of the random element methods.
+        strict: raise when a student variable outside ``skip`` has no teacher
+            variable; otherwise list it in ``Plan.unmatched``.
+
+    Returns:
+        A :class:`Plan`.
+    """
+    validation.one_of(layer_selection, "layer_selection", LAYER_METHODS)
+    validation.one_of(element_selection, "element_selection", ELEMENT_METHODS)
+    validation.one_of(heads, "heads", HEAD_MODES)
+    validation.boolean(strict, "strict")
+    if isinstance(skip, str) or not all(isinstance(s, str) for s in skip):
+        raise TypeError(f"`skip` must be a tuple of path prefixes (strings). Received: skip={skip!r}")
+    if family == "auto":
+        family = detect_family(list(teacher_shapes), list(student_shapes))
+    validation.one_of(family, "family", tuple(FAMILIES))
+    fam = FAMILIES[family]
+    plan = Plan(family)
+
+    described = {}
+    for path in student_shapes:
+        role = fam.describe(path)
+        if role is None:
+            raise ValueError(f"Student variable {path!r} is not part of the {family!r} family.")
+        described[path] = role
+    teacher_roles = {p: fam.describe(p) for p in teacher_shapes}
+    # Layer selection, per stage.
+    for group in sorted({r.group for r in described.values() if r.block is not None}, key=str):
+        s_blocks = sorted({r.block for r in described.values() if r.block is not None and r.group == group})
+        t_blocks = sorted({r.block for r in teacher_roles.values()
+                           if r is not None and r.block is not None and r.group == group})
+        where = "the blocks" if group is None else f"the blocks of stage {group}"
+        if not t_blocks:
+            raise ValueError(f"The teacher has no blocks where the student has {where}.")
+        chosen = layer_indices(len(t_blocks), len(s_blocks), layer_selection, what=where)
+        plan.block_map[group] = {s: t_blocks[i] for s, i in zip(s_blocks, chosen, strict=True)}
+    groups = {int(g) for g in plan.block_map if g is not None and str(g).isdigit()}
+
+    # Component mapping and role sizes.
+    pending, role_sizes = [], {}
+    for path, role in described.items():
+        if _skipped(path, skip):
+            plan.skipped.append(path)
+            continue
+        teacher_path = path
+        if role.block is not None:
+            teacher_path = fam.rename(path, plan.block_map[role.group][role.block])
+        if teacher_path not in teacher_shapes:
+            plan.unmatched.append(path)
+            continue
+        t_shape, s_shape = tuple(teacher_shapes[teacher_path]), tuple(student_shapes[path])
+        if len(t_shape) != len(s_shape):
+            raise ValueError(f"Student variable {path!r} has shape {s_shape} but its teacher "
+                             f"variable {teacher_path!r} has shape {t_shape}.")
+        roles = tuple(_resolve_last(r, groups) for r in role.scoped())
+        for axis, (r, t, s) in enumerate(zip(roles, t_shape, s_shape, strict=True)):
+            what = f"axis {axis} of {path!r}"
+            if r in (SAME, TOKENS):
+                if t != s:
+                    hint = (" (a different patch size or image size; position embeddings are not resized)"
+                            if r == TOKENS else "")
+                    raise ValueError(f"The teacher and the student must have the same size along {what}: "
+                                     f"teacher {t_shape} ({teacher_path!r}), student {s_shape}{hint}.")
+                continue
+            if s > t:
+                element_indices(t, s, what=what)  # raises, naming the axis
+            if role_sizes.setdefault(r, (t, s, what))[:2] != (t, s):
+                t0, s0, first = role_sizes[r]
+                raise ValueError(
+                    f"Dimension {r!r} is {t} -> {s} along {what} but {t0} -> {s0} along {first}.")
+        pending.append((path, teacher_path, roles))
+    if strict and plan.unmatched:
+        raise ValueError(
+            f"{len(plan.unmatched)} student variable(s) have no teacher variable, e.g. {plan.unmatched[:3]}; "
+            "pass strict=False to leave them at their initialization, or skip=(...) to skip them."
+        )
+
+    # Element selection: one index set per role (or per tensor axis for random_inconsistent).
+    rng = np.random.default_rng(seed)
+    sizes = _flatten_heads(role_sizes) if heads == "flatten" else role_sizes
+    consistent = element_selection != "random_inconsistent"
+    for r in sorted(sizes):
+        t, s, what = sizes[r]
+        method = "uniform" if r.startswith("heads@") else element_selection  # heads="select"
+        plan.role_indices[r] = element_indices(t, s, method, rng, what) if consistent else None
+
+    for path, teacher_path, roles in pending:
+        indices, merge = [], []
+        t_shape, s_shape = teacher_shapes[teacher_path], student_shapes[path]
+        axis = 0
+        while axis < len(roles):
+            r = roles[axis]
+            pair = axis + 1 < len(roles) and _is_head_pair(r, roles[axis + 1])
+            if heads == "flatten" and pair:
+                flat = "attn@" + r[len("heads@"):]
+                t, s = t_shape[axis] * t_shape[axis + 1], s_shape[axis] * s_shape[axis + 1]
+                chosen = plan.role_indices[flat]
+                if chosen is None:
+                    chosen = element_indices(t, s, "random", rng, f"axes {axis}-{axis + 1} of {path!r}")
+                indices += [_none_if_whole(chosen, t), None]
+                merge.append((axis, axis + 1))
+                axis += 2
+                continue
+            if r in (SAME, TOKENS):
+                indices.append(None)
+            else:
+                chosen = plan.role_indices[r]
+                if chosen is None:
+                    chosen = element_indices(t_shape[axis], s_shape[axis], "random", rng,
+                                             f"axis {axis} of {path!r}")
+                indices.append(_none_if_whole(chosen, t_shape[axis]))
+            axis += 1
+        plan.entries.append(Entry(path, teacher_path, roles, indices, tuple(merge)))
+    return plan
+
+
+def _is_head_pair(first, second):
+    return (isinstance(first, str) and isinstance(second, str) and first.startswith("heads@")
+            and second == "head_dim@" + first[len("heads@"):])
+
+
+def _flatten_heads(role_sizes):
+    """Role sizes with each attention's ``heads@B`` x ``head_dim@B`` as one ``attn@B`` role."""
+    sizes = dict(role_sizes)
+    for r, (t, s, what) in role_sizes.items():
+        if r.startswith("heads@"):
+            scope = r[len("heads@"):]
+            td, sd, _ = sizes.pop("head_dim@" + scope)
+            del sizes[r]
+            sizes["attn@" + scope] = (t * td, s * sd, what)
+    return sizes
+
+
+def _none_if_whole(chosen, size):
+    return None if len(chosen) == size and np.array_equal(chosen, np.arange(size)) else chosen
+
+
+def take(array, entry, student_shape):
+    """The student's value: ``array`` (the teacher variable) at ``entry``'s indices, as ``student_shape``."""
+    array = np.asarray(array)
+    merged = {a: b for a, b in entry.merge}
+    if merged:
+        shape, axis = [], 0
+        while axis < array.ndim:
+            if axis in merged:
+                shape.append(array.shape[axis] * array.shape[axis + 1])
+                axis += 2
+            else:
+                shape.append(array.shape[axis])
+                axis += 1
+        array = array.reshape(shape)
+        indices = [ix for a, ix in enumerate(entry.indices) if a - 1 not in merged]
+    else:
+        indices = entry.indices
+    for axis, chosen in enumerate(indices):
+        if chosen is not None:
+            array = np.take(array, chosen, axis=axis)
+    return array.reshape(student_shape)
+

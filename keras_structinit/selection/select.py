@@ -1,0 +1,199 @@
+"""``select_weights``: write a larger teacher's selected weights into a student of its family.
+
+The plan (which teacher variable and indices feed each student variable) is
+pure NumPy (:mod:`.plan`); this module reads the teacher's values, writes the
+student's and reports what it did. The teacher is only read.
+"""
+
+from __future__ import annotations
+
+import os
+
+import keras
+import numpy as np
+
+from keras_structinit import walker
+from keras_structinit.io_utils import write_json
+from keras_structinit.reporting import format_table
+from keras_structinit.selection.plan import plan_selection, take
+
+__all__ = ["SelectionReport", "select_weights"]
+
+
+class SelectionReport:
+    """What :func:`select_weights` did.
+
+    Attributes:
+        family: the family adapter used.
+        options: the selection options.
+        entries: one dict per student variable written: ``student``,
+            ``teacher``, ``student_shape``, ``teacher_shape`` and ``indices``
+            (per axis a list of teacher indices, or ``"all"``; a flattened
+            heads x head_dim pair is reported on its first axis).
+        skipped: student variables left at their initialization by ``skip``.
+        unmatched: student variables with no teacher variable (``strict=False``).
+        block_map: per stage, student block -> teacher block.
+    """
+
+    def __init__(self, family, options, entries, skipped, unmatched, block_map):
+        self.family = family
+        self.options = options
+        self.entries = entries
+        self.skipped = skipped
+        self.unmatched = unmatched
+        self.block_map = block_map
+
+    def to_dict(self):
+        return {
+            "family": self.family,
+            "options": self.options,
+            "block_map": {
+                str(group): {str(s): t for s, t in blocks.items()} for group, blocks in self.block_map.items()
+            },
+            "entries": self.entries,
+            "skipped": self.skipped,
+            "unmatched": self.unmatched,
+        }
+
+    def to_json(self, path):
+        """Writes :meth:`to_dict` to ``path`` (atomically); returns the path."""
+        write_json(os.fspath(path), self.to_dict())
+        return os.fspath(path)
+
+    def summary(self):
+        """A markdown table: every student variable, its teacher variable and what each axis kept."""
+
+        def kept(entry):
+            parts = []
+            for axis, (chosen, t) in enumerate(zip(entry["indices"], entry["teacher_shape"], strict=True)):
+                if chosen == "all":
+                    continue
+                parts.append(
+                    f"axis {axis}: {len(chosen)}/{t}" if chosen is not None else f"axis {axis}: merged"
+                )
+            return ", ".join(parts) or "all"
+
+        rows = [
+            *self.entries,
+            *({"student": p, "teacher": "(skipped)", "student_shape": "", "kept": ""} for p in self.skipped),
+            *(
+                {"student": p, "teacher": "(no match)", "student_shape": "", "kept": ""}
+                for p in self.unmatched
+            ),
+        ]
+        return format_table(
+            rows,
+            (
+                ("student variable", "student"),
+                ("teacher variable", "teacher"),
+                ("shape", lambda r: str(tuple(r["student_shape"])) if r["student_shape"] != "" else ""),
+                ("kept", lambda r: r.get("kept", None) if "indices" not in r else kept(r)),
+            ),
+        )
+
+    def __repr__(self):
+        return (
+            f"SelectionReport(family={self.family!r}, {len(self.entries)} selected, "
+            f"{len(self.skipped)} skipped, {len(self.unmatched)} unmatched)"
+        )
+
+
+def _model(value, name):
+    if isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"`{name}` does not exist: {name}={path!r}")
+        return keras.saving.load_model(path, compile=False)
+    return walker.check_model(value, name)
+
+
+def select_weights(
+    teacher,
+    student,
+    *,
+    layer_selection="first_n",
+    element_selection="uniform",
+    heads="flatten",
+    skip=("head",),
+    seed=0,
+    strict=True,
+    family="auto",
+):
+    """Initializes ``student`` with selected weights of the larger ``teacher`` (Xu et al., ICLR 2024).
+
+    Each student variable ``W_s`` gets ``W_t[i_0, i_1, ...]``: the teacher
+    variable of the same component in the mapped block, at one index set per
+    axis. Indices are consistent: one set per dimension role (see
+    :mod:`keras_structinit.selection.families`).
+
+    Args:
+        teacher: a built ``keras.Model`` or a ``.keras`` path; only read.
+        student: a built ``keras.Model`` of the same family, no larger along
+            any axis; written in place.
+        layer_selection: ``"first_n"`` (default), ``"last_n"``, ``"mid_n"`` or
+            ``"uniform"``, per stage.
+        element_selection: ``"uniform"`` (default), ``"consecutive"``,
+            ``"random"`` (consistent) or ``"random_inconsistent"``.
+        heads: ``"flatten"`` or ``"select"`` (see
+            :func:`~keras_structinit.selection.plan.plan_selection`).
+        skip: path prefixes that keep the student's initialization (default
+            the classifier, which the paper re-initializes).
+        seed: seed of the random methods.
+        strict: raise on a student variable with no teacher variable.
+        family: a family name or ``"auto"``.
+
+    Returns:
+        A :class:`SelectionReport`.
+
+    Example:
+
+    >>> teacher = ks.models.vit(4, 384, 8, 6, num_classes=10, input_shape=(32, 32, 3))
+    >>> student = ks.models.vit(4, 192, 8, 3, num_classes=10, input_shape=(32, 32, 3))
+    >>> report = select_weights(teacher, student)
+    >>> print(report.summary())
+    """
+    teacher = _model(teacher, "teacher")
+    student = walker.check_model(student, "student")
+    t_vars = {v.path: v for v in teacher.weights}
+    s_vars = {v.path: v for v in student.weights}
+    plan = plan_selection(
+        {p: tuple(v.shape) for p, v in t_vars.items()},
+        {p: tuple(v.shape) for p, v in s_vars.items()},
+        family=family,
+        layer_selection=layer_selection,
+        element_selection=element_selection,
+        heads=heads,
+        skip=tuple(skip),
+        seed=seed,
+        strict=strict,
+    )
+    entries = []
+    for entry in plan.entries:
+        target = s_vars[entry.student_path]
+        value = take(keras.ops.convert_to_numpy(t_vars[entry.teacher_path]), entry, tuple(target.shape))
+        target.assign(value.astype(keras.backend.standardize_dtype(target.dtype)))
+        entries.append(
+            {
+                "student": entry.student_path,
+                "teacher": entry.teacher_path,
+                "student_shape": list(target.shape),
+                "teacher_shape": list(t_vars[entry.teacher_path].shape),
+                "indices": [_indices_json(entry, axis) for axis in range(len(entry.indices))],
+            }
+        )
+    options = {
+        "layer_selection": layer_selection,
+        "element_selection": element_selection,
+        "heads": heads,
+        "skip": list(skip),
+        "seed": seed,
+        "strict": strict,
+    }
+    return SelectionReport(plan.family, options, entries, plan.skipped, plan.unmatched, plan.block_map)
+
+
+def _indices_json(entry, axis):
+    chosen = entry.indices[axis]
+    if any(axis == b for _, b in entry.merge):
+        return None  # the second axis of a flattened pair: see the first
+    return "all" if chosen is None else np.asarray(chosen).tolist()

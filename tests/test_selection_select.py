@@ -1,0 +1,258 @@
+"""select_weights on the package's families: exact slices, consistency, teacher untouched, function."""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+from keras_structinit.selection import select_weights
+
+from conftest import assert_round_trip_in_fresh_process, to_numpy
+
+IMAGE = (16, 16, 3)
+
+
+def vit(dim, depth, heads):
+    return ks.models.vit(4, dim, depth, heads, num_classes=5, input_shape=IMAGE)
+
+
+def convnext(dim, depths=(2, 2)):
+    return ks.models.convnext(depths, (dim, 2 * dim), num_classes=5, input_shape=IMAGE)
+
+
+def convnext_iso(dim, depth=2):
+    return ks.models.convnext_isotropic(dim, depth, patch_size=4, num_classes=5, input_shape=IMAGE)
+
+
+def convmixer(dim, depth=2):
+    return ks.models.convmixer(dim, depth, kernel_size=3, patch_size=2, num_classes=5, input_shape=IMAGE)
+
+
+def resnet(dim):
+    return ks.models.resnet18_gn(
+        num_classes=5, input_shape=IMAGE, groups=2, widths=(dim, 2 * dim, 2 * dim, 4 * dim)
+    )
+
+
+# (teacher, student) builders per family: twice the width, more blocks.
+PAIRS = {
+    "vit": (lambda: vit(32, 4, 4), lambda: vit(16, 2, 2)),
+    "convnext": (lambda: convnext(16, (3, 3)), lambda: convnext(8, (2, 1))),
+    "convnext_isotropic": (lambda: convnext_iso(16, 3), lambda: convnext_iso(8, 2)),
+    "convmixer": (lambda: convmixer(16, 3), lambda: convmixer(8, 2)),
+    "resnet": (lambda: resnet(8), lambda: resnet(4)),
+}
+
+
+def randomize(model, seed=0):
+    """Distinct random values in every variable (BatchNorm statistics included)."""
+    rng = np.random.default_rng(seed)
+    for v in model.weights:
+        v.assign(rng.standard_normal(tuple(v.shape)).astype("float32") + (1.0 if "variance" in v.path else 0))
+    return model
+
+
+def fingerprint(model):
+    return {v.path: hashlib.sha256(to_numpy(v).tobytes()).hexdigest() for v in model.weights}
+
+
+def teacher_slice(teacher_value, entry):
+    """The teacher value at the report's indices (a flattened heads x head_dim pair reports its
+    indices on its first axis and ``None`` on its second)."""
+    value, indices = np.asarray(teacher_value), entry["indices"]
+    a = out = 0
+    while a < len(indices):
+        chosen = indices[a]
+        if a + 1 < len(indices) and indices[a + 1] is None:
+            shape = value.shape
+            value = value.reshape(shape[:out] + (shape[out] * shape[out + 1],) + shape[out + 2 :])
+            a += 1
+        if chosen != "all":
+            value = np.take(value, chosen, axis=out)
+        a += 1
+        out += 1
+    return value.reshape(entry["student_shape"])
+
+
+@pytest.mark.parametrize("family", sorted(PAIRS))
+def test_every_student_variable_is_the_teachers_slice(family):
+    teacher, student = randomize(PAIRS[family][0]()), PAIRS[family][1]()
+    before = fingerprint(teacher)
+    report = select_weights(teacher, student)
+    assert report.family == family
+    assert fingerprint(teacher) == before  # the teacher is only read
+    teacher_vars = {v.path: v for v in teacher.weights}
+    student_vars = {v.path: v for v in student.weights}
+    assert {e["student"] for e in report.entries} | set(report.skipped) == set(student_vars)
+    assert report.skipped == ["head/kernel", "head/bias"] and report.unmatched == []
+    for entry in report.entries:
+        np.testing.assert_array_equal(
+            to_numpy(student_vars[entry["student"]]),
+            teacher_slice(to_numpy(teacher_vars[entry["teacher"]]), entry),
+            err_msg=entry["student"],
+        )
+
+
+def _indices_of(report, path, axis):
+    (entry,) = [e for e in report.entries if e["student"] == path]
+    return entry["indices"][axis]
+
+
+@pytest.mark.parametrize("method", ["uniform", "consecutive", "random", "random_inconsistent"])
+def test_vit_indices_are_consistent_across_tensors_sharing_a_dimension(method):
+    report = select_weights(vit(32, 2, 4), vit(16, 2, 2), element_selection=method, seed=1)
+    width = [
+        _indices_of(report, p, a)
+        for p, a in [
+            ("patch_embedding/kernel", 3),
+            ("class_token/token", 2),
+            ("position_embedding/embedding", 2),
+            ("block_1_norm_1/gamma", 0),
+            ("block_1_attention/query/kernel", 0),
+            ("block_1_mlp_2/kernel", 1),
+            ("block_2_attention/attention_output/kernel", 2),
+            ("final_norm/beta", 0),
+        ]
+    ]
+    hidden = [
+        _indices_of(report, p, a)
+        for p, a in [("block_1_mlp_1/kernel", 1), ("block_1_mlp_1/bias", 0), ("block_1_mlp_2/kernel", 0)]
+    ]
+    heads = [
+        _indices_of(report, f"block_1_attention/{p}/kernel", a)
+        for p, a in [("query", 1), ("key", 1), ("value", 1), ("attention_output", 0)]
+    ]
+    if method == "random_inconsistent":
+        assert any(w != width[0] for w in width) and any(h != hidden[0] for h in hidden)
+        return
+    for group in (width, hidden, heads):
+        assert all(g == group[0] for g in group), group
+    if method == "uniform":
+        assert width[0] == list(range(0, 32, 2))
+    if method == "consecutive":
+        assert width[0] == list(range(16))
+
+
+def test_heads_select_keeps_whole_heads():
+    teacher = randomize(vit(32, 1, 4))
+    student = vit(16, 1, 2)  # head_dim 8 in both
+    report = select_weights(teacher, student, heads="select")
+    assert _indices_of(report, "block_1_attention/query/kernel", 1) == [0, 2]  # heads 0 and 2 of 4
+    assert _indices_of(report, "block_1_attention/query/kernel", 2) == "all"  # every channel of a head
+    path = "block_1_attention/query/kernel"
+    got = to_numpy({v.path: v for v in student.weights}[path])
+    want = to_numpy({v.path: v for v in teacher.weights}[path])[::2][:, [0, 2]]
+    np.testing.assert_array_equal(got, want)
+
+
+def test_layer_selection_maps_blocks_per_stage():
+    teacher = randomize(convnext(8, (2, 4)))
+    cases = [("first_n", 1, {1: 1, 2: 2}), ("last_n", 2, {1: 3, 2: 4}), ("uniform", 1, {1: 1, 2: 4})]
+    for method, stage_1, stage_2 in cases:
+        student = convnext(8, (1, 2))
+        report = select_weights(teacher, student, layer_selection=method)
+        assert report.block_map["2"] == stage_2 and report.block_map["1"] == {1: stage_1}
+        for s, t in stage_2.items():
+            np.testing.assert_array_equal(
+                to_numpy(student.get_layer(f"stage_2_block_{s}_pointwise_1").kernel),
+                to_numpy(teacher.get_layer(f"stage_2_block_{t}_pointwise_1").kernel),
+            )
+
+
+@pytest.mark.parametrize("family", ["vit", "convmixer", "convnext"])
+def test_same_shape_selection_is_the_identity(family):
+    build = PAIRS[family][0]
+    teacher, student = randomize(build()), build()
+    select_weights(teacher, student, skip=())
+    x = np.random.default_rng(0).standard_normal((2, *IMAGE)).astype("float32")
+    np.testing.assert_array_equal(to_numpy(student(x, training=False)), to_numpy(teacher(x, training=False)))
+
+
+def embed(small, large):
+    """Places ``small``'s weights into ``large`` at the even positions of every axis that doubled
+    (attention heads x head_dim counted as one axis), zeros elsewhere: independent of the
+    package's bookkeeping."""
+    large_vars = {v.path: v for v in large.weights}
+    for v in small.weights:
+        target = large_vars[v.path]
+        value = to_numpy(v)
+        s_shape, t_shape = list(value.shape), list(target.shape)
+        if "attention/" in v.path and "attention_output/bias" not in v.path:
+            first = 1 if "/kernel" in v.path and "attention_output" not in v.path else 0
+            s_shape[first : first + 2] = [s_shape[first] * s_shape[first + 1]]
+            t_shape[first : first + 2] = [t_shape[first] * t_shape[first + 1]]
+            value = value.reshape(s_shape)
+        out = np.zeros(t_shape, np.float32)
+        out[tuple(slice(0, None, t // s) for s, t in zip(s_shape, t_shape, strict=True))] = value
+        target.assign(out.reshape(tuple(target.shape)))
+
+
+@pytest.mark.parametrize("family", ["vit", "convnext_isotropic", "convmixer"])
+def test_selecting_an_embedded_model_recovers_it(family):
+    width = {"vit": (16, 8), "convnext_isotropic": (16, 8), "convmixer": (16, 8)}[family]
+    make = {"vit": lambda d: vit(d, 2, d // 4), "convnext_isotropic": convnext_iso, "convmixer": convmixer}[
+        family
+    ]
+    small, large = randomize(make(width[1]), seed=3), make(width[0])
+    embed(small, large)
+    recovered = make(width[1])
+    select_weights(large, recovered, skip=())
+    for got, want in zip(recovered.weights, small.weights, strict=True):
+        np.testing.assert_array_equal(to_numpy(got), to_numpy(want), err_msg=got.path)
+
+
+def test_errors_name_what_does_not_fit():
+    with pytest.raises(
+        ValueError, match=r"student is larger than the teacher along axis 3 of 'patch_embedding/kernel'"
+    ):
+        select_weights(vit(16, 2, 2), vit(32, 2, 2))
+    with pytest.raises(ValueError, match="blocks"):
+        select_weights(vit(32, 1, 4), vit(16, 2, 2))
+    with pytest.raises(ValueError, match="not of one supported family"):
+        select_weights(vit(32, 2, 4), convmixer(8))
+    with pytest.raises(ValueError, match="same size along axis 1 of 'position_embedding/embedding'"):
+        select_weights(vit(32, 2, 4), ks.models.vit(4, 16, 2, 2, num_classes=5, input_shape=(8, 8, 3)))
+    with pytest.raises(ValueError, match="element_selection"):
+        select_weights(vit(32, 2, 4), vit(16, 2, 2), element_selection="every_other")
+    with pytest.raises(TypeError, match="student"):
+        select_weights(vit(32, 2, 4), "student.keras")
+    with pytest.raises(FileNotFoundError, match="teacher"):
+        select_weights("missing.keras", vit(16, 2, 2))
+
+
+def test_unmatched_variables_strict_and_not():
+    from keras_structinit.selection import plan_selection
+
+    teacher = {p: tuple(v.shape) for p, v in ((v.path, v) for v in vit(32, 2, 4).weights)}
+    student = {p: tuple(v.shape) for p, v in ((v.path, v) for v in vit(16, 2, 2).weights)}
+    del teacher["final_norm/gamma"]
+    with pytest.raises(
+        ValueError, match=r"1 student variable\(s\) have no teacher variable.*final_norm/gamma"
+    ):
+        plan_selection(teacher, student, family="vit")
+    plan = plan_selection(teacher, student, family="vit", strict=False)
+    assert plan.unmatched == ["final_norm/gamma"]
+
+
+def test_report_json_summary_and_fresh_process_round_trip(tmp_path):
+    teacher, student = randomize(vit(32, 2, 4)), vit(16, 2, 2)
+    report = select_weights(teacher, student)
+    saved = json.loads(open(report.to_json(tmp_path / "report.json")).read())
+    assert saved["family"] == "vit" and saved["options"]["element_selection"] == "uniform"
+    assert len(saved["entries"]) == len(report.entries) and saved["skipped"] == report.skipped
+    summary = report.summary()
+    assert (
+        "| block_1_mlp_1/kernel | block_1_mlp_1/kernel | (16, 64) | axis 0: 16/32, axis 1: 64/128 |"
+        in summary
+    )
+    assert "| head/kernel | (skipped) |" in summary
+    x = np.random.default_rng(1).standard_normal((2, *IMAGE)).astype("float32")
+    assert_round_trip_in_fresh_process(student, x, tmp_path)
+    # A .keras teacher is read from disk.
+    teacher.save(tmp_path / "teacher.keras")
+    again = vit(16, 2, 2)
+    select_weights(str(tmp_path / "teacher.keras"), again)
+    for a, b in zip(again.weights[:-2], student.weights[:-2], strict=True):
+        np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
