@@ -25,6 +25,11 @@ DISTRIBUTIONS = ("data_parallel", "mirrored", "tpu", "auto")
 RECIPES = ("cifar10", "cifar100", "imagenet")
 
 
+def _add_backend_argument(parser):
+    parser.add_argument("--backend", choices=BACKENDS, default=None,
+                        help="Keras backend (default: KERAS_BACKEND)")
+
+
 def build_parser():
     """The ``structinit`` argument parser (``args.command`` names the subcommand)."""
     parser = argparse.ArgumentParser(
@@ -45,8 +50,7 @@ def build_parser():
     demo.add_argument("--out", default="structinit_demo", help="output directory (default structinit_demo)")
     demo.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     demo.add_argument("--train-size", type=positive_int, default=None, help="training images (default 10000)")
-    demo.add_argument("--backend", choices=BACKENDS, default=None,
-                      help="Keras backend (default: KERAS_BACKEND)")
+    _add_backend_argument(demo)
 
     train = sub.add_parser(
         "train",
@@ -74,8 +78,7 @@ def build_parser():
     train.add_argument("--out", default="structinit_train",
                        help="output directory (default structinit_train)")
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--backend", choices=BACKENDS, default=None,
-                       help="Keras backend (default: KERAS_BACKEND)")
+    _add_backend_argument(train)
     train.add_argument("--batch-size", type=positive_int, default=None, help="global batch (recipe default)")
     train.add_argument("--lr", type=float, default=None, help="peak learning rate (recipe default)")
     train.add_argument("--weight-decay", type=float, default=None)
@@ -115,8 +118,7 @@ def build_parser():
     select.add_argument("--heads", choices=HEAD_MODES, default="flatten")
     select.add_argument("--seed", type=int, default=0)
     select.add_argument("--report", default=None, help="write the selection report (JSON) here")
-    select.add_argument("--backend", choices=BACKENDS, default=None,
-                        help="Keras backend (default: KERAS_BACKEND)")
+    _add_backend_argument(select)
     return parser
 
 

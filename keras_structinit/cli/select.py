@@ -58,20 +58,14 @@ def run(args):
     try:
         check_exists(args.teacher, "--teacher")
         parse_model_name(args.student)
-        kwargs = _student_kwargs(args.student_kwargs)
-        if not args.out.endswith(".keras"):
-            raise ValueError(f"--out must be a .keras path. Received: {args.out!r}")
-        teacher = keras.saving.load_model(args.teacher, compile=False)
+        model, selection = select_student(
+            args.teacher, args.student, args.out, _student_kwargs(args.student_kwargs), args.report,
+            layer_selection=args.layer_selection, element_selection=args.element_selection,
+            heads=args.heads, seed=args.seed)
     except (ValueError, TypeError, OSError, zipfile.BadZipFile) as err:
         return usage_error("select", err)
-    try:
-        model, selection = select_student(
-            teacher, args.student, args.out, kwargs, args.report, layer_selection=args.layer_selection,
-            element_selection=args.element_selection, heads=args.heads, seed=args.seed)
-    except (ValueError, TypeError) as err:
-        return usage_error("select", err)
     print(selection.summary())
-    print(f"\nSelected {len(selection.entries)} variables of {model.name} from {teacher.name} "
+    print(f"\nSelected {len(selection.entries)} variables of {model.name} from {args.teacher} "
           f"({selection.family}; {len(selection.skipped)} kept their initialization). Wrote {args.out}"
           + (f" and {args.report}" if args.report else ""), flush=True)
     return 0

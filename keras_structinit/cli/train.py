@@ -65,8 +65,7 @@ def run(args):
     """
     try:
         family, _ = parse_model_name(args.model)
-        parse_init(args.init)
-        _check_spatial_target(args, family)
+        _check_spatial_target(args, family, parse_init(args.init)[0])
         rand_augment = _rand_augment(args.rand_augment)
         validation.rate(args.val_split, "--val-split")
         check_exists(None if str(args.data).startswith("tfds:") else args.data, "--data")
@@ -88,9 +87,9 @@ def run(args):
     return 0
 
 
-def _check_spatial_target(args, family):
-    """``--frozen`` and ``--init`` (other than default) need a model with spatial depthwise convs."""
-    passed = [f"--init {args.init}"] if parse_init(args.init)[0] not in ("default", "select") else []
+def _check_spatial_target(args, family, init_kind):
+    """``--frozen`` and ``--init`` (other than default and select) need spatial depthwise convs."""
+    passed = [f"--init {args.init}"] if init_kind not in ("default", "select") else []
     passed += ["--frozen"] if args.frozen else []
     if passed and not family.startswith(("convmixer", "convnext")):
         verb = "act" if len(passed) > 1 else "acts"
