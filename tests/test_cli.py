@@ -303,6 +303,24 @@ def test_select_writes_a_student_that_reloads_and_a_report(tmp_path, capsys):
     assert json.loads(report.read_text())["family"] == "convmixer"
 
 
+def test_select_passes_resize_position_embeddings(tmp_path, monkeypatch, capsys):
+    from keras_structinit.cli import select as select_cli
+
+    seen = {}
+
+    def fake_select_student(teacher, student, out, student_kwargs, report, **options):
+        seen.update(options)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(select_cli, "select_student", fake_select_student)
+    _, path = _saved_teacher(tmp_path)
+    argv = ["select", "--teacher", path, "--student", "vit-tiny", "--out", str(tmp_path / "s.keras")]
+    assert cli.main([*argv, "--resize-position-embeddings"]) == 2
+    assert seen["resize_position_embeddings"] is True
+    assert cli.main(argv) == 2 and seen["resize_position_embeddings"] is False
+    assert "stop here" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--student", "convmixer-32/2"], "larger than the teacher"),
     (["--student", "vit-tiny", "--student-kwargs", '{"patch_size": 4}'], "not of one supported family"),

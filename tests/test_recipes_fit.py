@@ -91,6 +91,26 @@ def test_fit_cifar_rejects_mismatched_set_up():
         recipes.fit_cifar(tiny_model(), (x, y), 1, num_classes=2, rand_augment=None, verbose=0)
 
 
+def test_fit_cifar_cosine_warmup_epochs():
+    x, y = tiny_data(n=16)
+    seen = []
+
+    class RecordRate(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            seen.append(float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate)))
+
+    recipes.fit_cifar(tiny_model(), (x, y), epochs=2, batch_size=8, learning_rate=0.1, schedule="cosine",
+                      warmup_epochs=1, rand_augment=None, callbacks=[RecordRate()], verbose=0)
+    # 2 steps of warmup 0 -> 0.1, then cosine over the last 2 steps.
+    np.testing.assert_allclose(seen, [0.0, 0.05, 0.1, 0.05], atol=1e-6)
+    with pytest.raises(ValueError, match="warmup_epochs"):
+        recipes.fit_cifar(tiny_model(), (x, y), 2, batch_size=8, schedule="cosine", warmup_epochs=2)
+    with pytest.raises(ValueError, match="schedule='cosine'"):
+        recipes.fit_cifar(tiny_model(), (x, y), 2, batch_size=8, warmup_epochs=1)
+    with pytest.raises(TypeError, match="warmup_epochs"):
+        recipes.fit_cifar(tiny_model(), (x, y), 2, batch_size=8, schedule="cosine", warmup_epochs="1")
+
+
 def test_fit_imagenet_on_a_tiny_image_folder(tmp_path):
     from PIL import Image
 

@@ -147,6 +147,26 @@ def test_heads_select_keeps_whole_heads():
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("image", [(8, 8, 3), (12, 12, 3), (24, 24, 3)])
+def test_resized_position_embedding_for_another_image_size(image):
+    from keras_structinit.selection.resample import resize_tokens
+
+    teacher = randomize(vit(32, 2, 4))  # 16 x 16 images: a 4 x 4 grid and a class token
+    student = ks.models.vit(4, 16, 2, 2, num_classes=5, input_shape=image)
+    tokens = 1 + (image[0] // 4) ** 2
+    report = select_weights(teacher, student, resize_position_embeddings=True)
+    assert _indices_of(report, "position_embedding/embedding", 1) == f"bilinear 17->{tokens}"
+    assert "bilinear 17->" in report.summary()
+    got = to_numpy(student.get_layer("position_embedding").embedding)
+    source = to_numpy(teacher.get_layer("position_embedding").embedding)[:, :, ::2]
+    np.testing.assert_allclose(got, resize_tokens(source, tokens), rtol=1e-6)
+    np.testing.assert_array_equal(got[:, 0], source[:, 0])  # the class token's position is kept
+    np.testing.assert_array_equal(  # everything else is selected as usual
+        to_numpy(student.get_layer("block_1_mlp_1").kernel),
+        to_numpy(teacher.get_layer("block_1_mlp_1").kernel)[::2, ::2],
+    )
+
+
 def test_layer_selection_maps_blocks_per_stage():
     teacher = randomize(convnext(8, (2, 4)))
     cases = [("first_n", 1, {1: 1, 2: 2}), ("last_n", 2, {1: 3, 2: 4}), ("uniform", 1, {1: 1, 2: 4})]
@@ -212,7 +232,7 @@ def test_errors_name_what_does_not_fit():
         select_weights(vit(32, 1, 4), vit(16, 2, 2))
     with pytest.raises(ValueError, match="not of one supported family"):
         select_weights(vit(32, 2, 4), convmixer(8))
-    with pytest.raises(ValueError, match="same size along axis 1 of 'position_embedding/embedding'"):
+    with pytest.raises(ValueError, match="axis 1 of 'position_embedding/embedding'.*resize_position_emb"):
         select_weights(vit(32, 2, 4), ks.models.vit(4, 16, 2, 2, num_classes=5, input_shape=(8, 8, 3)))
     with pytest.raises(ValueError, match="element_selection"):
         select_weights(vit(32, 2, 4), vit(16, 2, 2), element_selection="every_other")

@@ -117,6 +117,9 @@ def build_parser():
     select.add_argument("--element-selection", choices=ELEMENT_METHODS, default="uniform")
     select.add_argument("--heads", choices=HEAD_MODES, default="flatten")
     select.add_argument("--seed", type=int, default=0)
+    select.add_argument("--resize-position-embeddings", action="store_true",
+                        help="allow another image size: resize the teacher's position grid bilinearly "
+                             "(an extension of the paper)")
     select.add_argument("--report", default=None, help="write the selection report (JSON) here")
     _add_backend_argument(select)
     return parser

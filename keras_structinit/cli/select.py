@@ -61,7 +61,7 @@ def run(args):
         model, selection = select_student(
             args.teacher, args.student, args.out, _student_kwargs(args.student_kwargs), args.report,
             layer_selection=args.layer_selection, element_selection=args.element_selection,
-            heads=args.heads, seed=args.seed)
+            heads=args.heads, seed=args.seed, resize_position_embeddings=args.resize_position_embeddings)
     except (ValueError, TypeError, OSError, zipfile.BadZipFile) as err:
         return usage_error("select", err)
     print(selection.summary())

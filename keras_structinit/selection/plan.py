@@ -19,6 +19,7 @@ import numpy as np
 from keras_structinit import validation
 from keras_structinit.selection.families import FAMILIES, SAME, TOKENS
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS, element_indices, layer_indices
+from keras_structinit.selection.resample import grid_layout, resize_tokens
 
 __all__ = ["HEAD_MODES", "Entry", "Plan", "detect_family", "plan_selection", "take"]
 
@@ -33,6 +34,8 @@ class Entry:
     ``merge`` lists pairs of adjacent axes selected as one flattened axis
     (attention heads x head_dim with ``heads="flatten"``); their index array
     sits at the first axis of the pair, ``None`` at the second.
+    ``resize`` is ``(axis, student_tokens)`` when a position embedding's
+    token axis is resized (``resize_position_embeddings=True``), else ``()``.
     """
 
     student_path: str
@@ -40,6 +43,7 @@ class Entry:
     roles: tuple
     indices: list
     merge: tuple = ()
+    resize: tuple = ()
 
 
 @dataclass
@@ -85,7 +89,8 @@ def _resolve_last(role, groups):
 
 
 def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selection="first_n",
-                   element_selection="uniform", heads="flatten", skip=("head",), seed=0, strict=True):
+                   element_selection="uniform", heads="flatten", skip=("head",), seed=0, strict=True,
+                   resize_position_embeddings=False):
     """Plans weight selection from ``teacher_shapes`` into ``student_shapes`` (``{path: shape}``).
 
     Args:
@@ -101,6 +106,11 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
         seed: seed of the random element methods.
         strict: raise when a student variable outside ``skip`` has no teacher
             variable; otherwise list it in ``Plan.unmatched``.
+        resize_position_embeddings: when the token counts differ (another
+            image size), resize the teacher's position grid bilinearly to the
+            student's and keep the class token
+            (:mod:`~keras_structinit.selection.resample`; an extension, not
+            in the paper). Otherwise a differing token count is an error.
 
     Returns:
         A :class:`Plan`.
@@ -109,6 +119,7 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
     validation.one_of(element_selection, "element_selection", ELEMENT_METHODS)
     validation.one_of(heads, "heads", HEAD_MODES)
     validation.boolean(strict, "strict")
+    validation.boolean(resize_position_embeddings, "resize_position_embeddings")
     if isinstance(skip, str) or not all(isinstance(s, str) for s in skip):
         raise TypeError(f"`skip` must be a tuple of path prefixes (strings). Received: skip={skip!r}")
     if family == "auto":
@@ -153,12 +164,17 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
             raise ValueError(f"Student variable {path!r} has shape {s_shape} but its teacher "
                              f"variable {teacher_path!r} has shape {t_shape}.")
         roles = tuple(_resolve_last(r, groups) for r in role.scoped())
+        resize = ()
         for axis, (r, t, s) in enumerate(zip(roles, t_shape, s_shape, strict=True)):
             what = f"axis {axis} of {path!r}"
+            if r == TOKENS and t != s and resize_position_embeddings:
+                grid_layout(t, s, what)  # raises unless both are a class token and a square grid
+                resize = (axis, s)
+                continue
             if r in (SAME, TOKENS):
                 if t != s:
-                    hint = (" (a different patch size or image size; position embeddings are not resized)"
-                            if r == TOKENS else "")
+                    hint = (" (a different image size: pass resize_position_embeddings=True to resize "
+                            "the position grid)" if r == TOKENS else "")
                     raise ValueError(f"The teacher and the student must have the same size along {what}: "
                                      f"teacher {t_shape} ({teacher_path!r}), student {s_shape}{hint}.")
                 continue
@@ -168,7 +184,7 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
                 t0, s0, first = role_sizes[r]
                 raise ValueError(
                     f"Dimension {r!r} is {t} -> {s} along {what} but {t0} -> {s0} along {first}.")
-        pending.append((path, teacher_path, roles))
+        pending.append((path, teacher_path, roles, resize))
     if strict and plan.unmatched:
         raise ValueError(
             f"{len(plan.unmatched)} student variable(s) have no teacher variable, e.g. {plan.unmatched[:3]}; "
@@ -184,7 +200,7 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
         method = "uniform" if r.startswith("heads@") else element_selection  # heads="select"
         plan.role_indices[r] = element_indices(t, s, method, rng, what) if consistent else None
 
-    for path, teacher_path, roles in pending:
+    for path, teacher_path, roles, resize in pending:
         indices, merge = [], []
         t_shape, s_shape = teacher_shapes[teacher_path], student_shapes[path]
         axis = 0
@@ -210,7 +226,7 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
                                              f"axis {axis} of {path!r}")
                 indices.append(_none_if_whole(chosen, t_shape[axis]))
             axis += 1
-        plan.entries.append(Entry(path, teacher_path, roles, indices, tuple(merge)))
+        plan.entries.append(Entry(path, teacher_path, roles, indices, tuple(merge), resize))
     return plan
 
 
@@ -238,6 +254,9 @@ def _none_if_whole(chosen, size):
 def take(array, entry, student_shape):
     """The student's value: ``array`` (the teacher variable) at ``entry``'s indices, as ``student_shape``."""
     array = np.asarray(array)
+    if entry.resize:
+        axis, tokens = entry.resize
+        array = resize_tokens(array, tokens, axis, what=repr(entry.student_path))
     merged = {a: b for a, b in entry.merge}
     if merged:
         shape, axis = [], 0

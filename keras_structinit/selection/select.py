@@ -68,6 +68,9 @@ class SelectionReport:
             for axis, (chosen, t) in enumerate(zip(entry["indices"], entry["teacher_shape"], strict=True)):
                 if chosen == "all":
                     continue
+                if isinstance(chosen, str):
+                    parts.append(f"axis {axis}: {chosen}")
+                    continue
                 parts.append(
                     f"axis {axis}: {len(chosen)}/{t}" if chosen is not None else f"axis {axis}: merged"
                 )
@@ -118,6 +121,7 @@ def select_weights(
     seed=0,
     strict=True,
     family="auto",
+    resize_position_embeddings=False,
 ):
     """Initializes ``student`` with selected weights of the larger ``teacher`` (Xu et al., ICLR 2024).
 
@@ -141,6 +145,11 @@ def select_weights(
         seed: seed of the random methods.
         strict: raise on a student variable with no teacher variable.
         family: a family name or ``"auto"``.
+        resize_position_embeddings: allow a student with another token count
+            (image size): the teacher's position grid is resized bilinearly,
+            the class token kept (an extension; see
+            :mod:`~keras_structinit.selection.resample`). The report lists
+            that axis as ``"bilinear T->S"``.
 
     Returns:
         A :class:`SelectionReport`.
@@ -166,6 +175,7 @@ def select_weights(
         skip=tuple(skip),
         seed=seed,
         strict=strict,
+        resize_position_embeddings=resize_position_embeddings,
     )
     entries = []
     for entry in plan.entries:
@@ -178,7 +188,8 @@ def select_weights(
                 "teacher": entry.teacher_path,
                 "student_shape": list(target.shape),
                 "teacher_shape": list(t_vars[entry.teacher_path].shape),
-                "indices": [_indices_json(entry, axis) for axis in range(len(entry.indices))],
+                "indices": [_indices_json(entry, axis, t_vars[entry.teacher_path].shape)
+                            for axis in range(len(entry.indices))],
             }
         )
     options = {
@@ -188,12 +199,15 @@ def select_weights(
         "skip": list(skip),
         "seed": seed,
         "strict": strict,
+        "resize_position_embeddings": resize_position_embeddings,
     }
     return SelectionReport(plan.family, options, entries, plan.skipped, plan.unmatched, plan.block_map)
 
 
-def _indices_json(entry, axis):
+def _indices_json(entry, axis, teacher_shape):
     chosen = entry.indices[axis]
+    if entry.resize and entry.resize[0] == axis:
+        return f"bilinear {teacher_shape[axis]}->{entry.resize[1]}"
     if any(axis == b for _, b in entry.merge):
         return None  # the second axis of a flattened pair: see the first
     return "all" if chosen is None else np.asarray(chosen).tolist()
