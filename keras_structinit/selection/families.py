@@ -33,11 +33,18 @@ TOKENS = "=tokens"
 
 @dataclass(frozen=True)
 class VariableRole:
-    """Where one variable sits in its family: its block (or ``None``) and its axes' roles."""
+    """Where one variable sits in its family: its block (or ``None``), its axes' roles and its component.
+
+    ``key`` names the component with the block number left out (``"{block}"``
+    in its place), in the naming of the kind's reference family (the
+    package's own models): a student variable's teacher variable is the one
+    with the same key in the mapped block, also across libraries.
+    """
 
     group: str | None
     block: int | None
     roles: tuple
+    key: str
 
     def scoped(self):
         """Roles with the ``@`` ones bound to this block (``"hidden@"`` -> ``"hidden@stage_1/3"``)."""
@@ -47,44 +54,53 @@ class VariableRole:
 
 @dataclass(frozen=True)
 class Family:
-    """A model family: the rules that describe its variables, and its block pattern.
+    """A model family: the rules that describe its variables.
 
-    ``block_pattern`` captures ``group`` and ``block`` in a path prefix such
-    as ``stage_2_block_3_`` or ``block_3_``; :meth:`rename` swaps the block
-    number, which is how a student variable finds its teacher variable.
+    A rule is ``(regex, roles)`` or ``(regex, roles, key)``. ``key`` is a
+    template formatted with the match's named groups (``group`` made 1-based,
+    ``block`` left as ``"{block}"``) or a function of the match; without it
+    the key is the path with its block number replaced by ``"{block}"``.
+    Families of one ``kind`` share keys and roles, so a teacher of one can
+    initialize a student of another (a KerasHub ViT into the package's ViT).
+    ``group_base`` is the number of a family's first stage (0 or 1).
     """
 
     name: str
     description: str
     rules: tuple
-    block_pattern: str
-    head: tuple = ("head/",)
+    kind: str = ""
+    group_base: int = 1
+
+    def __post_init__(self):
+        if not self.kind:
+            object.__setattr__(self, "kind", self.name)
 
     def describe(self, path):
         """The :class:`VariableRole` of ``path``, or ``None`` if no rule matches."""
-        for regex, roles in self.rules:
+        for rule in self.rules:
+            regex, roles, key = rule if len(rule) == 3 else (*rule, None)
             match = re.fullmatch(regex, path)
-            if match:
-                found = match.groupdict()
-                block = found.get("block")
-                return VariableRole(
-                    found.get("group"),
-                    None if block is None else int(block),
-                    roles(match) if callable(roles) else tuple(roles),
-                )
+            if match is None:
+                continue
+            found = match.groupdict()
+            group, block = found.get("group"), found.get("block")
+            if group is not None and group.isdigit():
+                group = str(int(group) - self.group_base + 1)
+            if callable(key):
+                key = key(match)
+            elif key is not None:
+                key = key.format(**{**found, "group": group, "block": "{block}"})
+            else:
+                key = path
+                if block is not None:
+                    key = path[: match.start("block")] + "{block}" + path[match.end("block"):]
+            return VariableRole(group, None if block is None else int(block),
+                                roles(match) if callable(roles) else tuple(roles), key)
         return None
 
-    def rename(self, path, block):
-        """``path`` with its block number replaced by ``block``."""
-        match = re.match(self.block_pattern, path)
-        if match is None:
-            return path
-        start, end = match.span("block")
-        return path[:start] + str(block) + path[end:]
 
-
-def _stage_width(match, offset=0):
-    stage = int(match.group("group")) + offset
+def _stage_width(match, offset=0, base=1):
+    stage = int(match.group("group")) + offset - base + 1
     return f"width{stage}"
 
 
@@ -107,8 +123,8 @@ _NORM = r"(?:gamma|beta|moving_mean|moving_variance)"
 
 VIT = Family(
     name="vit",
+    kind="vit",
     description="the package's ViT (models.vit): patch embedding, class token, blocks of attention + MLP",
-    block_pattern=r"block_(?P<block>\d+)_",
     rules=(
         (r"patch_embedding/kernel", (SAME, SAME, SAME, _DIM)),
         (r"patch_embedding/bias", (_DIM,)),
@@ -133,7 +149,6 @@ VIT = Family(
 CONVMIXER = Family(
     name="convmixer",
     description="the package's ConvMixer (models.convmixer): patch stem, depthwise + pointwise blocks",
-    block_pattern=r"block_(?P<block>\d+)_",
     rules=(
         (r"stem_conv/kernel", (SAME, SAME, SAME, _DIM)),
         (r"stem_conv/bias", (_DIM,)),
@@ -150,7 +165,6 @@ CONVMIXER = Family(
 CONVNEXT_ISOTROPIC = Family(
     name="convnext_isotropic",
     description="the package's isotropic ConvNeXt (models.convnext_isotropic)",
-    block_pattern=r"block_(?P<block>\d+)_",
     rules=(
         (r"stem_conv/kernel", (SAME, SAME, SAME, _DIM)),
         (r"stem_conv/bias", (_DIM,)),
@@ -171,7 +185,6 @@ _STAGE_BLOCK = r"stage_(?P<group>\d+)_block_(?P<block>\d+)_"
 CONVNEXT = Family(
     name="convnext",
     description="the package's hierarchical ConvNeXt (models.convnext, convnext_atto ... convnext_tiny)",
-    block_pattern=_STAGE_BLOCK,
     rules=(
         (r"stem_conv/kernel", (SAME, SAME, SAME, "width1")),
         (r"stem_conv/bias", ("width1",)),
@@ -195,7 +208,6 @@ CONVNEXT = Family(
 RESNET = Family(
     name="resnet",
     description="the package's pre-activation ResNets (models.resnet18_gn): stages of basic blocks",
-    block_pattern=_STAGE_BLOCK,
     rules=(
         (r"stem_conv/kernel", (SAME, SAME, SAME, "width1")),
         (_STAGE_BLOCK + r"(?P<part>norm_1|norm_2)/(?:gamma|beta)", _resnet_roles),
@@ -206,4 +218,121 @@ RESNET = Family(
     ),
 )
 
-FAMILIES = {family.name: family for family in (VIT, CONVNEXT, CONVNEXT_ISOTROPIC, CONVMIXER, RESNET)}
+_HUB_BLOCK = r"vit_encoder/transformer_block_(?P<block>\d+)/"
+
+KERAS_HUB_VIT = Family(
+    name="keras_hub_vit",
+    kind="vit",
+    description="KerasHub's ViTBackbone (keras_hub.models.ViTBackbone, class token, MHA bias on)",
+    rules=(
+        (r"vit_patching_and_embedding/patch_embedding/kernel", (SAME, SAME, SAME, _DIM),
+         "patch_embedding/kernel"),
+        (r"vit_patching_and_embedding/patch_embedding/bias", (_DIM,), "patch_embedding/bias"),
+        (r"vit_patching_and_embedding/class_token", (SAME, SAME, _DIM), "class_token/token"),
+        (r"vit_patching_and_embedding/position_embedding/embeddings", (TOKENS, _DIM),
+         "position_embedding/embedding"),
+        (_HUB_BLOCK + r"ln_(?P<i>[12])/(?P<v>gamma|beta)", (_DIM,), "block_{block}_norm_{i}/{v}"),
+        (_HUB_BLOCK + r"mha/(?P<p>query|key|value)/kernel", (_DIM, "heads@", "head_dim@"),
+         "block_{block}_attention/{p}/kernel"),
+        (_HUB_BLOCK + r"mha/(?P<p>query|key|value)/bias", ("heads@", "head_dim@"),
+         "block_{block}_attention/{p}/bias"),
+        (_HUB_BLOCK + r"mha/attention_output/kernel", ("heads@", "head_dim@", _DIM),
+         "block_{block}_attention/attention_output/kernel"),
+        (_HUB_BLOCK + r"mha/attention_output/bias", (_DIM,),
+         "block_{block}_attention/attention_output/bias"),
+        (_HUB_BLOCK + r"mlp/dense_1/kernel", (_DIM, "hidden@"), "block_{block}_mlp_1/kernel"),
+        (_HUB_BLOCK + r"mlp/dense_1/bias", ("hidden@",), "block_{block}_mlp_1/bias"),
+        (_HUB_BLOCK + r"mlp/dense_2/kernel", ("hidden@", _DIM), "block_{block}_mlp_2/kernel"),
+        (_HUB_BLOCK + r"mlp/dense_2/bias", (_DIM,), "block_{block}_mlp_2/bias"),
+        (r"vit_encoder/ln/(?P<v>gamma|beta)", (_DIM,), "final_norm/{v}"),
+    ),
+)
+
+
+def _app_width(match, name="group", offset=0):
+    return f"width{int(match.group(name)) + 1 + offset}"  # 0-based in keras.applications
+
+
+_APP_BLOCK = r"\w+_stage_(?P<group>\d+)_block_(?P<block>\d+)_"
+_APP_PARTS = {"layernorm": "norm", "pointwise_conv_1": "pointwise_1", "pointwise_conv_2": "pointwise_2"}
+
+KERAS_CONVNEXT = Family(
+    name="keras_convnext",
+    description="keras.applications ConvNeXt (ConvNeXtTiny ... XLarge, include_preprocessing=False)",
+    group_base=0,
+    rules=(
+        (r"\w+_stem/\w+_stem_conv/kernel", (SAME, SAME, SAME, "width1"), "stem_conv/kernel"),
+        (r"\w+_stem/\w+_stem_conv/bias", ("width1",), "stem_conv/bias"),
+        (r"\w+_stem/\w+_stem_layernorm/(?P<v>gamma|beta)", ("width1",), "stem_norm/{v}"),
+        (r"\w+_downsampling_block_(?P<i>\d+)/\w+_downsampling_layernorm_\d+/(?P<v>gamma|beta)",
+         lambda m: (_app_width(m, "i"),), lambda m: f"stage_{int(m['i']) + 2}_downsample_norm/{m['v']}"),
+        (r"\w+_downsampling_block_(?P<i>\d+)/\w+_downsampling_conv_\d+/kernel",
+         lambda m: (SAME, SAME, _app_width(m, "i"), _app_width(m, "i", 1)),
+         lambda m: f"stage_{int(m['i']) + 2}_downsample_conv/kernel"),
+        (r"\w+_downsampling_block_(?P<i>\d+)/\w+_downsampling_conv_\d+/bias",
+         lambda m: (_app_width(m, "i", 1),), lambda m: f"stage_{int(m['i']) + 2}_downsample_conv/bias"),
+        (_APP_BLOCK + r"depthwise_conv/kernel", lambda m: (SAME, SAME, SAME, _app_width(m)),
+         "stage_{group}_block_{block}_depthwise_conv/kernel"),
+        (_APP_BLOCK + r"(?P<p>depthwise_conv|pointwise_conv_2)/bias", lambda m: (_app_width(m),),
+         lambda m: f"stage_{int(m['group']) + 1}_block_{{block}}_{_APP_PARTS.get(m['p'], m['p'])}/bias"),
+        (_APP_BLOCK + r"layernorm/(?P<v>gamma|beta)", lambda m: (_app_width(m),),
+         "stage_{group}_block_{block}_norm/{v}"),
+        (_APP_BLOCK + r"layer_scale/variable(?:_\d+)?", lambda m: (_app_width(m),),
+         "stage_{group}_block_{block}_layer_scale/gamma"),
+        (_APP_BLOCK + r"pointwise_conv_1/kernel", lambda m: (_app_width(m), "hidden@"),
+         "stage_{group}_block_{block}_pointwise_1/kernel"),
+        (_APP_BLOCK + r"pointwise_conv_1/bias", ("hidden@",), "stage_{group}_block_{block}_pointwise_1/bias"),
+        (_APP_BLOCK + r"pointwise_conv_2/kernel", lambda m: ("hidden@", _app_width(m)),
+         "stage_{group}_block_{block}_pointwise_2/kernel"),
+        (r"\w+_head_layernorm/(?P<v>gamma|beta)", ("width_last",), "head_norm/{v}"),
+        (r"\w+_head_dense/kernel", ("width_last", SAME), "head/kernel"),
+        (r"\w+_head_dense/bias", (SAME,), "head/bias"),
+    ),
+)
+
+
+def _hub_resnet_roles(bottleneck):
+    """KerasHub ResNet blocks (post-activation): ``{stack}_block{b}_{part}_conv|bn``; part 0 is the
+    projection shortcut, 1-2 (basic) or 1-3 (bottleneck) the main path."""
+
+    def roles(match):
+        stage, block, part = int(match["group"]) + 1, int(match["block"]), int(match["part"])
+        out, inner = f"out{stage}", (f"inner{stage}" if bottleneck else f"out{stage}")
+        before = ("stem" if stage == 1 else f"out{stage - 1}") if block == 0 else out
+        conv = {0: (before, out), 1: (before, inner), 2: (inner, inner), 3: (inner, out)}[part]
+        if match["kind"] == "conv":
+            return (SAME, SAME, *conv)
+        return (conv[1],)
+
+    return roles
+
+
+def _hub_resnet(bottleneck):
+    parts = "0-3" if bottleneck else "0-2"
+    name = "keras_hub_resnet_" + ("bottleneck" if bottleneck else "basic")
+    return Family(
+        name=name,
+        description=f"KerasHub's ResNetBackbone, {'bottleneck' if bottleneck else 'basic'} blocks, "
+        "post-activation, one stem conv",
+        group_base=0,
+        rules=(
+            (r"conv1_conv/kernel", (SAME, SAME, SAME, "stem")),
+            (rf"conv1_bn/{_NORM}", ("stem",)),
+            (rf"stack(?P<group>\d+)_block(?P<block>\d+)_(?P<part>[{parts}])_(?P<kind>conv)/kernel",
+             _hub_resnet_roles(bottleneck)),
+            (rf"stack(?P<group>\d+)_block(?P<block>\d+)_(?P<part>[{parts}])_(?P<kind>bn)/{_NORM}",
+             _hub_resnet_roles(bottleneck)),
+        ),
+    )
+
+
+KERAS_HUB_RESNET_BASIC = _hub_resnet(False)
+KERAS_HUB_RESNET_BOTTLENECK = _hub_resnet(True)
+
+# Detection takes the first family that describes every variable of a model:
+# basic ResNet blocks before bottleneck ones (a bottleneck rule set also fits basic blocks).
+FAMILIES = {
+    family.name: family
+    for family in (VIT, CONVNEXT, CONVNEXT_ISOTROPIC, CONVMIXER, RESNET, KERAS_HUB_VIT, KERAS_CONVNEXT,
+                   KERAS_HUB_RESNET_BASIC, KERAS_HUB_RESNET_BOTTLENECK)
+}

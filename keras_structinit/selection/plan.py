@@ -36,6 +36,8 @@ class Entry:
     sits at the first axis of the pair, ``None`` at the second.
     ``resize`` is ``(axis, student_tokens)`` when a position embedding's
     token axis is resized (``resize_position_embeddings=True``), else ``()``.
+    ``teacher_shape`` is the teacher variable's shape with leading size-1 axes
+    aligned to the student's rank.
     """
 
     student_path: str
@@ -44,6 +46,7 @@ class Entry:
     indices: list
     merge: tuple = ()
     resize: tuple = ()
+    teacher_shape: tuple = ()
 
 
 @dataclass
@@ -58,27 +61,41 @@ class Plan:
     role_indices: dict = field(default_factory=dict)
 
 
-def _skipped(path, skip):
-    return any(path == s or path.startswith(s + "/") for s in skip)
+def _skipped(path, key, skip):
+    return any(p == s or p.startswith(s + "/") for s in skip for p in (path, key))
 
 
-def detect_family(teacher_paths, student_paths):
-    """The name of the one family whose rules describe every variable of both models.
+def detect_family(paths, what="model"):
+    """The name of the first family whose rules describe every one of ``paths`` (a model's variables).
 
     ``ValueError`` naming, for the closest family, the variables it cannot place.
     """
     best = None
     for name, family in FAMILIES.items():
-        missing = [p for p in (*student_paths, *teacher_paths) if family.describe(p) is None]
+        missing = [p for p in paths if family.describe(p) is None]
         if not missing:
             return name
         if best is None or len(missing) < len(best[1]):
             best = (name, missing)
     name, missing = best
     raise ValueError(
-        f"The teacher and the student are not of one supported family (families: {sorted(FAMILIES)}); "
+        f"The {what} is not of one supported family (families: {sorted(FAMILIES)}); "
         f"closest: {name!r}, which cannot place {len(missing)} variable(s), e.g. {missing[:3]}."
     )
+
+
+def _families(family, teacher_paths, student_paths):
+    if family != "auto":
+        validation.one_of(family, "family", tuple(FAMILIES))
+        return FAMILIES[family], FAMILIES[family]
+    teacher = FAMILIES[detect_family(teacher_paths, "teacher")]
+    student = FAMILIES[detect_family(student_paths, "student")]
+    if teacher.kind != student.kind:
+        raise ValueError(
+            f"The teacher and the student are not of one supported family: the teacher is {teacher.name!r} "
+            f"({teacher.description}), the student {student.name!r} ({student.description})."
+        )
+    return teacher, student
 
 
 def _resolve_last(role, groups):
@@ -122,19 +139,17 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
     validation.boolean(resize_position_embeddings, "resize_position_embeddings")
     if isinstance(skip, str) or not all(isinstance(s, str) for s in skip):
         raise TypeError(f"`skip` must be a tuple of path prefixes (strings). Received: skip={skip!r}")
-    if family == "auto":
-        family = detect_family(list(teacher_shapes), list(student_shapes))
-    validation.one_of(family, "family", tuple(FAMILIES))
-    fam = FAMILIES[family]
-    plan = Plan(family)
+    t_fam, s_fam = _families(family, list(teacher_shapes), list(student_shapes))
+    plan = Plan(t_fam.name if t_fam is s_fam else f"{t_fam.name} -> {s_fam.name}")
 
     described = {}
     for path in student_shapes:
-        role = fam.describe(path)
+        role = s_fam.describe(path)
         if role is None:
-            raise ValueError(f"Student variable {path!r} is not part of the {family!r} family.")
+            raise ValueError(f"Student variable {path!r} is not part of the {s_fam.name!r} family.")
         described[path] = role
-    teacher_roles = {p: fam.describe(p) for p in teacher_shapes}
+    teacher_roles = {p: t_fam.describe(p) for p in teacher_shapes}
+    teacher_by_key = {(r.group, r.block, r.key): p for p, r in teacher_roles.items() if r is not None}
     # Layer selection, per stage.
     for group in sorted({r.group for r in described.values() if r.block is not None}, key=str):
         s_blocks = sorted({r.block for r in described.values() if r.block is not None and r.group == group})
@@ -150,16 +165,20 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
     # Component mapping and role sizes.
     pending, role_sizes = [], {}
     for path, role in described.items():
-        if _skipped(path, skip):
+        if _skipped(path, role.key, skip):
             plan.skipped.append(path)
             continue
-        teacher_path = path
-        if role.block is not None:
-            teacher_path = fam.rename(path, plan.block_map[role.group][role.block])
-        if teacher_path not in teacher_shapes:
+        block = None if role.block is None else plan.block_map[role.group][role.block]
+        teacher_path = teacher_by_key.get((role.group, block, role.key))
+        if teacher_path is None:
             plan.unmatched.append(path)
             continue
-        t_shape, s_shape = tuple(teacher_shapes[teacher_path]), tuple(student_shapes[path])
+        t_roles = teacher_roles[teacher_path].roles
+        if not _same_roles(t_roles, role.roles):
+            raise ValueError(
+                f"Student variable {path!r} and its teacher variable {teacher_path!r} do not play the same "
+                f"role: axes {role.roles} in the student, {t_roles} in the teacher.")
+        t_shape, s_shape = _aligned(tuple(teacher_shapes[teacher_path]), tuple(student_shapes[path]))
         if len(t_shape) != len(s_shape):
             raise ValueError(f"Student variable {path!r} has shape {s_shape} but its teacher "
                              f"variable {teacher_path!r} has shape {t_shape}.")
@@ -184,7 +203,7 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
                 t0, s0, first = role_sizes[r]
                 raise ValueError(
                     f"Dimension {r!r} is {t} -> {s} along {what} but {t0} -> {s0} along {first}.")
-        pending.append((path, teacher_path, roles, resize))
+        pending.append((path, teacher_path, roles, resize, t_shape))
     if strict and plan.unmatched:
         raise ValueError(
             f"{len(plan.unmatched)} student variable(s) have no teacher variable, e.g. {plan.unmatched[:3]}; "
@@ -200,9 +219,9 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
         method = "uniform" if r.startswith("heads@") else element_selection  # heads="select"
         plan.role_indices[r] = element_indices(t, s, method, rng, what) if consistent else None
 
-    for path, teacher_path, roles, resize in pending:
+    for path, teacher_path, roles, resize, t_shape in pending:
         indices, merge = [], []
-        t_shape, s_shape = teacher_shapes[teacher_path], student_shapes[path]
+        s_shape = student_shapes[path]
         axis = 0
         while axis < len(roles):
             r = roles[axis]
@@ -226,8 +245,27 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
                                              f"axis {axis} of {path!r}")
                 indices.append(_none_if_whole(chosen, t_shape[axis]))
             axis += 1
-        plan.entries.append(Entry(path, teacher_path, roles, indices, tuple(merge), resize))
+        plan.entries.append(Entry(path, teacher_path, roles, indices, tuple(merge), resize, t_shape))
     return plan
+
+
+def _same_roles(a, b):
+    """Equal axis roles, up to leading ``SAME`` axes of the longer one."""
+    if len(a) < len(b):
+        a, b = b, a
+    extra = len(a) - len(b)
+    return a[extra:] == b and all(r == SAME for r in a[:extra])
+
+
+def _aligned(t_shape, s_shape):
+    """The teacher's shape with leading size-1 axes added or dropped to match the student's rank
+    (a KerasHub position embedding is ``(N, d)``, the package's ``(1, N, d)``)."""
+    extra = len(s_shape) - len(t_shape)
+    if extra > 0 and all(n == 1 for n in s_shape[:extra]):
+        return (1,) * extra + t_shape, s_shape
+    if extra < 0 and all(n == 1 for n in t_shape[:-extra]):
+        return t_shape[-extra:], s_shape
+    return t_shape, s_shape
 
 
 def _is_head_pair(first, second):
@@ -254,6 +292,8 @@ def _none_if_whole(chosen, size):
 def take(array, entry, student_shape):
     """The student's value: ``array`` (the teacher variable) at ``entry``'s indices, as ``student_shape``."""
     array = np.asarray(array)
+    if entry.teacher_shape:
+        array = array.reshape(entry.teacher_shape)
     if entry.resize:
         axis, tokens = entry.resize
         array = resize_tokens(array, tokens, axis, what=repr(entry.student_path))

@@ -188,7 +188,7 @@ def select_weights(
                 "teacher": entry.teacher_path,
                 "student_shape": list(target.shape),
                 "teacher_shape": list(t_vars[entry.teacher_path].shape),
-                "indices": [_indices_json(entry, axis, t_vars[entry.teacher_path].shape)
+                "indices": [_indices_json(entry, axis, entry.teacher_shape)
                             for axis in range(len(entry.indices))],
             }
         )
