@@ -107,7 +107,9 @@ def build_parser():
             "The head keeps the student's own initialization."
         ),
     )
-    select.add_argument("--teacher", required=True, help="the larger trained model, a .keras file")
+    select.add_argument("--teacher", required=True,
+                        help="the larger trained model: a .keras file, a KerasHub preset (name or dir), "
+                             "keras_cv:PRESET, or a keras.applications name[:weights file]")
     select.add_argument("--student", required=True, help="model name, e.g. vit-tiny, convnext-femto")
     select.add_argument("--student-kwargs", default=None,
                         help='JSON of builder arguments, e.g. \'{"num_classes": 100, "patch_size": 4}\' '

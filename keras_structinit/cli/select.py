@@ -6,12 +6,11 @@ import json
 import os
 import zipfile
 
-import keras
-
 from keras_structinit.cli.arguments import check_exists, usage_error
 from keras_structinit.io_utils import atomic_path
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.selection.select import select_weights
+from keras_structinit.selection.teachers import load_teacher
 
 __all__ = ["run", "select_student"]
 
@@ -32,15 +31,15 @@ def _student_kwargs(text):
 def select_student(teacher, student, out, student_kwargs=None, report=None, **options):
     """Builds ``student`` (a registry name), selects ``teacher``'s weights into it, saves it to ``out``.
 
-    ``teacher`` is a model or a ``.keras`` path; the student gets the
+    ``teacher`` is anything :func:`~keras_structinit.selection.load_teacher`
+    accepts (a model, a ``.keras`` path, a KerasHub preset...); the student gets the
     teacher's number of classes and input shape unless ``student_kwargs``
     says otherwise. ``options`` go to :func:`select_weights`. The file is
     written atomically. Returns ``(student model, SelectionReport)``.
     """
     if not str(out).endswith(".keras"):
         raise ValueError(f"--out must be a .keras path. Received: {out!r}")
-    if isinstance(teacher, (str, os.PathLike)):
-        teacher = keras.saving.load_model(teacher, compile=False)
+    teacher = load_teacher(teacher)
     kwargs = dict(student_kwargs or {})
     num_classes = kwargs.pop("num_classes", int(teacher.output_shape[-1]))
     input_shape = tuple(kwargs.pop("input_shape", teacher.input_shape[1:]))
@@ -56,13 +55,14 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, **op
 def run(args):
     """Runs ``structinit select``; one-line errors (exit 2) for bad input, before anything is written."""
     try:
-        check_exists(args.teacher, "--teacher")
+        if args.teacher.endswith(".keras") or os.path.sep in args.teacher:
+            check_exists(args.teacher, "--teacher")
         parse_model_name(args.student)
         model, selection = select_student(
             args.teacher, args.student, args.out, _student_kwargs(args.student_kwargs), args.report,
             layer_selection=args.layer_selection, element_selection=args.element_selection,
             heads=args.heads, seed=args.seed, resize_position_embeddings=args.resize_position_embeddings)
-    except (ValueError, TypeError, OSError, zipfile.BadZipFile) as err:
+    except (ValueError, TypeError, OSError, ImportError, zipfile.BadZipFile) as err:
         return usage_error("select", err)
     print(selection.summary())
     print(f"\nSelected {len(selection.entries)} variables of {model.name} from {args.teacher} "

@@ -12,7 +12,9 @@ Pure math (NumPy, no Keras import):
 * :mod:`.plan`: ``plan_selection``, consistent indices per dimension role.
 
 Keras, imported on first use: :mod:`.select`: ``select_weights``,
-``SelectionReport``; :mod:`.callbacks`: ``SelectWeightsFrom``.
+``SelectionReport``; :mod:`.callbacks`: ``SelectWeightsFrom``;
+:mod:`.teachers`: ``load_teacher`` (KerasHub, KerasCV, keras.applications,
+``.keras``) and ``smaller_config``.
 """
 
 from keras_structinit._lazy import lazy_exports
@@ -25,6 +27,8 @@ __getattr__, __dir__, _ = lazy_exports(
     {
         "SelectWeightsFrom": "keras_structinit.selection.callbacks",
         "SelectionReport": "keras_structinit.selection.select",
+        "load_teacher": "keras_structinit.selection.teachers",
+        "smaller_config": "keras_structinit.selection.teachers",
         "select_weights": "keras_structinit.selection.select",
     },
 )
@@ -38,6 +42,8 @@ __all__ = [
     "SelectionReport",
     "element_indices",
     "layer_indices",
+    "load_teacher",
     "plan_selection",
     "select_weights",
+    "smaller_config",
 ]

@@ -16,6 +16,7 @@ from keras_structinit import walker
 from keras_structinit.io_utils import write_json
 from keras_structinit.reporting import format_table
 from keras_structinit.selection.plan import plan_selection, take
+from keras_structinit.selection.teachers import load_teacher
 
 __all__ = ["SelectionReport", "select_weights"]
 
@@ -101,15 +102,6 @@ class SelectionReport:
         )
 
 
-def _model(value, name):
-    if isinstance(value, (str, os.PathLike)):
-        path = os.fspath(value)
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"`{name}` does not exist: {name}={path!r}")
-        return keras.saving.load_model(path, compile=False)
-    return walker.check_model(value, name)
-
-
 def select_weights(
     teacher,
     student,
@@ -131,7 +123,8 @@ def select_weights(
     :mod:`keras_structinit.selection.families`).
 
     Args:
-        teacher: a built ``keras.Model`` or a ``.keras`` path; only read.
+        teacher: a built ``keras.Model``, a ``.keras`` path or anything
+            :func:`~keras_structinit.selection.load_teacher` accepts; only read.
         student: a built ``keras.Model`` of the same family, no larger along
             any axis; written in place.
         layer_selection: ``"first_n"`` (default), ``"last_n"``, ``"mid_n"`` or
@@ -161,7 +154,7 @@ def select_weights(
     >>> report = select_weights(teacher, student)
     >>> print(report.summary())
     """
-    teacher = _model(teacher, "teacher")
+    teacher = load_teacher(teacher)
     student = walker.check_model(student, "student")
     t_vars = {v.path: v for v in teacher.weights}
     s_vars = {v.path: v for v in student.weights}
