@@ -27,6 +27,7 @@ TINY = {
     "epochs=200": "epochs=1",
     "convmixer(256, 16, kernel_size=9)": "convmixer(32, 16, kernel_size=9)",
     "convmixer(256, 8)": "convmixer(16, 2)",
+    "num_layers=12": "num_layers=2",
 }
 
 
