@@ -82,6 +82,33 @@ def test_train_smoke_writes_log_results_and_eval(tmp_path, capsys):
         assert f"{out / 'learning_curves.png'}" in printed.splitlines()[-1]
 
 
+def test_train_with_selection_and_distillation_from_one_teacher(tmp_path, capsys):
+    from keras_structinit.models import build_model
+
+    teacher = build_model("convmixer-16/2", 10, (32, 32, 3), kernel_size=3, patch_size=2)
+    before = [keras.ops.convert_to_numpy(v).copy() for v in teacher.weights]
+    teacher.save(tmp_path / "teacher.keras")
+    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
+    out = tmp_path / "run"
+    argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "3", "--patch-size", "2", "--epochs", "1",
+            "--data", data, "--out", str(out), "--batch-size", "16", "--rand-augment", "none",
+            "--init", f"select:{tmp_path / 'teacher.keras'}",
+            "--distill-from", str(tmp_path / "teacher.keras"), "--distill-alpha", "0.5"]
+    assert cli.main(argv) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["config"]["distill_alpha"] == 0.5
+    assert results["config"]["distill_from"].endswith("teacher.keras")
+    student = build_model("convmixer-8/2", 10, (32, 32, 3), kernel_size=3, patch_size=2)
+    assert results["model_params"] == student.count_params()  # the student's, not the distiller's
+    reloaded = keras.saving.load_model(tmp_path / "teacher.keras")
+    for a, b in zip(reloaded.weights, before, strict=True):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), b)
+    bad = [*argv[:-1], "0"]
+    assert cli.main(bad) == 2 and "--distill-alpha" in capsys.readouterr().err
+    missing = [*argv[:-3], str(tmp_path / "none.keras")]
+    assert cli.main(missing) == 2 and "--distill-from" in capsys.readouterr().err
+
+
 class _InterruptAtEpoch(keras.callbacks.Callback):
     def __init__(self, epoch):
         super().__init__()

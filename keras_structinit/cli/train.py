@@ -24,6 +24,7 @@ from keras_structinit.io_utils import write_json, write_text
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
 from keras_structinit.recipes.data import check_rand_augment, imagenet_source
+from keras_structinit.recipes.distill import fit_distill
 from keras_structinit.recipes.progress import CSVLogger, progress_callbacks
 from keras_structinit.reporting import format_table, machine_info, versions
 
@@ -68,6 +69,10 @@ def run(args):
         _check_spatial_target(args, family, parse_init(args.init)[0])
         rand_augment = _rand_augment(args.rand_augment)
         validation.rate(args.val_split, "--val-split")
+        if args.distill_from is not None:
+            validation.positive_float(args.distill_alpha, "--distill-alpha")
+            if args.distill_from.endswith(".keras") or os.path.sep in args.distill_from:
+                check_exists(args.distill_from, "--distill-from")
         check_exists(None if str(args.data).startswith("tfds:") else args.data, "--data")
         check_exists(args.eval_data, "--eval-data")
         if args.recipe == "imagenet" and args.data is None:
@@ -79,6 +84,7 @@ def run(args):
     model_kwargs = {"kernel_size": args.kernel_size, "patch_size": args.patch_size}
     run_train(
         args.recipe, args.model, data, args.epochs, args.out, init=args.init, frozen=args.frozen,
+        distill_from=args.distill_from, distill_alpha=args.distill_alpha,
         seed=args.seed, batch_size=args.batch_size, learning_rate=args.lr,
         weight_decay=args.weight_decay, image_size=args.image_size, precision=args.precision,
         distribution=args.distribution, rand_augment=rand_augment, label_smoothing=args.label_smoothing,
@@ -204,7 +210,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
               seed=0, batch_size=None, learning_rate=None, weight_decay=None, train_size=None,
               validation_split=0.1, image_size=None, precision=None, distribution=None,
               rand_augment="recipe", label_smoothing=None, model_kwargs=None, callbacks=(),
-              interactive=None):
+              interactive=None, distill_from=None, distill_alpha=1.0):
     """Trains ``model`` (a registry name) with a recipe; returns the results dict (also in ``out``).
 
     ``data`` is what the recipe reads (see :func:`prepare_data`) or a
@@ -214,9 +220,18 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     step and ETA (``interactive`` overrides ``sys.stdout.isatty()``). On
     Ctrl-C the finished epochs are written to ``results.json`` (with
     ``"interrupted": true``) and ``log.csv``, then ``KeyboardInterrupt`` is
-    raised again.
+    raised again. ``distill_from`` (a teacher: anything ``load_teacher``
+    takes) trains with the weight-selection paper's logit distillation
+    (:func:`keras_structinit.recipes.fit_distill`, weight ``distill_alpha``).
     """
     validation.one_of(recipe, "recipe", RECIPES)
+    teacher = None
+    if distill_from is not None:
+        if recipe == "imagenet":
+            raise ValueError("--distill-from works with the CIFAR recipes (cifar10, cifar100)")
+        from keras_structinit.selection.teachers import load_teacher
+
+        teacher = load_teacher(distill_from)
     parse_model_name(model)
     init_spec = parse_init(init)
     model_kwargs = dict(model_kwargs or {})
@@ -255,7 +270,8 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
                   data=data.source, eval_data=data.eval_source, seed=seed, train_size=train_size,
                   validation_split=validation_split if recipe != "imagenet" else None,
                   precision=precision, distribution=None if distribution is None else str(distribution),
-                  model_kwargs=model_kwargs, **options)
+                  model_kwargs=model_kwargs, distill_from=None if teacher is None else str(distill_from),
+                  distill_alpha=None if teacher is None else distill_alpha, **options)
     start = time.perf_counter()
     try:
         if recipe == "imagenet":
@@ -264,10 +280,14 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
                 eval_data=data.eval, precision=precision, distribution=distribution, seed=seed,
                 callbacks=fit_callbacks, verbose=verbose, **options)
         else:
-            history = cifar.fit_cifar(
-                builder, data.train, epochs, validation_data=data.validation, eval_data=data.eval,
-                precision=precision, distribution=distribution, seed=seed, callbacks=fit_callbacks,
-                verbose=verbose, num_classes=data.num_classes, **options)
+            fit_options = dict(validation_data=data.validation, eval_data=data.eval, precision=precision,
+                               distribution=distribution, seed=seed, callbacks=fit_callbacks, verbose=verbose,
+                               num_classes=data.num_classes, **options)
+            if teacher is None:
+                history = cifar.fit_cifar(builder, data.train, epochs, **fit_options)
+            else:
+                history = fit_distill(builder, teacher, data.train, epochs, alpha=distill_alpha,
+                                      **fit_options)
     except KeyboardInterrupt:
         _write_interrupted(out, config, data, progress[0].epoch_logs, epochs, time.perf_counter() - start)
         raise
@@ -287,7 +307,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
         "data": data.description,
         "versions": versions(),
         "machine": machine_info(),
-        "model_params": int(history.model.count_params()),
+        "model_params": int(getattr(history.model, "student", history.model).count_params()),
         "metrics": metrics,
         "eval": history.eval_results,
         "normalization": getattr(history, "normalization", None),

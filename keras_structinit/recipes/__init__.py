@@ -10,6 +10,7 @@ from keras_structinit.datasets import load_cifar as load_cifar_data  # documente
 from keras_structinit.recipes.cifar import CIFAR_DEFAULTS, fit_cifar
 from keras_structinit.recipes.data import cifar_dataset, imagenet_dataset, random_resized_crop
 from keras_structinit.recipes.devices import device_setup, resolve_distribution, resolve_precision
+from keras_structinit.recipes.distill import fit_distill
 from keras_structinit.recipes.imagenet import IMAGENET_DEFAULTS, fit_imagenet
 from keras_structinit.recipes.schedules import PiecewiseLinearSchedule, TriangularSchedule, warmup_cosine
 
@@ -21,6 +22,7 @@ __all__ = [
     "cifar_dataset",
     "device_setup",
     "fit_cifar",
+    "fit_distill",
     "fit_imagenet",
     "imagenet_dataset",
     "load_cifar_data",

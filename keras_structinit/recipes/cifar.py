@@ -53,6 +53,7 @@ def fit_cifar(
     steps_per_epoch=None,
     jit_compile=None,
     num_classes=None,
+    wrap=None,
 ):
     """Trains a classifier on CIFAR images with ``model.fit``; returns the ``History``.
 
@@ -87,6 +88,8 @@ def fit_cifar(
         seed: seed of the shuffling and augmentation.
         steps_per_epoch: default ``len(x) // batch_size``.
         num_classes: width of the one-hot labels; default ``max(y) + 1``.
+        wrap: ``None`` or ``(model, loss) -> (model to fit, loss)``, e.g. a
+            distiller around the model (:func:`fit_distill` passes one).
 
     Normalization uses the per-channel mean/std of ``data`` (stored in
     ``history.normalization``); ``validation_data`` and ``eval_data`` are
@@ -134,7 +137,7 @@ def fit_cifar(
         eval_data=None if eval_data is None else as_dataset(
             *load_labeled_images(eval_data, name="eval_data"), False),
         precision=precision, distribution=distribution, ema=ema,
-        callbacks=callbacks, verbose=verbose, jit_compile=jit_compile,
+        callbacks=callbacks, verbose=verbose, jit_compile=jit_compile, wrap=wrap,
     )
     history.normalization = {"mean": list(mean), "std": list(std)}
     return history

@@ -104,6 +104,7 @@ def fit_classifier(
     callbacks=(),
     verbose="auto",
     jit_compile=None,
+    wrap=None,
 ):
     """Compiles ``model`` with AdamW(``make_schedule(total_steps)``) and fits it.
 
@@ -114,6 +115,11 @@ def fit_classifier(
     must be a builder, called inside :func:`device_setup`. Under ``mixed_float16``, Keras' ``compile``
     wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``.
 
+    ``wrap``: ``None`` or a function ``(model, loss) -> (trained, loss)``
+    returning what to compile and fit instead of ``model`` (e.g. a
+    ``keras.distillation.Distiller`` that trains it; see
+    :func:`~keras_structinit.recipes.fit_distill`).
+
     Returns the ``History``; with ``eval_data`` (a dataset), its accuracy and
     loss after training are in ``history.eval_results`` (``None`` otherwise)
     and ``history.train_seconds`` holds the wall time of ``fit``.
@@ -121,6 +127,8 @@ def fit_classifier(
     total_steps = epochs * steps_per_epoch
     with device_setup(precision, distribution):
         model = _model_in_setup(model)
+        if wrap is not None:
+            model, loss = wrap(model, loss)
         model.compile(
             optimizer=keras.optimizers.AdamW(
                 make_schedule(total_steps), weight_decay=weight_decay, use_ema=bool(ema),

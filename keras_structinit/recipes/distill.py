@@ -1,0 +1,46 @@
+"""``fit_distill``: :func:`fit_cifar` with the weight-selection paper's logit distillation."""
+
+from __future__ import annotations
+
+from keras_structinit.recipes.cifar import fit_cifar
+
+__all__ = ["fit_distill"]
+
+
+def fit_distill(student, teacher, data, epochs, *, alpha=1.0, **kwargs):
+    """Trains ``student`` on ``data`` with ``L = L_class + alpha * KL(p_t || p_s)`` (Xu et al., Sec. 5.4).
+
+    The same input pipeline, optimizer, schedule and ``model.fit`` as
+    :func:`fit_cifar` (every keyword of it is accepted), with the student
+    trained through a ``keras.distillation.Distiller`` configured by
+    :func:`keras_structinit.selection.distill.paper_distiller`. The teacher
+    (logits of the student's classes; a model or anything
+    :func:`~keras_structinit.selection.load_teacher` takes) is only read:
+    its ``trainable`` flag, which ``Distiller`` turns off, is restored.
+    Combine with weight selection by selecting into ``student`` first.
+
+    Returns the ``History`` (``history.model`` is the distiller; the student
+    is trained in place).
+
+    Example:
+
+    >>> select_weights(teacher, student)
+    >>> fit_distill(student, teacher, (x, y), epochs=10, validation_data=(x_val, y_val))
+    """
+    from keras_structinit import validation
+    from keras_structinit.selection.distill import paper_distiller
+    from keras_structinit.selection.teachers import load_teacher
+
+    alpha = validation.positive_float(alpha, "alpha")
+    if "wrap" in kwargs:
+        raise TypeError("fit_distill sets `wrap` itself; call fit_cifar to pass your own.")
+    teacher = load_teacher(teacher)
+    trainable = teacher.trainable
+
+    def wrap(model, loss):
+        return paper_distiller(teacher, model, loss, alpha)
+
+    try:
+        return fit_cifar(student, data, epochs, wrap=wrap, **kwargs)
+    finally:
+        teacher.trainable = trainable
