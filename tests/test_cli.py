@@ -330,6 +330,20 @@ def test_select_writes_a_student_that_reloads_and_a_report(tmp_path, capsys):
     assert json.loads(report.read_text())["family"] == "convmixer"
 
 
+def test_select_from_a_keras_hub_preset_directory(tmp_path, capsys):
+    keras_hub = pytest.importorskip("keras_hub")
+    teacher = keras_hub.models.ViTBackbone(image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=4,
+                                           hidden_dim=32, mlp_dim=64)
+    teacher.save_to_preset(str(tmp_path / "preset"))
+    out = tmp_path / "student.keras"
+    argv = ["select", "--teacher", str(tmp_path / "preset"), "--student", "vit-tiny", "--out", str(out)]
+    assert cli.main(argv) == 2
+    assert "--student-kwargs needs num_classes" in capsys.readouterr().err and not out.exists()
+    # vit-tiny is 192 wide: larger than this 32-wide teacher, so the error names the axis.
+    assert cli.main([*argv, "--student-kwargs", '{"num_classes": 3, "patch_size": 4}']) == 2
+    assert "larger than the teacher" in capsys.readouterr().err
+
+
 def test_select_passes_resize_position_embeddings(tmp_path, monkeypatch, capsys):
     from keras_structinit.cli import select as select_cli
 

@@ -41,6 +41,10 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, **op
         raise ValueError(f"--out must be a .keras path. Received: {out!r}")
     teacher = load_teacher(teacher)
     kwargs = dict(student_kwargs or {})
+    if "num_classes" not in kwargs and len(teacher.output_shape) != 2:
+        raise ValueError(
+            f"--student-kwargs needs num_classes: the teacher outputs {tuple(teacher.output_shape)}, "
+            "features rather than class logits (e.g. a KerasHub backbone)")
     num_classes = kwargs.pop("num_classes", int(teacher.output_shape[-1]))
     input_shape = tuple(kwargs.pop("input_shape", teacher.input_shape[1:]))
     model = build_model(student, num_classes, input_shape, **kwargs)
