@@ -51,3 +51,22 @@ def assert_selected_slices(teacher, student, report):
             teacher_slice(to_numpy(teacher_vars[entry["teacher"]]), entry),
             err_msg=entry["student"],
         )
+
+
+def select_and_check(teacher, student, **options):
+    """``select_weights`` with the checks every pair gets: the teacher unchanged, every written student
+    variable its teacher slice, nothing unmatched. Returns the report."""
+    from keras_structinit.selection import select_weights
+
+    before = fingerprint(teacher)
+    report = select_weights(teacher, student, **options)
+    assert fingerprint(teacher) == before  # the teacher is only read
+    assert report.unmatched == []
+    assert_selected_slices(teacher, student, report)
+    return report
+
+
+def indices_of(report, places):
+    """The reported indices at each ``(student variable, axis)`` of ``places``."""
+    entries = {e["student"]: e for e in report.entries}
+    return [entries[path]["indices"][axis] for path, axis in places]
