@@ -93,10 +93,11 @@ def test_train_with_selection_and_distillation_from_one_teacher(tmp_path, capsys
     argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "3", "--patch-size", "2", "--epochs", "1",
             "--data", data, "--out", str(out), "--batch-size", "16", "--rand-augment", "none",
             "--init", f"select:{tmp_path / 'teacher.keras'}",
-            "--distill-from", str(tmp_path / "teacher.keras"), "--distill-alpha", "0.5"]
+            "--distill-from", str(tmp_path / "teacher.keras"), "--distill-mode", "features",
+            "--distill-alpha", "0.5"]
     assert cli.main(argv) == 0
     results = json.loads((out / "results.json").read_text())
-    assert results["config"]["distill_alpha"] == 0.5
+    assert results["config"]["distill_alpha"] == 0.5 and results["config"]["distill_mode"] == "features"
     assert results["config"]["distill_from"].endswith("teacher.keras")
     student = build_model("convmixer-8/2", 10, (32, 32, 3), kernel_size=3, patch_size=2)
     assert results["model_params"] == student.count_params()  # the student's, not the distiller's
@@ -105,7 +106,7 @@ def test_train_with_selection_and_distillation_from_one_teacher(tmp_path, capsys
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), b)
     bad = [*argv[:-1], "0"]
     assert cli.main(bad) == 2 and "--distill-alpha" in capsys.readouterr().err
-    missing = [*argv[:-3], str(tmp_path / "none.keras")]
+    missing = [*argv[:-5], str(tmp_path / "none.keras")]
     assert cli.main(missing) == 2 and "--distill-from" in capsys.readouterr().err
 
 

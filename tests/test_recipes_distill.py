@@ -68,3 +68,56 @@ def test_distillation_errors():
         recipes.fit_distill(student, classifier(8, 0), data, 1, alpha=0.0)
     with pytest.raises(TypeError, match="wrap"):
         recipes.fit_distill(student, classifier(8, 0), data, 1, wrap=None)
+
+
+def test_feature_loss_is_the_papers_formula():
+    teacher, student = classifier(8, 0, classes=4), classifier(4, 1)  # another head: features only
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((5, 8, 8, 3)).astype("float32")
+    y = np.eye(3, dtype="float32")[[0, 1, 2, 1, 0]]
+    distiller, student_loss = paper_distiller(
+        teacher, student, keras.losses.CategoricalCrossentropy(from_logits=True), 0.7, mode="features")
+    distiller.compile(keras.optimizers.AdamW(), loss=student_loss)
+    projector = distiller.projector
+    for v in projector.weights:  # nonzero biases too
+        v.assign(rng.standard_normal(tuple(v.shape)).astype("float32") * 0.5)
+    got = float(to_numpy(distiller.compute_loss(x, y, student(x, training=False), training=False)))
+
+    def features(model):
+        return to_numpy(keras.Model(model.inputs, model.get_layer("head").input)(x))
+
+    o_t, o_s = features(teacher), features(student)
+    w1, b1, w2, b2 = (to_numpy(v) for v in (projector.hidden.kernel, projector.hidden.bias,
+                                             projector.out.kernel, projector.out.bias))
+    h = o_s @ w1 + b1
+    gelu = 0.5 * h * (1 + np.vectorize(__import__("math").erf)(h / np.sqrt(2)))
+    projected = gelu @ w2 + b2
+    cross_entropy = -(y * _log_softmax(to_numpy(student(x)))).sum(-1).mean()
+    assert got == pytest.approx(cross_entropy + 0.7 * np.abs(o_t - projected).mean(), rel=1e-4)
+
+
+def test_fit_distill_features_from_a_headless_keras_hub_teacher(tmp_path):
+    keras_hub = pytest.importorskip("keras_hub")
+    import keras_structinit as ks
+
+    teacher = keras_hub.models.ViTBackbone(image_shape=(8, 8, 3), patch_size=4, num_layers=1, num_heads=2,
+                                           hidden_dim=16, mlp_dim=32)
+    before = fingerprint(teacher)
+    student = ks.models.vit(4, 8, 1, 2, num_classes=3, input_shape=(8, 8, 3))
+    n_student = len(student.weights)
+    rng = np.random.default_rng(0)
+    x, y = rng.integers(0, 256, (16, 8, 8, 3), dtype=np.uint8), np.arange(16) % 3
+    history = recipes.fit_distill(student, teacher, (x, y), 1, mode="features", batch_size=8,
+                                  rand_augment=None, verbose=0)
+    projector = history.model.projector
+    assert projector.units == 16
+    assert history.model.distillation_losses[0].teacher_layer_name == "teacher_features"
+    trained = {id(v) for v in history.model.trainable_variables}
+    assert all(id(v) in trained for v in projector.trainable_weights)  # trained with the student
+    assert np.isfinite(history.history["loss"][0])
+    assert fingerprint(teacher) == before
+    assert len(student.weights) == n_student  # the projector lives on the distiller
+    student.save(tmp_path / "student.keras")
+    assert len(keras.saving.load_model(tmp_path / "student.keras").weights) == n_student
+    with pytest.raises(ValueError, match="mode"):
+        recipes.fit_distill(student, teacher, (x, y), 1, mode="hidden")

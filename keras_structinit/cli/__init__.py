@@ -70,8 +70,10 @@ def build_parser():
                             "select:TEACHER.keras (default: default)")
     train.add_argument("--frozen", action="store_true", help="freeze the spatial (depthwise) filters")
     train.add_argument("--distill-from", default=None,
-                       help="teacher for logit distillation, L = CE + alpha KL(p_t||p_s) (a .keras file or "
-                            "anything `structinit select --teacher` takes); combine with --init select:")
+                       help="teacher for distillation (a .keras file or anything "
+                            "`structinit select --teacher` takes); combine with --init select:")
+    train.add_argument("--distill-mode", choices=("logits", "features"), default="logits",
+                       help="logits: CE + alpha KL(p_t||p_s); features: CE + alpha L1(O_t, MLP(O_s))")
     train.add_argument("--distill-alpha", type=float, default=1.0, help="alpha of --distill-from (default 1)")
     train.add_argument("--epochs", type=positive_int, required=True)
     train.add_argument("--data", default=None,

@@ -84,7 +84,7 @@ def run(args):
     model_kwargs = {"kernel_size": args.kernel_size, "patch_size": args.patch_size}
     run_train(
         args.recipe, args.model, data, args.epochs, args.out, init=args.init, frozen=args.frozen,
-        distill_from=args.distill_from, distill_alpha=args.distill_alpha,
+        distill_from=args.distill_from, distill_alpha=args.distill_alpha, distill_mode=args.distill_mode,
         seed=args.seed, batch_size=args.batch_size, learning_rate=args.lr,
         weight_decay=args.weight_decay, image_size=args.image_size, precision=args.precision,
         distribution=args.distribution, rand_augment=rand_augment, label_smoothing=args.label_smoothing,
@@ -210,7 +210,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
               seed=0, batch_size=None, learning_rate=None, weight_decay=None, train_size=None,
               validation_split=0.1, image_size=None, precision=None, distribution=None,
               rand_augment="recipe", label_smoothing=None, model_kwargs=None, callbacks=(),
-              interactive=None, distill_from=None, distill_alpha=1.0):
+              interactive=None, distill_from=None, distill_alpha=1.0, distill_mode="logits"):
     """Trains ``model`` (a registry name) with a recipe; returns the results dict (also in ``out``).
 
     ``data`` is what the recipe reads (see :func:`prepare_data`) or a
@@ -221,8 +221,9 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     Ctrl-C the finished epochs are written to ``results.json`` (with
     ``"interrupted": true``) and ``log.csv``, then ``KeyboardInterrupt`` is
     raised again. ``distill_from`` (a teacher: anything ``load_teacher``
-    takes) trains with the weight-selection paper's logit distillation
-    (:func:`keras_structinit.recipes.fit_distill`, weight ``distill_alpha``).
+    takes) trains with the weight-selection paper's distillation
+    (:func:`keras_structinit.recipes.fit_distill`: ``distill_mode`` "logits"
+    or "features", weight ``distill_alpha``).
     """
     validation.one_of(recipe, "recipe", RECIPES)
     teacher = None
@@ -271,7 +272,8 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
                   validation_split=validation_split if recipe != "imagenet" else None,
                   precision=precision, distribution=None if distribution is None else str(distribution),
                   model_kwargs=model_kwargs, distill_from=None if teacher is None else str(distill_from),
-                  distill_alpha=None if teacher is None else distill_alpha, **options)
+                  distill_alpha=None if teacher is None else distill_alpha,
+                  distill_mode=None if teacher is None else distill_mode, **options)
     start = time.perf_counter()
     try:
         if recipe == "imagenet":
@@ -286,8 +288,8 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
             if teacher is None:
                 history = cifar.fit_cifar(builder, data.train, epochs, **fit_options)
             else:
-                history = fit_distill(builder, teacher, data.train, epochs, alpha=distill_alpha,
-                                      **fit_options)
+                history = fit_distill(builder, teacher, data.train, epochs, mode=distill_mode,
+                                      alpha=distill_alpha, **fit_options)
     except KeyboardInterrupt:
         _write_interrupted(out, config, data, progress[0].epoch_logs, epochs, time.perf_counter() - start)
         raise

@@ -7,8 +7,14 @@ from keras_structinit.recipes.cifar import fit_cifar
 __all__ = ["fit_distill"]
 
 
-def fit_distill(student, teacher, data, epochs, *, alpha=1.0, **kwargs):
-    """Trains ``student`` on ``data`` with ``L = L_class + alpha * KL(p_t || p_s)`` (Xu et al., Sec. 5.4).
+def fit_distill(student, teacher, data, epochs, *, mode="logits", alpha=1.0, teacher_layer=None,
+                student_layer=None, **kwargs):
+    """Trains ``student`` on ``data`` with the weight-selection paper's distillation (Xu et al., Sec. 5.4).
+
+    ``mode="logits"``: ``L = L_class + alpha * KL(p_t || p_s)``;
+    ``mode="features"``: ``L = L_class + alpha * L1(O_t, MLP(O_s))`` on the
+    final features (``teacher_layer``/``student_layer``, see
+    :func:`~keras_structinit.selection.distill.paper_distiller`).
 
     The same input pipeline, optimizer, schedule and ``model.fit`` as
     :func:`fit_cifar` (every keyword of it is accepted), with the student
@@ -32,13 +38,14 @@ def fit_distill(student, teacher, data, epochs, *, alpha=1.0, **kwargs):
     from keras_structinit.selection.teachers import load_teacher
 
     alpha = validation.positive_float(alpha, "alpha")
+    validation.one_of(mode, "mode", ("logits", "features"))
     if "wrap" in kwargs:
         raise TypeError("fit_distill sets `wrap` itself; call fit_cifar to pass your own.")
     teacher = load_teacher(teacher)
     trainable = teacher.trainable
 
     def wrap(model, loss):
-        return paper_distiller(teacher, model, loss, alpha)
+        return paper_distiller(teacher, model, loss, alpha, mode, teacher_layer, student_layer)
 
     try:
         return fit_cifar(student, data, epochs, wrap=wrap, **kwargs)
