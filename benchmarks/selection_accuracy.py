@@ -69,7 +69,6 @@ PAPER = {
     "random_inconsistent": "77.4",
     "distill": "78.4",
     "uniform+distill": "83.9",
-    "uniform+distill_features": "(Table 7: both kinds help)",
 }
 RECIPE = {
     "learning_rate": 5e-4,
