@@ -27,6 +27,7 @@ SERIALIZABLE_MODULES = (
     "keras_structinit.initializers.torch_default",
     "keras_structinit.layers",
     "keras_structinit.recipes.schedules",
+    "keras_structinit.selection.distill",
 )
 
 _state = {"registered": False, "executing": 0}

@@ -33,6 +33,7 @@ def initializer_examples():
 
 def layer_examples():
     from keras_structinit import layers
+    from keras_structinit.selection.distill import FeatureProjector
 
     return {
         "DepthwiseConv2D": (layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2), (2, 6, 6, 4)),
@@ -41,6 +42,7 @@ def layer_examples():
         "StochasticDepth": (layers.StochasticDepth(0.3, seed=1), (2, 6, 6, 4)),
         "ClassToken": (layers.ClassToken(), (2, 5, 4)),
         "PositionEmbedding": (layers.PositionEmbedding(), (2, 5, 4)),
+        "FeatureProjector": (FeatureProjector(6), (2, 4)),
     }
 
 

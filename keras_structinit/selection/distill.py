@@ -39,6 +39,7 @@ class _Doubled:
         return 2.0 * self.loss(y_true, y_pred)
 
 
+@keras.saving.register_keras_serializable(package="keras_structinit")
 class FeatureProjector(keras.layers.Layer):
     """``MLP(o) = W_2 GELU(W_1 o + b_1) + b_2``: student features (width d_s) to the teacher's width d_t.
 
