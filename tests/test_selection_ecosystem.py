@@ -7,7 +7,7 @@ import pytest
 import keras_structinit as ks
 from keras_structinit.selection import select_weights
 
-from conftest import to_numpy
+from conftest import assert_round_trip_in_process, to_numpy
 from selection_helpers import indices_of, randomize, select_and_check
 
 keras_hub = pytest.importorskip("keras_hub")
@@ -72,9 +72,12 @@ PAIRS = {
 
 
 @pytest.mark.parametrize("family", sorted(PAIRS))
-def test_every_student_variable_is_the_teachers_slice(family):
-    report = select_and_check(randomize(PAIRS[family][0]()), PAIRS[family][1]())
+def test_every_student_variable_is_the_teachers_slice(family, tmp_path):
+    student = PAIRS[family][1]()
+    report = select_and_check(randomize(PAIRS[family][0]()), student)
     assert report.family == family
+    x = np.random.default_rng(0).standard_normal((2, *student.input_shape[1:])).astype("float32")
+    assert_round_trip_in_process(student, x, tmp_path, atol=1e-5)  # the selected student saves and reloads
     skipped = {
         "keras_convnext": ["student_head_dense/kernel", "student_head_dense/bias"],
         "keras_hub_vit -> vit": ["head/kernel", "head/bias"],
