@@ -223,6 +223,8 @@ def render_markdown(data):
         )
     )
     lines.append("")
+    lines += [f"- {note}" for note in data.get("notes", [])]
+    lines.append("")
     return "\n".join(lines)
 
 
