@@ -4,8 +4,9 @@
 Keras and no weights; :func:`take` applies one entry to a teacher array.
 Steps (Sec. 3 of Xu et al.): *layer selection* maps each student block to a
 teacher block of the same stage (:func:`~.indices.layer_indices`);
-*component mapping* pairs variables by their path with the block renumbered
-(:meth:`~.families.Family.rename`); *element selection* draws one index set
+*component mapping* pairs a student variable with the teacher variable of the
+same component key in the mapped block (:attr:`~.families.VariableRole.key`,
+also across families of one kind); *element selection* draws one index set
 per dimension role (:func:`~.indices.element_indices`), so that tensors
 sharing a dimension share indices; ``random_inconsistent`` draws per tensor.
 """
