@@ -13,11 +13,13 @@ of its axes plays:
 * :data:`TOKENS` marks a position-embedding token axis (equal, or resized
   when the caller allows it).
 
-A rule is ``(regex, roles)``: ``regex`` matches the whole variable path and
-may capture ``group`` (a stage) and ``block`` (the block number inside it);
-``roles`` is a tuple, or a function of the match returning one (for roles
-that depend on the block, e.g. a ResNet stage's first block reads the
-previous stage's width).
+A rule is ``(regex, roles)`` or ``(regex, roles, key)``: ``regex`` matches
+the whole variable path and may capture ``group`` (a stage) and ``block``
+(the block number inside it); ``roles`` is a tuple, or a function of the
+match returning one (for roles that depend on the block, e.g. a ResNet
+stage's first block reads the previous stage's width); ``key`` names the
+component in the package's naming (see :class:`Family`), which is how
+KerasHub and keras.applications variables find their counterparts.
 """
 
 from __future__ import annotations
