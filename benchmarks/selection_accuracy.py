@@ -166,6 +166,11 @@ def linear_probe(model, train, held_out, epochs, seed):
     return float(probe.evaluate((f_val - mu) / sigma, held_out[1], verbose=0)[1])
 
 
+def _mean_std(values):
+    """``mean ± std`` (ddof 1) over seeds; a single seed is shown alone, not as ``± 0``."""
+    return f"{values.mean():.2f} ± {values.std(ddof=1):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
+
+
 def _describe(variant):
     options = ", ".join(f"{k}={v}" for k, v in (VARIANTS[variant] or {}).items()) or "(timm init)"
     mode = DISTILLED.get(variant)
@@ -203,8 +208,8 @@ def render_markdown(data):
             {
                 "variant": variant,
                 "options": _describe(variant),
-                "fine-tuned": f"{acc.mean():.2f} ± {acc.std(ddof=1) if len(acc) > 1 else 0:.2f}",
-                "probe": f"{probe.mean():.2f} ± {probe.std(ddof=1) if len(probe) > 1 else 0:.2f}",
+                "fine-tuned": _mean_std(acc),
+                "probe": _mean_std(probe),
                 "n": len(runs),
                 "paper": PAPER.get(variant, ""),
             }
