@@ -108,6 +108,9 @@ def test_train_with_selection_and_distillation_from_one_teacher(tmp_path, capsys
     assert cli.main(bad) == 2 and "--distill-alpha" in capsys.readouterr().err
     missing = [*argv[:-5], str(tmp_path / "none.keras")]
     assert cli.main(missing) == 2 and "--distill-from" in capsys.readouterr().err
+    imagenet = ["train", "--recipe", "imagenet", "--model", "convmixer-8/2", "--epochs", "1",
+                "--distill-from", str(tmp_path / "teacher.keras")]
+    assert cli.main(imagenet) == 2 and "CIFAR recipes" in capsys.readouterr().err
 
 
 class _InterruptAtEpoch(keras.callbacks.Callback):

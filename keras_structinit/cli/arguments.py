@@ -25,6 +25,13 @@ def check_exists(path, flag):
         raise ValueError(f"{flag} {path!r} does not exist")
 
 
+def check_teacher(spec, flag):
+    """``check_exists`` for a teacher argument that names a file (``.keras`` or a path); preset and
+    ``keras.applications`` names are left to ``load_teacher``."""
+    if spec is not None and (spec.endswith(".keras") or os.path.sep in spec):
+        check_exists(spec, flag)
+
+
 def usage_error(command, error):
     """Prints ``structinit COMMAND: error: ...`` to stderr; returns the exit status 2."""
     print(f"structinit {command}: error: {error}", file=sys.stderr)

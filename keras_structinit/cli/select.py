@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 
-from keras_structinit.cli.arguments import check_exists, usage_error
+from keras_structinit.cli.arguments import check_teacher, usage_error
 from keras_structinit.io_utils import atomic_path
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.selection.select import select_weights
@@ -59,8 +58,7 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, **op
 def run(args):
     """Runs ``structinit select``; one-line errors (exit 2) for bad input, before anything is written."""
     try:
-        if args.teacher.endswith(".keras") or os.path.sep in args.teacher:
-            check_exists(args.teacher, "--teacher")
+        check_teacher(args.teacher, "--teacher")
         parse_model_name(args.student)
         model, selection = select_student(
             args.teacher, args.student, args.out, _student_kwargs(args.student_kwargs), args.report,

@@ -19,7 +19,7 @@ import keras
 import keras_structinit as ks
 from keras_structinit import covariance, datasets, validation
 from keras_structinit.cli import RECIPES
-from keras_structinit.cli.arguments import check_exists, usage_error
+from keras_structinit.cli.arguments import check_exists, check_teacher, usage_error
 from keras_structinit.io_utils import write_json, write_text
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
@@ -70,9 +70,8 @@ def run(args):
         rand_augment = _rand_augment(args.rand_augment)
         validation.rate(args.val_split, "--val-split")
         if args.distill_from is not None:
-            validation.positive_float(args.distill_alpha, "--distill-alpha")
-            if args.distill_from.endswith(".keras") or os.path.sep in args.distill_from:
-                check_exists(args.distill_from, "--distill-from")
+            _check_distill(args.recipe, args.distill_alpha)
+            check_teacher(args.distill_from, "--distill-from")
         check_exists(None if str(args.data).startswith("tfds:") else args.data, "--data")
         check_exists(args.eval_data, "--eval-data")
         if args.recipe == "imagenet" and args.data is None:
@@ -91,6 +90,13 @@ def run(args):
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
     )
     return 0
+
+
+def _check_distill(recipe, alpha):
+    """Distillation runs on the CIFAR recipe, with a positive ``alpha``."""
+    if recipe == "imagenet":
+        raise ValueError("--distill-from works with the CIFAR recipes (cifar10, cifar100)")
+    validation.positive_float(alpha, "--distill-alpha")
 
 
 def _check_spatial_target(args, family, init_kind):
@@ -228,8 +234,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     validation.one_of(recipe, "recipe", RECIPES)
     teacher = None
     if distill_from is not None:
-        if recipe == "imagenet":
-            raise ValueError("--distill-from works with the CIFAR recipes (cifar10, cifar100)")
+        _check_distill(recipe, distill_alpha)
         from keras_structinit.selection.teachers import load_teacher
 
         teacher = load_teacher(distill_from)
