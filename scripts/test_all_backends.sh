@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs keras-structinit with the TensorFlow, JAX and PyTorch backends, KerasHub
-# and the test extras, runs ruff, then runs the test suite once per backend, in two
+# Installs keras-structinit with the TensorFlow, JAX and PyTorch backends, KerasHub,
+# KerasCV and the test extras, runs ruff, then runs the test suite once per backend, in two
 # lanes side by side so that two pytest processes share a 2-core machine: JAX (the
 # longest: eager JAX compiles every op shape) in one, TensorFlow, torch and JAX's
 # weight-selection files (JAX_SECOND_LANE) in the other. Every test runs on every
@@ -9,7 +9,7 @@
 # Usage: bash scripts/test_all_backends.sh [extra pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install --quiet --disable-pip-version-check -e ".[tensorflow,jax,torch,viz,test,hub]"
+python -m pip install --quiet --disable-pip-version-check -e ".[tensorflow,jax,torch,viz,test,hub,cv]"
 export TF_CPP_MIN_LOG_LEVEL=2
 status=0
 echo "=== ruff ==="
@@ -18,7 +18,8 @@ python -m ruff check keras_structinit tests examples benchmarks || status=1
 # The weight-selection tests build KerasHub and keras.applications models, slow
 # in eager JAX: they run on JAX in the second lane, which would otherwise finish first.
 JAX_SECOND_LANE=(tests/test_selection_ecosystem.py tests/test_selection_select.py
-                 tests/test_selection_teachers.py tests/test_recipes_distill.py)
+                 tests/test_selection_teachers.py tests/test_recipes_distill.py
+                 tests/test_selection_keras_cv.py)
 ignore=()
 for path in "${JAX_SECOND_LANE[@]}"; do ignore+=(--ignore "${path}"); done
 runs=(tensorflow jax jax-selection torch)

@@ -293,48 +293,69 @@ KERAS_CONVNEXT = Family(
 )
 
 
-def _hub_resnet_roles(bottleneck):
-    """KerasHub ResNet blocks (post-activation): ``{stack}_block{b}_{part}_conv|bn``; part 0 is the
-    projection shortcut, 1-2 (basic) or 1-3 (bottleneck) the main path."""
+def _keras_resnet_roles(bottleneck, first_block):
+    """ResNet blocks of KerasHub and KerasCV: ``{stack}_block{b}_{part}_conv|bn``. Part 0 is a
+    stage's projection shortcut, 1-2 (basic) or 1-3 (bottleneck) the main path; KerasCV's
+    pre-activation ``use_preactivation_bn`` normalizes the block's input. A stage's first block
+    (``first_block``: 0 in KerasHub, 1 in KerasCV) reads the previous stage's width."""
 
     def roles(match):
-        stage, block, part = int(match["group"]) + 1, int(match["block"]), int(match["part"])
-        out, inner = f"out{stage}", (f"inner{stage}" if bottleneck else f"out{stage}")
-        before = ("stem" if stage == 1 else f"out{stage - 1}") if block == 0 else out
-        conv = {0: (before, out), 1: (before, inner), 2: (inner, inner), 3: (inner, out)}[part]
-        if match["kind"] == "conv":
+        stage, block, part = int(match["group"]) + 1, int(match["block"]), match["part"]
+        out = f"width{stage}"
+        inner = f"inner{stage}" if bottleneck else out
+        before = ("stem" if stage == 1 else f"width{stage - 1}") if block == first_block else out
+        if part == "use_preactivation":
+            return (before,)
+        conv = {"0": (before, out), "1": (before, inner), "2": (inner, inner), "3": (inner, out)}[part]
+        if match["kind"] == "conv" and match.groupdict().get("v", "kernel") == "kernel":
             return (SAME, SAME, *conv)
-        return (conv[1],)
+        return (conv[1],)  # a conv bias or a BatchNormalization after the conv
 
     return roles
 
 
-def _hub_resnet(bottleneck):
+def _keras_resnet(library, bottleneck):
+    """KerasHub's ``ResNetBackbone`` (post-activation; ``library="hub"``) or KerasCV's
+    ``ResNetV2Backbone`` (pre-activation; ``"cv"``), basic or bottleneck blocks."""
+    blocks = "bottleneck" if bottleneck else "basic"
     parts = "0-3" if bottleneck else "0-2"
-    name = "keras_hub_resnet_" + ("bottleneck" if bottleneck else "basic")
+    hub = library == "hub"
+    block = ("stack" if hub else "v2_stack_") + r"(?P<group>\d+)_block(?P<block>\d+)_"
+    roles = _keras_resnet_roles(bottleneck, first_block=0 if hub else 1)
+    if hub:
+        name, what = "keras_hub_resnet_", "KerasHub's ResNetBackbone, post-activation, one stem conv"
+        ends = ((rf"conv1_bn/{_NORM}", ("stem",)),
+                (rf"{block}(?P<part>[{parts}])_(?P<kind>conv)/kernel", roles))
+    else:
+        name, what = "keras_cv_resnet_v2_", "KerasCV's ResNetV2Backbone, pre-activation, 64-filter stem"
+        ends = (
+            (r"conv1_conv/bias", ("stem",)),
+            (rf"{block}(?P<part>[{parts}])_(?P<kind>conv)/(?P<v>kernel|bias)", roles),
+            (rf"{block}(?P<part>use_preactivation)_(?P<kind>bn)/{_NORM}", roles),
+            (rf"post_bn/{_NORM}", ("width_last",)),
+        )
     return Family(
-        name=name,
-        description=f"KerasHub's ResNetBackbone, {'bottleneck' if bottleneck else 'basic'} blocks, "
-        "post-activation, one stem conv",
+        name=name + blocks,
+        description=f"{what}, {blocks} blocks",
         group_base=0,
         rules=(
             (r"conv1_conv/kernel", (SAME, SAME, SAME, "stem")),
-            (rf"conv1_bn/{_NORM}", ("stem",)),
-            (rf"stack(?P<group>\d+)_block(?P<block>\d+)_(?P<part>[{parts}])_(?P<kind>conv)/kernel",
-             _hub_resnet_roles(bottleneck)),
-            (rf"stack(?P<group>\d+)_block(?P<block>\d+)_(?P<part>[{parts}])_(?P<kind>bn)/{_NORM}",
-             _hub_resnet_roles(bottleneck)),
+            (rf"{block}(?P<part>[{parts}])_(?P<kind>bn)/{_NORM}", roles),
+            *ends,
         ),
     )
 
 
-KERAS_HUB_RESNET_BASIC = _hub_resnet(False)
-KERAS_HUB_RESNET_BOTTLENECK = _hub_resnet(True)
+KERAS_HUB_RESNET_BASIC = _keras_resnet("hub", False)
+KERAS_HUB_RESNET_BOTTLENECK = _keras_resnet("hub", True)
+KERAS_CV_RESNET_V2_BASIC = _keras_resnet("cv", False)
+KERAS_CV_RESNET_V2_BOTTLENECK = _keras_resnet("cv", True)
 
 # Detection takes the first family that describes every variable of a model:
 # basic ResNet blocks before bottleneck ones (a bottleneck rule set also fits basic blocks).
 FAMILIES = {
     family.name: family
     for family in (VIT, CONVNEXT, CONVNEXT_ISOTROPIC, CONVMIXER, RESNET, KERAS_HUB_VIT, KERAS_CONVNEXT,
-                   KERAS_HUB_RESNET_BASIC, KERAS_HUB_RESNET_BOTTLENECK)
+                   KERAS_HUB_RESNET_BASIC, KERAS_HUB_RESNET_BOTTLENECK, KERAS_CV_RESNET_V2_BASIC,
+                   KERAS_CV_RESNET_V2_BOTTLENECK)
 }
