@@ -59,7 +59,8 @@ def test_train_smoke_writes_log_results_and_eval(tmp_path, capsys):
     out = tmp_path / "run"
     argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "3", "--init", "conv-cov:cifar-p1",
             "--frozen", "--epochs", "1", "--data", data, "--eval-data", eval_data, "--out", str(out),
-            "--batch-size", "16", "--rand-augment", "none", "--seed", "3"]
+            "--batch-size", "16", "--rand-augment", "none", "--seed", "3", "--optimizer", "sgd",
+            "--schedule", "cosine"]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     # Not a terminal: what runs on what, then plain progress lines with time per step.
@@ -70,6 +71,7 @@ def test_train_smoke_writes_log_results_and_eval(tmp_path, capsys):
     assert "| convmixer-8/2 | conv-cov:cifar-p1 | frozen | 1 |" in printed
     results = json.loads((out / "results.json").read_text())
     assert results["config"]["model"] == "convmixer-8/2" and results["config"]["seed"] == 3
+    assert results["config"]["optimizer"] == "sgd" and results["config"]["schedule"] == "cosine"
     assert results["versions"]["backend"] == keras.backend.backend()
     assert len(results["metrics"]["val_accuracy"]) == 1
     assert results["eval"]["accuracy"] == results["summary"]["eval_accuracy"]
@@ -245,6 +247,7 @@ def test_missing_backend_names_the_extra(monkeypatch, capsys, given):
         (["--model", "vit-tiny", "--frozen"], "--frozen acts on spatial depthwise convs"),
         (["--model", "vit-tiny", "--init", "conv-cov"], "--init conv-cov acts on spatial depthwise"),
         (["--model", "vit-tiny", "--init", "conv-cov", "--frozen"], "--init conv-cov and --frozen act on"),
+        (["--model", "vit-tiny", "--recipe", "imagenet", "--optimizer", "sgd"], "apply to the CIFAR recipes"),
     ],
 )
 def test_train_rejects_bad_arguments(tmp_path, capsys, extra, message):

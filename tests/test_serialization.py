@@ -55,6 +55,12 @@ def schedule_examples():
     }
 
 
+def optimizer_examples():
+    from keras_structinit.recipes import TorchSGD, TriangularSchedule
+
+    return {"TorchSGD": TorchSGD(TriangularSchedule(0.01, 100), momentum=0.8, nesterov=False, l2=0.02)}
+
+
 def registered_names():
     return sorted(
         name.split(">", 1)[1]
@@ -64,7 +70,7 @@ def registered_names():
 
 
 def test_every_registered_class_has_an_example():
-    examples = {**initializer_examples(), **layer_examples(), **schedule_examples()}
+    examples = {**initializer_examples(), **layer_examples(), **schedule_examples(), **optimizer_examples()}
     assert registered_names() == sorted(examples)
 
 
@@ -103,3 +109,14 @@ def test_schedule_round_trips(name):
     assert clone.get_config() == schedule.get_config()
     steps = [0, 13, 50, 77, 100]
     np.testing.assert_allclose([float(clone(s)) for s in steps], [float(schedule(s)) for s in steps])
+
+
+@pytest.mark.parametrize("name", sorted(optimizer_examples()))
+def test_optimizer_round_trips(name, tmp_path):
+    optimizer = optimizer_examples()[name]
+    model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)])
+    model.compile(optimizer=optimizer, loss="mse")
+    model.fit(np.ones((4, 3)), np.zeros((4, 2)), epochs=1, verbose=0)
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras").optimizer
+    assert type(loaded) is type(optimizer) and loaded.get_config() == optimizer.get_config()

@@ -88,6 +88,10 @@ def build_parser():
     train.add_argument("--batch-size", type=positive_int, default=None, help="global batch (recipe default)")
     train.add_argument("--lr", type=float, default=None, help="peak learning rate (recipe default)")
     train.add_argument("--weight-decay", type=float, default=None)
+    train.add_argument("--optimizer", choices=("adamw", "sgd"), default=None,
+                       help="CIFAR: adamw (recipe default) or sgd (Nesterov 0.9, PyTorch-style L2 decay)")
+    train.add_argument("--schedule", choices=("triangular", "cosine"), default=None,
+                       help="CIFAR: learning-rate schedule (recipe default triangular)")
     train.add_argument("--label-smoothing", type=float, default=None)
     train.add_argument("--rand-augment", default="recipe",
                        help="N,M (ops, magnitude in [0,1]), 'none', or 'recipe'")

@@ -72,6 +72,7 @@ def run(args):
         if args.distill_from is not None:
             _check_distill(args.recipe, args.distill_alpha)
             check_teacher(args.distill_from, "--distill-from")
+        _check_cifar_options(args.recipe, args.optimizer, args.schedule)
         check_exists(None if str(args.data).startswith("tfds:") else args.data, "--data")
         check_exists(args.eval_data, "--eval-data")
         if args.recipe == "imagenet" and args.data is None:
@@ -87,9 +88,17 @@ def run(args):
         seed=args.seed, batch_size=args.batch_size, learning_rate=args.lr,
         weight_decay=args.weight_decay, image_size=args.image_size, precision=args.precision,
         distribution=args.distribution, rand_augment=rand_augment, label_smoothing=args.label_smoothing,
+        optimizer=args.optimizer, schedule=args.schedule,
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
     )
     return 0
+
+
+def _check_cifar_options(recipe, optimizer, schedule):
+    """``--optimizer`` and ``--schedule`` choose among the CIFAR recipe's options."""
+    if recipe == "imagenet" and (optimizer or schedule):
+        raise ValueError("--optimizer and --schedule apply to the CIFAR recipes (cifar10, cifar100); "
+                         "the imagenet recipe has its own")
 
 
 def _check_distill(recipe, alpha):
@@ -216,7 +225,8 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
               seed=0, batch_size=None, learning_rate=None, weight_decay=None, train_size=None,
               validation_split=0.1, image_size=None, precision=None, distribution=None,
               rand_augment="recipe", label_smoothing=None, model_kwargs=None, callbacks=(),
-              interactive=None, distill_from=None, distill_alpha=1.0, distill_mode="logits"):
+              interactive=None, distill_from=None, distill_alpha=1.0, distill_mode="logits",
+              optimizer=None, schedule=None):
     """Trains ``model`` (a registry name) with a recipe; returns the results dict (also in ``out``).
 
     ``data`` is what the recipe reads (see :func:`prepare_data`) or a
@@ -229,7 +239,8 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     raised again. ``distill_from`` (a teacher: anything ``load_teacher``
     takes) trains with the weight-selection paper's distillation
     (:func:`keras_structinit.recipes.fit_distill`: ``distill_mode`` "logits"
-    or "features", weight ``distill_alpha``).
+    or "features", weight ``distill_alpha``). ``optimizer`` and ``schedule``
+    (CIFAR recipes only) override :data:`~keras_structinit.recipes.CIFAR_DEFAULTS`.
     """
     validation.one_of(recipe, "recipe", RECIPES)
     teacher = None
@@ -248,6 +259,9 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     options = {"batch_size": batch_size, "learning_rate": learning_rate,
                "weight_decay": weight_decay, "label_smoothing": label_smoothing}
     options = {k: v for k, v in options.items() if v is not None}
+    if optimizer is not None or schedule is not None:
+        _check_cifar_options(recipe, optimizer, schedule)
+        options.update({k: v for k, v in {"optimizer": optimizer, "schedule": schedule}.items() if v})
     if rand_augment != "recipe":
         options["rand_augment"] = rand_augment
     if recipe == "imagenet":

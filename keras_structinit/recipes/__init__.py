@@ -12,12 +12,14 @@ from keras_structinit.recipes.data import cifar_dataset, imagenet_dataset, rando
 from keras_structinit.recipes.devices import device_setup, resolve_distribution, resolve_precision
 from keras_structinit.recipes.distill import fit_distill
 from keras_structinit.recipes.imagenet import IMAGENET_DEFAULTS, fit_imagenet
+from keras_structinit.recipes.optimizers import TorchSGD
 from keras_structinit.recipes.schedules import PiecewiseLinearSchedule, TriangularSchedule, warmup_cosine
 
 __all__ = [
     "CIFAR_DEFAULTS",
     "IMAGENET_DEFAULTS",
     "PiecewiseLinearSchedule",
+    "TorchSGD",
     "TriangularSchedule",
     "cifar_dataset",
     "device_setup",

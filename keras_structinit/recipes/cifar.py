@@ -15,6 +15,7 @@ import numpy as np
 from keras_structinit import validation
 from keras_structinit.datasets import load_labeled_images
 from keras_structinit.recipes.data import channel_stats, cifar_dataset
+from keras_structinit.recipes.optimizers import OPTIMIZERS
 from keras_structinit.recipes.schedules import TriangularSchedule, warmup_cosine
 from keras_structinit.recipes.training import check_fit_arguments, fit_classifier
 
@@ -26,6 +27,7 @@ CIFAR_DEFAULTS = {
     "rand_augment": (2, 0.4),
     "pad": 4,
     "schedule": "triangular",
+    "optimizer": "adamw",
 }
 SCHEDULES = ("triangular", "cosine")
 
@@ -42,6 +44,7 @@ def fit_cifar(
     pad=CIFAR_DEFAULTS["pad"],
     schedule=CIFAR_DEFAULTS["schedule"],
     warmup_epochs=None,
+    optimizer=CIFAR_DEFAULTS["optimizer"],
     validation_data=None,
     eval_data=None,
     precision=None,
@@ -77,6 +80,10 @@ def fit_cifar(
         warmup_epochs: length of the cosine schedule's warmup, in epochs
             (may be fractional; default 5% of the run). The weight-selection
             paper warms up for 50 of 300 epochs.
+        optimizer: "adamw" (``weight_decay`` decoupled) or "sgd": SGD with
+            Nesterov momentum 0.9 and ``weight_decay`` as PyTorch's L2
+            (:class:`~keras_structinit.recipes.TorchSGD`; the LC-blocks
+            paper's recipe: learning rate 0.01, weight decay 0.01, cosine).
         validation_data: ``(x, y)`` evaluated after every epoch.
         eval_data: an external evaluation set (``(x, y)``, an .npz or an
             ImageFolder directory/.zip); its accuracy is printed at the end and
@@ -101,6 +108,7 @@ def fit_cifar(
     check_fit_arguments(model, epochs, precision, distribution, ema)
     x, y = load_labeled_images(data, name="data")
     validation.one_of(schedule, "schedule", SCHEDULES)
+    validation.one_of(optimizer, "optimizer", OPTIMIZERS)
     if warmup_epochs is not None:
         if schedule != "cosine":
             raise ValueError(f"`warmup_epochs` applies to schedule='cosine'. Received: schedule={schedule!r}")
@@ -137,7 +145,7 @@ def fit_cifar(
         eval_data=None if eval_data is None else as_dataset(
             *load_labeled_images(eval_data, name="eval_data"), False),
         precision=precision, distribution=distribution, ema=ema,
-        callbacks=callbacks, verbose=verbose, jit_compile=jit_compile, wrap=wrap,
+        callbacks=callbacks, verbose=verbose, jit_compile=jit_compile, wrap=wrap, optimizer=optimizer,
     )
     history.normalization = {"mean": list(mean), "std": list(std)}
     return history

@@ -10,6 +10,7 @@ import numpy as np
 from keras_structinit import validation
 from keras_structinit.recipes.data import channel_stats
 from keras_structinit.recipes.devices import accelerator, device_setup, resolve_precision
+from keras_structinit.recipes.optimizers import make_optimizer
 from keras_structinit.recipes.schedules import warmup_cosine
 
 
@@ -105,14 +106,16 @@ def fit_classifier(
     verbose="auto",
     jit_compile=None,
     wrap=None,
+    optimizer="adamw",
 ):
-    """Compiles ``model`` with AdamW(``make_schedule(total_steps)``) and fits it.
+    """Compiles ``model`` with ``optimizer`` at ``make_schedule(total_steps)`` and fits it.
 
     The core of :func:`fit_cifar` and :func:`fit_imagenet`, which check its
     arguments with :func:`check_fit_arguments` before building their input
     pipelines. ``model`` is a built ``keras.Model`` or a builder; with
     ``distribution`` (or a ``precision`` the model was not built with) it
-    must be a builder, called inside :func:`device_setup`. Under ``mixed_float16``, Keras' ``compile``
+    must be a builder, called inside :func:`device_setup`. ``optimizer``: "adamw" or "sgd" (see
+    :func:`~keras_structinit.recipes.optimizers.make_optimizer`). Under ``mixed_float16``, Keras' ``compile``
     wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``.
 
     ``wrap``: ``None`` or a function ``(model, loss) -> (trained, loss)``
@@ -130,10 +133,7 @@ def fit_classifier(
         if wrap is not None:
             model, loss = wrap(model, loss)
         model.compile(
-            optimizer=keras.optimizers.AdamW(
-                make_schedule(total_steps), weight_decay=weight_decay, use_ema=bool(ema),
-                ema_momentum=ema if isinstance(ema, float) else 0.9999,
-            ),
+            optimizer=make_optimizer(optimizer, make_schedule(total_steps), weight_decay, ema),
             loss=loss,
             # One-hot or soft (mixed) labels: top-1 against their argmax.
             metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
