@@ -38,7 +38,7 @@ run_job() {
   local rc=0
   local measure=()
   [[ ${#timer[@]} -gt 0 ]] && measure=("${timer[@]}" "${logs}/${name}.rss")
-  KERAS_BACKEND="${backend}" "${measure[@]}" python -m pytest -q -p no:cacheprovider "${@:3}" \
+  KERAS_BACKEND="${backend}" "${measure[@]}" python -m pytest -q -p no:cacheprovider --durations=15 "${@:3}" \
     > "${logs}/${name}.log" 2>&1 || rc=$?
   if (( rc == 5 )); then rc=0; fi  # pytest's "no tests collected" (extra arguments deselected a whole run)
   echo "${rc} $((SECONDS - start))" > "${logs}/${name}.status"
