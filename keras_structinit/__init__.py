@@ -2,7 +2,7 @@
 
 Public API by kind: :mod:`.initializers`, :mod:`.layers`, :mod:`.callbacks`,
 :mod:`.models`, :mod:`.recipes`, :mod:`.datasets`; one subpackage per method
-(:mod:`.covariance`, ...) with its math and its ``apply_*`` functions, all of
+(:mod:`.covariance`, :mod:`.lc`, ...) with its math and its ``apply_*`` functions, all of
 the form ``apply_X(model, *, layers=None, seed=None, ...) -> list[str]``.
 Submodules and functions are imported on first use, so ``import
 keras_structinit`` is cheap and imports no backend; the package's serializable
@@ -23,6 +23,7 @@ _SUBMODULES = (
     "freezing",
     "initializers",
     "layers",
+    "lc",
     "models",
     "recipes",
     "reporting",

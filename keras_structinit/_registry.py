@@ -26,6 +26,7 @@ SERIALIZABLE_MODULES = (
     "keras_structinit.covariance.initializers",
     "keras_structinit.initializers.torch_default",
     "keras_structinit.layers",
+    "keras_structinit.lc.layers",
     "keras_structinit.recipes.optimizers",
     "keras_structinit.recipes.schedules",
     "keras_structinit.selection.distill",

@@ -5,6 +5,7 @@ from keras_structinit._lazy import lazy_exports
 __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
+        "PrunePointwise": "keras_structinit.lc.callbacks",
         "RecordFilterCovariance": "keras_structinit.covariance.callbacks",
         "SelectWeightsFrom": "keras_structinit.selection.callbacks",
     },

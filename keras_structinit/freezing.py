@@ -49,7 +49,8 @@ def freeze_spatial(model, *, which="depthwise", include_bias=False, layers=None)
         model: a built ``keras.Model``.
         which: ``"depthwise"`` (depthwise/grouped convs, the covariance paper's
             frozen filters) or ``"all_spatial"`` (every conv kernel larger than
-            1x1, as in the LC-blocks paper).
+            1x1, as in the LC-blocks paper; also the spatial kernels of
+            ``LCConv2D`` layers, which then save ``frozen=True``).
         include_bias: also freeze the biases of those layers.
         layers: optional list of layer names/objects to restrict to.
 

@@ -12,8 +12,12 @@ in model order. Two kinds of kernel are recognised:
   kernel of ``SeparableConv1D/2D``, and ``Conv1D/2D/3D`` kernels with
   ``groups > 1`` and one input channel per group (ConvNeXt's form);
 * ``"all_spatial"``: those plus every other convolution kernel (``Conv*D``,
-  ``Conv*DTranspose``) whose filter has more than one pixel, i.e. everything
-  but 1x1 (pointwise) convolutions.
+  ``Conv*DTranspose``, the spatial kernel of an LC block's
+  :class:`~keras_structinit.layers.LCConv2D` unless it is sliced from a shared
+  bank) whose filter has more than one pixel, i.e. everything but 1x1
+  (pointwise) convolutions.
+
+:func:`find_pointwise_kernels` finds the 1x1 kernels of LC blocks the same way.
 
 Example:
     >>> found = find_kernels(model, which="all_spatial")
@@ -25,6 +29,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import sys
 import warnings
 from numbers import Integral
 
@@ -36,6 +41,7 @@ __all__ = [
     "KINDS",
     "depthwise_kernel",
     "find_kernels",
+    "find_pointwise_kernels",
     "is_depthwise_layout",
     "iter_layers",
     "model_function",
@@ -110,22 +116,47 @@ def is_depthwise_layout(layer):
     return isinstance(layer, tuple(cls for cls, _ in _DEPTHWISE_TYPES))
 
 
+def _is_lc_block(layer):
+    # No LC block can exist before its module is imported, so the walker need not import it.
+    module = sys.modules.get("keras_structinit.lc.layers")
+    return module is not None and isinstance(layer, module.LCConv2D)
+
+
 def spatial_kernel(layer):
     """Any convolution kernel of a built ``layer`` with more than one pixel, or ``None``."""
     kernel = depthwise_kernel(layer)
     if kernel is None and isinstance(layer, _CONV_TYPES):
         kernel = getattr(layer, "kernel", None)
+    elif kernel is None and _is_lc_block(layer):
+        kernel = layer.spatial_kernel  # None when sliced from a shared bank
     return kernel if _spatial(kernel) else None
 
 
-_SELECTORS = {"depthwise": depthwise_kernel, "all_spatial": spatial_kernel}
-_SINGULAR = {"depthwise": "spatial depthwise convolution", "all_spatial": "spatial convolution"}
+def lc_pointwise_kernel(layer):
+    """The 1x1 kernel of a built LC block (``LCConv2D``), or ``None``."""
+    return getattr(layer, "pointwise_kernel", None) if _is_lc_block(layer) else None
+
+
+_SELECTORS = {
+    "depthwise": depthwise_kernel,
+    "all_spatial": spatial_kernel,
+    "lc_pointwise": lc_pointwise_kernel,
+}
+_SINGULAR = {
+    "depthwise": "spatial depthwise convolution",
+    "all_spatial": "spatial convolution",
+    "lc_pointwise": "LC block",
+}
 _DESCRIPTIONS = {
     "depthwise": (
         "spatial depthwise convolutions (DepthwiseConv1D/2D, SeparableConv1D/2D, or Conv "
         "with groups == input channels and a kernel larger than 1 pixel)"
     ),
-    "all_spatial": "spatial convolutions (any Conv/DepthwiseConv/SeparableConv kernel larger than 1x1)",
+    "all_spatial": (
+        "spatial convolutions (any Conv/DepthwiseConv/SeparableConv kernel larger than 1x1, "
+        "or an LCConv2D's own spatial kernel)"
+    ),
+    "lc_pointwise": "LC blocks (keras_structinit.layers.LCConv2D)",
 }
 
 
@@ -159,8 +190,20 @@ def find_kernels(model, which="depthwise", layers=None):
         ValueError: ``model`` is unbuilt, nothing matches, or a requested layer
             is missing or of another kind.
     """
-    check_model(model)
     validation.one_of(which, "which", KINDS)
+    return _find(model, which, layers)
+
+
+def find_pointwise_kernels(model, layers=None):
+    """``[(layer, pointwise_kernel), ...]`` of the model's LC blocks (``LCConv2D``), in model order.
+
+    ``layers`` and the errors as in :func:`find_kernels`.
+    """
+    return _find(model, "lc_pointwise", layers)
+
+
+def _find(model, which, layers):
+    check_model(model)
     select = _SELECTORS[which]
     candidates = list(iter_layers(model)) + [model]
     found = [(layer, select(layer)) for layer in candidates]

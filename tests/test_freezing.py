@@ -101,3 +101,15 @@ def test_freeze_refuses_a_trained_model_and_bad_arguments(tmp_path):
         load_frozen_model(tmp_path / "m.keras", "dw/kernel")
     with pytest.raises(ValueError, match=".keras"):
         load_frozen_model(tmp_path / "m.h5", [])
+
+
+def test_all_spatial_freezes_every_kxk_conv_of_an_off_the_shelf_network():
+    # The LC-blocks paper's Fig. 3 experiment: every k x k conv frozen, 1x1 convs and the rest trained.
+    model = ks.models.resnet18_gn(widths=(8, 8, 16, 16), groups=4, input_shape=(16, 16, 3))
+    frozen = ks.freeze_spatial(model, which="all_spatial")
+    convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
+    spatial = [c.kernel.path for c in convs if c.kernel_size != (1, 1)]
+    assert frozen == spatial and len(frozen) == 17  # stem + 16 block convs
+    pointwise = {c.name for c in convs if c.kernel_size == (1, 1)}
+    assert pointwise == {f"stage_{s}_block_1_shortcut" for s in (2, 3, 4)}
+    assert {v.path for v in model.trainable_weights} == {v.path for v in model.weights} - set(frozen)

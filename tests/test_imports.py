@@ -50,6 +50,8 @@ def test_every_module_imports_alone_in_a_fresh_interpreter():
         "keras_structinit.covariance",
         "keras_structinit.covariance.closed_form",
         "keras_structinit.covariance.bank",
+        "keras_structinit.lc",
+        "keras_structinit.lc.counting",
         "keras_structinit.validation",
         "keras_structinit.datasets",
     ],

@@ -24,6 +24,8 @@ from conftest import to_numpy
         ("vit-small", ("vit_small", {})),
         ("vgg16", ("vgg16", {})),
         ("resnet18-gn", ("resnet18_gn", {})),
+        ("lcresnet-20-16x8", ("lcresnet", {"depth": 20, "width": 16, "expansion": 8})),
+        ("LCResNet-8-4x1", ("lcresnet", {"depth": 8, "width": 4, "expansion": 1})),
         (" simple-cnn ", ("simple_cnn", {"num_conv_layers": 2, "num_filters": 256, "num_units": 64})),
     ],
 )
@@ -33,13 +35,13 @@ def test_parse_model_name(name, expected):
 
 def test_available_models_lists_every_form():
     names = available_models()
-    assert names[:2] == ["convmixer-H/D", "convnext-iso-H/D"]
-    assert set(names[2:]) == {
+    assert names[:3] == ["convmixer-H/D", "convnext-iso-H/D", "lcresnet-D-WxE"]
+    assert set(names[3:]) == {
         "convnext-atto", "convnext-femto", "convnext-pico", "convnext-nano", "convnext-tiny",
         "vit-tiny", "vit-small", "simple-cnn", "vgg16", "resnet18-gn",
     }
     # Every fixed name parses, and its builder exists.
-    for name in names[2:]:
+    for name in names[3:]:
         builder, _ = parse_model_name(name)
         assert callable(getattr(ks.models, builder))
 
@@ -47,12 +49,15 @@ def test_available_models_lists_every_form():
 @pytest.mark.parametrize(
     "name",
     ["convmixer-256", "convmixer-a/8", "convmixer-0/8", "convmixer-8/0", "convmixer-256/8/2",
-     "convnext-iso-256", "convnext-huge", "vit-base", "resnet50", "", None, 256],
+     "convnext-iso-256", "convnext-huge", "vit-base", "resnet50", "", None, 256,
+     "lcresnet-20-16", "lcresnet-21-16x8", "lcresnet-2-16x8", "lcresnet-20-0x8", "lcresnet-20-16x0",
+     "lcresnet-20-16x8x2"],
 )
 def test_bad_names_raise_naming_model(name):
     with pytest.raises(ValueError, match="`model`") as info:
         parse_model_name(name)
     assert "convmixer-H/D" in str(info.value) and "resnet18-gn" in str(info.value)
+    assert "lcresnet-D-WxE" in str(info.value)
 
 
 def test_build_model_defaults_to_cifar10():
@@ -81,6 +86,12 @@ def test_build_model_passes_kwargs_through():
     model = build_model("resnet18-gn", 10, (32, 32, 3), groups=8)
     assert model.get_layer("final_norm").groups == 8
 
+    model = build_model("lcresnet-8-4x2", 10, (32, 32, 3), kernel_size=5, frozen=False, shortcut="B")
+    assert model.name == "lcresnet_8_4x2"
+    stem = model.get_layer("stem_conv")
+    assert (stem.expansion, stem.kernel_size, stem.spatial_kernel.trainable) == (2, (5, 5), True)
+    assert model.get_layer("stage_2_block_1_shortcut").kernel_size == (1, 1)  # option B: a 1x1 projection
+
 
 def test_build_model_rejects_arguments_fixed_by_the_name():
     with pytest.raises(ValueError, match="`dim`"):
@@ -89,6 +100,9 @@ def test_build_model_rejects_arguments_fixed_by_the_name():
         build_model("convnext-iso-16/2", 10, (32, 32, 3), depth=3)
     with pytest.raises(ValueError, match="`model`"):
         build_model("convmixer", 10, (32, 32, 3))
+    for key in ("width", "expansion", "depth"):
+        with pytest.raises(ValueError, match=f"`{key}`"):
+            build_model("lcresnet-8-4x2", 10, (32, 32, 3), **{key: 2})
 
 
 def test_build_model_keyword_form():
@@ -136,7 +150,7 @@ def test_fixed_size_builders_need_the_spatial_sizes(name):
         build_model(name, 10, (None, 32, 3))
 
 
-@pytest.mark.parametrize("name", ["convmixer-8/1", "convnext-iso-8/1", "resnet18-gn"])
+@pytest.mark.parametrize("name", ["convmixer-8/1", "convnext-iso-8/1", "resnet18-gn", "lcresnet-8-2x2"])
 def test_fully_convolutional_builders_accept_any_spatial_size(name):
     model = build_model(name, 10, [None, None, 3])
     assert tuple(model.input_shape) == (None, None, None, 3)

@@ -28,6 +28,7 @@ TINY = {
     "convmixer(256, 16, kernel_size=9)": "convmixer(32, 16, kernel_size=9)",
     "convmixer(256, 8)": "convmixer(16, 2)",
     "num_layers=12": "num_layers=2",
+    "lcresnet(20, 16, expansion=8)": "lcresnet(8, 4, expansion=2)",
 }
 
 

@@ -43,7 +43,25 @@ def layer_examples():
         "ClassToken": (layers.ClassToken(), (2, 5, 4)),
         "PositionEmbedding": (layers.PositionEmbedding(), (2, 5, 4)),
         "FeatureProjector": (FeatureProjector(6), (2, 4)),
+        "LCConv2D": (
+            layers.LCConv2D(3, 3, expansion=2, strides=2, frozen=False, use_bias=True,
+                            pointwise_regularizer=keras.regularizers.L1(1e-4)),
+            (2, 6, 6, 4),
+        ),
+        "ZeroPadShortcut": (layers.ZeroPadShortcut(7, strides=2), (2, 6, 6, 4)),
     }
+
+
+def shared_object_examples():
+    """Objects several layers hold (never called): ``{name: (object, make_model, attribute)}``."""
+    from keras_structinit import layers
+
+    def bank_model(bank):
+        inputs = keras.Input((6, 6, 4))
+        x = layers.LCConv2D(4, 3, expansion=2, bank=bank, name="first")(inputs)
+        return keras.Model(inputs, layers.LCConv2D(3, 3, bank=bank, name="second")(x))
+
+    return {"SharedKernelBank": (layers.SharedKernelBank(9 * 4 * 8, seed=2), bank_model, "bank")}
 
 
 def schedule_examples():
@@ -70,7 +88,10 @@ def registered_names():
 
 
 def test_every_registered_class_has_an_example():
-    examples = {**initializer_examples(), **layer_examples(), **schedule_examples(), **optimizer_examples()}
+    examples = {
+        **initializer_examples(), **layer_examples(), **schedule_examples(), **optimizer_examples(),
+        **shared_object_examples(),
+    }
     assert registered_names() == sorted(examples)
 
 
@@ -99,6 +120,20 @@ def test_layer_round_trips(name, tmp_path):
     model.save(tmp_path / "m.keras")
     loaded = keras.saving.load_model(tmp_path / "m.keras")
     assert type(loaded.layers[-1]) is type(layer)
+    np.testing.assert_allclose(to_numpy(loaded(x)), to_numpy(model(x)), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(shared_object_examples()))
+def test_shared_object_round_trips(name, tmp_path):
+    obj, make_model, attribute = shared_object_examples()[name]
+    clone = type(obj).from_config(obj.get_config())
+    assert clone.get_config() == obj.get_config()
+    model = make_model(obj)
+    x = np.random.default_rng(0).standard_normal((2, 6, 6, 4)).astype("float32")
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras")
+    first, second = (getattr(loaded.get_layer(n), attribute) for n in ("first", "second"))
+    assert type(first) is type(obj) and first is second and first.get_config() == obj.get_config()
     np.testing.assert_allclose(to_numpy(loaded(x)), to_numpy(model(x)), rtol=1e-6, atol=1e-6)
 
 

@@ -12,6 +12,7 @@ from keras_structinit.models.convnext import (
     convnext_pico,
     convnext_tiny,
 )
+from keras_structinit.models.lcresnet import lcresnet
 from keras_structinit.models.registry import available_models, build_model, parse_model_name
 from keras_structinit.models.resnet18_gn import resnet18_gn
 from keras_structinit.models.simple_cnn import simple_cnn
@@ -33,6 +34,7 @@ __all__ = [
     "convnext_nano",
     "convnext_pico",
     "convnext_tiny",
+    "lcresnet",
     "parse_model_name",
     "resnet18_gn",
     "simple_cnn",

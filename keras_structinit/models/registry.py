@@ -1,4 +1,4 @@
-"""Model names in the papers' form (``convmixer-256/8``, ``convnext-atto``, ...) -> builders."""
+"""Model names in the papers' form (``convmixer-256/8``, ``lcresnet-20-16x8``, ...) -> builders."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 from keras_structinit.models.convmixer import convmixer
 from keras_structinit.models.convnext import NAMED as CONVNEXT_NAMED
 from keras_structinit.models.convnext import convnext_isotropic
+from keras_structinit.models.lcresnet import lcresnet
 from keras_structinit.models.resnet18_gn import resnet18_gn
 from keras_structinit.models.simple_cnn import simple_cnn
 from keras_structinit.models.vgg16 import vgg16
@@ -21,6 +22,7 @@ BUILDERS = {
     "simple_cnn": simple_cnn,
     "vgg16": vgg16,
     "resnet18_gn": resnet18_gn,
+    "lcresnet": lcresnet,
 }
 
 # Defaults of `simple-cnn`: an assumption, not taken from the paper (two conv
@@ -40,17 +42,22 @@ _WIDTH_DEPTH = (
     (re.compile(r"convmixer-(\d+)/(\d+)"), "convmixer"),
     (re.compile(r"convnext-iso-(\d+)/(\d+)"), "convnext_isotropic"),
 )
+# LCResNet-D-WxE (Gavrikov & Keuper): depth D = 6n + 2, width W, expansion E.
+_LCRESNET = re.compile(r"lcresnet-(\d+)-(\d+)x(\d+)")
+# What a name fixes; passing it again to build_model is an error.
+_NAMED_ARGUMENTS = {"dim", "depth", "width", "expansion"}
 
 
 def available_models():
-    """The accepted model names and forms (``H``, ``D``: positive ints)."""
-    return ["convmixer-H/D", "convnext-iso-H/D", *_FIXED]
+    """The accepted model names and forms (``H``, ``D``, ``W``, ``E``: positive ints)."""
+    return ["convmixer-H/D", "convnext-iso-H/D", "lcresnet-D-WxE", *_FIXED]
 
 
 def _bad_name(name, why=""):
     return ValueError(
         f"`model` must be one of {', '.join(available_models())} "
-        f"(H = width, D = depth, positive ints){why}. Received: model={name!r}"
+        f"(H, W = width, D = depth, E = expansion: positive ints; an LCResNet's D is 6n + 2){why}. "
+        f"Received: model={name!r}"
     )
 
 
@@ -59,7 +66,8 @@ def parse_model_name(name):
 
     ``builder_name`` is a key of :data:`BUILDERS`. Names are case-insensitive.
     Kernel and patch sizes are not part of the name: pass them to
-    :func:`build_model` as keyword arguments.
+    :func:`build_model` as keyword arguments. ``lcresnet-20-16x8`` is
+    LCResNet-20-16x8: ``("lcresnet", {"depth": 20, "width": 16, "expansion": 8})``.
 
     Raises:
         ValueError: unknown family or malformed ``H/D`` (the message names
@@ -78,6 +86,12 @@ def parse_model_name(name):
             if dim < 1 or depth < 1:
                 raise _bad_name(name, "; H and D must be >= 1")
             return builder, {"dim": dim, "depth": depth}
+    match = _LCRESNET.fullmatch(key)
+    if match:
+        depth, width, expansion = (int(g) for g in match.groups())
+        if depth < 8 or (depth - 2) % 6 or width < 1 or expansion < 1:
+            raise _bad_name(name, "; an LCResNet needs D = 6n + 2 >= 8 and W, E >= 1")
+        return "lcresnet", {"depth": depth, "width": width, "expansion": expansion}
     raise _bad_name(name)
 
 
@@ -97,11 +111,12 @@ def build_model(name, /, num_classes=10, input_shape=(32, 32, 3), **kwargs):
     ``drop_path``, and the initializers of the kinds of kernel the model has:
     ``kernel_initializer``, ``depthwise_initializer``, ``mlp_initializer``,
     ``dense_initializer``); for ``simple-cnn`` they override
-    :data:`SIMPLE_CNN_DEFAULTS`. Arguments fixed by the name (``dim``,
-    ``depth``) cannot be passed again.
+    :data:`SIMPLE_CNN_DEFAULTS`; for ``lcresnet-D-WxE`` e.g. ``kernel_size``,
+    ``frozen``, ``shortcut``, ``sharing``. Arguments fixed by the name
+    (``dim``, ``depth``, ``width``, ``expansion``) cannot be passed again.
     """
     builder, params = parse_model_name(name)
-    fixed = {"dim", "depth"} & set(params)
+    fixed = _NAMED_ARGUMENTS & set(params)
     for key, value in kwargs.items():
         if key in fixed:
             raise ValueError(

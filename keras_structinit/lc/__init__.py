@@ -1,0 +1,64 @@
+"""LC blocks: linear combinations of frozen random filters (Gavrikov & Keuper,
+"Rethinking 1x1 Convolutions: Can we train CNNs with Frozen Random Filters?").
+
+A ``k x k`` conv to ``filters * E`` channels followed by a ``1 x 1`` conv back to
+``filters`` trains well with *frozen random* spatial filters once ``E`` is
+large enough (the gap closes near ``E = 8`` for LCResNet-20-16xE on CIFAR-10).
+
+Pure math (NumPy float64, no Keras import):
+
+* :mod:`.folding`: ``fold_kernels`` (Definition 3.1: the equivalent single conv);
+* :mod:`.sharing`: one random tensor sliced into every spatial kernel
+  (``bank_kernel``, ``bank_size``, ``kernel_scale``; App. D);
+* :mod:`.pruning`: global magnitude pruning masks (``magnitude_masks``);
+* :mod:`.counting`: LCResNet parameter arithmetic (Table 1).
+
+Keras objects, imported on first use:
+
+* :mod:`.layers`: ``LCConv2D``, ``SharedKernelBank`` (also in
+  :mod:`keras_structinit.layers`);
+* :mod:`.apply`: ``fold_model``, ``apply_pointwise_l1``, ``prune_pointwise``,
+  ``parameter_counts``;
+* :mod:`.callbacks`: ``PrunePointwise`` (also in :mod:`keras_structinit.callbacks`).
+
+The LCResNets are :func:`keras_structinit.models.lcresnet`.
+"""
+
+from keras_structinit._lazy import lazy_exports
+from keras_structinit.lc.counting import SHARING, lcresnet_convs, lcresnet_parameter_counts
+from keras_structinit.lc.folding import fold_kernels
+from keras_structinit.lc.pruning import magnitude_masks, pruned_count
+from keras_structinit.lc.sharing import bank_kernel, bank_size, check_bank_fits, kernel_scale
+
+__getattr__, __dir__, _ = lazy_exports(
+    __name__,
+    {
+        "LCConv2D": "keras_structinit.lc.layers",
+        "SharedKernelBank": "keras_structinit.lc.layers",
+        "PrunePointwise": "keras_structinit.lc.callbacks",
+        "apply_pointwise_l1": "keras_structinit.lc.apply",
+        "fold_model": "keras_structinit.lc.apply",
+        "parameter_counts": "keras_structinit.lc.apply",
+        "prune_pointwise": "keras_structinit.lc.apply",
+    },
+)
+
+__all__ = [
+    "SHARING",
+    "LCConv2D",
+    "PrunePointwise",
+    "SharedKernelBank",
+    "apply_pointwise_l1",
+    "bank_kernel",
+    "bank_size",
+    "check_bank_fits",
+    "fold_kernels",
+    "fold_model",
+    "kernel_scale",
+    "lcresnet_convs",
+    "lcresnet_parameter_counts",
+    "magnitude_masks",
+    "parameter_counts",
+    "prune_pointwise",
+    "pruned_count",
+]

@@ -1,0 +1,189 @@
+"""Model-level functions of LC blocks (Gavrikov & Keuper).
+
+::
+
+    fold_model(model) -> keras.Model                      # every LCConv2D as one Conv2D (Eq. 1)
+    apply_pointwise_l1(model, *, l1=5e-5, layers=None) -> paths   # Eq. 5
+    prune_pointwise(model, ratio, *, layers=None) -> dict  # global magnitude pruning of 1x1 weights
+    parameter_counts(model) -> dict(total, learnable, nonzero)
+
+The LC blocks are found by :func:`keras_structinit.walker.find_pointwise_kernels`.
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from keras_structinit import validation
+from keras_structinit.lc.layers import LCConv2D
+from keras_structinit.lc.pruning import magnitude_masks, pruned_count
+from keras_structinit.walker import check_model, find_pointwise_kernels, iter_layers, model_function
+
+__all__ = ["apply_pointwise_l1", "fold_model", "parameter_counts", "prune_pointwise"]
+
+# Normalization statistics: state, not parameters (PyTorch does not count them either).
+_STATISTICS = (
+    (keras.layers.BatchNormalization, ("moving_mean", "moving_variance")),
+    (keras.layers.Normalization, ("mean", "variance")),
+)
+
+
+def _to_numpy(variable):
+    return np.asarray(keras.ops.convert_to_numpy(variable))
+
+
+@model_function()
+def apply_pointwise_l1(model, *, l1=5e-5, layers=None):
+    """Attaches ``keras.regularizers.L1(l1)`` to the 1x1 kernels of the model's LC blocks.
+
+    Training then minimizes ``loss + l1 * sum |P|`` over all pointwise weights
+    ``P`` (Eq. 5; the paper's ``lambda = 5e-5``). The regularizer is saved in
+    each layer's config (``pointwise_regularizer``).
+
+    Args:
+        model: a built ``keras.Model``; compile it after this call.
+        l1: ``lambda > 0``.
+        layers: optional list of LC layer names/objects to restrict to.
+
+    Returns:
+        The regularized kernels' paths, in model order.
+
+    Example:
+        >>> apply_pointwise_l1(model, l1=5e-5)
+        ['stem_conv/pointwise_kernel', ...]
+    """
+    l1 = validation.positive_float(l1, "l1")
+    found = find_pointwise_kernels(model, layers=layers)
+    for layer, kernel in found:
+        layer.pointwise_regularizer = kernel.regularizer = keras.regularizers.L1(l1)
+    return [kernel.path for _, kernel in found]
+
+
+def prune_pointwise(model, ratio, *, layers=None):
+    """Global unstructured magnitude pruning of all LC 1x1 weights (no fine-tuning).
+
+    The ``round(ratio * n)`` pointwise weights of smallest ``|w|`` over all LC
+    blocks together (``n`` weights) are set to zero
+    (:func:`keras_structinit.lc.pruning.magnitude_masks`); the paper uses
+    ``ratio = 0.7`` after training.
+
+    Args:
+        model: a built ``keras.Model``.
+        ratio: fraction in ``[0, 1)`` to prune.
+        layers: optional list of LC layer names/objects to restrict to.
+
+    Returns:
+        ``dict(ratio, pruned, total, zeros, sparsity, threshold)``: the
+        requested ratio, how many weights the ratio selects, the pointwise
+        weights' count, how many are zero now, ``zeros / total`` (the achieved
+        sparsity) and the largest pruned magnitude (0 when none is).
+
+    Example:
+        >>> prune_pointwise(model, 0.7)["sparsity"]
+        0.7
+    """
+    check_model(model)
+    ratio = validation.rate(ratio, "ratio")
+    found = find_pointwise_kernels(model, layers=layers)
+    values = [_to_numpy(kernel) for _, kernel in found]
+    masks = magnitude_masks(values, ratio)
+    threshold = max((float(np.abs(v[~m]).max()) for v, m in zip(values, masks, strict=True) if (~m).any()),
+                    default=0.0)
+    for (_, kernel), value, mask in zip(found, values, masks, strict=True):
+        kernel.assign(np.where(mask, value, 0).astype(value.dtype))
+    total = sum(v.size for v in values)
+    zeros = sum(int(np.count_nonzero(_to_numpy(kernel) == 0)) for _, kernel in found)
+    return {
+        "ratio": ratio,
+        "pruned": pruned_count(total, ratio),
+        "total": total,
+        "zeros": zeros,
+        "sparsity": zeros / total,
+        "threshold": threshold,
+    }
+
+
+def parameter_counts(model):
+    """``dict(total, learnable, nonzero)`` counted as PyTorch counts parameters.
+
+    * ``total``: entries of every distinct weight variable (a shared bank
+      once), excluding normalization statistics (BatchNorm moving mean and
+      variance; ``Normalization`` mean and variance) and random-seed state;
+    * ``learnable``: those the optimizer updates (``model.trainable_weights``);
+    * ``nonzero``: those not equal to zero (pruned weights are zeros).
+
+    Keras' ``model.count_params()`` also counts the normalization statistics.
+
+    Example:
+        >>> parameter_counts(keras_structinit.models.lcresnet(20, 16, 1))
+        {'total': 302234, 'learnable': 34538, 'nonzero': ...}
+    """
+    check_model(model)
+    statistics = set()
+    for layer in [model, *iter_layers(model)]:
+        for cls, names in _STATISTICS:
+            if isinstance(layer, cls):
+                statistics.update(id(getattr(layer, n)) for n in names if getattr(layer, n, None) is not None)
+    trainable = {id(v) for v in model.trainable_weights}
+    counts = {"total": 0, "learnable": 0, "nonzero": 0}
+    for variable in model.weights:
+        if id(variable) in statistics:
+            continue
+        size = int(np.prod(variable.shape))
+        counts["total"] += size
+        counts["learnable"] += size if id(variable) in trainable else 0
+        counts["nonzero"] += int(np.count_nonzero(_to_numpy(variable)))
+    return counts
+
+
+def fold_model(model):
+    """An equivalent model with every :class:`LCConv2D` replaced by its folded ``Conv2D`` (Eq. 1).
+
+    Each LC block becomes ``keras.layers.Conv2D(filters, kernel_size,
+    strides, padding)`` of the same name with kernel ``layer.fold()`` (and the
+    pointwise bias, if any); every other layer is copied with its weights.
+    For export and inference: one conv instead of two, and ``E`` times fewer
+    intermediate channels.
+
+    Args:
+        model: a built functional or sequential ``keras.Model`` (nested
+            models are cloned too).
+
+    Returns:
+        A new ``keras.Model`` giving the same outputs (up to float error).
+
+    Example:
+        >>> plain = fold_model(model)
+        >>> np.allclose(plain(x), model(x), rtol=1e-5, atol=1e-6)
+        True
+    """
+    check_model(model)
+    pairs = []
+
+    def clone(layer):
+        if isinstance(layer, LCConv2D):
+            new = keras.layers.Conv2D(
+                layer.filters,
+                layer.kernel_size,
+                strides=layer.strides,
+                padding=layer.padding,
+                use_bias=layer.use_bias,
+                dtype=layer.dtype_policy,
+                name=layer.name,
+            )
+        else:
+            new = layer.__class__.from_config(layer.get_config())
+        pairs.append((layer, new))
+        return new
+
+    folded = keras.models.clone_model(model, clone_function=clone, recursive=True)
+    for old, new in pairs:
+        if isinstance(old, LCConv2D):
+            weights = [old.fold().astype(_to_numpy(new.kernel).dtype)]
+            if old.use_bias:
+                weights.append(_to_numpy(old.bias))
+            new.set_weights(weights)
+        else:  # nested functional/sequential models are cloned layer by layer
+            new.set_weights(old.get_weights())
+    return folded

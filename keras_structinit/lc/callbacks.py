@@ -1,0 +1,40 @@
+"""``PrunePointwise``: prunes the 1x1 weights of LC blocks when training ends."""
+
+from __future__ import annotations
+
+import keras
+
+from keras_structinit import validation
+from keras_structinit.lc.apply import prune_pointwise
+
+__all__ = ["PrunePointwise"]
+
+
+class PrunePointwise(keras.callbacks.Callback):
+    """Applies :func:`~keras_structinit.lc.prune_pointwise` at the end of ``fit``.
+
+    The paper's last compression step (Table 1): after training, the
+    ``round(ratio * n)`` smallest-magnitude pointwise weights of all LC blocks
+    are set to zero, without fine-tuning.
+
+    Args:
+        ratio: fraction in ``[0, 1)`` to prune (the paper: 0.7).
+
+    Attributes:
+        result: what :func:`prune_pointwise` returned (``None`` before the end).
+
+    Example:
+        >>> model.fit(x, y, epochs=75, callbacks=[PrunePointwise(0.7)])
+    """
+
+    def __init__(self, ratio):
+        super().__init__()
+        self.ratio = validation.rate(ratio, "ratio")
+        self.result = None
+
+    def on_train_end(self, logs=None):
+        self.result = prune_pointwise(self.model, self.ratio)
+
+    def get_config(self):
+        """The constructor arguments (callbacks are not serialized by Keras)."""
+        return {"ratio": self.ratio}
