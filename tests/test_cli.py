@@ -234,6 +234,19 @@ def test_missing_backend_names_the_extra(monkeypatch, capsys, given):
     assert 'jax is not installed; install it with pip install -e ".[jax]"' in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("frozen", [True, False])
+def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
+    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
+    out = tmp_path / "run"
+    argv = ["train", "--model", "lcresnet-8-4x2", "--epochs", "1", "--data", data, "--out", str(out),
+            "--batch-size", "16", "--rand-augment", "none", *(["--frozen"] if frozen else [])]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    # every spatial conv of LCResNet-8 is an LC block: the stem and 2 per basic block x 3 stages
+    assert ("7 spatial kernels frozen" if frozen else "all filters trained") in printed
+    assert json.loads((out / "results.json").read_text())["config"]["frozen"] is frozen
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [

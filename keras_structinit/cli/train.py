@@ -27,6 +27,7 @@ from keras_structinit.recipes.data import check_rand_augment, imagenet_source
 from keras_structinit.recipes.distill import fit_distill
 from keras_structinit.recipes.progress import CSVLogger, progress_callbacks
 from keras_structinit.reporting import format_table, machine_info, versions
+from keras_structinit.walker import find_kernels
 
 INIT_FORMS = ("default", "conv-cov[:PRESET]", "cov-transfer:PATH", "torch-uniform", "select:TEACHER.keras")
 TABLE = (
@@ -109,9 +110,10 @@ def _check_distill(recipe, alpha):
 
 
 def _check_spatial_target(args, family, init_kind):
-    """``--frozen`` and ``--init`` (other than default and select) need spatial depthwise convs."""
+    """``--frozen`` and ``--init`` (other than default and select) need spatial depthwise convs;
+    an LCResNet takes ``--frozen`` itself (its LC blocks' random spatial kernels)."""
     passed = [f"--init {args.init}"] if init_kind not in ("default", "select") else []
-    passed += ["--frozen"] if args.frozen else []
+    passed += ["--frozen"] if args.frozen and family != "lcresnet" else []
     if passed and not family.startswith(("convmixer", "convnext")):
         verb = "act" if len(passed) > 1 else "acts"
         raise ValueError(
@@ -271,10 +273,17 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
         train_size = len(data.train[0])
     print(f"Data: {data.description}", flush=True)
 
+    lc_model = parse_model_name(model)[0] == "lcresnet"
+    if lc_model:  # the LC blocks freeze their own spatial kernels (kept frozen in the .keras config)
+        model_kwargs["frozen"] = bool(frozen)
+
     def builder():
         m = build_model(model, data.num_classes, input_shape, **model_kwargs)
         apply_init(m, init_spec, seed)
-        frozen_paths = ks.freeze_spatial(m) if frozen else []
+        if lc_model:
+            frozen_paths = [v.path for _, v in find_kernels(m, "all_spatial") if not v.trainable]
+        else:
+            frozen_paths = ks.freeze_spatial(m) if frozen else []
         trainable = sum(math.prod(v.shape) for v in m.trainable_weights)
         print(f"Model: {model} {input_shape[0]}x{input_shape[1]}, {m.count_params():,} parameters "
               f"({trainable:,} trainable); init {init}; "
