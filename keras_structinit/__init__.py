@@ -16,6 +16,7 @@ from keras_structinit._lazy import lazy_exports
 __version__ = "0.2.0"
 
 _SUBMODULES = (
+    "alignment",
     "callbacks",
     "cli",
     "covariance",
@@ -24,6 +25,7 @@ _SUBMODULES = (
     "initializers",
     "layers",
     "lc",
+    "mimetic",
     "models",
     "recipes",
     "reporting",
@@ -36,11 +38,13 @@ __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
         **{name: f"keras_structinit.{name}" for name in _SUBMODULES},
+        "align_conv_layers": "keras_structinit.alignment.apply",
         "apply_conv_covariance": "keras_structinit.covariance.apply",
         "apply_covariance_transfer": "keras_structinit.covariance.apply",
         "apply_filter_transfer": "keras_structinit.covariance.filter_transfer",
         "transfer_filters": "keras_structinit.covariance.filter_transfer",
         "apply_torch_uniform": "keras_structinit.initializers.torch_default",
+        "apply_mean_shift": "keras_structinit.mimetic.apply",
         "freeze_spatial": "keras_structinit.freezing",
         "load_frozen_model": "keras_structinit.freezing",
         "select_weights": "keras_structinit.selection.select",

@@ -23,10 +23,12 @@ import sys
 
 #: Modules defining ``register_keras_serializable`` objects (tests check the list is complete).
 SERIALIZABLE_MODULES = (
+    "keras_structinit.alignment.initializers",
     "keras_structinit.covariance.initializers",
     "keras_structinit.initializers.torch_default",
     "keras_structinit.layers",
     "keras_structinit.lc.layers",
+    "keras_structinit.mimetic.initializers",
     "keras_structinit.recipes.optimizers",
     "keras_structinit.recipes.schedules",
     "keras_structinit.selection.distill",

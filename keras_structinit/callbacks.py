@@ -7,6 +7,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
     {
         "PrunePointwise": "keras_structinit.lc.callbacks",
         "RecordFilterCovariance": "keras_structinit.covariance.callbacks",
+        "RecordInitialNorms": "keras_structinit.alignment.callbacks",
         "SelectWeightsFrom": "keras_structinit.selection.callbacks",
     },
 )

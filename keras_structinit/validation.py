@@ -27,6 +27,7 @@ __all__ = [
     "input_shape",
     "int_value",
     "kernel_size",
+    "non_negative_float",
     "one_of",
     "optional",
     "path",
@@ -113,6 +114,16 @@ def positive_float(value, name):
     value = float(value)
     if not (math.isfinite(value) and value > 0.0):
         _fail_value(name, "a finite number > 0", value)
+    return value
+
+
+def non_negative_float(value, name):
+    """A finite real number ``>= 0``, as a ``float`` (e.g. a variance)."""
+    if not _is_real(value):
+        _fail_type(name, "a real number >= 0", value)
+    value = float(value)
+    if not (math.isfinite(value) and value >= 0.0):
+        _fail_value(name, "a finite number >= 0", value)
     return value
 
 

@@ -17,7 +17,9 @@ in model order. Two kinds of kernel are recognised:
   bank) whose filter has more than one pixel, i.e. everything but 1x1
   (pointwise) convolutions.
 
-:func:`find_pointwise_kernels` finds the 1x1 kernels of LC blocks the same way.
+:func:`find_pointwise_kernels` finds the 1x1 kernels of LC blocks the same way, and
+:func:`find_mlp_kernels` the first Dense / 1x1 conv of each MLP block (by the
+names in :data:`MLP_FIRST_LAYERS`).
 
 Example:
     >>> found = find_kernels(model, which="all_spatial")
@@ -29,6 +31,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import re
 import sys
 import warnings
 from numbers import Integral
@@ -39,8 +42,10 @@ from keras_structinit import validation
 
 __all__ = [
     "KINDS",
+    "MLP_FIRST_LAYERS",
     "depthwise_kernel",
     "find_kernels",
+    "find_mlp_kernels",
     "find_pointwise_kernels",
     "is_depthwise_layout",
     "iter_layers",
@@ -137,15 +142,46 @@ def lc_pointwise_kernel(layer):
     return getattr(layer, "pointwise_kernel", None) if _is_lc_block(layer) else None
 
 
+def dense_kernel(layer):
+    """The kernel of a built ``Dense`` layer or 1x1 convolution (``groups == 1``), or ``None``."""
+    if isinstance(layer, keras.layers.Dense):
+        return getattr(layer, "kernel", None)
+    if isinstance(layer, _CONV_TYPES[:3]) and getattr(layer, "groups", 1) == 1:
+        kernel = getattr(layer, "kernel", None)
+        return kernel if kernel is not None and math.prod(kernel.shape[:-2]) == 1 else None
+    return None
+
+
+#: The first layer of an MLP block: ``(model family, layer name, regex)``, the regex
+#: matching the end of the kernel's variable path (the names ``selection/families.py`` maps).
+MLP_FIRST_LAYERS = (
+    ("the package's ConvNeXt", "{prefix}_pointwise_1", r"\w*_pointwise_1"),
+    ("the package's ViT", "block_{i}_mlp_1", r"block_\d+_mlp_1"),
+    ("keras.applications ConvNeXt", "{model}_stage_{s}_block_{b}_pointwise_conv_1", r"\w+_pointwise_conv_1"),
+    ("KerasHub ViTBackbone", "dense_1 in each block's mlp", r"mlp/dense_1"),
+)
+_MLP_FIRST = re.compile(r"(?:^|/)(?:" + "|".join(p for *_, p in MLP_FIRST_LAYERS) + r")/kernel$")
+
+
+def mlp_first_kernel(layer):
+    """The kernel of a built layer that is the first Dense / 1x1 conv of an MLP block, or ``None``."""
+    kernel = dense_kernel(layer)
+    return kernel if kernel is not None and _MLP_FIRST.search(kernel.path) else None
+
+
 _SELECTORS = {
     "depthwise": depthwise_kernel,
     "all_spatial": spatial_kernel,
     "lc_pointwise": lc_pointwise_kernel,
+    "mlp_first": mlp_first_kernel,
+    "dense": dense_kernel,
 }
 _SINGULAR = {
     "depthwise": "spatial depthwise convolution",
     "all_spatial": "spatial convolution",
     "lc_pointwise": "LC block",
+    "mlp_first": "first layer of an MLP block",
+    "dense": "Dense layer or 1x1 convolution",
 }
 _DESCRIPTIONS = {
     "depthwise": (
@@ -157,6 +193,12 @@ _DESCRIPTIONS = {
         "or an LCConv2D's own spatial kernel)"
     ),
     "lc_pointwise": "LC blocks (keras_structinit.layers.LCConv2D)",
+    "mlp_first": (
+        "MLP blocks: looked for the first Dense / 1x1 conv of each, named "
+        + "; ".join(f"{name} ({family})" for family, name, _ in MLP_FIRST_LAYERS)
+        + "; pass `layers=[...]` to name the first layers of another model's MLP blocks"
+    ),
+    "dense": "Dense layers or 1x1 convolutions (groups 1)",
 }
 
 
@@ -200,6 +242,18 @@ def find_pointwise_kernels(model, layers=None):
     ``layers`` and the errors as in :func:`find_kernels`.
     """
     return _find(model, "lc_pointwise", layers)
+
+
+def find_mlp_kernels(model, layers=None):
+    """``[(layer, kernel), ...]`` of the first Dense / 1x1 conv of every MLP block, in model order.
+
+    With ``layers=None`` the layers are recognised by name (:data:`MLP_FIRST_LAYERS`:
+    the package's ConvNeXt and ViT, keras.applications ConvNeXt, KerasHub's
+    ViT); ``layers`` names them in any other model (each a ``Dense`` or a 1x1
+    convolution). Errors as in :func:`find_kernels`; an unknown model with
+    ``layers=None`` gets a ``ValueError`` listing the names looked for.
+    """
+    return _find(model, "mlp_first" if layers is None else "dense", layers)
 
 
 def _find(model, which, layers):

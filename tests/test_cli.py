@@ -1,5 +1,6 @@
 """`structinit demo` end to end on a tiny budget, and CLI argument errors."""
 
+import argparse
 import importlib.util
 import json
 import re
@@ -260,6 +261,10 @@ def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
         (["--model", "vit-tiny", "--frozen"], "--frozen acts on spatial depthwise convs"),
         (["--model", "vit-tiny", "--init", "conv-cov"], "--init conv-cov acts on spatial depthwise"),
         (["--model", "vit-tiny", "--init", "conv-cov", "--frozen"], "--init conv-cov and --frozen act on"),
+        (["--model", "convmixer-8/2", "--init", "mean-shift"], "acts on the first Dense of MLP blocks"),
+        (["--model", "vit-tiny", "--init", "conv-cov+mean-shift"], "conv-cov+mean-shift acts on spatial"),
+        (["--model", "vit-tiny-8/2", "--init", "mean-shift:big"], "mean-shift takes a finite number B"),
+        (["--model", "convnext-iso-8/2", "--init", "mean-shift+conv-cov"], "SPATIAL+mean-shift[:B]"),
         (["--model", "vit-tiny", "--recipe", "imagenet", "--optimizer", "sgd"], "apply to the CIFAR recipes"),
     ],
 )
@@ -322,6 +327,36 @@ def test_apply_init_dispatches_to_the_public_api():
     assert parse_init("conv-cov") == ("conv-cov", "cifar-p2")
     with pytest.raises(TypeError, match="init"):
         parse_init(None)
+
+
+def test_init_mean_shift_forms(tmp_path, capsys):
+    from keras_structinit.cli.train import _check_spatial_target, apply_init, parse_init
+    from keras_structinit.mimetic import DEFAULT_B
+    from keras_structinit.models import build_model, parse_model_name
+
+    assert parse_init("mean-shift") == ("mean-shift", DEFAULT_B)
+    assert parse_init("mean-shift:-0.1") == ("mean-shift", -0.1)
+    assert parse_init("conv-cov+mean-shift:0.2") == (
+        "conv-cov+mean-shift", (("conv-cov", "cifar-p2"), ("mean-shift", 0.2)))
+    for bad in ("mean-shift:nan", "conv-cov+mean-shift+torch-uniform", "default+mean-shift"):
+        with pytest.raises(ValueError, match="`init`"):
+            parse_init(bad)
+    model = build_model("convnext-iso-8/2", 10, (8, 8, 3), kernel_size=3)
+    paths = apply_init(model, "conv-cov:cifar-p1+mean-shift:0.5", seed=0)
+    assert paths == ["block_1_depthwise_conv/kernel", "block_2_depthwise_conv/kernel",
+                     "block_1_pointwise_1/kernel", "block_2_pointwise_1/kernel"]
+    assert keras.ops.convert_to_numpy(model.get_layer("block_2_pointwise_1").kernel).mean() > 0.4
+    for model_name in ("vit-tiny-8/2", "vit-small", "convnext-atto"):  # MLP blocks: the check passes
+        args = argparse.Namespace(init="mean-shift", frozen=False, model=model_name)
+        _check_spatial_target(args, parse_model_name(model_name)[0], "mean-shift")
+    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
+    argv = ["train", "--model", "convnext-iso-8/1", "--kernel-size", "3", "--init", "conv-cov+mean-shift:0.1",
+            "--epochs", "1", "--data", data, "--out", str(tmp_path / "run"), "--batch-size", "16",
+            "--rand-augment", "none"]
+    assert cli.main(argv) == 0
+    assert "init conv-cov+mean-shift:0.1; all filters trained" in capsys.readouterr().out
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert results["config"]["init"] == "conv-cov+mean-shift:0.1"
 
 
 def _saved_teacher(tmp_path):

@@ -22,6 +22,7 @@ from conftest import to_numpy
         ("convnext-tiny", ("convnext_tiny", {})),
         ("vit-tiny", ("vit_tiny", {})),
         ("vit-small", ("vit_small", {})),
+        ("vit-tiny-8/2", ("vit", {"patch_size": 2, "dim": 192, "depth": 8, "heads": 3})),
         ("vgg16", ("vgg16", {})),
         ("resnet18-gn", ("resnet18_gn", {})),
         ("lcresnet-20-16x8", ("lcresnet", {"depth": 20, "width": 16, "expansion": 8})),
@@ -38,7 +39,8 @@ def test_available_models_lists_every_form():
     assert names[:3] == ["convmixer-H/D", "convnext-iso-H/D", "lcresnet-D-WxE"]
     assert set(names[3:]) == {
         "convnext-atto", "convnext-femto", "convnext-pico", "convnext-nano", "convnext-tiny",
-        "vit-tiny", "vit-small", "simple-cnn", "vgg16", "resnet18-gn",
+        "vit-tiny", "vit-small", "vit-tiny-8/2", "simple-cnn", "simple-cnn-a2", "simple-cnn-e3", "vgg16",
+        "resnet18-gn",
     }
     # Every fixed name parses, and its builder exists.
     for name in names[3:]:

@@ -82,7 +82,7 @@ def test_fit_cifar_rejects_mismatched_set_up():
     with pytest.raises(TypeError, match="data"):
         recipes.fit_cifar(tiny_model(), x, 1)
     with pytest.raises(ValueError, match="schedule"):
-        recipes.fit_cifar(tiny_model(), (x, y), 1, schedule="step")
+        recipes.fit_cifar(tiny_model(), (x, y), 1, schedule="exponential")
     with pytest.raises(ValueError, match="epochs"):
         recipes.fit_cifar(tiny_model(), (x, y), 0, batch_size=8, verbose=0)
     with pytest.raises(ValueError, match="ema"):
@@ -109,6 +109,37 @@ def test_fit_cifar_cosine_warmup_epochs():
         recipes.fit_cifar(tiny_model(), (x, y), 2, batch_size=8, warmup_epochs=1)
     with pytest.raises(TypeError, match="warmup_epochs"):
         recipes.fit_cifar(tiny_model(), (x, y), 2, batch_size=8, schedule="cosine", warmup_epochs="1")
+
+
+def test_fit_cifar_with_the_random_labels_papers_recipe(monkeypatch):
+    from keras_structinit.recipes import cifar
+
+    pipelines = []
+    build = cifar.cifar_dataset
+    monkeypatch.setattr(cifar, "cifar_dataset", lambda *a, **k: pipelines.append(k) or build(*a, **k))
+    x, y = tiny_data(n=24)
+    seen = []
+
+    class RecordRate(keras.callbacks.Callback):
+        def on_train_batch_begin(self, batch, logs=None):
+            seen.append(float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate)))
+
+    model = tiny_model()
+    history = recipes.fit_cifar(
+        model, (x, y), epochs=3, batch_size=8, learning_rate=0.09, weight_decay=0.0, optimizer="sgd_momentum",
+        schedule="step", rand_augment=None, pad=0, flip=False, normalization="symmetric",
+        validation_data=(x, y), callbacks=[RecordRate()], verbose=0)
+    # 9 steps: 0.09, divided by 3 after step 3 and after step 6.
+    np.testing.assert_allclose(seen, [0.09] * 4 + [0.03] * 3 + [0.01] * 2, rtol=1e-6)
+    assert isinstance(model.optimizer, recipes.TorchSGD) and not model.optimizer.nesterov
+    assert history.normalization == {"mean": [0.5] * 3, "std": [0.5] * 3}
+    assert all(k["flip"] is False and k["pad"] == 0 for k in pipelines)
+    logits = model.predict(x / 127.5 - 1.0, verbose=0)  # inputs in [-1, 1]
+    assert history.history["val_accuracy"][-1] == pytest.approx(np.mean(logits.argmax(-1) == y))
+    with pytest.raises(ValueError, match="`normalization` must be one of"):
+        recipes.fit_cifar(tiny_model(), (x, y), 1, normalization="imagenet", verbose=0)
+    with pytest.raises(TypeError, match="flip"):
+        recipes.fit_cifar(tiny_model(), (x, y), 1, flip=1, verbose=0)
 
 
 def test_fit_imagenet_on_a_tiny_image_folder(tmp_path):

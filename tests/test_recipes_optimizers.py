@@ -63,3 +63,12 @@ def test_fit_cifar_trains_with_the_sgd_recipe():
     assert isinstance(model.optimizer, TorchSGD) and model.optimizer.l2 == 0.01
     with pytest.raises(ValueError, match="`optimizer` must be one of"):
         fit_cifar(model, (x, y), 1, optimizer="lamb")
+
+
+def test_sgd_momentum_is_plain_momentum_sgd():
+    opt = make_optimizer("sgd_momentum", 0.1, 0.0)
+    assert isinstance(opt, TorchSGD) and not opt.nesterov and opt.momentum == 0.9 and opt.l2 == 0.0
+    rng = np.random.default_rng(1)
+    w0, targets = rng.standard_normal(4), rng.standard_normal((5, 4))
+    ref = run_torch(w0, targets, lr=0.1, momentum=0.9)
+    np.testing.assert_allclose(run_keras(opt, w0.astype("float32"), targets), ref, rtol=1e-5, atol=1e-6)

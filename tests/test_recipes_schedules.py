@@ -4,7 +4,12 @@ import keras
 import numpy as np
 import pytest
 
-from keras_structinit.recipes.schedules import PiecewiseLinearSchedule, TriangularSchedule, warmup_cosine
+from keras_structinit.recipes.schedules import (
+    PiecewiseLinearSchedule,
+    TriangularSchedule,
+    step_decay,
+    warmup_cosine,
+)
 
 
 def lr_at(schedule, step):
@@ -78,3 +83,22 @@ def test_bad_piecewise_and_warmup_arguments():
         PiecewiseLinearSchedule(10, [0.0, 1.0], [0.0])
     with pytest.raises(ValueError, match="warmup_steps"):
         warmup_cosine(0.1, 10, 10)
+
+
+def test_step_decay_divides_by_three_at_a_third_and_two_thirds():
+    s = step_decay(0.002, 300)
+    steps = (0, 99, 100, 101, 200, 201, 299, 400)
+    expected = [0.002, 0.002, 0.002, 0.002 / 3, 0.002 / 3, 0.002 / 9, 0.002 / 9, 0.002 / 9]
+    assert [lr_at(s, t) for t in steps] == pytest.approx(expected, rel=1e-6)
+    s = step_decay(1.0, 10, fractions=[0.5], divisor=10.0)
+    assert [lr_at(s, t) for t in (5, 6)] == pytest.approx([1.0, 0.1])
+    restored = keras.optimizers.schedules.deserialize(keras.optimizers.schedules.serialize(s))
+    assert lr_at(restored, 6) == pytest.approx(0.1)
+    with pytest.raises(ValueError, match="fractions"):
+        step_decay(0.1, 10, fractions=[0.7, 0.3])
+    with pytest.raises(ValueError, match="fractions"):
+        step_decay(0.1, 10, fractions=[0.0, 0.5])
+    with pytest.raises(TypeError, match="fractions"):
+        step_decay(0.1, 10, fractions=0.5)
+    with pytest.raises(ValueError, match="divisor"):
+        step_decay(0.1, 10, divisor=0.0)

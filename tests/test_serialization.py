@@ -20,7 +20,14 @@ def bank():
 
 
 def initializer_examples():
-    from keras_structinit.initializers import ConvCovariance, CovarianceTransfer, TorchDefaultUniform
+    from keras_structinit.alignment import random_basis
+    from keras_structinit.initializers import (
+        ConvCovariance,
+        CovarianceTransfer,
+        DataAligned,
+        TorchDefaultUniform,
+    )
+    from keras_structinit.mimetic import MeanShift
 
     return {
         "ConvCovariance": ConvCovariance(
@@ -28,6 +35,9 @@ def initializer_examples():
         ),
         "CovarianceTransfer": CovarianceTransfer(bank(), depth_fraction=0.25, use_mean=True, seed=4),
         "TorchDefaultUniform": TorchDefaultUniform(depthwise=True, seed=5),
+        "MeanShift": MeanShift(TorchDefaultUniform(seed=6), b=0.1, mode="per_input", variance=0.01, seed=7),
+        "DataAligned": DataAligned(np.linspace(2.0, 0.1, 36), random_basis(36, seed=0), n_components=4,
+                                   f=0.5, mode="sample", scale=0.5, seed=8),
     }
 
 

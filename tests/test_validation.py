@@ -16,6 +16,7 @@ from keras_structinit import validation as v
         (v.positive_int, np.int64(5), 5, (2.0, True, "3", None), (0, -1)),
         (v.positive_float, 2, 2.0, ("1", None, True), (0.0, -1.0, math.nan, math.inf)),
         (v.finite_float, -3, -3.0, ("1", None, False), (math.nan, -math.inf)),
+        (v.non_negative_float, 0, 0.0, ("1", None, True), (-0.5, math.nan, math.inf)),
         (v.fraction, 1, 1.0, ("0.5", None, True), (1.5, -0.01, math.nan)),
         (v.rate, 0.25, 0.25, ("0.5", None), (1.0, -0.1, math.nan)),
         (v.boolean, True, True, (0, 1, "True", None), ()),

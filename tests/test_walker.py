@@ -15,6 +15,7 @@ MODEL_FUNCTIONS = [
     ks.apply_covariance_transfer,
     ks.apply_filter_transfer,
     ks.apply_torch_uniform,
+    ks.apply_mean_shift,
     ks.freeze_spatial,
 ]
 

@@ -64,10 +64,13 @@ def build_parser():
     train.add_argument("--recipe", choices=RECIPES, default="cifar10")
     train.add_argument("--model", required=True,
                        help="convmixer-H/D, convnext-iso-H/D, convnext-atto|femto|pico|nano|tiny, "
-                            "vit-tiny, vit-small, simple-cnn, vgg16, resnet18-gn")
+                            "vit-tiny, vit-tiny-8/2, vit-small, simple-cnn, simple-cnn-a2, simple-cnn-e3, "
+                            "vgg16, resnet18-gn")
     train.add_argument("--init", default="default",
                        help="default | torch-uniform | conv-cov[:PRESET] | cov-transfer:PATH | "
-                            "select:TEACHER.keras (default: default)")
+                            "select:TEACHER.keras | mean-shift[:B] (ConvNeXt, ViT MLP blocks) | "
+                            "conv-cov[:PRESET]+mean-shift[:B] | data-aligned[:L] (first L Conv2D layers "
+                            "from the training images' patch covariance) (default: default)")
     train.add_argument("--frozen", action="store_true", help="freeze the spatial (depthwise) filters")
     train.add_argument("--distill-from", default=None,
                        help="teacher for distillation (a .keras file or anything "

@@ -15,21 +15,30 @@ import time
 from typing import NamedTuple
 
 import keras
+import numpy as np
 
 import keras_structinit as ks
 from keras_structinit import covariance, datasets, validation
 from keras_structinit.cli import RECIPES
 from keras_structinit.cli.arguments import check_exists, check_teacher, usage_error
 from keras_structinit.io_utils import write_json, write_text
+from keras_structinit.mimetic import DEFAULT_B, shift_seed
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
-from keras_structinit.recipes.data import check_rand_augment, imagenet_source
+from keras_structinit.recipes.data import check_rand_augment, imagenet_source, input_normalization
 from keras_structinit.recipes.distill import fit_distill
 from keras_structinit.recipes.progress import CSVLogger, progress_callbacks
 from keras_structinit.reporting import format_table, machine_info, versions
 from keras_structinit.walker import find_kernels
 
-INIT_FORMS = ("default", "conv-cov[:PRESET]", "cov-transfer:PATH", "torch-uniform", "select:TEACHER.keras")
+INIT_FORMS = ("default", "conv-cov[:PRESET]", "cov-transfer:PATH", "torch-uniform", "select:TEACHER.keras",
+              "data-aligned[:L]",
+              "mean-shift[:B]", "conv-cov[:PRESET]+mean-shift[:B]")
+# Training images whose patches data-aligned init measures (a seeded random subset).
+ALIGN_IMAGES = 10_000
+# What the forms act on: spatial depthwise convs, or the first layer of MLP blocks.
+SPATIAL_INITS = ("torch-uniform", "conv-cov", "cov-transfer")
+MLP_INITS = ("mean-shift",)
 TABLE = (
     ("model", "model"),
     ("init", "init"),
@@ -110,9 +119,16 @@ def _check_distill(recipe, alpha):
 
 
 def _check_spatial_target(args, family, init_kind):
-    """``--frozen`` and ``--init`` (other than default and select) need spatial depthwise convs;
-    an LCResNet takes ``--frozen`` itself (its LC blocks' random spatial kernels)."""
-    passed = [f"--init {args.init}"] if init_kind not in ("default", "select") else []
+    """``--frozen`` and the spatial ``--init`` forms need spatial depthwise convs (an LCResNet takes
+    ``--frozen`` itself: its LC blocks' random spatial kernels); ``mean-shift`` needs MLP blocks."""
+    if init_kind == "data-aligned" and args.recipe == "imagenet":
+        raise ValueError("--init data-aligned measures the training images of the CIFAR recipes "
+                         "(cifar10, cifar100)")
+    kinds = init_kind.split("+")
+    if any(kind in MLP_INITS for kind in kinds) and not family.startswith(("convnext", "vit")):
+        raise ValueError(f"--init {args.init} acts on the first Dense of MLP blocks, which {args.model} "
+                         "does not have (use a convnext-* or vit-* model)")
+    passed = [f"--init {args.init}"] if any(kind in SPATIAL_INITS for kind in kinds) else []
     passed += ["--frozen"] if args.frozen and family != "lcresnet" else []
     if passed and not family.startswith(("convmixer", "convnext")):
         verb = "act" if len(passed) > 1 else "acts"
@@ -169,7 +185,16 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, validation_split=0.1,
 def parse_init(spec):
     """``(kind, argument)`` of an ``--init`` spec (one of ``INIT_FORMS``); else a ``ValueError``."""
     validation.text(spec, "init")
+    if "+" in spec:
+        return _parse_combined(spec)
     kind, _, arg = spec.partition(":")
+    if kind == "mean-shift":
+        return kind, _shift(arg, spec)
+    if kind == "data-aligned":
+        if not (arg or "1").isdigit() or int(arg or "1") < 1:
+            raise ValueError("`init` data-aligned takes a number of conv layers L >= 1, e.g. "
+                             f"data-aligned:2. Received: init={spec!r}")
+        return kind, int(arg or "1")
     if kind in ("default", "torch-uniform") and not arg:
         return kind, None
     if kind == "conv-cov":
@@ -197,7 +222,29 @@ def parse_init(spec):
     raise ValueError(f"`init` must be one of {INIT_FORMS}. Received: init={spec!r}")
 
 
-def apply_init(model, spec, seed):
+def _shift(text, spec):
+    """The ``B`` of ``mean-shift[:B]`` (default :data:`~keras_structinit.mimetic.DEFAULT_B`)."""
+    try:
+        b = float(text) if text else DEFAULT_B
+    except ValueError:
+        b = math.nan
+    if not math.isfinite(b):
+        raise ValueError(f"`init` mean-shift takes a finite number B, e.g. mean-shift:0.05. "
+                         f"Received: init={spec!r}")
+    return b
+
+
+def _parse_combined(spec):
+    """``SPATIAL+mean-shift[:B]``: ``("KIND+mean-shift", (parsed spatial, parsed mean shift))``."""
+    parts = tuple(parse_init(part) for part in spec.split("+"))
+    if len(parts) != 2 or parts[0][0] not in SPATIAL_INITS or parts[1][0] not in MLP_INITS:
+        raise ValueError(
+            "`init` combines one spatial init with a mean shift: SPATIAL+mean-shift[:B], SPATIAL one of "
+            f"torch-uniform, conv-cov[:PRESET], cov-transfer:PATH. Received: init={spec!r}")
+    return "+".join(kind for kind, _ in parts), parts
+
+
+def apply_init(model, spec, seed, images=None):
     """Applies an ``--init`` spec (a string or a parsed pair) to the spatial depthwise convs of ``model``.
 
     "default": the builder's own initialization. "torch-uniform":
@@ -206,10 +253,27 @@ def apply_init(model, spec, seed):
     :func:`keras_structinit.apply_conv_covariance`. "cov-transfer:PATH":
     :func:`keras_structinit.apply_covariance_transfer` from a saved bank.
     "select:PATH.keras": :func:`keras_structinit.selection.select_weights`
-    from that teacher (the head keeps its initialization).
+    from that teacher (the head keeps its initialization). "mean-shift[:B]":
+    :func:`keras_structinit.apply_mean_shift` on the first layer of each MLP
+    block (ConvNeXt, ViT). "SPATIAL+mean-shift[:B]" (e.g. the paper's best,
+    "conv-cov+mean-shift"): both, the mean shift drawn from a seed derived
+    from ``seed``.
+    "data-aligned[:L]": :func:`keras_structinit.align_conv_layers` on the
+    first L Conv2D layers (default 1), measured on ``images`` (normalized as
+    the recipe normalizes its input).
     Returns the variable paths written (``[]`` for "default").
     """
     kind, arg = parse_init(spec) if isinstance(spec, str) else spec
+    if "+" in kind:
+        spatial, shift = arg
+        shift_part_seed = None if seed is None else shift_seed(seed)
+        return apply_init(model, spatial, seed) + apply_init(model, shift, shift_part_seed)
+    if kind == "data-aligned":
+        if images is None:
+            raise ValueError("`init` data-aligned needs `images`, the model's normalized input images.")
+        return ks.align_conv_layers(model, images, num_layers=arg, seed=seed)
+    if kind == "mean-shift":
+        return ks.apply_mean_shift(model, b=arg, seed=seed)
     if kind == "conv-cov":
         return ks.apply_conv_covariance(model, preset=arg, seed=seed)
     if kind == "cov-transfer":
@@ -273,13 +337,16 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
         train_size = len(data.train[0])
     print(f"Data: {data.description}", flush=True)
 
+    align_images = None
+    if init_spec[0] == "data-aligned":
+        align_images = _alignment_images(data.train[0], options.get("normalization", "channel"), seed)
     lc_model = parse_model_name(model)[0] == "lcresnet"
     if lc_model:  # the LC blocks freeze their own spatial kernels (kept frozen in the .keras config)
         model_kwargs["frozen"] = bool(frozen)
 
     def builder():
         m = build_model(model, data.num_classes, input_shape, **model_kwargs)
-        apply_init(m, init_spec, seed)
+        apply_init(m, init_spec, seed, images=align_images)
         if lc_model:
             frozen_paths = [v.path for _, v in find_kernels(m, "all_spatial") if not v.trainable]
         else:
@@ -358,6 +425,13 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
         print(f"Skipping plots: {err}")
     print(f"Wrote {', '.join(os.path.join(out, name) for name in written)}", flush=True)
     return results
+
+
+def _alignment_images(x, normalization, seed, count=ALIGN_IMAGES):
+    """A seeded random ``count`` of the uint8 training images, normalized as :func:`cifar.fit_cifar` does."""
+    pick = np.sort(np.random.default_rng(seed).choice(len(x), min(count, len(x)), replace=False))
+    mean, std = input_normalization(x, normalization)
+    return ((x[pick] / 255.0 - np.asarray(mean)) / np.asarray(std)).astype("float32")
 
 
 def _write_interrupted(out, config, data, epoch_logs, epochs, seconds):

@@ -7,6 +7,8 @@ __getattr__, __dir__, __all__ = lazy_exports(
     {
         "ConvCovariance": "keras_structinit.covariance.initializers",
         "CovarianceTransfer": "keras_structinit.covariance.initializers",
+        "DataAligned": "keras_structinit.alignment.initializers",
+        "MeanShift": "keras_structinit.mimetic.initializers",
         "TorchDefaultUniform": "keras_structinit.initializers.torch_default",
     },
 )

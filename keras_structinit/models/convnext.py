@@ -144,7 +144,8 @@ def convnext(
             ``ConvCovariance``) is specialized to each block's depth fraction
             over all blocks.
         mlp_initializer: ``W1`` (``*_pointwise_1``), the first Dense of each
-            block's MLP.
+            block's MLP, e.g. the mimetic
+            :class:`~keras_structinit.initializers.MeanShift`.
         dense_initializer: ``W2`` (``*_pointwise_2``), the second Dense.
         name: model name, default ``convnext``.
 

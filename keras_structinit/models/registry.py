@@ -9,14 +9,16 @@ from keras_structinit.models.convnext import NAMED as CONVNEXT_NAMED
 from keras_structinit.models.convnext import convnext_isotropic
 from keras_structinit.models.lcresnet import lcresnet
 from keras_structinit.models.resnet18_gn import resnet18_gn
+from keras_structinit.models.simple_cnn import PAPER_LAYOUTS as SIMPLE_CNN_LAYOUTS
 from keras_structinit.models.simple_cnn import simple_cnn
 from keras_structinit.models.vgg16 import vgg16
-from keras_structinit.models.vit import vit_small, vit_tiny
+from keras_structinit.models.vit import vit, vit_small, vit_tiny
 
 BUILDERS = {
     "convmixer": convmixer,
     **{f"convnext_{variant}": builder for variant, builder in CONVNEXT_NAMED.items()},
     "convnext_isotropic": convnext_isotropic,
+    "vit": vit,
     "vit_tiny": vit_tiny,
     "vit_small": vit_small,
     "simple_cnn": simple_cnn,
@@ -33,7 +35,12 @@ _FIXED = {
     **{f"convnext-{v}": (f"convnext_{v}", {}) for v in CONVNEXT_NAMED},
     "vit-tiny": ("vit_tiny", {}),
     "vit-small": ("vit_small", {}),
+    # The mimetic-MLP paper's "tiny ViT" for CIFAR: ViT-Ti's width and heads, depth 8, patch 2.
+    "vit-tiny-8/2": ("vit", {"patch_size": 2, "dim": 192, "depth": 8, "heads": 3}),
     "simple-cnn": ("simple_cnn", SIMPLE_CNN_DEFAULTS),
+    # Maennel et al.'s layouts with their init (He-normal x init_scale, zero biases).
+    "simple-cnn-a2": ("simple_cnn", SIMPLE_CNN_LAYOUTS["a2"]),
+    "simple-cnn-e3": ("simple_cnn", SIMPLE_CNN_LAYOUTS["e3"]),
     "vgg16": ("vgg16", {}),
     "resnet18-gn": ("resnet18_gn", {}),
 }
@@ -45,7 +52,7 @@ _WIDTH_DEPTH = (
 # LCResNet-D-WxE (Gavrikov & Keuper): depth D = 6n + 2, width W, expansion E.
 _LCRESNET = re.compile(r"lcresnet-(\d+)-(\d+)x(\d+)")
 # What a name fixes; passing it again to build_model is an error.
-_NAMED_ARGUMENTS = {"dim", "depth", "width", "expansion"}
+_NAMED_ARGUMENTS = {"dim", "depth", "width", "expansion", "heads", "patch_size"}
 
 
 def available_models():
@@ -111,7 +118,8 @@ def build_model(name, /, num_classes=10, input_shape=(32, 32, 3), **kwargs):
     ``drop_path``, and the initializers of the kinds of kernel the model has:
     ``kernel_initializer``, ``depthwise_initializer``, ``mlp_initializer``,
     ``dense_initializer``); for ``simple-cnn`` they override
-    :data:`SIMPLE_CNN_DEFAULTS`; for ``lcresnet-D-WxE`` e.g. ``kernel_size``,
+    :data:`SIMPLE_CNN_DEFAULTS` (``simple-cnn-a2`` and ``simple-cnn-e3``: the
+    paper's layouts, ``models.simple_cnn.PAPER_LAYOUTS``); for ``lcresnet-D-WxE`` e.g. ``kernel_size``,
     ``frozen``, ``shortcut``, ``sharing``. Arguments fixed by the name
     (``dim``, ``depth``, ``width``, ``expansion``) cannot be passed again.
     """

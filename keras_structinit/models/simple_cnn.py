@@ -14,6 +14,26 @@ from keras_structinit.models.common import (
     torch_default_head,
 )
 
+#: Where :func:`simple_cnn` max-pools: after every conv, once after the last, or nowhere.
+POOLINGS = ("every", "last", "none")
+
+#: The paper's layouts (registry names ``simple-cnn-a2`` and ``simple-cnn-e3``).
+PAPER_LAYOUTS = {
+    # App. A.2: stride-1 convs without pooling, one hidden Dense, the head. The
+    # counts are this package's choice (the paper varies them).
+    "a2": {"num_conv_layers": 2, "num_filters": 256, "num_units": 64, "pooling": "none", "init_scale": 1.0},
+    # App. E.3: three 3x3 convs of 16 filters, one 3x3 max-pool with stride 2, Dense 512, the head.
+    "e3": {"num_conv_layers": 3, "num_filters": 16, "num_units": 512, "pooling": "last", "pool_size": 3,
+           "pool_strides": 2, "init_scale": 1.0},
+}
+
+
+def scaled_he_normal(init_scale):
+    """He-normal (truncated, fan-in) times ``init_scale``: ``VarianceScaling(2 * init_scale^2)``."""
+    return keras.initializers.VarianceScaling(
+        scale=2.0 * init_scale**2, mode="fan_in", distribution="truncated_normal"
+    )
+
 
 def simple_cnn(
     num_conv_layers,
@@ -25,78 +45,112 @@ def simple_cnn(
     kernel_initializer=None,
     dense_initializer=None,
     name=None,
+    *,
+    pooling="every",
+    pool_size=2,
+    pool_strides=None,
+    init_scale=None,
 ):
     """Builds the SimpleCNN as a functional ``keras.Model`` (logits).
 
-    ``num_conv_layers`` times ``x = MaxPool_2x2(ReLU(Conv_k(x)))`` with
-    ``num_filters`` filters (``kernel_size`` x ``kernel_size``, 'same' padding,
-    bias), then ``Flatten``, ``ReLU(Dense(num_units))`` and a ``Dense`` logits
-    head.
+    ``num_conv_layers`` times ``x = ReLU(Conv_k(x))`` with ``num_filters``
+    filters (``kernel_size`` x ``kernel_size``, stride 1, 'same' padding,
+    bias), max-pooling as ``pooling`` says, then ``Flatten``,
+    ``ReLU(Dense(num_units))`` and a ``Dense`` logits head.
 
-    The exact architecture of the paper's Appendix A.2 could not be
-    retrieved; the layer types above (3 x 3 'same' convs with ReLU, a 2 x 2
-    max-pool after every conv, one hidden dense layer of ``num_units``) are an
-    assumption matching the paper's parameterization by the number of conv
-    layers, filters and dense units.
+    * ``pooling="every"`` (default): a ``pool_size`` max-pool after every
+      conv, this package's original layout (``simple-cnn``);
+    * ``pooling="last"``: one max-pool after the last conv; with
+      ``pool_size=3, pool_strides=2`` and 3 convs of 16 filters, 512 units,
+      the paper's App. E.3 network (``simple-cnn-e3``);
+    * ``pooling="none"``: the paper's App. A.2 layout (``simple-cnn-a2``).
 
-    Layers: ``conv_{i}``, ``pool_{i}`` (i from 1), ``flatten``, ``dense``,
-    ``head``. Weights follow PyTorch's defaults
-    (:class:`~keras_structinit.initializers.TorchDefaultUniform`).
+    Initialization: with ``init_scale=None``, PyTorch's defaults
+    (:class:`~keras_structinit.initializers.TorchDefaultUniform`, weights
+    and biases); with a number, the paper's: every kernel (convs, dense,
+    head) He-normal times ``init_scale`` (:func:`scaled_he_normal`) and
+    every bias 0. 'same' padding is this package's choice (the paper does
+    not say).
+
+    Layers: ``conv_{i}`` (i from 1), ``pool_{i}`` (``"every"``) or ``pool``
+    (``"last"``), ``flatten``, ``dense``, ``head``.
 
     Args:
-        num_conv_layers: conv + pool stages; the image must survive
-            ``num_conv_layers`` halvings.
+        num_conv_layers: conv layers (with ``pooling="every"`` the image must
+            survive that many poolings).
         num_filters: filters of every conv.
         num_units: width of the hidden dense layer.
         num_classes: logits.
         input_shape: ``(height, width, channels)``, channels last.
         kernel_size: conv filter size.
         kernel_initializer: conv kernels (anything ``keras.initializers.get``
-            accepts); ``None``: PyTorch's default uniform. Biases keep
-            PyTorch's default.
+            accepts); ``None``: as ``init_scale`` says.
         dense_initializer: the hidden ``dense`` kernel (not the head's);
-            ``None``: PyTorch's default uniform.
+            ``None``: as ``init_scale`` says.
         name: model name, default ``simple_cnn``.
+        pooling: ``"every"``, ``"last"`` or ``"none"``.
+        pool_size, pool_strides: of the max-pools (``pool_strides=None``: ``pool_size``).
+        init_scale: ``None`` (PyTorch's defaults) or a positive number (the
+            paper's He-normal times ``init_scale``, zero biases).
 
     Example:
 
     ```python
-    model = simple_cnn(2, 256, 64, kernel_initializer="he_normal")
+    model = simple_cnn(3, 16, 512, pooling="last", pool_size=3, pool_strides=2, init_scale=1.0)
     ```
     """
-    num_conv_layers, num_filters, num_units, num_classes, kernel_size = positive_int_arguments(
+    num_conv_layers, num_filters, num_units, num_classes, kernel_size, pool_size = positive_int_arguments(
         num_conv_layers=num_conv_layers,
         num_filters=num_filters,
         num_units=num_units,
         num_classes=num_classes,
         kernel_size=kernel_size,
+        pool_size=pool_size,
     )
+    pool_strides = validation.optional(validation.positive_int, pool_strides, "pool_strides") or pool_size
+    validation.one_of(pooling, "pooling", POOLINGS)
+    init_scale = validation.optional(validation.positive_float, init_scale, "init_scale")
     input_shape = validation.input_shape(input_shape)
-    check_min_size(input_shape, 2**num_conv_layers, f"num_conv_layers={num_conv_layers} poolings")
-    kernel_initializer = check_initializer(kernel_initializer, "kernel_initializer", TorchDefaultUniform())
-    dense_initializer = check_initializer(dense_initializer, "dense_initializer", TorchDefaultUniform())
+    if pooling == "every":
+        check_min_size(input_shape, pool_size**num_conv_layers, f"num_conv_layers={num_conv_layers} poolings")
+    elif pooling == "last":
+        check_min_size(input_shape, pool_size, f"a {pool_size}x{pool_size} max-pool")
+    paper_init = init_scale is not None
+    default = scaled_he_normal(init_scale) if paper_init else TorchDefaultUniform()
+    kernel_initializer = check_initializer(kernel_initializer, "kernel_initializer", default)
+    dense_initializer = check_initializer(dense_initializer, "dense_initializer", clone_initializer(default))
+
+    def bias(fan_in):
+        return "zeros" if paper_init else TorchDefaultUniform(fan_in=fan_in)
 
     inputs = keras.Input(shape=input_shape, name="image")
     x = inputs
     for i in range(1, num_conv_layers + 1):
-        fan_in = kernel_size * kernel_size * x.shape[-1]
         x = keras.layers.Conv2D(
             num_filters,
             kernel_size,
             padding="same",
             activation="relu",
             kernel_initializer=clone_initializer(kernel_initializer),
-            bias_initializer=TorchDefaultUniform(fan_in=fan_in),
+            bias_initializer=bias(kernel_size * kernel_size * x.shape[-1]),
             name=f"conv_{i}",
         )(x)
-        x = keras.layers.MaxPooling2D(2, name=f"pool_{i}")(x)
+        if pooling == "every":
+            x = keras.layers.MaxPooling2D(pool_size, pool_strides, name=f"pool_{i}")(x)
+    if pooling == "last":
+        x = keras.layers.MaxPooling2D(pool_size, pool_strides, name="pool")(x)
     x = keras.layers.Flatten(name="flatten")(x)
     x = keras.layers.Dense(
         num_units,
         activation="relu",
         kernel_initializer=dense_initializer,
-        bias_initializer=TorchDefaultUniform(fan_in=x.shape[-1]),
+        bias_initializer=bias(x.shape[-1]),
         name="dense",
     )(x)
-    outputs = torch_default_head(x, num_classes)
+    if paper_init:
+        outputs = keras.layers.Dense(
+            num_classes, kernel_initializer=clone_initializer(default), bias_initializer="zeros", name="head"
+        )(x)
+    else:
+        outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or "simple_cnn")

@@ -73,7 +73,8 @@ def vit(
         dropout: dropout rate in ``[0, 1)``.
         kernel_initializer: patch-embedding kernel.
         mlp_initializer: ``W_1`` (``block_{i}_mlp_1``), the first Dense of
-            each block's MLP.
+            each block's MLP, e.g. the mimetic
+            :class:`~keras_structinit.initializers.MeanShift`.
         dense_initializer: ``W_2`` (``block_{i}_mlp_2``) and the query, key,
             value and output projections of the attention.
         name: model name, default ``vit_{dim}_{depth}``.

@@ -14,9 +14,9 @@ import numpy as np
 
 from keras_structinit import validation
 from keras_structinit.datasets import load_labeled_images
-from keras_structinit.recipes.data import channel_stats, cifar_dataset
+from keras_structinit.recipes.data import cifar_dataset, input_normalization
 from keras_structinit.recipes.optimizers import OPTIMIZERS
-from keras_structinit.recipes.schedules import TriangularSchedule, warmup_cosine
+from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
 from keras_structinit.recipes.training import check_fit_arguments, fit_classifier
 
 CIFAR_DEFAULTS = {
@@ -28,8 +28,10 @@ CIFAR_DEFAULTS = {
     "pad": 4,
     "schedule": "triangular",
     "optimizer": "adamw",
+    "normalization": "channel",
+    "flip": True,
 }
-SCHEDULES = ("triangular", "cosine")
+SCHEDULES = ("triangular", "cosine", "step")
 
 
 def fit_cifar(
@@ -57,6 +59,8 @@ def fit_cifar(
     jit_compile=None,
     num_classes=None,
     wrap=None,
+    normalization=CIFAR_DEFAULTS["normalization"],
+    flip=CIFAR_DEFAULTS["flip"],
 ):
     """Trains a classifier on CIFAR images with ``model.fit``; returns the ``History``.
 
@@ -75,15 +79,17 @@ def fit_cifar(
         rand_augment: ``(num_ops, magnitude in [0, 1])`` for
             ``keras.layers.RandAugment`` or ``None``.
         pad: zero padding before the random crop (0 disables crop).
-        schedule: "triangular" (:class:`TriangularSchedule`) or "cosine"
-            (linear warmup, then cosine decay to 0).
+        schedule: "triangular" (:class:`TriangularSchedule`), "cosine"
+            (linear warmup, then cosine decay to 0) or "step" (divided by 3
+            at 1/3 and 2/3 of the run, :func:`step_decay`).
         warmup_epochs: length of the cosine schedule's warmup, in epochs
             (may be fractional; default 5% of the run). The weight-selection
             paper warms up for 50 of 300 epochs.
         optimizer: "adamw" (``weight_decay`` decoupled) or "sgd": SGD with
             Nesterov momentum 0.9 and ``weight_decay`` as PyTorch's L2
             (:class:`~keras_structinit.recipes.TorchSGD`; the LC-blocks
-            paper's recipe: learning rate 0.01, weight decay 0.01, cosine).
+            paper's recipe: learning rate 0.01, weight decay 0.01, cosine);
+            "sgd_momentum": the same without Nesterov.
         validation_data: ``(x, y)`` evaluated after every epoch.
         eval_data: an external evaluation set (``(x, y)``, an .npz or an
             ImageFolder directory/.zip); its accuracy is printed at the end and
@@ -97,10 +103,15 @@ def fit_cifar(
         num_classes: width of the one-hot labels; default ``max(y) + 1``.
         wrap: ``None`` or ``(model, loss) -> (model to fit, loss)``, e.g. a
             distiller around the model (:func:`fit_distill` passes one).
+        normalization: "channel" (the per-channel mean/std of ``data``) or
+            "symmetric" (``x / 127.5 - 1``, in [-1, 1]).
+        flip: random horizontal flips of the training images.
 
-    Normalization uses the per-channel mean/std of ``data`` (stored in
-    ``history.normalization``); ``validation_data`` and ``eval_data`` are
-    normalized with the same statistics.
+    The normalization's mean/std are stored in ``history.normalization``;
+    ``validation_data`` and ``eval_data`` are normalized the same way.
+    Maennel et al.'s recipe (App. A.3): ``optimizer="sgd_momentum",
+    weight_decay=0, schedule="step", learning_rate=0.002, batch_size=256,
+    rand_augment=None, pad=0, flip=False, normalization="symmetric"``.
     """
     if not (isinstance(data, tuple) and len(data) == 2):
         raise TypeError("`data` must be a tuple (x, y) of uint8 images and integer labels; "
@@ -109,6 +120,7 @@ def fit_cifar(
     x, y = load_labeled_images(data, name="data")
     validation.one_of(schedule, "schedule", SCHEDULES)
     validation.one_of(optimizer, "optimizer", OPTIMIZERS)
+    validation.boolean(flip, "flip")
     if warmup_epochs is not None:
         if schedule != "cosine":
             raise ValueError(f"`warmup_epochs` applies to schedule='cosine'. Received: schedule={schedule!r}")
@@ -119,17 +131,20 @@ def fit_cifar(
         num_classes = int(y.max()) + 1
     else:
         num_classes = validation.int_value(num_classes, "num_classes", minimum=2)
-    mean, std = channel_stats(x)
+    mean, std = input_normalization(x, normalization)
 
     def as_dataset(xs, ys, training):
         return cifar_dataset(xs, _one_hot(ys, num_classes), batch_size, mean, std, training,
-                             pad=pad, rand_augment=rand_augment, seed=seed)
+                             pad=pad, flip=flip, rand_augment=rand_augment, seed=seed)
 
     train = as_dataset(x, y, True)
     steps = steps_per_epoch or max(len(x) // batch_size, 1)
     if schedule == "triangular":
         def make_schedule(total):
             return TriangularSchedule(learning_rate, total)
+    elif schedule == "step":
+        def make_schedule(total):
+            return step_decay(learning_rate, total)
     else:
         def make_schedule(total):
             warmup = total // 20 if warmup_epochs is None else int(round(warmup_epochs * steps))

@@ -52,6 +52,23 @@ def channel_stats(x):
     return tuple(float(m) for m in mean), tuple(float(s) for s in std)
 
 
+#: Input scalings of the CIFAR recipe (:func:`input_normalization`).
+NORMALIZATIONS = ("channel", "symmetric")
+
+
+def input_normalization(x, normalization="channel"):
+    """``(mean, std)`` per channel, in [0, 1] units, of the recipe's input scaling.
+
+    ``"channel"``: :func:`channel_stats` of uint8 ``x`` (standardized inputs);
+    ``"symmetric"``: ``0.5, 0.5``, i.e. ``x / 127.5 - 1`` in [-1, 1]
+    (Maennel et al.'s recipe). Images become ``(x / 255 - mean) / std``.
+    """
+    validation.one_of(normalization, "normalization", NORMALIZATIONS)
+    if normalization == "symmetric":
+        return (0.5,) * x.shape[-1], (0.5,) * x.shape[-1]
+    return channel_stats(x)
+
+
 def normalize_images(images, mean, std):
     """``(images / 255 - mean) / std`` in float32 (TensorFlow ops, for tf.data)."""
     tf = _tf()

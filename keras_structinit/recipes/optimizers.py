@@ -16,7 +16,7 @@ from keras_structinit import validation
 
 __all__ = ["OPTIMIZERS", "TorchSGD", "make_optimizer"]
 
-OPTIMIZERS = ("adamw", "sgd")
+OPTIMIZERS = ("adamw", "sgd", "sgd_momentum")
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
@@ -70,11 +70,13 @@ def make_optimizer(name, learning_rate, weight_decay, ema=False):
 
     ``"adamw"``: ``keras.optimizers.AdamW`` (decoupled ``weight_decay``).
     ``"sgd"``: :class:`TorchSGD`, momentum 0.9, Nesterov, ``weight_decay`` as
-    PyTorch's L2 (the LC-blocks paper's recipe). ``ema``: ``False``, ``True``
+    PyTorch's L2 (the LC-blocks paper's recipe). ``"sgd_momentum"``: the same
+    without Nesterov (plain SGD with momentum 0.9, Maennel et al.'s recipe
+    with ``weight_decay=0``). ``ema``: ``False``, ``True``
     (momentum 0.9999) or the EMA momentum of the weights.
     """
     validation.one_of(name, "optimizer", OPTIMIZERS)
     averaging = {"use_ema": bool(ema), "ema_momentum": ema if isinstance(ema, float) else 0.9999}
-    if name == "sgd":
-        return TorchSGD(learning_rate, momentum=0.9, nesterov=True, l2=weight_decay, **averaging)
+    if name in ("sgd", "sgd_momentum"):
+        return TorchSGD(learning_rate, momentum=0.9, nesterov=name == "sgd", l2=weight_decay, **averaging)
     return keras.optimizers.AdamW(learning_rate, weight_decay=weight_decay, **averaging)

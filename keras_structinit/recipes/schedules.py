@@ -101,6 +101,30 @@ class TriangularSchedule(PiecewiseLinearSchedule):
                 "final_divisor": self.final_divisor, "name": self.name}
 
 
+def step_decay(learning_rate, total_steps, fractions=(1 / 3, 2 / 3), divisor=3.0):
+    """``learning_rate / divisor^j`` after the ``j``-th of the ``fractions`` of ``total_steps``.
+
+    Keras' ``PiecewiseConstantDecay`` with boundaries ``round(f * total_steps)``;
+    the defaults are Maennel et al.'s recipe (divided by 3 at 1/3 and 2/3).
+
+    Example:
+        >>> schedule = step_decay(0.002, 3000)   # 0.002, then 0.002/3 after step 1000, 0.002/9 after 2000
+    """
+    learning_rate = validation.positive_float(learning_rate, "learning_rate")
+    total_steps = validation.positive_int(total_steps, "total_steps")
+    divisor = validation.positive_float(divisor, "divisor")
+    if not isinstance(fractions, (list, tuple)) or not fractions:
+        raise TypeError(f"`fractions` must be a non-empty list of numbers in (0, 1). Received: {fractions!r}")
+    fractions = [validation.fraction(f, "fractions") for f in fractions]
+    increasing = all(a < b for a, b in zip(fractions[:-1], fractions[1:], strict=True))
+    if not (increasing and 0.0 < fractions[0] and fractions[-1] < 1.0):
+        raise ValueError(f"`fractions` must increase strictly inside (0, 1). Received: fractions={fractions}")
+    return keras.optimizers.schedules.PiecewiseConstantDecay(
+        [int(round(f * total_steps)) for f in fractions],
+        [learning_rate / divisor**j for j in range(len(fractions) + 1)],
+    )
+
+
 def warmup_cosine(peak_learning_rate, total_steps, warmup_steps):
     """Linear warmup 0 -> ``peak`` over ``warmup_steps``, then cosine to 0 (Keras' CosineDecay)."""
     if validation.int_value(warmup_steps, "warmup_steps", minimum=0) >= total_steps:

@@ -1,0 +1,216 @@
+"""Model-level functions of the data-aligned init (Maennel et al., NeurIPS 2020)::
+
+    align_conv_layers(model, images, *, num_layers=1, layers=None, seed=None, ...) -> paths
+    weight_covariance(layer) -> Sigma_w
+    weight_norms(model) -> {path: norm};  rescale_to_initial_norms(model, norms) -> paths
+
+Conv layers are found by :func:`keras_structinit.walker.find_kernels`.
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from keras_structinit import validation
+from keras_structinit.alignment.components import MODES
+from keras_structinit.alignment.initializers import DataAligned
+from keras_structinit.alignment.misalignment import filter_covariance
+from keras_structinit.alignment.patches import DEFAULT_BATCH_SIZE, patch_covariance
+from keras_structinit.walker import check_model, find_kernels, seed_generator
+
+__all__ = ["COMPONENTS", "align_conv_layers", "rescale_to_initial_norms", "weight_covariance", "weight_norms"]
+
+#: Which eigenvectors :func:`align_conv_layers` uses (``"smallest"``: the paper's control).
+COMPONENTS = ("largest", "smallest")
+
+
+def _is_plain_conv2d(layer):
+    return (
+        isinstance(layer, keras.layers.Conv2D)
+        and not isinstance(layer, keras.layers.Conv2DTranspose)
+        and layer.groups == 1
+        and tuple(layer.dilation_rate) == (1, 1)
+        and layer.data_format == "channels_last"
+    )
+
+
+def _conv_targets(model, num_layers, layers):
+    found = find_kernels(model, which="all_spatial", layers=layers)
+    plain = [(layer, kernel) for layer, kernel in found if _is_plain_conv2d(layer)]
+    if layers is not None and len(plain) < len(found):
+        other = next(layer.name for layer, _ in found if not _is_plain_conv2d(layer))
+        raise ValueError(
+            f"`layers` includes {other!r}, which is not a plain Conv2D (groups 1, dilation 1, "
+            "channels_last); data alignment needs one."
+        )
+    if len(plain) < num_layers:
+        raise ValueError(
+            f"`num_layers` must be at most the number of spatial Conv2D layers (groups 1, dilation 1, "
+            f"channels_last) of the model ({len(plain)}). Received: num_layers={num_layers}"
+        )
+    return plain[:num_layers]
+
+
+def _layer_inputs(model, layer, images, batch_size):
+    """Yields ``layer``'s input on ``images`` in batches (NumPy), through the model's layers before it."""
+    try:
+        target = layer.input  # refused for a layer called more than once
+        if any(target is t for t in model.inputs):
+            features = None
+        else:
+            features = keras.Model(model.inputs[0] if len(model.inputs) == 1 else model.inputs, target)
+    except (ValueError, AttributeError) as err:
+        raise ValueError(
+            f"Cannot compute the input of layer {layer.name!r} from the model's inputs ({err}); "
+            "align_conv_layers needs a functional or Sequential model in which the layer is reached "
+            "from the model's input (pass `layers` to restrict it)."
+        ) from err
+    for start in range(0, len(images), batch_size):
+        batch = images[start : start + batch_size]
+        if features is None:
+            yield batch
+        else:  # float32 also under mixed precision
+            yield keras.ops.convert_to_numpy(keras.ops.cast(features(batch, training=False), "float32"))
+
+
+def align_conv_layers(
+    model,
+    images,
+    *,
+    num_layers=1,
+    layers=None,
+    seed=None,
+    n_components=16,
+    f=None,
+    mode="eigvecs",
+    scale=1.0,
+    components="largest",
+    max_patches=None,
+    batch_size=DEFAULT_BATCH_SIZE,
+):
+    """Re-initializes the first ``num_layers`` Conv2D layers with :class:`DataAligned` filters.
+
+    Layer by layer, in model order: the patch covariance of the layer's
+    input on ``images`` (the images themselves for the first conv, else the
+    activations of the layers before it, computed after those were aligned;
+    Maennel et al., Table 2), its ``n_components`` largest (or smallest)
+    eigenvectors, then ``kernel = DataAligned(...)`` and ``bias = 0``.
+
+    Args:
+        model: a built functional or Sequential ``keras.Model``.
+        images: ``(N, H, W, C)`` array, scaled as the model's input is.
+        num_layers: how many conv layers, from the first.
+        layers: optional list of layer names/objects to choose from (each a
+            spatial ``Conv2D``, groups 1, dilation 1).
+        seed: ``None``, an int or a ``keras.random.SeedGenerator``.
+        n_components, f, mode, scale: as in :class:`DataAligned`.
+        components: ``"largest"`` (the method) or ``"smallest"`` (the
+            paper's control, Table 5).
+        max_patches, batch_size: as in :func:`patch_covariance` (``batch_size``
+            is also the batch of the forward passes).
+
+    Returns:
+        The kernel (and bias) variable paths written, in model order.
+
+    Example:
+        >>> align_conv_layers(model, x_train[:10000] / 127.5 - 1.0, num_layers=2, seed=0)
+        ['conv_1/kernel', 'conv_1/bias', 'conv_2/kernel', 'conv_2/bias']
+    """
+    check_model(model)
+    num_layers = validation.positive_int(num_layers, "num_layers")
+    validation.one_of(mode, "mode", MODES)
+    validation.one_of(components, "components", COMPONENTS)
+    batch_size = validation.positive_int(batch_size, "batch_size")
+    if not hasattr(images, "shape"):
+        raise TypeError(
+            f"`images` must be an array (N, H, W, C). Received: images of type {type(images).__name__}"
+        )
+    images = np.asarray(keras.ops.convert_to_numpy(images), dtype="float32")
+    if images.ndim != 4 or len(images) == 0:
+        raise ValueError(f"`images` must be a non-empty (N, H, W, C) array. Received shape {images.shape}")
+    targets = _conv_targets(model, num_layers, layers)
+    generator = seed_generator(seed)
+    paths = []
+    patch_seed = seed if isinstance(seed, int) else 0  # of the max_patches subsets
+    for index, (layer, kernel) in enumerate(targets):
+        eigvals, eigvecs = patch_covariance(
+            _layer_inputs(model, layer, images, batch_size), layer.kernel_size, max_patches=max_patches,
+            seed=patch_seed + index,
+        )
+        if components == "smallest":
+            eigvals, eigvecs = eigvals[::-1], eigvecs[:, ::-1]
+        init = DataAligned(eigvals, eigvecs, n_components=n_components, f=f, mode=mode, scale=scale,
+                           seed=generator)
+        kernel.assign(init(tuple(kernel.shape), dtype=kernel.dtype))
+        paths.append(kernel.path)
+        if layer.use_bias:
+            layer.bias.assign(keras.ops.zeros(layer.bias.shape, dtype=layer.bias.dtype))
+            paths.append(layer.bias.path)
+    return paths
+
+
+def weight_covariance(layer, centered=False):
+    """``Sigma_w`` of a layer's filters (:func:`~keras_structinit.alignment.filter_covariance`).
+
+    ``layer`` is a built layer with a ``kernel`` (``Conv2D``: filters
+    flattened in the patch order ``(kh, kw, C)``; ``Dense``: columns), or a
+    kernel variable or array.
+    """
+    if isinstance(layer, keras.layers.Layer):
+        kernel = getattr(layer, "kernel", None)
+        if kernel is None:
+            raise ValueError(
+                f"`layer` ({layer.name}) has no `kernel` (is it built, and a Conv or Dense layer?)"
+            )
+    else:
+        kernel = layer
+    return filter_covariance(keras.ops.convert_to_numpy(kernel), centered=centered)
+
+
+def weight_norms(model):
+    """``{path: ||w||_2}`` of every trainable variable of rank >= 2 (kernels, not biases or norms)."""
+    check_model(model)
+    return {
+        v.path: float(np.linalg.norm(keras.ops.convert_to_numpy(v).astype(np.float64)))
+        for v in model.trainable_variables
+        if len(v.shape) >= 2
+    }
+
+
+def rescale_to_initial_norms(model, norms):
+    """Scales each variable named in ``norms`` to that L2 norm (Maennel et al., App. A.4).
+
+    ``w <- w * norms[path] / ||w||``, e.g. with the norms recorded at
+    initialization (:class:`~keras_structinit.callbacks.RecordInitialNorms`
+    or :func:`weight_norms`) to fine-tune a pre-trained network at its
+    initial scale. With ReLU and no biases (nor normalization layers) a
+    network is positively homogeneous in each layer's weights, so the
+    logits are only multiplied by a positive number and the predicted class
+    is kept; with biases it is in general not.
+
+    Returns:
+        The rescaled variables' paths, in ``norms`` order.
+
+    Raises:
+        ValueError: a path is not a variable of ``model``, or a variable is
+            all zeros while its recorded norm is not.
+    """
+    check_model(model)
+    if not isinstance(norms, dict):
+        raise TypeError(f"`norms` must be a dict {{variable path: norm}}. Received: {type(norms).__name__}")
+    variables = {v.path: v for v in model.variables}
+    for path, target in norms.items():
+        if path not in variables:
+            raise ValueError(f"`norms` names {path!r}, which is not a variable of the model ({model.name}).")
+        if validation.finite_float(target, f"norms[{path!r}]") < 0:
+            raise ValueError(f"`norms[{path!r}]` must be a norm >= 0. Received: {target!r}")
+    for path, target in norms.items():
+        variable = variables[path]
+        value = keras.ops.convert_to_numpy(variable).astype(np.float64)
+        current = float(np.linalg.norm(value))
+        if current == 0.0 and target > 0.0:
+            raise ValueError(f"Cannot rescale {path!r}: it is all zeros but its recorded norm is {target}.")
+        factor = 0.0 if current == 0.0 else target / current
+        variable.assign(keras.ops.cast(value * factor, variable.dtype))
+    return list(norms)

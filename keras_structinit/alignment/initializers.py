@@ -1,0 +1,100 @@
+"""``DataAligned``: conv filters from the eigenvectors of the input's patch covariance."""
+
+from __future__ import annotations
+
+import math
+
+import keras
+
+from keras_structinit import validation
+from keras_structinit.alignment.components import MODES, check_components, component_scales, cycled_filters
+from keras_structinit.initializers.base import SeededInitializer, resolve_dtype
+
+__all__ = ["DataAligned"]
+
+
+@keras.saving.register_keras_serializable(package="keras_structinit")
+class DataAligned(SeededInitializer):
+    """Filters aligned with the data (Maennel et al., NeurIPS 2020, App. E.3).
+
+    With ``e_i`` the first ``n = n_components`` columns of ``eigvecs`` and
+    ``tau_i = f(lambda_i)`` (:func:`~keras_structinit.alignment.component_scales`),
+    filter ``o`` of a kernel ``(kh, kw, C, m)``, flattened like the patches, is::
+
+        mode="eigvecs":  w_o = scale * s_o tau_(o mod n) e_(o mod n)   (s_o = +1 for o < n, else +-1)
+        mode="sample":   w_o = scale * sum_i tau_i z_oi e_i,  z_oi ~ N(0, 1)
+                         (covariance scale^2 sum_i tau_i^2 e_i e_i^T)
+
+    ``m < n`` uses the first ``m`` components; ``m > n`` repeats them with
+    random signs (an extension: the paper uses ``m = n = 16``). Any kernel
+    whose axes but the last hold ``d = eigvecs.shape[0]`` weights works
+    (``Conv2D`` ``(kh, kw, C, m)``, ``Dense`` ``(d, m)``).
+
+    Args:
+        eigvals, eigvecs: ``(k,)`` and ``(d, k)`` with orthonormal columns, as
+            returned by :func:`~keras_structinit.alignment.patch_covariance`
+            (descending; pass them reversed for the smallest components).
+        n_components: how many of the given components to use (``<= k``).
+        f: ``None`` (flat, ``tau = 1``), a power ``p`` (``tau = lambda^p``),
+            a list of ``n`` scales or a callable of the eigenvalue.
+        mode: ``"eigvecs"`` or ``"sample"``.
+        scale: multiplies every filter.
+        seed: ``None``, an int or a ``keras.random.SeedGenerator`` (signs of
+            repeated filters, samples).
+
+    Serialization: the config holds the ``n`` components used (float64
+    lists) and the scales (a callable ``f`` is stored as its values).
+
+    Example:
+        >>> eigvals, eigvecs = patch_covariance(images, 3)
+        >>> conv = keras.layers.Conv2D(16, 3, kernel_initializer=DataAligned(eigvals, eigvecs))
+    """
+
+    def __init__(self, eigvals, eigvecs, n_components=16, f=None, mode="eigvecs", scale=1.0, seed=None):
+        self.eigvals, self.eigvecs = check_components(eigvals, eigvecs, n_components)
+        self.n_components = len(self.eigvals)
+        self.taus = component_scales(self.eigvals, f)
+        power = isinstance(f, (int, float)) and not isinstance(f, bool)
+        self.f = f if f is None or power else self.taus.tolist()  # callables are stored as their values
+        self.mode = validation.one_of(mode, "mode", MODES)
+        self.scale = validation.finite_float(scale, "scale")
+        super().__init__(seed=seed)
+
+    def __call__(self, shape, dtype=None):
+        shape = validation.positive_ints(shape, "shape")
+        dim = self.eigvecs.shape[0]
+        if len(shape) < 2 or math.prod(shape[:-1]) != dim:
+            raise ValueError(
+                f"`shape` must be a kernel (..., filters) with {dim} weights per filter, the dimension of "
+                f"the components (e.g. (kh, kw, C, filters) with kh * kw * C = {dim}). "
+                f"Received: shape={shape!r}"
+            )
+        dtype = resolve_dtype(dtype)
+        compute = "float64" if dtype == "float64" else "float32"
+        num_filters = shape[-1]
+        if self.mode == "sample":
+            factor = keras.ops.convert_to_tensor(self.eigvecs * (self.scale * self.taus), compute)
+            z = keras.random.normal((self.n_components, num_filters), seed=self.seed, dtype=compute)
+            filters = keras.ops.matmul(factor, z)
+        else:
+            filters = keras.ops.convert_to_tensor(
+                self.scale * cycled_filters(self.eigvecs, self.taus, num_filters), compute
+            )
+            if num_filters > self.n_components:
+                flips = keras.random.uniform((num_filters - self.n_components,), seed=self.seed) < 0.5
+                signs = keras.ops.cast(keras.ops.where(flips, -1.0, 1.0), compute)
+                signs = keras.ops.concatenate([keras.ops.ones((self.n_components,), compute), signs])
+                filters = filters * signs[None, :]
+        return keras.ops.cast(keras.ops.reshape(filters, shape), dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(
+            eigvals=self.eigvals.tolist(),
+            eigvecs=self.eigvecs.tolist(),
+            n_components=self.n_components,
+            f=self.f,
+            mode=self.mode,
+            scale=self.scale,
+        )
+        return config

@@ -1,0 +1,135 @@
+"""Misalignment of a weight covariance with a data covariance (pure NumPy, float64).
+
+Maennel et al. (NeurIPS 2020, App. D.4, Prop. 2) call ``Sigma_w`` *aligned*
+with ``Sigma_x`` when every eigenvector ``v_i`` of ``Sigma_x`` is also one of
+``Sigma_w``, and measure the distance from that with::
+
+    M(Sigma_x, Sigma_w) = sum_i sqrt((v_i^T Sigma_w v_i) (v_i^T Sigma_w^{-1} v_i)) - d
+
+over the ``d`` eigenvectors. By Cauchy-Schwarz each term is ``>= 1``, with
+equality iff ``v_i`` is an eigenvector of ``Sigma_w``: ``M >= 0``, ``M = 0``
+iff aligned. ``M`` is unchanged by scaling ``Sigma_w`` and by rotating both
+matrices with the same orthogonal ``Q``. The paper's control replaces the
+``v_i`` by a random orthonormal basis (:func:`random_basis`).
+
+``Sigma_w`` is estimated from a layer's filters by :func:`filter_covariance`,
+flattened like the patches (:mod:`.patches`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from keras_structinit import validation
+
+__all__ = ["filter_covariance", "misalignment", "random_basis"]
+
+
+def _matrix(value, name, dim=None):
+    value = np.asarray(value, dtype=np.float64)
+    expected = "a square matrix" if dim is None else f"a ({dim}, {dim}) matrix"
+    if value.ndim != 2 or value.shape[0] != value.shape[1] or (dim is not None and value.shape[0] != dim):
+        raise ValueError(f"`{name}` must be {expected}. Received shape {value.shape}")
+    if not np.all(np.isfinite(value)):
+        raise ValueError(f"`{name}` contains NaN or infinite values.")
+    if np.abs(value - value.T).max() > 1e-8 * max(1.0, np.abs(value).max()):
+        raise ValueError(f"`{name}` must be symmetric (a covariance).")
+    return 0.5 * (value + value.T)
+
+
+def check_orthonormal(basis, name, dim=None):
+    """``basis`` as a float64 ``(d, k)`` array with orthonormal columns (``ValueError`` otherwise)."""
+    basis = np.asarray(basis, dtype=np.float64)
+    if basis.ndim != 2 or basis.shape[1] > basis.shape[0] or basis.shape[1] == 0:
+        raise ValueError(
+            f"`{name}` must be a (d, k) matrix with 1 <= k <= d orthonormal columns. "
+            f"Received shape {basis.shape}"
+        )
+    if dim is not None and basis.shape[0] != dim:
+        raise ValueError(
+            f"`{name}` must have {dim} rows, the dimension of the covariances. Received shape {basis.shape}"
+        )
+    if not np.all(np.isfinite(basis)):
+        raise ValueError(f"`{name}` contains NaN or infinite values.")
+    error = np.abs(basis.T @ basis - np.eye(basis.shape[1])).max()
+    if error > 1e-6:
+        raise ValueError(f"The columns of `{name}` must be orthonormal (|B^T B - I| = {error:.2g}).")
+    return basis
+
+
+def random_basis(dim, seed=None):
+    """A Haar-random ``(dim, dim)`` orthogonal matrix (QR of a Gaussian, signs fixed)."""
+    dim = validation.positive_int(dim, "dim")
+    q, r = np.linalg.qr(np.random.default_rng(seed).standard_normal((dim, dim)))
+    return q * np.where(np.diag(r) < 0, -1.0, 1.0)
+
+
+def filter_covariance(kernel, centered=False):
+    """``Sigma_w`` of a kernel's filters, each ``kernel[..., o]`` flattened row-major.
+
+    With ``W = kernel.reshape(d, m)`` (``m`` filters of ``d`` weights, the
+    patch order for a ``Conv2D`` kernel ``(kh, kw, C, m)``)::
+
+        Sigma_w = W W^T / m                       (centered=False: zero-mean weights)
+        Sigma_w = (W - w_bar)(W - w_bar)^T / m    (centered=True)
+
+    Fewer filters than ``d`` give a singular ``Sigma_w`` (rank ``<= m``).
+    """
+    kernel = np.asarray(kernel, dtype=np.float64)
+    validation.boolean(centered, "centered")
+    if kernel.ndim < 2:
+        raise ValueError(f"`kernel` must have rank >= 2 (..., filters). Received shape {kernel.shape}")
+    filters = kernel.reshape(-1, kernel.shape[-1])
+    if centered:
+        filters = filters - filters.mean(axis=1, keepdims=True)
+    return filters @ filters.T / filters.shape[1]
+
+
+def misalignment(sigma_x, sigma_w, basis=None):
+    """``M(Sigma_x, Sigma_w)`` of Prop. 2: 0 iff aligned, larger the less aligned.
+
+    Args:
+        sigma_x: ``(d, d)`` symmetric data covariance; its eigenvectors are
+            the ``v_i`` (with repeated eigenvalues, whichever basis of the
+            eigenspace ``eigh`` returns: pass ``basis`` to fix it). May be
+            ``None`` when ``basis`` is given.
+        sigma_w: ``(d, d)`` symmetric positive definite weight covariance.
+        basis: optional ``(d, k)`` orthonormal columns used instead of the
+            eigenvectors of ``sigma_x`` (e.g. :func:`random_basis`, the
+            paper's control); then the sum has ``k`` terms, minus ``k``.
+
+    Returns:
+        ``M >= 0`` as a float (rounding may leave ``-1e-15``-sized values).
+
+    Raises:
+        ValueError: shapes disagree, a matrix is not symmetric, or
+            ``sigma_w`` is singular (its rank is given: ``m`` filters span
+            at most ``m`` dimensions).
+
+    Example:
+        >>> misalignment(np.diag([3.0, 1.0]), np.diag([1.0, 5.0]))
+        0.0
+    """
+    sigma_w = _matrix(sigma_w, "sigma_w")
+    dim = sigma_w.shape[0]
+    if basis is None:
+        if sigma_x is None:
+            raise ValueError("`sigma_x` may be None only when `basis` is given.")
+        _, basis = np.linalg.eigh(_matrix(sigma_x, "sigma_x", dim))
+    else:
+        if sigma_x is not None:
+            _matrix(sigma_x, "sigma_x", dim)
+        basis = check_orthonormal(basis, "basis", dim)
+    w_vals, w_vecs = np.linalg.eigh(sigma_w)
+    largest = np.abs(w_vals).max()
+    if w_vals.min() <= dim * np.finfo(np.float64).eps * largest:
+        rank = int(np.sum(w_vals > dim * np.finfo(np.float64).eps * largest))
+        raise ValueError(
+            f"`sigma_w` must be positive definite; it is singular or indefinite (rank {rank} of {dim}, "
+            f"smallest eigenvalue {w_vals.min():.3g}). A layer with fewer filters than weights per "
+            "filter has a singular filter covariance."
+        )
+    coords = w_vecs.T @ basis  # coordinates of each v_i in Sigma_w's eigenbasis
+    forward = np.sum(coords**2 * w_vals[:, None], axis=0)  # v_i^T Sigma_w v_i
+    inverse = np.sum(coords**2 / w_vals[:, None], axis=0)  # v_i^T Sigma_w^{-1} v_i
+    return float(np.sum(np.sqrt(forward * inverse)) - basis.shape[1])

@@ -1,0 +1,64 @@
+"""Model-level function of the mimetic MLP init::
+
+    apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None,
+                     layers=None, seed=None) -> paths
+
+The first Dense / 1x1 conv of each MLP block is found by
+:func:`keras_structinit.walker.find_mlp_kernels`.
+"""
+
+from __future__ import annotations
+
+from keras_structinit.mimetic.initializers import MeanShift, check_base
+from keras_structinit.mimetic.shift import resolve_shift
+from keras_structinit.walker import find_mlp_kernels, model_function, seed_generator
+
+__all__ = ["apply_mean_shift"]
+
+
+@model_function()
+def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None, layers=None, seed=None):
+    """Re-initializes the first layer ``W1`` of every MLP block with :class:`MeanShift`.
+
+    Each kernel is drawn anew as ``base + b`` (``mode="constant"``, Eq. 2) or
+    ``base + b_n 1^T`` with ``b_n ~ N(b, variance)`` per input
+    (``"per_input"``, Eq. 1). Only the first layers' kernels change: not their
+    biases, not the second layers, attention or the head.
+
+    Recognised without ``layers`` (:data:`keras_structinit.walker.MLP_FIRST_LAYERS`):
+    the package's ConvNeXt, hierarchical and isotropic (``{prefix}_pointwise_1``),
+    and ViT (``block_{i}_mlp_1``), keras.applications ConvNeXt
+    (``..._pointwise_conv_1``) and KerasHub's ``ViTBackbone`` (``mlp/dense_1``).
+
+    Args:
+        model: a built ``keras.Model`` (nested models are searched).
+        b, mode, variance: as in :class:`MeanShift` (``b=None``: its default).
+        base: the initializer of the unshifted kernel, as in
+            :class:`MeanShift`; ``None``: PyTorch's default uniform (the
+            paper's baseline), drawn from ``seed``. A base with an int seed
+            draws the same values for every layer of one shape.
+        layers: optional list of layer names or objects: restricts the
+            recognised layers, or names the first layers of another model's
+            MLP blocks (each a ``Dense`` or a 1x1 convolution).
+        seed: ``None``, an int (reproducible) or a ``keras.random.SeedGenerator``;
+            every layer gets different samples.
+
+    Returns:
+        The re-initialized kernel variables' paths, in model order.
+
+    Raises:
+        ValueError: no MLP block found (the message lists the names looked
+            for), or a bad ``b``, ``mode``, ``variance`` or ``base``.
+
+    Example:
+        >>> paths = apply_mean_shift(model, b=0.05, seed=0)
+        ['block_1_pointwise_1/kernel', ...]
+    """
+    resolve_shift(b, mode, variance)  # validate before walking
+    base = None if base is None else check_base(base)
+    found = find_mlp_kernels(model, layers=layers)
+    generator = seed_generator(seed)
+    init = MeanShift(base=base, b=b, mode=mode, variance=variance, seed=generator)
+    for _, kernel in found:
+        kernel.assign(init(tuple(kernel.shape), dtype=kernel.dtype))
+    return [kernel.path for _, kernel in found]
