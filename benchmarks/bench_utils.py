@@ -10,11 +10,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 BACKENDS = ("tensorflow", "jax", "torch")
+WARMUP = 2  # untimed calls before the timed ones
+MIN_REPEATS = 3  # timed calls a time budget may not cut below
 
 
 # ----------------------------------------------------------------------------
@@ -30,6 +33,39 @@ def summarize(times):
     }
 
 
+def time_calls(fn, repeats, budget=None, sync=lambda out: out, warmup=WARMUP):
+    """``warmup`` untimed calls of ``sync(fn())``, then up to ``repeats`` timed.
+
+    With a ``budget``, the number of timed calls is cut so they fit in ``budget``
+    seconds (as estimated from the last warm-up), but not below
+    ``min(MIN_REPEATS, repeats)``.
+    Returns the summary (with ``repeats`` and the warm-up times ``warmup_s``)
+    and the last output.
+    """
+    warmup_times, out = [], None
+    for _ in range(warmup):
+        start = time.perf_counter()
+        out = sync(fn())
+        warmup_times.append(time.perf_counter() - start)
+    n = repeats
+    if budget is not None and warmup_times:
+        n = max(min(MIN_REPEATS, repeats), min(repeats, int(budget // max(warmup_times[-1], 1e-9))))
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        out = sync(fn())
+        times.append(time.perf_counter() - start)
+    return {**summarize(times), "repeats": n, "warmup_s": [round(t, 6) for t in warmup_times]}, out
+
+
+def mean_std(values, spec=".2f"):
+    """``mean ± std`` (ddof 1) over seeds; a single value is shown alone, not as ``± 0``."""
+    values = np.asarray(values, dtype=float)
+    if values.size == 1:
+        return f"{values[0]:{spec}}"
+    return f"{values.mean():{spec}} ± {values.std(ddof=1):{spec}}"
+
+
 def timing_cell(stats, cap, spec, scale=1.0):
     """``stats``' median (times ``scale``) formatted with ``spec``, marked ``*`` when it
     has fewer than ``cap`` timed calls (cut by the time budget)."""
@@ -40,6 +76,27 @@ def timing_cell(stats, cap, spec, scale=1.0):
 def loadavg_cell(loadavg):
     """``"start / end"`` of a recorded 1-minute load average."""
     return f"{loadavg['start']:.2f} / {loadavg['end']:.2f}"
+
+
+def runs_table(rows, part_header, columns):
+    """The Markdown table of a benchmark's runs.
+
+    ``rows``: tuples ``(backend, part, software, entry)``, where ``software``
+    holds ``keras`` and ``backend_version`` and ``entry`` has ``date`` and
+    ``loadavg_1min``. ``columns`` (``format_table`` columns of such a tuple)
+    go between the versions and the load average.
+    """
+    from keras_structinit.reporting import format_table  # no keras import
+
+    return format_table(rows, [
+        ("Backend", lambda r: r[0]),
+        (part_header, lambda r: r[1]),
+        ("Date (UTC)", lambda r: r[3]["date"]),
+        ("Keras", lambda r: r[2]["keras"]),
+        ("Backend version", lambda r: r[2]["backend_version"]),
+        *columns,
+        ("1-min load avg (start / end)", lambda r: loadavg_cell(r[3]["loadavg_1min"])),
+    ])
 
 
 def backend_parser(description):
@@ -87,3 +144,37 @@ def run_per_backend(script, name, parse_args, run_backend, render_markdown, argv
         os.environ["KERAS_BACKEND"] = args.backend
     backend, entry = run_backend(args)
     save_results(args.out, name, backend, entry, render_markdown)
+
+
+def resumable_results(out_dir, name, config, render_markdown):
+    """``(data, save)`` of a resumable benchmark's ``<out_dir>/<name>.json``.
+
+    ``data`` holds the earlier ``runs`` (none at first), with ``config``,
+    backend, machine and versions refreshed; a file holding another
+    ``config`` exits with a message. ``save()`` stamps the time and rewrites
+    the JSON and ``<name>.md`` (``render_markdown(data)``). Call after
+    ``KERAS_BACKEND`` is set.
+    """
+    import datetime
+
+    import keras
+
+    from keras_structinit.io_utils import write_text
+    from keras_structinit.reporting import machine_info, versions
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / f"{name}.json"
+    data = json.loads(json_path.read_text()) if json_path.exists() else {}
+    if data.get("config", config) != config:
+        sys.exit(f"{name}: error: {json_path} holds runs of another configuration; move it away")
+    data.update(benchmark=name, config=config, backend=keras.backend.backend(), machine=machine_info(),
+                versions=versions())
+    data.setdefault("runs", [])
+
+    def save():
+        data["updated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        write_text(json_path, json.dumps(data, indent=2) + "\n")
+        write_text(out_dir / f"{name}.md", render_markdown(data))
+
+    return data, save

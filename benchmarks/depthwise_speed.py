@@ -49,12 +49,18 @@ import numpy as np
 from keras_structinit.reporting import Column, format_table, machine_info, versions
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import BACKENDS, backend_parser, loadavg_cell, run_per_backend, summarize, timing_cell
+from bench_utils import (
+    BACKENDS,
+    WARMUP,
+    backend_parser,
+    run_per_backend,
+    runs_table,
+    time_calls,
+    timing_cell,
+)
 
 NAME = "depthwise_speed"
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-WARMUP = 2
-MIN_REPEATS = 3
 MODES = {"forward": "forward", "forward_backward": "fwd+bwd", "frozen": "fwd+bwd frozen"}
 IMPLEMENTATIONS = ("stock", "auto", "shifted", "native")
 REFERENCE = "torch native NCHW"
@@ -96,29 +102,6 @@ def parse_args(argv=None):
     if min(args.repeats, args.model_repeats) < 1 or min(args.kernel_sizes) < 1:
         parser.error("--repeats, --model-repeats and --kernel-sizes must be >= 1")
     return args
-
-
-# ----------------------------------------------------------------------------
-# Timing
-# ----------------------------------------------------------------------------
-def time_calls(fn, repeats, budget, sync=lambda out: out):
-    """``WARMUP`` untimed calls of ``sync(fn())``, then up to ``repeats`` timed.
-
-    The number of timed calls is cut so they fit in ``budget`` seconds (as
-    estimated from the last warm-up), but not below ``min(MIN_REPEATS, repeats)``.
-    Returns the summary and the last output.
-    """
-    for _ in range(WARMUP):
-        start = time.perf_counter()
-        out = sync(fn())
-        last = time.perf_counter() - start
-    n = max(min(MIN_REPEATS, repeats), min(repeats, int(budget // max(last, 1e-9))))
-    times = []
-    for _ in range(n):
-        start = time.perf_counter()
-        out = sync(fn())
-        times.append(time.perf_counter() - start)
-    return {**summarize(times), "repeats": n}, out
 
 
 def _leaves(out):
@@ -483,16 +466,10 @@ def _model_table(results):
 def _runs_table(results):
     rows = [(backend, part, entry["software"], entry[part])
             for backend, entry in results.items() for part in ("op", "model") if part in entry]
-    return format_table(rows, [
-        ("Backend", lambda r: r[0]),
-        ("Part", lambda r: r[1]),
-        ("Date (UTC)", lambda r: r[3]["date"]),
-        ("Keras", lambda r: r[2]["keras"]),
-        ("Backend version", lambda r: r[2]["backend_version"]),
+    return runs_table(rows, "Part", [
         ("Repeats", lambda r: r[3]["config"]["repeats"], "", "right"),
         ("Budget s", lambda r: r[3]["config"]["budget_s"], "g", "right"),
         ("Run time s", lambda r: r[3]["elapsed_s"], ".0f", "right"),
-        ("1-min load avg (start / end)", lambda r: loadavg_cell(r[3]["loadavg_1min"])),
     ])
 
 

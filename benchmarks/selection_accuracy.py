@@ -41,6 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
+# Run as a script, this file's directory is on sys.path (no keras import here).
+from bench_utils import mean_std
+
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
 NAME = "selection_accuracy"
@@ -166,11 +169,6 @@ def linear_probe(model, train, held_out, epochs, seed):
     return float(probe.evaluate((f_val - mu) / sigma, held_out[1], verbose=0)[1])
 
 
-def _mean_std(values):
-    """``mean ± std`` (ddof 1) over seeds; a single seed is shown alone, not as ``± 0``."""
-    return f"{values.mean():.2f} ± {values.std(ddof=1):.2f}" if len(values) > 1 else f"{values[0]:.2f}"
-
-
 def _describe(variant):
     options = ", ".join(f"{k}={v}" for k, v in (VARIANTS[variant] or {}).items()) or "(timm init)"
     mode = DISTILLED.get(variant)
@@ -208,8 +206,8 @@ def render_markdown(data):
             {
                 "variant": variant,
                 "options": _describe(variant),
-                "fine-tuned": _mean_std(acc),
-                "probe": _mean_std(probe),
+                "fine-tuned": mean_std(acc),
+                "probe": mean_std(probe),
                 "n": len(runs),
                 "paper": PAPER.get(variant, ""),
             }

@@ -1,0 +1,269 @@
+#!/usr/bin/env python
+"""Data-aligned init on CIFAR-10: the paper's SimpleCNN after 100 and 1000 SGD iterations (issue 15).
+
+Maennel et al. (NeurIPS 2020, App. E.3, Tables 2, 4 and 5) initialize the
+first L conv layers of a small CNN from the leading eigenvectors of the
+patch covariance of their input and report faster early training. Here, per
+seed and variant, ``simple-cnn-e3`` (three 3x3 convs of 16 filters with ReLU,
+one 3x3 max-pool with stride 2, Dense 512, the head; He-normal weights, zero
+biases) is built, its first L convs are re-initialized by
+``keras_structinit.alignment.align_conv_layers`` measured on a fixed random
+subset of the training images (each layer on the activations of the aligned
+layers before it), then it is trained with the paper's recipe (App. A.3)
+through ``recipes.fit_cifar``: plain SGD with momentum 0.9, batch 256,
+learning rate 0.002 divided by 3 at 1/3 and 2/3 of the run, no weight decay,
+no augmentation (no crop, no flip), inputs scaled to [-1, 1]. One run lasts
+the largest ``--iterations``; accuracy on the held-out images and on a fixed
+5,000-image subset of the training images is measured at each of
+``--iterations`` (snapshots of that one run: the schedule is the longest
+run's).
+
+Variants: ``default`` (no aligned layer), ``aligned_1``..``aligned_3`` (the
+16 leading eigenvectors, flat ``tau = 1``: Table 2), ``smallest_1`` (the 16
+smallest, the paper's control: Table 5) and ``sampled_1`` (filters sampled
+from ``N(0, sum_i e_i e_i^T / 16)``: Table 4's form, scaled so that a filter's
+expected squared norm is 1 like an eigenvector's). The data: the shared
+CIFAR-10 training split with a stratified 10% held out (seed 0). The App.
+D.1 spectrum (5x5 patches of 30,000 images in [-1, 1]) is recorded beside.
+
+Results are written after every run (``--out``/alignment_accuracy.json and
+.md); a re-run skips finished (variant, seed) pairs, so the script can be
+stopped and resumed.
+
+Usage::
+
+    python benchmarks/alignment_accuracy.py --backend torch
+    python benchmarks/alignment_accuracy.py --iterations 4 8 --train-size 512 --align-images 256 \\
+        --seeds 0 --out /tmp/alignment_smoke                      # a smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+# Run as a script, this file's directory is on sys.path (no keras import here).
+from bench_utils import mean_std, resumable_results
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
+NAME = "alignment_accuracy"
+
+# variant -> align_conv_layers options (None: the model's own He-normal init).
+VARIANTS = {
+    "default": None,
+    "aligned_1": {"num_layers": 1},
+    "aligned_2": {"num_layers": 2},
+    "aligned_3": {"num_layers": 3},
+    "smallest_1": {"num_layers": 1, "components": "smallest"},
+    "sampled_1": {"num_layers": 1, "mode": "sample", "scale": 0.25},
+}
+# The paper's numbers beside ours (Table 2: 0-3 aligned layers; Table 5: the
+# smallest eigenvectors). Table 4 (sampled filters) is not transcribed here.
+PAPER = {
+    "default": {100: ".31", 1000: ".53"},
+    "aligned_1": {100: ".29", 1000: ".55"},
+    "aligned_2": {100: ".37", 1000: ".56"},
+    "aligned_3": {100: ".44", 1000: ".59"},
+    "smallest_1": {100: ".15"},
+}
+PAPER_D1_SPECTRUM = [12.3, 1.45, 1.18, 1.06, 0.37, 0.32, 0.28, 0.23, 0.128, 0.126, 0.115, 0.096]
+RECIPE = {
+    "batch_size": 256,
+    "learning_rate": 0.002,
+    "optimizer": "sgd_momentum",
+    "weight_decay": 0.0,
+    "schedule": "step",
+    "rand_augment": None,
+    "pad": 0,
+    "flip": False,
+    "normalization": "symmetric",
+}
+TRAIN_PROBE = 5000  # training images whose accuracy is measured at each checkpoint
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help="CIFAR-10 training images (zip/dir/npz)")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--iterations", type=int, nargs="+", default=[100, 1000],
+                        help="checkpoints (SGD steps) of one run of max(ITERATIONS) steps")
+    parser.add_argument("--train-size", type=int, default=None, help="training images (default: all 45,000)")
+    parser.add_argument("--align-images", type=int, default=10_000,
+                        help="training images whose patch covariance aligns the layers")
+    parser.add_argument("--spectrum-images", type=int, default=30_000, help="images of the App. D.1 spectrum")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=list(VARIANTS))
+    parser.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    args = parser.parse_args(argv)
+    if not args.data.exists():
+        parser.exit(2, f"{NAME}: error: --data {str(args.data)!r} does not exist\n")
+    if min(args.iterations) < 1:
+        parser.exit(2, f"{NAME}: error: --iterations must be positive\n")
+    return args
+
+
+def scaled(x):
+    """uint8 images to [-1, 1], as the recipe's ``normalization="symmetric"``."""
+    return (x / 127.5 - 1.0).astype("float32")
+
+
+def d1_spectrum(x, count):
+    """Top eigenvalues of the covariance of 5x5 patches of ``count`` random images in [-1, 1]."""
+    from keras_structinit.alignment import patch_covariance
+
+    pick = np.sort(np.random.default_rng(0).choice(len(x), min(count, len(x)), replace=False))
+    start = time.perf_counter()
+    eigvals, _ = patch_covariance((x[pick[i : i + 256]] / 127.5 - 1.0 for i in range(0, len(pick), 256)), 5)
+    return {"images": len(pick), "eigvals": [round(float(v), 4) for v in eigvals[:12]],
+            "seconds": round(time.perf_counter() - start, 1)}
+
+
+def checkpoint_callback(steps_per_epoch, iterations, probe, held_out):
+    """A callback measuring train-probe and held-out accuracy when a checkpoint's epoch ends."""
+    import keras
+
+    def accuracy(model, data):
+        logits = model.predict(scaled(data[0]), batch_size=500, verbose=0)
+        return float(np.mean(logits.argmax(-1) == data[1]))
+
+    class Checkpoints(keras.callbacks.Callback):
+        def __init__(self):
+            super().__init__()
+            self.results = {}
+
+        def on_epoch_end(self, epoch, logs=None):
+            step = (epoch + 1) * steps_per_epoch
+            if step in iterations:
+                result = {"train": accuracy(self.model, probe), "test": accuracy(self.model, held_out)}
+                self.results[str(step)] = result
+                print(f"  {step} iterations: train {result['train']:.4f}, test {result['test']:.4f}",
+                      flush=True)
+
+    return Checkpoints()
+
+
+def run_one(variant, seed, train, held_out, align_images, iterations):
+    import keras
+
+    import keras_structinit as ks
+
+    keras.utils.set_random_seed(seed)
+    model = ks.models.build_model("simple-cnn-e3")
+    start = time.perf_counter()
+    paths = []
+    if VARIANTS[variant] is not None:
+        paths = ks.align_conv_layers(model, align_images, seed=seed, **VARIANTS[variant])
+    align_seconds = time.perf_counter() - start
+    steps = math.gcd(*iterations)
+    probe = np.random.default_rng(seed).choice(len(train[0]), min(TRAIN_PROBE, len(train[0])), replace=False)
+    checkpoints = checkpoint_callback(steps, iterations, (train[0][probe], train[1][probe]), held_out)
+    start = time.perf_counter()
+    ks.recipes.fit_cifar(model, train, max(iterations) // steps, steps_per_epoch=steps, seed=seed,
+                         callbacks=[checkpoints], verbose=0, num_classes=10, **RECIPE)
+    return {"variant": variant, "seed": seed, "aligned": paths, "align_time_s": round(align_seconds, 2),
+            "train_time_s": round(time.perf_counter() - start, 1), "accuracy": checkpoints.results}
+
+
+def render_markdown(data):
+    from keras_structinit.reporting import format_table
+
+    cfg = data["config"]
+    iterations = cfg["iterations"]
+    lines = [
+        "# Data-aligned init on CIFAR-10 (issue 15)",
+        "",
+        f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.",
+        "",
+        "Model: `simple-cnn-e3` (Maennel et al., App. E.3). Recipe (App. A.3) through `fit_cifar`: "
+        + ", ".join(f"{k}={v}" for k, v in cfg["recipe"].items())
+        + f". Data: {cfg['data']}, {cfg['held_out']}; {cfg['train_size']} training images. Alignment "
+        f"measured on {cfg['align_images']} random training images. Accuracy after {iterations} SGD "
+        f"iterations of one {max(iterations)}-iteration run: held-out (test) and a fixed "
+        f"{min(TRAIN_PROBE, cfg['train_size'])}-image training subset (train); seeds {data['seeds']}; "
+        "mean ± std.",
+        "",
+    ]
+    columns = [("init", "variant"), ("options", "options")]
+    for it in iterations:
+        columns += [(f"train @{it}", f"train_{it}"), (f"test @{it}", f"test_{it}")]
+    columns += [("seeds", "n")] + [(f"paper test @{it}", f"paper_{it}") for it in (100, 1000)]
+    rows = []
+    for variant in VARIANTS:
+        runs = [r for r in data["runs"] if r["variant"] == variant]
+        if not runs:
+            continue
+        row = {"variant": variant, "n": len(runs),
+               "options": ", ".join(f"{k}={v}" for k, v in (VARIANTS[variant] or {}).items()) or "He-normal"}
+        for it in iterations:
+            for split in ("train", "test"):
+                values = [r["accuracy"][str(it)][split] for r in runs if str(it) in r["accuracy"]]
+                row[f"{split}_{it}"] = mean_std(values, ".3f") if values else ""
+        for it in (100, 1000):
+            row[f"paper_{it}"] = PAPER.get(variant, {}).get(it, "")
+        rows.append(row)
+    lines += [format_table(rows, columns), ""]
+    spectrum = data.get("spectrum")
+    if spectrum:
+        lines += [
+            f"App. D.1 spectrum (5x5 patches of {spectrum['images']} training images in [-1, 1], centred, "
+            f"{spectrum['seconds']} s):",
+            "",
+            format_table(
+                [{"k": i + 1, "ours": v, "paper": p}
+                 for i, (v, p) in enumerate(zip(spectrum["eigvals"], PAPER_D1_SPECTRUM, strict=True))],
+                (("k", "k"), ("ours", "ours"), ("paper", "paper")),
+            ),
+            "",
+        ]
+    return "\n".join(lines + [f"- {note}" for note in data.get("notes", [])] + [""])
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.backend:
+        os.environ["KERAS_BACKEND"] = args.backend
+    from keras_structinit.datasets import load_cifar
+
+    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
+    config = {
+        "iterations": sorted(args.iterations),
+        "train_size": len(train[0]),
+        "align_images": min(args.align_images, len(train[0])),
+        "recipe": dict(RECIPE),
+        "data": str(args.data),
+        "held_out": "stratified 10% of the training split, seed 0",
+    }
+    data, save = resumable_results(args.out, NAME, config, render_markdown)
+    data["seeds"] = args.seeds
+    data.setdefault("notes", [
+        "One run per (variant, seed); the accuracies at the smaller iteration counts are snapshots of it, "
+        "so their learning rate follows the longest run's schedule.",
+        "sampled_1 scales the samples by 1/4 (expected squared filter norm 1, as an eigenvector's).",
+    ])
+    print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)
+    if "spectrum" not in data:
+        data["spectrum"] = d1_spectrum(train[0], args.spectrum_images)
+        print(f"App. D.1 spectrum: {data['spectrum']['eigvals']}", flush=True)
+        save()
+    pick = np.sort(np.random.default_rng(0).choice(len(train[0]), config["align_images"], replace=False))
+    align_images = scaled(train[0][pick])
+    done = {(r["variant"], r["seed"]) for r in data["runs"]}
+    for seed in args.seeds:
+        for variant in args.variants:
+            if (variant, seed) in done:
+                continue
+            print(f"[{variant} seed {seed}]", flush=True)
+            data["runs"].append(run_one(variant, seed, train, held_out, align_images, config["iterations"]))
+            save()
+    print(render_markdown(data))
+
+
+if __name__ == "__main__":
+    main()

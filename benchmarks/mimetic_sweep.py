@@ -1,0 +1,264 @@
+#!/usr/bin/env python
+"""Mimetic MLP init on CIFAR-10: a sweep of the mean shift b, and ConvCovariance alone / mean shift / both.
+
+The paper's setup (Trockman & Kolter, "Mimetic Initialization of MLPs") is
+the isotropic ConvNeXt-256/8 (kernel 7, patch 2) and a depth-8 tiny ViT
+(192 wide, 3 heads, patch 2) trained on CIFAR-10 with the covariance paper's
+pipeline: AdamW lr 0.01, weight decay 0.01, the triangular schedule,
+RandAugment. This script runs it at a CPU-sized width and budget, through
+``recipes.fit_cifar``, on the shared CIFAR-10 training split with its own
+held-out split (a stratified 10%, seed 0; the first ``--train-size`` of the
+rest, seed 0, are trained on).
+
+Variants, per model (``convnext``: the package's isotropic ConvNeXt; ``vit``:
+its ViT):
+
+* ``default``: the builder's own init (timm's ``N(0, 0.02^2)``, zero biases);
+* ``mean-shift:B`` for every ``B`` of ``--b-values``: the MLP blocks get the
+  paper's baseline, PyTorch's default init of both layers' kernels *and*
+  biases, then ``apply_mean_shift(b=B)`` (``W1 = U[-1/sqrt(d), 1/sqrt(d)] + B``).
+  ``mean-shift:0`` is that baseline itself;
+* ConvNeXt only: ``conv-cov`` (``apply_conv_covariance`` on the depthwise
+  convs, PyTorch-default MLPs) and ``conv-cov+mean-shift:B`` for every ``B``
+  of ``--combo-b``.
+
+Each ``--epochs`` value is a complete run with its own full schedule (not a
+snapshot of a longer run). Results are written after every run
+(``--out``/mimetic_sweep.json and .md: held-out accuracy mean ± std over
+seeds, per model, epochs and variant, and the ``b`` with the best mean
+accuracy over all (model, epochs) cells); a re-run skips finished runs, so
+the script can be stopped, resumed and extended with more seeds, epochs or
+values of ``b``.
+
+Deviations forced by two CPU cores (all options): width ``--dim`` 64 instead
+of 256 (the ViT: ``--vit-dim`` 96), ``--train-size`` 10,000 images, batch
+128 instead of 512 with the learning rate scaled by the square root of the
+batch ratio (AdamW: 0.01 -> 0.005), a few epochs.
+
+Usage::
+
+    python benchmarks/mimetic_sweep.py --backend torch                     # the sweep, 3 seeds
+    python benchmarks/mimetic_sweep.py --train-size 200 --epochs 1 --seeds 0 --dim 16 --depth 2 \\
+        --vit-dim 24 --vit-depth 2 --b-values 0 0.05 --out /tmp/mimetic_smoke   # a smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench_utils import mean_std, resumable_results
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
+NAME = "mimetic_sweep"
+MODELS = ("convnext", "vit")
+B_VALUES = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2)
+
+
+def parse_args(argv=None):
+    from keras_structinit.mimetic import DEFAULT_B
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help="CIFAR-10 training images (zip/dir/npz)")
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
+    parser.add_argument("--dim", type=int, default=64, help="ConvNeXt width (paper: 256)")
+    parser.add_argument("--depth", type=int, default=8, help="ConvNeXt blocks (paper: 8)")
+    parser.add_argument("--kernel-size", type=int, default=7)
+    parser.add_argument("--patch-size", type=int, default=2, help="both models (paper: 2)")
+    parser.add_argument("--vit-dim", type=int, default=96, help="ViT width (paper: 192)")
+    parser.add_argument("--vit-depth", type=int, default=8, help="ViT blocks (paper: 8)")
+    parser.add_argument("--vit-heads", type=int, default=3, help="ViT heads (paper: 3)")
+    parser.add_argument("--train-size", type=int, default=10000)
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--lr", type=float, default=0.005,
+                        help="peak AdamW learning rate (paper: 0.01 at batch 512)")
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--epochs", type=int, nargs="+", default=[2, 5], help="one complete run per value")
+    parser.add_argument("--b-values", type=float, nargs="+", default=list(B_VALUES))
+    parser.add_argument("--combo-b", type=float, nargs="+", default=[DEFAULT_B],
+                        help="b of the ConvNeXt conv-cov+mean-shift runs")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    args = parser.parse_args(argv)
+    if not args.data.exists():
+        parser.exit(2, f"{NAME}: error: --data {str(args.data)!r} does not exist\n")
+    return args
+
+
+def variants(model, args):
+    """The variant names run for ``model``, in table order."""
+    names = ["default"] + [f"mean-shift:{b:g}" for b in args.b_values]
+    if model == "convnext":
+        names += ["conv-cov"] + [f"conv-cov+mean-shift:{b:g}" for b in args.combo_b]
+    return names
+
+
+def build(model, config):
+    import keras_structinit as ks
+
+    if model == "convnext":
+        c = config["convnext"]
+        return ks.models.convnext_isotropic(c["dim"], c["depth"], kernel_size=c["kernel_size"],
+                                            patch_size=c["patch_size"])
+    c = config["vit"]
+    return ks.models.vit(c["patch_size"], c["dim"], c["depth"], c["heads"])
+
+
+def torch_default_mlps(model, seed):
+    """The paper's baseline on every MLP block: both layers' kernels and biases PyTorch's default."""
+    from keras_structinit.initializers import TorchDefaultUniform
+    from keras_structinit.walker import find_mlp_kernels, seed_generator
+
+    generator = seed_generator(seed)
+    for first, _ in find_mlp_kernels(model):
+        second = model.get_layer(first.name.replace("pointwise_1", "pointwise_2").replace("mlp_1", "mlp_2"))
+        for layer in (first, second):
+            fan_in = layer.kernel.shape[0]
+            layer.kernel.assign(TorchDefaultUniform(seed=generator)(tuple(layer.kernel.shape)))
+            layer.bias.assign(TorchDefaultUniform(fan_in=fan_in, seed=generator)(tuple(layer.bias.shape)))
+
+
+def initialize(model, variant, seed):
+    """Applies ``variant`` (see the module docstring) to a freshly built ``model``."""
+    import keras_structinit as ks
+    from keras_structinit.mimetic import shift_seed
+
+    if variant == "default":
+        return
+    torch_default_mlps(model, seed)
+    if variant.startswith("conv-cov"):
+        ks.apply_conv_covariance(model, seed=seed)
+    if "mean-shift:" in variant:
+        ks.apply_mean_shift(model, b=float(variant.rsplit(":", 1)[1]), seed=shift_seed(seed))
+
+
+def best_b(runs):
+    """``(b, gain)``: the swept ``b`` whose mean accuracy minus the ``b = 0`` baseline's, averaged over
+    the (model, epochs) cells that have both, is largest; ``None`` before any such pair is done."""
+    cells = {}
+    for r in runs:
+        if r["variant"].startswith("mean-shift:"):
+            cell = cells.setdefault((r["model"], r["epochs"]), {})
+            cell.setdefault(r["variant"], []).append(r["val_accuracy"])
+    gains = {}
+    for accs in cells.values():
+        if "mean-shift:0" not in accs:
+            continue
+        base = np.mean(accs["mean-shift:0"])
+        for variant, values in accs.items():
+            if variant != "mean-shift:0":
+                gains.setdefault(variant, []).append(np.mean(values) - base)
+    if not gains:
+        return None
+    variant = max(gains, key=lambda v: np.mean(gains[v]))
+    return float(variant.split(":")[1]), float(np.mean(gains[variant]))
+
+
+def render_markdown(data):
+    from keras_structinit.reporting import format_table
+
+    cfg = data["config"]
+    lines = [
+        "# Mimetic MLP init on CIFAR-10 (issue 14)",
+        "",
+        f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.",
+        "",
+        f"Models: isotropic ConvNeXt {cfg['convnext']}, ViT {cfg['vit']}. Trained on {cfg['train_size']} "
+        f"images, accuracy on {data.get('held_out_size', 0):,} held-out images ({cfg['held_out']}). "
+        f"Recipe: fit_cifar (AdamW lr {cfg['lr']}, weight decay {cfg['weight_decay']}, "
+        f"batch {cfg['batch_size']}, triangular schedule, RandAugment 2 ops at 0.4, "
+        "crop + flip); every epochs value is a complete run with its own schedule. Seeds: "
+        f"{sorted({r['seed'] for r in data['runs']})}.",
+        "",
+    ]
+    for model in MODELS:
+        for epochs in sorted({r["epochs"] for r in data["runs"] if r["model"] == model}):
+            runs = [r for r in data["runs"] if r["model"] == model and r["epochs"] == epochs]
+            order = list(dict.fromkeys(r["variant"] for r in runs))
+            order.sort(key=lambda v: (not v == "default", v.startswith("conv-cov"),
+                                      float(v.rsplit(":", 1)[1]) if ":" in v else -1.0))
+            rows = []
+            for variant in order:
+                done = [r for r in runs if r["variant"] == variant]
+                rows.append({
+                    "variant": variant + (" (PyTorch-default MLPs)" if variant == "mean-shift:0" else ""),
+                    "acc": mean_std([100 * r["val_accuracy"] for r in done]),
+                    "n": len(done),
+                    "time": f"{np.mean([r['train_time_s'] for r in done]) / 60:.1f}",
+                })
+            lines += [f"## {model}, {epochs} epochs", "", format_table(rows, (
+                ("init", "variant"), ("held-out acc. % (mean ± std)", "acc"), ("seeds", "n"),
+                ("train min / run", "time"))), ""]
+    best = best_b(data["runs"])
+    if best is not None:
+        lines.append(f"Best swept b (largest mean gain over b = 0, averaged over the model x epochs cells): "
+                     f"b = {best[0]:g} ({best[1] * 100:+.2f} points).")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.backend:
+        os.environ["KERAS_BACKEND"] = args.backend
+    import keras
+
+    from keras_structinit import recipes
+    from keras_structinit.datasets import load_cifar
+    from keras_structinit.recipes.progress import ProgressLog
+
+    config = {
+        "convnext": {"dim": args.dim, "depth": args.depth, "kernel_size": args.kernel_size,
+                     "patch_size": args.patch_size},
+        "vit": {"dim": args.vit_dim, "depth": args.vit_depth, "heads": args.vit_heads,
+                "patch_size": args.patch_size},
+        "train_size": args.train_size,
+        "batch_size": args.batch_size,
+        "lr": args.lr,
+        "weight_decay": args.weight_decay,
+        "data": str(args.data),
+        "held_out": "stratified 10% of the training split, seed 0",
+    }
+    data, save = resumable_results(args.out, NAME, config, render_markdown)
+    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
+    data["held_out_size"] = len(held_out[0])
+    print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)
+    done = {(r["model"], r["variant"], r["epochs"], r["seed"]) for r in data["runs"]}
+    for epochs in args.epochs:
+        for seed in args.seeds:
+            for model_name in args.models:
+                for variant in variants(model_name, args):
+                    if (model_name, variant, epochs, seed) in done:
+                        continue
+                    keras.utils.set_random_seed(seed)
+                    model = build(model_name, config)
+                    initialize(model, variant, seed)
+                    start = time.perf_counter()
+                    history = recipes.fit_cifar(
+                        model, train, epochs, batch_size=args.batch_size, learning_rate=args.lr,
+                        weight_decay=args.weight_decay, validation_data=held_out, seed=seed,
+                        callbacks=[ProgressLog()], verbose=0,
+                    )
+                    seconds = time.perf_counter() - start
+                    acc = float(history.history["val_accuracy"][-1])
+                    print(f"[{model_name} {variant} {epochs} epochs seed {seed}] held-out accuracy {acc:.4f} "
+                          f"after {seconds / 60:.1f} min", flush=True)
+                    data["runs"].append({
+                        "model": model_name, "variant": variant, "epochs": epochs, "seed": seed,
+                        "val_accuracy": acc, "train_time_s": seconds,
+                        "val_accuracy_per_epoch": [float(v) for v in history.history["val_accuracy"]],
+                    })
+                    save()
+    save()
+    print(render_markdown(data))
+
+
+if __name__ == "__main__":
+    main()
