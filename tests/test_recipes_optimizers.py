@@ -44,7 +44,7 @@ def test_matches_torch_sgd_with_coupled_weight_decay(nesterov):
 
 
 def test_arguments_are_checked():
-    with pytest.raises(ValueError, match="`l2` must be >= 0"):
+    with pytest.raises(ValueError, match="`l2` must be a finite number >= 0"):
         TorchSGD(l2=-1.0)
     with pytest.raises(ValueError, match="TorchSGD's decay is `l2`"):
         TorchSGD(weight_decay=0.1)

@@ -25,9 +25,10 @@ from keras_structinit.io_utils import write_json, write_text
 from keras_structinit.mimetic import DEFAULT_B, shift_seed
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
-from keras_structinit.recipes.data import check_rand_augment, imagenet_source, input_normalization
+from keras_structinit.recipes.data import check_rand_augment, imagenet_source
 from keras_structinit.recipes.distill import fit_distill
 from keras_structinit.recipes.progress import CSVLogger, progress_callbacks
+from keras_structinit.recipes.training import channel_normalizer
 from keras_structinit.reporting import format_table, machine_info, versions
 from keras_structinit.walker import find_kernels
 
@@ -315,7 +316,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
         from keras_structinit.selection.teachers import load_teacher
 
         teacher = load_teacher(distill_from)
-    parse_model_name(model)
+    family, _ = parse_model_name(model)
     init_spec = parse_init(init)
     model_kwargs = dict(model_kwargs or {})
     if not isinstance(data, TrainingData):
@@ -340,7 +341,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     align_images = None
     if init_spec[0] == "data-aligned":
         align_images = _alignment_images(data.train[0], options.get("normalization", "channel"), seed)
-    lc_model = parse_model_name(model)[0] == "lcresnet"
+    lc_model = family == "lcresnet"
     if lc_model:  # the LC blocks freeze their own spatial kernels (kept frozen in the .keras config)
         model_kwargs["frozen"] = bool(frozen)
 
@@ -430,8 +431,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
 def _alignment_images(x, normalization, seed, count=ALIGN_IMAGES):
     """A seeded random ``count`` of the uint8 training images, normalized as :func:`cifar.fit_cifar` does."""
     pick = np.sort(np.random.default_rng(seed).choice(len(x), min(count, len(x)), replace=False))
-    mean, std = input_normalization(x, normalization)
-    return ((x[pick] / 255.0 - np.asarray(mean)) / np.asarray(std)).astype("float32")
+    return channel_normalizer(x, normalization)(x[pick])
 
 
 def _write_interrupted(out, config, data, epoch_logs, epochs, seconds):

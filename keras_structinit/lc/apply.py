@@ -180,7 +180,7 @@ def fold_model(model):
     folded = keras.models.clone_model(model, clone_function=clone, recursive=True)
     for old, new in pairs:
         if isinstance(old, LCConv2D):
-            weights = [old.fold().astype(_to_numpy(new.kernel).dtype)]
+            weights = [old.fold().astype(new.kernel.dtype)]
             if old.use_bias:
                 weights.append(_to_numpy(old.bias))
             new.set_weights(weights)

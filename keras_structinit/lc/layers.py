@@ -33,15 +33,12 @@ PADDINGS = ("same", "valid")
 
 def _pair(value, name):
     """An int ``v`` as ``(v, v)``, or a pair of positive ints, as a tuple."""
-    if isinstance(value, (tuple, list)):
-        value = validation.positive_ints(value, name)
-        if len(value) != 2:
-            raise ValueError(
-                f"`{name}` must be a positive int or a pair of positive ints. Received: {name}={value}"
-            )
-        return value
-    value = validation.positive_int(value, name)
-    return (value, value)
+    value = validation.kernel_size(value, name)
+    if len(value) != 2:
+        raise ValueError(
+            f"`{name}` must be a positive int or a pair of positive ints. Received: {name}={value}"
+        )
+    return value
 
 
 def _serialize_shared(obj):

@@ -50,9 +50,7 @@ class TorchSGD(keras.optimizers.SGD):
         kwargs.pop("weight_decay", None)
         super().__init__(learning_rate=learning_rate, momentum=momentum, nesterov=nesterov, name=name,
                          **kwargs)
-        self.l2 = validation.finite_float(l2, "l2")
-        if self.l2 < 0:
-            raise ValueError(f"`l2` must be >= 0 (PyTorch's weight_decay). Received: l2={l2!r}")
+        self.l2 = validation.non_negative_float(l2, "l2")
 
     def update_step(self, gradient, variable, learning_rate):
         if self.l2:

@@ -8,15 +8,16 @@ import keras
 import numpy as np
 
 from keras_structinit import validation
-from keras_structinit.recipes.data import channel_stats
+from keras_structinit.recipes.data import input_normalization
 from keras_structinit.recipes.devices import accelerator, device_setup, resolve_precision
 from keras_structinit.recipes.optimizers import make_optimizer
 from keras_structinit.recipes.schedules import warmup_cosine
 
 
-def channel_normalizer(x):
-    """``f(images) = (images / 255 - mean) / std`` with :func:`channel_stats` of uint8 ``x`` (NumPy)."""
-    mean, std = (np.array(v) for v in channel_stats(x))
+def channel_normalizer(x, normalization="channel"):
+    """``f(images) = (images / 255 - mean) / std`` with the :func:`input_normalization` of uint8 ``x``
+    (NumPy; ``"channel"``: its per-channel statistics, ``"symmetric"``: [-1, 1])."""
+    mean, std = (np.array(v) for v in input_normalization(x, normalization))
 
     def normalize(images):
         return ((images.astype("float32") / 255.0 - mean) / std).astype("float32")
