@@ -22,8 +22,10 @@ upsampled ones, far fewer epochs, batch 128 instead of 512, no mixup/cutmix
 or random erasing (short runs).
 
 Results are written after every run (``--out``/selection_accuracy.json and
-.md); a re-run skips finished (variant, seed) pairs, so the script can be
-stopped and resumed.
+.md); a re-run skips finished (variant, seed, teacher) runs, so the script can be
+stopped and resumed. The teacher's ``.keras`` file is not committed: where it is
+missing the teacher is trained again (same seed and recipe) and recorded under
+a new id, with its own accuracy; each run names the teacher it used.
 
 Usage::
 
@@ -175,18 +177,47 @@ def _describe(variant):
     return options + (f" + {'logit' if mode == 'logits' else 'feature'} distillation" if mode else "")
 
 
+def uses_teacher(variant):
+    return VARIANTS[variant] is not None or variant in DISTILLED
+
+
+def teacher_id(run):
+    """The teacher a run used; runs recorded before teachers had ids used the first one, "A"."""
+    return run.get("teacher_id", "A")
+
+
+def teachers_of(data):
+    """id -> record of every teacher trained for these results (the first one was stored as "teacher")."""
+    teachers = dict(data.get("teachers", {}))
+    if "teacher" in data:
+        teachers.setdefault("A", data["teacher"])
+    return teachers
+
+
+def fingerprint(model):
+    """SHA-256 of every weight of ``model``, in order: which teacher a run used."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for weight in model.get_weights():
+        digest.update(np.ascontiguousarray(weight).tobytes())
+    return digest.hexdigest()
+
+
 def render_markdown(data):
     from keras_structinit.reporting import format_table
 
-    cfg, teacher = data["config"], data.get("teacher", {})
-    lines = [
-        "# Weight selection on CIFAR-10 (issue 11)",
-        "",
-        f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.",
-        "",
-        f"Teacher: ViT {cfg['teacher']} (patch {cfg['patch_size']}), trained {cfg['teacher_epochs']} epochs "
-        f"on 45,000 images: held-out accuracy {teacher.get('val_accuracy', float('nan')):.4f} "
-        f"in {teacher.get('train_time_s', 0) / 60:.1f} min.",
+    cfg = data["config"]
+    lines = ["# Weight selection on CIFAR-10 (issues 11 and 12)", "",
+             f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.", ""]
+    for tid, teacher in sorted(teachers_of(data).items()):
+        lines.append(
+            f"Teacher {tid}: ViT {cfg['teacher']} (patch {cfg['patch_size']}), trained "
+            f"{cfg['teacher_epochs']} epochs on 45,000 images (seed 0): held-out accuracy "
+            f"{teacher['val_accuracy']:.4f} in {teacher['train_time_s'] / 60:.1f} min. "
+            + teacher.get("note", "")
+        )
+    lines += [
         f"Students: ViT {cfg['student']}, fine-tuned {cfg['student_epochs']} epochs on "
         f"{cfg['student_train_size']} images; accuracy on the 5,000 held-out images; seeds {data['seeds']}.",
         "Recipe (both): "
@@ -196,27 +227,31 @@ def render_markdown(data):
         "",
     ]
     rows = []
+    teacher_ids = sorted(teachers_of(data))
     for variant in VARIANTS:
-        runs = [r for r in data["runs"] if r["variant"] == variant]
-        if not runs:
-            continue
-        acc = np.array([r["val_accuracy"] for r in runs]) * 100
-        probe = np.array([r["probe_accuracy"] for r in runs]) * 100
-        rows.append(
-            {
-                "variant": variant,
-                "options": _describe(variant),
-                "fine-tuned": mean_std(acc),
-                "probe": mean_std(probe),
-                "n": len(runs),
-                "paper": PAPER.get(variant, ""),
-            }
-        )
+        for tid in teacher_ids:
+            runs = [r for r in data["runs"] if r["variant"] == variant and teacher_id(r) == tid]
+            if not runs:
+                continue
+            acc = np.array([r["val_accuracy"] for r in runs]) * 100
+            probe = np.array([r["probe_accuracy"] for r in runs]) * 100
+            rows.append(
+                {
+                    "variant": variant,
+                    "teacher": tid if uses_teacher(variant) else "-",
+                    "options": _describe(variant),
+                    "fine-tuned": mean_std(acc),
+                    "probe": mean_std(probe),
+                    "n": len(runs),
+                    "paper": PAPER.get(variant, ""),
+                }
+            )
     lines.append(
         format_table(
             rows,
             (
                 ("init", "variant"),
+                ("teacher", "teacher"),
                 ("selection options", "options"),
                 ("held-out acc. % (mean ± std)", "fine-tuned"),
                 ("linear probe % ", "probe"),
@@ -285,7 +320,10 @@ def main(argv=None):
     train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0)
     print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)
 
+    teachers = teachers_of(data)
     if not teacher_path.exists():
+        # The .keras file is not committed: a later machine trains the teacher again (same seed and
+        # recipe) under a new id, and the runs it teaches say which teacher they had.
         keras.utils.set_random_seed(0)
         t = config["teacher"]
         teacher = _vit(t["dim"], t["depth"], t["heads"], args.patch_size)
@@ -295,23 +333,35 @@ def main(argv=None):
         )
         history, seconds = _fit(teacher, train, args.teacher_epochs, held_out, 0, ProgressLog())
         teacher.save(teacher_path)  # Model.save writes the whole file or raises
-        data["teacher"] = {
+        record = {
             "val_accuracy": float(history.history["val_accuracy"][-1]),
             "train_time_s": seconds,
             "history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
             "path": str(teacher_path),
+            "fingerprint": fingerprint(teacher),
         }
+        if teachers:
+            record["note"] = "Trained again: the earlier teacher's file was not kept."
+        teachers[chr(ord("A") + len(teachers))] = record
+        data["teachers"] = teachers
+        data.pop("teacher", None)
         save()
     teacher = keras.saving.load_model(teacher_path, compile=False)
+    known = {rec.get("fingerprint"): tid for tid, rec in teachers.items()}
+    tid = known.get(fingerprint(teacher))
+    if tid is None:
+        sys.exit(f"selection_accuracy: error: {teacher_path} is none of the teachers recorded in {json_path}")
+    print(f"Teacher {tid}: held-out accuracy {teachers[tid]['val_accuracy']:.4f}", flush=True)
 
     (x_small, y_small), _ = load_cifar(
         str(args.data), validation_split=0.1, seed=0, train_size=args.student_train_size
     )
-    done = {(r["variant"], r["seed"]) for r in data["runs"]}
+    done = {(r["variant"], r["seed"], teacher_id(r) if uses_teacher(r["variant"]) else None)
+            for r in data["runs"]}
     s = config["student"]
     for seed in args.seeds:
         for variant in args.variants:
-            if (variant, seed) in done:
+            if (variant, seed, tid if uses_teacher(variant) else None) in done:
                 continue
             keras.utils.set_random_seed(seed)
             student = _vit(s["dim"], s["depth"], s["heads"], args.patch_size)
@@ -333,6 +383,7 @@ def main(argv=None):
                 {
                     "variant": variant,
                     "seed": seed,
+                    **({"teacher_id": tid} if uses_teacher(variant) else {}),
                     "val_accuracy": acc,
                     "probe_accuracy": probe,
                     "train_time_s": seconds,
