@@ -1,8 +1,11 @@
 import gc
+import json
 import math
 import os
+import select
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -23,6 +26,12 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_CIFAR10_ZIP = REPO_ROOT.parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
 
 
+def once_per_suite(why):
+    """Marks a test whose outcome does not depend on the Keras backend (``why``): it runs in
+    the torch process only, not once per backend."""
+    return pytest.mark.skipif(keras.backend.backend() != "torch", reason=f"{why}: runs once, on torch")
+
+
 def run_fresh_python(code, cwd):
     """Runs ``code`` in a new interpreter on the same Keras backend; returns stdout."""
     env = dict(os.environ)
@@ -32,6 +41,73 @@ def run_fresh_python(code, cwd):
     if result.returncode != 0:
         pytest.fail(f"fresh process failed:\n{result.stdout}\n{result.stderr}")
     return result.stdout
+
+
+# The loader process: it imports Keras and keras_structinit (nothing of the tests), then runs each
+# script it is sent in fresh globals, answering one JSON line per script.
+_LOADER_CODE = """
+import contextlib, io, json, sys, traceback
+import keras
+import keras_structinit
+print(json.dumps({"ready": True}), flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    out, ok = io.StringIO(), True
+    try:
+        with contextlib.redirect_stdout(out):
+            exec(compile(open(request["script"]).read(), request["script"], "exec"), {"__name__": "__main__"})
+    except BaseException:
+        ok, out = False, io.StringIO(out.getvalue() + traceback.format_exc())
+    keras.backend.clear_session()
+    print(json.dumps({"ok": ok, "output": out.getvalue()}), flush=True)
+"""
+
+
+class _Loader:
+    """A second interpreter, started once per test session, that loads the ``.keras`` files of
+    every round-trip test: it has imported only ``keras`` and ``keras_structinit``, never the
+    tests' modules or objects, so a file loads there only through what the package registers.
+    One interpreter instead of one per test saves its start-up (5-20 s per test on JAX and
+    TensorFlow); ``tests/test_imports.py`` checks registration in truly new interpreters."""
+
+    def __init__(self):
+        self.process = None
+
+    def run(self, script, timeout=600):
+        """Runs the file ``script`` there; returns ``(ok, output)``."""
+        if self.process is None or self.process.poll() is not None:
+            self.stderr = tempfile.TemporaryFile("w+")  # a file: a full pipe would block the loader
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _LOADER_CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=self.stderr, text=True, cwd=REPO_ROOT.parent,
+            )
+            self._answer(timeout)  # the ready line
+        self.process.stdin.write(json.dumps({"script": str(script)}) + "\n")
+        self.process.stdin.flush()
+        answer = self._answer(timeout)
+        return answer["ok"], answer["output"]
+
+    def _answer(self, timeout):
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            self.close()
+            self.stderr.seek(0)
+            pytest.fail(f"the loader process died or hung:\n{self.stderr.read()[-5000:]}")
+        return json.loads(line)
+
+    def close(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+        if self.process is not None:
+            self.process.wait()
+
+
+_LOADER = _Loader()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _LOADER.close()
 
 
 def assert_round_trip_in_process(model, x, tmp_path, atol=1e-6):
@@ -46,9 +122,9 @@ def assert_round_trip_in_process(model, x, tmp_path, atol=1e-6):
 
 
 def assert_round_trip_in_fresh_process(model, x, tmp_path, checks=""):
-    """Saves ``model`` to .keras, reloads it in a new interpreter that imports only
-    ``keras_structinit``, and asserts the reloaded outputs on ``x`` equal the
-    original's. ``checks``: extra code run there with ``model`` bound to the
+    """Saves ``model`` to .keras, reloads it in the loader process (an interpreter that has
+    imported only ``keras`` and ``keras_structinit``), and asserts the reloaded outputs on ``x``
+    equal the original's. ``checks``: extra code run there with ``model`` bound to the
     reloaded model."""
     path = tmp_path / "model.keras"
     model.save(path)
@@ -63,7 +139,10 @@ def assert_round_trip_in_fresh_process(model, x, tmp_path, checks=""):
         np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
         """
     ) + textwrap.dedent(checks) + '\nprint("ROUND_TRIP_OK")\n'
-    assert "ROUND_TRIP_OK" in run_fresh_python(code, cwd=tmp_path)
+    script = tmp_path / "round_trip_check.py"
+    script.write_text(code)
+    ok, output = _LOADER.run(script)
+    assert ok and "ROUND_TRIP_OK" in output, f"round trip failed in the loader process:\n{output}"
 
 
 def to_numpy(x):

@@ -1,6 +1,5 @@
 """Data-aligned init, pure NumPy parts: patch covariance, misalignment, component scales."""
 
-import keras
 import numpy as np
 import pytest
 
@@ -15,7 +14,7 @@ from keras_structinit.alignment import (
 )
 from keras_structinit.alignment.components import check_components, cycled_filters
 
-from conftest import SHARED_CIFAR10_ZIP
+from conftest import SHARED_CIFAR10_ZIP, once_per_suite
 
 # Maennel et al., App. D.1: eigenvalues of the covariance of 5x5 patches of 30,000
 # CIFAR-10 training images scaled to [-1, 1].
@@ -110,7 +109,7 @@ def test_patch_covariance_bad_input():
         patch_covariance(np.zeros((2, 8, 8, 3)), 3, centered=1)
 
 
-@pytest.mark.skipif(keras.backend.backend() != "torch", reason="NumPy only: runs once, on the torch backend")
+@once_per_suite("NumPy only")
 def test_cifar10_spectrum_matches_the_paper():
     if not SHARED_CIFAR10_ZIP.is_file():
         pytest.skip(f"shared CIFAR-10 zip not found at {SHARED_CIFAR10_ZIP}")

@@ -14,6 +14,8 @@ import pytest
 
 from keras_structinit import datasets
 
+from conftest import once_per_suite
+
 Image = pytest.importorskip("PIL.Image")
 
 SHARED_ZIP = (
@@ -252,6 +254,7 @@ def shared_cifar10():
     return data, time.perf_counter() - start
 
 
+@once_per_suite("NumPy and Pillow only")
 def test_shared_cifar10_zip(shared_cifar10):
     ((x, y), (x_val, y_val)), seconds = shared_cifar10
     print(f"loaded {SHARED_ZIP.name} in {seconds:.1f} s")

@@ -1,7 +1,7 @@
 """Import structure: no cycles, Keras-free math, lazy namespaces, registration on Keras import."""
 
-import concurrent.futures
 import importlib.util
+import json
 import os
 import pkgutil
 import subprocess
@@ -12,6 +12,8 @@ import pytest
 
 import keras_structinit
 from keras_structinit import _registry
+
+from conftest import once_per_suite
 
 BACKEND_MODULES = ("keras", "tensorflow", "jax", "torch")
 
@@ -29,18 +31,71 @@ def fresh(code, backend=None):
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
 
 
+# Imports each module given on the command line in a child forked from this interpreter,
+# two at a time, and prints {module: last line of its error} for those that failed. Before
+# forking it imports only heavy third-party libraries that Keras and the package's modules
+# use (never Keras itself, whose import triggers the package's registration and so changes
+# the order in which the package's modules load), so every child starts with no module of
+# the package loaded, as a new interpreter does, without paying ~3 s of library imports each.
+_FORK_IMPORTS = """
+import importlib, importlib.util, json, os, sys, tempfile, traceback
+for lib in ("numpy", "scipy", "jax", "h5py", "IPython", "matplotlib.pyplot", "PIL.Image"):
+    if importlib.util.find_spec(lib.split(".")[0]) is not None:
+        importlib.import_module(lib)
+assert not any(m == "keras" or m.startswith(("keras.", "keras_structinit")) for m in sys.modules)
+failed, running = {}, {}
+
+def reap():
+    pid, status = os.wait()
+    name, log = running.pop(pid)
+    log.seek(0)
+    if status:
+        failed[name] = (log.read().strip().splitlines() or [f"exit status {status}"])[-1]
+    log.close()
+
+for name in sys.argv[1:]:
+    while len(running) >= 2:
+        reap()
+    log = tempfile.TemporaryFile("w+")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            importlib.import_module(name)
+        except BaseException:
+            log.write(traceback.format_exc())
+            log.flush()
+            os._exit(1)
+        os._exit(0)
+    running[pid] = (name, log)
+while running:
+    reap()
+print(json.dumps(failed))
+"""
+
+
 @pytest.mark.slow
-@pytest.mark.skipif(keras.backend.backend() != "torch", reason="import order does not depend on the backend")
+@once_per_suite("import order does not depend on the backend")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a child per module")
 def test_every_module_imports_alone_in_a_fresh_interpreter():
-    # Run once per suite; the interpreters use JAX when installed, whose Keras
-    # imports in ~2.7 s against torch's ~7 s (80 interpreters).
+    # Run once per suite; the children use JAX when installed, whose Keras imports fastest.
     backend = "jax" if importlib.util.find_spec("jax") else None
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        results = dict(zip(
-            all_modules(), pool.map(lambda m: fresh(f"import {m}", backend), all_modules()), strict=True
-        ))
-    failed = {name: r.stderr.strip().splitlines()[-1] for name, r in results.items() if r.returncode}
-    assert not failed
+    env = dict(os.environ, **({"KERAS_BACKEND": backend} if backend else {}))
+    result = subprocess.run([sys.executable, "-c", _FORK_IMPORTS, *all_modules()],
+                            capture_output=True, text=True, env=env, timeout=1200)
+    assert result.returncode == 0, result.stderr[-5000:]
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == {}
+
+
+@once_per_suite("the forking script is the same on every backend")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a child per module")
+def test_forked_imports_report_a_broken_module(tmp_path):
+    (tmp_path / "broken_module_for_test.py").write_text("import keras_structinit.no_such_module\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run([sys.executable, "-c", _FORK_IMPORTS, "broken_module_for_test", "json"],
+                            capture_output=True, text=True, env=env, timeout=600)
+    failed = json.loads(result.stdout.strip().splitlines()[-1])
+    assert list(failed) == ["broken_module_for_test"]
+    assert "No module named 'keras_structinit.no_such_module'" in failed["broken_module_for_test"]
 
 
 @pytest.mark.parametrize(
@@ -67,8 +122,11 @@ def test_pure_modules_import_no_backend(module):
     assert result.stdout.strip() == "[]"
 
 
+@once_per_suite("registration does not depend on the backend")
 @pytest.mark.parametrize("order", ["keras first", "keras_structinit first"])
 def test_serializable_objects_registered_after_import_in_either_order(order):
+    # Once per suite, in JAX interpreters when installed (the fastest Keras import); the
+    # round-trip tests load the package's objects on every backend.
     imports = (
         "import keras; import keras_structinit"
         if order == "keras first"
@@ -76,7 +134,8 @@ def test_serializable_objects_registered_after_import_in_either_order(order):
     )
     result = fresh(
         f"{imports}\n"
-        "print(sorted(n for n in keras.saving.get_custom_objects() if n.startswith('keras_structinit>')))"
+        "print(sorted(n for n in keras.saving.get_custom_objects() if n.startswith('keras_structinit>')))",
+        "jax" if importlib.util.find_spec("jax") else None,
     )
     assert result.returncode == 0, result.stderr
     expected = sorted(n for n in keras.saving.get_custom_objects() if n.startswith("keras_structinit>"))

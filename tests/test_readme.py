@@ -5,13 +5,12 @@ import shlex
 import zipfile
 from pathlib import Path
 
-import keras
 import numpy as np
 import pytest
 
 from keras_structinit import cli
 
-from conftest import run_fresh_python
+from conftest import once_per_suite, run_fresh_python
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 README = (REPO_ROOT / "README.md").read_text()
@@ -63,7 +62,7 @@ def test_readme_has_its_code_blocks():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(keras.backend.backend() != "torch", reason="the README's Python is run once, on torch")
+@once_per_suite("the README's Python")
 @pytest.mark.parametrize("index", range(len(PYTHON_BLOCKS)))
 def test_readme_python_block_runs(index, tmp_path):
     pytest.importorskip("PIL")
