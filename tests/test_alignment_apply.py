@@ -259,12 +259,18 @@ def test_cli_init_data_aligned(tmp_path, capsys):
     rng = np.random.default_rng(0)
     data = tmp_path / "train.npz"
     np.savez(data, x=rng.integers(0, 256, (40, 12, 12, 3), dtype=np.uint8), y=np.arange(40) % 10)
+    # The paper's recipe (App. A.3) from the command line.
     argv = ["train", "--model", "simple-cnn-e3", "--init", "data-aligned:2", "--epochs", "1",
             "--data", str(data), "--out", str(tmp_path / "run"), "--batch-size", "16",
-            "--rand-augment", "none"]
+            "--rand-augment", "none", "--optimizer", "sgd_momentum", "--schedule", "step", "--lr", "0.002",
+            "--weight-decay", "0", "--normalization", "symmetric", "--pad", "0", "--no-flip"]
     assert cli.main(argv) == 0
     assert "init data-aligned:2" in capsys.readouterr().out
-    assert json.loads((tmp_path / "run" / "results.json").read_text())["config"]["init"] == "data-aligned:2"
+    config = json.loads((tmp_path / "run" / "results.json").read_text())["config"]
+    assert config["init"] == "data-aligned:2"
+    expected = {"optimizer": "sgd_momentum", "schedule": "step", "normalization": "symmetric", "pad": 0,
+                "flip": False, "weight_decay": 0.0}
+    assert {k: config[k] for k in expected} == expected
     argv = ["train", "--recipe", "imagenet", "--model", "simple-cnn-e3", "--init", "data-aligned",
             "--epochs", "1", "--data", str(tmp_path)]
     assert cli.main(argv) == 2

@@ -266,12 +266,43 @@ def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
         (["--model", "vit-tiny-8/2", "--init", "mean-shift:big"], "mean-shift takes a finite number B"),
         (["--model", "convnext-iso-8/2", "--init", "mean-shift+conv-cov"], "SPATIAL+mean-shift[:B]"),
         (["--model", "vit-tiny", "--recipe", "imagenet", "--optimizer", "sgd"], "apply to the CIFAR recipes"),
+        (["--model", "vit-tiny", "--recipe", "imagenet", "--pad", "0", "--no-flip"],
+         "--pad, --no-flip: these options apply to the CIFAR recipes"),
     ],
 )
 def test_train_rejects_bad_arguments(tmp_path, capsys, extra, message):
     data = write_tiny_cifar(tmp_path / "train.npz", 10, 0)
     assert cli.main(["train", "--epochs", "1", "--data", data, "--out", str(tmp_path), *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--pad", "-1"], "argument --pad: expected a non-negative integer, got '-1'"),
+        (["--normalization", "imagenet"], "argument --normalization: invalid choice: 'imagenet'"),
+    ],
+)
+def test_train_parser_rejects_bad_cifar_options(capsys, extra, message):
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["train", "--model", "simple-cnn", "--epochs", "1", *extra])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_train_cifar_option_choices_are_the_recipes():
+    from keras_structinit.recipes import cifar, data, optimizers
+
+    choices = {action.dest: tuple(action.choices or ()) for action in _train_parser()._actions}
+    assert choices["optimizer"] == optimizers.OPTIMIZERS
+    assert choices["schedule"] == cifar.SCHEDULES
+    assert choices["normalization"] == data.NORMALIZATIONS
+
+
+def _train_parser():
+    parser = cli.build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return subparsers.choices["train"]
 
 
 def test_train_rejects_missing_data(tmp_path, capsys):

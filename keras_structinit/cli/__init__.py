@@ -14,7 +14,7 @@ import importlib.util
 import os
 import sys
 
-from keras_structinit.cli.arguments import BACKENDS, positive_int, usage_error
+from keras_structinit.cli.arguments import BACKENDS, non_negative_int, positive_int, usage_error
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
 from keras_structinit.selection.plan import HEAD_MODES
 
@@ -91,10 +91,20 @@ def build_parser():
     train.add_argument("--batch-size", type=positive_int, default=None, help="global batch (recipe default)")
     train.add_argument("--lr", type=float, default=None, help="peak learning rate (recipe default)")
     train.add_argument("--weight-decay", type=float, default=None)
-    train.add_argument("--optimizer", choices=("adamw", "sgd"), default=None,
-                       help="CIFAR: adamw (recipe default) or sgd (Nesterov 0.9, PyTorch-style L2 decay)")
-    train.add_argument("--schedule", choices=("triangular", "cosine"), default=None,
-                       help="CIFAR: learning-rate schedule (recipe default triangular)")
+    # The CIFAR options' choices are the recipe's (recipes.OPTIMIZERS, SCHEDULES, NORMALIZATIONS;
+    # a test keeps them equal), written out so that parsing imports no Keras.
+    train.add_argument("--optimizer", choices=("adamw", "sgd", "sgd_momentum"), default=None,
+                       help="CIFAR: adamw (recipe default), sgd (Nesterov 0.9, PyTorch-style L2 decay) "
+                            "or sgd_momentum (plain momentum 0.9)")
+    train.add_argument("--schedule", choices=("triangular", "cosine", "step"), default=None,
+                       help="CIFAR: learning-rate schedule (recipe default triangular; step: divided by 3 "
+                            "at 1/3 and 2/3 of the run)")
+    train.add_argument("--normalization", choices=("channel", "symmetric"), default=None,
+                       help="CIFAR: per-channel standardization (recipe default) or symmetric ([-1, 1])")
+    train.add_argument("--pad", type=non_negative_int, default=None,
+                       help="CIFAR: pixels of padding before the random crop (recipe default 4; 0: no crop)")
+    train.add_argument("--no-flip", dest="flip", action="store_const", const=False, default=None,
+                       help="CIFAR: no random horizontal flip")
     train.add_argument("--label-smoothing", type=float, default=None)
     train.add_argument("--rand-augment", default="recipe",
                        help="N,M (ops, magnitude in [0,1]), 'none', or 'recipe'")

@@ -19,6 +19,17 @@ def positive_int(text):
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
 
 
+def non_negative_int(text):
+    """``argparse`` type: an int >= 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
 def check_exists(path, flag):
     """``ValueError`` naming ``flag`` when ``path`` (``None`` allowed) does not exist."""
     if path is not None and not os.path.exists(path):

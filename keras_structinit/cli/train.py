@@ -83,7 +83,7 @@ def run(args):
         if args.distill_from is not None:
             _check_distill(args.recipe, args.distill_alpha)
             check_teacher(args.distill_from, "--distill-from")
-        _check_cifar_options(args.recipe, args.optimizer, args.schedule)
+        _check_cifar_options(args.recipe, _cifar_options(args))
         check_exists(None if str(args.data).startswith("tfds:") else args.data, "--data")
         check_exists(args.eval_data, "--eval-data")
         if args.recipe == "imagenet" and args.data is None:
@@ -99,16 +99,27 @@ def run(args):
         seed=args.seed, batch_size=args.batch_size, learning_rate=args.lr,
         weight_decay=args.weight_decay, image_size=args.image_size, precision=args.precision,
         distribution=args.distribution, rand_augment=rand_augment, label_smoothing=args.label_smoothing,
-        optimizer=args.optimizer, schedule=args.schedule,
+        cifar_options=_cifar_options(args),
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
     )
     return 0
 
 
-def _check_cifar_options(recipe, optimizer, schedule):
-    """``--optimizer`` and ``--schedule`` choose among the CIFAR recipe's options."""
-    if recipe == "imagenet" and (optimizer or schedule):
-        raise ValueError("--optimizer and --schedule apply to the CIFAR recipes (cifar10, cifar100); "
+#: ``structinit train`` flags that set options of the CIFAR recipe, by option name.
+CIFAR_FLAGS = {"optimizer": "--optimizer", "schedule": "--schedule", "normalization": "--normalization",
+               "pad": "--pad", "flip": "--no-flip"}
+
+
+def _cifar_options(args):
+    """The CIFAR-recipe options given on the command line (those left at ``None`` are the recipe's)."""
+    return {name: getattr(args, name) for name in CIFAR_FLAGS if getattr(args, name) is not None}
+
+
+def _check_cifar_options(recipe, cifar_options):
+    """The CIFAR-recipe options (``CIFAR_FLAGS``) need a CIFAR recipe."""
+    if recipe == "imagenet" and cifar_options:
+        flags = ", ".join(CIFAR_FLAGS.get(name, name) for name in cifar_options)
+        raise ValueError(f"{flags}: these options apply to the CIFAR recipes (cifar10, cifar100); "
                          "the imagenet recipe has its own")
 
 
@@ -293,7 +304,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
               validation_split=0.1, image_size=None, precision=None, distribution=None,
               rand_augment="recipe", label_smoothing=None, model_kwargs=None, callbacks=(),
               interactive=None, distill_from=None, distill_alpha=1.0, distill_mode="logits",
-              optimizer=None, schedule=None):
+              cifar_options=None):
     """Trains ``model`` (a registry name) with a recipe; returns the results dict (also in ``out``).
 
     ``data`` is what the recipe reads (see :func:`prepare_data`) or a
@@ -306,8 +317,9 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     raised again. ``distill_from`` (a teacher: anything ``load_teacher``
     takes) trains with the weight-selection paper's distillation
     (:func:`keras_structinit.recipes.fit_distill`: ``distill_mode`` "logits"
-    or "features", weight ``distill_alpha``). ``optimizer`` and ``schedule``
-    (CIFAR recipes only) override :data:`~keras_structinit.recipes.CIFAR_DEFAULTS`.
+    or "features", weight ``distill_alpha``). ``cifar_options`` (CIFAR recipes
+    only: ``optimizer``, ``schedule``, ``normalization``, ``pad``, ``flip``)
+    override :data:`~keras_structinit.recipes.CIFAR_DEFAULTS`.
     """
     validation.one_of(recipe, "recipe", RECIPES)
     teacher = None
@@ -326,9 +338,9 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     options = {"batch_size": batch_size, "learning_rate": learning_rate,
                "weight_decay": weight_decay, "label_smoothing": label_smoothing}
     options = {k: v for k, v in options.items() if v is not None}
-    if optimizer is not None or schedule is not None:
-        _check_cifar_options(recipe, optimizer, schedule)
-        options.update({k: v for k, v in {"optimizer": optimizer, "schedule": schedule}.items() if v})
+    if cifar_options:
+        _check_cifar_options(recipe, cifar_options)
+        options.update(cifar_options)
     if rand_augment != "recipe":
         options["rand_augment"] = rand_augment
     if recipe == "imagenet":
