@@ -167,7 +167,8 @@ def render_markdown(data):
         + f". Data: {cfg['data']}, {cfg['held_out']}; {cfg['train_size']} training images. Alignment "
         f"measured on {cfg['align_images']} random training images. Accuracy at the end of complete runs of "
         f"{iterations} SGD iterations (each with its own schedule): held-out (test) and a fixed "
-        f"{min(TRAIN_PROBE, cfg['train_size'])}-image training subset (train); seeds {data['seeds']}; "
+        f"{min(TRAIN_PROBE, cfg['train_size'])}-image training subset (train); seeds "
+        f"{sorted({r['seed'] for r in data['runs']})}; "
         "mean ± std.",
         "",
     ]
