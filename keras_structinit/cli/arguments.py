@@ -11,23 +11,20 @@ from keras_structinit import validation
 BACKENDS = ("tensorflow", "jax", "torch")
 
 
-def positive_int(text):
-    """``argparse`` type: a positive int."""
-    try:
-        return validation.positive_int(int(text), "value")
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+def _int_type(minimum, expected):
+    """An ``argparse`` type: an int ``>= minimum``; otherwise an error saying ``expected``."""
+
+    def parse(text):
+        try:
+            return validation.int_value(int(text), "value", minimum=minimum)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+    return parse
 
 
-def non_negative_int(text):
-    """``argparse`` type: an int >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
+positive_int = _int_type(1, "a positive integer")
+non_negative_int = _int_type(0, "a non-negative integer")
 
 
 def check_exists(path, flag):
