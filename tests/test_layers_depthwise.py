@@ -313,27 +313,37 @@ def _compile_cases():
             yield jit_compile, "shifted"
 
 
-@pytest.mark.parametrize("jit_compile, implementation", list(_compile_cases()))
-def test_unknown_batch_and_image_sizes_match_stock_layers(jit_compile, implementation):
+@pytest.fixture(scope="module")
+def stock_run():
+    """The run of the stock layers that every compile mode of the package's layers must
+    reproduce, computed once: inputs, initial weights, the weights after one epoch (batches of
+    4, 4 and 2) and the predictions on batches of 4, 4, 2 and on 3 images of another size."""
     rng = np.random.default_rng(5)
     x = rng.standard_normal((10, 9, 8, CHANNELS)).astype("float32")
-    fast_convs, fast_trainer = _branch_models(True, implementation)
-    stock_convs, stock_trainer = _branch_models(False)
-    initial = [(w + 0.1 * rng.standard_normal(w.shape)).astype("float32") for w in fast_convs.get_weights()]
-    fast_convs.set_weights(initial)
-    stock_convs.set_weights(initial)
-    y = rng.standard_normal((10, fast_trainer.output_shape[-1])).astype("float32")
+    convs, trainer = _branch_models(False)
+    initial = [(w + 0.1 * rng.standard_normal(w.shape)).astype("float32") for w in convs.get_weights()]
+    convs.set_weights(initial)
+    y = rng.standard_normal((10, trainer.output_shape[-1])).astype("float32")
+    _fit_one_epoch(trainer, x, y, "auto")
+    batches = [(x, 4), (x[:3, :7, :6], 3)]
+    return {
+        "x": x, "y": y, "initial": initial, "trained": [to_numpy(w) for w in convs.get_weights()],
+        "batches": batches, "predictions": [[to_numpy(p) for p in convs(images)] for images, _ in batches],
+    }
 
-    _fit_one_epoch(fast_trainer, x, y, jit_compile)  # batches of 4, 4 and 2
-    _fit_one_epoch(stock_trainer, x, y, "auto")
+
+@pytest.mark.parametrize("jit_compile, implementation", list(_compile_cases()))
+def test_unknown_batch_and_image_sizes_match_stock_layers(stock_run, jit_compile, implementation):
+    fast_convs, fast_trainer = _branch_models(True, implementation)
+    fast_convs.set_weights(stock_run["initial"])
+    _fit_one_epoch(fast_trainer, stock_run["x"], stock_run["y"], jit_compile)  # batches of 4, 4 and 2
     trained = fast_convs.get_weights()
-    assert not any(np.array_equal(a, b) for a, b in zip(trained, initial, strict=True))
-    _assert_all_close(trained, stock_convs.get_weights())
+    assert not any(np.array_equal(a, b) for a, b in zip(trained, stock_run["initial"], strict=True))
+    _assert_all_close(trained, stock_run["trained"])
 
     fast_convs.compile(jit_compile=jit_compile)
-    # Batches of 4, 4, 2, then of 3 images of another size.
-    for images, batch_size in ((x, 4), (x[:3, :7, :6], 3)):
-        _assert_all_close(fast_convs.predict(images, batch_size=batch_size, verbose=0), stock_convs(images))
+    for (images, batch_size), expected in zip(stock_run["batches"], stock_run["predictions"], strict=True):
+        _assert_all_close(fast_convs.predict(images, batch_size=batch_size, verbose=0), expected)
 
 
 @pytest.mark.skipif(BACKEND != "tensorflow", reason="only TensorFlow traces graphs with unknown sizes")
