@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs keras-structinit with the TensorFlow, JAX and PyTorch backends, KerasHub,
-# KerasCV and the test extras, runs ruff, then runs the test suite once per backend, in two
-# lanes side by side so that two pytest processes share a 2-core machine: JAX (the
-# longest: eager JAX compiles every op shape) in one, TensorFlow, torch and JAX's
-# CLI and weight-selection files in the other. Those files (SPLIT_FILES) run in a
-# process of their own on JAX and TensorFlow, whose processes keep much of the memory
-# of what they built (TensorFlow over all files peaked at 3.03 GB; the CLI tests,
-# which train and run the demo, added 0.76 GB of it). Every test runs on every
-# backend; each process stays under 3 GB of memory. STRUCTINIT_TEST_SERIAL=1 runs
-# the processes one after another. Each one's output is printed, in order, at the end.
+# KerasCV and the test extras, runs ruff, then runs the test suite once per backend. The
+# pytest processes (JOBS, longest first) are shared out to two lanes that each take the
+# next job when they finish one, so that the 2-core machine stays busy until the end.
+# SPLIT_FILES run in a process of their own on JAX and TensorFlow, whose processes keep
+# much of the memory of what they built (TensorFlow over all files peaked at 3.03 GB; the
+# CLI tests, which train and run the demo, added 0.76 GB of it); this also gives the lanes
+# jobs of a size to balance. The JAX processes share one compilation cache, started empty.
+# Every test runs on every backend; each process stays under 3 GB of memory.
+# STRUCTINIT_TEST_SERIAL=1 runs the processes one after another. Each one's output is
+# printed, in JOBS order, at the end.
 # Usage: bash scripts/test_all_backends.sh [extra pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,16 +20,18 @@ echo "=== ruff ==="
 python -m ruff check keras_structinit tests examples benchmarks || status=1
 
 # The CLI tests train models and run the demo; the weight-selection tests build KerasHub,
-# KerasCV and keras.applications models: slow in eager JAX (on JAX they run in the
-# second lane, which would otherwise finish first) and memory that TensorFlow keeps.
+# KerasCV and keras.applications models: slow in eager JAX, and memory that TensorFlow keeps.
 SPLIT_FILES=(tests/test_cli.py tests/test_selection_ecosystem.py tests/test_selection_select.py
              tests/test_selection_teachers.py tests/test_recipes_distill.py
              tests/test_selection_keras_cv.py)
 ignore=()
 for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
-runs=(tensorflow tensorflow-split jax jax-split torch)
+# Longest first (seconds on the 2-core CI machine, one lane each: ~500, ~420, ~300, ~260, ~170).
+JOBS=(jax torch jax-split tensorflow tensorflow-split)
 logs="$(mktemp -d)"
 trap 'rm -rf "${logs}"' EXIT
+export JAX_COMPILATION_CACHE_DIR="${logs}/jax-cache"  # tests/conftest.py leaves a set one alone
+echo 0 > "${logs}/queue.next"
 
 # GNU time reports each process's peak memory (CI keeps each under 3 GB).
 timer=()
@@ -48,23 +51,48 @@ run_job() {
   echo "${rc} $((SECONDS - start))" > "${logs}/${name}.status"
 }
 
-first_lane() { run_job jax jax "$@" "${ignore[@]}" tests; }
-second_lane() {
-  run_job tensorflow tensorflow "$@" "${ignore[@]}" tests
-  run_job tensorflow-split tensorflow "$@" "${SPLIT_FILES[@]}"
-  run_job torch torch "$@" tests
-  run_job jax-split jax "$@" "${SPLIT_FILES[@]}"
+# run_named NAME PYTEST_ARGS...: the job NAME (a backend, "-split" for SPLIT_FILES only).
+run_named() {
+  local name="$1" backend="${1%%-split}"
+  if [[ "${name}" == *-split ]]; then
+    run_job "${name}" "${backend}" "${@:2}" "${SPLIT_FILES[@]}"
+  elif [[ "${name}" == torch ]]; then  # one process: torch keeps little of what it built
+    run_job "${name}" "${backend}" "${@:2}" tests
+  else
+    run_job "${name}" "${backend}" "${@:2}" "${ignore[@]}" tests
+  fi
+}
+
+# next_job: prints the next job nobody has taken (nothing when all are taken).
+next_job() {
+  local i
+  {
+    flock 9
+    read -r i < "${logs}/queue.next"
+    echo $((i + 1)) > "${logs}/queue.next"
+  } 9> "${logs}/queue.lock"
+  (( i < ${#JOBS[@]} )) && echo "${JOBS[i]}"
+  return 0
+}
+
+lane() {
+  local name
+  while name="$(next_job)" && [[ -n "${name}" ]]; do run_named "${name}" "$@"; done
 }
 
 if [[ "${STRUCTINIT_TEST_SERIAL:-0}" == "1" ]]; then
-  first_lane "$@"
-  second_lane "$@"
+  lane "$@"
 else
-  first_lane "$@" &
-  second_lane "$@" &
+  # One compute thread per process, as many processes as cores: two processes of two
+  # threads each on two cores made each ~20% slower than alone (OpenMP and Eigen threads
+  # spin while they wait for a core).
+  export OMP_NUM_THREADS=1 TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1
+  export XLA_FLAGS="${XLA_FLAGS:-} --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+  lane "$@" &
+  lane "$@" &
   # A line per minute, so that CI logs show the run is alive.
   last=${SECONDS}
-  while (( $(find "${logs}" -name '*.status' | wc -l) < ${#runs[@]} )); do
+  while (( $(find "${logs}" -name '*.status' | wc -l) < ${#JOBS[@]} )); do
     sleep 5
     if (( SECONDS - last >= 60 )); then
       last=${SECONDS}
@@ -74,7 +102,7 @@ else
   wait || true
 fi
 
-for name in "${runs[@]}"; do
+for name in "${JOBS[@]}"; do
   read -r rc seconds < "${logs}/${name}.status"
   peak=""
   if [[ -s "${logs}/${name}.rss" ]]; then
