@@ -222,8 +222,9 @@ def render_markdown(data):
         f"{cfg['student_train_size']} images; accuracy on the 5,000 held-out images; seeds {data['seeds']}.",
         "Recipe (both): "
         + ", ".join(f"{k}={v}" for k, v in cfg["recipe"].items())
-        + ", warmup 1/6 of the run. Linear probe: softmax on standardized frozen class-token features, "
-        f"Adam 1e-3, {cfg['probe_epochs']} epochs, same images.",
+        + ", warmup 1/6 of the run. Linear probe (the paper's Table 9): of each student at initialization, "
+        "before fine-tuning (so runs that differ only in distillation share it): softmax on standardized "
+        f"frozen class-token features, Adam 1e-3, {cfg['probe_epochs']} epochs, same images.",
         "",
     ]
     rows = []
@@ -254,7 +255,7 @@ def render_markdown(data):
                 ("teacher", "teacher"),
                 ("selection options", "options"),
                 ("held-out acc. % (mean ± std)", "fine-tuned"),
-                ("linear probe % ", "probe"),
+                ("linear probe at init. %", "probe"),
                 ("seeds", "n"),
                 ("paper (ViT-T, CIFAR-100)", "paper"),
             ),

@@ -20,16 +20,19 @@ if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     _flags = os.environ.get("XLA_FLAGS", "")
     os.environ["XLA_FLAGS"] = f"{_flags} --xla_backend_optimization_level=0".strip()
 
-# JAX's persistent compilation cache, one folder per pytest process (the loader process and
-# other subprocesses inherit it), every program cached: a test that builds a model compiles
+# JAX's persistent compilation cache, every program cached: a test that builds a model compiles
 # the programs that an earlier test compiled before JAX's in-memory caches were emptied (see
 # _release_models), and the loader compiles what the test compiled. A JAX subset took 158 s
-# instead of 219 s with a cold cache. Set before JAX is imported.
+# instead of 219 s with a cold cache. One folder per pytest process (the loader process and
+# other subprocesses inherit it) unless JAX_COMPILATION_CACHE_DIR names one (CI shares one
+# between its JAX processes). Set before JAX is imported; JAX's default thresholds (programs
+# that compiled in >= 1 s) would cache almost nothing here.
 if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     _jax_cache = tempfile.mkdtemp(prefix="structinit-jax-cache-")
     atexit.register(shutil.rmtree, _jax_cache, ignore_errors=True)
-    os.environ.update(JAX_COMPILATION_CACHE_DIR=_jax_cache, JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
-                      JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="0")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _jax_cache
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 
 import keras  # noqa: E402 - after XLA_FLAGS and the JAX cache
 import numpy as np  # noqa: E402
