@@ -317,7 +317,8 @@ def _compile_cases():
 def stock_run():
     """The run of the stock layers that every compile mode of the package's layers must
     reproduce, computed once: inputs, initial weights, the weights after one epoch (batches of
-    4, 4 and 2) and the predictions on batches of 4, 4, 2 and on 3 images of another size."""
+    4, 4 and 2), and the predictions on the 10 inputs and on 3 images of another size (which
+    the tests predict in batches of 4, 4, 2 and of 3)."""
     rng = np.random.default_rng(5)
     x = rng.standard_normal((10, 9, 8, CHANNELS)).astype("float32")
     convs, trainer = _branch_models(False)
