@@ -19,11 +19,12 @@ status=0
 echo "=== ruff ==="
 python -m ruff check keras_structinit tests examples benchmarks || status=1
 
-# The CLI tests train models and run the demo; the weight-selection tests build KerasHub,
-# KerasCV and keras.applications models: slow in eager JAX, and memory that TensorFlow keeps.
+# The CLI tests train models and run the demo; the weight-selection, walker and mimetic tests
+# build KerasHub, KerasCV and keras.applications models: slow in eager JAX, and memory that
+# TensorFlow keeps. The walker and mimetic files also even out the two lanes (below).
 SPLIT_FILES=(tests/test_cli.py tests/test_selection_ecosystem.py tests/test_selection_select.py
              tests/test_selection_teachers.py tests/test_recipes_distill.py
-             tests/test_selection_keras_cv.py)
+             tests/test_selection_keras_cv.py tests/test_walker.py tests/test_mimetic_apply.py)
 ignore=()
 for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
 # The two longest first; measured on the 2-core CI machine (s): jax 462, torch 359, jax-split 167,

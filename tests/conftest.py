@@ -74,6 +74,22 @@ def once_per_suite(why):
     return pytest.mark.skipif(keras.backend.backend() != "torch", reason=f"{why}: runs once, on torch")
 
 
+@pytest.fixture(scope="session")
+def shared_cifar10():
+    """``(((x, y), (x_val, y_val)), seconds)``: the shared CIFAR-10 training split as
+    ``datasets.load_cifar10(zip, validation_split=0.1, seed=0)`` returns it, decoded once per
+    session (~10 s) for every test that reads it; skips when the zip is absent."""
+    if not SHARED_CIFAR10_ZIP.is_file():
+        pytest.skip(f"shared CIFAR-10 zip not found at {SHARED_CIFAR10_ZIP}")
+    import time
+
+    from keras_structinit import datasets
+
+    start = time.perf_counter()
+    data = datasets.load_cifar10(SHARED_CIFAR10_ZIP, validation_split=0.1, seed=0)
+    return data, time.perf_counter() - start
+
+
 def run_fresh_python(code, cwd):
     """Runs ``code`` in a new interpreter on the same Keras backend; returns stdout."""
     env = dict(os.environ)

@@ -15,6 +15,8 @@ import pytest
 from keras_structinit import cli
 from keras_structinit.cli.demo import run_demo
 
+from conftest import once_per_suite
+
 
 def test_demo_smoke_writes_table_json_and_plots(tmp_path, capsys):
     pytest.importorskip("matplotlib")
@@ -313,6 +315,7 @@ def test_train_rejects_missing_data(tmp_path, capsys):
     assert "needs --data" in capsys.readouterr().err
 
 
+@once_per_suite("the exit status of a bad --model does not depend on the backend")
 def test_train_cli_exits_nonzero_in_a_subprocess():
     result = subprocess.run(
         [sys.executable, "-m", "keras_structinit.cli", "train", "--model", "convmixer-0/8", "--epochs", "1"],

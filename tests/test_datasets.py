@@ -7,20 +7,16 @@ import sys
 import tempfile
 import time
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from keras_structinit import datasets
 
-from conftest import once_per_suite
+from conftest import SHARED_CIFAR10_ZIP, once_per_suite
 
 Image = pytest.importorskip("PIL.Image")
 
-SHARED_ZIP = (
-    Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
-)
 CLASSES = ["cat", "ant", "bee"]  # created unsorted on purpose
 PER_CLASS = 4
 
@@ -245,19 +241,10 @@ def test_undecodable_image(tree):
         datasets.read_image_folder(root)
 
 
-@pytest.fixture(scope="module")
-def shared_cifar10():
-    if not SHARED_ZIP.is_file():
-        pytest.skip(f"shared CIFAR-10 zip not found at {SHARED_ZIP}")
-    start = time.perf_counter()
-    data = datasets.load_cifar10(SHARED_ZIP, validation_split=0.1, seed=0)
-    return data, time.perf_counter() - start
-
-
 @once_per_suite("NumPy and Pillow only")
-def test_shared_cifar10_zip(shared_cifar10):
+def test_shared_cifar10_zip(shared_cifar10):  # the session fixture of conftest.py
     ((x, y), (x_val, y_val)), seconds = shared_cifar10
-    print(f"loaded {SHARED_ZIP.name} in {seconds:.1f} s")
+    print(f"loaded {SHARED_CIFAR10_ZIP.name} in {seconds:.1f} s")
     assert x.shape == (45000, 32, 32, 3) and x_val.shape == (5000, 32, 32, 3)
     assert x.dtype == np.uint8 and y.dtype == np.uint8 and y_val.dtype == np.uint8
     np.testing.assert_array_equal(np.bincount(y, minlength=10), [4500] * 10)
@@ -269,9 +256,9 @@ def test_shared_cifar10_zip(shared_cifar10):
 
 
 def test_shared_cifar10_class_order():
-    if not SHARED_ZIP.is_file():
-        pytest.skip(f"shared CIFAR-10 zip not found at {SHARED_ZIP}")
-    with zipfile.ZipFile(SHARED_ZIP) as archive:
+    if not SHARED_CIFAR10_ZIP.is_file():
+        pytest.skip(f"shared CIFAR-10 zip not found at {SHARED_CIFAR10_ZIP}")
+    with zipfile.ZipFile(SHARED_CIFAR10_ZIP) as archive:
         folders = {n.rstrip("/").split("/")[-2] for n in archive.namelist() if not n.endswith("/")}
     assert sorted(folders) == datasets.cifar10_class_names()
 
