@@ -75,6 +75,7 @@ def run(args):
     ``--train-size`` than the data holds, offline without ``--data``) print
     one line and return 2, before any training.
     """
+    cifar_options = _cifar_options(args)
     try:
         family, _ = parse_model_name(args.model)
         _check_spatial_target(args, family, parse_init(args.init)[0])
@@ -83,7 +84,7 @@ def run(args):
         if args.distill_from is not None:
             _check_distill(args.recipe, args.distill_alpha)
             check_teacher(args.distill_from, "--distill-from")
-        _check_cifar_options(args.recipe, _cifar_options(args))
+        _check_cifar_options(args.recipe, cifar_options)
         check_exists(None if str(args.data).startswith("tfds:") else args.data, "--data")
         check_exists(args.eval_data, "--eval-data")
         if args.recipe == "imagenet" and args.data is None:
@@ -99,7 +100,7 @@ def run(args):
         seed=args.seed, batch_size=args.batch_size, learning_rate=args.lr,
         weight_decay=args.weight_decay, image_size=args.image_size, precision=args.precision,
         distribution=args.distribution, rand_augment=rand_augment, label_smoothing=args.label_smoothing,
-        cifar_options=_cifar_options(args),
+        cifar_options=cifar_options,
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
     )
     return 0
