@@ -35,7 +35,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import sys
 import time
@@ -44,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import mean_std
+from bench_utils import mean_std, resumable_results
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
@@ -271,17 +270,13 @@ def main(argv=None):
     args = parse_args(argv)
     if args.backend:
         os.environ["KERAS_BACKEND"] = args.backend
-    import json
 
     import keras
 
     from keras_structinit.datasets import load_cifar
-    from keras_structinit.io_utils import write_text
     from keras_structinit.recipes.progress import ProgressLog
-    from keras_structinit.reporting import machine_info, versions
     from keras_structinit.selection import select_weights
 
-    args.out.mkdir(parents=True, exist_ok=True)
     teacher_path = args.teacher or args.out / "selection_teacher.keras"
     json_path = args.out / f"{NAME}.json"
     config = {
@@ -300,23 +295,8 @@ def main(argv=None):
         "data": str(args.data),
         "held_out": "stratified 10% of the training split, seed 0",
     }
-    data = json.loads(json_path.read_text()) if json_path.exists() else {}
-    if data.get("config", config) != config:
-        sys.exit(f"selection_accuracy: error: {json_path} holds runs of another configuration; move it away")
-    data.update(
-        benchmark=NAME,
-        config=config,
-        backend=keras.backend.backend(),
-        machine=machine_info(),
-        versions=versions(),
-        seeds=args.seeds,
-    )
-    data.setdefault("runs", [])
-
-    def save():
-        data["updated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        write_text(json_path, json.dumps(data, indent=2) + "\n")
-        write_text(args.out / f"{NAME}.md", render_markdown(data))
+    data, save = resumable_results(args.out, NAME, config, render_markdown)
+    data["seeds"] = args.seeds
 
     train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0)
     print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)
