@@ -126,10 +126,11 @@ for line in sys.stdin:
 
 
 class _Loader:
-    """A second interpreter, started once per test session, that loads the ``.keras`` files of
-    every round-trip test: it has imported only ``keras`` and ``keras_structinit``, never the
-    tests' modules or objects, so a file loads there only through what the package registers.
-    One interpreter instead of one per test saves its start-up (5-20 s per test on JAX and
+    """A second interpreter, started at its first use and kept for the test session, that runs
+    scripts: it has imported only ``keras`` and ``keras_structinit``, never the tests' modules or
+    objects. ``_LOADER`` loads the ``.keras`` files of every round-trip test there, so a file
+    loads only through what the package registers; ``README_RUNNER`` runs the README's blocks.
+    One interpreter instead of one per script saves its start-up (5-20 s each on JAX and
     TensorFlow); ``tests/test_imports.py`` checks registration in truly new interpreters."""
 
     def __init__(self):
@@ -154,16 +155,20 @@ class _Loader:
         ready, _, _ = select.select([self.process.stdout], [], [], timeout)
         line = self.process.stdout.readline() if ready else ""
         if not line:
-            self.close()
             self.stderr.seek(0)
-            pytest.fail(f"the loader process died or hung:\n{self.stderr.read()[-5000:]}")
+            errors = self.stderr.read()[-5000:]
+            self.close()
+            pytest.fail(f"the loader process died or hung:\n{errors}")
         return json.loads(line)
 
     def close(self):
-        if self.process is not None and self.process.poll() is None:
+        if self.process is None:
+            return
+        if self.process.poll() is None:
             self.process.kill()
-        if self.process is not None:
-            self.process.wait()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self.stderr):
+            stream.close()
 
 
 _LOADER = _Loader()

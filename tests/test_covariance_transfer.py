@@ -1,6 +1,5 @@
 """CovarianceTransfer and apply_covariance_transfer on the active backend."""
 
-
 import keras
 import numpy as np
 import pytest

@@ -39,7 +39,7 @@ def fresh(code, backend=None):
 # the package's modules load: every child starts with no module of Keras or of the package
 # loaded, as a new interpreter does, without paying seconds of library imports each.
 _FORK_IMPORTS = """
-import importlib, importlib.util, json, os, sys, tempfile, traceback
+import importlib, json, os, sys, tempfile, traceback
 
 def own(name):
     return name.split(".")[0] in ("keras", "keras_structinit")
