@@ -146,6 +146,67 @@ def run_per_backend(script, name, parse_args, run_backend, render_markdown, argv
     save_results(args.out, name, backend, entry, render_markdown)
 
 
+def _shard(text):
+    import argparse
+
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected I/N, e.g. 0/2; got {text!r}") from None
+    if not 0 <= index < count:
+        raise argparse.ArgumentTypeError(f"expected 0 <= I < N; got {text!r}")
+    return index, count
+
+
+def add_shard_argument(parser):
+    """``--shard I/N``: a resumable benchmark runs only part ``I`` of ``N`` of its plan."""
+    parser.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
+                        help="run only runs I, I+N, I+2N, ... of the plan (0-based), so that N "
+                             "processes, each with its own --out, share it (default 0/1: all)")
+
+
+def shard_of(plan, shard):
+    """The runs of ``plan`` (a list, in its fixed order) that belong to ``shard = (I, N)``."""
+    index, count = shard
+    return [run for k, run in enumerate(plan) if k % count == index]
+
+
+def add_eval_data_argument(parser):
+    """``--eval-data PATH``: an external labelled set every trained model is also evaluated on."""
+    parser.add_argument("--eval-data", type=Path, default=None,
+                        help="also evaluate every trained model on this labelled set (.npz with uint8 "
+                             "x and int y, or an ImageFolder directory/.zip); not part of the config")
+
+
+def external_accuracy(model, normalization, source, batch_size=500):
+    """Top-1 accuracy of ``model`` on the labelled images at ``source``, scaled as in training.
+
+    ``normalization``: the ``{"mean", "std"}`` (per channel, [0, 1] units) a
+    recipe stored in ``history.normalization``; images become
+    ``(x / 255 - mean) / std``. Read with
+    :func:`keras_structinit.datasets.load_labeled_images`.
+    """
+    from keras_structinit.datasets import load_labeled_images
+
+    x, y = load_labeled_images(str(source), name="--eval-data")
+    mean = np.asarray(normalization["mean"], np.float32)
+    std = np.asarray(normalization["std"], np.float32)
+    correct = 0
+    for start in range(0, len(x), batch_size):
+        batch = (x[start:start + batch_size].astype(np.float32) / 255.0 - mean) / std
+        logits = model.predict_on_batch(batch)
+        correct += int(np.sum(np.argmax(np.asarray(logits), axis=-1) == y[start:start + batch_size]))
+    return correct / len(x)
+
+
+def held_out_subset(held_out, size):
+    """``size`` of the held-out ``(x, y)``: a fixed subset (seed 0, original order); all when ``None``."""
+    if size is None or size >= len(held_out[0]):
+        return held_out
+    keep = np.sort(np.random.default_rng(0).permutation(len(held_out[0]))[:size])
+    return held_out[0][keep], held_out[1][keep]
+
+
 def resumable_results(out_dir, name, config, render_markdown):
     """``(data, save)`` of a resumable benchmark's ``<out_dir>/<name>.json``.
 

@@ -35,9 +35,13 @@ Data: the shared CIFAR-10 training split with a stratified 10% held out
 networks train on ``--train-size`` of the other 45,000 and are evaluated on
 the held-out images after the last epoch.
 
-Results are written after every run (``<out>/lc_accuracy_<experiment>.json``
-and ``.md``); a re-run skips finished runs, so the script can be stopped and
-resumed.
+``--batch-size`` / ``--learning-rate`` change the recipe's batch (256) and
+peak learning rate (0.01) for CPU-sized budgets, where a few hundred steps are
+all there is (the config records them). ``--eval-data`` also evaluates every
+trained model on an external labelled set. Results are written after every run
+(``<out>/lc_accuracy_<experiment>.json`` and ``.md``); a re-run skips finished
+runs, so the script can be stopped and resumed, and ``--shard I/N`` runs one
+of N interleaved parts of the plan (``python -m benchmarks.run`` merges them).
 
 Usage::
 
@@ -60,7 +64,15 @@ from pathlib import Path
 import numpy as np
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import BACKENDS, mean_std
+from bench_utils import (
+    BACKENDS,
+    add_eval_data_argument,
+    add_shard_argument,
+    external_accuracy,
+    held_out_subset,
+    mean_std,
+    shard_of,
+)
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
@@ -109,18 +121,28 @@ def parse_args(argv=None):
                         help="training images, a fixed subset of the 45,000 (default 10000)")
     parser.add_argument("--held-out-size", type=int, default=None,
                         help="evaluate on a fixed subset of the 5,000 held-out images (default: all)")
+    parser.add_argument("--batch-size", type=int, default=RECIPE["batch_size"],
+                        help=f"batch size (paper: {RECIPE['batch_size']}; a smaller one takes more "
+                             "steps in a CPU-sized budget)")
+    parser.add_argument("--learning-rate", type=float, default=RECIPE["learning_rate"],
+                        help=f"peak learning rate (paper: {RECIPE['learning_rate']})")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--expansions", type=int, nargs="+", default=[1, 4, 8, 16],
                         help="fig1: E of LCResNet-20-16xE (default 1 4 8 16)")
     parser.add_argument("--models", nargs="+", choices=list(FIG3_MODELS),
                         default=["resnet18-gn", "convmixer-256/8-k3"],
                         help="fig3: networks (default resnet18-gn convmixer-256/8-k3)")
+    add_shard_argument(parser)
+    add_eval_data_argument(parser)
     args = parser.parse_args(argv)
     prog = parser.prog
     if not args.data.exists():
         parser.exit(2, f"{prog}: error: --data {str(args.data)!r} does not exist; it should be the "
                        "shared CIFAR-10 training split (../shared/datasets/cifar10-train-jpeg.zip)\n")
+    if args.learning_rate <= 0:
+        parser.error(f"--learning-rate must be > 0; got {args.learning_rate}")
     for option, values in (("--epochs", [args.epochs]), ("--train-size", [args.train_size]),
+                           ("--batch-size", [args.batch_size]),
                            ("--expansions", args.expansions),
                            ("--held-out-size", [args.held_out_size or 1])):
         if min(values) < 1:
@@ -153,13 +175,6 @@ def build(experiment, name, frozen):
     return model, (freeze_spatial(model, which="all_spatial") if frozen else [])
 
 
-def _held_out(held_out, size):
-    if size is None or size >= len(held_out[0]):
-        return held_out
-    keep = np.sort(np.random.default_rng(0).permutation(len(held_out[0]))[:size])
-    return held_out[0][keep], held_out[1][keep]
-
-
 # ----------------------------------------------------------------------------
 # Output
 # ----------------------------------------------------------------------------
@@ -180,7 +195,10 @@ def _summary_rows(data):
         minutes = [r["train_time_s"] / 60 for r in runs if r["model"] == name]
         expansion = int(name.rsplit("x", 1)[1]) if fig1 else None
         paper = PAPER_FIG1.get(expansion, {}) if fig1 else {}
+        external = [100 * r["eval_data_accuracy"] for r in runs
+                    if r["model"] == name and "eval_data_accuracy" in r]
         rows.append({
+            "external": mean_std(external) if external else "",
             "model": name,
             "convs": "" if fig1 else FIG3_MODELS[name][0],
             "frozen": mean_std(frozen) if frozen else None,
@@ -228,6 +246,8 @@ def render_markdown(data):
             ("Frozen acc. %", "frozen", "", "right"),
             ("Learnable acc. %", "learnable", "", "right"),
             ("Gap frozen − learnable (points)", "gap", "", "right"),
+            *([("--eval-data acc. % (all runs)", "external", "", "right")]
+              if any("eval_data_accuracy" in r for r in data["runs"]) else []),
             ("Runs frozen / learnable", "seeds", "", "right"),
             ("Learnable params frozen / learnable", "params", "", "right"),
             ("Min per run", "minutes", "", "right"),
@@ -264,13 +284,14 @@ def main(argv=None):
     json_path = args.out / f"{name}.json"
     (x, y), held_out = load_cifar(str(args.data), validation_split=0.1, seed=0,
                                   train_size=args.train_size, name="--data")
-    held_out = _held_out(held_out, args.held_out_size)
+    held_out = held_out_subset(held_out, args.held_out_size)
+    recipe = dict(RECIPE, batch_size=args.batch_size, learning_rate=args.learning_rate)
     config = {
         "experiment": args.experiment,
         "epochs": args.epochs,
         "train_size": len(x),
         "held_out_size": len(held_out[0]),
-        "recipe": RECIPE,
+        "recipe": recipe,
         "data": str(args.data),
         "held_out": "stratified 10% of the training split, seed 0"
                     + (f"; a fixed subset (seed 0) of {len(held_out[0])}" if args.held_out_size else ""),
@@ -286,8 +307,9 @@ def main(argv=None):
           f"{config['backend']}", flush=True)
 
     done = {(r["model"], r["frozen"], r["seed"]) for r in data["runs"]}
-    plan = [run for run in _plan(args) if run not in done]
-    print(f"{len(plan)} run(s) to do, {len(_plan(args)) - len(plan)} done already", flush=True)
+    mine = shard_of(_plan(args), args.shard)
+    plan = [run for run in mine if run not in done]
+    print(f"{len(plan)} run(s) to do, {len(mine) - len(plan)} done already", flush=True)
     for i, (model_name, frozen, seed) in enumerate(plan, 1):
         label = f"[{i}/{len(plan)}] {model_name} {'frozen' if frozen else 'learnable'} seed {seed}"
         keras.utils.set_random_seed(seed)
@@ -297,10 +319,15 @@ def main(argv=None):
         verbose, callbacks = progress_callbacks()
         start = time.perf_counter()
         history = recipes.fit_cifar(model, (x, y), args.epochs, eval_data=held_out, seed=seed,
-                                    callbacks=callbacks, verbose=verbose, **RECIPE)
+                                    callbacks=callbacks, verbose=verbose, **recipe)
         seconds = time.perf_counter() - start
         accuracy = history.eval_results["accuracy"]
         print(f"{label}: held-out accuracy {accuracy:.4f} after {seconds / 60:.1f} min", flush=True)
+        external = {}
+        if args.eval_data is not None:
+            external = {"eval_data": str(args.eval_data),
+                        "eval_data_accuracy": external_accuracy(model, history.normalization, args.eval_data)}
+            print(f"{label}: --eval-data accuracy {external['eval_data_accuracy']:.4f}", flush=True)
         data["runs"].append({
             "model": model_name,
             "frozen": frozen,
@@ -314,6 +341,7 @@ def main(argv=None):
             "frozen_variables": len(frozen_paths),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "loadavg_1min": os.getloadavg()[0],
+            **external,
         })
         data["updated"] = data["runs"][-1]["date"]
         write_text(json_path, json.dumps(data, indent=2) + "\n")

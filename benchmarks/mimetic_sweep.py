@@ -45,13 +45,22 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import time
 from pathlib import Path
 
 import numpy as np
 
-from bench_utils import mean_std, resumable_results
+from bench_utils import (
+    add_eval_data_argument,
+    add_shard_argument,
+    external_accuracy,
+    held_out_subset,
+    mean_std,
+    resumable_results,
+    shard_of,
+)
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
@@ -76,6 +85,8 @@ def parse_args(argv=None):
     parser.add_argument("--vit-depth", type=int, default=8, help="ViT blocks (paper: 8)")
     parser.add_argument("--vit-heads", type=int, default=3, help="ViT heads (paper: 3)")
     parser.add_argument("--train-size", type=int, default=10000)
+    parser.add_argument("--held-out-size", type=int, default=None,
+                        help="evaluate on a fixed subset (seed 0) of the held-out images (default: all)")
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument("--lr", type=float, default=0.005,
                         help="peak AdamW learning rate (paper: 0.01 at batch 512)")
@@ -86,9 +97,13 @@ def parse_args(argv=None):
                         help="b of the ConvNeXt conv-cov+mean-shift runs")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    add_shard_argument(parser)
+    add_eval_data_argument(parser)
     args = parser.parse_args(argv)
     if not args.data.exists():
         parser.exit(2, f"{NAME}: error: --data {str(args.data)!r} does not exist\n")
+    if args.held_out_size is not None and args.held_out_size < 1:
+        parser.error(f"--held-out-size must be >= 1; got {args.held_out_size}")
     return args
 
 
@@ -187,15 +202,19 @@ def render_markdown(data):
             rows = []
             for variant in order:
                 done = [r for r in runs if r["variant"] == variant]
+                external = [100 * r["eval_data_accuracy"] for r in done if "eval_data_accuracy" in r]
                 rows.append({
                     "variant": variant + (" (PyTorch-default MLPs)" if variant == "mean-shift:0" else ""),
                     "acc": mean_std([100 * r["val_accuracy"] for r in done]),
+                    "external": mean_std(external) if external else "",
                     "n": len(done),
                     "time": f"{np.mean([r['train_time_s'] for r in done]) / 60:.1f}",
                 })
             lines += [f"## {model}, {epochs} epochs", "", format_table(rows, (
-                ("init", "variant"), ("held-out acc. % (mean ± std)", "acc"), ("seeds", "n"),
-                ("train min / run", "time"))), ""]
+                ("init", "variant"), ("held-out acc. % (mean ± std)", "acc"),
+                *([("--eval-data acc. %", "external")] if any("eval_data_accuracy" in r for r in runs)
+                  else []),
+                ("seeds", "n"), ("train min / run", "time"))), ""]
     best = best_b(data["runs"])
     if best is not None:
         lines.append(f"Best swept b (largest mean gain over b = 0, averaged over the model x epochs cells): "
@@ -224,38 +243,46 @@ def main(argv=None):
         "lr": args.lr,
         "weight_decay": args.weight_decay,
         "data": str(args.data),
-        "held_out": "stratified 10% of the training split, seed 0",
+        "held_out": "stratified 10% of the training split, seed 0"
+                    + (f"; a fixed subset (seed 0) of {args.held_out_size}" if args.held_out_size else ""),
     }
     data, save = resumable_results(args.out, NAME, config, render_markdown)
     train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
+    held_out = held_out_subset(held_out, args.held_out_size)
     data["held_out_size"] = len(held_out[0])
     print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)
     done = {(r["model"], r["variant"], r["epochs"], r["seed"]) for r in data["runs"]}
-    for epochs in args.epochs:
-        for seed in args.seeds:
-            for model_name in args.models:
-                for variant in variants(model_name, args):
-                    if (model_name, variant, epochs, seed) in done:
-                        continue
-                    keras.utils.set_random_seed(seed)
-                    model = build(model_name, config)
-                    initialize(model, variant, seed)
-                    start = time.perf_counter()
-                    history = recipes.fit_cifar(
-                        model, train, epochs, batch_size=args.batch_size, learning_rate=args.lr,
-                        weight_decay=args.weight_decay, validation_data=held_out, seed=seed,
-                        callbacks=[ProgressLog()], verbose=0,
-                    )
-                    seconds = time.perf_counter() - start
-                    acc = float(history.history["val_accuracy"][-1])
-                    print(f"[{model_name} {variant} {epochs} epochs seed {seed}] held-out accuracy {acc:.4f} "
-                          f"after {seconds / 60:.1f} min", flush=True)
-                    data["runs"].append({
-                        "model": model_name, "variant": variant, "epochs": epochs, "seed": seed,
-                        "val_accuracy": acc, "train_time_s": seconds,
-                        "val_accuracy_per_epoch": [float(v) for v in history.history["val_accuracy"]],
-                    })
-                    save()
+    plan = [(model_name, variant, epochs, seed) for epochs in args.epochs for seed in args.seeds
+            for model_name in args.models for variant in variants(model_name, args)]
+    mine = shard_of(plan, args.shard)
+    todo = [run for run in mine if run not in done]
+    print(f"{len(todo)} run(s) to do, {len(mine) - len(todo)} done already", flush=True)
+    for model_name, variant, epochs, seed in todo:
+        keras.utils.set_random_seed(seed)
+        model = build(model_name, config)
+        initialize(model, variant, seed)
+        start = time.perf_counter()
+        history = recipes.fit_cifar(
+            model, train, epochs, batch_size=args.batch_size, learning_rate=args.lr,
+            weight_decay=args.weight_decay, validation_data=held_out, seed=seed,
+            callbacks=[ProgressLog()], verbose=0,
+        )
+        seconds = time.perf_counter() - start
+        acc = float(history.history["val_accuracy"][-1])
+        print(f"[{model_name} {variant} {epochs} epochs seed {seed}] held-out accuracy {acc:.4f} "
+              f"after {seconds / 60:.1f} min", flush=True)
+        run = {
+            "model": model_name, "variant": variant, "epochs": epochs, "seed": seed,
+            "val_accuracy": acc, "train_time_s": seconds,
+            "val_accuracy_per_epoch": [float(v) for v in history.history["val_accuracy"]],
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        }
+        if args.eval_data is not None:
+            run.update(eval_data=str(args.eval_data),
+                       eval_data_accuracy=external_accuracy(model, history.normalization, args.eval_data))
+            print(f"  --eval-data accuracy {run['eval_data_accuracy']:.4f}", flush=True)
+        data["runs"].append(run)
+        save()
     save()
     print(render_markdown(data))
 

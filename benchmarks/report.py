@@ -1,0 +1,264 @@
+"""``benchmarks/REPORT.md`` from the suites' results JSON files alone.
+
+For every suite folder under ``results/`` (``cpu``, ``gpu``) and every
+benchmark of :data:`benchmarks.suite.SUITES` with a results file: a headline
+(our numbers, the paper's, and whether the paper's direction reproduced, each
+computed from the runs), the benchmark script's own tables (its
+``render_markdown``) and a figure where one is defined. Nothing is read from
+the Markdown files the scripts write, and nothing is typed in by hand.
+
+Usage::
+
+    python -m benchmarks.report        # the same as python -m benchmarks.run --report
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks import BENCH_DIR, RESULTS_DIR
+from benchmarks.suite import SUITES
+
+REPORT = BENCH_DIR / "REPORT.md"
+
+
+def script_module(script):
+    """The benchmark script ``script`` (a file name in ``benchmarks/``, or a path) as a module."""
+    path = BENCH_DIR / script
+    if path.parent == BENCH_DIR:
+        return importlib.import_module(f"benchmarks.{path.stem}")
+    spec = importlib.util.spec_from_file_location(f"_benchmark_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _ms(values, scale=1.0):
+    values = scale * np.asarray(values, dtype=float)
+    if values.size == 1:
+        return f"{values[0]:.2f}"
+    return f"{values.mean():.2f} ± {values.std(ddof=1):.2f}"
+
+
+def _by(runs, field, value):
+    return [r for r in runs if r.get(field) == value]
+
+
+def _seed_gaps(runs):
+    """Frozen minus learnable held-out accuracy (points) per seed with both runs."""
+    acc = {(r["seed"], r["frozen"]): r["val_accuracy"] for r in runs}
+    return [100 * (acc[s, True] - acc[s, False]) for s, frozen in acc if frozen and (s, False) in acc]
+
+
+# ----------------------------------------------------------------------------
+# Headlines: (our numbers, did the paper's direction reproduce)
+# ----------------------------------------------------------------------------
+def _lc_fig1(data):
+    models = list(dict.fromkeys(r["model"] for r in data["runs"]))
+    expansions = {m: int(m.rsplit("x", 1)[1]) for m in models}
+    gaps = {m: _seed_gaps(_by(data["runs"], "model", m)) for m in models}
+    gaps = {m: g for m, g in gaps.items() if g}
+    text = "; ".join(f"E = {expansions[m]}: {_ms(g)}" for m, g in gaps.items())
+    ordered = sorted(gaps, key=expansions.get)
+    verdict = None
+    if len(ordered) >= 2:
+        verdict = bool(np.mean(gaps[ordered[-1]]) > np.mean(gaps[ordered[0]]))
+    return f"gap frozen − learnable (points): {text}", verdict
+
+
+def _lc_fig3(data):
+    from benchmarks.lc_accuracy import FIG3_MODELS
+
+    gaps = {m: _seed_gaps(_by(data["runs"], "model", m))
+            for m in dict.fromkeys(r["model"] for r in data["runs"])}
+    gaps = {m: g for m, g in gaps.items() if g}
+    text = "; ".join(f"{m}: {_ms(g)}" for m, g in gaps.items())
+    without = [m for m in gaps if FIG3_MODELS[m][0].startswith("no 1x1")]
+    with_1x1 = [m for m in gaps if m not in without]
+    verdict = None
+    if without and with_1x1:
+        verdict = bool(max(np.mean(gaps[m]) for m in without) < min(np.mean(gaps[m]) for m in with_1x1))
+    return f"gap frozen − learnable (points): {text}", verdict
+
+
+def _mimetic(data):
+    cells = {}
+    for r in data["runs"]:
+        cells.setdefault((r["model"], r["epochs"]), {}).setdefault(r["variant"], []).append(r["val_accuracy"])
+    parts, verdicts = [], []
+    for (model, epochs), variants in cells.items():
+        base = variants.get("mean-shift:0")
+        shifts = {v: a for v, a in variants.items() if v.startswith("mean-shift:") and v != "mean-shift:0"}
+        if not base or not shifts:
+            continue
+        best = max(shifts, key=lambda v: np.mean(shifts[v]))
+        text = (f"{model}, {epochs} epochs: b = 0 {_ms(base, 100)} %, best {best} {_ms(shifts[best], 100)} %")
+        verdicts.append(np.mean(shifts[best]) > np.mean(base))
+        combos = {v: a for v, a in variants.items() if v.startswith("conv-cov+")}
+        if combos and "conv-cov" in variants:
+            combo = max(combos, key=lambda v: np.mean(combos[v]))
+            text += (f", conv-cov {_ms(variants['conv-cov'], 100)} %, {combo} {_ms(combos[combo], 100)} %")
+            alone = variants.get(combo.split("+", 1)[1], base)
+            verdicts.append(np.mean(combos[combo]) > max(np.mean(variants["conv-cov"]), np.mean(alone)))
+        parts.append(text)
+    return "; ".join(parts), (all(verdicts) if verdicts else None)
+
+
+def _lc_speed(data):
+    parts, verdicts = [], []
+    for backend, entry in data.get("results", {}).items():
+        rows = entry.get("rows", {})
+        for expansion in dict.fromkeys(key.split("/")[0] for key in rows):
+            base, frozen = rows.get(f"{expansion}/baseline"), rows.get(f"{expansion}/frozen")
+            if not (base and frozen):
+                continue
+            speedup = base["forward_backward"]["median_s"] / frozen["forward_backward"]["median_s"]
+            verdicts.append(speedup > 1)
+            parts.append(f"{backend} {expansion}: frozen fwd+bwd {speedup:.2f}x faster")
+    return "; ".join(parts), (all(verdicts) if verdicts else None)
+
+
+HEADLINES = {
+    "lc_accuracy_fig1": _lc_fig1,
+    "lc_accuracy_fig3": _lc_fig3,
+    "mimetic_sweep": _mimetic,
+    "lc_speed": _lc_speed,
+}
+
+
+# ----------------------------------------------------------------------------
+# Figures
+# ----------------------------------------------------------------------------
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _figure_lc_gap(data, plt):
+    models = sorted(dict.fromkeys(r["model"] for r in data["runs"]), key=lambda m: int(m.rsplit("x", 1)[1]))
+    points = [(int(m.rsplit("x", 1)[1]), _seed_gaps(_by(data["runs"], "model", m))) for m in models]
+    points = [(e, g) for e, g in points if g]
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    ax.errorbar([e for e, _ in points], [np.mean(g) for _, g in points],
+                yerr=[np.std(g, ddof=1) if len(g) > 1 else 0 for _, g in points], marker="o", capsize=3)
+    ax.axhline(0, color="gray", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("LC expansion E")
+    ax.set_ylabel("frozen − learnable (points)")
+    ax.set_title("LCResNet-20-16xE (paper: rises to ≥ 0 near E = 8)", fontsize=9)
+    return fig
+
+
+def _figure_mimetic_b(data, plt):
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    cells = {}
+    for r in data["runs"]:
+        if r["variant"].startswith("mean-shift:"):
+            b = float(r["variant"].split(":")[1])
+            cells.setdefault((r["model"], r["epochs"]), {}).setdefault(b, []).append(100 * r["val_accuracy"])
+    for (model, epochs), by_b in sorted(cells.items()):
+        bs = sorted(by_b)
+        ax.errorbar(bs, [np.mean(by_b[b]) for b in bs],
+                    yerr=[np.std(by_b[b], ddof=1) if len(by_b[b]) > 1 else 0 for b in bs],
+                    marker="o", capsize=3, label=f"{model}, {epochs} ep.")
+    ax.set_xlabel("mean shift b")
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_title("Mimetic MLP init (paper: b = 0 is a dip)", fontsize=9)
+    ax.legend(fontsize=8)
+    return fig
+
+
+FIGURES = {"lc_gap": _figure_lc_gap, "mimetic_b": _figure_mimetic_b}
+
+
+# ----------------------------------------------------------------------------
+# The report
+# ----------------------------------------------------------------------------
+def _demote(markdown, levels=2):
+    return "\n".join("#" * levels + line if line.startswith("#") else line for line in markdown.splitlines())
+
+
+def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
+    """The text of REPORT.md (at ``report_path``, which its figure links are relative to);
+    figures are written under ``<results>/<suite>/figures/``."""
+    import os
+
+    from keras_structinit.reporting import format_table
+
+    results_dir = Path(results_dir)
+    plt = _pyplot() if figures else None
+    summary, sections = [], []
+    for suite, benches in SUITES.items():
+        state_path = results_dir / suite / "suite.json"
+        state = json.loads(state_path.read_text())["benchmarks"] if state_path.exists() else {}
+        for bench in benches:
+            path = results_dir / suite / f"{bench.name}.json"
+            if not path.exists():
+                summary.append({"suite": suite, "name": bench.name, "ours": "not run", "paper": bench.paper,
+                                "verdict": "", "runs": ""})
+                continue
+            data = json.loads(path.read_text())
+            headline, verdict = HEADLINES.get(bench.name, lambda d: ("", None))(data)
+            finished = state.get(bench.name)
+            summary.append({
+                "suite": suite, "name": f"[{bench.name}](#{suite}-{bench.name.replace('_', '-')})",
+                "ours": headline, "paper": bench.paper,
+                "verdict": {True: "yes", False: "no", None: "—"}[verdict],
+                "runs": str(len(data.get("runs", []))) if "runs" in data else "—",
+            })
+            lines = [f"<a id=\"{suite}-{bench.name.replace('_', '-')}\"></a>",
+                     f"## {suite}: {bench.name}", "", f"**{bench.title}.**", "",
+                     f"Paper: {bench.paper}.", "", f"Ours: {headline or '—'}.", ""]
+            if finished:
+                lines += [f"Finished {finished['finished']} in {finished['wall_s'] / 60:.1f} min "
+                          f"({finished['jobs']} process(es)); arguments: `{' '.join(finished['args'])}`.", ""]
+            for figure in bench.figures if plt is not None else ():
+                fig = FIGURES[figure](data, plt)
+                fig_path = results_dir / suite / "figures" / f"{bench.name}.png"
+                fig_path.parent.mkdir(parents=True, exist_ok=True)
+                fig.tight_layout()
+                fig.savefig(fig_path, dpi=110)
+                plt.close(fig)
+                link = Path(os.path.relpath(fig_path, Path(report_path).parent)).as_posix()
+                lines += [f"![{bench.name}]({link})", ""]
+            lines += [_demote(script_module(bench.script).render_markdown(data)), ""]
+            sections.append("\n".join(lines))
+    head = [
+        "# Replication report",
+        "",
+        "Generated by `python -m benchmarks.run` (or `python -m benchmarks.report`) from the JSON files "
+        "under `benchmarks/results/<suite>/` alone; do not edit by hand. Each row: our measurement at the "
+        "suite's scale (see `benchmarks/suite.py` and each section's arguments), the paper's number at its "
+        "own scale, and whether the paper's direction reproduced, computed from the runs' means.",
+        "",
+        format_table(summary, [("Suite", "suite"), ("Benchmark", "name"), ("Ours", "ours"),
+                               ("Paper", "paper"), ("Direction reproduced", "verdict"), ("Runs", "runs")]),
+        "",
+    ]
+    return "\n".join(head + sections)
+
+
+def write_report(results_dir=RESULTS_DIR, path=None):
+    """Writes REPORT.md (atomically) and returns its path: ``benchmarks/REPORT.md`` for the
+    package's results, ``<results_dir>/REPORT.md`` for any other folder."""
+    from keras_structinit.io_utils import write_text
+
+    if path is None:
+        path = REPORT if Path(results_dir).resolve() == RESULTS_DIR else Path(results_dir) / "REPORT.md"
+    write_text(path, build_report(results_dir, path))
+    return path
+
+
+if __name__ == "__main__":
+    print(write_report())

@@ -1,0 +1,251 @@
+"""Runs a replication suite and rebuilds ``benchmarks/REPORT.md`` from its results.
+
+Usage (from the repository root)::
+
+    python -m benchmarks.run --suite cpu                   # every CPU benchmark, then the report
+    python -m benchmarks.run --suite cpu --only lc_accuracy_fig1 mimetic_sweep
+    python -m benchmarks.run --suite cpu --eval-data test.npz   # also evaluate on an external set
+    python -m benchmarks.run --suite cpu --list            # what would run, and what is done
+    python -m benchmarks.run --report                      # only rebuild REPORT.md
+
+Each benchmark (:mod:`benchmarks.suite`) is its script run in subprocesses
+with the suite's arguments; results go to ``benchmarks/results/<suite>/<name>
+.json`` and ``.md``. A benchmark whose runs can be split (``run_key``) runs as
+``--jobs`` processes, each pinned to its own cores with one part of the plan
+(``--shard I/N``) and its own folder under ``results/<suite>/parts/<name>/``;
+every part starts from all runs already finished, so an interrupted suite
+resumes where it stopped (whatever ``--jobs`` is), and the parts are merged
+into ``<name>.json`` when all have finished. Timing benchmarks run alone, with
+every core. ``results/<suite>/suite.json`` records what finished, with its
+arguments and wall time; a finished benchmark is skipped unless its arguments
+changed or ``--rerun`` names it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from benchmarks import BENCH_DIR, RESULTS_DIR
+from benchmarks.suite import SUITES
+
+# Start-up chatter of TensorFlow/XLA (absl logging) that would drown the progress lines.
+NOISE = ("I0000 ", "E0000 ", "W0000 ", "WARNING: All log messages before absl")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", choices=sorted(SUITES), default="cpu", help="default: cpu")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these benchmarks")
+    parser.add_argument("--rerun", nargs="+", metavar="NAME", default=[],
+                        help="run these again although finished (their finished runs are kept)")
+    parser.add_argument("--eval-data", type=Path, default=None,
+                        help="an external labelled set (.npz with uint8 x and int y, or an ImageFolder "
+                             "directory/.zip) every trained model is also evaluated on")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="processes per splittable benchmark (default: the number of cores)")
+    parser.add_argument("--results", type=Path, default=RESULTS_DIR, help=argparse.SUPPRESS)
+    parser.add_argument("--list", action="store_true", help="list the suite's benchmarks and exit")
+    parser.add_argument("--report", action="store_true", help="only rebuild REPORT.md and exit")
+    args = parser.parse_args(argv)
+    names = [b.name for b in SUITES[args.suite]]
+    for option, chosen in (("--only", args.only or []), ("--rerun", args.rerun)):
+        unknown = [n for n in chosen if n not in names]
+        if unknown:
+            parser.error(f"{option}: unknown benchmark(s) {', '.join(unknown)} of suite "
+                         f"{args.suite!r}; expected some of: {', '.join(names)}")
+    if args.jobs is not None and args.jobs < 1:
+        parser.error(f"--jobs must be >= 1; got {args.jobs}")
+    if args.eval_data is not None and not args.eval_data.exists():
+        parser.error(f"--eval-data {str(args.eval_data)!r} does not exist")
+    return args
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _read_json(path):
+    return json.loads(Path(path).read_text()) if Path(path).exists() else None
+
+
+def _write_json(path, obj):
+    from keras_structinit.io_utils import write_json  # atomic; no Keras import
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, obj)
+
+
+# ----------------------------------------------------------------------------
+# Parts: one process per shard, merged afterwards
+# ----------------------------------------------------------------------------
+def _key(run, fields):
+    return tuple(json.dumps(run.get(f), sort_keys=True) for f in fields)
+
+
+def merge_runs(datas, fields):
+    """One results dict from ``datas`` (the same benchmark and config): the runs
+    of all, each key once (the first seen), in the order they finished."""
+    datas = [d for d in datas if d]
+    if not datas:
+        return None
+    configs = {json.dumps(d.get("config"), sort_keys=True) for d in datas}
+    if len(configs) > 1:
+        raise ValueError(f"results of {datas[0].get('benchmark')} hold different configurations; "
+                         "move the old ones away")
+    merged, seen, runs = dict(datas[-1]), set(), []
+    for data in datas:
+        for run in data.get("runs", []):
+            key = _key(run, fields)
+            if key not in seen:
+                seen.add(key)
+                runs.append(run)
+    merged["runs"] = sorted(runs, key=lambda r: r.get("date", ""))
+    return merged
+
+
+def _render(bench, data):
+    from benchmarks.report import script_module
+
+    return script_module(bench.script).render_markdown(data)
+
+
+def _stream(process, prefix, log):
+    for line in process.stdout:
+        log.write(line)
+        log.flush()
+        if not line.startswith(NOISE):
+            print(f"{prefix} {line.rstrip()}", flush=True)
+
+
+def _command(bench, out, eval_data, shard=None):
+    command = [sys.executable, str(BENCH_DIR / bench.script), *bench.args, "--out", str(out)]
+    if shard is not None:
+        command += ["--shard", f"{shard[0]}/{shard[1]}"]
+    if eval_data is not None and bench.eval_data:
+        command += ["--eval-data", str(eval_data)]
+    return command
+
+
+def _launch(command, cores, prefix, log_path):
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    if cores is not None:
+        threads = str(len(cores))
+        env.update(OMP_NUM_THREADS=threads, TF_NUM_INTRAOP_THREADS=threads, TF_NUM_INTEROP_THREADS="1",
+                   OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+    log = open(log_path, "a", encoding="utf-8")
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        cwd=BENCH_DIR.parent,
+        preexec_fn=(lambda: os.sched_setaffinity(0, cores)) if cores and hasattr(os, "sched_setaffinity")
+        else None)
+    thread = threading.Thread(target=_stream, args=(process, prefix, log), daemon=True)
+    thread.start()
+    return process, thread, log
+
+
+def run_benchmark(bench, suite_dir, jobs, eval_data):
+    """Runs ``bench`` to completion (resuming what is there); returns its merged results."""
+    final = suite_dir / f"{bench.name}.json"
+    if bench.run_key is None:
+        jobs = 1
+    parts_dir = suite_dir / "parts" / bench.name
+    parts_dir.mkdir(parents=True, exist_ok=True)
+    if bench.run_key is not None:
+        # Every part starts from every finished run, so a resume with any --jobs skips them.
+        earlier = merge_runs([_read_json(final)] + [_read_json(p) for p in
+                                                    sorted(parts_dir.glob(f"*/{bench.name}.json"))],
+                             bench.run_key)
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    launched = []
+    for index in range(jobs):
+        out = parts_dir / str(index) if bench.run_key is not None else suite_dir
+        out.mkdir(parents=True, exist_ok=True)
+        if bench.run_key is not None and earlier is not None:
+            _write_json(out / f"{bench.name}.json", earlier)
+        mine = (cores[index::jobs] or [cores[index % len(cores)]]) if cores and jobs > 1 else None
+        prefix = f"[{bench.name}" + (f" {index + 1}/{jobs}]" if jobs > 1 else "]")
+        command = _command(bench, out, eval_data, (index, jobs) if bench.run_key is not None else None)
+        launched.append(_launch(command, mine, prefix, parts_dir / f"{index}.log"))
+    failed = []
+    for index, (process, thread, log) in enumerate(launched):
+        process.wait()
+        thread.join()
+        log.close()
+        if process.returncode:
+            failed.append(f"part {index} exited with status {process.returncode} "
+                          f"(log: {parts_dir / f'{index}.log'})")
+    if failed:
+        raise RuntimeError(f"{bench.name}: " + "; ".join(failed))
+    if bench.run_key is None:
+        return _read_json(final)
+    merged = merge_runs([_read_json(final)] + [_read_json(parts_dir / str(i) / f"{bench.name}.json")
+                                               for i in range(jobs)], bench.run_key)
+    from keras_structinit.io_utils import write_text
+
+    _write_json(final, merged)
+    write_text(suite_dir / f"{bench.name}.md", _render(bench, merged))
+    return merged
+
+
+# ----------------------------------------------------------------------------
+# Main
+# ----------------------------------------------------------------------------
+def main(argv=None):
+    args = parse_args(argv)
+    from benchmarks.report import write_report
+
+    suite_dir = args.results / args.suite
+    benches = SUITES[args.suite]
+    state_path = suite_dir / "suite.json"
+    state = _read_json(state_path) or {"suite": args.suite, "benchmarks": {}}
+    if args.list:
+        for bench in benches:
+            done = state["benchmarks"].get(bench.name, {})
+            status = ("done " + done["finished"] if done.get("args") == list(bench.args) else
+                      "to run" if not done else "to re-run (arguments changed)")
+            print(f"{bench.name:<24} ~{bench.minutes:>4.0f} min  {status:<32} {bench.title}")
+        return 0
+    if not args.report:
+        chosen = [b for b in benches if args.only is None or b.name in args.only]
+        jobs = args.jobs or len(os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity")
+                                else range(os.cpu_count() or 1))
+        total = time.perf_counter()
+        for i, bench in enumerate(chosen, 1):
+            done = state["benchmarks"].get(bench.name, {})
+            if done.get("args") == list(bench.args) and bench.name not in args.rerun \
+                    and (args.eval_data is None or done.get("eval_data") == str(args.eval_data)):
+                print(f"[{i}/{len(chosen)}] {bench.name}: done {done['finished']}; skipped", flush=True)
+                continue
+            print(f"[{i}/{len(chosen)}] {bench.name}: {bench.title} (~{bench.minutes:.0f} min)", flush=True)
+            start = time.perf_counter()
+            try:
+                run_benchmark(bench, suite_dir, jobs, args.eval_data)
+            except (RuntimeError, ValueError) as error:
+                print(f"{error}", file=sys.stderr, flush=True)
+                write_report(args.results)
+                return 1
+            wall = time.perf_counter() - start
+            state["benchmarks"][bench.name] = {
+                "args": list(bench.args), "finished": _now(), "wall_s": round(wall, 1),
+                "jobs": jobs if bench.run_key else 1,
+                "eval_data": None if args.eval_data is None else str(args.eval_data),
+            }
+            _write_json(state_path, state)
+            print(f"[{i}/{len(chosen)}] {bench.name}: finished in {wall / 60:.1f} min "
+                  f"({(time.perf_counter() - total) / 60:.1f} min so far)", flush=True)
+    path = write_report(args.results)
+    print(f"report: {path}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""The replication suites: which benchmark scripts run, at which scale, against which claim.
+
+A :class:`Benchmark` names a script of this folder, the arguments that set its
+scale in a suite, and what the paper reports. :mod:`benchmarks.run` runs the
+entries of ``SUITES[suite]``; each writes ``results/<suite>/<name>.json``
+(``name`` is the stem the script writes under ``--out``), from which
+:mod:`benchmarks.report` builds ``REPORT.md``.
+
+Scale of the CPU suite: every entry is sized to run in at most ~30 minutes on
+2 CPU cores (two processes of one core each where the runs can be split).
+Training entries use the shared CIFAR-10 training split with their own
+stratified held-out 10% (seed 0) and 3 seeds. Where a paper's batch is too
+large for a few hundred CPU steps, the entry takes a smaller batch and says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TRAIN_SEEDS = ("--seeds", "0", "1", "2")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One entry of a suite.
+
+    Attributes:
+        name: the results stem: the script writes ``<out>/<name>.json`` / ``.md``.
+        script: the file in ``benchmarks/`` that measures it.
+        args: the script's arguments in this suite (``--out`` and ``--shard``
+            are added by the runner).
+        title: what is measured, one line.
+        paper: the paper's number or statement this is compared with.
+        minutes: expected wall time on 2 cores (a guide for ``--list``).
+        run_key: fields of one entry of ``data["runs"]`` that identify a run;
+            ``None`` for benchmarks whose runs cannot be split across processes
+            (timings, which need the machine to themselves).
+        eval_data: whether the script takes ``--eval-data`` (an external set
+            every trained model is also evaluated on).
+    """
+
+    name: str
+    script: str
+    args: tuple = ()
+    title: str = ""
+    paper: str = ""
+    minutes: float = 30.0
+    run_key: tuple | None = None
+    eval_data: bool = False
+    figures: tuple = field(default=())
+
+
+LC_RECIPE_CPU = ("--train-size", "2000", "--epochs", "3", "--batch-size", "64", "--held-out-size", "2000")
+
+CPU = (
+    Benchmark(
+        name="lc_accuracy_fig1",
+        script="lc_accuracy.py",
+        args=("fig1", "--backend", "torch", "--expansions", "1", "4", "8", *LC_RECIPE_CPU, *TRAIN_SEEDS),
+        title="LC blocks: LCResNet-20-16xE, frozen random vs learnable spatial filters (Fig. 1)",
+        paper="the frozen gap shrinks as E grows, break-even near E = 8 (75 epochs); "
+              "E = 128: 91.89 ± 0.10 % frozen vs 91.39 ± 0.29 % learnable",
+        minutes=30,
+        run_key=("model", "frozen", "seed"),
+        eval_data=True,
+        figures=("lc_gap",),
+    ),
+    Benchmark(
+        name="lc_accuracy_fig3",
+        script="lc_accuracy.py",
+        args=("fig3", "--backend", "torch", *LC_RECIPE_CPU, *TRAIN_SEEDS),
+        title="LC blocks: freezing every spatial conv of networks with and without 1x1 convs (Fig. 3)",
+        paper="networks without 1x1 convs lose >= 16 points when frozen, networks with them < 2",
+        minutes=30,
+        run_key=("model", "frozen", "seed"),
+        eval_data=True,
+    ),
+    Benchmark(
+        name="mimetic_sweep",
+        script="mimetic_sweep.py",
+        args=("--backend", "torch", "--models", "convnext", "--b-values", "0", "0.05", "0.1", "0.2",
+              "--train-size", "3000", "--epochs", "2", "--batch-size", "64", "--lr", "0.0035",
+              "--held-out-size", "2000", *TRAIN_SEEDS),
+        title="Mimetic MLP init: the mean shift b on isotropic ConvNeXt, with ConvCovariance (Fig. 2/4)",
+        paper="a wide range of b > 0 beats b = 0 at short training; mean shift + ConvCovariance "
+              "beats either alone",
+        minutes=30,
+        run_key=("model", "variant", "epochs", "seed"),
+        eval_data=True,
+        figures=("mimetic_b",),
+    ),
+    Benchmark(
+        name="lc_speed",
+        script="lc_speed.py",
+        args=(),
+        title="LC blocks: step time, memory and checkpoint size of LCResNet-20-16x{8,128}, "
+              "every backend (Table 3)",
+        paper="A100, E = 128, batch 64: fwd+bwd 124 -> 82.3 ms when frozen (1.51x); checkpoints "
+              "146.66 / 33.84 / 17.74 MiB (baseline / global / recycled sharing)",
+        minutes=18,
+    ),
+)
+
+GPU = (
+    Benchmark(
+        name="lc_accuracy_fig1",
+        script="lc_accuracy.py",
+        args=("fig1", "--expansions", "1", "2", "4", "8", "16", "32", "64", "128",
+              "--train-size", "45000", "--epochs", "75", *TRAIN_SEEDS),
+        title="LC blocks: LCResNet-20-16xE, E = 1..128, the paper's recipe and budget (Fig. 1)",
+        paper="E = 128: 91.89 ± 0.10 % frozen vs 91.39 ± 0.29 % learnable; break-even near E = 8",
+        minutes=24 * 60,
+        run_key=("model", "frozen", "seed"),
+        eval_data=True,
+        figures=("lc_gap",),
+    ),
+    Benchmark(
+        name="lc_speed",
+        script="lc_speed.py",
+        args=("--expansions", "8", "128", "--batch-sizes", "64"),
+        title="LC blocks: step time, memory and checkpoint size of LCResNet-20-16x{8,128} (Table 3)",
+        paper="A100, E = 128, batch 64: fwd+bwd 124 -> 82.3 ms when frozen",
+        minutes=15,
+    ),
+)
+
+SUITES = {"cpu": CPU, "gpu": GPU}

@@ -1,0 +1,174 @@
+"""The replication-suite runner (``python -m benchmarks.run``) and its report, on a fake benchmark.
+
+The fake script plans runs ``(variant, seed)``, skips those already in its
+``--out`` JSON, takes its ``--shard`` part and can stop after ``--stop-after``
+runs (an interruption), so that splitting, merging, resuming and the report can
+be checked in seconds without training anything.
+"""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import REPO_ROOT, once_per_suite
+
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks import report, run  # noqa: E402
+from benchmarks.suite import CPU, SUITES, Benchmark  # noqa: E402
+
+pytestmark = once_per_suite("the runner and report are plain Python; no Keras backend is involved")
+
+FAKE = textwrap.dedent('''
+    import argparse, datetime, json, os, sys
+    from pathlib import Path
+
+    def render_markdown(data):
+        lines = [f"- {r['variant']} {r['seed']}: {r['val_accuracy']}" for r in data["runs"]]
+        return "# Fake\\n\\n" + "\\n".join(lines)
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--out", type=Path)
+        parser.add_argument("--shard", default="0/1")
+        parser.add_argument("--eval-data")
+        parser.add_argument("--stop-after", type=int, default=None)
+        parser.add_argument("--fail", action="store_true")
+        args = parser.parse_args()
+        if args.fail:
+            sys.exit("fake: failing on purpose")
+        index, count = map(int, args.shard.split("/"))
+        path = args.out / "fake.json"
+        data = json.loads(path.read_text()) if path.exists() else {"config": {"n": 4}, "runs": []}
+        done = {(r["variant"], r["seed"]) for r in data["runs"]}
+        plan = [(v, s) for s in range(4) for v in ("a", "b")][index::count]
+        todo = [run for run in plan if run not in done]
+        print(f"{len(todo)} run(s) to do; threads {os.environ.get('OMP_NUM_THREADS')}", flush=True)
+        for k, (variant, seed) in enumerate(todo):
+            if args.stop_after is not None and k == args.stop_after:
+                sys.exit(3)
+            data["runs"].append({"variant": variant, "seed": seed, "val_accuracy": 0.5 + seed / 10,
+                                 "pid": os.getpid(), "eval_data": args.eval_data,
+                                 "date": datetime.datetime.now().isoformat()})
+            path.write_text(json.dumps(data))
+        (args.out / "fake.md").write_text(render_markdown(data))
+
+    if __name__ == "__main__":
+        main()
+''')
+
+
+@pytest.fixture
+def fake_suite(tmp_path, monkeypatch):
+    script = tmp_path / "fake_bench.py"
+    script.write_text(FAKE)
+
+    def suite(*args):
+        bench = Benchmark(name="fake", script=str(script), args=args, title="a fake",
+                          paper="none", minutes=0.1, run_key=("variant", "seed"), eval_data=True)
+        monkeypatch.setitem(SUITES, "cpu", (bench,))
+        return bench
+
+    monkeypatch.setattr(report, "SUITES", {"cpu": ()})  # the report covers only the fake suite below
+    return suite, tmp_path / "results"
+
+
+def _runs(path):
+    return json.loads(path.read_text())["runs"]
+
+
+def test_split_interrupted_run_resumes_and_merges_each_run_once(fake_suite, capsys):
+    suite, results = fake_suite
+    suite("--stop-after", "1")
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "2"]) == 1
+    assert "exited with status 3" in capsys.readouterr().err
+    parts = [_runs(results / "cpu" / "parts" / "fake" / str(i) / "fake.json") for i in (0, 1)]
+    assert [len(p) for p in parts] == [1, 1]  # each part stopped after one run
+    assert not (results / "cpu" / "fake.json").exists()  # nothing merged from an unfinished suite
+
+    suite()  # the same benchmark without the interruption: resume with one process
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "1"]) == 0
+    merged = _runs(results / "cpu" / "fake.json")
+    keys = [(r["variant"], r["seed"]) for r in merged]
+    assert sorted(keys) == sorted((v, s) for s in range(4) for v in ("a", "b"))  # each run once
+    # The two runs done before the interruption were kept, not redone.
+    assert {(r["variant"], r["seed"], r["pid"]) for p in parts for r in p} <= {
+        (r["variant"], r["seed"], r["pid"]) for r in merged}
+    assert (results / "cpu" / "fake.md").read_text().startswith("# Fake")
+    state = json.loads((results / "cpu" / "suite.json").read_text())["benchmarks"]["fake"]
+    assert state["args"] == [] and state["jobs"] == 1
+    out = capsys.readouterr().out
+    assert "[fake] 6 run(s) to do" in out  # progress lines stream through
+
+    # A finished benchmark is skipped; --rerun runs it again and keeps every run.
+    assert run.main(["--suite", "cpu", "--results", str(results)]) == 0
+    assert "fake: done" in capsys.readouterr().out
+    assert run.main(["--suite", "cpu", "--results", str(results), "--rerun", "fake", "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "[fake 1/2] 0 run(s) to do" in out and "[fake 2/2] 0 run(s) to do" in out
+    assert len(_runs(results / "cpu" / "fake.json")) == 8
+
+
+def test_report_is_rebuilt_from_json_alone(fake_suite, monkeypatch):
+    suite, results = fake_suite
+    monkeypatch.setattr(report, "SUITES", {"cpu": (suite(),)})
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "2",
+                     "--eval-data", str(results.parent / "fake_bench.py")]) == 0
+    assert all(r["eval_data"].endswith("fake_bench.py") for r in _runs(results / "cpu" / "fake.json"))
+    (results / "cpu" / "fake.md").unlink()  # the report does not read the scripts' Markdown
+    first = (results / "REPORT.md").read_text()
+    report.write_report(results)
+    assert (results / "REPORT.md").read_text() == first  # regenerated identically
+    assert "## cpu: fake" in first and "- b 3: 0.8" in first
+
+
+def test_lc_and_mimetic_headlines_compute_gaps_and_directions(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    runs = [{"model": f"lcresnet-20-16x{e}", "frozen": f, "seed": s, "val_accuracy": acc,
+             "val_loss": 1.0, "train_accuracy": 0.5, "train_loss": 1.0, "train_time_s": 60.0,
+             "params": {"total": 1, "learnable": 1, "nonzero": 1}, "date": f"2026-01-0{s + 1}"}
+            for e, gap in ((1, -0.04), (8, 0.01)) for s in (0, 1, 2)
+            for f, acc in ((True, 0.5 + gap + s / 100), (False, 0.5 + s / 100))]
+    data = {"benchmark": "lc_accuracy_fig1", "machine": "m", "versions": "v", "runs": runs,
+            "config": {"experiment": "fig1", "epochs": 3, "train_size": 2000, "held_out_size": 2000,
+                       "recipe": {"batch_size": 64}, "backend": "torch", "held_out": "h", "data": "d"}}
+    text, verdict = report.HEADLINES["lc_accuracy_fig1"](data)
+    assert text == "gap frozen − learnable (points): E = 1: -4.00 ± 0.00; E = 8: 1.00 ± 0.00"
+    assert verdict is True
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "lc_accuracy_fig1.json").write_text(json.dumps(data))
+    monkeypatch.setattr(report, "SUITES", {"cpu": tuple(b for b in CPU if b.name == "lc_accuracy_fig1")})
+    path = report.write_report(tmp_path)
+    text = path.read_text()
+    assert "| cpu | [lc_accuracy_fig1]" in text and "| yes |" in text
+    assert (tmp_path / "cpu" / "figures" / "lc_accuracy_fig1.png").stat().st_size > 1000
+    assert "![lc_accuracy_fig1](cpu/figures/lc_accuracy_fig1.png)" in text
+
+    mimetic = [{"model": "convnext", "variant": v, "epochs": 2, "seed": s, "val_accuracy": a + s / 100}
+               for v, a in (("mean-shift:0", 0.30), ("mean-shift:0.1", 0.32), ("conv-cov", 0.33),
+                            ("conv-cov+mean-shift:0.1", 0.35)) for s in (0, 1, 2)]
+    text, verdict = report.HEADLINES["mimetic_sweep"]({"runs": mimetic})
+    assert "b = 0 31.00 ± 1.00 %, best mean-shift:0.1 33.00 ± 1.00 %" in text and verdict is True
+
+
+def test_cli_errors_name_the_argument(tmp_path):
+    def fails(*argv):
+        result = subprocess.run([sys.executable, "-m", "benchmarks.run", *argv], cwd=REPO_ROOT,
+                                capture_output=True, text=True)
+        assert result.returncode == 2
+        return result.stderr.strip().splitlines()[-1]
+
+    assert "--only: unknown benchmark(s) nope" in fails("--only", "nope")
+    assert "--jobs must be >= 1" in fails("--jobs", "0")
+    assert "--eval-data" in fails("--eval-data", str(tmp_path / "missing.npz"))
+
+
+def test_cpu_suite_lists_every_benchmark(capsys):
+    assert run.main(["--suite", "cpu", "--list"]) == 0
+    listed = capsys.readouterr().out
+    for bench in CPU:
+        assert bench.name in listed
