@@ -16,6 +16,9 @@ from pathlib import Path
 import numpy as np
 
 BACKENDS = ("tensorflow", "jax", "torch")
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+# The shared CIFAR-10 training split beside the repository (not part of it).
+SHARED_CIFAR10 = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
 WARMUP = 2  # untimed calls before the timed ones
 MIN_REPEATS = 3  # timed calls a time budget may not cut below
 

@@ -51,6 +51,7 @@ from keras_structinit.reporting import Column, format_table, machine_info, versi
 # Run as a script, this file's directory is on sys.path (no keras import here).
 from bench_utils import (
     BACKENDS,
+    RESULTS_DIR,
     WARMUP,
     backend_parser,
     run_per_backend,
@@ -60,7 +61,6 @@ from bench_utils import (
 )
 
 NAME = "depthwise_speed"
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 MODES = {"forward": "forward", "forward_backward": "fwd+bwd", "frozen": "fwd+bwd frozen"}
 IMPLEMENTATIONS = ("stock", "auto", "shifted", "native")
 REFERENCE = "torch native NCHW"

@@ -45,7 +45,7 @@ import numpy as np
 
 from keras_structinit.reporting import format_table, machine_info, versions
 
-from bench_utils import BACKENDS, backend_parser, loadavg_cell, run_per_backend, summarize
+from bench_utils import BACKENDS, RESULTS_DIR, backend_parser, loadavg_cell, run_per_backend, summarize
 
 METHODS = {
     "reference_sampling": "reference: multivariate_normal only",
@@ -54,7 +54,6 @@ METHODS = {
     "apply_conv_covariance": "apply_conv_covariance",
 }
 BASELINE = "reference_sampling_assign"
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def parse_args(argv=None):

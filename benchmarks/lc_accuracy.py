@@ -66,6 +66,8 @@ import numpy as np
 # Run as a script, this file's directory is on sys.path (no keras import here).
 from bench_utils import (
     BACKENDS,
+    RESULTS_DIR,
+    SHARED_CIFAR10,
     add_eval_data_argument,
     add_shard_argument,
     external_accuracy,
@@ -74,8 +76,6 @@ from bench_utils import (
     shard_of,
 )
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
 NAME = "lc_accuracy"
 # The paper's App. C recipe, as recipes.fit_cifar arguments.
 RECIPE = {
@@ -110,7 +110,7 @@ def parse_args(argv=None):
     parser.add_argument("experiment", choices=("fig1", "fig3"),
                         help="fig1: LCResNet-20-16xE frozen vs learnable; "
                              "fig3: freezing all spatial convs of off-the-shelf networks")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+    parser.add_argument("--data", type=Path, default=SHARED_CIFAR10,
                         help="CIFAR-10 training images (zip/dir/npz; default: the shared split)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR,
                         help=f"directory of {NAME}_<experiment>.json / .md")

@@ -51,10 +51,9 @@ from pathlib import Path
 import numpy as np
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import BACKENDS, runs_table, time_calls
+from bench_utils import BACKENDS, RESULTS_DIR, runs_table, time_calls
 
 NAME = "lc_speed"
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 DEPTH, WIDTH = 20, 16
 # row -> lcresnet arguments (the rows are cumulative).
 VARIANTS = {

@@ -53,6 +53,8 @@ from pathlib import Path
 import numpy as np
 
 from bench_utils import (
+    RESULTS_DIR,
+    SHARED_CIFAR10,
     add_eval_data_argument,
     add_shard_argument,
     external_accuracy,
@@ -62,8 +64,6 @@ from bench_utils import (
     shard_of,
 )
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
 NAME = "mimetic_sweep"
 MODELS = ("convnext", "vit")
 B_VALUES = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2)
@@ -73,7 +73,7 @@ def parse_args(argv=None):
     from keras_structinit.mimetic import DEFAULT_B
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+    parser.add_argument("--data", type=Path, default=SHARED_CIFAR10,
                         help="CIFAR-10 training images (zip/dir/npz)")
     parser.add_argument("--out", type=Path, default=RESULTS_DIR)
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))

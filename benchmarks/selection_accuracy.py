@@ -43,10 +43,8 @@ from pathlib import Path
 import numpy as np
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import mean_std, resumable_results
+from bench_utils import RESULTS_DIR, SHARED_CIFAR10, mean_std, resumable_results
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
-DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
 NAME = "selection_accuracy"
 
 # variant -> select_weights options (None: the student's own random init).
@@ -87,7 +85,7 @@ RECIPE = {
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--data", type=Path, default=DEFAULT_DATA, help="CIFAR-10 training images (zip/dir/npz)"
+        "--data", type=Path, default=SHARED_CIFAR10, help="CIFAR-10 training images (zip/dir/npz)"
     )
     parser.add_argument("--out", type=Path, default=RESULTS_DIR)
     parser.add_argument(

@@ -31,9 +31,8 @@ import numpy as np
 
 from keras_structinit.reporting import format_table, machine_info, versions
 
-from bench_utils import BACKENDS, backend_parser, run_per_backend, summarize
+from bench_utils import BACKENDS, RESULTS_DIR, backend_parser, run_per_backend, summarize
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 TEACHER = {"dim": 768, "depth": 12, "heads": 12}
 STUDENT = {"dim": 192, "depth": 12, "heads": 3}
 
