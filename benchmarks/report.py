@@ -123,7 +123,32 @@ def _lc_speed(data):
     return "; ".join(parts), (all(verdicts) if verdicts else None)
 
 
+def _covariance(data):
+    from benchmarks.covariance_accuracy import gains
+
+    experiment = data["config"]["experiment"]
+    inits = ("conv-cov", "conv-cov-listing") if experiment == "sigma" else ("conv-cov",)
+    parts, verdicts = [], []
+    for init in inits:
+        cells = gains(data["runs"], init)
+        parts += [f"{init} k={k} {epochs} ep. {'frozen' if frozen else 'thawed'}: {_ms(values)}"
+                  for (k, epochs, frozen), values in cells.items()]
+        means = {cell: np.mean(values) for cell, values in cells.items()}
+        if experiment == "kernel-size":  # the paper: the gain grows with k
+            for frozen in (True, False):
+                by_k = sorted((k, m) for (k, _, f), m in means.items() if f == frozen)
+                if len(by_k) >= 2:
+                    verdicts.append(by_k[-1][1] > by_k[0][1])
+        elif experiment == "convergence":  # the paper: ConvCovariance ahead at every budget
+            verdicts += [m > 0 for m in means.values()]
+    verdict = (all(verdicts) if verdicts else None) if experiment != "sigma" else None
+    return "gain over the default init (points): " + "; ".join(parts), verdict
+
+
 HEADLINES = {
+    "covariance_kernel_size": _covariance,
+    "covariance_convergence": _covariance,
+    "covariance_sigma": _covariance,
     "lc_accuracy_fig1": _lc_fig1,
     "lc_accuracy_fig3": _lc_fig3,
     "mimetic_sweep": _mimetic,
@@ -179,7 +204,46 @@ def _figure_mimetic_b(data, plt):
     return fig
 
 
-FIGURES = {"lc_gap": _figure_lc_gap, "mimetic_b": _figure_mimetic_b}
+def _figure_covariance_kernel(data, plt):
+    from benchmarks.covariance_accuracy import PAPER_TABLE10, gains
+
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    cells = gains(data["runs"], "conv-cov")
+    for frozen, color in ((True, "C0"), (False, "C1")):
+        points = sorted((k, v) for (k, _, f), v in cells.items() if f == frozen)
+        if points:
+            ax.errorbar([k for k, _ in points], [np.mean(v) for _, v in points],
+                        yerr=[np.std(v, ddof=1) if len(v) > 1 else 0 for _, v in points], marker="o",
+                        capsize=3, color=color, label=f"ours, {'frozen' if frozen else 'thawed'}")
+            ks = [k for k, _ in points if k in PAPER_TABLE10]
+            ax.plot(ks, [PAPER_TABLE10[k][0 if frozen else 1] for k in ks], ls="--", color=color,
+                    label=f"paper (20 ep.), {'frozen' if frozen else 'thawed'}")
+    ax.axhline(0, color="gray", lw=0.8)
+    ax.set_xlabel("kernel size k")
+    ax.set_ylabel("ConvCovariance − default (points)")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def _figure_covariance_budget(data, plt):
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    for (init, frozen), style in {("default", True): "C0--", ("conv-cov", True): "C0-",
+                                  ("default", False): "C1--", ("conv-cov", False): "C1-"}.items():
+        runs = [r for r in data["runs"] if r["init"] == init and r["frozen"] == frozen]
+        budgets = sorted({r["epochs"] for r in runs})
+        if budgets:
+            accs = [[100 * r["val_accuracy"] for r in runs if r["epochs"] == e] for e in budgets]
+            ax.errorbar(budgets, [np.mean(a) for a in accs],
+                        yerr=[np.std(a, ddof=1) if len(a) > 1 else 0 for a in accs], fmt=style, marker="o",
+                        capsize=3, label=f"{init}, {'frozen' if frozen else 'thawed'}")
+    ax.set_xlabel("epochs (each a complete run)")
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.legend(fontsize=7)
+    return fig
+
+
+FIGURES = {"lc_gap": _figure_lc_gap, "mimetic_b": _figure_mimetic_b,
+           "covariance_kernel": _figure_covariance_kernel, "covariance_budget": _figure_covariance_budget}
 
 
 # ----------------------------------------------------------------------------

@@ -172,3 +172,30 @@ def test_cpu_suite_lists_every_benchmark(capsys):
     listed = capsys.readouterr().out
     for bench in CPU:
         assert bench.name in listed
+
+
+def test_covariance_gains_and_kernel_size_verdict(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    gain = {3: 0.0, 9: 0.05}  # ConvCovariance's gain over the default grows with k
+    runs = [{"init": init, "frozen": frozen, "kernel_size": k, "epochs": 2, "seed": s,
+             "val_accuracy": 0.4 + s / 100 + (gain[k] if init == "conv-cov" else 0) + (0.01 if frozen else 0),
+             "train_accuracy": 0.5, "train_time_s": 30.0, "date": "2026-01-01"}
+            for k in gain for frozen in (True, False) for init in ("default", "conv-cov") for s in (0, 1, 2)]
+    data = {"benchmark": "covariance_kernel_size", "machine": "m", "versions": "v", "backend": "torch",
+            "runs": runs, "config": {"experiment": "kernel-size", "dim": 128, "depth": 6, "train_size": 4000,
+                                     "held_out_size": 2000, "batch_size": 128, "rand_augment": False,
+                                     "data": "d", "held_out": "h"}}
+    from benchmarks.covariance_accuracy import gains
+
+    cells = gains(runs, "conv-cov")
+    assert list(cells) == [(3, 2, True), (3, 2, False), (9, 2, True), (9, 2, False)]
+    assert cells[9, 2, True] == pytest.approx([5.0, 5.0, 5.0])
+    text, verdict = report.HEADLINES["covariance_kernel_size"](data)
+    assert "conv-cov k=9 2 ep. frozen: 5.00 ± 0.00" in text and verdict is True
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "covariance_kernel_size.json").write_text(json.dumps(data))
+    entry = tuple(b for b in CPU if b.name == "covariance_kernel_size")
+    monkeypatch.setattr(report, "SUITES", {"cpu": entry})
+    text = report.write_report(tmp_path).read_text()
+    assert "| 9 | 2 | frozen | 42.00 ± 1.00 | 47.00 ± 1.00 | 5.00 ± 0.00 | +5.59 |" in text
+    assert (tmp_path / "cpu" / "figures" / "covariance_kernel_size.png").exists()

@@ -1,0 +1,253 @@
+#!/usr/bin/env python
+"""ConvCovariance on CIFAR-10 ConvMixers: kernel size, training budget, Gaussian width convention.
+
+Three experiments of the covariance paper (Trockman et al., ICLR 2023),
+chosen by the first argument, each comparing the model's default init
+(PyTorch's uniform, the paper's baseline) with ``apply_conv_covariance``
+(preset ``cifar-p2``) on ConvMixer-``--dim``/``--depth``, patch 2, with the
+depthwise filters frozen (``freeze_spatial`` before training) and thawed:
+
+* ``kernel-size``: k in ``--kernel-sizes`` (Table 10, 20 epochs: the gain,
+  frozen / thawed, k = 3 -0.05 / -0.05, k = 7 +3.49 / +1.13, k = 9 +5.59 /
+  +1.59, k = 15 +8.39 / +3.69 points);
+* ``convergence``: k = 9 at every budget in ``--budgets`` (epochs; Fig. 8),
+  each budget a complete run with its own full learning-rate cycle, not a
+  snapshot of a longer run;
+* ``sigma``: k = 9, Eq. 5's Gaussian ``exp(-d^2 / (2 sigma))`` (the package's
+  convention) against the paper's Fig. 15 listing, which divides by
+  ``sigma`` alone: ``exp(-d^2 / sigma)`` is Eq. 5 with every sigma of the
+  schedule halved, i.e. ``sigma0, v_sigma, a_sigma`` of the preset halved
+  (``conv-cov-listing``).
+
+Recipe: ``recipes.fit_cifar`` defaults (the paper's: AdamW lr 0.01, weight
+decay 0.01, triangular one-cycle schedule, pad-4 crop + flip), with
+``--batch-size`` and RandAugment off unless ``--rand-augment`` (CPU-sized
+runs). Data: the shared CIFAR-10 training split, its own stratified 10%
+held out (seed 0; ``--held-out-size`` of it), ``--train-size`` training
+images. Each (init, frozen, kernel size, epochs, seed) is one run; results are
+written after every run (``<out>/covariance_<experiment>.json`` / ``.md``), a
+re-run resumes, ``--shard I/N`` runs one part of the plan and ``--eval-data``
+also evaluates on an external set.
+
+Usage::
+
+    python benchmarks/covariance_accuracy.py kernel-size --backend torch
+    python benchmarks/covariance_accuracy.py convergence --backend torch --budgets 1 2 4
+    python benchmarks/covariance_accuracy.py sigma --backend torch --train-size 256 --epochs 1 \\
+        --seeds 0 --dim 16 --depth 2 --held-out-size 200 --out /tmp/cov_smoke   # smoke test
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import time
+from pathlib import Path
+
+# Run as a script, this file's directory is on sys.path (no keras import here).
+from bench_utils import (
+    BACKENDS,
+    RESULTS_DIR,
+    SHARED_CIFAR10,
+    add_eval_data_argument,
+    add_shard_argument,
+    external_accuracy,
+    held_out_subset,
+    mean_std,
+    resumable_results,
+    shard_of,
+)
+
+NAME = "covariance"
+EXPERIMENTS = ("kernel-size", "convergence", "sigma")
+PRESET = "cifar-p2"
+# Table 10 of the paper (ConvMixer on CIFAR-10, 20 epochs): ConvCovariance's gain in points.
+PAPER_TABLE10 = {3: (-0.05, -0.05), 7: (3.49, 1.13), 9: (5.59, 1.59), 15: (8.39, 3.69)}  # frozen, thawed
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("experiment", choices=EXPERIMENTS)
+    parser.add_argument("--data", type=Path, default=SHARED_CIFAR10)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--backend", choices=BACKENDS, default=None)
+    parser.add_argument("--dim", type=int, default=128, help="ConvMixer width (paper: 256)")
+    parser.add_argument("--depth", type=int, default=8, help="ConvMixer depth (paper: 8)")
+    parser.add_argument("--kernel-sizes", type=int, nargs="+", default=[3, 7, 9, 15],
+                        help="kernel-size: k values (default 3 7 9 15); others use k = 9")
+    parser.add_argument("--epochs", type=int, default=2, help="epochs per run (kernel-size, sigma)")
+    parser.add_argument("--budgets", type=int, nargs="+", default=[1, 2, 4],
+                        help="convergence: epochs of each complete run (default 1 2 4)")
+    parser.add_argument("--train-size", type=int, default=5000)
+    parser.add_argument("--held-out-size", type=int, default=None)
+    parser.add_argument("--batch-size", type=int, default=128, help="paper: 512")
+    parser.add_argument("--rand-augment", action="store_true", help="RandAugment (2, 0.4) as in the paper")
+    parser.add_argument("--frozen", choices=("both", "frozen", "thawed"), default="both")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    add_shard_argument(parser)
+    add_eval_data_argument(parser)
+    args = parser.parse_args(argv)
+    if not args.data.exists():
+        parser.exit(2, f"{NAME}: error: --data {str(args.data)!r} does not exist\n")
+    for option, values in (("--dim", [args.dim]), ("--depth", [args.depth]), ("--epochs", [args.epochs]),
+                           ("--budgets", args.budgets), ("--train-size", [args.train_size]),
+                           ("--batch-size", [args.batch_size]),
+                           ("--held-out-size", [args.held_out_size or 1])):
+        if min(values) < 1:
+            parser.error(f"{option} must be >= 1; got {values if len(values) > 1 else values[0]}")
+    if any(k < 1 or k % 2 == 0 for k in args.kernel_sizes):
+        parser.error(f"--kernel-sizes must be odd and >= 1; got {args.kernel_sizes}")
+    return args
+
+
+def plan(args):
+    """``[(init, frozen, kernel_size, epochs, seed)]`` of the experiment, seeds outermost."""
+    frozen = {"both": (True, False), "frozen": (True,), "thawed": (False,)}[args.frozen]
+    inits = ("default", "conv-cov") + (("conv-cov-listing",) if args.experiment == "sigma" else ())
+    kernels = args.kernel_sizes if args.experiment == "kernel-size" else [9]
+    budgets = args.budgets if args.experiment == "convergence" else [args.epochs]
+    return [(init, f, k, e, seed) for seed in args.seeds for k in kernels for e in budgets
+            for f in frozen for init in inits]
+
+
+def initialize(model, init, seed):
+    """``default``: the builder's init; ``conv-cov``: Eq. 5's width; ``conv-cov-listing``: sigma / 2."""
+    from keras_structinit import apply_conv_covariance
+    from keras_structinit.covariance import PRESETS
+
+    if init == "conv-cov":
+        apply_conv_covariance(model, preset=PRESET, seed=seed)
+    elif init == "conv-cov-listing":
+        sigma0, v_sigma, a_sigma = (value / 2 for value in PRESETS[PRESET])
+        apply_conv_covariance(model, preset=None, sigma0=sigma0, v_sigma=v_sigma, a_sigma=a_sigma, seed=seed)
+
+
+# ----------------------------------------------------------------------------
+# Output
+# ----------------------------------------------------------------------------
+def _acc(runs, **match):
+    return [100 * r["val_accuracy"] for r in runs if all(r[k] == v for k, v in match.items())]
+
+
+def gains(runs, init):
+    """``{(kernel_size, epochs, frozen): [init's accuracy minus default's, per seed with both (points)]}``."""
+    acc = {(r["kernel_size"], r["epochs"], r["frozen"], r["seed"], r["init"]): r["val_accuracy"]
+           for r in runs}
+    cells = {}
+    for (k, epochs, frozen, seed, which), value in acc.items():
+        if which == init and (k, epochs, frozen, seed, "default") in acc:
+            cells.setdefault((k, epochs, frozen), []).append(
+                100 * (value - acc[k, epochs, frozen, seed, "default"]))
+    return dict(sorted(cells.items(), key=lambda item: (item[0][0], item[0][1], not item[0][2])))
+
+
+def summary_rows(data):
+    rows, runs = [], data["runs"]
+    cell_gains = {init: gains(runs, init) for init in ("conv-cov", "conv-cov-listing")}
+    cells = dict.fromkeys((r["kernel_size"], r["epochs"], r["frozen"]) for r in runs)
+    for k, epochs, frozen in sorted(cells, key=lambda c: (c[0], c[1], not c[2])):
+        match = {"kernel_size": k, "epochs": epochs, "frozen": frozen}
+        row = {"k": k, "epochs": epochs, "filters": "frozen" if frozen else "thawed"}
+        for init in ("default", "conv-cov", "conv-cov-listing"):
+            values = _acc(runs, init=init, **match)
+            row[init] = mean_std(values) if values else ""
+            gain = cell_gains[init].get((k, epochs, frozen), []) if init != "default" else []
+            row[f"gain {init}"] = mean_std(gain) if gain else ""
+        paper = PAPER_TABLE10.get(k)
+        row["paper"] = f"{paper[0 if frozen else 1]:+.2f}" if paper and data["config"]["experiment"] == \
+            "kernel-size" else ""
+        rows.append(row)
+    return rows
+
+
+def render_markdown(data):
+    from keras_structinit.reporting import format_table
+
+    cfg = data["config"]
+    sigma = cfg["experiment"] == "sigma"
+    columns = [("k", "k"), ("epochs", "epochs"), ("filters", "filters"), ("default acc. %", "default"),
+               ("conv-cov acc. %", "conv-cov"), ("gain (points)", "gain conv-cov")]
+    if sigma:
+        columns += [("listing width acc. %", "conv-cov-listing"), ("gain listing", "gain conv-cov-listing")]
+    if cfg["experiment"] == "kernel-size":
+        columns += [("paper gain, 20 epochs", "paper")]
+    external = [r for r in data["runs"] if "eval_data_accuracy" in r]
+    lines = [
+        f"# ConvCovariance on CIFAR-10 ConvMixers: {cfg['experiment']}",
+        "",
+        f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.",
+        "",
+        f"ConvMixer-{cfg['dim']}/{cfg['depth']}, patch 2; `default` = PyTorch's uniform init (the model's "
+        f"own), `conv-cov` = `apply_conv_covariance(preset={PRESET!r})` (Eq. 5: exp(-d^2 / (2 sigma)))"
+        + (", `conv-cov-listing` = the same with every sigma halved (exp(-d^2 / sigma), the paper's "
+           "Fig. 15 listing)" if sigma else "")
+        + f". Recipe: `fit_cifar` (AdamW lr 0.01, weight decay 0.01, triangular schedule, pad-4 crop + "
+        f"flip), batch {cfg['batch_size']}, RandAugment {'(2, 0.4)' if cfg['rand_augment'] else 'off'}; "
+        f"{cfg['train_size']:,} training images, accuracy on {cfg['held_out_size']:,} held-out images "
+        f"({cfg['held_out']}). Every row is complete runs with their own schedule; mean ± std over "
+        f"seeds {sorted({r['seed'] for r in data['runs']})}; gains are per seed.",
+        "",
+        format_table(summary_rows(data), columns),
+        "",
+    ]
+    if external:
+        lines += [f"--eval-data accuracy over all {len(external)} runs that measured it: "
+                  f"{mean_std([100 * r['eval_data_accuracy'] for r in external])} %.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.backend:
+        os.environ["KERAS_BACKEND"] = args.backend
+    import keras
+
+    from keras_structinit import freeze_spatial, recipes
+    from keras_structinit.datasets import load_cifar
+    from keras_structinit.models import convmixer
+    from keras_structinit.recipes.progress import progress_callbacks
+
+    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
+    held_out = held_out_subset(held_out, args.held_out_size)
+    config = {
+        "experiment": args.experiment, "dim": args.dim, "depth": args.depth, "train_size": len(train[0]),
+        "held_out_size": len(held_out[0]), "batch_size": args.batch_size, "rand_augment": args.rand_augment,
+        "data": str(args.data), "held_out": "stratified 10% of the training split, seed 0"
+        + (f"; a fixed subset (seed 0) of {len(held_out[0])}" if args.held_out_size else ""),
+    }
+    data, save = resumable_results(args.out, f"{NAME}_{args.experiment.replace('-', '_')}", config,
+                                   render_markdown)
+    done = {(r["init"], r["frozen"], r["kernel_size"], r["epochs"], r["seed"]) for r in data["runs"]}
+    mine = shard_of(plan(args), args.shard)
+    todo = [run for run in mine if run not in done]
+    print(f"{len(todo)} run(s) to do, {len(mine) - len(todo)} done already", flush=True)
+    for i, (init, frozen, k, epochs, seed) in enumerate(todo, 1):
+        label = f"[{i}/{len(todo)}] k={k} {epochs} ep. {init} {'frozen' if frozen else 'thawed'} seed {seed}"
+        keras.utils.set_random_seed(seed)
+        model = convmixer(args.dim, args.depth, kernel_size=k, patch_size=2)
+        initialize(model, init, seed)
+        if frozen:
+            freeze_spatial(model)
+        verbose, callbacks = progress_callbacks()
+        start = time.perf_counter()
+        history = recipes.fit_cifar(model, train, epochs, batch_size=args.batch_size, seed=seed,
+                                    rand_augment=(2, 0.4) if args.rand_augment else None,
+                                    eval_data=held_out, callbacks=callbacks, verbose=verbose)
+        seconds = time.perf_counter() - start
+        run = {"init": init, "frozen": frozen, "kernel_size": k, "epochs": epochs, "seed": seed,
+               "val_accuracy": history.eval_results["accuracy"],
+               "train_accuracy": float(history.history["accuracy"][-1]), "train_time_s": seconds,
+               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+        if args.eval_data is not None:
+            run.update(eval_data=str(args.eval_data),
+                       eval_data_accuracy=external_accuracy(model, history.normalization, args.eval_data))
+        print(f"{label}: held-out accuracy {run['val_accuracy']:.4f} after {seconds / 60:.1f} min",
+              flush=True)
+        data["runs"].append(run)
+        save()
+    print(render_markdown(data))
+
+
+if __name__ == "__main__":
+    main()
