@@ -39,6 +39,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import time
 from pathlib import Path
@@ -46,7 +47,15 @@ from pathlib import Path
 import numpy as np
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import RESULTS_DIR, SHARED_CIFAR10, mean_std, resumable_results
+from bench_utils import (
+    RESULTS_DIR,
+    SHARED_CIFAR10,
+    add_eval_data_argument,
+    add_shard_argument,
+    mean_std,
+    resumable_results,
+    shard_of,
+)
 
 NAME = "alignment_accuracy"
 
@@ -97,6 +106,8 @@ def parse_args(argv=None):
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=list(VARIANTS))
     parser.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    add_shard_argument(parser)
+    add_eval_data_argument(parser)
     args = parser.parse_args(argv)
     if not args.data.exists():
         parser.exit(2, f"{NAME}: error: --data {str(args.data)!r} does not exist\n")
@@ -126,8 +137,9 @@ def accuracy(model, data):
     return float(np.mean(logits.argmax(-1) == data[1]))
 
 
-def run_one(variant, seed, iterations, train, held_out, align_images):
-    """One complete run of ``iterations`` SGD steps (its own step schedule)."""
+def run_one(variant, seed, iterations, train, held_out, align_images, eval_data=None):
+    """One complete run of ``iterations`` SGD steps (its own step schedule); ``eval_data``:
+    ``None`` or an external ``(x, y)`` also evaluated."""
     import keras
 
     import keras_structinit as ks
@@ -144,10 +156,13 @@ def run_one(variant, seed, iterations, train, held_out, align_images):
     ks.recipes.fit_cifar(model, train, 1, steps_per_epoch=iterations, seed=seed, verbose=0,
                          num_classes=10, **RECIPE)
     result = {"train": accuracy(model, (train[0][probe], train[1][probe])), "test": accuracy(model, held_out)}
+    if eval_data is not None:
+        result["eval_data"] = accuracy(model, eval_data)
     print(f"  {iterations} iterations: train {result['train']:.4f}, test {result['test']:.4f}", flush=True)
     return {"variant": variant, "seed": seed, "iterations": iterations, "aligned": paths,
             "align_time_s": round(align_seconds, 2), "train_time_s": round(time.perf_counter() - start, 1),
-            "accuracy": {str(iterations): result}}
+            "accuracy": {str(iterations): result},
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
 def render_markdown(data):
@@ -171,8 +186,10 @@ def render_markdown(data):
         "",
     ]
     columns = [("init", "variant"), ("options", "options")]
+    external = any("eval_data" in r["accuracy"].get(str(it), {}) for r in data["runs"] for it in iterations)
     for it in iterations:
         columns += [(f"train @{it}", f"train_{it}"), (f"test @{it}", f"test_{it}")]
+        columns += [(f"--eval-data @{it}", f"eval_data_{it}")] if external else []
     columns += [("seeds", "n")] + [(f"paper test @{it}", f"paper_{it}") for it in (100, 1000)]
     rows = []
     for variant in VARIANTS:
@@ -182,8 +199,9 @@ def render_markdown(data):
         row = {"variant": variant, "n": len({r["seed"] for r in runs}),
                "options": ", ".join(f"{k}={v}" for k, v in (VARIANTS[variant] or {}).items()) or "He-normal"}
         for it in iterations:
-            for split in ("train", "test"):
-                values = [r["accuracy"][str(it)][split] for r in runs if str(it) in r["accuracy"]]
+            for split in ("train", "test", "eval_data"):
+                values = [r["accuracy"][str(it)][split] for r in runs
+                          if split in r["accuracy"].get(str(it), {})]
                 row[f"{split}_{it}"] = mean_std(values, ".3f") if values else ""
         for it in (100, 1000):
             row[f"paper_{it}"] = PAPER.get(variant, {}).get(it, "")
@@ -234,14 +252,23 @@ def main(argv=None):
     pick = np.sort(np.random.default_rng(0).choice(len(train[0]), config["align_images"], replace=False))
     align_images = scaled(train[0][pick])
     done = {(r["variant"], r["seed"], r["iterations"]) for r in data["runs"]}
-    for seed in args.seeds:
-        for variant in args.variants:
-            for iterations in config["iterations"]:
-                if (variant, seed, iterations) in done:
-                    continue
-                print(f"[{variant} seed {seed}, {iterations} iterations]", flush=True)
-                data["runs"].append(run_one(variant, seed, iterations, train, held_out, align_images))
-                save()
+    plan = [(variant, seed, iterations) for seed in args.seeds for variant in args.variants
+            for iterations in config["iterations"]]
+    mine = shard_of(plan, args.shard)
+    todo = [run for run in mine if run not in done]
+    print(f"{len(todo)} run(s) to do, {len(mine) - len(todo)} done already", flush=True)
+    eval_data = None
+    if args.eval_data is not None:
+        from keras_structinit.datasets import load_labeled_images
+
+        eval_data = load_labeled_images(str(args.eval_data), name="--eval-data")
+    for variant, seed, iterations in todo:
+        print(f"[{variant} seed {seed}, {iterations} iterations]", flush=True)
+        run = run_one(variant, seed, iterations, train, held_out, align_images, eval_data)
+        if eval_data is not None:
+            run["eval_data"] = str(args.eval_data)
+        data["runs"].append(run)
+        save()
     print(render_markdown(data))
 
 

@@ -145,7 +145,25 @@ def _covariance(data):
     return "gain over the default init (points): " + "; ".join(parts), verdict
 
 
+def _alignment(data):
+    cells = {}
+    for r in data["runs"]:
+        for iterations, result in r["accuracy"].items():
+            cells.setdefault((r["variant"], int(iterations)), []).append(result["test"])
+    parts = [f"{variant} @{it}: {_ms(values, 100)} %" for (variant, it), values in sorted(cells.items())
+             if variant in ("default", "aligned_2", "smallest_1")]
+    verdicts = []
+    for it in sorted({it for _, it in cells}):
+        default = cells.get(("default", it))
+        if default and ("aligned_2", it) in cells:  # the paper: 2 aligned layers above the default
+            verdicts.append(np.mean(cells["aligned_2", it]) > np.mean(default))
+        if default and ("smallest_1", it) in cells:  # and the smallest eigenvectors below it
+            verdicts.append(np.mean(cells["smallest_1", it]) < np.mean(default))
+    return "held-out accuracy: " + "; ".join(parts), (all(verdicts) if verdicts else None)
+
+
 HEADLINES = {
+    "alignment_accuracy": _alignment,
     "covariance_kernel_size": _covariance,
     "covariance_convergence": _covariance,
     "covariance_sigma": _covariance,

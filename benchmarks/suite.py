@@ -94,6 +94,18 @@ CPU = (
         figures=("mimetic_b",),
     ),
     Benchmark(
+        name="alignment_accuracy",
+        script="alignment_accuracy.py",
+        args=("--backend", "torch", "--variants", "default", "aligned_2", "smallest_1", *TRAIN_SEEDS),
+        title="Data-aligned init: SimpleCNN with 0 / 2 aligned layers and the smallest-eigenvector "
+              "control, 100 and 1000 SGD iterations (Tables 2 and 5)",
+        paper="test accuracy @100 / @1000: default .31 / .53, 2 aligned layers .37 / .56; "
+              "smallest eigenvectors .15 @100",
+        minutes=34,
+        run_key=("variant", "seed", "iterations"),
+        eval_data=True,
+    ),
+    Benchmark(
         name="covariance_kernel_size",
         script="covariance_accuracy.py",
         args=("kernel-size", *COV_CPU, "--epochs", "2", *TRAIN_SEEDS),
