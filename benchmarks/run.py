@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
-from benchmarks.suite import SUITES
+from benchmarks.suite import DEFAULT_JOBS, SUITES
 
 # Start-up chatter of TensorFlow/XLA (absl logging) that would drown the progress lines.
 NOISE = ("I0000 ", "E0000 ", "W0000 ", "WARNING: All log messages before absl")
@@ -51,7 +51,8 @@ def parse_args(argv=None):
                         help="an external labelled set (.npz with uint8 x and int y, or an ImageFolder "
                              "directory/.zip) every trained model is also evaluated on")
     parser.add_argument("--jobs", type=int, default=None,
-                        help="processes per splittable benchmark (default: the number of cores)")
+                        help="processes per splittable benchmark (default: one per core for the CPU "
+                             "suite, 1 for the GPU suite)")
     parser.add_argument("--results", type=Path, default=RESULTS_DIR, help=argparse.SUPPRESS)
     parser.add_argument("--list", action="store_true", help="list the suite's benchmarks and exit")
     parser.add_argument("--report", action="store_true", help="only rebuild REPORT.md and exit")
@@ -216,8 +217,8 @@ def main(argv=None):
         return 0
     if not args.report:
         chosen = [b for b in benches if args.only is None or b.name in args.only]
-        jobs = args.jobs or len(os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity")
-                                else range(os.cpu_count() or 1))
+        jobs = args.jobs or DEFAULT_JOBS.get(args.suite) or len(
+            os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1))
         total = time.perf_counter()
         for i, bench in enumerate(chosen, 1):
             done = state["benchmarks"].get(bench.name, {})
