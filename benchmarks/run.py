@@ -241,6 +241,10 @@ def main(argv=None):
                 "eval_data": None if args.eval_data is None else str(args.eval_data),
             }
             _write_json(state_path, state)
+            results = _read_json(suite_dir / f"{bench.name}.json")
+            if results is not None:  # the results file carries how the suite ran it, too
+                results["suite_run"] = {"suite": args.suite, **state["benchmarks"][bench.name]}
+                _write_json(suite_dir / f"{bench.name}.json", results)
             print(f"[{i}/{len(chosen)}] {bench.name}: finished in {wall / 60:.1f} min "
                   f"({(time.perf_counter() - total) / 60:.1f} min so far)", flush=True)
     path = write_report(args.results)

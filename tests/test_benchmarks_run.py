@@ -100,7 +100,8 @@ def test_split_interrupted_run_resumes_and_merges_each_run_once(fake_suite, caps
         (r["variant"], r["seed"], r["pid"]) for r in merged}
     assert (results / "cpu" / "fake.md").read_text().startswith("# Fake")
     state = json.loads((results / "cpu" / "suite.json").read_text())["benchmarks"]["fake"]
-    assert state["args"] == [] and state["jobs"] == 1
+    assert state["args"] == [] and state["jobs"] == 1 and state["wall_s"] > 0
+    assert json.loads((results / "cpu" / "fake.json").read_text())["suite_run"] == {"suite": "cpu", **state}
     out = capsys.readouterr().out
     assert "[fake] 6 run(s) to do" in out  # progress lines stream through
 
