@@ -11,6 +11,12 @@ Scale of the CPU suite: every entry is sized to run in at most ~30 minutes on
 Training entries use the shared CIFAR-10 training split with their own
 stratified held-out 10% (seed 0) and 3 seeds. Where a paper's batch is too
 large for a few hundred CPU steps, the entry takes a smaller batch and says so.
+
+Not in the suites yet (run their scripts directly; results under ``results/``):
+weight selection (``selection_accuracy.py`` trains its own ViT teacher, ~40 min,
+then ~3 min per student run) and the covariance-transfer study
+(``examples/covariance_transfer.py``); transfer across patch and filter sizes
+(the covariance paper's Fig. 9) has no benchmark yet.
 """
 
 from __future__ import annotations

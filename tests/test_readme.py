@@ -81,6 +81,16 @@ def _commands(block):
     return [line.strip() for line in joined.splitlines() if line.strip() and not line.startswith("#")]
 
 
+def _benchmarks_run():
+    import sys
+
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from benchmarks import run
+
+    return run
+
+
 def test_readme_commands_are_valid():
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
     project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]
@@ -90,7 +100,7 @@ def test_readme_commands_are_valid():
     for block in SHELL_BLOCKS:
         for command in _commands(block):
             for part in command.split("&&"):
-                words = shlex.split(part)
+                words = shlex.split(part, comments=True)
                 if words[:2] == ["pip", "install"]:
                     assert words[2] == "-e", f"not installable from a checkout: {part}"
                     named = re.fullmatch(r"\.\[([\w,]+)\]", words[3]).group(1).split(",")
@@ -102,6 +112,9 @@ def test_readme_commands_are_valid():
                 elif words[0] == "bash":
                     assert (REPO_ROOT / words[1]).is_file(), part
                     seen.add("bash")
-    assert seen == {"pip", "structinit", "bash"}
+                elif words[:3] == ["python", "-m", "benchmarks.run"]:
+                    _benchmarks_run().parse_args(words[3:])  # exits 2 on an invalid command line
+                    seen.add("benchmarks")
+    assert seen == {"pip", "structinit", "bash", "benchmarks"}
     for quoted in re.findall(r'`pip install -e "(\.\[[\w,]+\])"`', README):
         assert set(quoted[2:-1].split(",")) <= extras, quoted
