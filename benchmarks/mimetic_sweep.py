@@ -95,6 +95,9 @@ def parse_args(argv=None):
     parser.add_argument("--b-values", type=float, nargs="+", default=list(B_VALUES))
     parser.add_argument("--combo-b", type=float, nargs="+", default=[DEFAULT_B],
                         help="b of the ConvNeXt conv-cov+mean-shift runs")
+    parser.add_argument("--only", nargs="+", metavar="VARIANT", default=None,
+                        help="run only these variants (e.g. mean-shift:0 mean-shift:0.1), a subset of "
+                             "what --b-values / --combo-b define")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
     add_shard_argument(parser)
@@ -102,6 +105,13 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if not args.data.exists():
         parser.exit(2, f"{NAME}: error: --data {str(args.data)!r} does not exist\n")
+    if args.only is not None:
+        known = {name for model in args.models for name in variants(model, argparse.Namespace(
+            b_values=args.b_values, combo_b=args.combo_b, only=None))}
+        unknown = [name for name in args.only if name not in known]
+        if unknown:
+            parser.error(f"--only: unknown variant(s) {', '.join(unknown)}; expected some of: "
+                         f"{', '.join(sorted(known))}")
     if args.held_out_size is not None and args.held_out_size < 1:
         parser.error(f"--held-out-size must be >= 1; got {args.held_out_size}")
     return args
@@ -112,7 +122,7 @@ def variants(model, args):
     names = ["default"] + [f"mean-shift:{b:g}" for b in args.b_values]
     if model == "convnext":
         names += ["conv-cov"] + [f"conv-cov+mean-shift:{b:g}" for b in args.combo_b]
-    return names
+    return [name for name in names if args.only is None or name in args.only]
 
 
 def build(model, config):
