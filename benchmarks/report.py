@@ -49,6 +49,27 @@ def _by(runs, field, value):
     return [r for r in runs if r.get(field) == value]
 
 
+def _ahead(higher, lower=(0.0,)):
+    """Whether ``higher`` beats ``lower`` (per-seed values): ``True`` when the difference of the
+    means exceeds twice its standard error, ``False`` when it is as far the other way, ``None``
+    (within noise) otherwise. A single value has no spread: its standard error counts as 0."""
+    higher, lower = np.asarray(higher, float), np.asarray(lower, float)
+
+    def var(x):
+        return x.var(ddof=1) / x.size if x.size > 1 else 0.0
+
+    diff, se = higher.mean() - lower.mean(), np.sqrt(var(higher) + var(lower))
+    return True if diff > 2 * se else False if diff < -2 * se else None
+
+
+def _verdict(checks):
+    """``"yes"`` when every check holds beyond noise, ``"no"`` when one goes the other way beyond
+    noise, ``"within noise"`` otherwise; ``None`` without checks."""
+    if not checks:
+        return None
+    return "no" if False in checks else "yes" if all(checks) else "within noise"
+
+
 def _seed_gaps(runs):
     """Frozen minus learnable held-out accuracy (points) per seed with both runs."""
     acc = {(r["seed"], r["frozen"]): r["val_accuracy"] for r in runs}
@@ -65,10 +86,8 @@ def _lc_fig1(data):
     gaps = {m: g for m, g in gaps.items() if g}
     text = "; ".join(f"E = {expansions[m]}: {_ms(g)}" for m, g in gaps.items())
     ordered = sorted(gaps, key=expansions.get)
-    verdict = None
-    if len(ordered) >= 2:
-        verdict = bool(np.mean(gaps[ordered[-1]]) > np.mean(gaps[ordered[0]]))
-    return f"gap frozen − learnable (points): {text}", verdict
+    checks = [_ahead(gaps[ordered[-1]], gaps[ordered[0]])] if len(ordered) >= 2 else []
+    return f"gap frozen − learnable (points): {text}", _verdict(checks)
 
 
 def _lc_fig3(data):
@@ -80,10 +99,8 @@ def _lc_fig3(data):
     text = "; ".join(f"{m}: {_ms(g)}" for m, g in gaps.items())
     without = [m for m in gaps if FIG3_MODELS[m][0].startswith("no 1x1")]
     with_1x1 = [m for m in gaps if m not in without]
-    verdict = None
-    if without and with_1x1:
-        verdict = bool(max(np.mean(gaps[m]) for m in without) < min(np.mean(gaps[m]) for m in with_1x1))
-    return f"gap frozen − learnable (points): {text}", verdict
+    checks = [_ahead(gaps[w], gaps[n]) for w in with_1x1 for n in without]
+    return f"gap frozen − learnable (points): {text}", _verdict(checks)
 
 
 def _mimetic(data):
@@ -98,15 +115,15 @@ def _mimetic(data):
             continue
         best = max(shifts, key=lambda v: np.mean(shifts[v]))
         text = (f"{model}, {epochs} epochs: b = 0 {_ms(base, 100)} %, best {best} {_ms(shifts[best], 100)} %")
-        verdicts.append(np.mean(shifts[best]) > np.mean(base))
+        verdicts.append(_ahead(shifts[best], base))
         combos = {v: a for v, a in variants.items() if v.startswith("conv-cov+")}
         if combos and "conv-cov" in variants:
             combo = max(combos, key=lambda v: np.mean(combos[v]))
             text += (f", conv-cov {_ms(variants['conv-cov'], 100)} %, {combo} {_ms(combos[combo], 100)} %")
             alone = variants.get(combo.split("+", 1)[1], base)
-            verdicts.append(np.mean(combos[combo]) > max(np.mean(variants["conv-cov"]), np.mean(alone)))
+            verdicts += [_ahead(combos[combo], variants["conv-cov"]), _ahead(combos[combo], alone)]
         parts.append(text)
-    return "; ".join(parts), (all(verdicts) if verdicts else None)
+    return "; ".join(parts), _verdict(verdicts)
 
 
 def _lc_speed(data):
@@ -120,7 +137,7 @@ def _lc_speed(data):
             speedup = base["forward_backward"]["median_s"] / frozen["forward_backward"]["median_s"]
             verdicts.append(speedup > 1)
             parts.append(f"{backend} {expansion}: frozen fwd+bwd {speedup:.2f}x faster")
-    return "; ".join(parts), (all(verdicts) if verdicts else None)
+    return "; ".join(parts), _verdict(verdicts)
 
 
 def _covariance(data):
@@ -133,15 +150,14 @@ def _covariance(data):
         cells = gains(data["runs"], init)
         parts += [f"{init} k={k} {epochs} ep. {'frozen' if frozen else 'thawed'}: {_ms(values)}"
                   for (k, epochs, frozen), values in cells.items()]
-        means = {cell: np.mean(values) for cell, values in cells.items()}
         if experiment == "kernel-size":  # the paper: the gain grows with k
             for frozen in (True, False):
-                by_k = sorted((k, m) for (k, _, f), m in means.items() if f == frozen)
+                by_k = sorted((k, values) for (k, _, f), values in cells.items() if f == frozen)
                 if len(by_k) >= 2:
-                    verdicts.append(by_k[-1][1] > by_k[0][1])
+                    verdicts.append(_ahead(by_k[-1][1], by_k[0][1]))
         elif experiment == "convergence":  # the paper: ConvCovariance ahead at every budget
-            verdicts += [m > 0 for m in means.values()]
-    verdict = (all(verdicts) if verdicts else None) if experiment != "sigma" else None
+            verdicts += [_ahead(values) for values in cells.values()]
+    verdict = _verdict(verdicts) if experiment != "sigma" else None
     return "gain over the default init (points): " + "; ".join(parts), verdict
 
 
@@ -156,10 +172,10 @@ def _alignment(data):
     for it in sorted({it for _, it in cells}):
         default = cells.get(("default", it))
         if default and ("aligned_2", it) in cells:  # the paper: 2 aligned layers above the default
-            verdicts.append(np.mean(cells["aligned_2", it]) > np.mean(default))
+            verdicts.append(_ahead(cells["aligned_2", it], default))
         if default and ("smallest_1", it) in cells:  # and the smallest eigenvectors below it
-            verdicts.append(np.mean(cells["smallest_1", it]) < np.mean(default))
-    return "held-out accuracy: " + "; ".join(parts), (all(verdicts) if verdicts else None)
+            verdicts.append(_ahead(default, cells["smallest_1", it]))
+    return "held-out accuracy: " + "; ".join(parts), _verdict(verdicts)
 
 
 HEADLINES = {
@@ -296,7 +312,7 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
             summary.append({
                 "suite": suite, "name": f"[{bench.name}](#{suite}-{bench.name.replace('_', '-')})",
                 "ours": headline, "paper": bench.paper,
-                "verdict": {True: "yes", False: "no", None: "—"}[verdict],
+                "verdict": verdict or "—",
                 "runs": str(len(data.get("runs", []))) if "runs" in data else "—",
             })
             lines = [f"<a id=\"{suite}-{bench.name.replace('_', '-')}\"></a>",
@@ -322,7 +338,9 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
         "Generated by `python -m benchmarks.run` (or `python -m benchmarks.report`) from the JSON files "
         "under `benchmarks/results/<suite>/` alone; do not edit by hand. Each row: our measurement at the "
         "suite's scale (see `benchmarks/suite.py` and each section's arguments), the paper's number at its "
-        "own scale, and whether the paper's direction reproduced, computed from the runs' means.",
+        "own scale, and whether the paper's direction reproduced: *yes* when every compared difference "
+        "goes the paper's way by more than twice its standard error over seeds, *no* when one goes the "
+        "other way by as much, *within noise* otherwise.",
         "",
         format_table(summary, [("Suite", "suite"), ("Benchmark", "name"), ("Ours", "ours"),
                                ("Paper", "paper"), ("Direction reproduced", "verdict"), ("Runs", "runs")]),
