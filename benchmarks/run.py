@@ -127,8 +127,8 @@ def _stream(process, prefix, log):
             print(f"{prefix} {line.rstrip()}", flush=True)
 
 
-def _command(bench, out, eval_data, shard=None):
-    command = [sys.executable, str(BENCH_DIR / bench.script), *bench.args, "--out", str(out)]
+def _command(bench, args, out, eval_data, shard=None):
+    command = [sys.executable, str(BENCH_DIR / bench.script), *args, "--out", str(out)]
     if shard is not None:
         command += ["--shard", f"{shard[0]}/{shard[1]}"]
     if eval_data is not None and bench.eval_data:
@@ -153,6 +153,12 @@ def _launch(command, cores, prefix, log_path):
     return process, thread, log
 
 
+def _finished_with(done, bench):
+    """Whether the suite state ``done`` records ``bench`` finished with its present arguments."""
+    return bool(done) and done.get("args") == list(bench.args) and \
+        done.get("more_args", []) == [list(a) for a in bench.more_args]
+
+
 def run_benchmark(bench, suite_dir, jobs, eval_data):
     """Runs ``bench`` to completion (resuming what is there); returns its merged results."""
     final = suite_dir / f"{bench.name}.json"
@@ -166,26 +172,28 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
                                                     sorted(parts_dir.glob(f"*/{bench.name}.json"))],
                              bench.run_key)
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    launched = []
-    for index in range(jobs):
-        out = parts_dir / str(index) if bench.run_key is not None else suite_dir
-        out.mkdir(parents=True, exist_ok=True)
-        if bench.run_key is not None and earlier is not None:
-            _write_json(out / f"{bench.name}.json", earlier)
-        mine = (cores[index::jobs] or [cores[index % len(cores)]]) if cores and jobs > 1 else None
-        prefix = f"[{bench.name}" + (f" {index + 1}/{jobs}]" if jobs > 1 else "]")
-        command = _command(bench, out, eval_data, (index, jobs) if bench.run_key is not None else None)
-        launched.append(_launch(command, mine, prefix, parts_dir / f"{index}.log"))
-    failed = []
-    for index, (process, thread, log) in enumerate(launched):
-        process.wait()
-        thread.join()
-        log.close()
-        if process.returncode:
-            failed.append(f"part {index} exited with status {process.returncode} "
-                          f"(log: {parts_dir / f'{index}.log'})")
-    if failed:
-        raise RuntimeError(f"{bench.name}: " + "; ".join(failed))
+    for stage, args in enumerate(bench.invocations):
+        launched = []
+        for index in range(jobs):
+            out = parts_dir / str(index) if bench.run_key is not None else suite_dir
+            out.mkdir(parents=True, exist_ok=True)
+            if stage == 0 and bench.run_key is not None and earlier is not None:
+                _write_json(out / f"{bench.name}.json", earlier)
+            mine = (cores[index::jobs] or [cores[index % len(cores)]]) if cores and jobs > 1 else None
+            prefix = f"[{bench.name}" + (f" {index + 1}/{jobs}]" if jobs > 1 else "]")
+            command = _command(bench, args, out, eval_data,
+                               (index, jobs) if bench.run_key is not None else None)
+            launched.append(_launch(command, mine, prefix, parts_dir / f"{index}.log"))
+        failed = []
+        for index, (process, thread, log) in enumerate(launched):
+            process.wait()
+            thread.join()
+            log.close()
+            if process.returncode:
+                failed.append(f"part {index} exited with status {process.returncode} "
+                              f"(log: {parts_dir / f'{index}.log'})")
+        if failed:
+            raise RuntimeError(f"{bench.name}: " + "; ".join(failed))
     if bench.run_key is None:
         return _read_json(final)
     merged = merge_runs([_read_json(final)] + [_read_json(parts_dir / str(i) / f"{bench.name}.json")
@@ -211,7 +219,7 @@ def main(argv=None):
     if args.list:
         for bench in benches:
             done = state["benchmarks"].get(bench.name, {})
-            status = ("done " + done["finished"] if done.get("args") == list(bench.args) else
+            status = ("done " + done["finished"] if _finished_with(done, bench) else
                       "to run" if not done else "to re-run (arguments changed)")
             print(f"{bench.name:<24} ~{bench.minutes:>4.0f} min  {status:<32} {bench.title}")
         return 0
@@ -222,7 +230,7 @@ def main(argv=None):
         total = time.perf_counter()
         for i, bench in enumerate(chosen, 1):
             done = state["benchmarks"].get(bench.name, {})
-            if done.get("args") == list(bench.args) and bench.name not in args.rerun \
+            if _finished_with(done, bench) and bench.name not in args.rerun \
                     and (args.eval_data is None or done.get("eval_data") == str(args.eval_data)):
                 print(f"[{i}/{len(chosen)}] {bench.name}: done {done['finished']}; skipped", flush=True)
                 continue
@@ -236,7 +244,9 @@ def main(argv=None):
                 return 1
             wall = time.perf_counter() - start
             state["benchmarks"][bench.name] = {
-                "args": list(bench.args), "finished": _now(), "wall_s": round(wall, 1),
+                "args": list(bench.args), **({"more_args": [list(a) for a in bench.more_args]}
+                                            if bench.more_args else {}),
+                "finished": _now(), "wall_s": round(wall, 1),
                 "jobs": jobs if bench.run_key else 1,
                 "eval_data": None if args.eval_data is None else str(args.eval_data),
             }

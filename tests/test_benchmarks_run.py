@@ -38,6 +38,7 @@ FAKE = textwrap.dedent('''
         parser.add_argument("--eval-data")
         parser.add_argument("--stop-after", type=int, default=None)
         parser.add_argument("--fail", action="store_true")
+        parser.add_argument("--variants", nargs="+", default=["a", "b"])
         args = parser.parse_args()
         if args.fail:
             sys.exit("fake: failing on purpose")
@@ -45,7 +46,7 @@ FAKE = textwrap.dedent('''
         path = args.out / "fake.json"
         data = json.loads(path.read_text()) if path.exists() else {"config": {"n": 4}, "runs": []}
         done = {(r["variant"], r["seed"]) for r in data["runs"]}
-        plan = [(v, s) for s in range(4) for v in ("a", "b")][index::count]
+        plan = [(v, s) for s in range(4) for v in args.variants][index::count]
         todo = [run for run in plan if run not in done]
         print(f"{len(todo)} run(s) to do; threads {os.environ.get('OMP_NUM_THREADS')}", flush=True)
         for k, (variant, seed) in enumerate(todo):
@@ -67,9 +68,10 @@ def fake_suite(tmp_path, monkeypatch):
     script = tmp_path / "fake_bench.py"
     script.write_text(FAKE)
 
-    def suite(*args):
+    def suite(*args, more_args=()):
         bench = Benchmark(name="fake", script=str(script), args=args, title="a fake",
-                          paper="none", minutes=0.1, run_key=("variant", "seed"), eval_data=True)
+                          paper="none", minutes=0.1, run_key=("variant", "seed"), eval_data=True,
+                          more_args=more_args)
         monkeypatch.setitem(SUITES, "cpu", (bench,))
         return bench
 
@@ -112,6 +114,26 @@ def test_split_interrupted_run_resumes_and_merges_each_run_once(fake_suite, caps
     out = capsys.readouterr().out
     assert "[fake 1/2] 0 run(s) to do" in out and "[fake 2/2] 0 run(s) to do" in out
     assert len(_runs(results / "cpu" / "fake.json")) == 8
+
+
+def test_more_args_add_runs_to_the_same_results_and_rerun_when_changed(fake_suite, capsys):
+    suite, results = fake_suite
+    suite()
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "2"]) == 0
+    assert len(_runs(results / "cpu" / "fake.json")) == 8
+    suite(more_args=(("--variants", "c"),))  # a further invocation: the benchmark is no longer done
+    assert "to re-run" in (run.main(["--suite", "cpu", "--results", str(results), "--list"]) == 0
+                           and capsys.readouterr().out)
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "[fake 1/2] 0 run(s) to do" in out and "[fake 1/2] 2 run(s) to do" in out
+    merged = _runs(results / "cpu" / "fake.json")
+    assert sorted((r["variant"], r["seed"]) for r in merged) == sorted(
+        (v, s) for s in range(4) for v in "abc")
+    state = json.loads((results / "cpu" / "suite.json").read_text())["benchmarks"]["fake"]
+    assert state["more_args"] == [["--variants", "c"]]
+    assert run.main(["--suite", "cpu", "--results", str(results)]) == 0
+    assert "fake: done" in capsys.readouterr().out
 
 
 def test_report_is_rebuilt_from_json_alone(fake_suite, monkeypatch):
