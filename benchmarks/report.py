@@ -140,6 +140,44 @@ def _lc_speed(data):
     return "; ".join(parts), _verdict(verdicts)
 
 
+def _per_backend(data):
+    return [(b, data["results"][b]) for b in ("tensorflow", "jax", "torch") if b in data.get("results", {})]
+
+
+def _depthwise_speed(data):
+    parts, verdicts = [], []
+    for backend, entry in _per_backend(data):
+        for row in entry.get("model", {}).get("results", []):
+            if row["layer"] == "package":
+                compile_ = "XLA" if row["jit_compile"] else "default compile"
+                parts.append(f"{backend} ({compile_}): {row['thawed']['median_s']:.2f} s/step thawed, "
+                             f"frozen {row['frozen_speedup']:.2f}x faster")
+                verdicts.append(row["frozen_speedup"] > 1)
+    return "ConvMixer-128/6 step, package layer: " + "; ".join(parts), _verdict(verdicts)
+
+
+def _init_cost(data):
+    parts = [f"{backend} {entry['timings']['apply_conv_covariance']['median_s']:.3f} s "
+             f"(reference + assign {entry['timings']['reference_sampling_assign']['median_s']:.3f} s)"
+             for backend, entry in _per_backend(data)]
+    return "apply_conv_covariance, ConvMixer-1536/24: " + "; ".join(parts), None
+
+
+def _selection_speed(data):
+    parts = [f"{backend} {entry['time']['median_s']:.2f} s, peak "
+             f"{entry['tracemalloc_peak_bytes'] / entry['teacher_weight_bytes']:.2f}x the teacher's weights"
+             for backend, entry in _per_backend(data)]
+    return "select_weights ViT-B -> ViT-T: " + "; ".join(parts), None
+
+
+def _alignment_cost(data):
+    parts = [f"{backend} patch covariance {entry['timings']['patch_covariance']['median_s']:.1f} s "
+             f"({entry['config']['images']:,} images), align 2 layers "
+             f"{entry['timings']['align_conv_layers']['median_s']:.1f} s "
+             f"({entry['config']['align_images']:,} images)" for backend, entry in _per_backend(data)]
+    return "; ".join(parts), None
+
+
 def _covariance(data):
     from benchmarks.covariance_accuracy import gains
 
@@ -187,6 +225,10 @@ HEADLINES = {
     "lc_accuracy_fig3": _lc_fig3,
     "mimetic_sweep": _mimetic,
     "lc_speed": _lc_speed,
+    "depthwise_speed": _depthwise_speed,
+    "init_cost": _init_cost,
+    "selection_speed": _selection_speed,
+    "alignment_cost": _alignment_cost,
 }
 
 
@@ -320,7 +362,10 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
                      f"Paper: {bench.paper}.", "", f"Ours: {headline or '—'}.", ""]
             if finished:
                 lines += [f"Finished {finished['finished']} in {finished['wall_s'] / 60:.1f} min "
-                          f"({finished['jobs']} process(es)); arguments: `{' '.join(finished['args'])}`.", ""]
+                          f"({finished['jobs']} process(es)); arguments: "
+                          + "; then ".join(f"`{' '.join(a)}`" for a in [finished["args"],
+                                                                      *finished.get("more_args", [])])
+                          + ".", ""]
             for figure in bench.figures if plt is not None else ():
                 fig = FIGURES[figure](data, plt)
                 fig_path = results_dir / suite / "figures" / f"{bench.name}.png"

@@ -173,6 +173,44 @@ CPU = (
               "146.66 / 33.84 / 17.74 MiB (baseline / global / recycled sharing)",
         minutes=18,
     ),
+    # Speed: timing entries run alone (no run_key), every backend in one entry.
+    Benchmark(
+        name="depthwise_speed",
+        script="depthwise_speed.py",
+        args=("--all-backends",),
+        title="Depthwise convolution and ConvMixer-128/6 (k = 9) train step, thawed and frozen, "
+              "every backend",
+        paper="no timing in the covariance paper; frozen depthwise filters skip their gradient, so a "
+              "frozen step should be faster",
+        minutes=15,
+    ),
+    Benchmark(
+        name="init_cost",
+        script="init_cost.py",
+        args=("--all-backends",),
+        title="Initialization cost: ConvCovariance of ConvMixer-1536/24's depthwise kernels vs the "
+              "paper's multivariate_normal sampling",
+        paper="no number in the paper (its listing samples each layer with numpy's SVD-based "
+              "multivariate_normal)",
+        minutes=3,
+    ),
+    Benchmark(
+        name="selection_speed",
+        script="selection_speed.py",
+        args=("--all-backends",),
+        title="Initialization cost: weight selection from a ViT-B-sized teacher into a ViT-T",
+        paper="no number in the paper; the package's goal: < 5 s and < 1.5x the teacher's weights",
+        minutes=3,
+    ),
+    Benchmark(
+        name="alignment_cost",
+        script="alignment_cost.py",
+        args=("--all-backends", "--repeats", "2"),
+        title="Initialization cost: patch covariance of the 50,000 CIFAR-10 training images, and "
+              "data-aligned init of a SimpleCNN's first two layers",
+        paper="no number in the paper (App. D.1 gives the spectrum: about 12.3, 1.45, 1.18, 1.06)",
+        minutes=20,
+    ),
 )
 
 # The GPU suite: the papers' own scales (full 45,000-image training split, their epochs and

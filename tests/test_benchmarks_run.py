@@ -226,3 +226,20 @@ def test_covariance_gains_and_kernel_size_verdict(tmp_path, monkeypatch):
     text = report.write_report(tmp_path).read_text()
     assert "| 9 | 2 | frozen | 42.00 ± 1.00 | 47.00 ± 1.00 | 5.00 ± 0.00 | +5.59 |" in text
     assert (tmp_path / "cpu" / "figures" / "covariance_kernel_size.png").exists()
+
+
+def test_speed_headlines_read_the_recorded_timing_files():
+    def recorded(name):
+        return json.loads((REPO_ROOT / "benchmarks" / "results" / f"{name}.json").read_text())
+
+    text, verdict = report.HEADLINES["depthwise_speed"](recorded("depthwise_speed"))
+    assert text.count("frozen") == 4 and "torch (default compile)" in text and verdict in ("yes", "no")
+    text, verdict = report.HEADLINES["init_cost"](recorded("init_cost"))
+    assert text.startswith("apply_conv_covariance, ConvMixer-1536/24: tensorflow") and verdict is None
+    text, _ = report.HEADLINES["selection_speed"](recorded("selection_speed"))
+    assert "the teacher's weights" in text and text.count(" s, peak") == 3
+    timing = {"median_s": 2.5, "mean_s": 2.5, "std_s": 0.0, "times_s": [2.5]}
+    entry = {"config": {"images": 50000, "align_images": 10000},
+             "timings": {"patch_covariance": timing, "align_conv_layers": {**timing, "median_s": 40.0}}}
+    text, _ = report.HEADLINES["alignment_cost"]({"results": {"jax": entry}})
+    assert text == "jax patch covariance 2.5 s (50,000 images), align 2 layers 40.0 s (10,000 images)"
