@@ -1,5 +1,6 @@
 """FilterCovariance: measuring, interpolating, resizing and saving filter statistics."""
 
+import json
 import os
 import zipfile
 
@@ -288,3 +289,81 @@ def test_structure_separates_iid_from_centre_heavy_covariances():
     assert t["total_variance"] == pytest.approx(np.trace(cov))
     assert t["centre_ratio"] == pytest.approx(cov[40, 40] / (np.trace(cov) / n))
     assert t["centre_ratio"] > 10 and t["top_eigen_share"] > 5 / n
+
+
+# ----------------------------------------------------------------------------
+# patch_size metadata
+# ----------------------------------------------------------------------------
+def test_patch_size_defaults_to_none_and_is_validated():
+    assert random_bank().patch_size is None
+    assert random_bank(patch_size=4).patch_size == 4
+    assert "patch_size=4" in repr(random_bank(patch_size=4))
+    for bad in (0, -2):
+        with pytest.raises(ValueError, match="patch_size"):
+            random_bank(patch_size=bad)
+    for bad in (2.0, "2", True):
+        with pytest.raises(TypeError, match="patch_size"):
+            random_bank(patch_size=bad)
+
+
+def test_patch_size_kept_by_derived_banks():
+    bank = random_bank(num_layers=2, k=5, patch_size=2)
+    assert bank.resized(7).patch_size == 2
+    assert bank.resized(5).patch_size == 2
+    assert bank.resized((3, 7)).patch_size == 2
+    assert bank.kronecker()[0].patch_size == 2
+
+
+def test_patch_size_round_trips_through_save_and_config(tmp_path):
+    for patch_size in (1, 4, None):
+        bank = random_bank(num_layers=2, patch_size=patch_size, source_name="net")
+        assert FilterCovariance.load(bank.save(tmp_path / f"bank_{patch_size}")).patch_size == patch_size
+        config = bank.get_config()
+        assert config["patch_size"] == patch_size
+        assert FilterCovariance.from_config(config).patch_size == patch_size
+
+
+def test_banks_without_patch_size_still_load(tmp_path):
+    # Files and configs written before the patch size was stored.
+    bank = random_bank(num_layers=2, patch_size=2)
+    config = bank.get_config()
+    del config["patch_size"]
+    assert FilterCovariance.from_config(config).patch_size is None
+    with np.load(bank.save(tmp_path / "new.npz")) as data:
+        metadata = json.loads(str(data["metadata"][()]))
+        del metadata["patch_size"]
+        np.savez(tmp_path / "old.npz", means=data["means"], covariances=data["covariances"],
+                 metadata=np.array(json.dumps(metadata)))
+    old = FilterCovariance.load(tmp_path / "old.npz")
+    assert old.patch_size is None and len(old) == 2
+    metadata["patch_size"] = "two"
+    with np.load(tmp_path / "old.npz") as data:
+        np.savez(tmp_path / "bad.npz", means=data["means"], covariances=data["covariances"],
+                 metadata=np.array(json.dumps(metadata)))
+    with pytest.raises(ValueError, match="patch size"):
+        FilterCovariance.load(tmp_path / "bad.npz")
+
+
+@pytest.mark.parametrize("patch_size", [1, 4])
+def test_from_model_infers_patch_size_of_convmixer(patch_size):
+    from keras_structinit.models import convmixer
+
+    model = convmixer(8, 2, kernel_size=3, patch_size=patch_size, input_shape=(8, 8, 3))
+    bank = FilterCovariance.from_model(model)
+    assert bank.patch_size == patch_size
+    assert bank.resized(5).patch_size == patch_size
+    assert FilterCovariance.from_model(model, patch_size=None).patch_size is None
+    assert FilterCovariance.from_model(model, patch_size=3).patch_size == 3
+    with pytest.raises(ValueError, match="patch_size"):
+        FilterCovariance.from_model(model, patch_size="auto")
+    with pytest.raises(ValueError, match="patch_size"):
+        FilterCovariance.from_model(model, patch_size=0)
+
+
+def test_from_model_without_patch_embedding_gives_none(sampled_model):
+    assert FilterCovariance.from_model(sampled_model).patch_size is None  # depthwise convs only
+    inputs = keras.Input((8, 8, 3))
+    x = keras.layers.Conv2D(4, 3, strides=2, name="stem")(inputs)  # not a patch embedding
+    x = keras.layers.Conv2D(4, 2, strides=2, name="later")(x)
+    outputs = keras.layers.DepthwiseConv2D(3, padding="same", name="dw")(x)
+    assert FilterCovariance.from_model(keras.Model(inputs, outputs)).patch_size is None

@@ -95,3 +95,11 @@ def test_bad_every_n_epochs_type(value):
 def test_bad_every_n_epochs_value(value):
     with pytest.raises(ValueError, match="`every_n_epochs`"):
         RecordFilterCovariance("b.npz", every_n_epochs=value)
+
+
+def test_recorded_bank_carries_the_patch_size(tmp_path):
+    model = convmixer(8, 2, kernel_size=3, patch_size=4, num_classes=3, input_shape=(8, 8, 3))
+    model.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+    x, y = tiny_data()
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0, callbacks=[RecordFilterCovariance(tmp_path / "bank")])
+    assert FilterCovariance.load(tmp_path / "bank.npz").patch_size == 4

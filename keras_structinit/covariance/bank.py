@@ -9,7 +9,9 @@ layer ``i`` as samples of a random ``k x k`` image, they estimate
 
 and initialize new models by sampling from them. :class:`FilterCovariance`
 holds such a bank of ``(mu_i, Sigma_i)`` pairs together with each layer's depth
-fraction. It can be measured from a model (:meth:`FilterCovariance.from_model`),
+fraction, and optionally the patch size of the source model's patch embedding
+(the stride of a ConvMixer's stem), which the covariances depend on but do not
+record themselves. It can be measured from a model (:meth:`FilterCovariance.from_model`),
 saved and loaded (``.npz``), queried at any depth (:meth:`at_depth`), moved to
 another filter size (:meth:`resized`) and approximated by Kronecker products
 (:meth:`kronecker`). All set-up math is NumPy float64.
@@ -63,11 +65,20 @@ class FilterCovariance:
             layer; defaults to ``i / (L - 1)`` (``[0.0]`` for one layer).
         layer_paths: optional list of ``L`` strings naming the source layers.
         source_name: optional name of the source model.
+        patch_size: optional positive int, the patch size (stem stride) of
+            the source model, or ``None`` when unknown or not patch-based.
+            Metadata only: no method uses it in its math, but every bank
+            derived from this one (:meth:`resized`, :meth:`kronecker`) keeps
+            it, and :meth:`save` / :meth:`get_config` store it, so that a
+            bank used on a model of another patch size says where it came
+            from.
 
     Raises:
         ValueError: the bank is empty, shapes disagree, a value is NaN or
             infinite (the message names the layer index), a covariance is not
-            symmetric, or the depth fractions are invalid.
+            symmetric, the depth fractions are invalid, or ``patch_size`` is
+            an int below 1.
+        TypeError: ``patch_size`` is neither ``None`` nor an int.
 
     The covariances are stored exactly symmetrized, ``(S + S^T) / 2``.
     """
@@ -80,8 +91,10 @@ class FilterCovariance:
         depth_fractions=None,
         layer_paths=None,
         source_name=None,
+        patch_size=None,
     ):
         self._kernel_size = validation.kernel_size(kernel_size)
+        self._patch_size = validation.optional(validation.positive_int, patch_size, "patch_size")
         n = math.prod(self._kernel_size)
         means = list(means) if means is not None else []
         covariances = list(covariances) if covariances is not None else []
@@ -189,9 +202,15 @@ class FilterCovariance:
         """Name of the source model, or ``None``."""
         return self._source_name
 
+    @property
+    def patch_size(self):
+        """Patch size (stem stride) of the source model, or ``None`` when unknown."""
+        return self._patch_size
+
     def __repr__(self):
+        patch = f", patch_size={self._patch_size}" if self._patch_size is not None else ""
         source = f", source_name={self._source_name!r}" if self._source_name else ""
-        return f"FilterCovariance(num_layers={len(self)}, kernel_size={self._kernel_size}{source})"
+        return f"FilterCovariance(num_layers={len(self)}, kernel_size={self._kernel_size}{patch}{source})"
 
     def _replace(self, means, covariances, kernel_size=None):
         return FilterCovariance(
@@ -201,13 +220,14 @@ class FilterCovariance:
             depth_fractions=self._depth_fractions,
             layer_paths=self._layer_paths,
             source_name=self._source_name,
+            patch_size=self._patch_size,
         )
 
     # ------------------------------------------------------------------
     # Measuring a model (Eq. 3, 4)
     # ------------------------------------------------------------------
     @classmethod
-    def from_model(cls, model, layers=None):
+    def from_model(cls, model, layers=None, patch_size="infer"):
         """Measures the filter statistics of a built model's depthwise convs.
 
         The spatial depthwise/grouped convolutions are found with the
@@ -218,19 +238,39 @@ class FilterCovariance:
         normalisation instead of ``1 / H`` (identical for the large ``H`` of
         real models, and unbiased for small ones).
 
+        The bank's :attr:`patch_size` is, by default, read from the model's
+        patch embedding: the first plain ``Conv2D`` of the model (in model
+        order, nested models included; grouped convs do not count) whose
+        kernel is square and equal to its strides, such as a ConvMixer's or
+        ConvNeXt's stem, gives its kernel size; a model whose first plain
+        ``Conv2D`` is anything else (a ResNet's 7x7 stride-2 stem), or that
+        has none, gives ``None``.
+
         Args:
             model: a built ``keras.Model`` (or layer).
             layers: optional list of layer names or objects to restrict to.
+            patch_size: ``"infer"`` (default: from the patch embedding, as
+                above), or the value to store: a positive int or ``None``.
 
         Raises:
             ValueError: no spatial depthwise convs, a layer with fewer than two
-                filters, or layers whose kernel sizes differ.
+                filters, layers whose kernel sizes differ, or a bad
+                ``patch_size`` (``TypeError`` for one of the wrong type).
         """
         # Keras is only needed here; the rest of the module is NumPy.
         import keras
 
         from keras_structinit.walker import find_kernels
 
+        if isinstance(patch_size, str):
+            if patch_size != "infer":
+                raise ValueError(
+                    '`patch_size` must be "infer", a positive int or None. '
+                    f"Received: patch_size={patch_size!r}"
+                )
+            patch_size = _patch_embedding_size(model)
+        else:
+            patch_size = validation.optional(validation.positive_int, patch_size, "patch_size")
         found = find_kernels(model, which="depthwise", layers=layers)
         sizes = {tuple(int(s) for s in kernel.shape[:-2]) for _, kernel in found}
         if len(sizes) != 1:
@@ -261,6 +301,7 @@ class FilterCovariance:
             kernel_size,
             layer_paths=paths,
             source_name=getattr(model, "name", None),
+            patch_size=patch_size,
         )
 
     # ------------------------------------------------------------------
@@ -272,7 +313,10 @@ class FilterCovariance:
         As with ``numpy.savez``, ``.npz`` is appended when ``path`` lacks it.
         The file holds ``means`` ``(L, n)``, ``covariances`` ``(L, n, n)`` and
         ``metadata``, a JSON string with the format version, kernel size,
-        depth fractions, layer paths and source name.
+        depth fractions, layer paths, source name and source patch size
+        (``null`` when unknown). The patch size was added to format version 1
+        as an optional entry: files without it load with ``patch_size=None``,
+        and readers that predate it ignore it.
         """
         path = os.fspath(path)
         if not path.endswith(".npz"):
@@ -283,6 +327,7 @@ class FilterCovariance:
             "depth_fractions": list(self._depth_fractions),
             "layer_paths": self._layer_paths,
             "source_name": self._source_name,
+            "patch_size": self._patch_size,
         }
         with atomic_path(path) as tmp:
             # The temporary path keeps the .npz suffix, so numpy adds nothing.
@@ -298,10 +343,14 @@ class FilterCovariance:
     def load(cls, path):
         """Reads a bank written by :meth:`save` and validates it.
 
+        Files written before the patch size was stored load with
+        ``patch_size=None``.
+
         Raises:
             FileNotFoundError: neither ``path`` nor ``path + ".npz"`` exists.
             ValueError: the file is not a readable bank (corrupt, missing
-                arrays, bad metadata, unsupported version or invalid values).
+                arrays, bad metadata, unsupported version or invalid values,
+                including a stored patch size that is not a positive int).
         """
         path = os.fspath(path)
         if not os.path.exists(path) and os.path.exists(path + ".npz"):
@@ -337,6 +386,11 @@ class FilterCovariance:
             kernel_size = tuple(metadata["kernel_size"])
         except TypeError as error:
             raise ValueError(f"{path!r} has an invalid kernel size.") from error
+        patch_size = metadata.get("patch_size")
+        try:
+            validation.optional(validation.positive_int, patch_size, "patch_size")
+        except TypeError as error:
+            raise ValueError(f"{path!r} has an invalid patch size: {error}") from error
         return cls(
             list(means),
             list(covariances),
@@ -344,6 +398,7 @@ class FilterCovariance:
             depth_fractions=metadata.get("depth_fractions"),
             layer_paths=metadata.get("layer_paths"),
             source_name=metadata.get("source_name"),
+            patch_size=patch_size,
         )
 
     def get_config(self):
@@ -361,11 +416,13 @@ class FilterCovariance:
             "depth_fractions": list(self._depth_fractions),
             "layer_paths": self.layer_paths,
             "source_name": self._source_name,
+            "patch_size": self._patch_size,
         }
 
     @classmethod
     def from_config(cls, config):
-        """The bank described by a :meth:`get_config` dict."""
+        """The bank described by a :meth:`get_config` dict (configs without a
+        ``patch_size`` entry, written before it existed, give ``None``)."""
         if not isinstance(config, dict):
             raise TypeError(f"`config` must be a dict from FilterCovariance.get_config. Received: {config!r}")
         missing = [key for key in ("means", "covariances", "kernel_size") if key not in config]
@@ -378,6 +435,7 @@ class FilterCovariance:
             depth_fractions=config.get("depth_fractions"),
             layer_paths=config.get("layer_paths"),
             source_name=config.get("source_name"),
+            patch_size=config.get("patch_size"),
         )
 
     def structure(self):
@@ -456,7 +514,9 @@ class FilterCovariance:
            symmetrized.
 
         Means are resized like one block: padded with their own mean value or
-        centre-cropped. The same size returns an identical bank.
+        centre-cropped. The same size returns an identical bank. The metadata
+        (depth fractions, layer paths, source name, :attr:`patch_size`) is
+        kept: it describes the source model, whatever the filter size.
         """
         source = two_d(self._kernel_size)
         target = two_d(kernel_size)
@@ -532,6 +592,24 @@ class FilterCovariance:
             errors.append(float(np.linalg.norm(cov - approx)) / norm if norm > 0 else 0.0)
             covariances.append(approx)
         return self._replace(self._means, covariances), errors
+
+
+def _patch_embedding_size(model):
+    """Patch size of ``model``'s patch embedding (see :meth:`FilterCovariance.from_model`), or None."""
+    import keras
+
+    from keras_structinit.walker import iter_layers
+
+    layers = [model] if isinstance(model, keras.layers.Layer) and not isinstance(model, keras.Model) else []
+    for layer in layers + list(iter_layers(model)):
+        if not isinstance(layer, keras.layers.Conv2D) or getattr(layer, "groups", 1) != 1:
+            continue
+        kernel = tuple(int(k) for k in layer.kernel_size)
+        strides = tuple(int(s) for s in layer.strides)
+        if kernel == strides and kernel[0] == kernel[1]:
+            return kernel[0]
+        return None
+    return None
 
 
 def _encode_array(array):

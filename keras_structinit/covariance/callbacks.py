@@ -29,6 +29,10 @@ class RecordFilterCovariance(keras.callbacks.Callback):
     the number of the last finished epoch. Writes are atomic, and ``.npz`` is
     appended when missing.
 
+    Banks are measured with :meth:`FilterCovariance.from_model`, so they also
+    record the model's patch size when it has a patch embedding (a
+    ConvMixer's stem), as :attr:`FilterCovariance.patch_size`.
+
     Args:
         path: str or ``os.PathLike`` destination.
         every_n_epochs: ``None`` (only at the end of training) or a positive
