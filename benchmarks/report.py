@@ -199,6 +199,13 @@ def _covariance(data):
     return "gain over the default init (points): " + "; ".join(parts), verdict
 
 
+def _covariance_transfer(data):
+    from benchmarks.covariance_transfer import headline_comparisons
+
+    text, pairs = headline_comparisons(data)
+    return text, _verdict([_ahead(higher, lower) for higher, lower in pairs])
+
+
 def _alignment(data):
     cells = {}
     for r in data["runs"]:
@@ -221,6 +228,8 @@ HEADLINES = {
     "covariance_kernel_size": _covariance,
     "covariance_convergence": _covariance,
     "covariance_sigma": _covariance,
+    "covariance_transfer_groups": _covariance_transfer,
+    "covariance_transfer_patch_kernel": _covariance_transfer,
     "lc_accuracy_fig1": _lc_fig1,
     "lc_accuracy_fig3": _lc_fig3,
     "mimetic_sweep": _mimetic,

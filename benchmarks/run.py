@@ -217,11 +217,12 @@ def main(argv=None):
     state_path = suite_dir / "suite.json"
     state = _read_json(state_path) or {"suite": args.suite, "benchmarks": {}}
     if args.list:
+        width = max(len(b.name) for b in benches)
         for bench in benches:
             done = state["benchmarks"].get(bench.name, {})
             status = ("done " + done["finished"] if _finished_with(done, bench) else
                       "to run" if not done else "to re-run (arguments changed)")
-            print(f"{bench.name:<24} ~{bench.minutes:>4.0f} min  {status:<32} {bench.title}")
+            print(f"{bench.name:<{width}} ~{bench.minutes:>4.0f} min  {status:<32} {bench.title}")
         return 0
     if not args.report:
         chosen = [b for b in benches if args.only is None or b.name in args.only]

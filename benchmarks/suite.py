@@ -12,11 +12,9 @@ Training entries use the shared CIFAR-10 training split with their own
 stratified held-out 10% (seed 0) and 3 seeds. Where a paper's batch is too
 large for a few hundred CPU steps, the entry takes a smaller batch and says so.
 
-Not in the suites yet (run their scripts directly; results under ``results/``):
-weight selection (``selection_accuracy.py`` trains its own ViT teacher, ~40 min,
-then ~3 min per student run) and the covariance-transfer study
-(``examples/covariance_transfer.py``); transfer across patch and filter sizes
-(the covariance paper's Fig. 9) has no benchmark yet.
+Not in the suites yet (run the script directly; results under ``results/``):
+weight selection (``selection_accuracy.py`` trains its own ViT teacher, ~40-50
+min on its own, then ~3 min per student run).
 """
 
 from __future__ import annotations
@@ -78,6 +76,9 @@ COV_KEY = ("init", "frozen", "kernel_size", "epochs", "seed")
 # Mimetic: 3,000 images, batch 64 with AdamW's lr scaled by sqrt(64/512) from the paper's 0.01.
 MIMETIC_CPU = ("--backend", "torch", "--train-size", "3000", "--batch-size", "64", "--lr", "0.0035",
                "--held-out-size", "2000", *TRAIN_SEEDS)
+PATCH_KERNEL_CPU = ("--backend", "torch", "--dim", "64", "--depth", "4", "--train-size", "2000",
+                    "--epochs", "2", "--source-epochs", "10", "--batch-size", "128", "--held-out-size",
+                    "2000", "--frozen", "frozen", *TRAIN_SEEDS)
 LC_RECIPE_CPU = ("--train-size", "2000", "--epochs", "3", "--batch-size", "64", "--held-out-size", "2000")
 
 CPU = (
@@ -165,6 +166,37 @@ CPU = (
         paper="Eq. 5 is the text's definition; the listing (Fig. 15) divides by sigma",
         minutes=32,
         run_key=COV_KEY,
+        eval_data=True,
+    ),
+    Benchmark(
+        name="covariance_transfer_groups",
+        script="covariance_transfer.py",
+        args=("groups", *COV_MODEL, "--train-size", "2000", "--batch-size", "128", "--epochs", "2",
+              "--source-epochs", "5", "--held-out-size", "2000", "--frozen", "both", *TRAIN_SEEDS),
+        title="Covariance transfer, the five groups of Fig. 3: A default, B transfer from a same-width "
+              "source, C from a 1/8-width source (both with the filter mean), D direct filter transfer, "
+              "E ConvCovariance; frozen and thawed ConvMixer-128/6 (k 9, patch 2)",
+        paper="ConvMixer-256/8, 20 epochs: B and C beat A, C close to B, E meets or exceeds them; "
+              "A -> E 84.97 -> 90.56 % frozen, 89.26 -> 90.85 % thawed",
+        minutes=32,
+        run_key=("group", "frozen", "epochs", "seed"),
+        eval_data=True,
+    ),
+    Benchmark(
+        name="covariance_transfer_patch_kernel",
+        script="covariance_transfer.py",
+        # One source (ConvMixer-64/4, patch 2, k 9) into targets of patch 1, 2, 4 at k 9 and k 5 at
+        # patch 2, frozen; narrower than the other covariance entries: patch 1 costs ~4x patch 2.
+        args=("patch-kernel", *PATCH_KERNEL_CPU, "--target-patch-sizes", "1", "2", "4",
+              "--target-kernel-sizes", "9"),
+        more_args=(("patch-kernel", *PATCH_KERNEL_CPU, "--target-patch-sizes", "2",
+                    "--target-kernel-sizes", "5"),),
+        title="Covariance transfer across patch and kernel sizes (Fig. 9): a bank recorded at patch 2, "
+              "k 9, resized, into frozen ConvMixers of other patch and kernel sizes",
+        paper="covariances learned at one patch and kernel size initialize ConvMixers of other patch "
+              "and kernel sizes better than the default init",
+        minutes=27,
+        run_key=("init", "frozen", "target", "epochs", "seed"),
         eval_data=True,
     ),
     Benchmark(

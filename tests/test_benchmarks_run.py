@@ -243,3 +243,23 @@ def test_speed_headlines_read_the_recorded_timing_files():
              "timings": {"patch_covariance": timing, "align_conv_layers": {**timing, "median_s": 40.0}}}
     text, _ = report.HEADLINES["alignment_cost"]({"results": {"jax": entry}})
     assert text == "jax patch covariance 2.5 s (50,000 images), align 2 layers 40.0 s (10,000 images)"
+
+
+@pytest.mark.parametrize("suite", sorted(SUITES))
+def test_every_suite_invocation_parses_with_its_script(suite, tmp_path):
+    """Each entry's arguments (and further invocations) are accepted by its script's parser."""
+    from bench_utils import SHARED_CIFAR10
+
+    for bench in SUITES[suite]:
+        module = report.script_module(bench.script)
+        for args in bench.invocations:
+            argv = [*args, "--out", str(tmp_path)]
+            if bench.run_key is not None:
+                argv += ["--shard", "0/2"]
+            try:
+                parsed = module.parse_args(argv)
+            except SystemExit:
+                if SHARED_CIFAR10.exists():
+                    raise
+                continue  # the training scripts' parsers exit when the shared data is absent
+            assert parsed.out == tmp_path, bench.name
