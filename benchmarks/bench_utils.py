@@ -210,6 +210,22 @@ def held_out_subset(held_out, size):
     return held_out[0][keep], held_out[1][keep]
 
 
+def held_out_note(subset_size=None):
+    """The ``held_out`` entry of a training benchmark's config: how its held-out images were chosen
+    (``load_cifar``'s stratified 10%, seed 0, and the ``held_out_subset`` size when one was taken)."""
+    return "stratified 10% of the training split, seed 0" + (
+        f"; a fixed subset (seed 0) of {subset_size}" if subset_size else "")
+
+
+def eval_data_lines(runs):
+    """Markdown lines with the mean ``--eval-data`` accuracy of the ``runs`` that measured it (or none)."""
+    external = [100 * r["eval_data_accuracy"] for r in runs if "eval_data_accuracy" in r]
+    if not external:
+        return []
+    return [f"--eval-data accuracy over all {len(external)} runs that measured it: "
+            f"{mean_std(external)} %.", ""]
+
+
 def resumable_results(out_dir, name, config, render_markdown):
     """``(data, save)`` of a resumable benchmark's ``<out_dir>/<name>.json``.
 

@@ -52,7 +52,9 @@ from bench_utils import (
     SHARED_CIFAR10,
     add_eval_data_argument,
     add_shard_argument,
+    eval_data_lines,
     external_accuracy,
+    held_out_note,
     held_out_subset,
     mean_std,
     resumable_results,
@@ -172,7 +174,6 @@ def render_markdown(data):
         columns += [("listing width acc. %", "conv-cov-listing"), ("gain listing", "gain conv-cov-listing")]
     if cfg["experiment"] == "kernel-size":
         columns += [("paper gain, 20 epochs", "paper")]
-    external = [r for r in data["runs"] if "eval_data_accuracy" in r]
     lines = [
         f"# ConvCovariance on CIFAR-10 ConvMixers: {cfg['experiment']}",
         "",
@@ -191,10 +192,7 @@ def render_markdown(data):
         format_table(summary_rows(data), columns),
         "",
     ]
-    if external:
-        lines += [f"--eval-data accuracy over all {len(external)} runs that measured it: "
-                  f"{mean_std([100 * r['eval_data_accuracy'] for r in external])} %.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + eval_data_lines(data["runs"]))
 
 
 def main(argv=None):
@@ -213,8 +211,7 @@ def main(argv=None):
     config = {
         "experiment": args.experiment, "dim": args.dim, "depth": args.depth, "train_size": len(train[0]),
         "held_out_size": len(held_out[0]), "batch_size": args.batch_size, "rand_augment": args.rand_augment,
-        "data": str(args.data), "held_out": "stratified 10% of the training split, seed 0"
-        + (f"; a fixed subset (seed 0) of {len(held_out[0])}" if args.held_out_size else ""),
+        "data": str(args.data), "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
     }
     data, save = resumable_results(args.out, f"{NAME}_{args.experiment.replace('-', '_')}", config,
                                    render_markdown)

@@ -106,7 +106,9 @@ from bench_utils import (
     SHARED_CIFAR10,
     add_eval_data_argument,
     add_shard_argument,
+    eval_data_lines,
     external_accuracy,
+    held_out_note,
     held_out_subset,
     mean_std,
     resumable_results,
@@ -680,7 +682,6 @@ def render_markdown(data):
     cfg = data["config"]
     runs = data["runs"]
     groups = cfg["experiment"] == "groups"
-    external = [r for r in runs if "eval_data_accuracy" in r]
     epochs = sorted({r["epochs"] for r in runs})
     augment = "(2, 0.4)" if cfg["rand_augment"] else "off"
     recipe = (f"Recipe: `fit_cifar` (AdamW lr 0.01, weight decay 0.01, triangular schedule, pad-4 crop + "
@@ -729,10 +730,7 @@ def render_markdown(data):
             "",
         ]
     lines += _sources_table(runs)
-    if external:
-        lines += [f"--eval-data accuracy over all {len(external)} runs that measured it: "
-                  f"{mean_std([100 * r['eval_data_accuracy'] for r in external])} %.", ""]
-    return "\n".join(lines)
+    return "\n".join(lines + eval_data_lines(runs))
 
 
 def main(argv=None):
@@ -750,8 +748,7 @@ def main(argv=None):
         "experiment": args.experiment, "dim": args.dim, "depth": args.depth, "train_size": len(train[0]),
         "held_out_size": len(held_out[0]), "batch_size": args.batch_size, "rand_augment": args.rand_augment,
         "source_epochs": args.source_epochs, "source_seed": args.source_seed, "data": str(args.data),
-        "held_out": "stratified 10% of the training split, seed 0"
-        + (f"; a fixed subset (seed 0) of {len(held_out[0])}" if args.held_out_size else ""),
+        "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
     }
     if args.experiment == "groups":
         config.update(kernel_size=args.kernel_size, patch_size=args.patch_size, narrow_dim=args.narrow_dim)

@@ -71,6 +71,7 @@ from bench_utils import (
     add_eval_data_argument,
     add_shard_argument,
     external_accuracy,
+    held_out_note,
     held_out_subset,
     mean_std,
     shard_of,
@@ -293,8 +294,7 @@ def main(argv=None):
         "held_out_size": len(held_out[0]),
         "recipe": recipe,
         "data": str(args.data),
-        "held_out": "stratified 10% of the training split, seed 0"
-                    + (f"; a fixed subset (seed 0) of {len(held_out[0])}" if args.held_out_size else ""),
+        "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
         "backend": keras.backend.backend(),
     }
     data = json.loads(json_path.read_text()) if json_path.exists() else {}

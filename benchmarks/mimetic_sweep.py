@@ -58,6 +58,7 @@ from bench_utils import (
     add_eval_data_argument,
     add_shard_argument,
     external_accuracy,
+    held_out_note,
     held_out_subset,
     mean_std,
     resumable_results,
@@ -253,8 +254,7 @@ def main(argv=None):
         "lr": args.lr,
         "weight_decay": args.weight_decay,
         "data": str(args.data),
-        "held_out": "stratified 10% of the training split, seed 0"
-                    + (f"; a fixed subset (seed 0) of {args.held_out_size}" if args.held_out_size else ""),
+        "held_out": held_out_note(args.held_out_size),
     }
     data, save = resumable_results(args.out, NAME, config, render_markdown)
     train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
