@@ -206,6 +206,21 @@ def _covariance_transfer(data):
     return text, _verdict([_ahead(higher, lower) for higher, lower in pairs])
 
 
+def _selection(data):
+    accs, probes = {}, {}
+    for r in data["runs"]:
+        accs.setdefault(r["variant"], []).append(r["val_accuracy"])
+        probes.setdefault(r["variant"], []).append(r["probe_accuracy"])
+    text = "; ".join(f"{v} {_ms(a, 100)} % (probe {_ms(probes[v], 100)})" for v, a in accs.items())
+    # The paper: selection beats random init (fine-tuned and probed), consistent selection beats
+    # inconsistent, and selection + distillation beats selection alone.
+    pairs = [("uniform", "random_init"), ("uniform", "random_inconsistent"), ("uniform+distill", "uniform")]
+    checks = [_ahead(accs[a], accs[b]) for a, b in pairs if a in accs and b in accs]
+    if "uniform" in probes and "random_init" in probes:
+        checks.append(_ahead(probes["uniform"], probes["random_init"]))
+    return "held-out accuracy: " + text, _verdict(checks)
+
+
 def _alignment(data):
     cells = {}
     for r in data["runs"]:
@@ -233,6 +248,7 @@ HEADLINES = {
     "lc_accuracy_fig1": _lc_fig1,
     "lc_accuracy_fig3": _lc_fig3,
     "mimetic_sweep": _mimetic,
+    "selection_accuracy": _selection,
     "lc_speed": _lc_speed,
     "depthwise_speed": _depthwise_speed,
     "init_cost": _init_cost,

@@ -43,7 +43,15 @@ from pathlib import Path
 import numpy as np
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import RESULTS_DIR, SHARED_CIFAR10, mean_std, resumable_results
+from bench_utils import (
+    RESULTS_DIR,
+    SHARED_CIFAR10,
+    add_eval_data_argument,
+    eval_data_lines,
+    external_accuracy,
+    mean_std,
+    resumable_results,
+)
 
 NAME = "selection_accuracy"
 
@@ -100,12 +108,15 @@ def parse_args(argv=None):
     parser.add_argument("--student-depth", type=int, default=3)
     parser.add_argument("--teacher-depth", type=int, default=6)
     parser.add_argument("--teacher-epochs", type=int, default=3)
+    parser.add_argument("--teacher-train-size", type=int, default=None,
+                        help="images the teacher trains on (default: all 45,000 left after the hold-out)")
     parser.add_argument("--student-epochs", type=int, default=10)
     parser.add_argument("--student-train-size", type=int, default=5000)
     parser.add_argument("--probe-epochs", type=int, default=100)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=ISSUE_11)
     parser.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    add_eval_data_argument(parser)
     args = parser.parse_args(argv)
     if not args.data.exists():
         parser.exit(2, f"selection_accuracy: error: --data {str(args.data)!r} does not exist\n")
@@ -210,7 +221,8 @@ def render_markdown(data):
     for tid, teacher in sorted(teachers_of(data).items()):
         lines.append(
             f"Teacher {tid}: ViT {cfg['teacher']} (patch {cfg['patch_size']}), trained "
-            f"{cfg['teacher_epochs']} epochs on 45,000 images (seed 0): held-out accuracy "
+            f"{cfg['teacher_epochs']} epochs on {cfg.get('teacher_train_size', 45000):,} images (seed 0): "
+            "held-out accuracy "
             f"{teacher['val_accuracy']:.4f} in {teacher['train_time_s'] / 60:.1f} min. "
             + teacher.get("note", "")
         )
@@ -261,7 +273,7 @@ def render_markdown(data):
     lines.append("")
     lines += [f"- {note}" for note in data.get("notes", [])]
     lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + eval_data_lines(data["runs"]))
 
 
 def main(argv=None):
@@ -293,6 +305,8 @@ def main(argv=None):
         "data": str(args.data),
         "held_out": "stratified 10% of the training split, seed 0",
     }
+    if args.teacher_train_size is not None:  # absent from the configs of results recorded before it
+        config["teacher_train_size"] = args.teacher_train_size
     data, save = resumable_results(args.out, NAME, config, render_markdown)
     data["seeds"] = args.seeds
 
@@ -310,7 +324,11 @@ def main(argv=None):
             f"Teacher: ViT {t}, {teacher.count_params():,} parameters, {args.teacher_epochs} epochs",
             flush=True,
         )
-        history, seconds = _fit(teacher, train, args.teacher_epochs, held_out, 0, ProgressLog())
+        teacher_data = train
+        if args.teacher_train_size is not None:
+            teacher_data, _ = load_cifar(str(args.data), validation_split=0.1, seed=0,
+                                         train_size=args.teacher_train_size)
+        history, seconds = _fit(teacher, teacher_data, args.teacher_epochs, held_out, 0, ProgressLog())
         teacher.save(teacher_path)  # Model.save writes the whole file or raises
         record = {
             "val_accuracy": float(history.history["val_accuracy"][-1]),
@@ -358,17 +376,20 @@ def main(argv=None):
                 f"[{variant} seed {seed}] held-out accuracy {acc:.4f} after {seconds / 60:.1f} min",
                 flush=True,
             )
-            data["runs"].append(
-                {
-                    "variant": variant,
-                    "seed": seed,
-                    **({"teacher_id": tid} if uses_teacher(variant) else {}),
-                    "val_accuracy": acc,
-                    "probe_accuracy": probe,
-                    "train_time_s": seconds,
-                    "val_accuracy_per_epoch": [float(v) for v in history.history["val_accuracy"]],
-                }
-            )
+            run = {
+                "variant": variant,
+                "seed": seed,
+                **({"teacher_id": tid} if uses_teacher(variant) else {}),
+                "val_accuracy": acc,
+                "probe_accuracy": probe,
+                "train_time_s": seconds,
+                "val_accuracy_per_epoch": [float(v) for v in history.history["val_accuracy"]],
+            }
+            if args.eval_data is not None:
+                run.update(eval_data=str(args.eval_data),
+                           eval_data_accuracy=external_accuracy(student, history.normalization,
+                                                                args.eval_data))
+            data["runs"].append(run)
             save()
     print(render_markdown(data))
 

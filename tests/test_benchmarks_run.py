@@ -263,3 +263,15 @@ def test_every_suite_invocation_parses_with_its_script(suite, tmp_path):
                     raise
                 continue  # the training scripts' parsers exit when the shared data is absent
             assert parsed.out == tmp_path, bench.name
+
+
+def test_selection_headline_compares_selection_consistency_and_distillation():
+    runs = [{"variant": v, "seed": s, "val_accuracy": a + s / 100, "probe_accuracy": p + s / 100}
+            for v, a, p in (("random_init", 0.30, 0.30), ("uniform", 0.36, 0.36),
+                            ("random_inconsistent", 0.31, 0.31), ("uniform+distill", 0.39, 0.36))
+            for s in (0, 1, 2)]
+    text, verdict = report.HEADLINES["selection_accuracy"]({"runs": runs})
+    assert "uniform 37.00 ± 1.00 % (probe 37.00 ± 1.00)" in text and verdict == "yes"
+    worse = [dict(r, val_accuracy=0.2 + r["seed"] / 100) if r["variant"] == "uniform+distill" else r
+             for r in runs]
+    assert report.HEADLINES["selection_accuracy"]({"runs": worse})[1] == "no"
