@@ -343,8 +343,45 @@ def _figure_covariance_budget(data, plt):
     return fig
 
 
+def _bars(ax, series, labels):
+    """Grouped bars with std error bars: ``series`` maps a legend label to one list of per-seed
+    values (%) per entry of ``labels`` (an empty list leaves a gap)."""
+    width = 0.8 / max(len(series), 1)
+    for i, (name, values) in enumerate(series.items()):
+        x = np.arange(len(labels)) + (i - (len(series) - 1) / 2) * width
+        ax.bar(x, [np.mean(v) if v else np.nan for v in values], width,
+               yerr=[np.std(v, ddof=1) if len(v) > 1 else 0 for v in values], capsize=2, label=name)
+    ax.set_xticks(np.arange(len(labels)), labels, rotation=30, ha="right", fontsize=7)
+    ax.legend(fontsize=7)
+
+
+def _figure_selection_methods(data, plt):
+    variants = list(dict.fromkeys(r["variant"] for r in data["runs"]))
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    fields = (("fine-tuned", "val_accuracy"), ("linear probe at init", "probe_accuracy"))
+    _bars(ax, {field: [[100 * r[key] for r in data["runs"] if r["variant"] == v] for v in variants]
+               for field, key in fields}, variants)
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_title("Weight selection (paper: selection > random init, probe 13.5 -> 28.2)", fontsize=8)
+    return fig
+
+
+def _figure_transfer_groups(data, plt):
+    from benchmarks.covariance_transfer import GROUPS, LETTERS, group_accuracies
+
+    cells = group_accuracies(data["runs"])
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    _bars(ax, {("frozen" if frozen else "thawed"): [list(cells.get((g, frozen), {}).values()) for g in GROUPS]
+               for frozen in (True, False) if any((g, frozen) in cells for g in GROUPS)},
+          [f"{LETTERS[g]} {g}" for g in GROUPS])
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_title("Covariance transfer, Fig. 3's groups (paper: B, C, E above A)", fontsize=8)
+    return fig
+
+
 FIGURES = {"lc_gap": _figure_lc_gap, "mimetic_b": _figure_mimetic_b,
-           "covariance_kernel": _figure_covariance_kernel, "covariance_budget": _figure_covariance_budget}
+           "covariance_kernel": _figure_covariance_kernel, "covariance_budget": _figure_covariance_budget,
+           "selection_methods": _figure_selection_methods, "transfer_groups": _figure_transfer_groups}
 
 
 # ----------------------------------------------------------------------------

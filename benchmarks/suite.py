@@ -180,6 +180,7 @@ CPU = (
         minutes=32,
         run_key=("group", "frozen", "epochs", "seed"),
         eval_data=True,
+        figures=("transfer_groups",),
     ),
     Benchmark(
         name="covariance_transfer_patch_kernel",
@@ -224,6 +225,7 @@ CPU = (
               "distillation 83.9",
         minutes=35,
         eval_data=True,
+        figures=("selection_methods",),
     ),
     # Speed: timing entries run alone (no run_key), every backend in one entry.
     Benchmark(

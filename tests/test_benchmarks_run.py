@@ -265,7 +265,7 @@ def test_every_suite_invocation_parses_with_its_script(suite, tmp_path):
             assert parsed.out == tmp_path, bench.name
 
 
-def test_selection_headline_compares_selection_consistency_and_distillation():
+def test_selection_headline_compares_selection_consistency_and_distillation(tmp_path):
     runs = [{"variant": v, "seed": s, "val_accuracy": a + s / 100, "probe_accuracy": p + s / 100}
             for v, a, p in (("random_init", 0.30, 0.30), ("uniform", 0.36, 0.36),
                             ("random_inconsistent", 0.31, 0.31), ("uniform+distill", 0.39, 0.36))
@@ -275,3 +275,14 @@ def test_selection_headline_compares_selection_consistency_and_distillation():
     worse = [dict(r, val_accuracy=0.2 + r["seed"] / 100) if r["variant"] == "uniform+distill" else r
              for r in runs]
     assert report.HEADLINES["selection_accuracy"]({"runs": worse})[1] == "no"
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    groups = [{"group": g, "frozen": f, "seed": s, "epochs": 2, "val_accuracy": 0.3 + i / 100}
+              for i, g in enumerate(("default", "transfer-same", "conv-cov")) for f in (True, False)
+              for s in (0, 1, 2)]
+    for name, data in (("selection_methods", {"runs": runs}), ("transfer_groups", {"runs": groups})):
+        fig = report.FIGURES[name](data, plt)
+        fig.savefig(tmp_path / f"{name}.png")
+        plt.close(fig)
+        assert (tmp_path / f"{name}.png").stat().st_size > 1000
