@@ -113,6 +113,10 @@ def parse_args(argv=None):
     parser.add_argument("--student-epochs", type=int, default=10)
     parser.add_argument("--student-train-size", type=int, default=5000)
     parser.add_argument("--probe-epochs", type=int, default=100)
+    parser.add_argument("--batch-size", type=int, default=RECIPE["batch_size"],
+                        help="both trainings (the paper: 512)")
+    parser.add_argument("--lr", type=float, default=RECIPE["learning_rate"],
+                        help="peak AdamW learning rate (the paper: 2e-3 at batch 512)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=ISSUE_11)
     parser.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
@@ -129,7 +133,7 @@ def _vit(dim, depth, heads, patch_size):
     return ks.models.vit(patch_size, dim, depth, heads, num_classes=10, input_shape=(32, 32, 3))
 
 
-def _fit(model, data, epochs, validation_data, seed, progress, teacher=None, mode="logits"):
+def _fit(model, data, epochs, validation_data, seed, progress, recipe, teacher=None, mode="logits"):
     from keras_structinit import recipes
 
     start = time.perf_counter()
@@ -147,7 +151,7 @@ def _fit(model, data, epochs, validation_data, seed, progress, teacher=None, mod
         warmup_epochs=epochs / 6,
         callbacks=[progress],
         verbose=0,
-        **RECIPE,
+        **recipe,
     )
     return history, time.perf_counter() - start
 
@@ -287,6 +291,7 @@ def main(argv=None):
     from keras_structinit.recipes.progress import ProgressLog
     from keras_structinit.selection import select_weights
 
+    recipe = dict(RECIPE, batch_size=args.batch_size, learning_rate=args.lr)
     teacher_path = args.teacher or args.out / "selection_teacher.keras"
     json_path = args.out / f"{NAME}.json"
     config = {
@@ -301,7 +306,7 @@ def main(argv=None):
         "student_epochs": args.student_epochs,
         "student_train_size": args.student_train_size,
         "probe_epochs": args.probe_epochs,
-        "recipe": {k: list(v) if isinstance(v, tuple) else v for k, v in RECIPE.items()},
+        "recipe": {k: list(v) if isinstance(v, tuple) else v for k, v in recipe.items()},
         "data": str(args.data),
         "held_out": "stratified 10% of the training split, seed 0",
     }
@@ -328,7 +333,8 @@ def main(argv=None):
         if args.teacher_train_size is not None:
             teacher_data, _ = load_cifar(str(args.data), validation_split=0.1, seed=0,
                                          train_size=args.teacher_train_size)
-        history, seconds = _fit(teacher, teacher_data, args.teacher_epochs, held_out, 0, ProgressLog())
+        history, seconds = _fit(teacher, teacher_data, args.teacher_epochs, held_out, 0, ProgressLog(),
+                                recipe)
         teacher.save(teacher_path)  # Model.save writes the whole file or raises
         record = {
             "val_accuracy": float(history.history["val_accuracy"][-1]),
@@ -367,7 +373,7 @@ def main(argv=None):
             probe = linear_probe(student, (x_small, y_small), held_out, args.probe_epochs, seed)
             print(f"[{variant} seed {seed}] linear probe {probe:.4f}", flush=True)
             history, seconds = _fit(
-                student, (x_small, y_small), args.student_epochs, held_out, seed, ProgressLog(),
+                student, (x_small, y_small), args.student_epochs, held_out, seed, ProgressLog(), recipe,
                 teacher=teacher if variant in DISTILLED else None,
                 mode=DISTILLED.get(variant, "logits"),
             )
