@@ -106,13 +106,13 @@ CPU = (
     Benchmark(
         name="mimetic_sweep",
         script="mimetic_sweep.py",
-        args=("--models", "convnext", "--b-values", "0", "0.05", "0.1", "0.2", "--epochs", "2",
-              *MIMETIC_CPU),
+        args=("--models", "convnext", "--b-values", "0", "0.05", "0.1", "0.2", "--combo-b", "0.05",
+              "--epochs", "2", *MIMETIC_CPU),
         # The depth-8 tiny ViT at the same budget, and ConvNeXt's baseline, best b, ConvCovariance
         # and the combination as complete runs of twice the budget (does the gain fade?).
         more_args=(("--models", "vit", "--b-values", "0", "0.05", "0.2", "--epochs", "2", *MIMETIC_CPU),
-                   ("--models", "convnext", "--b-values", "0", "0.2", "--epochs", "4", "--only",
-                    "mean-shift:0", "mean-shift:0.2", "conv-cov", "conv-cov+mean-shift:0.05",
+                   ("--models", "convnext", "--b-values", "0", "0.2", "--combo-b", "0.05", "--epochs", "4",
+                    "--only", "mean-shift:0", "mean-shift:0.2", "conv-cov", "conv-cov+mean-shift:0.05",
                     *MIMETIC_CPU)),
         title="Mimetic MLP init: the mean shift b on isotropic ConvNeXt, with ConvCovariance (Fig. 2/4)",
         paper="a wide range of b > 0 beats b = 0 at short training; mean shift + ConvCovariance "
