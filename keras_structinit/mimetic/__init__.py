@@ -8,7 +8,7 @@ depthwise convs (:mod:`keras_structinit.covariance`).
 
 Pure math (NumPy float64, no Keras import):
 
-* :mod:`.shift`: ``MODES``, ``DEFAULT_B`` (provisional), ``resolve_shift``,
+* :mod:`.shift`: ``MODES``, ``DEFAULT_B`` (0.2, from the CPU-suite sweep), ``resolve_shift``,
   ``shift_shape``, ``expected_statistics``, ``row_mean_statistics`` (measure
   the stripe of a trained kernel).
 
