@@ -210,6 +210,35 @@ def held_out_subset(held_out, size):
     return held_out[0][keep], held_out[1][keep]
 
 
+def fit_and_measure(model, train, held_out, epochs, *, batch_size, seed, rand_augment=False,
+                    eval_data=None, callbacks=()):
+    """Trains ``model`` on ``train`` with ``recipes.fit_cifar`` (its defaults; RandAugment (2, 0.4)
+    when ``rand_augment``; progress lines) and evaluates it on ``held_out``.
+
+    Returns ``(history, fields)``: the measurements a training benchmark records
+    for a run (``val_accuracy``, ``train_accuracy``, ``train_time_s``, ``date``,
+    and with ``eval_data`` its path and ``eval_data_accuracy``).
+    """
+    import datetime
+
+    from keras_structinit import recipes
+    from keras_structinit.recipes.progress import progress_callbacks
+
+    verbose, progress = progress_callbacks()
+    start = time.perf_counter()
+    history = recipes.fit_cifar(model, train, epochs, batch_size=batch_size, seed=seed,
+                                rand_augment=(2, 0.4) if rand_augment else None, eval_data=held_out,
+                                callbacks=[*progress, *callbacks], verbose=verbose)
+    fields = {"val_accuracy": history.eval_results["accuracy"],
+              "train_accuracy": float(history.history["accuracy"][-1]),
+              "train_time_s": time.perf_counter() - start,
+              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    if eval_data is not None:
+        fields.update(eval_data=str(eval_data),
+                      eval_data_accuracy=external_accuracy(model, history.normalization, eval_data))
+    return history, fields
+
+
 def held_out_note(subset_size=None):
     """The ``held_out`` entry of a training benchmark's config: how its held-out images were chosen
     (``load_cifar``'s stratified 10%, seed 0, and the ``held_out_subset`` size when one was taken)."""

@@ -40,9 +40,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import time
 from pathlib import Path
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
@@ -53,7 +51,7 @@ from bench_utils import (
     add_eval_data_argument,
     add_shard_argument,
     eval_data_lines,
-    external_accuracy,
+    fit_and_measure,
     held_out_note,
     held_out_subset,
     mean_std,
@@ -201,10 +199,9 @@ def main(argv=None):
         os.environ["KERAS_BACKEND"] = args.backend
     import keras
 
-    from keras_structinit import freeze_spatial, recipes
+    from keras_structinit import freeze_spatial
     from keras_structinit.datasets import load_cifar
     from keras_structinit.models import convmixer
-    from keras_structinit.recipes.progress import progress_callbacks
 
     train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
     held_out = held_out_subset(held_out, args.held_out_size)
@@ -226,21 +223,11 @@ def main(argv=None):
         initialize(model, init, seed)
         if frozen:
             freeze_spatial(model)
-        verbose, callbacks = progress_callbacks()
-        start = time.perf_counter()
-        history = recipes.fit_cifar(model, train, epochs, batch_size=args.batch_size, seed=seed,
-                                    rand_augment=(2, 0.4) if args.rand_augment else None,
-                                    eval_data=held_out, callbacks=callbacks, verbose=verbose)
-        seconds = time.perf_counter() - start
-        run = {"init": init, "frozen": frozen, "kernel_size": k, "epochs": epochs, "seed": seed,
-               "val_accuracy": history.eval_results["accuracy"],
-               "train_accuracy": float(history.history["accuracy"][-1]), "train_time_s": seconds,
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
-        if args.eval_data is not None:
-            run.update(eval_data=str(args.eval_data),
-                       eval_data_accuracy=external_accuracy(model, history.normalization, args.eval_data))
-        print(f"{label}: held-out accuracy {run['val_accuracy']:.4f} after {seconds / 60:.1f} min",
-              flush=True)
+        _, measured = fit_and_measure(model, train, held_out, epochs, batch_size=args.batch_size, seed=seed,
+                                      rand_augment=args.rand_augment, eval_data=args.eval_data)
+        run = {"init": init, "frozen": frozen, "kernel_size": k, "epochs": epochs, "seed": seed, **measured}
+        minutes = run["train_time_s"] / 60
+        print(f"{label}: held-out accuracy {run['val_accuracy']:.4f} after {minutes:.1f} min", flush=True)
         data["runs"].append(run)
         save()
     print(render_markdown(data))

@@ -107,7 +107,7 @@ from bench_utils import (
     add_eval_data_argument,
     add_shard_argument,
     eval_data_lines,
-    external_accuracy,
+    fit_and_measure,
     held_out_note,
     held_out_subset,
     mean_std,
@@ -353,34 +353,25 @@ class SourceCache:
         """Trains the source of ``spec`` (the caller holds its lock) and writes its files."""
         import keras
 
-        from keras_structinit import recipes
         from keras_structinit.callbacks import RecordFilterCovariance
         from keras_structinit.io_utils import atomic_path, write_json
         from keras_structinit.models import convmixer
-        from keras_structinit.recipes.progress import progress_callbacks
 
         folder = self.folder(spec)
         keras.utils.set_random_seed(spec["seed"])
         model = convmixer(spec["dim"], spec["depth"], kernel_size=spec["kernel_size"],
                           patch_size=spec["patch_size"])
-        verbose, callbacks = progress_callbacks()
-        record = RecordFilterCovariance(folder / "bank.npz")
-        start = time.perf_counter()
-        rand_augment = (2, 0.4) if spec["rand_augment"] else None
-        history = recipes.fit_cifar(model, train, spec["epochs"], batch_size=spec["batch_size"],
-                                    seed=spec["seed"], rand_augment=rand_augment, eval_data=held_out,
-                                    callbacks=[*callbacks, record], verbose=verbose)
-        seconds = time.perf_counter() - start
+        _, measured = fit_and_measure(model, train, held_out, spec["epochs"], batch_size=spec["batch_size"],
+                                      seed=spec["seed"], rand_augment=spec["rand_augment"],
+                                      callbacks=[RecordFilterCovariance(folder / "bank.npz")])
         with atomic_path(folder / "weights.npz") as tmp:
             np.savez(tmp, *[np.asarray(w) for w in model.get_weights()])
         bank = self.bank(spec)
         structure = bank.structure()
-        info = {"spec": spec, "key": self.key(spec), "val_accuracy": history.eval_results["accuracy"],
-                "train_accuracy": float(history.history["accuracy"][-1]), "train_time_s": seconds,
+        info = {"spec": spec, "key": self.key(spec), **measured,
                 "bank_patch_size": bank.patch_size, "bank_kernel_size": list(bank.kernel_size),
                 "centre_ratio": float(np.mean([s["centre_ratio"] for s in structure])),
-                "structure": structure,
-                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+                "structure": structure}
         write_json(folder / "source.json", info)  # last: marks the source finished
         return info
 
@@ -428,9 +419,8 @@ def target_of(args, item):
 def train_target(args, item, sources, cache, train, held_out):
     import keras
 
-    from keras_structinit import freeze_spatial, recipes
+    from keras_structinit import freeze_spatial
     from keras_structinit.models import convmixer
-    from keras_structinit.recipes.progress import progress_callbacks
 
     init, frozen, seed = item[0], item[1], item[-1]
     target = target_of(args, item)
@@ -440,22 +430,12 @@ def train_target(args, item, sources, cache, train, held_out):
     extras = initialize(model, init, seed, cache, sources, target)
     if frozen:
         freeze_spatial(model)
-    verbose, callbacks = progress_callbacks()
-    start = time.perf_counter()
-    history = recipes.fit_cifar(model, train, args.epochs, batch_size=args.batch_size, seed=seed,
-                                rand_augment=(2, 0.4) if args.rand_augment else None,
-                                eval_data=held_out, callbacks=callbacks, verbose=verbose)
-    seconds = time.perf_counter() - start
-    run = {"experiment": args.experiment, ("group" if args.experiment == "groups" else "init"): init,
-           "frozen": frozen, "target": target,
-           "source": source_record(cache, sources[0]) if sources else None, "epochs": args.epochs,
-           "seed": seed, "val_accuracy": history.eval_results["accuracy"],
-           "train_accuracy": float(history.history["accuracy"][-1]), "train_time_s": seconds,
-           "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), **extras}
-    if args.eval_data is not None:
-        run.update(eval_data=str(args.eval_data),
-                   eval_data_accuracy=external_accuracy(model, history.normalization, args.eval_data))
-    return run
+    _, measured = fit_and_measure(model, train, held_out, args.epochs, batch_size=args.batch_size, seed=seed,
+                                  rand_augment=args.rand_augment, eval_data=args.eval_data)
+    return {"experiment": args.experiment, ("group" if args.experiment == "groups" else "init"): init,
+            "frozen": frozen, "target": target,
+            "source": source_record(cache, sources[0]) if sources else None, "epochs": args.epochs,
+            "seed": seed, **measured, **extras}
 
 
 def _label(args, item):
