@@ -48,6 +48,7 @@ import numpy as np
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
 from bench_utils import (
+    BACKENDS,
     RESULTS_DIR,
     SHARED_CIFAR10,
     add_eval_data_argument,
@@ -105,7 +106,7 @@ def parse_args(argv=None):
     parser.add_argument("--spectrum-images", type=int, default=30_000, help="images of the App. D.1 spectrum")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=list(VARIANTS))
-    parser.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    parser.add_argument("--backend", choices=BACKENDS, default=None)
     add_shard_argument(parser)
     add_eval_data_argument(parser)
     args = parser.parse_args(argv)

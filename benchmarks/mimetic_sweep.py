@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from bench_utils import (
+    BACKENDS,
     RESULTS_DIR,
     SHARED_CIFAR10,
     add_eval_data_argument,
@@ -100,7 +101,7 @@ def parse_args(argv=None):
                         help="run only these variants (e.g. mean-shift:0 mean-shift:0.1), a subset of "
                              "what --b-values / --combo-b define")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    parser.add_argument("--backend", choices=BACKENDS, default=None)
     add_shard_argument(parser)
     add_eval_data_argument(parser)
     args = parser.parse_args(argv)

@@ -24,6 +24,8 @@ import numpy as np
 from benchmarks import BENCH_DIR, RESULTS_DIR
 from benchmarks.suite import SUITES
 
+from bench_utils import BACKENDS  # the benchmarks package put its folder on sys.path
+
 REPORT = BENCH_DIR / "REPORT.md"
 
 
@@ -141,7 +143,7 @@ def _lc_speed(data):
 
 
 def _per_backend(data):
-    return [(b, data["results"][b]) for b in ("tensorflow", "jax", "torch") if b in data.get("results", {})]
+    return [(b, data["results"][b]) for b in BACKENDS if b in data.get("results", {})]
 
 
 def _depthwise_speed(data):

@@ -44,6 +44,7 @@ import numpy as np
 
 # Run as a script, this file's directory is on sys.path (no keras import here).
 from bench_utils import (
+    BACKENDS,
     RESULTS_DIR,
     SHARED_CIFAR10,
     add_eval_data_argument,
@@ -119,7 +120,7 @@ def parse_args(argv=None):
                         help="peak AdamW learning rate (the paper: 2e-3 at batch 512)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=ISSUE_11)
-    parser.add_argument("--backend", choices=("tensorflow", "jax", "torch"), default=None)
+    parser.add_argument("--backend", choices=BACKENDS, default=None)
     add_eval_data_argument(parser)
     args = parser.parse_args(argv)
     if not args.data.exists():
@@ -316,6 +317,11 @@ def main(argv=None):
     data["seeds"] = args.seeds
 
     train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0)
+
+    def subset(size):
+        # The images load_cifar(args.data, train_size=size) gives, without decoding the data again.
+        return load_cifar(train, validation_split=0.0, seed=0, train_size=size)[0]
+
     print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)
 
     teachers = teachers_of(data)
@@ -331,8 +337,7 @@ def main(argv=None):
         )
         teacher_data = train
         if args.teacher_train_size is not None:
-            teacher_data, _ = load_cifar(str(args.data), validation_split=0.1, seed=0,
-                                         train_size=args.teacher_train_size)
+            teacher_data = subset(args.teacher_train_size)
         history, seconds = _fit(teacher, teacher_data, args.teacher_epochs, held_out, 0, ProgressLog(),
                                 recipe)
         teacher.save(teacher_path)  # Model.save writes the whole file or raises
@@ -356,9 +361,7 @@ def main(argv=None):
         sys.exit(f"selection_accuracy: error: {teacher_path} is none of the teachers recorded in {json_path}")
     print(f"Teacher {tid}: held-out accuracy {teachers[tid]['val_accuracy']:.4f}", flush=True)
 
-    (x_small, y_small), _ = load_cifar(
-        str(args.data), validation_split=0.1, seed=0, train_size=args.student_train_size
-    )
+    x_small, y_small = subset(args.student_train_size)
     done = {(r["variant"], r["seed"], teacher_id(r) if uses_teacher(r["variant"]) else None)
             for r in data["runs"]}
     s = config["student"]
