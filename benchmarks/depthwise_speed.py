@@ -327,7 +327,8 @@ def build_convmixer(stock):
     def swap(layer):
         config = layer.get_config()
         if isinstance(layer, DepthwiseConv2D):
-            config.pop("implementation")
+            for key in ("implementation", "kernel_trainable"):  # the package layer's own
+                config.pop(key)
             return keras.layers.DepthwiseConv2D.from_config(config)
         return layer.__class__.from_config(config)
 

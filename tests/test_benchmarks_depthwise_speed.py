@@ -1,0 +1,30 @@
+"""benchmarks/depthwise_speed.py's models, without timing: the stock twin of the package's ConvMixer."""
+
+import sys
+
+import keras
+import numpy as np
+
+from conftest import REPO_ROOT
+
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from benchmarks import depthwise_speed  # noqa: E402
+from keras_structinit.layers import DepthwiseConv2D  # noqa: E402
+
+
+def test_stock_convmixer_is_the_package_model_with_stock_depthwise_layers():
+    keras.utils.set_random_seed(0)
+    package = depthwise_speed.build_convmixer(stock=False)
+    keras.utils.set_random_seed(0)
+    stock = depthwise_speed.build_convmixer(stock=True)
+    depthwise = [layer for layer in stock.layers if isinstance(layer, keras.layers.DepthwiseConv2D)]
+    assert len(depthwise) == depthwise_speed.MODEL["depth"]
+    assert not any(isinstance(layer, DepthwiseConv2D) for layer in stock.layers)
+    assert sum(isinstance(layer, DepthwiseConv2D) for layer in package.layers) == len(depthwise)
+    x = np.random.default_rng(0).standard_normal((2, *depthwise_speed.MODEL["input_shape"]), dtype="float32")
+    stock.set_weights(package.get_weights())
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(stock(x)), keras.ops.convert_to_numpy(package(x)), rtol=1e-4, atol=1e-4
+    )
