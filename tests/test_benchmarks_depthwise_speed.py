@@ -5,13 +5,15 @@ import sys
 import keras
 import numpy as np
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, once_per_suite
 
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks import depthwise_speed  # noqa: E402
 from keras_structinit.layers import DepthwiseConv2D  # noqa: E402
+
+pytestmark = once_per_suite("the clone swaps layer configs, the same on every backend")
 
 
 def test_stock_convmixer_is_the_package_model_with_stock_depthwise_layers():
