@@ -195,6 +195,64 @@ def test_resized_mean_pads_with_mean_and_crops():
     np.testing.assert_array_equal(back, mean)
 
 
+def test_resized_crop_is_the_centre_pixels_distribution():
+    bank = random_bank(num_layers=2, k=9)
+    out = bank.resized((5, 3), method="crop")
+    assert out.kernel_size == (5, 3)
+    pairs = zip(out.covariances, out.means, bank.covariances, bank.means, strict=True)
+    for cov, mean, src_cov, src_mean in pairs:
+        expected = src_cov.reshape(9, 9, 9, 9)[2:7, 3:6, 2:7, 3:6].reshape(15, 15)
+        np.testing.assert_array_equal(cov, expected)
+        np.testing.assert_array_equal(mean, src_mean.reshape(9, 9)[2:7, 3:6].reshape(-1))
+    with pytest.raises(ValueError, match="method='crop'.*only shrinks"):
+        bank.resized(11, method="crop")
+
+
+def _bilinear_resize(images, target):
+    """Independent aligned-corner bilinear resize of ``(N, k, k)`` images with np.interp."""
+    k = images.shape[-1]
+    grid, pos = np.arange(k), np.linspace(0, k - 1, target)
+    rows = np.stack([[np.interp(pos, grid, col) for col in image.T] for image in images]).transpose(0, 2, 1)
+    return np.stack([[np.interp(pos, grid, row) for row in image] for image in rows])
+
+
+@pytest.mark.parametrize("source, target", [(9, 5), (5, 9), (3, 7)])
+def test_resized_interpolate_is_the_resized_filters_distribution(source, target):
+    # Filters F with empirical mean and covariance (mu, Sigma): resizing every
+    # filter bilinearly gives exactly the resized bank's mean and covariance.
+    filters = np.random.default_rng(0).normal(size=(400, source, source)) + np.linspace(-1, 1, source)
+    flat = filters.reshape(len(filters), -1)
+    bank = FilterCovariance([flat.mean(0)], [np.cov(flat, rowvar=False)], source)
+    resized = _bilinear_resize(filters, target).reshape(len(filters), -1)
+    out = bank.resized(target, method="interpolate")
+    np.testing.assert_allclose(out.means[0], resized.mean(0), atol=1e-12)
+    np.testing.assert_allclose(out.covariances[0], np.cov(resized, rowvar=False), atol=1e-12)
+
+
+def _stationary(k, scale):
+    ii, jj = np.meshgrid(np.arange(k), np.arange(k), indexing="ij")
+    p = np.stack([ii.ravel(), jj.ravel()], 1)
+    return np.exp(-((p[:, None] - p[None]) ** 2).sum(-1) / (2 * scale**2))
+
+
+@pytest.mark.parametrize("source, target", [(9, 5), (5, 9)])
+def test_consistent_resizes_stay_covariances_and_blocks_does_not(source, target):
+    bank = FilterCovariance([np.zeros(source**2)], [_stationary(source, 2.0)], source)
+    methods = ("interpolate", "crop") if target < source else ("interpolate",)
+    for method in methods:
+        assert np.linalg.eigvalsh(bank.resized(target, method=method).covariances[0]).min() > -1e-10
+    crop = bank.resized(5, method="crop").covariances[0] if target < source else None
+    if crop is not None:
+        np.testing.assert_allclose(np.diag(crop), 1.0)  # a stationary covariance keeps its variance
+    # The paper's block construction maps the two pixel indices differently (documented).
+    assert np.linalg.eigvalsh(bank.resized(target).covariances[0]).min() < -0.05
+
+
+def test_resized_rejects_unknown_method():
+    with pytest.raises(ValueError, match="method"):
+        random_bank(num_layers=1, k=3).resized(5, method="bicubic")
+
+
 # ----------------------------------------------------------------------------
 # kronecker
 # ----------------------------------------------------------------------------

@@ -88,6 +88,21 @@ def test_apply_across_width_depth_and_kernel_size():
         ks.apply_covariance_transfer(keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]), bank=bank)
 
 
+@pytest.mark.parametrize("resize", ["crop", "interpolate"])
+def test_apply_resizes_by_the_chosen_method(resize):
+    # A bank of (almost) deterministic filters: the sampled kernel is its resized mean.
+    mean = np.arange(81.0) / 81.0
+    bank = FilterCovariance([mean], [1e-16 * np.eye(81)], 9)
+    model = ks.models.convmixer(4, 1, kernel_size=5, num_classes=3, input_shape=(8, 8, 3))
+    ks.apply_covariance_transfer(model, bank=bank, use_mean=True, resize=resize, seed=0)
+    kernel = to_numpy(model.get_layer("block_1_depthwise_conv").kernel)
+    expected = bank.resized(5, method=resize).means[0].reshape(5, 5)
+    for channel in range(4):
+        np.testing.assert_allclose(kernel[:, :, channel, 0], expected, atol=1e-6)
+    with pytest.raises(ValueError, match="resize"):
+        ks.apply_covariance_transfer(model, bank=bank, resize="nearest")
+
+
 def test_apply_samples_from_the_interpolated_layer():
     # Three depthwise layers of 20,000 filters each (depth fractions 0, 0.5, 1),
     # built symbolically: a few MB instead of a ConvMixer-20000's 20000^2 1x1 convs.

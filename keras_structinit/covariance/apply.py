@@ -10,6 +10,7 @@ the i-th of the ``D`` kernels found the depth fraction ``d = i / (D - 1)``::
 from __future__ import annotations
 
 from keras_structinit import validation
+from keras_structinit.covariance.bank import RESIZE_METHODS
 from keras_structinit.covariance.initializers import (
     ConvCovariance,
     CovarianceTransfer,
@@ -89,6 +90,7 @@ def apply_covariance_transfer(
     use_mean=False,
     kronecker=False,
     psd="abs",
+    resize="blocks",
 ):
     """Re-initializes a built model's depthwise filters from a filter bank.
 
@@ -105,6 +107,9 @@ def apply_covariance_transfer(
         layers, seed: as in :func:`apply_conv_covariance`.
         use_mean, psd: as in :class:`CovarianceTransfer`.
         kronecker: sample from the nearest Kronecker-structured covariances.
+        resize: how a bank is brought to another kernel size, the ``method`` of
+            :meth:`FilterCovariance.resized`: ``"blocks"`` (the paper's),
+            ``"crop"`` (shrinking only) or ``"interpolate"``.
 
     Returns:
         The re-initialized kernel variables' paths, in model order.
@@ -116,6 +121,7 @@ def apply_covariance_transfer(
     validation.boolean(use_mean, "use_mean")
     validation.boolean(kronecker, "kronecker")
     validation.one_of(psd, "psd", PSD_MODES)
+    validation.one_of(resize, "resize", RESIZE_METHODS)
     found = find_kernels(model, which="depthwise", layers=layers)
     generator = seed_generator(seed)
     banks = {}
@@ -123,7 +129,7 @@ def apply_covariance_transfer(
     for d, (_, kernel) in zip(depth_fractions(len(found)), found, strict=True):
         size = tuple(kernel.shape[:-2])
         if size not in banks:
-            sized = bank if size == bank.kernel_size else bank.resized(size)
+            sized = bank if size == bank.kernel_size else bank.resized(size, method=resize)
             banks[size] = sized.kronecker()[0] if kronecker else sized
         inits.append(
             CovarianceTransfer(banks[size], depth_fraction=d, use_mean=use_mean, psd=psd, seed=generator)

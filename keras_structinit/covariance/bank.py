@@ -40,6 +40,7 @@ __all__ = ["FilterCovariance"]
 
 #: Version of the ``.npz`` layout written by :meth:`FilterCovariance.save`.
 FORMAT_VERSION = 1
+RESIZE_METHODS = ("blocks", "crop", "interpolate")
 
 _ARRAY_KEYS = ("means", "covariances", "metadata")
 
@@ -496,10 +497,11 @@ class FilterCovariance:
     # ------------------------------------------------------------------
     # Changing the filter size
     # ------------------------------------------------------------------
-    def resized(self, kernel_size):
+    def resized(self, kernel_size, method="blocks"):
         """A bank for filters of another size (2-D filters only).
 
-        Each covariance is put in block form (:func:`vector_to_block`): a
+        ``method="blocks"`` (the paper's construction; default): each
+        covariance is put in block form (:func:`vector_to_block`): a
         ``kh x kw`` grid of blocks, block ``(i, j)`` being pixel ``(i, j)``'s
         covariance with every pixel as a ``kh x kw`` image. Then
 
@@ -513,17 +515,56 @@ class FilterCovariance:
         3. the result is turned back with :func:`block_to_vector` and
            symmetrized.
 
-        Means are resized like one block: padded with their own mean value or
-        centre-cropped. The same size returns an identical bank. The metadata
-        (depth fractions, layer paths, source name, :attr:`patch_size`) is
-        kept: it describes the source model, whatever the filter size.
+        Steps 1 and 2 map a covariance's two pixel indices differently, so the
+        result need not be a covariance of any filter distribution (it can be
+        indefinite; sampling then uses ``psd``). Two consistent alternatives:
+
+        * ``"crop"`` (shrinking only): ``Sigma' = Sigma[c, c]`` and
+          ``mu' = mu[c]`` for the centre ``th x tw`` pixels ``c``: exactly the
+          distribution of the centre of a source filter.
+        * ``"interpolate"``: ``Sigma' = A Sigma A^T``, ``mu' = A mu`` with
+          ``A = M_h kron M_w`` the aligned-corner bilinear interpolation
+          matrices: exactly the distribution of a source filter resized
+          bilinearly to the target size; positive semi-definite whenever
+          ``Sigma`` is.
+
+        Means follow the same map (``"blocks"``: padded with their own mean
+        value or centre-cropped). The same size returns an identical bank. The
+        metadata (depth fractions, layer paths, source name,
+        :attr:`patch_size`) is kept: it describes the source model, whatever
+        the filter size.
+
+        Example:
+            >>> small = bank.resized(5, method="crop")
         """
+        validation.one_of(method, "method", RESIZE_METHODS)
         source = two_d(self._kernel_size)
         target = two_d(kernel_size)
         if target == source:
             return self._replace(self._means, self._covariances)
         kh, kw = source
         th, tw = target
+        if method == "crop":
+            if th > kh or tw > kw:
+                raise ValueError(
+                    f"`method='crop'` only shrinks filters; got kernel_size={target} for a bank of "
+                    f"{source} filters. Use method='blocks' or 'interpolate' to grow them."
+                )
+            rows = np.arange(kh // 2 - th // 2, kh // 2 - th // 2 + th)
+            cols = np.arange(kw // 2 - tw // 2, kw // 2 - tw // 2 + tw)
+            keep = (rows[:, None] * kw + cols[None, :]).reshape(-1)
+            return self._replace(
+                [m[keep] for m in self._means],
+                [c[np.ix_(keep, keep)] for c in self._covariances],
+                kernel_size=target,
+            )
+        if method == "interpolate":
+            a = np.kron(_interpolation_matrix(kh, th), _interpolation_matrix(kw, tw))
+            return self._replace(
+                [a @ m for m in self._means],
+                [0.5 * (a @ c @ a.T + (a @ c @ a.T).T) for c in self._covariances],
+                kernel_size=target,
+            )
         means, covariances = [], []
         for mean, cov in zip(self._means, self._covariances, strict=True):
             means.append(_fit_image(mean.reshape(kh, kw), target).reshape(-1))
@@ -651,6 +692,19 @@ def _aligned_positions(source, target):
     if target == 1:
         return np.array([(source - 1) / 2.0])
     return np.arange(target) * ((source - 1) / (target - 1))
+
+
+def _interpolation_matrix(source, target):
+    """``(target, source)`` matrix of aligned-corner linear interpolation (rows sum to 1)."""
+    pos = _aligned_positions(source, target)
+    lo = np.clip(np.floor(pos).astype(int), 0, source - 1)
+    hi = np.minimum(lo + 1, source - 1)
+    frac = pos - lo
+    matrix = np.zeros((target, source))
+    rows = np.arange(target)
+    np.add.at(matrix, (rows, lo), 1.0 - frac)
+    np.add.at(matrix, (rows, hi), frac)
+    return matrix
 
 
 def _interp_axis(values, target, axis):
