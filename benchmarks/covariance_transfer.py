@@ -32,8 +32,9 @@ before training) or thawed, and reports its held-out accuracy.
   transferred (B's sampling, with the mean) into targets of every patch size
   in ``--target-patch-sizes`` and kernel size in ``--target-kernel-sizes``
   (default {1, 2, 4} x {5, 9}); a bank is brought to the target's kernel
-  size with ``FilterCovariance.resized`` (bilinear resampling of the
-  covariance's blocks). Each target also runs ``default`` and ``conv-cov``
+  size with ``FilterCovariance.resized`` (``--resize``: the paper's
+  ``blocks`` by default; ``crop`` or ``interpolate``, whose transfer inits
+  are named ``transfer:p<p_s>-k<k_s>+<method>``). Each target also runs ``default`` and ``conv-cov``
   (preset ``cifar-p1`` for patch-1 targets, the paper's 1x1-patch listing,
   else ``cifar-p2``). The source patch size the tables show is the one stored
   in the bank's metadata (``FilterCovariance.patch_size``, inferred from the
@@ -115,6 +116,10 @@ from bench_utils import (
     shard_of,
 )
 
+# FilterCovariance.resized's methods (keras_structinit.covariance.bank.RESIZE_METHODS; the tests
+# check they agree), spelled out so that parsing arguments imports no Keras.
+RESIZE_METHODS = ("blocks", "crop", "interpolate")
+
 NAME = "covariance_transfer"
 EXPERIMENTS = ("groups", "patch-kernel")
 SOURCE_DIR = RESULTS_DIR / "sources"
@@ -168,6 +173,8 @@ def parse_args(argv=None):
                         help="patch-kernel: target patch sizes (default 1 2 4)")
     parser.add_argument("--target-kernel-sizes", type=int, nargs="+", default=[5, 9],
                         help="patch-kernel: target kernel sizes (default 5 9)")
+    parser.add_argument("--resize", choices=RESIZE_METHODS, default="blocks",
+                        help="patch-kernel: FilterCovariance.resized's method when k != k_s (default blocks)")
     parser.add_argument("--epochs", type=int, default=2, help="epochs of every target run")
     parser.add_argument("--source-epochs", type=int, default=8, help="epochs of every source")
     parser.add_argument("--source-seed", type=int, default=0)
@@ -206,9 +213,17 @@ def parse_args(argv=None):
 # ----------------------------------------------------------------------------
 # The plan
 # ----------------------------------------------------------------------------
-def transfer_init(patch_size, kernel_size):
+def transfer_init(patch_size, kernel_size, resize="blocks"):
     """The ``init`` name of a patch-kernel transfer run from the source of ``(p_s, k_s)``."""
-    return f"transfer:p{patch_size}-k{kernel_size}"
+    name = f"transfer:p{patch_size}-k{kernel_size}"
+    return name if resize == "blocks" else f"{name}+{resize}"
+
+
+def parse_transfer_init(init):
+    """``(p_s, k_s, resize)`` of a :func:`transfer_init` name."""
+    name, _, resize = init.split(":", 1)[1].partition("+")
+    patch, kernel = (int(part[1:]) for part in name.split("-"))
+    return patch, kernel, resize or "blocks"
 
 
 def _frozen_modes(args):
@@ -224,7 +239,7 @@ def plan(args):
     if args.experiment == "groups":
         return [(group, frozen, seed) for seed in args.seeds for frozen in _frozen_modes(args)
                 for group in GROUPS]
-    inits = ["default", "conv-cov"] + [transfer_init(p, k) for p in args.source_patch_sizes
+    inits = ["default", "conv-cov"] + [transfer_init(p, k, args.resize) for p in args.source_patch_sizes
                                        for k in args.source_kernel_sizes]
     return [(init, frozen, (p, k), seed) for seed in args.seeds for p in args.target_patch_sizes
             for k in args.target_kernel_sizes for frozen in _frozen_modes(args) for init in inits]
@@ -253,7 +268,7 @@ def sources_of(args, item, train_size, backend):
     init = item[0]
     if not init.startswith("transfer:"):
         return []
-    patch, kernel = (int(part[1:]) for part in init.split(":", 1)[1].split("-"))
+    patch, kernel, _ = parse_transfer_init(init)
     return [source_spec(args, args.source_dim, patch, kernel, train_size, backend)]
 
 
@@ -402,10 +417,9 @@ def initialize(model, init, seed, cache, sources, target):
         apply_filter_transfer(model, source=cache.model(spec), seed=seed)
         return {}
     bank = cache.bank(spec)
-    if bank.kernel_size != (target["kernel_size"],) * 2:
-        bank = bank.resized(target["kernel_size"])
-    apply_covariance_transfer(model, bank=bank, seed=seed, use_mean=True)
-    return {}
+    resize = parse_transfer_init(init)[2] if init.startswith("transfer:") else "blocks"
+    apply_covariance_transfer(model, bank=bank, seed=seed, use_mean=True, resize=resize)
+    return {"resize": resize} if bank.kernel_size != (target["kernel_size"],) * 2 else {}
 
 
 def target_of(args, item):
@@ -540,8 +554,10 @@ def source_labels(runs):
     labels = {}
     for r in runs:
         if r.get("source") and "init" in r:
+            resize = parse_transfer_init(r["init"])[2]
             labels[r["init"]] = (f"transfer from p_s={r['source']['patch_size']}, "
-                                 f"k_s={r['source']['kernel_size']}")
+                                 f"k_s={r['source']['kernel_size']}"
+                                 + ("" if resize == "blocks" else f", resize {resize}"))
     return labels
 
 

@@ -189,8 +189,10 @@ CPU = (
         # patch 2, frozen; narrower than the other covariance entries: patch 1 costs ~4x patch 2.
         args=("patch-kernel", *PATCH_KERNEL_CPU, "--target-patch-sizes", "1", "2", "4",
               "--target-kernel-sizes", "9"),
-        more_args=(("patch-kernel", *PATCH_KERNEL_CPU, "--target-patch-sizes", "2",
-                    "--target-kernel-sizes", "5"),),
+        # k 5 also with the consistent resizes (FilterCovariance.resized's crop and interpolate).
+        more_args=tuple(("patch-kernel", *PATCH_KERNEL_CPU, "--target-patch-sizes", "2",
+                         "--target-kernel-sizes", "5", "--resize", resize)
+                        for resize in ("blocks", "crop", "interpolate")),
         title="Covariance transfer across patch and kernel sizes (Fig. 9): a bank recorded at patch 2, "
               "k 9, resized, into frozen ConvMixers of other patch and kernel sizes",
         paper="covariances learned at one patch and kernel size initialize ConvMixers of other patch "

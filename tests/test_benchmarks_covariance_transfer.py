@@ -161,6 +161,33 @@ def test_transfer_groups_sample_with_the_bank_mean(tmp_path):
     np.testing.assert_allclose(model.get_layer("block_2_depthwise_conv").kernel.numpy(), 5.0, atol=0.01)
 
 
+def test_resize_methods_name_and_apply_the_bank_resize(tmp_path):
+    from keras_structinit.covariance import FilterCovariance
+    from keras_structinit.covariance.bank import RESIZE_METHODS
+    from keras_structinit.models import convmixer
+
+    assert ct.RESIZE_METHODS == RESIZE_METHODS
+    for resize in RESIZE_METHODS:
+        assert ct.parse_transfer_init(ct.transfer_init(2, 9, resize)) == (2, 9, resize)
+    assert ct.transfer_init(2, 9) == "transfer:p2-k9"  # the recorded runs' names
+    args = args_for("patch-kernel", "--dim", "8", "--depth", "2", "--resize", "crop", "--frozen", "frozen",
+                    "--target-kernel-sizes", "5", "--target-patch-sizes", "2", "--seeds", "0")
+    assert [item[0] for item in ct.plan(args)] == ["default", "conv-cov", "transfer:p2-k9+crop"]
+    spec = ct.source_spec(args, 8, 2, 9, 256, "torch")
+    assert ct.sources_of(args, ct.plan(args)[2], 256, "torch") == [spec]
+    cache = ct.SourceCache(tmp_path)
+    cache.folder(spec).mkdir(parents=True)
+    mean = np.arange(81.0) / 81
+    bank = FilterCovariance([mean] * 2, [1e-12 * np.eye(81)] * 2, 9, patch_size=2)
+    bank.save(cache.folder(spec) / "bank.npz")
+    model = convmixer(8, 2, kernel_size=5, input_shape=(8, 8, 3))
+    target = {"patch_size": 2, "kernel_size": 5}
+    extras = ct.initialize(model, "transfer:p2-k9+crop", 0, cache, [spec], target)
+    assert extras == {"resize": "crop"}
+    kernel = np.asarray(model.get_layer("block_1_depthwise_conv").kernel.numpy())
+    np.testing.assert_allclose(kernel[..., 0, 0], mean.reshape(9, 9)[2:7, 2:7], atol=1e-4)
+
+
 # ----------------------------------------------------------------------------
 # Summaries, Markdown, headline
 # ----------------------------------------------------------------------------
