@@ -244,6 +244,8 @@ def main(argv=None):
                 write_report(args.results)
                 return 1
             wall = time.perf_counter() - start
+            # Re-read: another runner (`--only` on other entries) may have finished one meanwhile.
+            state = _read_json(state_path) or state
             state["benchmarks"][bench.name] = {
                 "args": list(bench.args), **({"more_args": [list(a) for a in bench.more_args]}
                                             if bench.more_args else {}),

@@ -136,6 +136,23 @@ def test_more_args_add_runs_to_the_same_results_and_rerun_when_changed(fake_suit
     assert "fake: done" in capsys.readouterr().out
 
 
+def test_a_concurrent_runners_finished_entry_is_kept(fake_suite, monkeypatch):
+    suite, results = fake_suite
+    suite()
+    state_path = results / "cpu" / "suite.json"
+    real_run = run.run_benchmark
+
+    def run_while_another_runner_finishes(bench, suite_dir, *args):
+        real_run(bench, suite_dir, *args)
+        other = json.loads(state_path.read_text()) if state_path.exists() else {"benchmarks": {}}
+        other["benchmarks"]["other"] = {"args": [], "finished": "now"}
+        state_path.write_text(json.dumps(other))
+
+    monkeypatch.setattr(run, "run_benchmark", run_while_another_runner_finishes)
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "1"]) == 0
+    assert set(json.loads(state_path.read_text())["benchmarks"]) == {"fake", "other"}
+
+
 def test_report_is_rebuilt_from_json_alone(fake_suite, monkeypatch):
     suite, results = fake_suite
     monkeypatch.setattr(report, "SUITES", {"cpu": (suite(),)})
