@@ -550,9 +550,8 @@ class FilterCovariance:
                     f"`method='crop'` only shrinks filters; got kernel_size={target} for a bank of "
                     f"{source} filters. Use method='blocks' or 'interpolate' to grow them."
                 )
-            rows = np.arange(kh // 2 - th // 2, kh // 2 - th // 2 + th)
-            cols = np.arange(kw // 2 - tw // 2, kw // 2 - tw // 2 + tw)
-            keep = (rows[:, None] * kw + cols[None, :]).reshape(-1)
+            # The flat indices of the centre pixels: the block resize's own centre crop of an index image.
+            keep = _fit_image(np.arange(kh * kw).reshape(kh, kw), target).reshape(-1)
             return self._replace(
                 [m[keep] for m in self._means],
                 [c[np.ix_(keep, keep)] for c in self._covariances],
@@ -560,9 +559,10 @@ class FilterCovariance:
             )
         if method == "interpolate":
             a = np.kron(_interpolation_matrix(kh, th), _interpolation_matrix(kw, tw))
+            covariances = [a @ c @ a.T for c in self._covariances]
             return self._replace(
                 [a @ m for m in self._means],
-                [0.5 * (a @ c @ a.T + (a @ c @ a.T).T) for c in self._covariances],
+                [0.5 * (c + c.T) for c in covariances],
                 kernel_size=target,
             )
         means, covariances = [], []
@@ -708,15 +708,9 @@ def _interpolation_matrix(source, target):
 
 
 def _interp_axis(values, target, axis):
-    source = values.shape[axis]
-    pos = _aligned_positions(source, target)
-    lo = np.clip(np.floor(pos).astype(int), 0, source - 1)
-    hi = np.minimum(lo + 1, source - 1)
-    frac = pos - lo
-    shape = [1] * values.ndim
-    shape[axis] = target
-    frac = frac.reshape(shape)
-    return (1.0 - frac) * np.take(values, lo, axis=axis) + frac * np.take(values, hi, axis=axis)
+    """``values`` resampled to ``target`` points along ``axis`` (:func:`_interpolation_matrix`)."""
+    matrix = _interpolation_matrix(values.shape[axis], target)
+    return np.moveaxis(np.tensordot(matrix, values, axes=(1, axis)), 0, axis)
 
 
 def _bilinear_grid(blocks, target):
