@@ -18,8 +18,8 @@ Two levels, one Keras backend per process:
   On TensorFlow and JAX, "native" is the stock op with the same arguments and
   is timed only with ``--time-duplicates``.
 * model level: one ``train_on_batch`` step (AdamW) of ConvMixer-128/6 (k=9,
-  patch 2, 32x32x3, 10 classes, batch 128), with the package layer and with the
-  stock ``keras.layers.DepthwiseConv2D``, trainable and with the depthwise
+  patch 2, 32x32x3, 10 classes, batch 128), with the package's conv layers and
+  with Keras' own (``keras.layers.DepthwiseConv2D``, ``Conv2D``), trainable and with the depthwise
   kernels frozen (``freeze_spatial``); TensorFlow with ``jit_compile=False``
   and ``True``, JAX jit, torch eager.
 
@@ -311,10 +311,10 @@ def op_bench(args, backend):
 # Model level
 # ----------------------------------------------------------------------------
 def build_convmixer(stock):
-    """ConvMixer-128/6 with the package's depthwise layer or the stock one."""
+    """ConvMixer-128/6 with the package's conv layers or the stock ones."""
     import keras
 
-    from keras_structinit.layers import DepthwiseConv2D
+    from keras_structinit.layers import Conv2D, DepthwiseConv2D
     from keras_structinit.models import convmixer
 
     m = MODEL
@@ -326,10 +326,12 @@ def build_convmixer(stock):
 
     def swap(layer):
         config = layer.get_config()
-        if isinstance(layer, DepthwiseConv2D):
-            for key in ("implementation", "kernel_trainable"):  # the package layer's own
-                config.pop(key)
-            return keras.layers.DepthwiseConv2D.from_config(config)
+        twins = ((DepthwiseConv2D, keras.layers.DepthwiseConv2D), (Conv2D, keras.layers.Conv2D))
+        for fast, stock_cls in twins:
+            if isinstance(layer, fast):
+                for key in ("implementation", "kernel_trainable"):  # the package layers' own
+                    config.pop(key, None)
+                return stock_cls.from_config(config)
         return layer.__class__.from_config(config)
 
     clone = keras.models.clone_model(model, clone_function=swap)
@@ -456,7 +458,7 @@ def _model_table(results):
     compile_mode = {"jax": "jit", "torch": "eager"}
     return format_table(rows, [
         ("Backend", lambda r: r[0]),
-        ("Depthwise layer", lambda r: r[2]["layer"]),
+        ("Conv layers", lambda r: r[2]["layer"]),
         ("Compile", lambda r: compile_mode.get(r[0], f"jit_compile={r[2]['jit_compile']}")),
         ("Thawed s/step", lambda r: timing_cell(r[2]["thawed"], r[1], ".3f"), "", "right"),
         ("Frozen s/step", lambda r: timing_cell(r[2]["frozen"], r[1], ".3f"), "", "right"),
@@ -520,8 +522,9 @@ def render_markdown(data):
          f"{'x'.join(map(str, m['input_shape']))} inputs, {m['num_classes']} classes): one "
          f"`train_on_batch` step on a batch of {m['batch']} with AdamW and sparse "
          "categorical cross-entropy. *package*: `keras_structinit.models.convmixer` "
-         "(its `DepthwiseConv2D`, `implementation=\"auto\"`); *stock*: the same model "
-         "with `keras.layers.DepthwiseConv2D`. *Frozen*: `freeze_spatial` before "
+         "as built: its `DepthwiseConv2D` (`implementation=\"auto\"`) and, in runs from "
+         "2026-11-25 on, its `Conv2D` (stem and 1x1 convs as matrix products); *stock*: the "
+         "same model with Keras' own `DepthwiseConv2D` and `Conv2D`. *Frozen*: `freeze_spatial` before "
          "`compile`. Frozen speed-up = thawed / frozen."),
         "",
     ]

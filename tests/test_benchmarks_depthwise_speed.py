@@ -11,12 +11,12 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from benchmarks import depthwise_speed  # noqa: E402
-from keras_structinit.layers import DepthwiseConv2D  # noqa: E402
+from keras_structinit.layers import Conv2D, DepthwiseConv2D  # noqa: E402
 
 pytestmark = once_per_suite("the clone swaps layer configs, the same on every backend")
 
 
-def test_stock_convmixer_is_the_package_model_with_stock_depthwise_layers():
+def test_stock_convmixer_is_the_package_model_with_stock_conv_layers():
     keras.utils.set_random_seed(0)
     package = depthwise_speed.build_convmixer(stock=False)
     keras.utils.set_random_seed(0)
@@ -25,6 +25,9 @@ def test_stock_convmixer_is_the_package_model_with_stock_depthwise_layers():
     assert len(depthwise) == depthwise_speed.MODEL["depth"]
     assert not any(isinstance(layer, DepthwiseConv2D) for layer in stock.layers)
     assert sum(isinstance(layer, DepthwiseConv2D) for layer in package.layers) == len(depthwise)
+    # stem and pointwise convs: the package's Conv2D in one, the stock class in the other
+    assert sum(type(layer) is Conv2D for layer in package.layers) == len(depthwise) + 1
+    assert sum(type(layer) is keras.layers.Conv2D for layer in stock.layers) == len(depthwise) + 1
     x = np.random.default_rng(0).standard_normal((2, *depthwise_speed.MODEL["input_shape"]), dtype="float32")
     stock.set_weights(package.get_weights())
     np.testing.assert_allclose(

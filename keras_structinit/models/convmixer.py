@@ -7,6 +7,7 @@ import keras
 from keras_structinit import validation
 from keras_structinit.covariance import depth_fractions
 from keras_structinit.initializers.torch_default import TorchDefaultUniform
+from keras_structinit.layers.conv import Conv2D
 from keras_structinit.layers.depthwise import DepthwiseConv2D
 from keras_structinit.models.common import (
     check_initializer,
@@ -43,7 +44,9 @@ def convmixer(
     PyTorch's defaults (:class:`~keras_structinit.initializers.TorchDefaultUniform`),
     as in the papers' PyTorch ConvMixer; BatchNorm uses ``momentum=0.9``
     (PyTorch's 0.1) and ``epsilon=1e-5``. The depthwise convs are the
-    package's fast :class:`~keras_structinit.layers.DepthwiseConv2D`.
+    package's fast :class:`~keras_structinit.layers.DepthwiseConv2D`, the
+    stem and 1 x 1 convs the package's :class:`~keras_structinit.layers.Conv2D`
+    (one matrix product each; weights as the stock layer's).
 
     Args:
         dim: channel width ``H``.
@@ -84,7 +87,7 @@ def convmixer(
         return keras.layers.BatchNormalization(momentum=bn_momentum, epsilon=1e-5, name=f"{prefix}_bn")(x)
 
     inputs = keras.Input(shape=input_shape, name="image")
-    x = keras.layers.Conv2D(
+    x = Conv2D(
         dim,
         patch_size,
         strides=patch_size,
@@ -104,7 +107,7 @@ def convmixer(
         )(x)
         x = gelu_bn(x, f"block_{i}_depthwise")
         x = keras.layers.Add(name=f"block_{i}_residual")([x, residual])
-        x = keras.layers.Conv2D(
+        x = Conv2D(
             dim,
             1,
             kernel_initializer=clone_initializer(kernel_initializer),
