@@ -46,6 +46,7 @@ def layer_examples():
     from keras_structinit.selection.distill import FeatureProjector
 
     return {
+        "Conv2D": (layers.Conv2D(5, 2, strides=2, implementation="matmul"), (2, 6, 6, 4)),
         "DepthwiseConv2D": (layers.DepthwiseConv2D(3, padding="same", depth_multiplier=2), (2, 6, 6, 4)),
         "GroupedConv2D": (layers.GroupedConv2D(4, 3, groups=4, padding="same"), (2, 6, 6, 4)),
         "LayerScale": (layers.LayerScale(0.5), (2, 6, 6, 4)),
