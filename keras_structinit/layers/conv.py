@@ -51,10 +51,8 @@ def patch_conv2d(inputs, kernel):
     p, q, channels, filters = kernel.shape
     if (p, q) == (1, 1):
         return ops.matmul(inputs, ops.reshape(kernel, (channels, filters)))
-    shape = tuple(inputs.shape)
-    if None in shape[1:3]:  # unknown sizes (TensorFlow graphs): read them at run time
-        shape = ops.shape(inputs)
-    rows, cols = shape[1] // p, shape[2] // q
+    _, height, width, _ = ops.shape(inputs)  # ints; scalar tensors for sizes TF does not know
+    rows, cols = height // p, width // q
     x = inputs[:, : rows * p, : cols * q, :]
     x = ops.reshape(x, (-1, rows, p, cols, q, channels))
     x = ops.reshape(ops.transpose(x, (0, 1, 3, 2, 4, 5)), (-1, rows, cols, p * q * channels))
