@@ -249,7 +249,7 @@ def main(argv=None):
             state["benchmarks"][bench.name] = {
                 "args": list(bench.args), **({"more_args": [list(a) for a in bench.more_args]}
                                             if bench.more_args else {}),
-                "finished": _now(), "wall_s": round(wall, 1),
+                "finished": _now(), "wall_s": round(wall, 3),
                 "jobs": jobs if bench.run_key else 1,
                 "eval_data": None if args.eval_data is None else str(args.eval_data),
             }
