@@ -4,12 +4,17 @@
 Times, for B=128, 16x16, C=128, 'same', stride 1 and each kernel size, the
 pieces of ``keras_structinit.layers.depthwise``: the forward shifted sum (as
 the computation's output, and consumed by ``sum(y * r)``), the
-input gradient (the same kind of loop with the flipped kernel), the FFT kernel
-gradient alone, and the full forward+backward, each in its own compiled
+input gradient (the same kind of loop with the flipped kernel), the kernel
+gradient alone in each of its two forms (FFT, and row-wise batched matrix
+products), and the full forward+backward, each in its own compiled
 function; and states the arithmetic floor ``2 B H W C k^2`` flops at the
 measured matmul rate of the machine.
 
     python benchmarks/depthwise_breakdown.py --backend jax
+    python benchmarks/depthwise_breakdown.py --backend jax --size 32 --kernel-sizes 9
+
+``--size`` sets H = W (default 16); results other than 16 go to
+``depthwise_breakdown_<backend>_<size>.json``.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ def main():
     parser.add_argument("--backend", choices=("jax", "tensorflow"), default="jax")
     parser.add_argument("--kernel-sizes", type=int, nargs="+", default=[3, 7, 9, 15])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--size", type=int, default=16, help="height = width of the input")
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     args = parser.parse_args()
     os.environ["KERAS_BACKEND"] = args.backend
@@ -76,7 +82,7 @@ def main():
         return float(np.median(times) * 1e3)
 
     rng = np.random.default_rng(0)
-    b, h, w, c = 128, 16, 16, 128
+    b, h, w, c = 128, args.size, args.size, 128
     x = ops.convert_to_tensor(rng.standard_normal((b, h, w, c)).astype("float32"))
     r = ops.convert_to_tensor(rng.standard_normal((b, h, w, c)).astype("float32"))
     a = ops.convert_to_tensor(rng.standard_normal((1024, 1024)).astype("float32"))
@@ -103,6 +109,11 @@ def main():
             "kernel_grad_fft_only_ms": timed(
                 compile_fn(lambda xp, g, k=k: dw._kernel_grad_fft(xp, g, k, k)), x_pad, r
             ),
+            "kernel_grad_rows_only_ms": timed(
+                compile_fn(lambda xp, g, k=k: dw._kernel_grad_rows(xp, g, k, k)), x_pad, r
+            ),
+            # the form the layer takes at this size
+            "kernel_grad_form": "rows" if w <= dw._MAX_ROWS_GRAD_WIDTH else "fft",
             "full_fwd_bwd_ms": timed(compile_fn(grad_fn(loss, (0, 1))), x, kern),
             "floor_forward_ms": 2 * b * h * w * c * k * k / (gflops * 1e9) * 1e3,
         }
@@ -114,11 +125,13 @@ def main():
         "machine": machine_info(),
         "software": versions(),
         "repeats": args.repeats,
+        "shape": [b, h, w, c],
         "rows": rows,
     }
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    write_text(out / f"depthwise_breakdown_{args.backend}.json", json.dumps(result, indent=2) + "\n")
+    suffix = "" if args.size == 16 else f"_{args.size}"
+    write_text(out / f"depthwise_breakdown_{args.backend}{suffix}.json", json.dumps(result, indent=2) + "\n")
     print(f"matmul rate {gflops:.0f} GFLOP/s; wrote {out}", file=sys.stderr)
 
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 import keras_structinit as ks
 from keras_structinit import backend as ks_backend
 from keras_structinit.layers import DepthwiseConv2D, GroupedConv2D, depthwise_conv2d
+from keras_structinit.layers import depthwise as dw
 from keras_structinit.layers.depthwise import select_implementation
 from keras_structinit.recipes import devices
 
@@ -87,6 +88,41 @@ def test_large_kernel_row_loop_matches_keras(padding):
         return depthwise_conv2d(x, k, padding=padding, implementation="shifted")
 
     cot = rng.standard_normal(to_numpy(reference(x, k)).shape).astype("float32")
+    for g, r in zip(value_and_grads(shifted, x, k, cot), value_and_grads(reference, x, k, cot), strict=True):
+        assert_close(g, r, 1e-5)
+
+
+@pytest.mark.parametrize(
+    "shape, kernel", [((2, 7, 16, 3), (3, 5)), ((3, 9, 5, 2), (4, 3)), ((1, 5, 19, 2), (5, 5))]
+)
+def test_kernel_gradient_forms_match_direct_sum(shape, kernel):
+    # dK[i, j, c] = sum_{b,h,w} x_pad[b, h+i, w+j, c] g[b, h, w, c], by row products and by FFT;
+    # odd heights exercise the zero row that row products pad to; x_pad is one column wider than needed.
+    b, h, w, c = shape
+    kh, kw = kernel
+    rng = np.random.default_rng(5)
+    x_pad = rng.standard_normal((b, h + kh - 1, w + kw, c)).astype("float32")
+    g = rng.standard_normal(shape).astype("float32")
+    want = np.einsum("bhwijc,bhwc->ijc", np.lib.stride_tricks.sliding_window_view(
+        x_pad[:, :, : w + kw - 1], (kh, kw), axis=(1, 2))[:, :h, :w].transpose(0, 1, 2, 4, 5, 3), g)
+    for form in (dw._kernel_grad_rows, dw._kernel_grad_fft):
+        assert_close(to_numpy(form(x_pad, g, kh, kw)), want, 1e-5)
+
+
+def test_wide_outputs_take_the_fft_kernel_gradient_and_match_keras():
+    # Output width 19 > dw._MAX_ROWS_GRAD_WIDTH: the kernel gradient is the FFT's.
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 6, 19, 3)).astype("float32")
+    k = rng.standard_normal((3, 5, 3, 1)).astype("float32")
+    assert x.shape[2] > dw._MAX_ROWS_GRAD_WIDTH
+
+    def reference(x, k):
+        return keras.ops.depthwise_conv(x, k, padding="same")
+
+    def shifted(x, k):
+        return depthwise_conv2d(x, k, padding="same", implementation="shifted")
+
+    cot = rng.standard_normal(x.shape).astype("float32")
     for g, r in zip(value_and_grads(shifted, x, k, cot), value_and_grads(reference, x, k, cot), strict=True):
         assert_close(g, r, 1e-5)
 

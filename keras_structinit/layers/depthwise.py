@@ -14,11 +14,12 @@ the same kind of loop (stride 1)::
     dL/dx_pad = sum_{i, j} shift_{(i, j)}(g) * K[i, j]       (correlation of g with the flipped kernel)
     dL/dK[i, j, c] = sum_{b, h, w} x_pad[b, h + i, w + j, c] * g[b, h, w, c]
 
-the latter computed by FFT (one pass over the data instead of kh * kw). They
-are given to autodiff explicitly; when the kernel is frozen nothing consumes
-the kernel gradient and the compiler drops it. Kernels of more than 11 x 11
-taps loop over kernel rows, since XLA compiles one very long unrolled sum
-poorly. Measurements: ``benchmarks/results/depthwise_goals.md``.
+the latter as batched matrix products over the batch axis, a few output rows
+at a time (outputs up to 16 wide), or by FFT (wider ones): both read the data
+once instead of kh * kw times. They are given to autodiff explicitly; when
+the kernel is frozen nothing consumes the kernel gradient and the compiler
+drops it. Kernels of more than 11 x 11 taps loop over kernel rows, since XLA
+compiles one very long unrolled sum poorly. Measurements: ``benchmarks/results/depthwise_goals.md``.
 
 Paths (``implementation="auto"``):
 
@@ -159,6 +160,65 @@ def _kernel_grad_fft(x_pad, g, kh, kw):
     return ops.transpose(corr[:, :kh, :kw], (1, 2, 0))
 
 
+# Output widths up to this use `_kernel_grad_rows`; wider ones the FFT, whose
+# cost grows as W log W against the row products' W * (W + k - 1).
+_MAX_ROWS_GRAD_WIDTH = 16
+# Output rows per product in `_kernel_grad_rows` (measured fastest of 1, 2, 4).
+_ROWS_PER_STEP = 2
+
+
+def _kernel_grad_rows(x_pad, g, kh, kw):
+    """``dL/dK`` (as `_kernel_grad_fft`) by one batched matrix product per ``R`` output rows.
+
+    For output rows ``h0 .. h0 + R - 1`` and each channel ``c``, contract the
+    batch axis::
+
+        P[c, r, w, i', w'] = sum_b g[b, h0 + r, w, c] x_pad[b, h0 + i', w', c]
+
+    (``i' < R + kh - 1``) and accumulate the entries ``i' = r + i``:
+    ``A[c, w, i, w'] += P[c, r, w, r + i, w']``. Then
+    ``dK[i, j, c] = sum_w A[c, w, i, w + j]``, the diagonals of each
+    ``W x Wp`` block, read by a skew reshape. Each step holds
+    ``C R W (R + kh - 1) Wp`` floats; all its products run at matrix-multiply
+    rates, ``Wp / kw`` times the direct method's count. Needs static
+    ``H``, ``W``, ``Wp``.
+    """
+    _, h, w, c = _shape(g)
+    _, _, wp, _ = _shape(x_pad)
+    rows = _ROWS_PER_STEP
+    steps = -(-h // rows)
+    # Zero output rows make `h` a multiple of `rows`; x_pad gets the rows they read.
+    g = ops.pad(g, ((0, 0), (0, steps * rows - h), (0, 0), (0, 0)))
+    x_pad = ops.pad(x_pad, ((0, 0), (0, steps * rows - h), (0, 0), (0, 0)))
+    x_t = ops.transpose(x_pad, (3, 0, 1, 2))  # (C, B, Hp, Wp)
+    g_t = ops.transpose(g, (3, 1, 2, 0))  # (C, H, W, B)
+    span = rows + kh - 1
+
+    def step(t, acc):
+        x_rows = ops.slice(x_t, (0, 0, t * rows, 0), (c, ops.shape(x_t)[1], span, wp))
+        g_rows = ops.slice(g_t, (0, t * rows, 0, 0), (c, rows, w, ops.shape(g_t)[3]))
+        prod = ops.matmul(ops.reshape(g_rows, (c, rows * w, -1)), ops.reshape(x_rows, (c, -1, span * wp)))
+        prod = ops.reshape(prod, (c, rows, w, span, wp))
+        for r in range(rows):
+            acc = acc + prod[:, r, :, r : r + kh, :]
+        return acc
+
+    acc = ops.fori_loop(0, steps, step, ops.zeros((c, w, kh, wp), dtype=x_t.dtype))
+    # Skew: row w of the flattened (W, Wp) block, re-cut at width Wp + 1, starts at A[w, w].
+    flat = ops.reshape(ops.transpose(acc, (0, 2, 1, 3)), (c, kh, w * wp))
+    flat = ops.pad(flat, ((0, 0), (0, 0), (0, w)))
+    diagonals = ops.reshape(flat, (c, kh, w, wp + 1))[..., :kw]
+    return ops.transpose(ops.sum(diagonals, axis=2), (1, 2, 0))
+
+
+def _kernel_grad(x_pad, g, kh, kw):
+    """``dL/dK`` by the faster of `_kernel_grad_rows` and `_kernel_grad_fft` (measured)."""
+    sizes = (*_shape(x_pad)[1:3], *_shape(g)[1:3])
+    if not any(ops.is_tensor(size) for size in sizes) and sizes[3] <= _MAX_ROWS_GRAD_WIDTH:
+        return _kernel_grad_rows(x_pad, g, kh, kw)
+    return _kernel_grad_fft(x_pad, g, kh, kw)
+
+
 @functools.cache
 def _stride1_op(pads):
     """Stride-1 depthwise conv with padding ``pads`` and explicit gradients.
@@ -184,7 +244,7 @@ def _stride1_op(pads):
             )
             flipped = ops.flip(ops.flip(kernel, axis=0), axis=1)
             grad_x = _shifted_sum(g_full, flipped, h, w, (1, 1))
-            return grad_x, _kernel_grad_fft(x_pad, g, kh, kw)
+            return grad_x, _kernel_grad(x_pad, g, kh, kw)
 
         return y, grad
 
