@@ -373,6 +373,34 @@ def test_shifted_with_unknown_sizes_in_tf_function(kernel_size, strides, jit_com
             _assert_all_close(shifted(images, k), native(images, k))
 
 
+@pytest.mark.skipif(BACKEND != "tensorflow", reason="only TensorFlow traces graphs with unknown sizes")
+@pytest.mark.parametrize("jit_compile", [True, False])
+@pytest.mark.parametrize("kernel_size", [(3, 3), (5, 4)])
+def test_row_product_kernel_gradient_with_unknown_batch_in_tf_function(kernel_size, jit_compile):
+    # Known height and width, unknown batch: the kernel gradient takes the row products.
+    import tensorflow as tf
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 9, 8, 2)).astype("float32")
+    k = rng.standard_normal(kernel_size + (2, 1)).astype("float32")
+    signature = [tf.TensorSpec((None, 9, 8, 2)), tf.TensorSpec(k.shape)]
+
+    def grads(implementation):
+        @tf.function(jit_compile=jit_compile, input_signature=signature)
+        def fn(x, k):
+            with tf.GradientTape() as tape:
+                tape.watch([x, k])
+                y = depthwise_conv2d(x, k, padding="same", implementation=implementation)
+                loss = tf.reduce_sum(tf.sin(y))
+            return tape.gradient(loss, [x, k])
+
+        return fn
+
+    shifted, native = grads("shifted"), grads("native")
+    for images in (x, x[:2]):
+        _assert_all_close(shifted(images, k), native(images, k))
+
+
 # --- Frozen kernels saved with the layer ---
 
 
