@@ -86,10 +86,7 @@ def model_rows(args):
         def compute_output_shape(self, shape):
             return shape
 
-    m = depthwise_speed.MODEL
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((m["batch"], *m["input_shape"]), dtype=np.float32)
-    y = rng.integers(0, m["num_classes"], m["batch"])
+    batch = depthwise_speed.model_batch()
     rows_width = depthwise._MAX_ROWS_GRAD_WIDTH
     rows = []
     for layers, removed, frozen, kernel_grad, jit in _variants(keras.backend.backend()):
@@ -102,10 +99,8 @@ def model_rows(args):
             freeze_spatial(model)
         # Traced at the first step: the setting holds for this model's compiled function.
         depthwise._MAX_ROWS_GRAD_WIDTH = 0 if kernel_grad == "fft" else rows_width
-        model.compile(optimizer=keras.optimizers.AdamW(), jit_compile=jit,
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         try:
-            stats, _ = time_calls(lambda model=model: model.train_on_batch(x, y), args.repeats)
+            stats = depthwise_speed.time_train_step(model, jit, batch, args.repeats)
         finally:
             depthwise._MAX_ROWS_GRAD_WIDTH = rows_width
         rows.append({"layers": layers, "removed": list(removed), "frozen": frozen,

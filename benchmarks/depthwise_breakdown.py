@@ -113,7 +113,7 @@ def main():
                 compile_fn(lambda xp, g, k=k: dw._kernel_grad_rows(xp, g, k, k)), x_pad, r
             ),
             # the form the layer takes at this size
-            "kernel_grad_form": "rows" if w <= dw._MAX_ROWS_GRAD_WIDTH else "fft",
+            "kernel_grad_form": dw._kernel_grad_form((h, w)),
             "full_fwd_bwd_ms": timed(compile_fn(grad_fn(loss, (0, 1))), x, kern),
             "floor_forward_ms": 2 * b * h * w * c * k * k / (gflops * 1e9) * 1e3,
         }

@@ -339,15 +339,31 @@ def build_convmixer(stock):
     return clone
 
 
+def model_batch():
+    """One fixed batch ``(x, y)`` of :data:`MODEL`'s size."""
+    m = MODEL
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((m["batch"], *m["input_shape"]), dtype=np.float32)
+    return x, rng.integers(0, m["num_classes"], m["batch"])
+
+
+def time_train_step(model, jit_compile, batch, repeats, budget=None):
+    """Compiles ``model`` (AdamW, sparse cross-entropy) and times ``train_on_batch(*batch)``."""
+    import keras
+
+    model.compile(optimizer=keras.optimizers.AdamW(),
+                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  jit_compile=jit_compile)
+    stats, _ = time_calls(lambda: model.train_on_batch(*batch), repeats, budget)
+    return stats
+
+
 def model_bench(args, backend):
     import keras
 
     from keras_structinit import freeze_spatial
 
-    m = MODEL
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((m["batch"], *m["input_shape"]), dtype=np.float32)
-    y = rng.integers(0, m["num_classes"], m["batch"])
+    batch = model_batch()
     jit_options = {"tensorflow": (False, True), "jax": (True,), "torch": (False,)}[backend]
     rows = []
     for layer in ("package", "stock"):
@@ -357,11 +373,7 @@ def model_bench(args, backend):
                 keras.utils.set_random_seed(0)
                 model = build_convmixer(stock=layer == "stock")
                 frozen = freeze_spatial(model) if mode == "frozen" else []
-                model.compile(optimizer=keras.optimizers.AdamW(),
-                              loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                              jit_compile=jit)
-                stats, _ = time_calls(lambda model=model: model.train_on_batch(x, y),
-                                      args.model_repeats, args.budget)
+                stats = time_train_step(model, jit, batch, args.model_repeats, args.budget)
                 row[mode] = {**stats, "frozen_variables": len(frozen),
                              "trainable_variables": len(model.trainable_variables)}
                 print(f"[{backend}] model {layer:<7} jit_compile={jit!s:<5} {mode:<6} "

@@ -114,7 +114,7 @@ def test_wide_outputs_take_the_fft_kernel_gradient_and_match_keras():
     rng = np.random.default_rng(6)
     x = rng.standard_normal((2, 6, 19, 3)).astype("float32")
     k = rng.standard_normal((3, 5, 3, 1)).astype("float32")
-    assert x.shape[2] > dw._MAX_ROWS_GRAD_WIDTH
+    assert dw._kernel_grad_form((6, 19)) == "fft" and dw._kernel_grad_form((6, 16)) == "rows"
 
     def reference(x, k):
         return keras.ops.depthwise_conv(x, k, padding="same")

@@ -14,11 +14,11 @@ last whole patch are dropped, as 'valid' padding does.
 
 Why: XLA's CPU backend runs these convolutions far below its matrix-multiply
 rate. ConvMixer-128's 1 x 1 conv (``(128, 16, 16, 128)``, 128 filters) takes,
-forward / forward + both gradients, 40 / 249 ms as ``lax.conv`` and 8 / 33 ms
-as Eq. (1) on JAX; the keras.ops conv on PyTorch 28 / 68 against 8 / 30 ms;
-TensorFlow is on par either way. (2-core CPU; see
-``benchmarks/results/depthwise_goals.md``.) Gradients are autodiff's of the
-matrix product: no custom rule.
+forward / forward + both gradients, 23.6 / 62.5 ms as ``keras.ops.conv`` and
+6.2 / 28.6 ms as Eq. (1) on JAX; on PyTorch 25.7 / 43.3 against 11.4 / 28.7 ms;
+TensorFlow is about on par either way (2-core CPU;
+``benchmarks/results/convmixer_breakdown.md``). Gradients are autodiff's of
+the matrix product: no custom rule.
 """
 
 from __future__ import annotations

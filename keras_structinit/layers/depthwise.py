@@ -183,7 +183,7 @@ def _kernel_grad_rows(x_pad, g, kh, kw):
     rates, ``Wp / kw`` times the direct method's count. Needs static
     ``H``, ``W``, ``Wp``.
     """
-    _, h, w, c = _shape(g)
+    batch, h, w, c = _shape(g)
     _, _, wp, _ = _shape(x_pad)
     rows = _ROWS_PER_STEP
     steps = -(-h // rows)
@@ -195,8 +195,8 @@ def _kernel_grad_rows(x_pad, g, kh, kw):
     span = rows + kh - 1
 
     def step(t, acc):
-        x_rows = ops.slice(x_t, (0, 0, t * rows, 0), (c, ops.shape(x_t)[1], span, wp))
-        g_rows = ops.slice(g_t, (0, t * rows, 0, 0), (c, rows, w, ops.shape(g_t)[3]))
+        x_rows = ops.slice(x_t, (0, 0, t * rows, 0), (c, batch, span, wp))
+        g_rows = ops.slice(g_t, (0, t * rows, 0, 0), (c, rows, w, batch))
         prod = ops.matmul(ops.reshape(g_rows, (c, rows * w, -1)), ops.reshape(x_rows, (c, -1, span * wp)))
         prod = ops.reshape(prod, (c, rows, w, span, wp))
         for r in range(rows):
@@ -211,10 +211,20 @@ def _kernel_grad_rows(x_pad, g, kh, kw):
     return ops.transpose(ops.sum(diagonals, axis=2), (1, 2, 0))
 
 
+def _kernel_grad_form(out_size):
+    """``"rows"`` or ``"fft"``: the faster kernel gradient (measured) for outputs of ``out_size``.
+
+    ``out_size`` is ``(height, width)``, ints or, where a TensorFlow graph does
+    not know them, scalar tensors (the row products need static sizes).
+    """
+    if any(ops.is_tensor(size) for size in out_size) or out_size[1] > _MAX_ROWS_GRAD_WIDTH:
+        return "fft"
+    return "rows"
+
+
 def _kernel_grad(x_pad, g, kh, kw):
-    """``dL/dK`` by the faster of `_kernel_grad_rows` and `_kernel_grad_fft` (measured)."""
-    sizes = (*_shape(x_pad)[1:3], *_shape(g)[1:3])
-    if not any(ops.is_tensor(size) for size in sizes) and sizes[3] <= _MAX_ROWS_GRAD_WIDTH:
+    """``dL/dK`` by the form :func:`_kernel_grad_form` picks."""
+    if _kernel_grad_form(_shape(g)[1:3]) == "rows":
         return _kernel_grad_rows(x_pad, g, kh, kw)
     return _kernel_grad_fft(x_pad, g, kh, kw)
 
