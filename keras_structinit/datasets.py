@@ -17,9 +17,11 @@ imported, and ``keras`` only when the Keras cache is used.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import pickle
+import tarfile
 import tempfile
 import zipfile
 
@@ -60,8 +62,10 @@ _CIFAR10_CLASSES = (
 _CIFAR10_SHAPE = (32, 32, 3)
 # The most procedural training images load_demo_data generates (CIFAR-10's 50,000).
 PROCEDURAL_MAX_TRAIN_SIZE = 50_000
-# keras.datasets.cifar10 extracts its archive into this folder of the cache.
+# keras.datasets.cifar10 downloads its archive to "<name>_archive" in the cache's datasets folder.
 _CIFAR10_CACHE_NAME = "cifar-10-batches-py-target"
+# SHA-256 of cifar-10-python.tar.gz, the value keras.datasets.cifar10.load_data checks.
+_CIFAR10_ARCHIVE_SHA256 = "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7fe0b5c001ce"
 _CIFAR10_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
 
 IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png", ".ppm", ".tif", ".tiff", ".webp")
@@ -102,48 +106,88 @@ def _keras_datasets_dir():
     return os.path.join(home, "datasets")
 
 
-def _cifar10_batches_dir():
-    return os.path.join(_keras_datasets_dir(), _CIFAR10_CACHE_NAME, "cifar-10-batches-py")
-
-
-def _cifar10_extracted():
-    folder = _cifar10_batches_dir()
-    return all(os.path.isfile(os.path.join(folder, b)) for b in _CIFAR10_BATCHES)
+def _cifar10_archive():
+    return os.path.join(_keras_datasets_dir(), _CIFAR10_CACHE_NAME + "_archive")
 
 
 def cifar10_cache_available():
     """Whether CIFAR-10 can be loaded from the Keras cache without a download.
 
-    True when the five extracted training batches (``data_batch_1`` ...
-    ``data_batch_5`` under ``<keras home>/datasets/cifar-10-batches-py-target/
-    cifar-10-batches-py``) exist, or when the downloaded archive
-    (``cifar-10-batches-py-target_archive``) does, from which
-    ``keras.datasets.cifar10.load_data()`` extracts them. The archive's hash is
-    not checked.
+    True when the archive that ``keras.datasets.cifar10.load_data()`` downloads
+    (``<keras home>/datasets/cifar-10-batches-py-target_archive``) exists. Its
+    SHA-256 is checked when it is read; one that does not match is downloaded
+    again by Keras. The extracted batches beside it are never read: anyone who
+    can write to the cache can write them (see :func:`_read_cifar10_archive`).
     """
-    if _cifar10_extracted():
-        return True
-    archive = os.path.join(_keras_datasets_dir(), _CIFAR10_CACHE_NAME + "_archive")
-    return os.path.isfile(archive)
+    return os.path.isfile(_cifar10_archive())
 
 
-def _read_cifar10_batches(folder):
-    """Training batches of the extracted CIFAR-10 python archive, NHWC."""
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class _ArrayUnpickler(pickle.Unpickler):
+    """Unpickles plain containers and NumPy arrays only; any other global is refused.
+
+    The CIFAR-10 batches are pickled dicts of bytes, lists of ints and one
+    uint8 array. Pickle runs whatever callable a file names (``os.system``
+    included); this reader resolves only the three names an array needs.
+    """
+
+    _ALLOWED = {
+        ("numpy.core.multiarray", "_reconstruct"): np.ndarray(0).__reduce__()[0],
+        ("numpy._core.multiarray", "_reconstruct"): np.ndarray(0).__reduce__()[0],
+        ("numpy", "ndarray"): np.ndarray,
+        ("numpy", "dtype"): np.dtype,
+    }
+
+    def find_class(self, module, name):
+        try:
+            return self._ALLOWED[(module, name)]
+        except KeyError:
+            raise pickle.UnpicklingError(
+                f"refusing to load {module}.{name}: a CIFAR-10 batch holds only arrays, lists and bytes"
+            ) from None
+
+
+def _read_cifar10_archive(path):
+    """Training batches of the CIFAR-10 python archive at ``path``, NHWC; ``None`` if its hash differs.
+
+    The archive is read in memory (nothing is extracted) once its SHA-256
+    equals the published one, and each batch goes through
+    :class:`_ArrayUnpickler`: a planted file runs no code.
+    """
+    if _sha256(path) != _CIFAR10_ARCHIVE_SHA256:
+        return None
     xs, ys = [], []
-    for name in _CIFAR10_BATCHES:
-        # Same pickled format (and trust model) as keras.datasets.cifar.load_batch.
-        with open(os.path.join(folder, name), "rb") as f:
-            batch = pickle.load(f, encoding="bytes")
-        data = np.asarray(batch[b"data"], dtype=np.uint8)
-        xs.append(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
-        ys.append(np.asarray(batch[b"labels"], dtype=np.uint8).reshape(-1))
+    with tarfile.open(path, "r:gz") as archive:
+        for name in _CIFAR10_BATCHES:
+            member = archive.extractfile(f"cifar-10-batches-py/{name}")
+            batch = _ArrayUnpickler(io.BytesIO(member.read()), encoding="bytes").load()
+            data = np.asarray(batch[b"data"])
+            if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3072:
+                raise ValueError(f"{path}: {name} is not a CIFAR-10 batch (data {data.dtype} {data.shape})")
+            xs.append(data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1))
+            ys.append(np.asarray(batch[b"labels"], dtype=np.uint8).reshape(-1))
     return np.concatenate(xs), np.concatenate(ys)
 
 
 def _load_keras_cifar(dataset, name):
-    """``(x, y)`` of a ``keras.datasets`` CIFAR training split (CIFAR-10 read directly when extracted)."""
-    if dataset == "cifar10" and _cifar10_extracted():
-        return _read_cifar10_batches(_cifar10_batches_dir())
+    """``(x, y)`` of a ``keras.datasets`` CIFAR training split.
+
+    CIFAR-10 is read from its cached archive when that matches the published
+    hash (faster than Keras, which extracts it again and reads the test split
+    too); otherwise, and for CIFAR-100, through ``keras.datasets``, which checks
+    the hash and downloads again when it differs.
+    """
+    if dataset == "cifar10" and cifar10_cache_available():
+        arrays = _read_cifar10_archive(_cifar10_archive())
+        if arrays is not None:
+            return arrays
     import keras
 
     try:
@@ -243,7 +287,7 @@ def _decode_all(files, read_bytes, source, name):
                 if image.mode != "RGB":
                     image = image.convert("RGB")
                 pixels = np.asarray(image)
-        except OSError as err:
+        except (OSError, Image.DecompressionBombError) as err:  # the bomb: > 2x Pillow's pixel limit
             raise ValueError(
                 f"Could not decode image {rel!r} in {name}={source!r}: {err}"
             ) from err

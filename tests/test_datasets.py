@@ -1,12 +1,17 @@
 """Tests of keras_structinit.datasets (NumPy + Pillow only, any backend)."""
 
+import hashlib
+import io
 import os
 import pickle
+import struct
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import zipfile
+import zlib
 
 import numpy as np
 import pytest
@@ -384,25 +389,72 @@ def test_importing_datasets_imports_no_keras():
 # -- Keras cache -------------------------------------------------------------
 
 
-def _fake_cifar_batches(folder, n=4):
+def _png_header(width, height):
+    """A PNG that declares ``width x height`` pixels in its header and holds none."""
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b"")
+
+
+def test_decompression_bomb_is_a_one_line_value_error(tmp_path):
+    path = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("train/a/0.png", _png_header(20000, 20000))
+        zf.writestr("train/b/0.png", _png_header(20000, 20000))
+    with pytest.raises(ValueError, match=r"Could not decode image 'train/a/0.png' .*decompression bomb"):
+        datasets.read_image_folder(str(path))
+
+
+class _Payload:
+    """Unpickling it creates ``marker``: stands for any code a planted pickle runs."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def _cifar_batch_bytes(i, n=4, payload=None):
+    rng = np.random.default_rng(i)
+    batch = {
+        b"data": rng.integers(0, 256, size=(n, 3072), dtype=np.uint8),
+        b"labels": [int(v) for v in rng.integers(0, 10, size=n)],
+        b"batch_label": b"training batch",
+    }
+    if payload is not None:
+        batch[b"extra"] = payload
+    return batch, pickle.dumps(batch, protocol=4)
+
+
+def _fake_cifar_archive(datasets_dir, n=4, payload=None):
+    """A cifar-10-python.tar.gz look-alike in the Keras cache; returns (its SHA-256, first batch)."""
+    datasets_dir.mkdir(parents=True, exist_ok=True)
+    archive = datasets_dir / "cifar-10-batches-py-target_archive"
+    batches = [_cifar_batch_bytes(i, n, payload if i == 3 else None) for i in range(1, 6)]
+    with tarfile.open(archive, "w:gz") as tar:
+        for i, (_, data) in enumerate(batches, start=1):
+            info = tarfile.TarInfo(f"cifar-10-batches-py/data_batch_{i}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return hashlib.sha256(archive.read_bytes()).hexdigest(), batches[0][0]
+
+
+def _plant_extracted_payload(datasets_dir, marker):
+    folder = datasets_dir / "cifar-10-batches-py-target" / "cifar-10-batches-py"
     folder.mkdir(parents=True)
     for i in range(1, 6):
-        rng = np.random.default_rng(i)
-        batch = {
-            b"data": rng.integers(0, 256, size=(n, 3072), dtype=np.uint8),
-            b"labels": list(rng.integers(0, 10, size=n)),
-        }
-        with open(folder / f"data_batch_{i}", "wb") as f:
-            pickle.dump(batch, f)
+        (folder / f"data_batch_{i}").write_bytes(pickle.dumps(_Payload(marker)))
 
 
 def test_cifar10_cache_available(tmp_path, monkeypatch):
     monkeypatch.setenv("KERAS_HOME", str(tmp_path))
     assert datasets.cifar10_cache_available() is False
-    batches = tmp_path / "datasets" / "cifar-10-batches-py-target" / "cifar-10-batches-py"
-    _fake_cifar_batches(batches)
-    assert datasets.cifar10_cache_available() is True
-    (batches / "data_batch_3").unlink()
+    # Extracted batches are never read (anyone who can write the cache can plant them).
+    _plant_extracted_payload(tmp_path / "datasets", tmp_path / "marker")
     assert datasets.cifar10_cache_available() is False
     (tmp_path / "datasets" / "cifar-10-batches-py-target_archive").write_bytes(b"")
     assert datasets.cifar10_cache_available() is True
@@ -419,28 +471,60 @@ def test_cifar10_cache_dir_falls_back_to_tmp(tmp_path, monkeypatch):
     assert datasets._keras_datasets_dir() == str(tmp_path / "datasets")
 
 
-def test_load_cifar10_from_extracted_cache(tmp_path, monkeypatch):
+def test_load_cifar10_from_a_verified_archive(tmp_path, monkeypatch):
     monkeypatch.setenv("KERAS_HOME", str(tmp_path))
-    batches = tmp_path / "datasets" / "cifar-10-batches-py-target" / "cifar-10-batches-py"
-    _fake_cifar_batches(batches)
+    digest, first = _fake_cifar_archive(tmp_path / "datasets")
+    monkeypatch.setattr(datasets, "_CIFAR10_ARCHIVE_SHA256", digest)
     (x, y), (x_val, _) = datasets.load_cifar10("keras")
     assert x.shape == (20, 32, 32, 3) and y.shape == (20,) and y.dtype == np.uint8
-    with open(batches / "data_batch_1", "rb") as f:
-        first = pickle.load(f)
     np.testing.assert_array_equal(x[0, :, :, 0].reshape(-1), first[b"data"][0, :1024])
+    np.testing.assert_array_equal(x[0, :, :, 2].reshape(-1), first[b"data"][0, 2048:])
     np.testing.assert_array_equal(y[:4], first[b"labels"])
     assert x_val.shape == (0, 32, 32, 3)
 
 
-def test_keras_failure_is_wrapped(tmp_path, monkeypatch):
+def _keras_offline(monkeypatch, calls):
     import keras
 
-    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
-
     def offline():
+        calls.append("keras")
         raise Exception("URL fetch failure")  # noqa: TRY002 - what keras.utils.get_file raises
 
     monkeypatch.setattr(keras.datasets.cifar10, "load_data", offline)
+
+
+def test_planted_cifar10_cache_runs_no_code(tmp_path, monkeypatch):
+    """Security: pickles planted in a shared Keras cache are never unpickled (issue 32)."""
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    marker = tmp_path / "marker"
+    calls = []
+    _keras_offline(monkeypatch, calls)
+    # 1. Extracted batches that run code, no archive: left to Keras (which downloads).
+    _plant_extracted_payload(tmp_path / "datasets", marker)
+    with pytest.raises(RuntimeError, match="source=PATH"):
+        datasets.load_cifar10()
+    assert not marker.exists() and calls == ["keras"]
+    # 2. A planted archive whose hash is not CIFAR-10's: not opened, left to Keras.
+    _fake_cifar_archive(tmp_path / "datasets", payload=_Payload(marker))
+    with pytest.raises(RuntimeError, match="source=PATH"):
+        datasets.load_cifar10()
+    assert not marker.exists() and calls == ["keras", "keras"]
+    # 3. Even an archive that passed the hash check cannot name a callable.
+    digest, _ = _fake_cifar_archive(tmp_path / "datasets", payload=_Payload(marker))
+    monkeypatch.setattr(datasets, "_CIFAR10_ARCHIVE_SHA256", digest)
+    with pytest.raises(pickle.UnpicklingError, match=r"refusing to load (io|builtins)\.open"):
+        datasets.load_cifar10()
+    assert not marker.exists()
+    # 4. The demo, which looks at the cache first, runs nothing either.
+    monkeypatch.setattr(datasets, "_CIFAR10_ARCHIVE_SHA256", "0" * 64)
+    with pytest.raises(RuntimeError, match="data=PATH"):
+        datasets.load_demo_data(None, 10, seed=0)
+    assert not marker.exists()
+
+
+def test_keras_failure_is_wrapped(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    _keras_offline(monkeypatch, [])
     with pytest.raises(RuntimeError, match="source=PATH"):
         datasets.load_cifar10()
 
