@@ -1,40 +1,185 @@
-"""Small file-system helpers: writes that never leave half-written files."""
+"""Small file-system helpers: writes that never leave half-written files, never replace an input.
+
+* :func:`atomic_path` writes beside the destination and moves the result into
+  place; its temporary file is removed on error, on Ctrl-C and on SIGTERM, and
+  temporaries of the same destination left by a killed process (SIGKILL
+  cannot be caught) are removed by the next write of that destination.
+* :func:`check_output` and :func:`prepare_output_dir` refuse to write over an
+  input, and over an existing output unless told to overwrite it.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
+import re
+import signal
 import tempfile
+import threading
+
+__all__ = ["atomic_path", "check_output", "prepare_output_dir", "write_json", "write_text"]
+
+_TMP_MARK = ".tmp-"
+# Temporaries being written by this process; removed by the SIGTERM handler.
+_LIVE = set()
+
+
+def _tmp_prefix(path):
+    """``.<name>.<pid>.tmp-``: ties a temporary to its destination and to the process writing it."""
+    return f".{os.path.basename(path)}.{os.getpid()}{_TMP_MARK}"
+
+
+def _pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # another user's process, or a platform without signal 0: leave its files
+    return True
+
+
+def _remove_stale_temporaries(path, suffix):
+    """Removes temporaries of ``path`` whose writing process is gone (killed with SIGKILL, say)."""
+    if os.name != "posix":
+        return
+    directory, name = os.path.split(os.path.abspath(path))
+    pattern = re.compile(re.escape(f".{name}.") + r"(\d+)" + re.escape(_TMP_MARK) + r".*" + re.escape(suffix))
+    for candidate in glob.glob(os.path.join(glob.escape(directory), f".{glob.escape(name)}.*{_TMP_MARK}*")):
+        match = pattern.fullmatch(os.path.basename(candidate))
+        if match and not _pid_alive(int(match.group(1))):
+            with contextlib.suppress(OSError):
+                os.remove(candidate)
+
+
+def _on_sigterm(previous):
+    def handler(signum, frame):
+        for tmp in list(_LIVE):
+            with contextlib.suppress(OSError):
+                os.remove(tmp)
+        _LIVE.clear()
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:  # the default: die of the signal, as without this handler
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    handler.structinit_cleanup = True
+    return handler
+
+
+@contextlib.contextmanager
+def _sigterm_cleanup():
+    """While active, SIGTERM first removes the live temporaries (then acts as before).
+
+    Only in the main thread (Python's rule for signal handlers), and only when
+    the current handler was set from Python; the previous handler is restored
+    on exit, so a process that writes nothing keeps its own SIGTERM behaviour.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    install = previous is not None and not getattr(previous, "structinit_cleanup", False)
+    if install:
+        signal.signal(signal.SIGTERM, _on_sigterm(previous))
+    try:
+        yield
+    finally:
+        if install:
+            signal.signal(signal.SIGTERM, previous)
 
 
 @contextlib.contextmanager
 def atomic_path(path):
     """Yields a temporary path beside ``path``; moves it into place on success.
 
-    The temporary file keeps ``path``'s extension (writers such as matplotlib
-    and ``numpy.savez`` pick the format from it) and is removed on error.
+    The temporary file (``.<name>.<pid>.tmp-XXXX<ext>``) keeps ``path``'s
+    extension (writers such as matplotlib and ``numpy.savez`` pick the format
+    from it) and is removed on error, Ctrl-C and SIGTERM. A process killed
+    with SIGKILL leaves it behind until the next write of ``path`` removes it.
     """
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     suffix = os.path.splitext(path)[1]
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=suffix)
-    os.close(fd)
-    try:
-        yield tmp
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp files are owner-only
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(tmp)
-        raise
+    _remove_stale_temporaries(path, suffix)
+    with _sigterm_cleanup():
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=_tmp_prefix(path), suffix=suffix)
+        os.close(fd)
+        _LIVE.add(tmp)
+        try:
+            yield tmp
+            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp files are owner-only
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(tmp)
+            raise
+        finally:
+            _LIVE.discard(tmp)
 
 
 def _umask():
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def _same_file(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
+
+
+def check_output(path, name, *, overwrite=False, inputs=(), hint="overwrite=True"):
+    """``path`` as a string, once it is known not to clobber anything.
+
+    ``ValueError`` naming ``name`` when ``path`` is one of ``inputs`` (paths
+    the same run reads; ``None`` entries and non-path inputs are skipped), or
+    when it exists and ``overwrite`` is false (``hint`` says how to allow it).
+    """
+    path = os.fspath(path)
+    for source in inputs:
+        if isinstance(source, (str, os.PathLike)) and _same_file(path, source):
+            raise ValueError(f"`{name}` {path!r} is an input of this run ({os.fspath(source)!r}); "
+                             "writing it would destroy that input: choose another path")
+    if os.path.exists(path) and not overwrite:
+        raise ValueError(f"`{name}` {path!r} already exists; pass {hint} to replace it")
+    return path
+
+
+def prepare_output_dir(out, files, name, *, overwrite=False, inputs=(), hint="overwrite=True",
+                       check_only=False):
+    """Makes the output folder ``out``, of which a run writes ``files`` (names).
+
+    Refuses (``ValueError`` naming ``name``) a folder that holds any of
+    ``files`` unless ``overwrite``; with ``overwrite`` those files are removed
+    first, so that nothing of an earlier run is left beside the new one.
+    Refuses an ``out`` whose outputs would replace one of ``inputs``.
+    Other files in ``out`` are left alone. ``check_only``: raise what would be
+    raised, change nothing (for command lines that check before loading data).
+    """
+    out = os.fspath(out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ValueError(f"`{name}` {out!r} exists and is not a folder")
+    paths = [os.path.join(out, f) for f in files]
+    for path in paths:
+        check_output(path, name, overwrite=True, inputs=inputs)
+    existing = [p for p in paths if os.path.exists(p)]
+    if existing and not overwrite:
+        listed = ", ".join(os.path.basename(p) for p in existing)
+        raise ValueError(f"`{name}` {out!r} already holds the results of a run ({listed}); "
+                         f"pass {hint} to replace them, or choose another folder")
+    if check_only:
+        return out
+    for path in existing:
+        os.remove(path)
+    os.makedirs(out, exist_ok=True)
+    return out
 
 
 def write_text(path, text):

@@ -1,4 +1,8 @@
-"""Plots of covariances, filters and learning curves (needs the ``viz`` extra)."""
+"""Plots of covariances, filters and learning curves (needs the ``viz`` extra).
+
+Each function writes one image to ``path`` atomically and refuses to replace an
+existing file unless ``overwrite=True``.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import math
 import numpy as np
 
 from keras_structinit.covariance import vector_to_block
-from keras_structinit.io_utils import atomic_path
+from keras_structinit.io_utils import atomic_path, check_output
 
 
 def _pyplot():
@@ -23,8 +27,13 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path):
+def _save(fig, path, overwrite):
     plt = _pyplot()
+    try:
+        check_output(path, "path", overwrite=overwrite)
+    except ValueError:
+        plt.close(fig)
+        raise
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=120, bbox_inches="tight")
     plt.close(fig)
@@ -39,7 +48,7 @@ METRIC_LABELS = {
 }
 
 
-def plot_covariances(covariances, kernel_size, titles, path, title=None):
+def plot_covariances(covariances, kernel_size, titles, path, title=None, overwrite=False):
     """Block-form covariances side by side, as in Fig. 5 of Trockman et al.
 
     Each panel is one ``(kh kw) x (kh kw)`` covariance drawn as ``kh x kw``
@@ -53,6 +62,7 @@ def plot_covariances(covariances, kernel_size, titles, path, title=None):
         titles: one title per matrix.
         path: output image path.
         title: a line above the panels (default: how to read them).
+        overwrite: replace an existing file at ``path`` (otherwise a ``ValueError``).
     """
     plt = _pyplot()
     kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
@@ -72,10 +82,10 @@ def plot_covariances(covariances, kernel_size, titles, path, title=None):
     fig.suptitle(
         title or f"{kh * kw}x{kh * kw} filter covariance drawn as {kh}x{kw} blocks: "
         f"block (i, j) = covariance of pixel (i, j) with every pixel", fontsize=9)
-    return _save(fig, path)
+    return _save(fig, path, overwrite)
 
 
-def plot_filters(kernels, titles, path, num_filters=32, title=None):
+def plot_filters(kernels, titles, path, num_filters=32, title=None, overwrite=False):
     """The first ``num_filters`` 2-D filters of each kernel ``(kh, kw, a, b)``, each scaled to [-1, 1]."""
     plt = _pyplot()
     cols = 8
@@ -99,10 +109,10 @@ def plot_filters(kernels, titles, path, num_filters=32, title=None):
         ax.axis("off")
     if title:
         fig.suptitle(title, fontsize=9)
-    return _save(fig, path)
+    return _save(fig, path, overwrite)
 
 
-def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss"), title=None):
+def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss"), title=None, overwrite=False):
     """One panel per metric, one line per run (``{name: history_dict}``), epochs counted from 1.
 
     ``title``: a line above the panels, e.g. which data the runs used.
@@ -123,4 +133,4 @@ def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss"), titl
         ax.legend(fontsize=8)
     if title:
         fig.suptitle(title, fontsize=9)
-    return _save(fig, path)
+    return _save(fig, path, overwrite)

@@ -5,10 +5,12 @@ import math
 import os
 import select
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 import textwrap
+import zlib
 from pathlib import Path
 
 # XLA's CPU compiler without LLVM optimizations: tests compile hundreds of small
@@ -215,6 +217,16 @@ def assert_round_trip_in_fresh_process(model, x, tmp_path, checks=""):
     script.write_text(code)
     ok, output = _LOADER.run(script)
     assert ok and "ROUND_TRIP_OK" in output, f"round trip failed in the loader process:\n{output}"
+
+
+def png_header(width, height):
+    """A PNG that declares ``width x height`` pixels in its header and holds none."""
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b"")
 
 
 def to_numpy(x):

@@ -15,7 +15,7 @@ import pytest
 from keras_structinit import cli
 from keras_structinit.cli.demo import run_demo
 
-from conftest import once_per_suite
+from conftest import once_per_suite, png_header
 
 
 def test_demo_smoke_writes_table_json_and_plots(tmp_path, capsys):
@@ -32,7 +32,7 @@ def test_demo_smoke_writes_table_json_and_plots(tmp_path, capsys):
     for name in ("covariance.png", "filters.png", "learning_curves.png", "results.md"):
         assert (tmp_path / name).stat().st_size > 0
     assert "procedural image set" in (tmp_path / "results.md").read_text()
-    assert not list(tmp_path.glob(".tmp-*"))  # no half-written files left
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]  # no half-written files left
 
 
 def test_cli_rejects_missing_data_path(tmp_path, capsys):
@@ -109,9 +109,9 @@ def test_train_with_selection_and_distillation_from_one_teacher(tmp_path, capsys
     reloaded = keras.saving.load_model(tmp_path / "teacher.keras")
     for a, b in zip(reloaded.weights, before, strict=True):
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), b)
-    bad = [*argv[:-1], "0"]
+    bad = [*argv[:-1], "0", "--overwrite"]  # --out holds this run's results
     assert cli.main(bad) == 2 and "--distill-alpha" in capsys.readouterr().err
-    missing = [*argv[:-5], str(tmp_path / "none.keras")]
+    missing = [*argv[:-5], str(tmp_path / "none.keras"), "--overwrite"]
     assert cli.main(missing) == 2 and "--distill-from" in capsys.readouterr().err
     imagenet = ["train", "--recipe", "imagenet", "--model", "convmixer-8/2", "--epochs", "1",
                 "--distill-from", str(tmp_path / "teacher.keras")]
@@ -163,7 +163,8 @@ def _bad_data(tmp_path, kind):
     import zipfile
 
     path = tmp_path / {"empty zip": "e.zip", "corrupt zip": "c.zip", "no images": "folder",
-                       "not a dataset": "notes.txt", "zip without images": "z.zip"}[kind]
+                       "not a dataset": "notes.txt", "zip without images": "z.zip",
+                       "decompression bomb": "bomb.zip"}[kind]
     if kind == "empty zip":
         path.write_bytes(b"")
     elif kind == "corrupt zip":
@@ -173,6 +174,10 @@ def _bad_data(tmp_path, kind):
         (path / "readme.txt").write_text("no images here")
     elif kind == "not a dataset":
         path.write_text("hello")
+    elif kind == "decompression bomb":  # a header that claims 20000x20000 pixels
+        with zipfile.ZipFile(path, "w") as z:
+            for name in ("train/cat/0.png", "train/dog/0.png"):
+                z.writestr(name, png_header(20000, 20000))
     else:
         with zipfile.ZipFile(path, "w") as z:
             z.writestr("train/cat/readme.txt", "no images here")
@@ -180,7 +185,7 @@ def _bad_data(tmp_path, kind):
 
 
 @pytest.mark.parametrize("kind", ["empty zip", "corrupt zip", "no images", "not a dataset",
-                                  "zip without images"])
+                                  "zip without images", "decompression bomb"])
 @pytest.mark.parametrize("command", ["demo", "train"])
 def test_data_errors_are_one_line_exit_2(tmp_path, capsys, kind, command):
     argv = [command, "--data", _bad_data(tmp_path, kind), "--out", str(tmp_path / "out")]
@@ -191,6 +196,8 @@ def test_data_errors_are_one_line_exit_2(tmp_path, capsys, kind, command):
     assert err.startswith(f"structinit {command}: error: ") and err.count("\n") == 1
     assert "--data" in err
     assert not (tmp_path / "out").exists()  # nothing trained, nothing written
+    if kind == "decompression bomb":
+        assert "decompression bomb" in err
 
 
 @pytest.mark.parametrize("command", ["demo", "train"])
@@ -480,3 +487,80 @@ def test_train_init_select(tmp_path, capsys):
     student = build_model("convmixer-8/2", 10, (8, 8, 3), kernel_size=3, patch_size=2)
     paths = apply_init(student, f"select:{path}", seed=0)
     assert "block_1_pointwise_conv/kernel" in paths and "head/kernel" not in paths
+
+
+def test_select_never_writes_over_its_teacher_or_an_existing_file(tmp_path, capsys):
+    """Issue 32: --out equal to --teacher destroyed the teacher; existing outputs were replaced silently."""
+    _, path = _saved_teacher(tmp_path)
+    original = Path(path).read_bytes()
+    kwargs = ["--student", "convmixer-8/2", "--student-kwargs", '{"kernel_size": 3, "patch_size": 2}']
+    link = tmp_path / "link.keras"
+    link.symlink_to(path)
+    for argv in (["--out", path], ["--out", str(link)], ["--out", path, "--overwrite"],
+                 ["--out", str(tmp_path / "s.keras"), "--report", path]):
+        assert cli.main(["select", "--teacher", path, *kwargs, *argv]) == 2
+        err = capsys.readouterr().err
+        assert "is an input of this run" in err and err.count("\n") == 1
+        assert Path(path).read_bytes() == original
+    out, report = tmp_path / "s.keras", tmp_path / "r.json"
+    assert cli.main(["select", "--teacher", path, *kwargs, "--out", str(out), "--report", str(out)]) == 2
+    assert "is an input of this run" in capsys.readouterr().err and not out.exists()
+    for existing in (out, report):
+        existing.write_bytes(b"mine")
+        argv = ["select", "--teacher", path, *kwargs, "--out", str(out), "--report", str(report)]
+        assert cli.main(argv) == 2
+        assert "already exists; pass --overwrite to replace it" in capsys.readouterr().err
+        assert existing.read_bytes() == b"mine"
+        out.unlink(missing_ok=True)
+        report.unlink(missing_ok=True)
+    out.write_bytes(b"mine")
+    assert cli.main(["select", "--teacher", path, *kwargs, "--out", str(out), "--overwrite"]) == 0
+    assert keras.saving.load_model(out).count_params() > 0
+    assert Path(path).read_bytes() == original
+
+
+def _lambda_teacher(tmp_path):
+    inputs = keras.Input((32, 32, 3))
+    outputs = keras.layers.Dense(10)(keras.layers.Lambda(lambda t: t * 2.0)(keras.layers.Flatten()(inputs)))
+    path = tmp_path / "lambda.keras"
+    keras.Model(inputs, outputs).save(path)
+    return path
+
+
+@pytest.mark.parametrize("teacher", ["lambda", "truncated"])
+@pytest.mark.parametrize("flag", ["--init", "--distill-from"])
+def test_train_with_a_bad_teacher_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, teacher, flag):
+    if teacher == "lambda":
+        path = _lambda_teacher(tmp_path)
+    else:
+        _, good = _saved_teacher(tmp_path)
+        path = tmp_path / "truncated.keras"
+        path.write_bytes(Path(good).read_bytes()[:2000])
+    data = write_tiny_cifar(tmp_path / "train.npz", 20, 0)
+    spec = f"select:{path}" if flag == "--init" else str(path)
+    argv = ["train", "--model", "convmixer-8/2", "--epochs", "1", "--data", data, "--out",
+            str(tmp_path / "out"), flag, spec]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("structinit train: error: ") and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["demo", "train"])
+def test_an_earlier_run_is_replaced_only_with_overwrite(tmp_path, capsys, command):
+    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").write_text("{}")
+    (out / "notes.txt").write_text("mine")
+    argv = [command, "--data", data, "--out", str(out)]
+    if command == "train":
+        argv += ["--model", "simple-cnn", "--epochs", "1"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert "already holds the results of a run (results.json); pass --overwrite" in err
+    assert err.count("\n") == 1 and (out / "results.json").read_text() == "{}"
+    # Nor may the outputs replace an input: the data file named like an output.
+    assert cli.main([*argv[:2], str(out / "results.json"), *argv[3:], "--overwrite"]) == 2
+    assert "is an input of this run" in capsys.readouterr().err
+    assert (out / "results.json").read_text() == "{}" and (out / "notes.txt").read_text() == "mine"

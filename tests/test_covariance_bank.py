@@ -304,6 +304,12 @@ def test_save_load_round_trip(tmp_path):
         for a, b in zip(bank.means + bank.covariances, loaded.means + loaded.covariances, strict=True):
             np.testing.assert_array_equal(a, b)
     assert "num_layers=3" in repr(loaded)
+    # An existing file is replaced only when asked (".npz" appended before the check).
+    other = random_bank(num_layers=1)
+    with pytest.raises(ValueError, match=r"`path` .*bank.npz' already exists; pass overwrite=True"):
+        other.save(tmp_path / "bank")
+    assert len(FilterCovariance.load(written)) == 3
+    assert len(FilterCovariance.load(other.save(tmp_path / "bank", overwrite=True))) == 1
 
 
 def test_load_bad_files(tmp_path):

@@ -67,10 +67,30 @@ def test_every_n_epochs_without_placeholder_overwrites(tmp_path):
     assert_banks_close(FilterCovariance.load(path), FilterCovariance.from_model(model))
 
 
+def test_a_file_from_before_the_run_is_replaced_only_with_overwrite(tmp_path):
+    model = tiny_model()
+    x, y = tiny_data()
+    path = tmp_path / "bank.npz"
+    path.write_bytes(b"an earlier run's bank")
+    with pytest.raises(ValueError, match=r"`path` .*bank.npz' already exists; pass overwrite=True"):
+        model.fit(x, y, epochs=1, batch_size=8, verbose=0, callbacks=[RecordFilterCovariance(path)])
+    assert path.read_bytes() == b"an earlier run's bank"
+    callback = RecordFilterCovariance(path, overwrite=True)
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0, callbacks=[callback])
+    model.fit(x, y, epochs=1, batch_size=8, verbose=0, callbacks=[callback])  # its own file: replaced
+    assert callback.saved_paths == [str(path)] * 2
+    assert_banks_close(FilterCovariance.load(path), FilterCovariance.from_model(model))
+    pattern = str(tmp_path / "b_{epoch}.npz")
+    (tmp_path / "b_1.npz").write_bytes(b"old")
+    with pytest.raises(ValueError, match="b_1.npz' already exists"):
+        model.fit(x, y, epochs=1, batch_size=8, verbose=0, callbacks=[RecordFilterCovariance(pattern)])
+    assert (tmp_path / "b_1.npz").read_bytes() == b"old"
+
+
 def test_get_config_round_trip(tmp_path):
     callback = RecordFilterCovariance(pathlib.Path(tmp_path) / "b.npz", every_n_epochs=3)
     config = callback.get_config()
-    assert config == {"path": str(tmp_path / "b.npz"), "every_n_epochs": 3}
+    assert config == {"path": str(tmp_path / "b.npz"), "every_n_epochs": 3, "overwrite": False}
     assert RecordFilterCovariance(**config).get_config() == config
 
 

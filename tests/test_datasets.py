@@ -4,21 +4,19 @@ import hashlib
 import io
 import os
 import pickle
-import struct
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 import zipfile
-import zlib
 
 import numpy as np
 import pytest
 
 from keras_structinit import datasets
 
-from conftest import SHARED_CIFAR10_ZIP, once_per_suite
+from conftest import SHARED_CIFAR10_ZIP, once_per_suite, png_header
 
 Image = pytest.importorskip("PIL.Image")
 
@@ -389,21 +387,11 @@ def test_importing_datasets_imports_no_keras():
 # -- Keras cache -------------------------------------------------------------
 
 
-def _png_header(width, height):
-    """A PNG that declares ``width x height`` pixels in its header and holds none."""
-
-    def chunk(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IEND", b"")
-
-
 def test_decompression_bomb_is_a_one_line_value_error(tmp_path):
     path = tmp_path / "bomb.zip"
     with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr("train/a/0.png", _png_header(20000, 20000))
-        zf.writestr("train/b/0.png", _png_header(20000, 20000))
+        zf.writestr("train/a/0.png", png_header(20000, 20000))
+        zf.writestr("train/b/0.png", png_header(20000, 20000))
     with pytest.raises(ValueError, match=r"Could not decode image 'train/a/0.png' .*decompression bomb"):
         datasets.read_image_folder(str(path))
 

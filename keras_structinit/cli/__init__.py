@@ -14,7 +14,13 @@ import importlib.util
 import os
 import sys
 
-from keras_structinit.cli.arguments import BACKENDS, non_negative_int, positive_int, usage_error
+from keras_structinit.cli.arguments import (
+    BACKENDS,
+    add_overwrite_argument,
+    non_negative_int,
+    positive_int,
+    usage_error,
+)
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
 from keras_structinit.selection.plan import HEAD_MODES
 
@@ -50,6 +56,7 @@ def build_parser():
     demo.add_argument("--out", default="structinit_demo", help="output directory (default structinit_demo)")
     demo.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     demo.add_argument("--train-size", type=positive_int, default=None, help="training images (default 10000)")
+    add_overwrite_argument(demo, "the results of an earlier run in --out")
     _add_backend_argument(demo)
 
     train = sub.add_parser(
@@ -87,6 +94,7 @@ def build_parser():
     train.add_argument("--out", default="structinit_train",
                        help="output directory (default structinit_train)")
     train.add_argument("--seed", type=int, default=0)
+    add_overwrite_argument(train, "the results of an earlier run in --out")
     _add_backend_argument(train)
     train.add_argument("--batch-size", type=positive_int, default=None, help="global batch (recipe default)")
     train.add_argument("--lr", type=float, default=None, help="peak learning rate (recipe default)")
@@ -146,6 +154,7 @@ def build_parser():
                         help="allow another image size: resize the teacher's position grid bilinearly "
                              "(an extension of the paper)")
     select.add_argument("--report", default=None, help="write the selection report (JSON) here")
+    add_overwrite_argument(select, "an existing --out or --report")
     _add_backend_argument(select)
     return parser
 

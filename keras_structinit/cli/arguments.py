@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import zipfile
 
 from keras_structinit import validation
 
 BACKENDS = ("tensorflow", "jax", "torch")
+#: What a bad input file raises while it is read (a truncated zip, a refused Lambda, a missing module).
+INPUT_ERRORS = (ValueError, TypeError, OSError, ImportError, EOFError, zipfile.BadZipFile)
+#: How the error messages of :mod:`keras_structinit.io_utils` say to allow replacing an output.
+OVERWRITE_HINT = "--overwrite"
 
 
 def _int_type(minimum, expected):
@@ -38,6 +43,11 @@ def check_teacher(spec, flag):
     ``keras.applications`` names are left to ``load_teacher``."""
     if spec is not None and (spec.endswith(".keras") or os.path.sep in spec):
         check_exists(spec, flag)
+
+
+def add_overwrite_argument(parser, what):
+    parser.add_argument("--overwrite", action="store_true",
+                        help=f"replace {what} (refused by default; an input is never replaced)")
 
 
 def usage_error(command, error):

@@ -17,13 +17,15 @@ import numpy as np
 
 import keras_structinit as ks
 from keras_structinit import covariance, datasets, validation
-from keras_structinit.cli.arguments import check_exists, usage_error
+from keras_structinit.cli.arguments import OVERWRITE_HINT, check_exists, usage_error
 from keras_structinit.initializers import ConvCovariance
-from keras_structinit.io_utils import write_json, write_text
+from keras_structinit.io_utils import prepare_output_dir, write_json, write_text
 from keras_structinit.recipes.progress import progress_callbacks
 from keras_structinit.recipes.training import channel_normalizer, compile_classifier
 from keras_structinit.reporting import format_table, machine_info, versions
 
+#: The files a demo run writes to its ``out`` folder.
+OUTPUT_FILES = ("results.json", "results.md", "covariance.png", "filters.png", "learning_curves.png")
 DEFAULTS = {
     "epochs": 4,
     "train_size": 10000,
@@ -49,15 +51,19 @@ TABLE = (
 def run(args):
     """Runs ``structinit demo`` with parsed ``args``; returns the exit status.
 
-    A missing, empty or corrupt ``--data``, or more ``--train-size`` than the
-    data holds, prints one line and returns 2 before any training.
+    A missing, empty or corrupt ``--data``, more ``--train-size`` than the
+    data holds, or an ``--out`` that holds an earlier run's results without
+    ``--overwrite``, prints one line and returns 2 before any training.
     """
     try:
         check_exists(args.data, "--data")
+        prepare_output_dir(args.out, OUTPUT_FILES, "--out", overwrite=args.overwrite, inputs=[args.data],
+                           hint=OVERWRITE_HINT, check_only=True)
         data = prepare_data(args.data, args.train_size, args.seed, name="--data")
     except (ValueError, TypeError, OSError, RuntimeError) as err:
         return usage_error("demo", err)
-    run_demo(data=data, epochs=args.epochs, out=args.out, seed=args.seed, train_size=args.train_size)
+    run_demo(data=data, epochs=args.epochs, out=args.out, seed=args.seed, train_size=args.train_size,
+             overwrite=args.overwrite)
     return 0
 
 
@@ -108,7 +114,8 @@ def train_one(name, depthwise_initializer, data, cfg, verbose, callbacks=()):
     return model, history.history, seconds, initial_kernels
 
 
-def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_size=None, verbose=None):
+def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_size=None, verbose=None,
+             overwrite=False):
     """Runs the demo; returns the results dictionary (also written to ``out``).
 
     ``data``: a path or ``None``, read with
@@ -116,7 +123,11 @@ def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_siz
     from :func:`prepare_data`. ``verbose`` is passed to ``fit``; by default
     Keras' progress bar on a terminal, and otherwise a plain line per epoch
     with time per step and ETA (:class:`~keras_structinit.recipes.progress.ProgressLog`).
+    ``out`` may not hold an earlier run's files (:data:`OUTPUT_FILES`) unless
+    ``overwrite``, which removes them before the new ones are written.
     """
+    inputs = [] if isinstance(data, DemoData) else [data]
+    prepare_output_dir(out, OUTPUT_FILES, "out", overwrite=overwrite, inputs=inputs, check_only=True)
     if verbose is None:
         verbose, callbacks = progress_callbacks()
     else:
@@ -157,7 +168,7 @@ def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_siz
     table = format_table(results, TABLE)
     data_line = f"Data: {description}; {len(x)} training / {len(x_val)} validation images."
     print("\n" + table)
-    os.makedirs(out, exist_ok=True)
+    prepare_output_dir(out, OUTPUT_FILES, "out", overwrite=overwrite, inputs=inputs)
     summary = {
         "config": cfg,
         "data": description,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import zipfile
+import os
 
-from keras_structinit.cli.arguments import check_teacher, usage_error
-from keras_structinit.io_utils import atomic_path
+from keras_structinit.cli.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_teacher, usage_error
+from keras_structinit.io_utils import atomic_path, check_output
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.selection.select import select_weights
 from keras_structinit.selection.teachers import load_teacher
@@ -27,17 +27,24 @@ def _student_kwargs(text):
     return kwargs
 
 
-def select_student(teacher, student, out, student_kwargs=None, report=None, **options):
+def select_student(teacher, student, out, student_kwargs=None, report=None, overwrite=False, **options):
     """Builds ``student`` (a registry name), selects ``teacher``'s weights into it, saves it to ``out``.
 
     ``teacher`` is anything :func:`~keras_structinit.selection.load_teacher`
     accepts (a model, a ``.keras`` path, a KerasHub preset...); the student gets the
     teacher's number of classes and input shape unless ``student_kwargs``
     says otherwise. ``options`` go to :func:`select_weights`. The file is
-    written atomically. Returns ``(student model, SelectionReport)``.
+    written atomically; ``out`` and ``report`` may not be the teacher's file
+    (nor each other), nor exist unless ``overwrite``. Returns ``(student
+    model, SelectionReport)``.
     """
     if not str(out).endswith(".keras"):
         raise ValueError(f"--out must be a .keras path. Received: {out!r}")
+    inputs = [teacher] if isinstance(teacher, (str, os.PathLike)) else []
+    out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
+    if report is not None:
+        report = check_output(report, "--report", overwrite=overwrite, inputs=[*inputs, out],
+                              hint=OVERWRITE_HINT)
     teacher = load_teacher(teacher)
     kwargs = dict(student_kwargs or {})
     if "num_classes" not in kwargs and len(teacher.output_shape) != 2:
@@ -51,7 +58,7 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, **op
     with atomic_path(out) as tmp:
         model.save(tmp)
     if report is not None:
-        selection.to_json(report)
+        selection.to_json(report, overwrite=True)  # checked above
     return model, selection
 
 
@@ -62,9 +69,10 @@ def run(args):
         parse_model_name(args.student)
         model, selection = select_student(
             args.teacher, args.student, args.out, _student_kwargs(args.student_kwargs), args.report,
-            layer_selection=args.layer_selection, element_selection=args.element_selection,
-            heads=args.heads, seed=args.seed, resize_position_embeddings=args.resize_position_embeddings)
-    except (ValueError, TypeError, OSError, ImportError, zipfile.BadZipFile) as err:
+            overwrite=args.overwrite, layer_selection=args.layer_selection,
+            element_selection=args.element_selection, heads=args.heads, seed=args.seed,
+            resize_position_embeddings=args.resize_position_embeddings)
+    except INPUT_ERRORS as err:
         return usage_error("select", err)
     print(selection.summary())
     print(f"\nSelected {len(selection.entries)} variables of {model.name} from {args.teacher} "

@@ -20,8 +20,14 @@ import numpy as np
 import keras_structinit as ks
 from keras_structinit import covariance, datasets, validation
 from keras_structinit.cli import RECIPES
-from keras_structinit.cli.arguments import check_exists, check_teacher, usage_error
-from keras_structinit.io_utils import write_json, write_text
+from keras_structinit.cli.arguments import (
+    INPUT_ERRORS,
+    OVERWRITE_HINT,
+    check_exists,
+    check_teacher,
+    usage_error,
+)
+from keras_structinit.io_utils import prepare_output_dir, write_json, write_text
 from keras_structinit.mimetic import DEFAULT_B, shift_seed
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
@@ -32,6 +38,8 @@ from keras_structinit.recipes.training import channel_normalizer
 from keras_structinit.reporting import format_table, machine_info, versions
 from keras_structinit.walker import find_kernels
 
+#: The files a run writes to its ``out`` folder.
+OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png")
 INIT_FORMS = ("default", "conv-cov[:PRESET]", "cov-transfer:PATH", "torch-uniform", "select:TEACHER.keras",
               "data-aligned[:L]",
               "mean-shift[:B]", "conv-cov[:PRESET]+mean-shift[:B]")
@@ -72,13 +80,18 @@ def run(args):
     """Runs ``structinit train`` with parsed ``args``; returns the exit status.
 
     Argument and data errors (a missing, empty or corrupt ``--data``, more
-    ``--train-size`` than the data holds, offline without ``--data``) print
-    one line and return 2, before any training.
+    ``--train-size`` than the data holds, offline without ``--data``, a
+    teacher that cannot be loaded, an ``--out`` that holds an earlier run's
+    results without ``--overwrite``) print one line and return 2, before
+    anything is written.
     """
     cifar_options = _cifar_options(args)
     try:
         family, _ = parse_model_name(args.model)
-        _check_spatial_target(args, family, parse_init(args.init)[0])
+        init_spec = parse_init(args.init)
+        _check_spatial_target(args, family, init_spec[0])
+        _check_out(args.out, args.overwrite, init_spec, args.data, args.eval_data, args.distill_from,
+                   name="--out", hint=OVERWRITE_HINT, check_only=True)
         rand_augment = _rand_augment(args.rand_augment)
         validation.rate(args.val_split, "--val-split")
         if args.distill_from is not None:
@@ -91,7 +104,8 @@ def run(args):
             raise ValueError("--recipe imagenet needs --data (an ImageFolder directory or tfds:NAME)")
         data = prepare_data(args.recipe, args.data, seed=args.seed, train_size=args.train_size,
                             validation_split=args.val_split, eval_data=args.eval_data, cli=True)
-    except (ValueError, TypeError, OSError, RuntimeError) as err:
+        teachers = _load_teachers(_init_teacher(init_spec), args.distill_from)
+    except (*INPUT_ERRORS, RuntimeError) as err:
         return usage_error("train", err)
     model_kwargs = {"kernel_size": args.kernel_size, "patch_size": args.patch_size}
     run_train(
@@ -100,10 +114,31 @@ def run(args):
         seed=args.seed, batch_size=args.batch_size, learning_rate=args.lr,
         weight_decay=args.weight_decay, image_size=args.image_size, precision=args.precision,
         distribution=args.distribution, rand_augment=rand_augment, label_smoothing=args.label_smoothing,
-        cifar_options=cifar_options,
+        cifar_options=cifar_options, overwrite=args.overwrite, teachers=teachers,
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
     )
     return 0
+
+
+def _init_teacher(init_spec):
+    """The teacher file of a ``select:`` init, else ``None``."""
+    return init_spec[1] if init_spec[0] == "select" else None
+
+
+def _check_out(out, overwrite, init_spec, data, eval_data, distill_from, **options):
+    """:func:`prepare_output_dir` for a run's ``out``; its inputs are the data, teachers and banks."""
+    inputs = [data, eval_data, distill_from]
+    kinds = [init_spec] if "+" not in init_spec[0] else list(init_spec[1])
+    inputs += [arg for kind, arg in kinds if kind in ("select", "cov-transfer")]
+    return prepare_output_dir(out, OUTPUT_FILES, options.pop("name", "out"), overwrite=overwrite,
+                              inputs=inputs, **options)
+
+
+def _load_teachers(*specs):
+    """``{spec: model}`` of the given teachers (``None`` skipped), loaded before anything is written."""
+    from keras_structinit.selection.teachers import load_teacher
+
+    return {spec: load_teacher(spec) for spec in dict.fromkeys(s for s in specs if s is not None)}
 
 
 #: ``structinit train`` flags that set options of the CIFAR recipe, by option name.
@@ -305,7 +340,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
               validation_split=0.1, image_size=None, precision=None, distribution=None,
               rand_augment="recipe", label_smoothing=None, model_kwargs=None, callbacks=(),
               interactive=None, distill_from=None, distill_alpha=1.0, distill_mode="logits",
-              cifar_options=None):
+              cifar_options=None, overwrite=False, teachers=None):
     """Trains ``model`` (a registry name) with a recipe; returns the results dict (also in ``out``).
 
     ``data`` is what the recipe reads (see :func:`prepare_data`) or a
@@ -320,17 +355,27 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     (:func:`keras_structinit.recipes.fit_distill`: ``distill_mode`` "logits"
     or "features", weight ``distill_alpha``). ``cifar_options`` (CIFAR recipes
     only: ``optimizer``, ``schedule``, ``normalization``, ``pad``, ``flip``)
-    override :data:`~keras_structinit.recipes.CIFAR_DEFAULTS`.
+    override :data:`~keras_structinit.recipes.CIFAR_DEFAULTS`. ``out`` may
+    not hold the files of an earlier run (:data:`OUTPUT_FILES`) unless
+    ``overwrite``, which removes them first; nor may a file written be one of
+    the run's inputs. ``teachers``: ``{spec: model}`` already loaded (the
+    command line loads them while it checks its arguments).
     """
     validation.one_of(recipe, "recipe", RECIPES)
-    teacher = None
-    if distill_from is not None:
-        _check_distill(recipe, distill_alpha)
-        from keras_structinit.selection.teachers import load_teacher
-
-        teacher = load_teacher(distill_from)
+    validation.boolean(overwrite, "overwrite")
     family, _ = parse_model_name(model)
     init_spec = parse_init(init)
+    data_source = data.source if isinstance(data, TrainingData) else data
+    eval_source = data.eval_source if isinstance(data, TrainingData) else eval_data
+    _check_out(out, overwrite, init_spec, data_source, eval_source, distill_from, check_only=True)
+    if distill_from is not None:
+        _check_distill(recipe, distill_alpha)
+    teachers = dict(teachers or {})
+    needed = (_init_teacher(init_spec), distill_from)
+    teachers.update(_load_teachers(*(spec for spec in needed if spec not in teachers)))
+    teacher = None if distill_from is None else teachers[distill_from]
+    if init_spec[0] == "select":
+        init_spec = ("select", teachers[init_spec[1]])
     model_kwargs = dict(model_kwargs or {})
     if not isinstance(data, TrainingData):
         data = prepare_data(recipe, data, seed=seed, train_size=train_size,
@@ -372,7 +417,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
               + f"; backend {keras.backend.backend()}", flush=True)
         return m
 
-    os.makedirs(out, exist_ok=True)
+    _check_out(out, overwrite, init_spec, data_source, eval_source, distill_from)
     log_path = os.path.join(out, "log.csv")
     verbose, progress = progress_callbacks(interactive)
     fit_callbacks = [CSVLogger(log_path), *progress, *callbacks]

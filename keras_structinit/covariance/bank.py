@@ -34,7 +34,7 @@ import numpy as np
 from keras_structinit import validation
 from keras_structinit.covariance.closed_form import block_to_vector, two_d, vector_to_block
 from keras_structinit.covariance.schedule import depth_fractions
-from keras_structinit.io_utils import atomic_path
+from keras_structinit.io_utils import atomic_path, check_output
 
 __all__ = ["FilterCovariance"]
 
@@ -308,10 +308,11 @@ class FilterCovariance:
     # ------------------------------------------------------------------
     # Saving and loading
     # ------------------------------------------------------------------
-    def save(self, path):
+    def save(self, path, overwrite=False):
         """Writes the bank to a ``.npz`` file atomically; returns the path.
 
         As with ``numpy.savez``, ``.npz`` is appended when ``path`` lacks it.
+        An existing file is replaced only with ``overwrite=True``.
         The file holds ``means`` ``(L, n)``, ``covariances`` ``(L, n, n)`` and
         ``metadata``, a JSON string with the format version, kernel size,
         depth fractions, layer paths, source name and source patch size
@@ -322,6 +323,7 @@ class FilterCovariance:
         path = os.fspath(path)
         if not path.endswith(".npz"):
             path = path + ".npz"
+        check_output(path, "path", overwrite=overwrite)
         metadata = {
             "format_version": FORMAT_VERSION,
             "kernel_size": list(self._kernel_size),

@@ -6,6 +6,7 @@ import keras
 
 from keras_structinit import validation
 from keras_structinit.covariance.bank import FilterCovariance
+from keras_structinit.io_utils import check_output
 
 __all__ = ["RecordFilterCovariance"]
 
@@ -27,7 +28,9 @@ class RecordFilterCovariance(keras.callbacks.Callback):
     ``keras.callbacks.ModelCheckpoint``), so each snapshot gets its own file;
     otherwise ``path`` is overwritten each time. The end-of-training bank uses
     the number of the last finished epoch. Writes are atomic, and ``.npz`` is
-    appended when missing.
+    appended when missing. A file that exists before training (an earlier
+    run's) is replaced only with ``overwrite=True``; without it, training
+    stops at its start (or, for an ``{epoch}`` path, at that epoch's write).
 
     Banks are measured with :meth:`FilterCovariance.from_model`, so they also
     record the model's patch size when it has a patch embedding (a
@@ -37,15 +40,17 @@ class RecordFilterCovariance(keras.callbacks.Callback):
         path: str or ``os.PathLike`` destination.
         every_n_epochs: ``None`` (only at the end of training) or a positive
             int.
+        overwrite: replace files that existed before this run.
 
     Attributes:
         saved_paths: the files written so far, in order.
     """
 
-    def __init__(self, path, every_n_epochs=None):
+    def __init__(self, path, every_n_epochs=None, overwrite=False):
         super().__init__()
         self.path = validation.path(path, "path")
         self.every_n_epochs = validation.optional(validation.positive_int, every_n_epochs, "every_n_epochs")
+        self.overwrite = validation.boolean(overwrite, "overwrite")
         self.saved_paths = []
         self._last_epoch = 0  # 1-based number of the last finished epoch
 
@@ -61,12 +66,16 @@ class RecordFilterCovariance(keras.callbacks.Callback):
 
     def _save(self, epoch):
         bank = FilterCovariance.from_model(self.model)
-        final = bank.save(self._format_path(epoch))
+        path = self._format_path(epoch)
+        final = bank.save(path, overwrite=self.overwrite or _npz(path) in self.saved_paths)
         self.saved_paths.append(final)
         return final
 
     def on_train_begin(self, logs=None):
         self._last_epoch = 0
+        path = _npz(self.path)
+        if "{epoch" not in self.path and path not in self.saved_paths:  # refused now, not after an epoch
+            check_output(path, "path", overwrite=self.overwrite)
 
     def on_epoch_end(self, epoch, logs=None):
         self._last_epoch = epoch + 1
@@ -78,4 +87,9 @@ class RecordFilterCovariance(keras.callbacks.Callback):
 
     def get_config(self):
         """The constructor arguments (callbacks are not serialized by Keras)."""
-        return {"path": self.path, "every_n_epochs": self.every_n_epochs}
+        return {"path": self.path, "every_n_epochs": self.every_n_epochs, "overwrite": self.overwrite}
+
+
+def _npz(path):
+    """``path`` as :meth:`FilterCovariance.save` writes it."""
+    return path if path.endswith(".npz") else path + ".npz"

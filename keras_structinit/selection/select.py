@@ -13,7 +13,7 @@ import keras
 import numpy as np
 
 from keras_structinit import walker
-from keras_structinit.io_utils import write_json
+from keras_structinit.io_utils import check_output, write_json
 from keras_structinit.reporting import format_table
 from keras_structinit.selection.plan import plan_selection, take
 from keras_structinit.selection.teachers import load_teacher
@@ -56,9 +56,9 @@ class SelectionReport:
             "unmatched": self.unmatched,
         }
 
-    def to_json(self, path):
-        """Writes :meth:`to_dict` to ``path`` (atomically); returns the path."""
-        write_json(os.fspath(path), self.to_dict())
+    def to_json(self, path, overwrite=False):
+        """Writes :meth:`to_dict` to ``path`` (atomically; an existing file only with ``overwrite``)."""
+        write_json(check_output(path, "path", overwrite=overwrite), self.to_dict())
         return os.fspath(path)
 
     def summary(self):
