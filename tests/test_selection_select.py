@@ -199,6 +199,27 @@ def test_errors_name_what_does_not_fit():
         select_weights("missing.keras", vit(16, 2, 2))
 
 
+def test_non_finite_teacher_values_are_refused_and_the_student_is_untouched():
+    teacher, student = randomize(convmixer(16, 3)), convmixer(8, 2)
+    kernel = teacher.get_layer("block_1_pointwise_conv").kernel
+    value = to_numpy(kernel).copy()
+    value[0, 0, 0, 0], value[0, 0, 2, 4] = np.nan, np.inf  # both among the uniform (even) indices
+    kernel.assign(value)
+    before = [to_numpy(v).copy() for v in student.weights]
+    with pytest.raises(ValueError, match=r"`teacher` variable 'block_1_pointwise_conv/kernel' has 2 "
+                                         r"non-finite \(NaN or inf\) value\(s\)"):
+        select_weights(teacher, student)
+    for v, b in zip(student.weights, before, strict=True):
+        np.testing.assert_array_equal(to_numpy(v), b)
+    # A NaN among the elements the student does not take is not copied, so not refused.
+    value[0, 0, 0, 0], value[0, 0, 2, 4] = 0.0, 0.0
+    value[0, 0, 1, 1] = np.nan  # odd indices: dropped by uniform selection of 8 of 16
+    kernel.assign(value)
+    report = select_weights(teacher, student)
+    assert "block_1_pointwise_conv/kernel" in [e["student"] for e in report.entries]
+    assert all(np.isfinite(to_numpy(v)).all() for v in student.weights)
+
+
 def test_unmatched_variables_strict_and_not():
     from keras_structinit.selection import plan_selection
 

@@ -170,11 +170,12 @@ def select_weights(
         strict=strict,
         resize_position_embeddings=resize_position_embeddings,
     )
+    values = [_selected_values(t_vars[entry.teacher_path], entry, s_vars[entry.student_path])
+              for entry in plan.entries]  # all checked before the student is touched
     entries = []
-    for entry in plan.entries:
+    for entry, value in zip(plan.entries, values, strict=True):
         target = s_vars[entry.student_path]
-        value = take(keras.ops.convert_to_numpy(t_vars[entry.teacher_path]), entry, tuple(target.shape))
-        target.assign(value.astype(keras.backend.standardize_dtype(target.dtype)))
+        target.assign(value)
         entries.append(
             {
                 "student": entry.student_path,
@@ -195,6 +196,19 @@ def select_weights(
         "resize_position_embeddings": resize_position_embeddings,
     }
     return SelectionReport(plan.family, options, entries, plan.skipped, plan.unmatched, plan.block_map)
+
+
+def _selected_values(source, entry, target):
+    """The teacher's values for ``target`` (``ValueError`` naming the variable if any is NaN or inf)."""
+    value = take(keras.ops.convert_to_numpy(source), entry, tuple(target.shape))
+    bad = np.size(value) - np.count_nonzero(np.isfinite(value))
+    if bad:
+        raise ValueError(
+            f"`teacher` variable {entry.teacher_path!r} has {bad} non-finite (NaN or inf) value(s) among "
+            f"those selected for {entry.student_path!r}; the student was left unchanged. Was the teacher "
+            "trained to divergence?"
+        )
+    return value.astype(keras.backend.standardize_dtype(target.dtype))
 
 
 def _indices_json(entry, axis, teacher_shape):
