@@ -181,6 +181,29 @@ def test_align_conv_layers_bad_input():
         align_conv_layers(keras.Sequential([keras.layers.Conv2D(4, 3)]), images)
 
 
+def test_align_conv_layers_refuses_non_finite_or_mismatched_images():
+    """Issue 32: NaN images failed far away ("`eigvals` must be ... finite"); 1-channel images spoke of
+    n_components."""
+    model, images = small_cnn(), textures(8)
+    before = to_numpy(model.get_layer("conv_1").kernel)
+    broken = images.copy()
+    broken[3, 0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"`images` must be finite: 1 value\(s\) are NaN or inf"):
+        align_conv_layers(model, broken)
+    with pytest.raises(ValueError, match=r"`images` must fit float32 .*values reach 1e\+200"):
+        align_conv_layers(model, images.astype("float64") * 0 + 1e200)
+    with pytest.raises(ValueError, match=rf"`images` have 1 channel\(s\), but '{model.name}' takes 3"):
+        align_conv_layers(model, images[..., :1])
+    with pytest.raises(TypeError, match="real numbers"):
+        align_conv_layers(model, images.astype(complex))
+    np.testing.assert_array_equal(to_numpy(model.get_layer("conv_1").kernel), before)
+    # Activations between aligned layers: conv_2, not aligned here, overflows float32.
+    conv_2 = model.get_layer("conv_2").kernel
+    conv_2.assign(np.full(conv_2.shape, 3e38, "float32"))
+    with pytest.raises(ValueError, match=r"layer .conv_3., computed from `images` 0..7 .*NaN or inf"):
+        align_conv_layers(model, images, num_layers=2, layers=["conv_1", "conv_3"])
+
+
 def test_weight_covariance_measures_alignment():
     eigvals, eigvecs = components()
     sigma_x = (eigvecs * eigvals) @ eigvecs.T

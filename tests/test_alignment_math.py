@@ -109,6 +109,40 @@ def test_patch_covariance_bad_input():
         patch_covariance(np.zeros((2, 8, 8, 3)), 3, centered=1)
 
 
+@pytest.mark.parametrize("max_patches", [None, 500])
+def test_non_finite_images_are_a_value_error_naming_them(max_patches):
+    """Issue 32: one NaN pixel gave NaN eigenvalues and eigenvectors without a word."""
+    images = np.random.default_rng(0).standard_normal((10, 8, 8, 3))
+    for bad, what in ((np.nan, "1 NaN and 0 inf"), (np.inf, "0 NaN and 1 inf"), (-np.inf, "0 NaN and 1 inf")):
+        broken = images.copy()
+        broken[6, 2, 3, 1] = bad
+        with pytest.raises(ValueError, match=rf"`images` must be finite: image 6 holds NaN or inf \({what}"):
+            patch_covariance(broken, 3, max_patches=max_patches)
+        # The image is counted across batches of a stream too.
+        with pytest.raises(ValueError, match="image 6 holds NaN"):
+            patch_covariance((broken[i : i + 4] for i in range(0, 10, 4)), 3, max_patches=max_patches)
+
+
+@pytest.mark.parametrize("max_patches", [None, 100_000])
+def test_large_finite_images_do_not_overflow(max_patches):
+    images = np.random.default_rng(1).standard_normal((6, 7, 7, 2))
+    eigvals, eigvecs = patch_covariance(images, 3, max_patches=max_patches)
+    # Squares of 1e150 overflow float64; the covariance (1e300) does not.
+    big_vals, big_vecs = patch_covariance(images * 1e150, 3, max_patches=max_patches)
+    np.testing.assert_allclose(big_vals, eigvals * 1e300, rtol=1e-9)
+    np.testing.assert_allclose(np.abs(big_vecs.T @ eigvecs), np.eye(18), atol=1e-6)
+    # A stream whose later batches are larger rescales what it summed so far.
+    stream = [images[:3], images[3:] * 2.0**200]
+    scaled = np.concatenate([images[:3], images[3:] * 2.0**200]) / 2.0**200
+    np.testing.assert_allclose(patch_covariance(stream, 3)[0], patch_covariance(scaled, 3)[0] * 2.0**400,
+                               rtol=1e-9)
+    # A covariance beyond float64 (values ~1e200) is a clear error, not inf or NaN.
+    with pytest.raises(ValueError, match="exceeds float64's range .*scale the images down"):
+        patch_covariance(images * 1e200, 3, max_patches=max_patches)
+    with pytest.raises(ValueError, match="exceeds float64's range"):
+        patch_covariance(images * 0 + 1e200, 3, max_patches=max_patches)
+
+
 @once_per_suite("NumPy only")
 def test_cifar10_spectrum_matches_the_paper(shared_cifar10):
     # 30,000 of the 45,000 training images (the held-out 10% excluded), as the benchmark does.

@@ -70,8 +70,46 @@ def _layer_inputs(model, layer, images, batch_size):
         batch = images[start : start + batch_size]
         if features is None:
             yield batch
-        else:  # float32 also under mixed precision
-            yield keras.ops.convert_to_numpy(keras.ops.cast(features(batch, training=False), "float32"))
+            continue
+        # float32 also under mixed precision
+        batch = keras.ops.convert_to_numpy(keras.ops.cast(features(batch, training=False), "float32"))
+        if not np.isfinite(batch).all():
+            raise ValueError(
+                f"The input of layer {layer.name!r}, computed from `images` "
+                f"{start}..{start + len(batch) - 1} through the layers before it (after aligning the "
+                "earlier convs), holds NaN or inf: check the model's weights and the scale of `images`."
+            )
+        yield batch
+
+
+def _as_float32(images):
+    """``images`` as float32 (the forward passes' dtype); NaN, inf or values beyond float32 refused."""
+    if not np.issubdtype(images.dtype, np.number) or np.issubdtype(images.dtype, np.complexfloating):
+        raise TypeError(f"`images` must hold real numbers. Received dtype {images.dtype}")
+    bad = np.size(images) - np.count_nonzero(np.isfinite(images))
+    if bad:
+        raise ValueError(f"`images` must be finite: {bad} value(s) are NaN or inf")
+    peak = float(np.max(np.abs(images)))
+    if peak > float(np.finfo(np.float32).max):
+        raise ValueError(f"`images` must fit float32 (|x| <= 3.4e38): values reach {peak:.3g}; "
+                         "scale them as the model's input is scaled")
+    return images.astype("float32", copy=False)
+
+
+def _check_image_shape(model, images):
+    """The images' channels against the model's input shape, where that is known."""
+    inputs = getattr(model, "inputs", None) or []
+    if len(inputs) != 1:
+        return  # a subclassed model (shape unknown) or several inputs
+    expected = tuple(inputs[0].shape[1:])
+    if len(expected) != 3:
+        raise ValueError(f"align_conv_layers needs a model whose input is images (H, W, C); "
+                         f"{model.name!r} takes inputs of shape {tuple(inputs[0].shape)}")
+    if expected[-1] is not None and images.shape[-1] != expected[-1]:
+        raise ValueError(
+            f"`images` have {images.shape[-1]} channel(s), but {model.name!r} takes {expected[-1]} "
+            f"(input shape {expected}, channels last). Received images of shape {images.shape}"
+        )
 
 
 def align_conv_layers(
@@ -126,9 +164,11 @@ def align_conv_layers(
         raise TypeError(
             f"`images` must be an array (N, H, W, C). Received: images of type {type(images).__name__}"
         )
-    images = np.asarray(keras.ops.convert_to_numpy(images), dtype="float32")
+    images = np.asarray(keras.ops.convert_to_numpy(images))
     if images.ndim != 4 or len(images) == 0:
         raise ValueError(f"`images` must be a non-empty (N, H, W, C) array. Received shape {images.shape}")
+    images = _as_float32(images)
+    _check_image_shape(model, images)
     targets = _conv_targets(model, num_layers, layers)
     generator = seed_generator(seed)
     paths = []

@@ -26,6 +26,8 @@ instead (a pending list of up to twice the subset, then its merge).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -118,9 +120,19 @@ class _RowMoments:
         self.kernel_size = kernel_size
         self.image_shape = None
         self.count = 0
+        self.scale = 1.0  # the sums hold the moments of x / scale (see _power_of_two_scale)
 
     def update(self, batch):
         kh, kw = self.kernel_size
+        scale = max(self.scale, _power_of_two_scale(batch))
+        if scale != self.scale and self.image_shape is not None:
+            ratio = self.scale / scale  # a power of two: exact
+            self.row_sum *= ratio
+            for gram in self.gram:
+                gram *= ratio * ratio
+        self.scale = scale
+        if scale != 1.0:
+            batch = batch / scale
         if self.image_shape is None:
             _check_fits(batch.shape, self.kernel_size)
             self.image_shape = batch.shape[1:]
@@ -143,7 +155,7 @@ class _RowMoments:
         self.count += n * (h - kh + 1) * (w - kw + 1)
 
     def moments(self):
-        """``(sum_p x_p, sum_p x_p x_p^T)`` in the (kh, kw, C) flatten order."""
+        """``(sum_p x_p, sum_p x_p x_p^T)`` of ``x / scale`` in the (kh, kw, C) flatten order."""
         kh, _ = self.kernel_size
         rows = self.image_shape[0] - kh + 1
         s = self.row_sum.shape[1]
@@ -212,7 +224,38 @@ class _Reservoir:
     def moments(self):
         self._merge()
         (patches,) = self.patches
+        self.scale = _power_of_two_scale(patches)
+        if self.scale != 1.0:
+            patches = patches / self.scale
         return patches.sum(axis=0), patches.T @ patches
+
+
+# Values up to 2**100 (about 1e30) are summed as they are: their squares, summed over any
+# feasible number of patches, stay far below float64's largest value (about 1.8e308).
+_SAFE_MAGNITUDE = 2.0**100
+
+
+def _power_of_two_scale(values):
+    """1, or the power of two at or above ``max |values|`` when that exceeds ``_SAFE_MAGNITUDE``.
+
+    Dividing by a power of two is exact, so data of ordinary magnitude gives
+    the same sums as before, and huge finite data gives no overflow.
+    """
+    peak = float(np.max(np.abs(values), initial=0.0))
+    return 1.0 if peak <= _SAFE_MAGNITUDE else 2.0 ** math.ceil(math.log2(peak))
+
+
+def _check_finite(batch, offset, name):
+    """``ValueError`` naming ``name`` and the first image holding NaN or inf."""
+    finite = np.isfinite(batch).reshape(len(batch), -1).all(axis=1)
+    if not finite.all():
+        first = int(np.argmin(finite))
+        nan = int(np.isnan(batch).sum())
+        inf = int(np.isinf(batch).sum())
+        raise ValueError(
+            f"`{name}` must be finite: image {offset + first} holds NaN or inf ({nan} NaN and {inf} inf "
+            f"value(s) in images {offset}..{offset + len(batch) - 1})"
+        )
 
 
 def _batches(images, batch_size):
@@ -258,7 +301,10 @@ def patch_covariance(images, kernel_size, *, centered=True, max_patches=None, se
         ``Sigma_x = (eigvecs * eigvals) @ eigvecs.T``.
 
     Raises:
-        ValueError: no images, images not 4-D, or a kernel larger than them.
+        ValueError: no images, images not 4-D, NaN or inf among them, a
+            covariance beyond float64's range, or a kernel larger than them.
+            Values beyond ``2**100`` are divided by a power of two while
+            summing (exact), so large finite data does not overflow.
 
     Example:
         >>> batches = (x_train[i : i + 256] / 127.5 - 1.0 for i in range(0, len(x_train), 256))
@@ -271,7 +317,10 @@ def patch_covariance(images, kernel_size, *, centered=True, max_patches=None, se
     batch_size = validation.positive_int(batch_size, "batch_size")
     validation.optional(validation.int_value, seed, "seed")
     moments = _RowMoments(kernel_size) if max_patches is None else _Reservoir(kernel_size, max_patches, seed)
+    offset = 0
     for batch in _batches(images, batch_size):
+        _check_finite(batch, offset, "images")
+        offset += len(batch)
         if len(batch):
             moments.update(batch)
     if moments.count == 0:
@@ -281,4 +330,12 @@ def patch_covariance(images, kernel_size, *, centered=True, max_patches=None, se
     cov = second / moments.count
     if centered:
         cov = cov - np.outer(mean, mean)
-    return sorted_eigh(cov)
+    eigvals, eigvecs = sorted_eigh(cov)
+    with np.errstate(over="ignore"):
+        eigvals = eigvals * np.float64(moments.scale) ** 2
+    if not np.isfinite(eigvals).all():
+        raise ValueError(
+            f"The patch covariance of `images` exceeds float64's range (values up to about "
+            f"{moments.scale:.3g}): scale the images down, e.g. to [-1, 1]."
+        )
+    return eigvals, eigvecs
