@@ -160,6 +160,79 @@ def test_smallest_components_and_sampled_filters():
     assert np.linalg.matrix_rank(got, tol=1e-4) == 8
 
 
+class _Stem(keras.layers.Layer):
+    """A layer that owns and calls a Conv2D (as KerasHub's patch embedding does), after rescaling."""
+
+    def __init__(self, spare=False, **kwargs):
+        super().__init__(**kwargs)
+        self.conv = keras.layers.Conv2D(4, 3, name="inner_conv")
+        self.spare = keras.layers.Conv2D(2, 3, name="unused") if spare else None  # never called
+
+    def build(self, input_shape):
+        self.conv.build(input_shape)
+        if self.spare is not None:
+            self.spare.build(input_shape)
+
+    def call(self, x):
+        return self.conv(2.0 * x)
+
+
+def nested_model(size=12, spare=False):
+    """A conv inside a nested Sequential, then a conv inside a custom layer, then a plain conv."""
+    inputs = keras.Input((size, size, 3))
+    stem = keras.Sequential([keras.layers.Conv2D(4, 3, name="stem_conv"), keras.layers.ReLU()], name="stem")
+    x = _Stem(spare, name="owner")(stem(inputs))
+    x = keras.layers.Conv2D(4, 3, name="top_conv")(keras.layers.ReLU()(x))
+    return keras.Model(inputs, keras.layers.GlobalAveragePooling2D()(x), name="nested")
+
+
+def test_align_convs_inside_nested_models_and_other_layers():
+    """Issue 33: convs in a nested Sequential (keras.applications' stems) or owned by another layer
+    (KerasHub's patch embedding) had no computable input."""
+    model, images = nested_model(), textures()
+    paths = align_conv_layers(model, images, num_layers=3, n_components=4, seed=0)
+    assert paths == ["stem/stem_conv/kernel", "stem/stem_conv/bias", "owner/inner_conv/kernel",
+                     "owner/inner_conv/bias", "top_conv/kernel", "top_conv/bias"]
+    stem = keras.Model(model.inputs[0], model.get_layer("stem").output)
+    owner_input = 2.0 * to_numpy(stem(images))  # _Stem doubles its input before its conv
+    before_top = keras.Model(model.inputs[0], model.get_layer("top_conv").input)
+    expected = {"stem_conv": images, "inner_conv": owner_input, "top_conv": to_numpy(before_top(images))}
+    convs = {"stem_conv": model.get_layer("stem").get_layer("stem_conv"),
+             "inner_conv": model.get_layer("owner").conv, "top_conv": model.get_layer("top_conv")}
+    for name, x in expected.items():
+        _, eigvecs = patch_covariance(x, 3)
+        np.testing.assert_allclose(filters_of(convs[name].kernel), eigvecs[:, :4].T, atol=2e-4, err_msg=name)
+    # The layers' own call is back in place.
+    assert "call" not in vars(convs["inner_conv"]) and model(images[:2]).shape == (2, 4)
+
+
+def test_align_keras_applications_and_keras_hub_models():
+    from keras.src.applications.convnext import ConvNeXt  # the generic builder (private; pinned Keras range)
+
+    images = textures(8, 32)
+    app = ConvNeXt(depths=[1, 1, 1, 1], projection_dims=[8, 8, 16, 16], input_shape=(32, 32, 3),
+                   weights=None, include_preprocessing=False, include_top=False, name="small")
+    assert align_conv_layers(app, images, num_layers=1, n_components=4, seed=0) == [
+        "small_stem/small_stem_conv/kernel", "small_stem/small_stem_conv/bias"]
+    _, eigvecs = patch_covariance(images, 4)
+    stem_conv = app.get_layer("small_stem").get_layer("small_stem_conv")
+    np.testing.assert_allclose(filters_of(stem_conv.kernel)[:4], eigvecs[:, :4].T, atol=1e-5)
+    keras_hub = pytest.importorskip("keras_hub", reason="keras_hub is not installed (the `hub` extra)")
+    vit = keras_hub.models.ViTBackbone(image_shape=(8, 8, 3), patch_size=4, num_layers=1, num_heads=2,
+                                       hidden_dim=16, mlp_dim=32)
+    paths = align_conv_layers(vit, images[:, :8, :8], n_components=8, seed=0)
+    assert len(paths) == 2 and paths[0].endswith("/kernel")
+    conv = next(layer for layer in vit._flatten_layers() if isinstance(layer, keras.layers.Conv2D))
+    _, eigvecs = patch_covariance(images[:, :8, :8], 4)
+    np.testing.assert_allclose(filters_of(conv.kernel)[:8], eigvecs[:, :8].T, atol=1e-5)
+
+
+def test_a_conv_the_forward_pass_never_calls_is_a_clear_error():
+    model = nested_model(spare=True)
+    with pytest.raises(ValueError, match="Layer 'unused' is not called when 'nested' runs on `images`"):
+        align_conv_layers(model, textures(8), layers=["stem_conv", "unused"], num_layers=2)
+
+
 def test_align_conv_layers_bad_input():
     model, images = small_cnn(), textures(8)
     with pytest.raises(ValueError, match="`num_layers` must be at most .* \\(3\\)"):

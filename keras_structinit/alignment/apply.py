@@ -52,27 +52,49 @@ def _conv_targets(model, num_layers, layers):
     return plain[:num_layers]
 
 
-def _layer_inputs(model, layer, images, batch_size):
-    """Yields ``layer``'s input on ``images`` in batches (NumPy), through the model's layers before it."""
+class _Reached(BaseException):
+    """Ends a forward pass once the target layer's input is recorded.
+
+    A ``BaseException``: Keras' error handling rewraps ``Exception`` subclasses
+    and lets this one through untouched.
+    """
+
+
+def _capture_input(model, layer, batch):
+    """``layer``'s input when ``model`` runs on ``batch``: recorded at its first call, the pass stopped there.
+
+    Works wherever the layer sits: a top-level layer of a functional model, a
+    layer of a nested model (keras.applications' stems), or a sub-layer that
+    another layer calls in its ``call`` (KerasHub's patch embedding).
+    """
+    seen = []
+
+    def record(inputs, *args, **kwargs):
+        seen.append(inputs)
+        raise _Reached
+
+    layer.__dict__["call"] = record  # shadows the class's call for this instance only
     try:
-        target = layer.input  # refused for a layer called more than once
-        if any(target is t for t in model.inputs):
-            features = None
-        else:
-            features = keras.Model(model.inputs[0] if len(model.inputs) == 1 else model.inputs, target)
-    except (ValueError, AttributeError) as err:
-        raise ValueError(
-            f"Cannot compute the input of layer {layer.name!r} from the model's inputs ({err}); "
-            "align_conv_layers needs a functional or Sequential model in which the layer is reached "
-            "from the model's input (pass `layers` to restrict it)."
-        ) from err
+        model(batch, training=False)
+    except _Reached:
+        pass
+    finally:
+        del layer.__dict__["call"]
+    if not seen:
+        raise ValueError(f"Layer {layer.name!r} is not called when {model.name!r} runs on `images`, so its "
+                         "input cannot be measured (pass `layers` to choose convs on the model's path).")
+    return seen[0]
+
+
+def _layer_inputs(model, layer, images, batch_size, first):
+    """Yields ``layer``'s input on ``images`` in batches (NumPy float32), through the layers before it."""
     for start in range(0, len(images), batch_size):
         batch = images[start : start + batch_size]
-        if features is None:
+        if first:
             yield batch
             continue
         # float32 also under mixed precision
-        batch = keras.ops.convert_to_numpy(keras.ops.cast(features(batch, training=False), "float32"))
+        batch = keras.ops.convert_to_numpy(keras.ops.cast(_capture_input(model, layer, batch), "float32"))
         if not np.isfinite(batch).all():
             raise ValueError(
                 f"The input of layer {layer.name!r}, computed from `images` "
@@ -80,6 +102,15 @@ def _layer_inputs(model, layer, images, batch_size):
                 "earlier convs), holds NaN or inf: check the model's weights and the scale of `images`."
             )
         yield batch
+
+
+def _takes_the_images(model, layer):
+    """Whether ``layer`` is applied to the model's input itself (no forward pass needed)."""
+    try:
+        target = layer.input  # refused for a layer called more than once, or one never called
+    except (ValueError, AttributeError):
+        return False
+    return any(target is t for t in getattr(model, "inputs", None) or [])
 
 
 def _as_float32(images):
@@ -175,7 +206,8 @@ def align_conv_layers(
     patch_seed = seed if isinstance(seed, int) else 0  # of the max_patches subsets
     for index, (layer, kernel) in enumerate(targets):
         eigvals, eigvecs = patch_covariance(
-            _layer_inputs(model, layer, images, batch_size), layer.kernel_size, max_patches=max_patches,
+            _layer_inputs(model, layer, images, batch_size, _takes_the_images(model, layer)),
+            layer.kernel_size, max_patches=max_patches,
             seed=patch_seed + index,
         )
         if components == "smallest":
