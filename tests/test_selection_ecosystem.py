@@ -85,6 +85,25 @@ def test_every_student_variable_is_the_teachers_slice(family, tmp_path):
     assert report.skipped == skipped.get(family, [])
 
 
+def test_a_saved_and_reloaded_keras_applications_model_keeps_its_family(tmp_path):
+    """Issue 33: reloading drops the nested stem/downsampling prefix of the variable paths."""
+    import keras
+
+    teacher = randomize(app_convnext((16, 32, 32, 64), (2, 2, 3, 2), "teacher"))
+    teacher.save(tmp_path / "teacher.keras")
+    reloaded = keras.saving.load_model(tmp_path / "teacher.keras")
+    assert "teacher_stem_conv/kernel" in [v.path for v in reloaded.weights]  # the form reloading gives
+    in_memory = app_convnext((8, 16, 16, 32), (1, 1, 2, 1), "student")
+    select_and_check(teacher, in_memory)
+    app_convnext((8, 16, 16, 32), (1, 1, 2, 1), "student").save(tmp_path / "student.keras")
+    from_file = keras.saving.load_model(tmp_path / "student.keras")  # a reloaded student too
+    report = select_and_check(reloaded, from_file)
+    assert report.family == "keras_convnext" and len(report.entries) == len(in_memory.weights) - 2
+    for a, b in zip(in_memory.weights, from_file.weights, strict=True):  # same selection, same order
+        if b.path not in report.skipped:
+            np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+
+
 def _index(report, path, axis):
     return indices_of(report, [(path, axis)])[0]
 

@@ -256,6 +256,11 @@ def _app_width(match, name="group", offset=0):
 
 
 _APP_BLOCK = r"\w+_stage_(?P<group>\d+)_block_(?P<block>\d+)_"
+# The stem and the downsampling layers are nested Sequentials: their variables are
+# "<model>_stem/<model>_stem_conv/kernel" as built, "<model>_stem_conv/kernel" once the model is
+# saved and loaded again (Keras names a variable by the layers around it when it is created).
+_APP_STEM = r"(?:\w+_stem/)?\w+_stem_"
+_APP_DOWN = r"(?:\w+_downsampling_block_\d+/)?\w+_downsampling_"
 _APP_PARTS = {"layernorm": "norm", "pointwise_conv_1": "pointwise_1", "pointwise_conv_2": "pointwise_2"}
 
 KERAS_CONVNEXT = Family(
@@ -263,15 +268,15 @@ KERAS_CONVNEXT = Family(
     description="keras.applications ConvNeXt (ConvNeXtTiny ... XLarge, include_preprocessing=False)",
     group_base=0,
     rules=(
-        (r"\w+_stem/\w+_stem_conv/kernel", (SAME, SAME, SAME, "width1"), "stem_conv/kernel"),
-        (r"\w+_stem/\w+_stem_conv/bias", ("width1",), "stem_conv/bias"),
-        (r"\w+_stem/\w+_stem_layernorm/(?P<v>gamma|beta)", ("width1",), "stem_norm/{v}"),
-        (r"\w+_downsampling_block_(?P<i>\d+)/\w+_downsampling_layernorm_\d+/(?P<v>gamma|beta)",
+        (_APP_STEM + r"conv/kernel", (SAME, SAME, SAME, "width1"), "stem_conv/kernel"),
+        (_APP_STEM + r"conv/bias", ("width1",), "stem_conv/bias"),
+        (_APP_STEM + r"layernorm/(?P<v>gamma|beta)", ("width1",), "stem_norm/{v}"),
+        (_APP_DOWN + r"layernorm_(?P<i>\d+)/(?P<v>gamma|beta)",
          lambda m: (_app_width(m, "i"),), lambda m: f"stage_{int(m['i']) + 2}_downsample_norm/{m['v']}"),
-        (r"\w+_downsampling_block_(?P<i>\d+)/\w+_downsampling_conv_\d+/kernel",
+        (_APP_DOWN + r"conv_(?P<i>\d+)/kernel",
          lambda m: (SAME, SAME, _app_width(m, "i"), _app_width(m, "i", 1)),
          lambda m: f"stage_{int(m['i']) + 2}_downsample_conv/kernel"),
-        (r"\w+_downsampling_block_(?P<i>\d+)/\w+_downsampling_conv_\d+/bias",
+        (_APP_DOWN + r"conv_(?P<i>\d+)/bias",
          lambda m: (_app_width(m, "i", 1),), lambda m: f"stage_{int(m['i']) + 2}_downsample_conv/bias"),
         (_APP_BLOCK + r"depthwise_conv/kernel", lambda m: (SAME, SAME, SAME, _app_width(m)),
          "stage_{group}_block_{block}_depthwise_conv/kernel"),
