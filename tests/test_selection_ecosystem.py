@@ -104,6 +104,30 @@ def test_a_saved_and_reloaded_keras_applications_model_keeps_its_family(tmp_path
             np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
 
 
+def _with_own_head(backbone, name):
+    import keras
+
+    inputs = keras.Input(IMAGE)
+    return keras.Model(inputs, keras.layers.Dense(5, name=name)(backbone(inputs)[:, 0]))
+
+
+@pytest.mark.parametrize("head", ["head", "classifier"])
+def test_a_backbone_inside_a_users_model_with_its_own_head(head):
+    """Issue 33: the user's head (of no family) made the family undetectable, even with skip and
+    strict=False."""
+    teacher = randomize(_with_own_head(hub_vit(32, 4, 4), head))
+    student = _with_own_head(hub_vit(16, 2, 2), head)
+    before = to_numpy(student.get_layer(head).kernel).copy()
+    for strict in (True, False):
+        report = select_and_check(teacher, student, skip=(head,), strict=strict)
+        assert report.family == "keras_hub_vit"
+        assert report.skipped == [f"{head}/kernel", f"{head}/bias"]
+        np.testing.assert_array_equal(to_numpy(student.get_layer(head).kernel), before)
+    if head != "head":  # not skipped: of no family, so still an error naming it
+        with pytest.raises(ValueError, match=f"cannot place 2 variable.*'{head}/kernel'"):
+            select_weights(teacher, student)
+
+
 def _index(report, path, axis):
     return indices_of(report, [(path, axis)])[0]
 

@@ -120,7 +120,10 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
             ``"select"`` keeps whole heads (chosen uniformly) and selects
             head_dim within them.
         skip: path prefixes left at the student's own initialization
-            (``"head"`` matches ``head/kernel``, not ``head_norm/gamma``).
+            (``"head"`` matches ``head/kernel``, not ``head_norm/gamma``),
+            matched against the variable paths and the family's component
+            keys. Variables they match need not belong to the family (a
+            user's own head around a backbone).
         seed: seed of the random element methods.
         strict: raise when a student variable outside ``skip`` has no teacher
             variable; otherwise list it in ``Plan.unmatched``.
@@ -140,15 +143,21 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
     validation.boolean(resize_position_embeddings, "resize_position_embeddings")
     if isinstance(skip, str) or not all(isinstance(s, str) for s in skip):
         raise TypeError(f"`skip` must be a tuple of path prefixes (strings). Received: skip={skip!r}")
-    t_fam, s_fam = _families(family, list(teacher_shapes), list(student_shapes))
+    # What `skip` names is left alone: it takes no part in finding the family either (a user's own
+    # head around a KerasHub backbone, say, is of no family).
+    t_fam, s_fam = _families(family, [p for p in teacher_shapes if not _skipped(p, p, skip)],
+                             [p for p in student_shapes if not _skipped(p, p, skip)])
     plan = Plan(t_fam.name if t_fam is s_fam else f"{t_fam.name} -> {s_fam.name}")
 
-    described = {}
+    described, outside = {}, set()
     for path in student_shapes:
         role = s_fam.describe(path)
-        if role is None:
+        if role is None and _skipped(path, path, skip):
+            outside.add(path)
+        elif role is None:
             raise ValueError(f"Student variable {path!r} is not part of the {s_fam.name!r} family.")
-        described[path] = role
+        else:
+            described[path] = role
     teacher_roles = {p: t_fam.describe(p) for p in teacher_shapes}
     teacher_by_key = {(r.group, r.block, r.key): p for p, r in teacher_roles.items() if r is not None}
     # Layer selection, per stage.
@@ -165,8 +174,9 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
 
     # Component mapping and role sizes.
     pending, role_sizes = [], {}
-    for path, role in described.items():
-        if _skipped(path, role.key, skip):
+    for path in student_shapes:
+        role = described.get(path)
+        if path in outside or _skipped(path, role.key, skip):
             plan.skipped.append(path)
             continue
         block = None if role.block is None else plan.block_map[role.group][role.block]
