@@ -9,14 +9,19 @@ the same layers keep training unless ``include_bias=True``.
 Keras does not save a variable's ``trainable`` flag. The package's
 ``DepthwiseConv2D``/``GroupedConv2D`` (which the package's models use) store
 it in their config (``kernel_trainable``), so their frozen kernels survive a
-``.keras`` round trip by themselves. For stock layers, reload with
-:func:`load_frozen_model`, which re-freezes the variables before the optimizer
-is built and then restores its state.
+``.keras`` round trip by themselves. For stock layers, :func:`freeze_spatial`
+records the frozen paths on the model, and ``model.save`` writes that record
+into the ``.keras`` file as an asset (``assets/keras_structinit_frozen.json``,
+the paths still frozen when saving); :func:`load_frozen_model` reads it back,
+re-freezes the variables before the optimizer is built and then restores its
+state. Plain ``keras.saving.load_model`` ignores the record.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import posixpath
 import zipfile
 
 import keras
@@ -24,7 +29,11 @@ import keras
 from keras_structinit import validation
 from keras_structinit.walker import find_kernels, model_function
 
-__all__ = ["freeze_spatial", "load_frozen_model"]
+__all__ = ["FROZEN_RECORD", "freeze_spatial", "frozen_paths_in_file", "load_frozen_model"]
+
+#: The asset file, in a ``.keras`` archive, that lists the variables frozen when the model was saved.
+FROZEN_RECORD = "keras_structinit_frozen.json"
+_RECORD_ATTR = "_structinit_frozen"
 
 
 def _check_not_trained(model):
@@ -71,14 +80,51 @@ def freeze_spatial(model, *, which="depthwise", include_bias=False, layers=None)
         for variable in frozen:
             variable.trainable = False
             paths.append(variable.path)
+    _record_frozen(model, paths)
     return paths
 
 
-def load_frozen_model(filepath, frozen, *, custom_objects=None, safe_mode=True):
+def _record_frozen(model, paths):
+    """Remembers ``paths`` on ``model`` and has ``model.save`` write them as an asset.
+
+    Keras calls a saveable's ``save_assets(dir)`` while it writes a ``.keras``
+    file; an instance attribute provides it for this model only (a class's own
+    ``save_assets`` still runs first). Set through ``__dict__`` so that Keras'
+    attribute tracking leaves the record alone.
+    """
+    record = model.__dict__.setdefault(_RECORD_ATTR, {})
+    record.update(dict.fromkeys(paths))
+    if "save_assets" in model.__dict__:
+        return
+    own = getattr(type(model), "save_assets", None)
+
+    def save_assets(dir_path):
+        if own is not None:
+            own(model, dir_path)
+        trainable = {v.path: v.trainable for v in model.variables}
+        still = [p for p in record if trainable.get(p) is False]
+        with open(os.path.join(dir_path, FROZEN_RECORD), "w", encoding="utf-8") as f:
+            json.dump({"format_version": 1, "frozen": still}, f, indent=1)
+
+    model.__dict__["save_assets"] = save_assets
+
+
+def frozen_paths_in_file(filepath):
+    """The variable paths recorded as frozen in a ``.keras`` file (``[]`` when none are)."""
+    paths = {}
+    with zipfile.ZipFile(filepath) as archive:
+        for name in archive.namelist():
+            if name.startswith("assets/") and posixpath.basename(name) == FROZEN_RECORD:
+                paths.update(dict.fromkeys(json.loads(archive.read(name))["frozen"]))
+    return list(paths)
+
+
+def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=True):
     """Loads a ``.keras`` model whose listed variables were frozen when it was saved.
 
-    The model is loaded without compiling, the variables in ``frozen`` (the
-    paths :func:`freeze_spatial` returned) are marked non-trainable, then the
+    The model is loaded without compiling, the variables in ``frozen`` (by
+    default those the file records: frozen by :func:`freeze_spatial` and
+    still frozen when saved) are marked non-trainable, then the
     model is compiled from its saved compile config — so its optimizer is
     built over the same trainable variables as before saving — and its
     weights and optimizer state are loaded. Training then continues exactly
@@ -86,22 +132,25 @@ def load_frozen_model(filepath, frozen, *, custom_objects=None, safe_mode=True):
 
     Args:
         filepath: path of a ``.keras`` file.
-        frozen: list of variable paths to freeze.
+        frozen: ``None`` (what the file records) or a list of variable paths
+            to freeze (e.g. for files saved before the record existed).
         custom_objects, safe_mode: as in ``keras.saving.load_model``.
 
     Returns:
         The loaded ``keras.Model``.
 
     Example:
-        >>> paths = freeze_spatial(model, which="all_spatial")
+        >>> freeze_spatial(model, which="all_spatial")
         >>> model.compile(...); model.fit(...); model.save("m.keras")
-        >>> model = load_frozen_model("m.keras", paths)
+        >>> model = load_frozen_model("m.keras")
     """
     filepath = validation.path(filepath, "filepath")
     if not filepath.endswith(".keras"):
         raise ValueError(f"`filepath` must be a .keras file. Received: filepath={filepath!r}")
-    if isinstance(frozen, str) or not isinstance(frozen, (list, tuple)):
-        raise TypeError(f"`frozen` must be a list of variable paths. Received: frozen={frozen!r}")
+    if frozen is None:
+        frozen = frozen_paths_in_file(filepath)
+    elif isinstance(frozen, str) or not isinstance(frozen, (list, tuple)):
+        raise TypeError(f"`frozen` must be None or a list of variable paths. Received: frozen={frozen!r}")
     model = keras.saving.load_model(
         filepath, custom_objects=custom_objects, compile=False, safe_mode=safe_mode
     )
@@ -111,6 +160,7 @@ def load_frozen_model(filepath, frozen, *, custom_objects=None, safe_mode=True):
         raise ValueError(f"`frozen` names variables the model does not have: {missing}")
     for p in frozen:
         by_path[p].trainable = False
+    _record_frozen(model, frozen)  # saved again, it keeps the record
     with zipfile.ZipFile(filepath) as archive:
         compile_config = json.loads(archive.read("config.json")).get("compile_config")
     if compile_config:

@@ -9,7 +9,7 @@ import pytest
 import keras_structinit as ks
 from keras_structinit.freezing import load_frozen_model
 
-from conftest import to_numpy
+from conftest import assert_round_trip_in_fresh_process, to_numpy
 
 
 def data(n=16, shape=(8, 8, 3), classes=3):
@@ -82,6 +82,50 @@ def test_stock_layers_reload_frozen_with_load_frozen_model(tmp_path):
     for a, b in zip(model.optimizer.variables, loaded.optimizer.variables, strict=True):
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
     assert_training_keeps_frozen(loaded, frozen, x, y)
+
+
+def test_the_frozen_paths_travel_in_the_keras_file(tmp_path):
+    """Issue 33: load_frozen_model(path) needs nothing but the file; the record survives a second save."""
+    from keras_structinit.freezing import FROZEN_RECORD, frozen_paths_in_file
+
+    x, y = data()
+    model = compiled(stock_model())
+    frozen = ks.freeze_spatial(model, which="all_spatial")
+    assert frozen == ["conv3/kernel", "dw/kernel"]
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    model.save(tmp_path / "m.keras")
+    assert frozen_paths_in_file(tmp_path / "m.keras") == frozen
+    with pytest.warns(UserWarning, match="Skipping variable loading for optimizer"):
+        plain = keras.saving.load_model(tmp_path / "m.keras")  # plain Keras: loads, ignores the record
+    assert all(v.trainable for v in plain.trainable_variables) and len(plain.trainable_variables) == 8
+    loaded = load_frozen_model(tmp_path / "m.keras")
+    assert [v.path for v in loaded.variables if not v.trainable] == frozen
+    assert_training_keeps_frozen(loaded, frozen, x, y)
+    loaded.save(tmp_path / "again.keras")
+    assert frozen_paths_in_file(tmp_path / "again.keras") == frozen
+    # Unfrozen before saving: no longer recorded.
+    model.get_layer("dw").kernel.trainable = True
+    model.save(tmp_path / "thawed.keras")
+    assert frozen_paths_in_file(tmp_path / "thawed.keras") == ["conv3/kernel"]
+    keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]).save(tmp_path / "none.keras")
+    assert frozen_paths_in_file(tmp_path / "none.keras") == []
+    assert FROZEN_RECORD == "keras_structinit_frozen.json"
+
+
+def test_load_frozen_model_in_a_fresh_process(tmp_path):
+    x, y = data()
+    model = compiled(stock_model())
+    ks.freeze_spatial(model, which="all_spatial")
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    checks = f"""
+    from keras_structinit.freezing import load_frozen_model
+    frozen = load_frozen_model({str(tmp_path / 'model.keras')!r})
+    assert sorted(v.path for v in frozen.variables if not v.trainable) == ["conv3/kernel", "dw/kernel"]
+    before = keras.ops.convert_to_numpy(frozen.get_layer("dw").kernel).copy()
+    frozen.fit(io["x"], np.arange(len(io["x"])) % 3, batch_size=8, epochs=1, verbose=0)
+    np.testing.assert_array_equal(keras.ops.convert_to_numpy(frozen.get_layer("dw").kernel), before)
+    """
+    assert_round_trip_in_fresh_process(model, x, tmp_path, checks=checks)
 
 
 def test_freeze_refuses_a_trained_model_and_bad_arguments(tmp_path):
