@@ -60,6 +60,21 @@ def test_fold_model_handles_nested_models_and_biases():
     np.testing.assert_allclose(to_numpy(folded(x)), to_numpy(model(x)), rtol=1e-5, atol=1e-6)
 
 
+def test_fold_model_passes_operations_without_weights_through():
+    """Issue 33: `x + y` (an operation, not a layer) made fold_model fail on set_weights."""
+    inputs = keras.Input((8, 8, 3))
+    a = LCConv2D(4, 3, expansion=2, padding="same", name="lc_a")(inputs)
+    b = keras.layers.Conv2D(4, 1, name="skip")(inputs)
+    x = keras.ops.relu(a + b) * 0.5
+    model = keras.Model(inputs, keras.layers.Dense(2, name="head")(keras.layers.GlobalAveragePooling2D()(x)))
+    folded = ks.lc.fold_model(model)
+    assert isinstance(folded.get_layer("lc_a"), keras.layers.Conv2D)
+    skip_kernels = [to_numpy(m.get_layer("skip").kernel) for m in (folded, model)]
+    np.testing.assert_array_equal(*skip_kernels)
+    x = np.random.default_rng(1).standard_normal((2, 8, 8, 3)).astype("float32")
+    np.testing.assert_allclose(to_numpy(folded(x)), to_numpy(model(x)), rtol=1e-5, atol=1e-6)
+
+
 def test_walker_finds_lc_kernels():
     model = small_lcresnet()
     pointwise = find_pointwise_kernels(model)

@@ -184,6 +184,6 @@ def fold_model(model):
             if old.use_bias:
                 weights.append(_to_numpy(old.bias))
             new.set_weights(weights)
-        else:  # nested functional/sequential models are cloned layer by layer
+        elif isinstance(old, keras.layers.Layer):  # not operations such as the `x + y` of a functional model
             new.set_weights(old.get_weights())
     return folded
