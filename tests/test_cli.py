@@ -15,7 +15,7 @@ import pytest
 from keras_structinit import cli
 from keras_structinit.cli.demo import run_demo
 
-from conftest import once_per_suite, png_header
+from conftest import once_per_suite, png_header, to_numpy
 
 
 def test_demo_smoke_writes_table_json_and_plots(tmp_path, capsys):
@@ -290,13 +290,17 @@ def test_train_rejects_bad_arguments(tmp_path, capsys, extra, message):
     [
         (["--pad", "-1"], "argument --pad: expected a non-negative integer, got '-1'"),
         (["--normalization", "imagenet"], "argument --normalization: invalid choice: 'imagenet'"),
+        (["--lr", "-1"], "argument --lr: expected a positive number, got '-1'"),
+        (["--weight-decay", "-1"], "argument --weight-decay: expected a number >= 0, got '-1'"),
+        (["--label-smoothing", "2"], "argument --label-smoothing: expected a number in [0, 1), got '2'"),
     ],
 )
 def test_train_parser_rejects_bad_cifar_options(capsys, extra, message):
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["train", "--model", "simple-cnn", "--epochs", "1", *extra])
     assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1  # one line, no usage block
 
 
 def test_train_cifar_option_choices_are_the_recipes():
@@ -564,3 +568,104 @@ def test_an_earlier_run_is_replaced_only_with_overwrite(tmp_path, capsys, comman
     assert cli.main([*argv[:2], str(out / "results.json"), *argv[3:], "--overwrite"]) == 2
     assert "is an input of this run" in capsys.readouterr().err
     assert (out / "results.json").read_text() == "{}" and (out / "notes.txt").read_text() == "mine"
+
+
+def test_train_writes_a_model_that_reloads_frozen(tmp_path, capsys):
+    """Issue 33: the command line closes its own loop (a trained model.keras for select/distill)."""
+    from keras_structinit.freezing import load_frozen_model
+
+    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
+    out = tmp_path / "run"
+    argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "3", "--epochs", "1", "--data", data,
+            "--out", str(out), "--batch-size", "16", "--rand-augment", "none", "--frozen"]
+    assert cli.main(argv) == 0
+    assert f"Wrote {out / 'model.keras'}" in capsys.readouterr().out
+    model = load_frozen_model(out / "model.keras")
+    frozen = [v.path for v in model.weights if not v.trainable and v.path.endswith("depthwise_conv/kernel")]
+    assert len(frozen) == 2  # the two blocks' spatial kernels
+    assert json.loads((out / "results.json").read_text())["model_file"] == "model.keras"
+    x = np.random.default_rng(0).integers(0, 256, (2, 32, 32, 3)).astype("float32")
+    assert model(x).shape == (2, 10)
+
+
+def _fake_application(monkeypatch):
+    """keras.applications:TinyConvNeXt, a small ConvNeXt built by keras.applications' generic builder."""
+    from keras.src.applications.convnext import ConvNeXt
+
+    def tiny(weights=None, input_shape=None, classes=1000, classifier_activation="softmax", **kwargs):
+        assert weights is None
+        return ConvNeXt(depths=[1, 1, 1, 1], projection_dims=[8, 8, 16, 16], input_shape=input_shape,
+                        weights=None, classes=classes, classifier_activation=classifier_activation,
+                        include_preprocessing=False, name="tiny", **kwargs)
+
+    monkeypatch.setattr(keras.applications, "TinyConvNeXt", tiny, raising=False)
+
+
+def test_select_students_from_a_keras_file_and_keras_applications(tmp_path, capsys, monkeypatch):
+    from keras.src.applications.convnext import ConvNeXt
+
+    teacher = ConvNeXt(depths=[1, 1, 2, 1], projection_dims=[16, 16, 32, 32], input_shape=(32, 32, 3),
+                       weights=None, classes=10, include_preprocessing=False, name="big",
+                       classifier_activation=None)
+    teacher.save(tmp_path / "teacher.keras")
+    _fake_application(monkeypatch)
+    out = tmp_path / "from_app.keras"
+    argv = ["select", "--teacher", str(tmp_path / "teacher.keras"), "--out", str(out)]
+    assert cli.main([*argv, "--student", "keras.applications:TinyConvNeXt"]) == 0
+    student = keras.saving.load_model(out)
+    assert student.output_shape == (None, 10) and "keras_convnext" in capsys.readouterr().out
+    np.testing.assert_array_equal(  # the stem conv: every output channel of 8, of the teacher's 16
+        to_numpy(student.get_layer("tiny_stem").get_layer("tiny_stem_conv").kernel),
+        to_numpy(teacher.get_layer("big_stem").get_layer("big_stem_conv").kernel)[..., ::2])
+    # A .keras student: its architecture, the teacher's selected weights.
+    out2 = tmp_path / "from_file.keras"
+    assert cli.main([*argv[:-1], str(out2), "--student", str(out)]) == 0
+    again = keras.saving.load_model(out2)
+    stems = [m.get_layer("tiny_stem").get_layer("tiny_stem_conv").kernel for m in (again, student)]
+    np.testing.assert_array_equal(*map(to_numpy, stems))
+    for bad, message in ((["--student", "keras.applications:NoSuchNet"], "keras.applications has no model"),
+                         (["--student", str(tmp_path / "none.keras")], "does not exist"),
+                         (["--student", str(out), "--student-kwargs", '{"classes": 3}'], "not to a .keras")):
+        assert cli.main([*argv[:-1], str(tmp_path / "x.keras"), *bad]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1
+
+
+def test_select_offline_teacher_download_is_one_line(tmp_path, capsys, monkeypatch):
+    def offline(**kwargs):
+        raise Exception("URL fetch failure on https://storage.googleapis.com/... : None -- [Errno -3]\nmore")
+
+    monkeypatch.setattr(keras.applications, "ConvNeXtTiny", offline)
+    argv = ["select", "--teacher", "ConvNeXtTiny", "--student", "convnext-atto",
+            "--out", str(tmp_path / "s.keras")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert ("Could not load the ImageNet weights of keras.applications.ConvNeXtTiny "
+            "(is the machine offline?)") in err
+    assert "'ConvNeXtTiny:/path/weights.h5'" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("case", ["data-aligned:99", "another family", "smaller teacher", "corrupt teacher"])
+def test_train_init_that_cannot_apply_is_one_line_exit_2(tmp_path, capsys, case):
+    from keras_structinit.models import build_model
+
+    data = write_tiny_cifar(tmp_path / "train.npz", 20, 0)
+    argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "3", "--patch-size", "2", "--epochs", "1",
+            "--data", data, "--out", str(tmp_path / "out")]
+    teacher = tmp_path / "teacher.keras"
+    if case == "data-aligned:99":
+        argv = [*argv[:2], "simple-cnn", *argv[7:]]
+        spec, message = "data-aligned:99", "`num_layers` must be at most the number of spatial Conv2D layers"
+    elif case == "another family":
+        build_model("vit-tiny-8/2", 10, (32, 32, 3)).save(teacher)
+        spec, message = f"select:{teacher}", "not of one supported family"
+    elif case == "smaller teacher":
+        build_model("convmixer-4/2", 10, (32, 32, 3), kernel_size=3, patch_size=2).save(teacher)
+        spec, message = f"select:{teacher}", "student is larger than the teacher"
+    else:
+        teacher.write_bytes(b"PK\x03\x04 truncated")
+        spec, message = f"select:{teacher}", "is not a .keras archive (not a zip file): is it truncated"
+    assert cli.main([*argv, "--init", spec]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()

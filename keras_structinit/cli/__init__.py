@@ -17,8 +17,11 @@ import sys
 from keras_structinit.cli.arguments import (
     BACKENDS,
     add_overwrite_argument,
+    non_negative_float,
     non_negative_int,
+    positive_float,
     positive_int,
+    unit_rate,
     usage_error,
 )
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
@@ -36,9 +39,16 @@ def _add_backend_argument(parser):
                         help="Keras backend (default: KERAS_BACKEND)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose usage errors are one line on stderr (exit status 2)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
     """The ``structinit`` argument parser (``args.command`` names the subcommand)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="structinit", description="Structured initialization for Keras 3 vision models."
     )
     sub = parser.add_subparsers(dest="command", required=True)
@@ -97,8 +107,8 @@ def build_parser():
     add_overwrite_argument(train, "the results of an earlier run in --out")
     _add_backend_argument(train)
     train.add_argument("--batch-size", type=positive_int, default=None, help="global batch (recipe default)")
-    train.add_argument("--lr", type=float, default=None, help="peak learning rate (recipe default)")
-    train.add_argument("--weight-decay", type=float, default=None)
+    train.add_argument("--lr", type=positive_float, default=None, help="peak learning rate (recipe default)")
+    train.add_argument("--weight-decay", type=non_negative_float, default=None)
     # The CIFAR options' choices are the recipe's (recipes.OPTIMIZERS, SCHEDULES, NORMALIZATIONS;
     # a test keeps them equal), written out so that parsing imports no Keras.
     train.add_argument("--optimizer", choices=("adamw", "sgd", "sgd_momentum"), default=None,
@@ -113,7 +123,7 @@ def build_parser():
                        help="CIFAR: pixels of padding before the random crop (recipe default 4; 0: no crop)")
     train.add_argument("--no-flip", dest="flip", action="store_const", const=False, default=None,
                        help="CIFAR: no random horizontal flip")
-    train.add_argument("--label-smoothing", type=float, default=None)
+    train.add_argument("--label-smoothing", type=unit_rate, default=None)
     train.add_argument("--rand-augment", default="recipe",
                        help="N,M (ops, magnitude in [0,1]), 'none', or 'recipe'")
     train.add_argument("--train-size", type=positive_int, default=None,
@@ -141,7 +151,10 @@ def build_parser():
     select.add_argument("--teacher", required=True,
                         help="the larger trained model: a .keras file, a KerasHub preset (name or dir), "
                              "keras_cv:PRESET, or a keras.applications name[:weights file]")
-    select.add_argument("--student", required=True, help="model name, e.g. vit-tiny, convnext-femto")
+    select.add_argument("--student", required=True,
+                        help="a zoo model name (vit-tiny, convnext-femto, ...), a .keras file whose "
+                             "architecture to use, or keras.applications:NAME (e.g. "
+                             "keras.applications:ConvNeXtTiny, built without weights)")
     select.add_argument("--student-kwargs", default=None,
                         help='JSON of builder arguments, e.g. \'{"num_classes": 100, "patch_size": 4}\' '
                              "(default: the teacher's classes and input shape)")

@@ -10,8 +10,9 @@ import zipfile
 from keras_structinit import validation
 
 BACKENDS = ("tensorflow", "jax", "torch")
-#: What a bad input file raises while it is read (a truncated zip, a refused Lambda, a missing module).
-INPUT_ERRORS = (ValueError, TypeError, OSError, ImportError, EOFError, zipfile.BadZipFile)
+#: What a bad input raises while it is read (a truncated zip, a refused Lambda, a missing module, a
+#: failed download).
+INPUT_ERRORS = (ValueError, TypeError, OSError, ImportError, EOFError, zipfile.BadZipFile, RuntimeError)
 #: How the error messages of :mod:`keras_structinit.io_utils` say to allow replacing an output.
 OVERWRITE_HINT = "--overwrite"
 
@@ -30,6 +31,23 @@ def _int_type(minimum, expected):
 
 positive_int = _int_type(1, "a positive integer")
 non_negative_int = _int_type(0, "a non-negative integer")
+
+
+def _float_type(check, expected):
+    """An ``argparse`` type: a float that ``check`` (a :mod:`validation` checker) accepts."""
+
+    def parse(text):
+        try:
+            return check(float(text), "value")
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+
+    return parse
+
+
+positive_float = _float_type(validation.positive_float, "a positive number")
+non_negative_float = _float_type(validation.non_negative_float, "a number >= 0")
+unit_rate = _float_type(validation.rate, "a number in [0, 1)")
 
 
 def check_exists(path, flag):
@@ -51,6 +69,7 @@ def add_overwrite_argument(parser, what):
 
 
 def usage_error(command, error):
-    """Prints ``structinit COMMAND: error: ...`` to stderr; returns the exit status 2."""
-    print(f"structinit {command}: error: {error}", file=sys.stderr)
+    """Prints ``structinit COMMAND: error: ...`` to stderr, on one line; returns the exit status 2."""
+    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    print(f"structinit {command}: error: {text}", file=sys.stderr)
     return 2

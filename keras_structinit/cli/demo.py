@@ -17,7 +17,7 @@ import numpy as np
 
 import keras_structinit as ks
 from keras_structinit import covariance, datasets, validation
-from keras_structinit.cli.arguments import OVERWRITE_HINT, check_exists, usage_error
+from keras_structinit.cli.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
 from keras_structinit.initializers import ConvCovariance
 from keras_structinit.io_utils import prepare_output_dir, write_json, write_text
 from keras_structinit.recipes.progress import progress_callbacks
@@ -60,7 +60,7 @@ def run(args):
         prepare_output_dir(args.out, OUTPUT_FILES, "--out", overwrite=args.overwrite, inputs=[args.data],
                            hint=OVERWRITE_HINT, check_only=True)
         data = prepare_data(args.data, args.train_size, args.seed, name="--data")
-    except (ValueError, TypeError, OSError, RuntimeError) as err:
+    except INPUT_ERRORS as err:
         return usage_error("demo", err)
     run_demo(data=data, epochs=args.epochs, out=args.out, seed=args.seed, train_size=args.train_size,
              overwrite=args.overwrite)

@@ -9,7 +9,7 @@ from keras_structinit.cli.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_t
 from keras_structinit.io_utils import atomic_path, check_output
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.selection.select import select_weights
-from keras_structinit.selection.teachers import load_teacher
+from keras_structinit.selection.teachers import application_builder, load_teacher
 
 __all__ = ["run", "select_student"]
 
@@ -27,8 +27,44 @@ def _student_kwargs(text):
     return kwargs
 
 
+APPLICATIONS = "keras.applications:"
+
+
+def _check_student(student):
+    """A zoo name, a ``.keras`` path or ``keras.applications:NAME``; ``ValueError`` otherwise."""
+    if student.endswith(".keras"):
+        if not os.path.isfile(student):
+            raise ValueError(f"--student {student!r} does not exist")
+    elif student.startswith(APPLICATIONS):
+        name = student[len(APPLICATIONS):]
+        if application_builder(name) is None:
+            raise ValueError(f"--student {student!r}: keras.applications has no model {name!r} "
+                             "(e.g. keras.applications:ConvNeXtTiny)")
+    else:
+        parse_model_name(student)
+
+
+def _build_student(student, num_classes, input_shape, kwargs):
+    """The student model: from a ``.keras`` file (its weights are then replaced), keras.applications
+    (no weights, logits) or the zoo."""
+    if student.endswith(".keras"):
+        if kwargs:
+            raise ValueError("--student-kwargs applies to zoo and keras.applications students, not to a "
+                             f".keras file ({student!r})")
+        return load_teacher(student)  # the same checked .keras reader
+    if student.startswith(APPLICATIONS):
+        builder = application_builder(student[len(APPLICATIONS):])
+        kwargs = {"classifier_activation": None, **kwargs}
+        return builder(weights=None, input_shape=input_shape, classes=num_classes, **kwargs)
+    return build_model(student, num_classes, input_shape, **kwargs)
+
+
 def select_student(teacher, student, out, student_kwargs=None, report=None, overwrite=False, **options):
-    """Builds ``student`` (a registry name), selects ``teacher``'s weights into it, saves it to ``out``.
+    """Builds ``student``, selects ``teacher``'s weights into it, saves it to ``out``.
+
+    ``student`` is a zoo name (:func:`~keras_structinit.models.build_model`), a
+    ``.keras`` file (its architecture; every selected weight is replaced) or
+    ``"keras.applications:NAME"`` (built without weights, logits out).
 
     ``teacher`` is anything :func:`~keras_structinit.selection.load_teacher`
     accepts (a model, a ``.keras`` path, a KerasHub preset...); the student gets the
@@ -40,7 +76,8 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, over
     """
     if not str(out).endswith(".keras"):
         raise ValueError(f"--out must be a .keras path. Received: {out!r}")
-    inputs = [teacher] if isinstance(teacher, (str, os.PathLike)) else []
+    _check_student(student)
+    inputs = [spec for spec in (teacher, student) if isinstance(spec, (str, os.PathLike))]
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
     if report is not None:
         report = check_output(report, "--report", overwrite=overwrite, inputs=[*inputs, out],
@@ -53,7 +90,7 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, over
             "features rather than class logits (e.g. a KerasHub backbone)")
     num_classes = kwargs.pop("num_classes", int(teacher.output_shape[-1]))
     input_shape = tuple(kwargs.pop("input_shape", teacher.input_shape[1:]))
-    model = build_model(student, num_classes, input_shape, **kwargs)
+    model = _build_student(student, num_classes, input_shape, kwargs)
     selection = select_weights(teacher, model, **options)
     with atomic_path(out) as tmp:
         model.save(tmp)
@@ -66,7 +103,7 @@ def run(args):
     """Runs ``structinit select``; one-line errors (exit 2) for bad input, before anything is written."""
     try:
         check_teacher(args.teacher, "--teacher")
-        parse_model_name(args.student)
+        _check_student(args.student)
         model, selection = select_student(
             args.teacher, args.student, args.out, _student_kwargs(args.student_kwargs), args.report,
             overwrite=args.overwrite, layer_selection=args.layer_selection,

@@ -1,9 +1,11 @@
 """``structinit train``: one recipe run from a model name and an init spec.
 
-Writes to ``out``: ``log.csv`` (``keras.callbacks.CSVLogger``, one row per
-epoch), ``results.json`` (config, versions, machine, per-epoch metrics, final
-validation and ``eval_data`` accuracy), ``results.md`` (the printed table)
-and ``learning_curves.png`` when matplotlib is installed.
+Writes to ``out``: ``model.keras`` (the trained model, compiled, frozen
+kernels recorded: reload with :func:`keras_structinit.load_frozen_model` or
+``keras.saving.load_model``), ``log.csv`` (``keras.callbacks.CSVLogger``, one
+row per epoch), ``results.json`` (config, versions, machine, per-epoch
+metrics, final validation and ``eval_data`` accuracy), ``results.md`` (the
+printed table) and ``learning_curves.png`` when matplotlib is installed.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from keras_structinit.cli.arguments import (
     check_teacher,
     usage_error,
 )
-from keras_structinit.io_utils import prepare_output_dir, write_json, write_text
+from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_json, write_text
 from keras_structinit.mimetic import DEFAULT_B, shift_seed
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
@@ -39,7 +41,7 @@ from keras_structinit.reporting import format_table, machine_info, versions
 from keras_structinit.walker import find_kernels
 
 #: The files a run writes to its ``out`` folder.
-OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png")
+OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png", "model.keras")
 INIT_FORMS = ("default", "conv-cov[:PRESET]", "cov-transfer:PATH", "torch-uniform", "select:TEACHER.keras",
               "data-aligned[:L]",
               "mean-shift[:B]", "conv-cov[:PRESET]+mean-shift[:B]")
@@ -105,9 +107,11 @@ def run(args):
         data = prepare_data(args.recipe, args.data, seed=args.seed, train_size=args.train_size,
                             validation_split=args.val_split, eval_data=args.eval_data, cli=True)
         teachers = _load_teachers(_init_teacher(init_spec), args.distill_from)
-    except (*INPUT_ERRORS, RuntimeError) as err:
+        model_kwargs = {"kernel_size": args.kernel_size, "patch_size": args.patch_size}
+        check_init(args.model, data, init_spec, seed=args.seed, teachers=teachers, image_size=args.image_size,
+                   **{k: v for k, v in model_kwargs.items() if v is not None})
+    except INPUT_ERRORS as err:
         return usage_error("train", err)
-    model_kwargs = {"kernel_size": args.kernel_size, "patch_size": args.patch_size}
     run_train(
         args.recipe, args.model, data, args.epochs, args.out, init=args.init, frozen=args.frozen,
         distill_from=args.distill_from, distill_alpha=args.distill_alpha, distill_mode=args.distill_mode,
@@ -118,6 +122,31 @@ def run(args):
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
     )
     return 0
+
+
+def _input_shape(recipe, data, image_size):
+    """The model's input shape: the crop size for ImageNet, the images' shape for CIFAR."""
+    if recipe == "imagenet" or not isinstance(data.train, tuple):
+        return (image_size or 224,) * 2 + (3,)
+    return tuple(data.train[0].shape[1:])
+
+
+def check_init(model, data, init_spec, *, seed=0, teachers=None, image_size=None, **model_kwargs):
+    """Raises what applying ``init_spec`` to a fresh ``model`` would raise, before anything trains.
+
+    Applies it to a throwaway model (the teachers already loaded, from
+    ``teachers``), except ``data-aligned``, whose layer count alone is
+    checked (its patch statistics wait for the run).
+    """
+    from keras_structinit.alignment.apply import _conv_targets
+
+    m = build_model(model, data.num_classes, _input_shape(None, data, image_size), **model_kwargs)
+    parts = list(init_spec[1]) if "+" in init_spec[0] else [init_spec]
+    for kind, arg in parts:
+        if kind == "data-aligned":
+            _conv_targets(m, arg, None)
+        else:
+            apply_init(m, (kind, (teachers or {}).get(arg, arg) if kind == "select" else arg), seed)
 
 
 def _init_teacher(init_spec):
@@ -389,10 +418,8 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
         options.update(cifar_options)
     if rand_augment != "recipe":
         options["rand_augment"] = rand_augment
-    if recipe == "imagenet":
-        input_shape = (image_size or 224,) * 2 + (3,)
-    else:
-        input_shape = data.train[0].shape[1:]
+    input_shape = _input_shape(recipe, data, image_size)
+    if recipe != "imagenet":
         train_size = len(data.train[0])
     print(f"Data: {data.description}", flush=True)
 
@@ -464,15 +491,19 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
         "versions": versions(),
         "machine": machine_info(),
         "model_params": int(getattr(history.model, "student", history.model).count_params()),
+        "model_file": "model.keras",
         "metrics": metrics,
         "eval": history.eval_results,
         "normalization": getattr(history, "normalization", None),
         "summary": row,
         "wall_seconds": round(total, 1),
     }
+    trained = getattr(history.model, "student", history.model)  # a distiller's student
+    with atomic_path(os.path.join(out, "model.keras")) as tmp:
+        trained.save(tmp)  # frozen kernels of stock layers are recorded in it (see load_frozen_model)
     write_json(os.path.join(out, "results.json"), results)
     write_text(os.path.join(out, "results.md"), table + "\n")
-    written = ["results.json", "results.md", "log.csv"]
+    written = ["model.keras", "results.json", "results.md", "log.csv"]
     try:
         from keras_structinit import viz
 

@@ -8,12 +8,13 @@ from where users keep them, with each library's own loader.
 from __future__ import annotations
 
 import os
+import zipfile
 
 import keras
 
 from keras_structinit import walker
 
-__all__ = ["load_teacher", "smaller_config"]
+__all__ = ["application_builder", "load_teacher", "smaller_config"]
 
 _FORMS = (
     "a keras.Model, a .keras file, a KerasHub preset name or local preset directory, "
@@ -22,7 +23,8 @@ _FORMS = (
 )
 
 
-def _application(name):
+def application_builder(name):
+    """The ``keras.applications`` constructor called ``name`` (``"ConvNeXtTiny"``), else ``None``."""
     builder = getattr(keras.applications, name, None)
     return builder if callable(builder) and name[:1].isupper() else None
 
@@ -63,7 +65,13 @@ def load_teacher(spec, **kwargs):
     if spec.endswith(".keras"):
         if not os.path.isfile(spec):
             raise FileNotFoundError(f"`teacher` does not exist: teacher={spec!r}")
-        return keras.saving.load_model(spec, compile=False, **kwargs)
+        if not zipfile.is_zipfile(spec):  # Keras would call it "not found"
+            raise ValueError(f"`teacher` {spec!r} is not a .keras archive (not a zip file): is it truncated "
+                             "or corrupt?")
+        try:
+            return keras.saving.load_model(spec, compile=False, **kwargs)
+        except (zipfile.BadZipFile, EOFError, KeyError, OSError) as err:
+            raise ValueError(f"`teacher` {spec!r} is a corrupt .keras file: {_first_line(err)}") from err
     if os.path.isdir(spec):
         if not os.path.isfile(os.path.join(spec, "config.json")):
             raise ValueError(f"`teacher` is a directory without config.json, not a KerasHub preset: {spec!r}")
@@ -77,16 +85,44 @@ def load_teacher(spec, **kwargs):
             ) from err
         return keras_cv.models.Backbone.from_preset(spec[len("keras_cv:"):], **kwargs)
     name, _, weights = spec.partition(":")
-    builder = _application(name)
+    builder = application_builder(name)
     if builder is not None:
         if weights and not os.path.isfile(weights):
             raise FileNotFoundError(
                 f"The weights file of `teacher` does not exist: {weights!r} (teacher={spec!r})")
         kwargs.setdefault("classifier_activation", None)
-        return builder(weights=weights or "imagenet", **kwargs)
+        if weights:
+            return builder(weights=weights, **kwargs)
+        with _downloading(f"the ImageNet weights of keras.applications.{name}",
+                          f"pass a weights file instead: '{name}:/path/weights.h5'"):
+            return builder(weights="imagenet", **kwargs)
     if os.path.sep in spec or spec.startswith("."):
         raise FileNotFoundError(f"`teacher` does not exist: teacher={spec!r}")
-    return _keras_hub().models.Backbone.from_preset(spec, **kwargs)
+    hub = _keras_hub()
+    with _downloading(f"the KerasHub preset {spec!r}",
+                      "save it once with backbone.save_to_preset(DIR) and pass DIR"):
+        return hub.models.Backbone.from_preset(spec, **kwargs)
+
+
+def _first_line(err):
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0] if lines else ''}"
+
+
+class _downloading:
+    """Turns a failed download into one ``RuntimeError`` line saying what was fetched and what to do."""
+
+    def __init__(self, what, instead):
+        self.what, self.instead = what, instead
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, err, tb):
+        if err is None or not isinstance(err, Exception) or isinstance(err, (TypeError, ValueError)):
+            return False  # wrong arguments stay what they are
+        raise RuntimeError(f"Could not load {self.what} (is the machine offline?): {_first_line(err)}; "
+                           f"{self.instead}") from err
 
 
 def _keras_hub():
