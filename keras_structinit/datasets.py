@@ -505,7 +505,11 @@ def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train
         seed: seed of the hold-out and of the ``train_size`` subset.
         train_size: keep a random subset of this many training images (in
             source order), drawn after the hold-out; default all. More than
-            the data holds after the hold-out is a ``ValueError``.
+            the data holds after the hold-out is a ``ValueError``. The
+            validation set shrinks with it, to the same fraction of the data
+            used (``train_size = 500`` with ``validation_split = 0.1``: 56
+            validation images, stratified), so that a short run does not
+            spend its time validating.
         name: what error messages call ``data`` (e.g. ``"--data"``).
 
     Returns:
@@ -519,6 +523,10 @@ def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train
     if train_size is not None and train_size < len(x):
         keep = np.sort(_random_subset(len(x), train_size, seed))
         x, y = x[keep], y[keep]
+        wanted = round(train_size * validation_split / (1.0 - validation_split))
+        if 0 < wanted < len(held_out[1]):
+            _, pick = stratified_split(held_out[1], wanted / len(held_out[1]), seed + 1)
+            held_out = (held_out[0][pick], held_out[1][pick])
     return (x, y), held_out
 
 

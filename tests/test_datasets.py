@@ -305,7 +305,11 @@ def test_load_cifar_sources_split_and_train_size(tmp_path):
     ids = xs[:, 0, 0, 0]
     assert len(xs) == 12 and np.all(np.diff(ids) > 0) and set(ids) <= set(xt[:, 0, 0, 0])
     np.testing.assert_array_equal(ys, y[ids])
-    np.testing.assert_array_equal(xv2, xv)  # the hold-out does not depend on train_size
+    # The hold-out shrinks to the same fraction of the data used (issue 33): 12 * 0.3 / 0.7 = 5 images,
+    # drawn per class from the same hold-out (3 per class here: round(3 * 5 / 12) = 1 of each class).
+    vids = xv2[:, 0, 0, 0]
+    assert len(xv2) == 4 and set(vids) <= set(xv[:, 0, 0, 0]) and not set(vids) & set(ids)
+    np.testing.assert_array_equal(np.bincount(y[vids]), [1, 1, 1, 1])
     (xa, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=28)
     assert len(xa) == 28
     # More than the data holds is an error, never a silent cap.
