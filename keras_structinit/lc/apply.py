@@ -152,6 +152,7 @@ def fold_model(model):
 
     Returns:
         A new ``keras.Model`` giving the same outputs (up to float error).
+        A model without LC blocks is a ``ValueError``.
 
     Example:
         >>> plain = fold_model(model)
@@ -159,6 +160,8 @@ def fold_model(model):
         True
     """
     check_model(model)
+    if not any(isinstance(layer, LCConv2D) for layer in model._flatten_layers()):
+        raise ValueError(f"`model` ({model.name}) has no LC blocks (LCConv2D layers): nothing to fold.")
     pairs = []
 
     def clone(layer):
