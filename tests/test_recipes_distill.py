@@ -40,6 +40,10 @@ def test_configured_loss_is_the_papers_formula(alpha):
     cross_entropy = -(y * log_p_s).sum(-1).mean()
     kl = (np.exp(log_p_t) * (log_p_t - log_p_s)).sum(-1).mean()
     assert got == pytest.approx(cross_entropy + alpha * kl, rel=1e-5)
+    # The logged terms are the paper's (issue 33: student_loss was 2 L_class), and add up to the loss.
+    logged = {m.name: float(to_numpy(m.result())) for m in distiller.metrics}
+    assert logged["student_loss"] == pytest.approx(cross_entropy, rel=1e-5)
+    assert logged["distillation_loss"] == pytest.approx(alpha * kl, rel=1e-5)
 
 
 def test_fit_distill_trains_the_student_and_leaves_the_teacher(tmp_path):

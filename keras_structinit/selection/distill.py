@@ -15,7 +15,10 @@ student and discarded after training.
 Keras' ``Distiller`` minimizes ``w * L_student + (1 - w) * sum_i a_i L_i`` and
 its ``LogitsDistillation`` computes ``T^2 KL(softmax(z_t / T) || softmax(z_s / T))``
 (default ``T = 3``). With ``T = 1``, ``w = 1/2``, ``a = 2 alpha`` and the
-student's loss doubled, the total is exactly the paper's ``L``.
+student's loss doubled, the total is exactly the paper's ``L``. The logged
+terms are the paper's too: ``student_loss`` is ``L_class`` and
+``distillation_loss`` is ``alpha * KL`` (or ``alpha * L1``), so that
+``loss = student_loss + distillation_loss``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,20 @@ class _Doubled:
 
     def __call__(self, y_true, y_pred):
         return 2.0 * self.loss(y_true, y_pred)
+
+
+class _HalfMean(keras.metrics.Mean):
+    """The mean of ``values / 2``: the Distiller's terms as the paper writes them (see the module)."""
+
+    def update_state(self, values, sample_weight=None):
+        return super().update_state(keras.ops.multiply(values, 0.5), sample_weight=sample_weight)
+
+
+def _log_papers_terms(distiller):
+    """The Distiller logs ``2 L_class`` and ``2 alpha L_distill`` (the weights above); log the paper's."""
+    distiller.student_loss_tracker = _HalfMean(name="student_loss")
+    distiller.distillation_loss_tracker = _HalfMean(name="distillation_loss")
+    return distiller
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
@@ -187,7 +204,7 @@ def paper_distiller(teacher, student, loss, alpha=1.0, mode="logits", teacher_la
         distillation_loss_weights=[2.0 * alpha],
         student_loss_weight=0.5,
     )
-    return distiller, _Doubled(loss)
+    return _log_papers_terms(distiller), _Doubled(loss)
 
 
 def _feature_distiller(teacher, student, loss, alpha, teacher_layer, student_layer):
@@ -208,4 +225,4 @@ def _feature_distiller(teacher, student, loss, alpha, teacher_layer, student_lay
         student_loss_weight=0.5,
     )
     distiller.projector = projector  # tracked: its weights train with the student's
-    return distiller, _Doubled(loss)
+    return _log_papers_terms(distiller), _Doubled(loss)
