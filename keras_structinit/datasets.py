@@ -21,6 +21,7 @@ import hashlib
 import io
 import os
 import pickle
+import socket
 import tarfile
 import tempfile
 import zipfile
@@ -35,6 +36,7 @@ __all__ = [
     "PROCEDURAL_CLASS_NAMES",
     "PROCEDURAL_MAX_TRAIN_SIZE",
     "cifar10_cache_available",
+    "cifar10_reachable",
     "cifar10_class_names",
     "load_cifar",
     "load_cifar10",
@@ -577,12 +579,33 @@ def _cifar10_arrays(source, name):
     return x, y.astype(np.uint8)
 
 
+#: Where keras.datasets.cifar10 downloads from (probed before a download; see :func:`cifar10_reachable`).
+_CIFAR10_HOST = ("www.cs.toronto.edu", 443)
+
+
+def cifar10_reachable(timeout=3.0):
+    """Whether CIFAR-10's download host answers within ``timeout`` seconds.
+
+    ``False`` at once when the environment variable ``STRUCTINIT_OFFLINE``
+    is set (the tests set it), and on any network error.
+    """
+    if os.environ.get("STRUCTINIT_OFFLINE"):
+        return False
+    try:
+        socket.create_connection(_CIFAR10_HOST, timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
 def load_demo_data(data, train_size, seed, name="data"):
     """``(x_train, y_train, x_val, y_val, description)`` for the demo and the examples.
 
-    ``data`` is a path accepted by :func:`load_cifar10` or ``None``: then the
-    Keras cache is used if CIFAR-10 is there, else :func:`procedural_images`
-    (no download). CIFAR-10 keeps 10% of each class for validation. The
+    ``data`` is a path accepted by :func:`load_cifar10` or ``None``: then
+    CIFAR-10 from the Keras cache, else downloaded by ``keras.datasets`` when
+    its host answers within a few seconds (:func:`cifar10_reachable`), else
+    :func:`procedural_images` (offline). CIFAR-10 keeps 10% of each class for
+    validation. The
     training arrays are a random subset of ``train_size`` images in random
     order, so any prefix is a random subset too. ``train_size`` may not exceed
     what the data holds (45,000 for CIFAR-10, ``PROCEDURAL_MAX_TRAIN_SIZE``
@@ -590,10 +613,20 @@ def load_demo_data(data, train_size, seed, name="data"):
     ``name`` is what error messages call ``data`` (e.g. ``"--data"``).
     """
     train_size = validation.positive_int(train_size, "train_size")
+    arrays, why = None, "CIFAR-10 not found offline"
     if data is not None or cifar10_cache_available():
-        (x, y), (x_val, y_val) = _split(*_cifar10_arrays(data, name), 0.1, seed)
+        arrays = _cifar10_arrays(data, name)
+    elif cifar10_reachable():
+        print("Downloading CIFAR-10 with keras.datasets (170 MB; pass --data PATH to use a local copy)",
+              flush=True)
+        try:
+            arrays = _cifar10_arrays(None, name)
+        except RuntimeError as err:
+            why = f"the CIFAR-10 download failed: {str(err).splitlines()[0][:120]}"
+    if arrays is not None:
+        (x, y), (x_val, y_val) = _split(*arrays, 0.1, seed)
         _check_train_size(train_size, len(x), 0.1)
-        description = f"CIFAR-10 training split from {data or 'the Keras cache'} (10% held out)"
+        description = f"CIFAR-10 training split from {data or 'keras.datasets'} (10% held out)"
     else:
         if train_size > PROCEDURAL_MAX_TRAIN_SIZE:
             raise ValueError(
@@ -602,10 +635,7 @@ def load_demo_data(data, train_size, seed, name="data"):
             )
         x, y = procedural_images(train_size + train_size // 5, seed=seed)
         x, x_val, y, y_val = x[:train_size], x[train_size:], y[:train_size], y[train_size:]
-        description = (
-            "the embedded procedural image set (CIFAR-10 not found offline; "
-            "pass --data PATH to use it)"
-        )
+        description = f"the embedded procedural image set ({why}; pass --data PATH to use it)"
     keep = _random_subset(len(x), train_size, seed)
     return x[keep], y[keep], x_val, y_val, description
 

@@ -86,7 +86,8 @@ def plot_covariances(covariances, kernel_size, titles, path, title=None, overwri
 
 
 def plot_filters(kernels, titles, path, num_filters=32, title=None, overwrite=False):
-    """The first ``num_filters`` 2-D filters of each kernel ``(kh, kw, a, b)``, each scaled to [-1, 1]."""
+    """The first ``num_filters`` 2-D filters of each kernel ``(kh, kw, a, b)``, each scaled to [-1, 1]
+    (the colorbar's scale)."""
     plt = _pyplot()
     cols = 8
     rows = math.ceil(num_filters / cols)
@@ -104,9 +105,10 @@ def plot_filters(kernels, titles, path, num_filters=32, title=None, overwrite=Fa
             grid[r * (kh + 1) : r * (kh + 1) + kh, c * (kw + 1) : c * (kw + 1) + kw] = f / (
                 np.abs(f).max() + 1e-12
             )
-        ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+        image = ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
         ax.set_title(panel_title, fontsize=9)
         ax.axis("off")
+    fig.colorbar(image, ax=axes[:, 0].tolist(), shrink=0.8, label="weight / max |weight| of its filter")
     if title:
         fig.suptitle(title, fontsize=9)
     return _save(fig, path, overwrite)

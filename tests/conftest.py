@@ -60,6 +60,8 @@ if "JAX_COMPILATION_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, _jax_cache, ignore_errors=True)
     os.environ["JAX_COMPILATION_CACHE_DIR"] = _jax_cache
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+# No test downloads: the demo's data loader does not probe the network (its tests monkeypatch it).
+os.environ.setdefault("STRUCTINIT_OFFLINE", "1")
 os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 
 import keras  # noqa: E402 - after XLA_FLAGS and the JAX cache

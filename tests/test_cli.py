@@ -31,7 +31,12 @@ def test_demo_smoke_writes_table_json_and_plots(tmp_path, capsys):
         assert 0.0 <= r["final_val_accuracy"] <= 1.0
     for name in ("covariance.png", "filters.png", "learning_curves.png", "results.md"):
         assert (tmp_path / name).stat().st_size > 0
-    assert "procedural image set" in (tmp_path / "results.md").read_text()
+    md = (tmp_path / "results.md").read_text()
+    assert "procedural image set" in md
+    # results.md names the model, epochs, seed, backend and data, and says what one seed can tell.
+    assert (f"Model: ConvMixer-64/4, k=7, patch 2, frozen spatial filters, 1 epochs, seed 0, backend "
+            f"{keras.backend.backend()}.") in md
+    assert "with one seed per init, which cannot tell it from seed noise" in md and saved["verdict"] in md
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]  # no half-written files left
 
 
@@ -669,3 +674,21 @@ def test_train_init_that_cannot_apply_is_one_line_exit_2(tmp_path, capsys, case)
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_demo_with_seeds_says_whether_the_gap_is_beyond_seed_noise(tmp_path, capsys):
+    summary = run_demo(epochs=1, train_size=64, out=str(tmp_path / "a"), verbose=0, seeds=2, seed=3)
+    rows = summary["results"]
+    assert [r["seeds"] for r in rows] == [2, 2] and all(len(r["final_val_accuracies"]) == 2 for r in rows)
+    for row in rows:
+        assert row["final_val_accuracy"] == pytest.approx(np.mean(row["final_val_accuracies"]))
+        assert row["final_val_accuracy_std"] == pytest.approx(np.std(row["final_val_accuracies"], ddof=1))
+    assert re.fullmatch(r"Gap: [+-]\d+\.\d\d ± \d+\.\d\d points \(mean over 2 seeds ± standard error\): "
+                        r"(beyond|within) seed noise .*", summary["verdict"])
+    assert "seeds 3..4" in (tmp_path / "a" / "results.md").read_text()
+    # The same seed gives the same numbers.
+    again = run_demo(epochs=1, train_size=64, out=str(tmp_path / "b"), verbose=0, seeds=2, seed=3)
+    def numbers(result):
+        return [(r["final_val_accuracies"], r["final_train_loss"]) for r in result["results"]]
+
+    assert numbers(again) == numbers(summary) and again["verdict"] == summary["verdict"]

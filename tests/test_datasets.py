@@ -368,6 +368,38 @@ def test_load_demo_data_procedural_without_cifar(tmp_path, monkeypatch):
         datasets.load_demo_data(None, 2_000_000, seed=0)
 
 
+def test_load_demo_data_downloads_cifar10_when_online(tmp_path, monkeypatch):
+    """Issue 33: online, the demo fetches CIFAR-10 through keras.datasets; offline it says why not."""
+    import keras
+
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    assert datasets.cifar10_reachable() is False  # STRUCTINIT_OFFLINE (set for the tests)
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (200, 32, 32, 3), dtype=np.uint8)
+    y = (np.arange(200) % 10).reshape(-1, 1).astype(np.uint8)
+    calls = []
+
+    def load_data():
+        calls.append(1)
+        return (x, y), (x[:10], y[:10])
+
+    monkeypatch.setattr(keras.datasets.cifar10, "load_data", load_data)
+    monkeypatch.setattr(datasets, "cifar10_reachable", lambda timeout=3.0: True)
+    xs, _, x_val, _, description = datasets.load_demo_data(None, 50, seed=0)
+    assert calls and "CIFAR-10 training split from keras.datasets" in description
+    assert len(xs) == 50 and len(x_val) == 20
+
+    def failing():
+        raise Exception("URL fetch failure")  # noqa: TRY002 - what keras.utils.get_file raises
+
+    monkeypatch.setattr(keras.datasets.cifar10, "load_data", failing)
+    *_, description = datasets.load_demo_data(None, 50, seed=0)
+    assert "procedural image set (the CIFAR-10 download failed: Could not load cifar10" in description
+    monkeypatch.setattr(datasets, "cifar10_reachable", lambda timeout=3.0: False)
+    *_, description = datasets.load_demo_data(None, 50, seed=0)
+    assert "procedural image set (CIFAR-10 not found offline; pass --data PATH" in description
+
+
 def test_load_demo_data_from_a_file_is_a_random_subset(tmp_path):
     rng = np.random.default_rng(0)
     x = rng.integers(0, 256, (100, 32, 32, 3), dtype=np.uint8)

@@ -64,7 +64,10 @@ def build_parser():
     demo.add_argument("--data", default=None, help="CIFAR-10 ImageFolder dir, .zip of one, or .npz (x, y)")
     demo.add_argument("--epochs", type=positive_int, default=None, help="epochs per run (default 4)")
     demo.add_argument("--out", default="structinit_demo", help="output directory (default structinit_demo)")
-    demo.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
+    demo.add_argument("--seed", type=non_negative_int, default=None, help="random seed (default 0)")
+    demo.add_argument("--seeds", type=positive_int, default=None,
+                      help="seeds per init (seed, seed+1, ...; default 1): with 2 or more the demo says "
+                           "whether the gap exceeds seed noise")
     demo.add_argument("--train-size", type=positive_int, default=None, help="training images (default 10000)")
     add_overwrite_argument(demo, "the results of an earlier run in --out")
     _add_backend_argument(demo)

@@ -37,11 +37,13 @@ DEFAULTS = {
     "learning_rate": 0.01,
     "weight_decay": 0.01,
     "seed": 0,
+    "seeds": 1,
     "preset": "cifar-p2",
 }
 TABLE = (
     ("init (frozen filters)", "init"),
     ("final val acc", "final_val_accuracy", ".4f"),
+    ("std over seeds", lambda row: "-" if row["seeds"] < 2 else f"{row['final_val_accuracy_std']:.4f}"),
     ("best val acc", "best_val_accuracy", ".4f"),
     ("final train loss", "final_train_loss", ".4f"),
     ("train time (s)", "train_seconds", ".1f"),
@@ -63,7 +65,7 @@ def run(args):
     except INPUT_ERRORS as err:
         return usage_error("demo", err)
     run_demo(data=data, epochs=args.epochs, out=args.out, seed=args.seed, train_size=args.train_size,
-             overwrite=args.overwrite)
+             overwrite=args.overwrite, seeds=args.seeds)
     return 0
 
 
@@ -115,8 +117,14 @@ def train_one(name, depthwise_initializer, data, cfg, verbose, callbacks=()):
 
 
 def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_size=None, verbose=None,
-             overwrite=False):
+             overwrite=False, seeds=None):
     """Runs the demo; returns the results dictionary (also written to ``out``).
+
+    Each init trains with ``seeds`` seeds (``seed``, ``seed + 1``, ...; default
+    1); the table shows the mean over them and their standard deviation, and a
+    verdict line says whether the gap between the two inits exceeds twice its
+    standard error (with one seed it says that it cannot tell). The same seed
+    gives the same numbers on a backend.
 
     ``data``: a path or ``None``, read with
     :func:`keras_structinit.datasets.load_demo_data`, or a :class:`DemoData`
@@ -133,41 +141,39 @@ def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_siz
     else:
         callbacks = []
     cfg = dict(DEFAULTS)
-    given = {"epochs": epochs, "seed": seed, "train_size": train_size}
+    given = {"epochs": epochs, "seed": seed, "train_size": train_size, "seeds": seeds}
     cfg.update({k: v for k, v in given.items() if v is not None})
     validation.positive_int(cfg["epochs"], "epochs")
+    validation.positive_int(cfg["seeds"], "seeds")
+    validation.int_value(cfg["seed"], "seed", minimum=0)
     if not isinstance(data, DemoData):
         data = prepare_data(data, cfg["train_size"], cfg["seed"])
     x, y, x_val, y_val, description = data
     print(f"Data: {description}: {len(x)} training / {len(x_val)} validation images.")
-    print(
-        f"Model: ConvMixer-{cfg['dim']}/{cfg['depth']}, k={cfg['kernel_size']}, "
-        f"patch {cfg['patch_size']}, frozen spatial filters; backend {keras.backend.backend()}."
-    )
+    model_line = (f"ConvMixer-{cfg['dim']}/{cfg['depth']}, k={cfg['kernel_size']}, "
+                  f"patch {cfg['patch_size']}, frozen spatial filters, {cfg['epochs']} epochs, "
+                  f"{_seed_text(cfg)}, backend {keras.backend.backend()}")
+    print(f"Model: {model_line}.")
     normalize = channel_normalizer(x)
     num_classes = int(max(y.max(), y_val.max() if len(y_val) else 0)) + 1
     prepared = (normalize(x), y.astype("int32"), normalize(x_val), y_val.astype("int32"), num_classes)
-    runs = {
-        "default (PyTorch uniform)": None,
-        f"ConvCovariance ({cfg['preset']})": ConvCovariance(preset=cfg["preset"], seed=cfg["seed"]),
-    }
-    results, histories, first_kernels = [], {}, {}
-    for name, init in runs.items():
-        _, history, seconds, kernel = train_one(name, init, prepared, cfg, verbose, callbacks)
-        histories[name] = history
-        first_kernels[name] = kernel
-        results.append(
-            {
-                "init": name,
-                "final_val_accuracy": float(history["val_accuracy"][-1]),
-                "best_val_accuracy": float(max(history["val_accuracy"])),
-                "final_train_loss": float(history["loss"][-1]),
-                "train_seconds": round(seconds, 1),
-            }
-        )
+    names = ("default (PyTorch uniform)", f"ConvCovariance ({cfg['preset']})")
+    runs = {name: [] for name in names}
+    histories, first_kernels = {}, {}
+    for seed_i in range(cfg["seed"], cfg["seed"] + cfg["seeds"]):
+        run_cfg = {**cfg, "seed": seed_i}
+        for name in names:
+            init = None if name == names[0] else ConvCovariance(preset=cfg["preset"], seed=seed_i)
+            label = name if cfg["seeds"] == 1 else f"{name}, seed {seed_i}"
+            _, history, seconds, kernel = train_one(label, init, prepared, run_cfg, verbose, callbacks)
+            runs[name].append((history, seconds))
+            histories.setdefault(name, history)  # plots: the first seed's
+            first_kernels.setdefault(name, kernel)
+    results = [_summarize(name, runs[name]) for name in names]
+    verdict = _verdict(*results)
     table = format_table(results, TABLE)
     data_line = f"Data: {description}; {len(x)} training / {len(x_val)} validation images."
-    print("\n" + table)
+    print("\n" + table + "\n\n" + verdict)
     prepare_output_dir(out, OUTPUT_FILES, "out", overwrite=overwrite, inputs=inputs)
     summary = {
         "config": cfg,
@@ -176,14 +182,52 @@ def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_siz
         "versions": versions(),
         "machine": machine_info(),
         "results": results,
+        "verdict": verdict,
         "histories": histories,
     }
     write_json(os.path.join(out, "results.json"), summary)
-    write_text(os.path.join(out, "results.md"), f"{table}\n\n{data_line}\n")
+    write_text(os.path.join(out, "results.md"),
+               f"Model: {model_line}.\n\n{data_line}\n\n{table}\n\n{verdict}\n")
     summary["plots"] = _write_plots(out, cfg, histories, first_kernels, data_line)
     written = ["results.json", "results.md", *(os.path.basename(p) for p in summary["plots"])]
     print(f"\nWrote {', '.join(os.path.join(out, name) for name in written)}")
     return summary
+
+
+def _seed_text(cfg):
+    if cfg["seeds"] == 1:
+        return f"seed {cfg['seed']}"
+    return f"seeds {cfg['seed']}..{cfg['seed'] + cfg['seeds'] - 1}"
+
+
+def _summarize(name, runs):
+    """One table row: the mean (and standard deviation) over seeds of one init's runs."""
+    final = np.array([h["val_accuracy"][-1] for h, _ in runs], dtype=float)
+    return {
+        "init": name,
+        "seeds": len(runs),
+        "final_val_accuracy": float(final.mean()),
+        "final_val_accuracy_std": float(final.std(ddof=1)) if len(runs) > 1 else None,
+        "final_val_accuracies": final.tolist(),
+        "best_val_accuracy": float(np.mean([max(h["val_accuracy"]) for h, _ in runs])),
+        "final_train_loss": float(np.mean([h["loss"][-1] for h, _ in runs])),
+        "train_seconds": round(float(np.mean([seconds for _, seconds in runs])), 1),
+    }
+
+
+def _verdict(baseline, method):
+    """Whether the gap in mean final validation accuracy exceeds twice its standard error."""
+    gap = method["final_val_accuracy"] - baseline["final_val_accuracy"]
+    n = method["seeds"]
+    if n < 2:
+        return (f"Gap: {100 * gap:+.2f} points with one seed per init, which cannot tell it from seed "
+                "noise: run with --seeds 3 (or more) for that.")
+    variances = [row["final_val_accuracy_std"] ** 2 for row in (baseline, method)]
+    error = float(np.sqrt(sum(variances) / n))
+    beyond = abs(gap) > 2 * error
+    return (f"Gap: {100 * gap:+.2f} ± {100 * error:.2f} points (mean over {n} seeds ± standard error): "
+            + ("beyond seed noise (more than twice the standard error)." if beyond
+               else "within seed noise (at most twice the standard error)."))
 
 
 def _write_plots(out, cfg, histories, first_kernels, data_line):
@@ -206,7 +250,10 @@ def _write_plots(out, cfg, histories, first_kernels, data_line):
                  for name, kernels in first_kernels.items() for i in kernels],
                 os.path.join(out, "filters.png"),
             ),
-            viz.plot_learning_curves(histories, os.path.join(out, "learning_curves.png"), title=data_line),
+            viz.plot_learning_curves(
+                histories, os.path.join(out, "learning_curves.png"),
+                title=(f"ConvMixer-{cfg['dim']}/{cfg['depth']} k={cfg['kernel_size']}, frozen filters, "
+                       f"seed {cfg['seed']}; {data_line}")),
         ]
     except ImportError as e:
         print(f"Skipping plots: {e}")
