@@ -34,8 +34,10 @@ __all__ = [
     "positive_float",
     "positive_int",
     "positive_ints",
+    "random_seed",
     "rate",
     "renamed",
+    "shape_rank",
     "text",
 ]
 
@@ -95,6 +97,40 @@ def positive_ints(values, name):
     if not values or any(v < 1 for v in values):
         _fail_value(name, expected, values)
     return tuple(int(v) for v in values)
+
+
+#: The int seeds every Keras backend accepts: JAX keeps a seed as a uint32.
+SEED_RANGE = (0, 2**32 - 1)
+
+
+def random_seed(value, name="seed"):
+    """An int seed in :data:`SEED_RANGE`, the range Keras' ``SeedGenerator`` holds on every backend.
+
+    JAX stores seeds as uint32 (a negative or larger int overflows there) while
+    TensorFlow and torch accept any int; refusing the rest everywhere gives one
+    answer on every backend.
+    """
+    low, high = SEED_RANGE
+    expected = f"an int in [{low}, 2**32 - 1]"
+    if not _is_int(value):
+        _fail_type(name, expected, value)
+    if not low <= value <= high:
+        _fail_value(name, expected, value)
+    return int(value)
+
+
+def shape_rank(shape, expected_rank, name, form):
+    """``tuple(shape)`` if it has ``expected_rank`` axes (``ValueError`` naming ``name`` and ``form``).
+
+    For a layer's ``input_shape``: ``shape_rank(input_shape, 3, "input_shape", "(batch, tokens, channels)")``.
+    """
+    shape = tuple(shape)
+    if len(shape) != expected_rank:
+        raise ValueError(
+            f"`{name}` must have rank {expected_rank}, {form}. "
+            f"Received: {name}={shape!r} of rank {len(shape)}"
+        )
+    return shape
 
 
 def finite_float(value, name):

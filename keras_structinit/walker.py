@@ -217,7 +217,7 @@ def check_model(model, name="model"):
     return model
 
 
-def find_kernels(model, which="depthwise", layers=None):
+def find_kernels(model, which="depthwise", layers=None, *, name="model"):
     """``[(layer, kernel_variable), ...]`` of ``which`` kind, in model order.
 
     Args:
@@ -225,6 +225,7 @@ def find_kernels(model, which="depthwise", layers=None):
         which: ``"depthwise"`` or ``"all_spatial"`` (see the module docstring).
         layers: optional list of layer names or layer objects restricting the
             search; each must be a matching layer of ``model``.
+        name: how error messages name ``model`` (e.g. ``"source"``).
 
     Raises:
         TypeError: ``model`` is not a Keras layer, ``layers`` is not a list of
@@ -233,7 +234,7 @@ def find_kernels(model, which="depthwise", layers=None):
             is missing or of another kind.
     """
     validation.one_of(which, "which", KINDS)
-    return _find(model, which, layers)
+    return _find(model, which, layers, name)
 
 
 def find_pointwise_kernels(model, layers=None):
@@ -256,8 +257,8 @@ def find_mlp_kernels(model, layers=None):
     return _find(model, "mlp_first" if layers is None else "dense", layers)
 
 
-def _find(model, which, layers):
-    check_model(model)
+def _find(model, which, layers, name="model"):
+    check_model(model, name)
     select = _SELECTORS[which]
     candidates = list(iter_layers(model)) + [model]
     found = [(layer, select(layer)) for layer in candidates]
@@ -265,7 +266,7 @@ def _find(model, which, layers):
     if layers is not None:
         found = _restrict(found, candidates, layers, which)
     if not found:
-        raise ValueError(f"`model` ({model.name}) has no {_DESCRIPTIONS[which]}.")
+        raise ValueError(f"`{name}` ({model.name}) has no {_DESCRIPTIONS[which]}.")
     return found
 
 
@@ -293,15 +294,21 @@ def _restrict(found, candidates, layers, which):
 
 
 def check_seed(seed):
-    """``seed`` if it is ``None``, an int (returned as ``int``) or a ``keras.random.SeedGenerator``."""
+    """``seed`` if it is ``None``, an int (returned as ``int``) or a ``keras.random.SeedGenerator``.
+
+    Int seeds must lie in ``[0, 2**32 - 1]`` (:func:`keras_structinit.validation.random_seed`):
+    Keras on JAX holds a seed as a uint32, so other ints would work on TensorFlow and
+    torch but overflow on JAX; every backend refuses them here instead.
+    """
     if seed is None or isinstance(seed, keras.random.SeedGenerator):
         return seed
-    if isinstance(seed, Integral) and not isinstance(seed, bool):
-        return int(seed)
-    raise TypeError(
-        "`seed` must be None, an int or a keras.random.SeedGenerator. "
-        f"Received: seed={seed!r} of type {type(seed).__name__}"
-    )
+    expected = "None, an int in [0, 2**32 - 1] or a keras.random.SeedGenerator"
+    if not (isinstance(seed, Integral) and not isinstance(seed, bool)):
+        raise TypeError(f"`seed` must be {expected}. Received: seed={seed!r} of type {type(seed).__name__}")
+    low, high = validation.SEED_RANGE
+    if not low <= seed <= high:
+        raise ValueError(f"`seed` must be {expected}. Received: seed={seed!r}")
+    return int(seed)
 
 
 def seed_generator(seed):

@@ -123,6 +123,14 @@ def test_bad_constructor_arguments(kwargs, error, match):
         ConvCovariance(**kwargs)
 
 
+@pytest.mark.parametrize("seed", [-1, 2**32])
+def test_int_seeds_outside_uint32_are_refused_on_every_backend(seed):
+    # seed=-1 was an OverflowError on JAX (uint32 seeds) and accepted by TensorFlow and torch.
+    with pytest.raises(ValueError, match=r"`seed` must be None, an int in \[0, 2\*\*32 - 1\]"):
+        ConvCovariance(seed=seed)
+    assert tuple(ConvCovariance(seed=2**32 - 1)((3, 3, 2, 1)).shape) == (3, 3, 2, 1)
+
+
 @pytest.mark.parametrize("shape", [(9, 9), (81,), (), (3, 3, 0, 1)])
 def test_bad_shapes(shape):
     with pytest.raises(ValueError, match="shape"):

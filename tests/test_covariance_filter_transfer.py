@@ -111,6 +111,16 @@ def test_biases_untouched():
 def test_bad_seed_raises():
     with pytest.raises(TypeError, match="`seed`"):
         apply_filter_transfer(make(8, 2), source=make(8, 2), seed="x")
+    # NumPy refused -1 with "expected non-negative integer", naming nothing.
+    with pytest.raises(ValueError, match=r"`seed` must be an int in \[0, 2\*\*32 - 1\]"):
+        apply_filter_transfer(make(8, 2), source=make(8, 2), seed=-1)
+
+
+def test_source_without_depthwise_convs_is_named():
+    inputs = keras.Input((4,))
+    dense = keras.Model(inputs, keras.layers.Dense(2)(inputs), name="dense_only")
+    with pytest.raises(ValueError, match=r"`source` \(dense_only\) has no spatial depthwise"):
+        apply_filter_transfer(make(8, 2), source=dense)
 
 
 def test_transfer_filters_is_a_deprecated_alias():

@@ -25,3 +25,16 @@ def test_torch_default_uniform():
         TorchDefaultUniform(fan_in=0)
     with pytest.raises(TypeError, match="depthwise"):
         TorchDefaultUniform(depthwise="yes")
+
+
+@pytest.mark.parametrize(
+    "shape, error",
+    [((0, 3), ValueError), ((3, 3, 4, 0), ValueError), ((3, 0, 4, 2), ValueError), ((3.5, 2), TypeError),
+     ("abc", TypeError)],
+)
+def test_shapes_with_a_zero_size_or_non_int_axis_are_refused(shape, error):
+    # (0, 3) divided by a zero fan-in; (3, 3, 4, 0) returned an empty kernel.
+    with pytest.raises(error, match=r"`shape` must be a non-empty list or tuple of positive ints"):
+        TorchDefaultUniform()(shape)
+    with pytest.raises(error, match="`shape`"):
+        TorchDefaultUniform(fan_in=4)(shape)

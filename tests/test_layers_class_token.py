@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import pytest
 
 import keras_structinit as ks
 from keras_structinit.layers import ClassToken
@@ -20,6 +21,15 @@ def test_class_token_is_prepended():
     assert layer.compute_output_shape((None, 4, 6)) == (None, 5, 6)
     clone = ClassToken.from_config(layer.get_config())
     assert isinstance(clone.initializer, keras.initializers.Ones)
+
+
+@pytest.mark.parametrize("shape", [(2, 4), (2, 4, 4, 3)])
+def test_needs_rank_3_inputs(shape):
+    # A rank-2 input was an IndexError inside call(); a rank-4 one silently grew its second axis.
+    with pytest.raises(ValueError, match=r"`input_shape` must have rank 3, \(batch, tokens, channels\)"):
+        ClassToken()(np.ones(shape, "float32"))
+    with pytest.raises(TypeError, match="`initializer`"):
+        ClassToken(initializer=3)
 
 
 def test_default_initialization_is_timms():

@@ -145,6 +145,13 @@ def test_bad_arguments(kwargs, error, match):
         LCConv2D(**arguments)
 
 
+def test_inputs_must_be_images_and_bank_seeds_uint32():
+    with pytest.raises(ValueError, match=r"`input_shape` must have rank 4"):
+        LCConv2D(4, 3)(np.ones((1, 3, 2), "float32"))
+    with pytest.raises(ValueError, match="`seed`"):
+        SharedKernelBank(9, seed=-1)
+
+
 def test_valid_padding_needs_an_input_at_least_the_kernel():
     with pytest.raises(ValueError, match="padding"):
         LCConv2D(4, 5, padding="valid")(keras.Input((4, 8, 3)))

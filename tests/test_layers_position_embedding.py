@@ -31,6 +31,22 @@ def test_needs_a_fixed_number_of_tokens():
         PositionEmbedding().build((None, None, 8))
 
 
+@pytest.mark.parametrize("shape", [(2, 4), (2, 4, 4, 3)])
+def test_needs_rank_3_inputs(shape):
+    # A rank-2 input was an IndexError, a rank-4 one a broadcasting error inside call().
+    with pytest.raises(ValueError, match=r"`input_shape` must have rank 3, \(batch, tokens, channels\)"):
+        PositionEmbedding()(np.ones(shape, "float32"))
+    with pytest.raises(ValueError, match="`input_shape`"):
+        PositionEmbedding()(keras.Input(shape[1:]))
+
+
+def test_bad_initializer_is_named():
+    with pytest.raises(TypeError, match="`initializer`"):
+        PositionEmbedding(initializer=3)
+    with pytest.raises(ValueError, match="`initializer`"):
+        PositionEmbedding(initializer="no_such_initializer")
+
+
 def test_registered_name_loads_configs_saved_before_the_move():
     config = keras.saving.serialize_keras_object(PositionEmbedding(initializer="ones"))
     assert config["registered_name"] == "keras_structinit>PositionEmbedding"

@@ -48,6 +48,9 @@ def test_stochastic_depth_config_and_bad_arguments():
     for bad in ("7", 1.5):
         with pytest.raises(TypeError, match="seed"):
             StochasticDepth(0.1, seed=bad)
+    for bad in (-1, 2**32):  # JAX overflowed (uint32 seeds); TF and torch accepted them
+        with pytest.raises(ValueError, match="`seed`"):
+            StochasticDepth(0.1, seed=bad)
 
 
 def test_registered_name_loads_configs_saved_before_the_move():

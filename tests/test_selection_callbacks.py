@@ -43,3 +43,36 @@ def test_bad_options_are_refused_up_front():
         SelectWeightsFrom("t.keras", layers="all")
     with pytest.raises(ValueError, match="element_selection"):
         SelectWeightsFrom("t.keras", element_selection="stride")
+
+
+def test_teacher_is_checked_at_construction(tmp_path):
+    # Both were accepted and failed only when fit started.
+    with pytest.raises(TypeError, match=r"`teacher` must be a keras.Model, .*Received: teacher=42 "):
+        SelectWeightsFrom(42)
+    with pytest.raises(ValueError, match=r"`teacher` names a .keras file that does not exist.*missing.keras"):
+        SelectWeightsFrom("missing.keras")
+    with pytest.raises(ValueError, match="`teacher` names a path that does not exist"):
+        SelectWeightsFrom(str(tmp_path / "no_such_dir"))
+    with pytest.raises(ValueError, match="`teacher` names a weights file that does not exist"):
+        SelectWeightsFrom(f"ConvNeXtTiny:{tmp_path / 'missing.weights.h5'}")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="`teacher` is a directory without config.json"):
+        SelectWeightsFrom(tmp_path / "empty")
+    with pytest.raises(ValueError, match="`teacher`"):
+        SelectWeightsFrom("")
+
+
+def test_teacher_names_resolved_later_stay_accepted(tmp_path):
+    # Nothing is loaded or downloaded here: presets, handles and keras.applications names pass as given.
+    for spec in ("vit_base_patch16_224_imagenet", "kaggle://keras/vit/keras/vit_base_patch16_224_imagenet",
+                 "keras_cv:resnet50_imagenet", "ConvNeXtTiny", "keras.applications:ConvNeXtTiny"):
+        assert SelectWeightsFrom(spec).teacher == spec
+    weights = tmp_path / "convnext.weights.h5"
+    weights.write_bytes(b"")
+    assert SelectWeightsFrom(f"ConvNeXtTiny:{weights}").teacher == f"ConvNeXtTiny:{weights}"
+    preset = tmp_path / "preset"
+    preset.mkdir()
+    (preset / "config.json").write_text("{}")
+    assert SelectWeightsFrom(preset).teacher == preset
+    model = convmixer(8)
+    assert SelectWeightsFrom(model).teacher is model

@@ -70,3 +70,20 @@ def test_renamed_keyword():
         assert v.renamed(None, 0.25, "depth_fraction", "depth") == 0.25
     with pytest.raises(TypeError, match="depth_fraction"):
         v.renamed(0.5, 0.25, "depth_fraction", "depth")
+
+
+def test_random_seed_is_an_int_every_backend_can_hold():
+    assert v.random_seed(np.int64(7)) == 7 and v.random_seed(2**32 - 1) == 2**32 - 1
+    for bad in (-1, 2**32):
+        with pytest.raises(ValueError, match=r"`seed` must be an int in \[0, 2\*\*32 - 1\]. Received: seed="):
+            v.random_seed(bad)
+    for bad in (1.0, True, "1", None):
+        with pytest.raises(TypeError, match="`seed`"):
+            v.random_seed(bad)
+
+
+def test_shape_rank():
+    assert v.shape_rank([2, None, 8], 3, "input_shape", "(batch, tokens, channels)") == (2, None, 8)
+    with pytest.raises(ValueError, match=r"`input_shape` must have rank 3, \(batch, tokens, channels\)\. "
+                       r"Received: input_shape=\(2, 4\) of rank 2"):
+        v.shape_rank((2, 4), 3, "input_shape", "(batch, tokens, channels)")

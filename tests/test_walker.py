@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit.walker import find_kernels, iter_layers
+from keras_structinit.walker import check_seed, find_kernels, iter_layers
 
 # Every public function that changes a model: apply_X(model, *, layers=None, seed=None, ...).
 MODEL_FUNCTIONS = [
@@ -80,6 +80,18 @@ def test_no_matching_layer_is_a_clear_error():
     unbuilt = keras.Sequential([keras.layers.DepthwiseConv2D(3)])
     with pytest.raises(ValueError, match="must be built"):
         ks.apply_conv_covariance(unbuilt)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32])
+def test_int_seeds_outside_uint32_are_refused_on_every_backend(seed):
+    # Keras on JAX holds a seed as a uint32 (OverflowError there); TF and torch took any int.
+    with pytest.raises(ValueError, match=r"`seed` must be None, an int in \[0, 2\*\*32 - 1\]"):
+        check_seed(seed)
+    with pytest.raises(ValueError, match="`seed`"):
+        ks.apply_torch_uniform(small_dw_model(), seed=seed)
+    assert check_seed(0) == 0 and check_seed(2**32 - 1) == 2**32 - 1
+    with pytest.raises(TypeError, match="`seed`"):
+        check_seed(1.0)
 
 
 def test_extra_positional_arguments_are_refused():

@@ -3,14 +3,51 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 import keras
+import numpy as np
 
 from keras_structinit import validation
 from keras_structinit.alignment.components import MODES, check_components, component_scales, cycled_filters
 from keras_structinit.initializers.base import SeededInitializer, resolve_dtype
 
 __all__ = ["DataAligned"]
+
+
+#: Negative eigenvalues no larger in size than this times the largest one (plus 1e-12) are taken as
+#: round-off of a PSD covariance and read as 0; anything more negative is refused.
+_ROUND_OFF = 1e-6
+
+
+def _check_eigvals(eigvals):
+    """``eigvals`` as float64 variances: a non-empty 1-D array, finite and non-negative (round-off
+    negatives, see :data:`_ROUND_OFF`, clipped to 0)."""
+    try:
+        values = np.asarray(eigvals, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(
+            "`eigvals` must be a 1-D array of real numbers. "
+            f"Received: eigvals of type {type(eigvals).__name__}"
+        ) from None
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(
+            "`eigvals` must be a non-empty 1-D array (the variances along `eigvecs`). "
+            f"Received: eigvals of shape {values.shape}"
+        )
+    if not np.all(np.isfinite(values)):
+        raise ValueError(
+            "`eigvals` must be finite numbers. "
+            f"Received: eigvals with {int(np.sum(~np.isfinite(values)))} NaN or infinite values"
+        )
+    tolerance = _ROUND_OFF * float(np.max(np.abs(values))) + 1e-12
+    if np.any(values < -tolerance):
+        raise ValueError(
+            "`eigvals` must be non-negative: they are the variances of the data along `eigvecs` (the "
+            "eigenvalues of a covariance; a power `f` of a negative one gives a zero filter). "
+            f"Received: eigvals with minimum {float(values.min()):.6g}"
+        )
+    return np.maximum(values, 0.0)
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
@@ -34,6 +71,8 @@ class DataAligned(SeededInitializer):
         eigvals, eigvecs: ``(k,)`` and ``(d, k)`` with orthonormal columns, as
             returned by :func:`~keras_structinit.alignment.patch_covariance`
             (descending; pass them reversed for the smallest components).
+            ``eigvals`` are variances: finite and ``>= 0`` (round-off
+            negatives of a covariance's eigenvalues are read as 0).
         n_components: how many of the given components to use (``<= k``).
         f: ``None`` (flat, ``tau = 1``), a power ``p`` (``tau = lambda^p``),
             a list of ``n`` scales or a callable of the eigenvalue.
@@ -51,10 +90,19 @@ class DataAligned(SeededInitializer):
     """
 
     def __init__(self, eigvals, eigvecs, n_components=16, f=None, mode="eigvecs", scale=1.0, seed=None):
-        self.eigvals, self.eigvecs = check_components(eigvals, eigvecs, n_components)
+        self.eigvals, self.eigvecs = check_components(_check_eigvals(eigvals), eigvecs, n_components)
         self.n_components = len(self.eigvals)
         self.taus = component_scales(self.eigvals, f)
         power = isinstance(f, (int, float)) and not isinstance(f, bool)
+        if not np.any(self.taus):  # every filter would be zero
+            if isinstance(f, numbers.Real) and not isinstance(f, bool):
+                raise ValueError(
+                    f"`eigvals` of the {self.n_components} components used are all zero, so their power "
+                    f"f={f} makes every filter zero; pass f=None (flat scales) or components with variance."
+                )
+            raise ValueError(
+                f"`f` gives every component the scale 0, so every filter would be zero. Received: f={f!r}"
+            )
         self.f = f if f is None or power else self.taus.tolist()  # callables are stored as their values
         self.mode = validation.one_of(mode, "mode", MODES)
         self.scale = validation.finite_float(scale, "scale")

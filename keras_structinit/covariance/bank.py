@@ -261,8 +261,9 @@ class FilterCovariance:
         # Keras is only needed here; the rest of the module is NumPy.
         import keras
 
-        from keras_structinit.walker import find_kernels
+        from keras_structinit.walker import check_model, find_kernels
 
+        check_model(model)  # before the patch size is read off its layers
         if isinstance(patch_size, str):
             if patch_size != "infer":
                 raise ValueError(
@@ -320,7 +321,7 @@ class FilterCovariance:
         as an optional entry: files without it load with ``patch_size=None``,
         and readers that predate it ignore it.
         """
-        path = os.fspath(path)
+        path = validation.path(path, "path")
         if not path.endswith(".npz"):
             path = path + ".npz"
         check_output(path, "path", overwrite=overwrite)
@@ -355,7 +356,7 @@ class FilterCovariance:
                 arrays, bad metadata, unsupported version or invalid values,
                 including a stored patch size that is not a positive int).
         """
-        path = os.fspath(path)
+        path = validation.path(path, "path")
         if not os.path.exists(path) and os.path.exists(path + ".npz"):
             path = path + ".npz"
         if not os.path.exists(path):

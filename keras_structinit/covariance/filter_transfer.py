@@ -68,9 +68,9 @@ def apply_filter_transfer(model, *, source, layers=None, seed=None):
         source: a built, usually trained, ``keras.Model``; never modified.
         layers: optional list of target layer names/objects to restrict to
             (depth fractions are spread over these).
-        seed: ``None`` (fresh randomness each call) or an int, which makes the
-            choice of filters reproducible (a NumPy ``Generator`` is seeded
-            with it).
+        seed: ``None`` (fresh randomness each call) or an int in
+            ``[0, 2**32 - 1]``, which makes the choice of filters reproducible
+            (a NumPy ``Generator`` is seeded with it).
 
     Returns:
         The paths of the target kernel variables that were assigned, in order.
@@ -81,12 +81,13 @@ def apply_filter_transfer(model, *, source, layers=None, seed=None):
     Raises:
         ValueError: a model is unbuilt or has no spatial depthwise convs, or a
             target layer's kernel size differs from its matched source layer's.
-        TypeError: ``seed`` is not ``None`` or an int.
+        TypeError: ``seed`` is not ``None`` or an int (``ValueError`` for an int
+            outside ``[0, 2**32 - 1]``).
     """
-    seed = validation.optional(validation.int_value, seed, "seed")
+    seed = validation.optional(validation.random_seed, seed, "seed")
     rng = np.random.default_rng(seed)
     check_model(source, "source")
-    source_convs = find_kernels(source, which="depthwise")
+    source_convs = find_kernels(source, which="depthwise", name="source")
     target_convs = find_kernels(model, which="depthwise", layers=layers)
     source_fracs = depth_fractions(len(source_convs))
     target_fracs = depth_fractions(len(target_convs))

@@ -1,4 +1,4 @@
-"""Seed handling shared by the package's random initializers.
+"""Seed handling shared by the package's random initializers, and the check of initializer arguments.
 
 Follows the semantics of Keras' own random initializers: an ``int`` seed (or
 ``None``, which draws one int at construction) gives the same values on every
@@ -16,7 +16,8 @@ from keras_structinit.walker import check_seed
 
 
 class SeededInitializer(keras.Initializer):
-    """A ``keras.Initializer`` holding a Keras-style ``seed``."""
+    """A ``keras.Initializer`` holding a Keras-style ``seed``: ``None``, an int in ``[0, 2**32 - 1]``
+    or a ``keras.random.SeedGenerator`` (see :func:`~keras_structinit.walker.check_seed`)."""
 
     def __init__(self, seed=None):
         self._init_seed = seed
@@ -64,3 +65,24 @@ def check_kernel_shape(shape, min_rank=3):
             f"(kh, kw, C, 1) for a DepthwiseConv2D. Received: shape={shape!r}"
         )
     return shape
+
+
+def check_initializer(value, name, default):
+    """An initializer argument ``name`` (of a layer or a model builder) as a Keras initializer.
+
+    ``None`` gives ``default``; otherwise anything ``keras.initializers.get``
+    accepts: a name (``"he_normal"``), a config dict, an ``Initializer`` or a
+    callable ``(shape, dtype) -> tensor``. Raises ``TypeError`` for another
+    type and ``ValueError`` for an unknown name or config, naming ``name``.
+    """
+    if value is None:
+        return default
+    expected = "None or a Keras initializer (a name, a config dict or an instance)"
+    if not (isinstance(value, (str, dict)) or callable(value)):
+        raise TypeError(
+            f"`{name}` must be {expected}. Received: {name}={value!r} of type {type(value).__name__}"
+        )
+    try:
+        return keras.initializers.get(value)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"`{name}` must be {expected} ({error}). Received: {name}={value!r}") from None

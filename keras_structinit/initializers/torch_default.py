@@ -21,6 +21,13 @@ from keras_structinit.walker import find_kernels, is_depthwise_layout, model_fun
 __all__ = ["TorchDefaultUniform", "apply_torch_uniform"]
 
 
+def _check_shape(shape):
+    """``shape`` as a tuple of positive ints; ``()`` (a scalar) passes, a zero-size axis does not."""
+    if isinstance(shape, (tuple, list)) and len(shape) == 0:
+        return ()
+    return validation.positive_ints(shape, "shape")
+
+
 @keras.saving.register_keras_serializable(package="keras_structinit")
 class TorchDefaultUniform(SeededInitializer):
     """``U[-1/sqrt(fan_in), 1/sqrt(fan_in)]``, PyTorch's default for conv/linear.
@@ -47,9 +54,9 @@ class TorchDefaultUniform(SeededInitializer):
         super().__init__(seed=seed)
 
     def compute_fan_in(self, shape):
+        shape = _check_shape(shape)
         if self.fan_in is not None:
             return self.fan_in
-        shape = tuple(shape)
         min_rank = 3 if self.depthwise else 2
         if len(shape) < min_rank:
             raise ValueError(
@@ -60,9 +67,10 @@ class TorchDefaultUniform(SeededInitializer):
         return math.prod(shape[:-2] if self.depthwise else shape[:-1])
 
     def __call__(self, shape, dtype=None):
+        shape = _check_shape(shape)
         bound = 1.0 / math.sqrt(self.compute_fan_in(shape))
         return keras.random.uniform(
-            tuple(shape), minval=-bound, maxval=bound, dtype=resolve_dtype(dtype), seed=self.seed
+            shape, minval=-bound, maxval=bound, dtype=resolve_dtype(dtype), seed=self.seed
         )
 
     def get_config(self):

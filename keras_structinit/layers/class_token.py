@@ -5,6 +5,9 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from keras_structinit import validation
+from keras_structinit.initializers.base import check_initializer
+
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
 class ClassToken(keras.layers.Layer):
@@ -27,11 +30,12 @@ class ClassToken(keras.layers.Layer):
 
     def __init__(self, initializer=None, **kwargs):
         super().__init__(**kwargs)
-        if initializer is None:
-            initializer = keras.initializers.RandomNormal(stddev=1e-6)
-        self.initializer = keras.initializers.get(initializer)
+        self.initializer = check_initializer(
+            initializer, "initializer", keras.initializers.RandomNormal(stddev=1e-6)
+        )
 
     def build(self, input_shape):
+        validation.shape_rank(input_shape, 3, "input_shape", "(batch, tokens, channels)")
         self.token = self.add_weight(
             name="token", shape=(1, 1, input_shape[-1]), initializer=self.initializer
         )

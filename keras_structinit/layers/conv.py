@@ -48,6 +48,8 @@ def patch_conv2d(inputs, kernel):
     y = patch_conv2d(images, kernel)  # kernel (2, 2, 3, 128): 2 x 2 patch embedding
     ```
     """
+    validation.shape_rank(kernel.shape, 4, "kernel.shape", "(p, q, channels, filters)")
+    validation.shape_rank(inputs.shape, 4, "inputs.shape", "(batch, height, width, channels), channels last")
     p, q, channels, filters = kernel.shape
     if (p, q) == (1, 1):
         return ops.matmul(inputs, ops.reshape(kernel, (channels, filters)))

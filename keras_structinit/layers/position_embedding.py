@@ -5,6 +5,9 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from keras_structinit import validation
+from keras_structinit.initializers.base import check_initializer
+
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
 class PositionEmbedding(keras.layers.Layer):
@@ -30,11 +33,12 @@ class PositionEmbedding(keras.layers.Layer):
 
     def __init__(self, initializer=None, **kwargs):
         super().__init__(**kwargs)
-        if initializer is None:
-            initializer = keras.initializers.RandomNormal(stddev=0.02)
-        self.initializer = keras.initializers.get(initializer)
+        self.initializer = check_initializer(
+            initializer, "initializer", keras.initializers.RandomNormal(stddev=0.02)
+        )
 
     def build(self, input_shape):
+        validation.shape_rank(input_shape, 3, "input_shape", "(batch, tokens, channels)")
         if input_shape[1] is None:
             raise ValueError(
                 "PositionEmbedding needs a fixed number of tokens. "

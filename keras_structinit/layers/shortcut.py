@@ -34,6 +34,7 @@ class ZeroPadShortcut(keras.layers.Layer):
         self.strides = validation.positive_int(strides, "strides")
 
     def build(self, input_shape):
+        validation.shape_rank(input_shape, 4, "input_shape", "(batch, height, width, channels)")
         if input_shape[-1] is None or input_shape[-1] > self.filters:
             raise ValueError(
                 f"`filters` ({self.filters}) must be at least the known input channels; "

@@ -17,7 +17,8 @@ class StochasticDepth(keras.layers.Layer):
 
     Args:
         rate: drop probability in ``[0, 1)``.
-        seed: ``None`` or an int seeding the layer's ``keras.random.SeedGenerator``.
+        seed: ``None`` or an int in ``[0, 2**32 - 1]`` seeding the layer's
+            ``keras.random.SeedGenerator``.
         **kwargs: base layer keyword arguments, such as ``name`` and ``dtype``.
 
     Example:
@@ -32,7 +33,7 @@ class StochasticDepth(keras.layers.Layer):
     def __init__(self, rate=0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.rate = validation.rate(rate, "rate")
-        self.seed = validation.optional(validation.int_value, seed, "seed")
+        self.seed = validation.optional(validation.random_seed, seed, "seed")
         self.seed_generator = keras.random.SeedGenerator(self.seed)
 
     def call(self, inputs, training=False):

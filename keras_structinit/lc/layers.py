@@ -72,7 +72,7 @@ class SharedKernelBank(keras.layers.Layer):
             less with ``recycle=True`` (:func:`~keras_structinit.lc.sharing.bank_size`).
         recycle: repeat ``W_s`` for kernels larger than it (recycled sharing);
             without it such a kernel is an error.
-        seed: ``None`` or an int, the seed of ``W_s``.
+        seed: ``None`` or an int in ``[0, 2**32 - 1]``, the seed of ``W_s``.
 
     Example:
 
@@ -87,7 +87,7 @@ class SharedKernelBank(keras.layers.Layer):
         super().__init__(**kwargs)
         self.size = validation.positive_int(size, "size")
         self.recycle = validation.boolean(recycle, "recycle")
-        self.seed = validation.optional(validation.int_value, seed, "seed")
+        self.seed = validation.optional(validation.random_seed, seed, "seed")
         self.values = self.add_weight(
             name="bank",
             shape=(self.size,),
@@ -206,6 +206,7 @@ class LCConv2D(keras.layers.Layer):
         return self.filters * self.expansion
 
     def build(self, input_shape):
+        validation.shape_rank(input_shape, 4, "input_shape", "(batch, height, width, channels)")
         channels = input_shape[-1]
         if channels is None:
             raise ValueError(f"LCConv2D {self.name!r} needs a known number of input channels: {input_shape}")

@@ -90,6 +90,8 @@ def bank_kernel(bank, shape, recycle=False):
         float64 array of ``shape``.
     """
     bank = np.asarray(bank, dtype=np.float64).reshape(-1)
+    if bank.size == 0:
+        raise ValueError("`bank` must hold at least one value. Received: an empty bank")
     kh, kw, c_in, c_out = shape = _kernel_shape(shape)
     check_bank_fits(bank.size, shape, recycle)
     n = math.prod(shape)

@@ -101,7 +101,7 @@ def shift_seed(seed):
     modulo ``2**31`` (a bijection) keep it reproducible and away from the
     ``seed + index`` seeds of neighbouring layers.
     """
-    return (int(seed) * 0x9E3779B1 + 0x7F4A7C15) % 2**31
+    return (validation.int_value(seed, "seed") * 0x9E3779B1 + 0x7F4A7C15) % 2**31
 
 
 def torch_default_variance(fan_in):

@@ -6,6 +6,7 @@ import keras
 
 from keras_structinit import validation
 from keras_structinit.covariance import depth_fractions
+from keras_structinit.initializers.base import check_initializer  # noqa: F401 - re-exported
 from keras_structinit.initializers.torch_default import TorchDefaultUniform
 
 
@@ -16,27 +17,6 @@ def positive_int_arguments(**arguments):
     ``dim, depth = positive_int_arguments(dim=dim, depth=depth)``.
     """
     return tuple(validation.positive_int(value, name) for name, value in arguments.items())
-
-
-def check_initializer(value, name, default):
-    """A builder's initializer argument ``name`` as a Keras initializer.
-
-    ``None`` gives ``default``; otherwise anything ``keras.initializers.get``
-    accepts: a name (``"he_normal"``), a config dict, an ``Initializer`` or a
-    callable ``(shape, dtype) -> tensor``. Raises ``TypeError`` for another
-    type and ``ValueError`` for an unknown name or config, naming ``name``.
-    """
-    if value is None:
-        return default
-    expected = "None or a Keras initializer (a name, a config dict or an instance)"
-    if not (isinstance(value, (str, dict)) or callable(value)):
-        raise TypeError(
-            f"`{name}` must be {expected}. Received: {name}={value!r} of type {type(value).__name__}"
-        )
-    try:
-        return keras.initializers.get(value)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"`{name}` must be {expected} ({error}). Received: {name}={value!r}") from None
 
 
 def clone_initializer(initializer):

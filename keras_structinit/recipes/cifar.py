@@ -17,7 +17,7 @@ from keras_structinit.datasets import load_labeled_images
 from keras_structinit.recipes.data import cifar_dataset, input_normalization
 from keras_structinit.recipes.optimizers import OPTIMIZERS
 from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
-from keras_structinit.recipes.training import check_fit_arguments, fit_classifier
+from keras_structinit.recipes.training import check_fit_arguments, check_training_options, fit_classifier
 
 CIFAR_DEFAULTS = {
     "batch_size": 512,
@@ -117,7 +117,13 @@ def fit_cifar(
         raise TypeError("`data` must be a tuple (x, y) of uint8 images and integer labels; "
                         "use `keras_structinit.datasets.load_cifar(path)` to read files.")
     check_fit_arguments(model, epochs, precision, distribution, ema)
+    check_training_options(
+        batch_size, learning_rate, weight_decay, label_smoothing, steps_per_epoch, callbacks
+    )
+    validation.int_value(pad, "pad", minimum=0)
     x, y = load_labeled_images(data, name="data")
+    if len(x) == 0:
+        raise ValueError("`data` must hold at least one image. Received: 0 images")
     validation.one_of(schedule, "schedule", SCHEDULES)
     validation.one_of(optimizer, "optimizer", OPTIMIZERS)
     validation.boolean(flip, "flip")

@@ -152,6 +152,7 @@ def random_resized_crop(image, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), se
     ``tf.image.sample_distorted_bounding_box`` (whole image after 10 failed
     tries) and resizes bilinearly.
     """
+    size = validation.positive_int(size, "size")
     tf = _tf()
     begin, box_size, _ = tf.image.sample_distorted_bounding_box(
         tf.shape(image),

@@ -21,22 +21,48 @@ DISTRIBUTIONS = ("data_parallel", "mirrored", "tpu", "auto")
 KERAS_DISTRIBUTIONS = (keras.distribution.DataParallel, keras.distribution.ModelParallel)
 
 
+def jax_cpu_only():
+    """Whether Keras runs on JAX with CPU devices only (no GPU or TPU backend)."""
+    if keras.backend.backend() != "jax":
+        return False
+    import jax
+
+    return all(device.platform == "cpu" for device in jax.devices())
+
+
 def resolve_precision(precision):
     """The Keras dtype-policy name for ``precision``.
 
     ``None``/"float32": full precision. "mixed_bfloat16" (TPU, recent CPUs and
     GPUs) and "mixed_float16" (GPUs; the recipes then wrap the optimizer in
     ``keras.optimizers.LossScaleOptimizer``) are Keras' mixed policies.
-    "auto" picks mixed_float16 on a GPU and mixed_bfloat16 elsewhere.
+    "auto" picks mixed_float16 on a GPU and mixed_bfloat16 elsewhere, so never
+    mixed_float16 on a CPU.
+
+    Raises:
+        TypeError: ``precision`` is neither ``None`` nor a str.
+        ValueError: an unknown name, or "mixed_float16" on JAX with CPU devices
+            only: XLA's CPU ``dot_general`` has no float16 x float16 -> float32
+            kernel, so the first matrix product of a step would fail.
     """
     if precision is None:
         return "float32"
-    if not isinstance(precision, str) or precision not in PRECISIONS:
-        raise ValueError(
-            f"`precision` must be None or one of {PRECISIONS}. Received: precision={precision!r}"
+    expected = f"None or one of {PRECISIONS}"
+    if not isinstance(precision, str):
+        raise TypeError(
+            f"`precision` must be {expected}. "
+            f"Received: precision={precision!r} of type {type(precision).__name__}"
         )
+    if precision not in PRECISIONS:
+        raise ValueError(f"`precision` must be {expected}. Received: precision={precision!r}")
     if precision == "auto":
         return "mixed_float16" if accelerator() == "gpu" else "mixed_bfloat16"
+    if precision == "mixed_float16" and jax_cpu_only():
+        raise ValueError(
+            "`precision` cannot be 'mixed_float16' on JAX with CPU devices only: XLA's CPU dot_general has "
+            "no float16 x float16 -> float32 kernel (F16_F16_F32), so matrix products fail; use "
+            "'mixed_bfloat16' or 'float32'. Received: precision='mixed_float16'"
+        )
     return precision
 
 

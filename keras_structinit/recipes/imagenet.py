@@ -21,7 +21,12 @@ import keras
 from keras_structinit import validation
 from keras_structinit.recipes.data import check_rand_augment, imagenet_dataset
 from keras_structinit.recipes.schedules import warmup_cosine
-from keras_structinit.recipes.training import check_fit_arguments, fit_classifier, steps_of
+from keras_structinit.recipes.training import (
+    check_fit_arguments,
+    check_training_options,
+    fit_classifier,
+    steps_of,
+)
 
 IMAGENET_DEFAULTS = {
     "image_size": 224,
@@ -89,6 +94,10 @@ def fit_imagenet(
     validation.one_of(loss, "loss", LOSSES)
     check_rand_augment(rand_augment)
     check_fit_arguments(model, epochs, precision, distribution, ema)
+    check_training_options(
+        batch_size, learning_rate, weight_decay, label_smoothing, steps_per_epoch, callbacks
+    )
+    validation.int_value(warmup_epochs, "warmup_epochs", minimum=0)
     train, num_classes = imagenet_dataset(
         data, batch_size, training=True, image_size=image_size, rand_augment=rand_augment,
         mixup_alpha=mixup_alpha, cutmix_alpha=cutmix_alpha, seed=seed,

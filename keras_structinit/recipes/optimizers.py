@@ -48,6 +48,8 @@ class TorchSGD(keras.optimizers.SGD):
                 f"`weight_decay` use keras.optimizers.SGD. Received: weight_decay={kwargs['weight_decay']!r}"
             )
         kwargs.pop("weight_decay", None)
+        if isinstance(learning_rate, (int, float)) and not isinstance(learning_rate, bool):
+            learning_rate = validation.non_negative_float(learning_rate, "learning_rate")
         super().__init__(learning_rate=learning_rate, momentum=momentum, nesterov=nesterov, name=name,
                          **kwargs)
         self.l2 = validation.non_negative_float(l2, "l2")

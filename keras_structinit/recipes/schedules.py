@@ -127,6 +127,8 @@ def step_decay(learning_rate, total_steps, fractions=(1 / 3, 2 / 3), divisor=3.0
 
 def warmup_cosine(peak_learning_rate, total_steps, warmup_steps):
     """Linear warmup 0 -> ``peak`` over ``warmup_steps``, then cosine to 0 (Keras' CosineDecay)."""
+    peak_learning_rate = validation.non_negative_float(peak_learning_rate, "peak_learning_rate")
+    total_steps = validation.positive_int(total_steps, "total_steps")
     if validation.int_value(warmup_steps, "warmup_steps", minimum=0) >= total_steps:
         raise ValueError(
             f"`warmup_steps` must be an int in [0, total_steps={total_steps}). "

@@ -9,7 +9,7 @@ import numpy as np
 
 from keras_structinit import validation
 from keras_structinit.recipes.data import input_normalization
-from keras_structinit.recipes.devices import accelerator, device_setup, resolve_precision
+from keras_structinit.recipes.devices import DISTRIBUTIONS, accelerator, device_setup, resolve_precision
 from keras_structinit.recipes.optimizers import make_optimizer
 from keras_structinit.recipes.schedules import warmup_cosine
 
@@ -75,6 +75,8 @@ def check_fit_arguments(model, epochs, precision, distribution, ema=False):
             f"Received: {type(model).__name__}"
         )
     policy = resolve_precision(precision)
+    if isinstance(distribution, str):  # instances are checked when resolved, inside the set-up
+        validation.one_of(distribution, "distribution", DISTRIBUTIONS)
     if isinstance(model, keras.Model):
         if distribution is not None:
             raise ValueError(
@@ -88,6 +90,23 @@ def check_fit_arguments(model, epochs, precision, distribution, ema=False):
                 "`recipes.device_setup(precision=...)` or pass a builder (a function "
                 "returning the model) as `model`."
             )
+
+
+def check_training_options(batch_size, learning_rate, weight_decay, label_smoothing, steps_per_epoch,
+                           callbacks):
+    """Fails fast on the options every recipe shares (``learning_rate`` may be ``None``: a default)."""
+    validation.positive_int(batch_size, "batch_size")
+    validation.optional(validation.positive_float, learning_rate, "learning_rate")
+    validation.non_negative_float(weight_decay, "weight_decay")
+    validation.fraction(label_smoothing, "label_smoothing")
+    validation.optional(validation.positive_int, steps_per_epoch, "steps_per_epoch")
+    if not isinstance(callbacks, (list, tuple)) or not all(
+        isinstance(c, keras.callbacks.Callback) for c in callbacks
+    ):
+        raise TypeError(
+            "`callbacks` must be a list or tuple of keras.callbacks.Callback. "
+            f"Received: callbacks={callbacks!r}"
+        )
 
 
 def fit_classifier(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import keras
 
 from keras_structinit import validation
@@ -14,6 +16,64 @@ __all__ = ["SelectWeightsFrom"]
 _OPTIONS = ("layer_selection", "element_selection", "heads", "skip", "seed", "strict", "family")
 
 
+_TEACHER_FORMS = (
+    "a keras.Model, a .keras path, a KerasHub preset name or directory, 'keras_cv:PRESET' or a "
+    "keras.applications name such as 'ConvNeXtTiny' or 'ConvNeXtTiny:/path/weights.h5'"
+)
+
+
+def _is_application(name):
+    return name[:1].isupper() and callable(getattr(keras.applications, name, None))
+
+
+def _check_teacher(teacher):
+    """``teacher`` if it can name a teacher (see :func:`~keras_structinit.selection.load_teacher`).
+
+    Nothing is loaded: models are taken as they are, and a string is refused
+    only when it names a local file or directory that is missing: a ``.keras``
+    path, a keras.applications weights file, or a path with a separator (or
+    starting with ``.``) that is not a preset handle such as ``kaggle://...``.
+    A local directory must be a KerasHub preset (hold ``config.json``).
+
+    Raises:
+        TypeError: ``teacher`` is neither a ``keras.Model``, a str nor an ``os.PathLike``.
+        ValueError: an empty string, or a path of the above kinds that does not exist.
+    """
+    if isinstance(teacher, keras.Model):
+        return teacher
+    if not isinstance(teacher, (str, os.PathLike)):
+        raise TypeError(
+            f"`teacher` must be {_TEACHER_FORMS}. "
+            f"Received: teacher={teacher!r} of type {type(teacher).__name__}"
+        )
+    spec = os.fspath(teacher)
+    if not spec:
+        raise ValueError(f"`teacher` must be {_TEACHER_FORMS}. Received: teacher=''")
+    if spec.endswith(".keras"):
+        if not os.path.isfile(spec):
+            raise ValueError(f"`teacher` names a .keras file that does not exist. Received: teacher={spec!r}")
+        return teacher
+    if os.path.isdir(spec):
+        if not os.path.isfile(os.path.join(spec, "config.json")):
+            raise ValueError(
+                "`teacher` is a directory without config.json, not a KerasHub preset directory. "
+                f"Received: teacher={spec!r}"
+            )
+        return teacher
+    name, _, weights = spec.partition(":")
+    if _is_application(name):
+        if weights and not os.path.isfile(weights):
+            raise ValueError(
+                f"`teacher` names a weights file that does not exist: {weights!r}. Received: teacher={spec!r}"
+            )
+        return teacher
+    separators = [os.sep] + ([os.altsep] if os.altsep else [])
+    local = any(sep in spec for sep in separators) or spec.startswith(".")
+    if local and "://" not in spec and not os.path.exists(spec):
+        raise ValueError(f"`teacher` names a path that does not exist. Received: teacher={spec!r}")
+    return teacher
+
+
 class SelectWeightsFrom(keras.callbacks.Callback):
     """Applies :func:`~keras_structinit.selection.select_weights` from ``teacher`` at ``on_train_begin``.
 
@@ -21,7 +81,10 @@ class SelectWeightsFrom(keras.callbacks.Callback):
     step: selection replaces the weights it would keep training.
 
     Args:
-        teacher: a ``keras.Model`` or a ``.keras`` path (loaded when training starts).
+        teacher: a ``keras.Model``, a ``.keras`` path or another spec of
+            :func:`~keras_structinit.selection.load_teacher`, loaded when
+            training starts; checked here (a missing local file is a ``ValueError``,
+            another type a ``TypeError``).
         **options: keyword arguments of ``select_weights``.
 
     Attributes:
@@ -41,7 +104,7 @@ class SelectWeightsFrom(keras.callbacks.Callback):
                               ("heads", HEAD_MODES)):
             if name in options:
                 validation.one_of(options[name], name, allowed)
-        self.teacher = teacher
+        self.teacher = _check_teacher(teacher)
         self.options = options
         self.report = None
 

@@ -1,0 +1,645 @@
+"""Bad inputs to the public API: each must raise a clear one-line error of the right type.
+
+The table ``ROWS`` holds ``(callable, bad input, exception type, phrase)``: calling
+``callable(bad input)`` must raise exactly that type (``TypeError`` for a value of
+the wrong type, ``ValueError`` for a value out of range, as in
+:mod:`keras_structinit.validation`), with a one-line message containing ``phrase``
+(usually the argument's name in backticks). Inputs that need building (models,
+files) are :class:`Make` objects, built when their row runs, so collecting the
+file builds nothing. Models are tiny: the whole table runs in seconds per backend.
+
+A second test scans the package's sources (``ast``) for calls that would run
+code from a data file or a string (``pickle.load``, ``np.load(allow_pickle=True)``,
+``eval``, ``exec``, ``safe_mode=False``) outside :data:`UNSAFE_CALLS_ALLOWED`.
+"""
+
+import ast
+import math
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+from keras_structinit import recipes
+from keras_structinit.recipes.devices import jax_cpu_only
+
+from conftest import REPO_ROOT, once_per_suite
+
+NAN, INF = math.nan, math.inf
+
+
+class Make:
+    """A bad input built when its row runs: ``build(tmp_path)``; ``label`` is how the table shows it."""
+
+    def __init__(self, label, build):
+        self.label, self.build = label, build
+
+    def __repr__(self):
+        return self.label
+
+
+# --- tiny models and other inputs ------------------------------------------------------------------
+
+
+def dense_model(_=None):
+    """Dense layers only: nothing for the conv functions to act on."""
+    inputs = keras.Input((4,))
+    x = keras.layers.Dense(3, name="dense")(inputs)
+    return keras.Model(inputs, keras.layers.Dense(2, name="head")(x), name="dense_only")
+
+
+def conv_model(_=None):
+    """A depthwise conv, a 3x3 conv and a head."""
+    inputs = keras.Input((6, 6, 2))
+    x = keras.layers.DepthwiseConv2D(3, padding="same", name="dw")(inputs)
+    x = keras.layers.Conv2D(2, 3, padding="same", name="conv")(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, keras.layers.Dense(2, name="head")(x), name="tiny_conv")
+
+
+def mlp_model(_=None):
+    """Images in, but only Dense layers."""
+    inputs = keras.Input((8, 8, 3))
+    x = keras.layers.Flatten()(inputs)
+    return keras.Model(inputs, keras.layers.Dense(2, name="head")(x), name="mlp")
+
+
+def convmixer(dim):
+    return ks.models.convmixer(dim, 1, kernel_size=3, num_classes=3, input_shape=(8, 8, 3))
+
+
+def lc_model(_=None):
+    inputs = keras.Input((6, 6, 2))
+    x = ks.layers.LCConv2D(2, 3, expansion=2, name="lc")(inputs)
+    return keras.Model(inputs, x, name="tiny_lc")
+
+
+def bank(_=None):
+    """A 2-layer bank of 3x3 filter statistics."""
+    return ks.covariance.FilterCovariance([np.zeros(9)] * 2, [np.eye(9)] * 2, 3)
+
+
+DENSE = Make("<Dense-only model>", dense_model)
+CONV = Make("<tiny conv model>", conv_model)
+EMPTY = Make("keras.Sequential()", lambda _: keras.Sequential())
+UNBUILT = Make("<unbuilt Sequential>", lambda _: keras.Sequential([keras.layers.Dense(2)]))
+IDENTITY = Make("<model without layers>", lambda _: (lambda i: keras.Model(i, i))(keras.Input((4, 4, 2))))
+
+# 16 principal directions of 3x3x3 patches (d = 27), descending variances.
+EIGVECS = np.eye(27)[:, :16]
+EIGVALS = np.linspace(2.0, 0.1, 16)
+
+
+def missing(name):
+    return Make(f"<missing {name}>", lambda tmp_path: str(tmp_path / "missing" / name))
+
+
+def empty_dir(tmp_path):
+    (tmp_path / "not_a_preset").mkdir()
+    return str(tmp_path / "not_a_preset")
+
+
+def images(n, size=8, channels=3):
+    return np.zeros((n, size, size, channels), "float32")
+
+
+CIFAR = (np.random.default_rng(0).integers(0, 256, (8, 8, 8, 3), dtype=np.uint8), np.arange(8) % 3)
+
+
+def tiny_classifier():
+    inputs = keras.Input((8, 8, 3))
+    x = keras.layers.GlobalAveragePooling2D()(keras.layers.Conv2D(2, 3, name="conv")(inputs))
+    return keras.Model(inputs, keras.layers.Dense(3, name="head")(x))
+
+
+def fit_cifar_with(**options):
+    """``fit_cifar`` on tiny data with ``options`` (every bad option is refused before training)."""
+    return lambda bad: recipes.fit_cifar(tiny_classifier, CIFAR, 1, verbose=0, **{**options, **bad})
+
+
+def row(call, bad, error, phrase, id, marks=()):
+    return pytest.param(call, bad, error, phrase, id=id, marks=marks)
+
+
+only_jax_cpu = pytest.mark.skipif(not jax_cpu_only(), reason="the rule concerns JAX with CPU devices only")
+TDU = ks.initializers.TorchDefaultUniform
+CC = ks.initializers.ConvCovariance
+
+ROWS = [
+    # --- initializers: shapes, seeds, dtypes, numbers ------------------------------------------------
+    row(lambda s: TDU()(s), (0, 3), ValueError, "`shape`", "TorchDefaultUniform-zero-fan-in-axis"),
+    row(lambda s: TDU()(s), (3, 3, 4, 0), ValueError, "`shape`", "TorchDefaultUniform-zero-filters"),
+    row(lambda s: TDU()(s), (3.5, 2), TypeError, "`shape`", "TorchDefaultUniform-float-shape"),
+    row(lambda s: TDU()(s), "abc", TypeError, "`shape`", "TorchDefaultUniform-str-shape"),
+    row(lambda s: TDU()(s), (10,), ValueError, "pass `fan_in`", "TorchDefaultUniform-bias-without-fan-in"),
+    row(lambda v: TDU(fan_in=v), -2, ValueError, "`fan_in`", "TorchDefaultUniform-negative-fan-in"),
+    row(lambda v: TDU(depthwise=v), 1, TypeError, "`depthwise`", "TorchDefaultUniform-int-depthwise"),
+    row(lambda d: TDU()((3, 3, 2, 1), dtype=d), "int32", ValueError, "`dtype`",
+        "TorchDefaultUniform-int-dtype"),
+    row(lambda s: TDU(seed=s), -1, ValueError, "`seed`", "TorchDefaultUniform-negative-seed"),
+    row(lambda s: CC(seed=s), -1, ValueError, "`seed`", "ConvCovariance-negative-seed"),
+    row(lambda s: CC(seed=s), 2**32, ValueError, "`seed`", "ConvCovariance-seed-past-uint32"),
+    row(lambda s: CC(seed=s), 1.5, TypeError, "`seed`", "ConvCovariance-float-seed"),
+    row(lambda v: CC(sigma0=v), NAN, ValueError, "`sigma0`", "ConvCovariance-nan-sigma0"),
+    row(lambda v: CC(scale=v), INF, ValueError, "`scale`", "ConvCovariance-inf-scale"),
+    row(lambda v: CC(psd=v), 3, TypeError, "`psd`", "ConvCovariance-int-psd"),
+    row(lambda v: CC(preset=v), "cifar10", ValueError, "`preset`", "ConvCovariance-unknown-preset"),
+    row(lambda v: CC(depth_fraction=v), "0.5", TypeError, "`depth_fraction`", "ConvCovariance-str-depth"),
+    row(lambda s: CC()(s), (3, 3, 0, 1), ValueError, "`shape`", "ConvCovariance-zero-channels"),
+    row(lambda s: CC()(s), (9, 9), ValueError, "`shape`", "ConvCovariance-rank-2-shape"),
+    row(lambda b: ks.initializers.CovarianceTransfer(b), 42, TypeError, "`bank`",
+        "CovarianceTransfer-int-bank"),
+    row(lambda b: ks.initializers.CovarianceTransfer(b), missing("bank.npz"), FileNotFoundError, "bank.npz",
+        "CovarianceTransfer-missing-bank-file"),
+    row(lambda e: ks.initializers.DataAligned(e, EIGVECS, f=0.5), -EIGVALS, ValueError, "`eigvals`",
+        "DataAligned-negative-eigvals"),
+    row(lambda e: ks.initializers.DataAligned(e, EIGVECS, f=0.5), np.zeros(16), ValueError, "`eigvals`",
+        "DataAligned-all-zero-eigvals-with-power"),
+    row(lambda e: ks.initializers.DataAligned(e, EIGVECS), np.full(16, NAN), ValueError, "`eigvals`",
+        "DataAligned-nan-eigvals"),
+    row(lambda e: ks.initializers.DataAligned(e, EIGVECS), ["a"] * 16, TypeError, "`eigvals`",
+        "DataAligned-str-eigvals"),
+    row(lambda v: ks.initializers.DataAligned(EIGVALS, v), np.ones((27, 16)), ValueError, "`eigvecs`",
+        "DataAligned-non-orthonormal-eigvecs"),
+    row(lambda n: ks.initializers.DataAligned(EIGVALS, EIGVECS, n_components=n), 0, ValueError,
+        "`n_components`", "DataAligned-zero-components"),
+    row(lambda f: ks.initializers.DataAligned(EIGVALS, EIGVECS, f=f), "sqrt", TypeError, "`f`",
+        "DataAligned-str-f"),
+    row(lambda s: ks.initializers.DataAligned(EIGVALS, EIGVECS)(s), (5, 5, 3, 16), ValueError, "`shape`",
+        "DataAligned-kernel-of-another-size"),
+    row(lambda b: ks.initializers.MeanShift(b=b), NAN, ValueError, "`b`", "MeanShift-nan-b"),
+    row(lambda v: ks.initializers.MeanShift(variance=v), 1.0, ValueError, "`variance`",
+        "MeanShift-variance-in-constant-mode"),
+    row(lambda v: ks.initializers.MeanShift(mode="per_input", variance=v), -1.0, ValueError, "`variance`",
+        "MeanShift-negative-variance"),
+    row(lambda b: ks.initializers.MeanShift(base=b), 3, TypeError, "`base`", "MeanShift-int-base"),
+    row(lambda b: ks.initializers.MeanShift(base=b), "no_such_init", ValueError, "`base`",
+        "MeanShift-unknown-base"),
+    row(lambda s: ks.initializers.MeanShift()(s), (5,), ValueError, "`shape`", "MeanShift-bias-shape"),
+    row(lambda s: ks.initializers.MeanShift(seed=s), -7, ValueError, "`seed`", "MeanShift-negative-seed"),
+    # --- layers ---------------------------------------------------------------------------------------
+    row(lambda x: ks.layers.PositionEmbedding()(x), np.ones((2, 4), "float32"), ValueError, "`input_shape`",
+        "PositionEmbedding-rank-2-input"),
+    row(lambda x: ks.layers.PositionEmbedding()(x), np.ones((2, 4, 4, 3), "float32"), ValueError,
+        "`input_shape`", "PositionEmbedding-rank-4-input"),
+    row(lambda s: ks.layers.PositionEmbedding().build(s), (None, None, 8), ValueError,
+        "fixed number of tokens", "PositionEmbedding-unknown-token-count"),
+    row(lambda i: ks.layers.PositionEmbedding(initializer=i), 3, TypeError, "`initializer`",
+        "PositionEmbedding-int-initializer"),
+    row(lambda x: ks.layers.ClassToken()(x), np.ones((2, 4), "float32"), ValueError, "`input_shape`",
+        "ClassToken-rank-2-input"),
+    row(lambda i: ks.layers.ClassToken(initializer=i), "no_such_init", ValueError, "`initializer`",
+        "ClassToken-unknown-initializer"),
+    row(lambda v: ks.layers.LayerScale(v), NAN, ValueError, "`init_value`", "LayerScale-nan"),
+    row(lambda v: ks.layers.LayerScale(v), "1e-6", TypeError, "`init_value`", "LayerScale-str"),
+    row(lambda r: ks.layers.StochasticDepth(r), 1.0, ValueError, "`rate`", "StochasticDepth-rate-1"),
+    row(lambda s: ks.layers.StochasticDepth(0.1, seed=s), -1, ValueError, "`seed`",
+        "StochasticDepth-negative-seed"),
+    row(lambda f: ks.layers.ZeroPadShortcut(f), 0, ValueError, "`filters`", "ZeroPadShortcut-zero-filters"),
+    row(lambda x: ks.layers.ZeroPadShortcut(4)(x), np.ones((1, 4, 4, 8), "float32"), ValueError, "`filters`",
+        "ZeroPadShortcut-fewer-filters-than-channels"),
+    row(lambda x: ks.layers.ZeroPadShortcut(8)(x), np.ones((2, 4), "float32"), ValueError, "`input_shape`",
+        "ZeroPadShortcut-rank-2-input"),
+    row(lambda i: ks.layers.Conv2D(4, 3, implementation=i), "fast", ValueError, "`implementation`",
+        "Conv2D-unknown-implementation"),
+    row(lambda k: ks.layers.Conv2D(4, k, implementation="matmul"), 3, ValueError, "implementation='matmul'",
+        "Conv2D-matmul-on-a-3x3-stride-1-conv"),
+    row(lambda k: ks.layers.patch_conv2d(np.ones((1, 4, 4, 3), "float32"), k), np.ones((2, 2, 3), "float32"),
+        ValueError, "`kernel.shape`", "patch_conv2d-rank-3-kernel"),
+    row(lambda i: ks.layers.DepthwiseConv2D(3, implementation=i), "x", ValueError, "`implementation`",
+        "DepthwiseConv2D-unknown-implementation"),
+    row(lambda t: ks.layers.DepthwiseConv2D(3, kernel_trainable=t), "no", TypeError, "`kernel_trainable`",
+        "DepthwiseConv2D-str-kernel-trainable"),
+    row(lambda x: ks.layers.DepthwiseConv2D(3)(x), np.ones((1, 3, 2), "float32"),
+        ValueError, "expected min_ndim=4", "DepthwiseConv2D-rank-3-input"),
+    row(lambda i: ks.layers.depthwise_conv2d(images(1), np.ones((3, 3, 3, 1), "float32"), implementation=i),
+        "x", ValueError, "`implementation`", "depthwise_conv2d-unknown-implementation"),
+    row(lambda f: ks.layers.LCConv2D(f, 3), 0, ValueError, "`filters`", "LCConv2D-zero-filters"),
+    row(lambda k: ks.layers.LCConv2D(4, k), (3, 3, 3), ValueError, "`kernel_size`",
+        "LCConv2D-3d-kernel-size"),
+    row(lambda p: ks.layers.LCConv2D(4, 3, padding=p), "full", ValueError, "`padding`",
+        "LCConv2D-unknown-padding"),
+    row(lambda b: ks.layers.LCConv2D(4, 3, bank=b), 3, TypeError, "`bank`", "LCConv2D-int-bank"),
+    row(lambda x: ks.layers.LCConv2D(4, 3)(x), np.ones((1, 3, 2), "float32"), ValueError, "`input_shape`",
+        "LCConv2D-rank-3-input"),
+    row(lambda x: ks.layers.LCConv2D(4, 5, padding="valid")(x), np.ones((1, 3, 3, 2), "float32"), ValueError,
+        "`padding`", "LCConv2D-valid-kernel-larger-than-input"),
+    row(lambda layer: layer.fold(), Make("<unbuilt LCConv2D>", lambda _: ks.layers.LCConv2D(4, 3)),
+        ValueError, "must be built", "LCConv2D-fold-unbuilt"),
+    row(lambda n: ks.layers.SharedKernelBank(n), 0, ValueError, "`size`", "SharedKernelBank-zero-size"),
+    row(lambda s: ks.layers.SharedKernelBank(10, seed=s), -1, ValueError, "`seed`",
+        "SharedKernelBank-negative-seed"),
+    row(lambda b: ks.layers.LCConv2D(4, 3, bank=b)(np.ones((1, 4, 4, 2), "float32")),
+        Make("SharedKernelBank(10)", lambda _: ks.layers.SharedKernelBank(10)), ValueError, "holds 10 values",
+        "LCConv2D-bank-too-small"),
+    # --- model builders -------------------------------------------------------------------------------
+    row(lambda d: ks.models.convmixer(d, 2), 0, ValueError, "`dim`", "convmixer-zero-dim"),
+    row(lambda d: ks.models.convmixer(d, 2), 8.0, TypeError, "`dim`", "convmixer-float-dim"),
+    row(lambda s: ks.models.convmixer(8, 1, input_shape=s), (32, 32), ValueError, "`input_shape`",
+        "convmixer-2d-input-shape"),
+    row(lambda i: ks.models.convmixer(8, 1, depthwise_initializer=i), 3, TypeError, "`depthwise_initializer`",
+        "convmixer-int-initializer"),
+    row(lambda m: ks.models.convmixer(8, 1, bn_momentum=m), 2, ValueError, "`bn_momentum`",
+        "convmixer-momentum-above-1"),
+    row(lambda h: ks.models.vit(4, 10, 1, h), 3, ValueError, "`heads`", "vit-heads-not-dividing-dim"),
+    row(lambda p: ks.models.vit(p, 12, 1, 3), 3, ValueError, "`patch_size`", "vit-patch-not-dividing-image"),
+    row(lambda r: ks.models.vit(4, 12, 1, 3, dropout=r), 1.0, ValueError, "`dropout`", "vit-dropout-1"),
+    row(lambda d: ks.models.convnext(d, d), [], ValueError, "`depths`", "convnext-no-stages"),
+    row(lambda d: ks.models.convnext((1, 1), d), (8,), ValueError, "`dims`", "convnext-dims-per-stage"),
+    row(lambda v: ks.models.convnext_isotropic(8, 1, layer_scale_init=v), -1.0, ValueError,
+        "`layer_scale_init`", "convnext_isotropic-negative-layer-scale"),
+    row(lambda r: ks.models.convnext_isotropic(8, 1, drop_path=r), NAN, ValueError, "`drop_path`",
+        "convnext_isotropic-nan-drop-path"),
+    row(lambda d: ks.models.lcresnet(d), 10, ValueError, "`depth`", "lcresnet-depth-not-6n-plus-2"),
+    row(lambda k: ks.models.lcresnet(8, 4, kernel_size=k), 4, ValueError, "`kernel_size`",
+        "lcresnet-even-kernel"),
+    row(lambda s: ks.models.lcresnet(8, 4, frozen=False, sharing=s), "global", ValueError, "frozen=True",
+        "lcresnet-thawed-shared-kernels"),
+    row(lambda n: ks.models.simple_cnn(n, 4, 4), 6, ValueError, "`input_shape`",
+        "simple_cnn-more-poolings-than-pixels"),
+    row(lambda p: ks.models.simple_cnn(2, 4, 4, pooling=p), "avg", ValueError, "`pooling`",
+        "simple_cnn-unknown-pooling"),
+    row(lambda s: ks.models.vgg16(input_shape=s), (8, 8, 3), ValueError, "`input_shape`", "vgg16-too-small"),
+    row(lambda g: ks.models.resnet18_gn(groups=g), 0, ValueError, "`groups`", "resnet18_gn-zero-groups"),
+    row(lambda n: ks.models.build_model(n), "resnet50", ValueError, "`model`", "build_model-unknown-name"),
+    row(lambda n: ks.models.build_model(n), "convmixer-0/8", ValueError, "`model`", "build_model-zero-width"),
+    row(lambda d: ks.models.build_model("convmixer-8/2", dim=d), 16, ValueError, "`dim`",
+        "build_model-argument-fixed-by-name"),
+    # --- model functions: wrong types, empty models, models without a matching layer -----------------
+    row(lambda m: ks.apply_conv_covariance(m), np.ones(3), TypeError, "`model`",
+        "apply_conv_covariance-array"),
+    row(lambda m: ks.apply_conv_covariance(m), EMPTY, ValueError, "must be built",
+        "apply_conv_covariance-empty-sequential"),
+    row(lambda m: ks.apply_conv_covariance(m), UNBUILT, ValueError, "must be built",
+        "apply_conv_covariance-unbuilt-model"),
+    row(lambda m: ks.apply_conv_covariance(m), DENSE, ValueError, "has no spatial depthwise",
+        "apply_conv_covariance-dense-only-model"),
+    row(lambda m: ks.apply_conv_covariance(m), IDENTITY, ValueError, "has no spatial depthwise",
+        "apply_conv_covariance-model-without-layers"),
+    row(lambda m: ks.apply_conv_covariance(m, seed=-1), CONV, ValueError, "`seed`",
+        "apply_conv_covariance-negative-seed"),
+    row(lambda m: ks.apply_conv_covariance(m, which="pointwise"), CONV, ValueError, "`which`",
+        "apply_conv_covariance-unknown-which"),
+    row(lambda m: ks.apply_conv_covariance(m, layers="dw"), CONV, TypeError, "`layers`",
+        "apply_conv_covariance-layers-as-str"),
+    row(lambda m: ks.apply_conv_covariance(m, layers=["nope"]), CONV, ValueError, "`layers`",
+        "apply_conv_covariance-unknown-layer"),
+    row(lambda m: ks.apply_conv_covariance(m, layers=["head"]), CONV, ValueError, "`layers`",
+        "apply_conv_covariance-dense-layer-named"),
+    row(lambda m: ks.apply_torch_uniform(m, which="all_spatial"), DENSE, ValueError, "has no spatial",
+        "apply_torch_uniform-dense-only-model"),
+    row(lambda m: ks.apply_covariance_transfer(m, bank=3), CONV, TypeError, "`bank`",
+        "apply_covariance_transfer-int-bank"),
+    row(lambda m: ks.apply_filter_transfer(m, source=3), CONV, TypeError, "`source`",
+        "apply_filter_transfer-int-source"),
+    row(lambda m: ks.apply_filter_transfer(conv_model(), source=m), DENSE, ValueError, "`source`",
+        "apply_filter_transfer-dense-only-source"),
+    row(lambda m: ks.apply_filter_transfer(m, source=m, seed=-1), CONV, ValueError, "`seed`",
+        "apply_filter_transfer-negative-seed"),
+    row(lambda m: ks.apply_mean_shift(m), CONV, ValueError, "MLP blocks",
+        "apply_mean_shift-model-without-mlp"),
+    row(lambda m: ks.apply_mean_shift(m, mode="linear"), DENSE, ValueError, "`mode`",
+        "apply_mean_shift-unknown-mode"),
+    row(lambda b: ks.apply_mean_shift(dense_model(), b=b, layers=["dense"]), "x", TypeError, "`b`",
+        "apply_mean_shift-str-b"),
+    row(lambda m: ks.apply_mean_shift(m, layers=["dw"]), CONV, ValueError, "`layers`",
+        "apply_mean_shift-depthwise-layer-named"),
+    row(lambda m: ks.walker.find_mlp_kernels(m), DENSE, ValueError, "has no MLP blocks",
+        "find_mlp_kernels-unknown-model"),
+    row(lambda w: ks.freeze_spatial(conv_model(), which=w), "x", ValueError, "`which`",
+        "freeze_spatial-unknown-which"),
+    row(lambda f: ks.load_frozen_model("missing.keras", f), 3, TypeError, "`frozen`",
+        "load_frozen_model-int-frozen"),
+    row(lambda m: ks.freeze_spatial(m), DENSE, ValueError, "has no spatial depthwise",
+        "freeze_spatial-dense-only-model"),
+    row(lambda m: ks.freeze_spatial(m, include_bias="yes"), CONV, TypeError, "`include_bias`",
+        "freeze_spatial-str-include-bias"),
+    row(lambda m: ks.walker.find_kernels(m, which="x"), CONV, ValueError, "`which`", "find_kernels-unknown"),
+    row(lambda m: ks.walker.find_pointwise_kernels(m), CONV, ValueError, "has no LC blocks",
+        "find_pointwise_kernels-model-without-lc"),
+    row(lambda s: ks.walker.check_seed(s), "1", TypeError, "`seed`", "check_seed-str"),
+    # --- LC blocks ------------------------------------------------------------------------------------
+    row(lambda m: ks.lc.fold_model(m), 3, TypeError, "`model`", "fold_model-int"),
+    row(lambda m: ks.lc.apply_pointwise_l1(m), DENSE, ValueError, "has no LC blocks",
+        "apply_pointwise_l1-dense-only-model"),
+    row(lambda v: ks.lc.apply_pointwise_l1(lc_model(), l1=v), 0.0, ValueError, "`l1`",
+        "apply_pointwise_l1-zero-l1"),
+    row(lambda r: ks.lc.prune_pointwise(lc_model(), r), 1.0, ValueError, "`ratio`",
+        "prune_pointwise-ratio-1"),
+    row(lambda m: ks.lc.prune_pointwise(m, 0.5), CONV, ValueError, "has no LC blocks",
+        "prune_pointwise-model-without-lc"),
+    row(lambda m: ks.lc.parameter_counts(m), "model", TypeError, "`model`", "parameter_counts-str"),
+    row(lambda m: ks.lc.parameter_counts(m), UNBUILT, ValueError,
+        "must be built", "parameter_counts-unbuilt"),
+    row(lambda m: ks.lc.fold_model(m), EMPTY, ValueError, "must be built", "fold_model-empty-sequential"),
+    row(lambda r: ks.lc.magnitude_masks([np.ones(3)], r), 1.0, ValueError,
+        "`ratio`", "magnitude_masks-ratio-1"),
+    row(lambda r: ks.callbacks.PrunePointwise(r), 1.5, ValueError, "`ratio`", "PrunePointwise-ratio-above-1"),
+    row(lambda a: ks.lc.magnitude_masks(a, 0.5), [], TypeError, "`arrays`", "magnitude_masks-empty"),
+    row(lambda s: ks.lc.bank_size(s), [(3, 3, 0, 1)], ValueError, "`shape`", "bank_size-zero-channels"),
+    row(lambda b: ks.lc.bank_kernel(b, (3, 3, 1, 1), recycle=True), np.ones(0), ValueError, "`bank`",
+        "bank_kernel-empty-bank"),
+    row(lambda p: ks.lc.fold_kernels(np.ones((3, 3, 2, 4)), p), np.ones((5, 2)), ValueError, "`pointwise`",
+        "fold_kernels-mismatched-widths"),
+    row(lambda d: ks.lc.lcresnet_parameter_counts(depth=d), 9, ValueError, "`depth`",
+        "lcresnet_parameter_counts-bad-depth"),
+    row(lambda s: ks.lc.kernel_scale(s), (3, 3, 1), ValueError, "`shape`", "kernel_scale-rank-3"),
+    # --- mimetic --------------------------------------------------------------------------------------
+    row(lambda k: ks.mimetic.row_mean_statistics(k), np.ones((1, 5)), ValueError, "`kernel`",
+        "row_mean_statistics-one-input"),
+    row(lambda n: ks.mimetic.torch_default_variance(n), 0, ValueError, "`fan_in`",
+        "torch_default_variance-zero-fan-in"),
+    row(lambda v: ks.mimetic.expected_statistics(v, 0.1, "constant", None, 4), -1.0, ValueError,
+        "`base_variance`", "expected_statistics-negative-variance"),
+    row(lambda s: ks.mimetic.shift_seed(s), "a", TypeError, "`seed`", "shift_seed-str"),
+    row(lambda s: ks.mimetic.shift_shape(s, "constant"), (4,), ValueError, "`shape`", "shift_shape-bias"),
+    # --- covariance math ------------------------------------------------------------------------------
+    row(lambda s: ks.covariance.conv_covariance(3, s), 0, ValueError, "`sigma`",
+        "conv_covariance-zero-sigma"),
+    row(lambda s: ks.covariance.conv_covariance(3, s), NAN, ValueError, "`sigma`",
+        "conv_covariance-nan-sigma"),
+    row(lambda k: ks.covariance.conv_covariance(k, 1.0), 0, ValueError, "`kernel_size`",
+        "conv_covariance-zero-kernel"),
+    row(lambda c: ks.covariance.psd_factor(c), np.ones((2, 3)), ValueError, "`cov`", "psd_factor-non-square"),
+    row(lambda c: ks.covariance.psd_factor(c), np.full((2, 2), INF), ValueError, "`cov`",
+        "psd_factor-infinite"),
+    row(lambda m: ks.covariance.FilterCovariance(m, [np.eye(9)], 3), [np.full(9, NAN)], ValueError, "NaN",
+        "FilterCovariance-nan-mean"),
+    row(lambda m: ks.covariance.FilterCovariance(m, m, 3), [], ValueError, "`means`",
+        "FilterCovariance-no-layers"),
+    row(lambda m: ks.covariance.FilterCovariance.from_model(m), DENSE, ValueError, "has no spatial depthwise",
+        "FilterCovariance.from_model-dense-only-model"),
+    row(lambda m: ks.covariance.FilterCovariance.from_model(m), 3, TypeError, "`model`",
+        "FilterCovariance.from_model-int"),
+    row(lambda p: bank().save(p), 3, TypeError, "`path`", "FilterCovariance.save-int-path"),
+    row(lambda p: ks.covariance.FilterCovariance.load(p), 3, TypeError,
+        "`path`", "FilterCovariance.load-int-path"),
+    row(lambda d: bank().at_depth(d), NAN, ValueError, "`depth_fraction`", "FilterCovariance.at_depth-nan"),
+    row(lambda k: ks.covariance.FilterCovariance([np.zeros(9)], [np.eye(9)], k), 5,
+        ValueError, "kernel_size (5, 5)", "FilterCovariance-means-of-another-kernel-size"),
+    row(lambda s: ks.initializers.CovarianceTransfer(bank())(s), (5, 5, 2, 1), ValueError, "bank.resized",
+        "CovarianceTransfer-kernel-of-another-size"),
+    row(lambda d: ks.initializers.CovarianceTransfer(bank(), depth_fraction=d), 2, ValueError,
+        "`depth_fraction`", "CovarianceTransfer-depth-above-1"),
+    row(lambda r: ks.apply_covariance_transfer(conv_model(), bank=bank(), resize=r), "x",
+        ValueError, "`resize`", "apply_covariance_transfer-unknown-resize"),
+    row(lambda n: ks.covariance.depth_fractions(n), 0, ValueError, "`num_layers`", "depth_fractions-zero"),
+    row(lambda d: ks.covariance.variance_schedule(d, 0.1, 0.1, 0.1), 1.5, ValueError, "`depth_fraction`",
+        "variance_schedule-depth-above-1"),
+    row(lambda p: ks.covariance.resolve_schedule(p), None, ValueError, "`sigma0`",
+        "resolve_schedule-no-preset-no-values"),
+    row(lambda p: ks.callbacks.RecordFilterCovariance(p), 3, TypeError, "`path`",
+        "RecordFilterCovariance-int-path"),
+    row(lambda n: ks.callbacks.RecordFilterCovariance("bank.npz", every_n_epochs=n), 0, ValueError,
+        "`every_n_epochs`", "RecordFilterCovariance-zero-period"),
+    # --- alignment ------------------------------------------------------------------------------------
+    row(lambda x: ks.alignment.align_conv_layers(conv_model(), x), [1, 2], TypeError, "`images`",
+        "align_conv_layers-list-images"),
+    row(lambda x: ks.alignment.align_conv_layers(conv_model(), x), images(0, 6, 2), ValueError, "`images`",
+        "align_conv_layers-no-images"),
+    row(lambda m: ks.alignment.align_conv_layers(m, images(2)), Make("<images to Dense>", mlp_model),
+        ValueError, "has no spatial", "align_conv_layers-model-without-convs"),
+    row(lambda n: ks.alignment.align_conv_layers(conv_model(), images(2, 6, 2), num_layers=n), 2, ValueError,
+        "`num_layers`", "align_conv_layers-more-layers-than-convs"),
+    row(lambda n: ks.alignment.rescale_to_initial_norms(conv_model(), n), [1.0], TypeError, "`norms`",
+        "rescale_to_initial_norms-list"),
+    row(lambda n: ks.alignment.rescale_to_initial_norms(conv_model(), n), {"nope": 1.0}, ValueError,
+        "`norms`", "rescale_to_initial_norms-unknown-path"),
+    row(lambda m: ks.alignment.weight_norms(m), 3, TypeError, "`model`", "weight_norms-int"),
+    row(lambda k: ks.alignment.patch_covariance(images(2, 4), k), 5, ValueError, "`kernel_size`",
+        "patch_covariance-kernel-larger-than-images"),
+    row(lambda n: ks.alignment.patch_covariance(images(2, 4), 3, max_patches=n), "5",
+        TypeError, "`max_patches`", "patch_covariance-str-max-patches"),
+    row(lambda x: ks.alignment.extract_patches(x, 3), np.ones((4, 4, 3)), ValueError, "`images`",
+        "extract_patches-single-image"),
+    row(lambda n: ks.alignment.random_basis(n), 0, ValueError, "`dim`", "random_basis-zero-dim"),
+    row(lambda s: ks.alignment.misalignment(s, np.eye(2)), np.ones((2, 3)), ValueError, "`sigma_x`",
+        "misalignment-non-square"),
+    # --- selection ------------------------------------------------------------------------------------
+    row(lambda t: ks.callbacks.SelectWeightsFrom(t), 42, TypeError, "`teacher`", "SelectWeightsFrom-int"),
+    row(lambda t: ks.callbacks.SelectWeightsFrom(t), "missing.keras", ValueError, "`teacher`",
+        "SelectWeightsFrom-missing-keras-file"),
+    row(lambda t: ks.callbacks.SelectWeightsFrom(t), missing("teacher_dir"), ValueError, "`teacher`",
+        "SelectWeightsFrom-missing-path"),
+    row(lambda t: ks.callbacks.SelectWeightsFrom(t), Make("<dir without config.json>", empty_dir), ValueError,
+        "config.json", "SelectWeightsFrom-directory-not-a-preset"),
+    row(lambda t: ks.callbacks.SelectWeightsFrom(t), "ConvNeXtTiny:/missing/weights.h5", ValueError,
+        "weights file", "SelectWeightsFrom-missing-application-weights"),
+    row(lambda t: ks.callbacks.SelectWeightsFrom(t), "", ValueError, "`teacher`",
+        "SelectWeightsFrom-empty-str"),
+    row(lambda h: ks.callbacks.SelectWeightsFrom(conv_model(), heads=h), "x", ValueError, "`heads`",
+        "SelectWeightsFrom-unknown-heads"),
+    row(lambda t: ks.selection.select_weights(t, conv_model()), 42, TypeError, "`teacher`",
+        "select_weights-int-teacher"),
+    row(lambda s: ks.selection.select_weights(conv_model(), s), 3, TypeError, "`student`",
+        "select_weights-int-student"),
+    row(lambda s: ks.selection.select_weights(conv_model(), s), DENSE, ValueError, "supported family",
+        "select_weights-student-of-no-family"),
+    row(lambda f: ks.selection.select_weights(conv_model(), conv_model(), family=f), "x", ValueError,
+        "`family`", "select_weights-unknown-family"),
+    row(lambda d: ks.selection.select_weights(convmixer(8), convmixer(d)), 16, ValueError,
+        "selection only shrinks", "select_weights-student-wider-than-teacher"),
+    row(lambda t: ks.selection.load_teacher(t), "missing.keras", FileNotFoundError, "`teacher`",
+        "load_teacher-missing-keras-file"),
+    row(lambda t: ks.selection.smaller_config(t), 3, TypeError, "`teacher`", "smaller_config-int"),
+    row(lambda s: ks.selection.element_indices(3, s), 5, ValueError, "student_size=5",
+        "element_indices-student-larger"),
+    row(lambda m: ks.selection.element_indices(5, 3, method=m), "x", ValueError, "`method`",
+        "element_indices-unknown-method"),
+    row(lambda n: ks.selection.layer_indices(n, 1), 0, ValueError, "`teacher_size`", "layer_indices-zero"),
+    # --- recipes --------------------------------------------------------------------------------------
+    row(lambda p: recipes.resolve_precision(p), "fp8", ValueError, "`precision`",
+        "resolve_precision-unknown"),
+    row(lambda p: recipes.resolve_precision(p), 16, TypeError, "`precision`", "resolve_precision-int"),
+    row(lambda p: recipes.resolve_precision(p), "mixed_float16", ValueError, "mixed_bfloat16",
+        "resolve_precision-float16-on-jax-cpu", marks=only_jax_cpu),
+    row(lambda d: recipes.resolve_distribution(d), "ring", ValueError, "`distribution`",
+        "resolve_distribution-unknown"),
+    row(lambda d: recipes.resolve_distribution(d), 3, TypeError, "`distribution`",
+        "resolve_distribution-int"),
+    row(lambda p: recipes.device_setup(p).__enter__(), "fp8", ValueError, "`precision`",
+        "device_setup-unknown-precision"),
+    row(lambda e: recipes.fit_cifar(tiny_classifier, CIFAR, e), 0, ValueError, "`epochs`",
+        "fit_cifar-0-epochs"),
+    row(lambda d: recipes.fit_cifar(tiny_classifier, d, 1), list(CIFAR), TypeError, "`data`",
+        "fit_cifar-data-as-list"),
+    row(lambda m: recipes.fit_cifar(m, CIFAR, 1), 3, TypeError, "`model`", "fit_cifar-int-model"),
+    row(lambda d: recipes.fit_cifar(tiny_classifier, d, 1), (CIFAR[0][:0], CIFAR[1][:0]), ValueError,
+        "`data`", "fit_cifar-no-images"),
+    row(lambda x: recipes.fit_cifar(tiny_classifier, (x, CIFAR[1]), 1), CIFAR[0] / 255.0, ValueError,
+        "`data`", "fit_cifar-float-images"),
+    row(fit_cifar_with(), {"batch_size": 0}, ValueError, "`batch_size`", "fit_cifar-zero-batch"),
+    row(fit_cifar_with(), {"learning_rate": -1.0}, ValueError, "`learning_rate`", "fit_cifar-negative-lr"),
+    row(fit_cifar_with(), {"weight_decay": NAN}, ValueError, "`weight_decay`", "fit_cifar-nan-weight-decay"),
+    row(fit_cifar_with(), {"label_smoothing": 2.0}, ValueError, "`label_smoothing`",
+        "fit_cifar-label-smoothing-above-1"),
+    row(fit_cifar_with(), {"pad": -1}, ValueError, "`pad`", "fit_cifar-negative-pad"),
+    row(fit_cifar_with(), {"pad": 1.5}, TypeError, "`pad`", "fit_cifar-float-pad"),
+    row(fit_cifar_with(), {"steps_per_epoch": 0}, ValueError, "`steps_per_epoch`", "fit_cifar-zero-steps"),
+    row(fit_cifar_with(), {"callbacks": 3}, TypeError, "`callbacks`", "fit_cifar-int-callbacks"),
+    row(fit_cifar_with(), {"ema": 2.0}, ValueError, "`ema`", "fit_cifar-ema-above-1"),
+    row(fit_cifar_with(), {"rand_augment": (0, 0.5)}, ValueError, "`rand_augment[0]`",
+        "fit_cifar-zero-augment-ops"),
+    row(fit_cifar_with(), {"num_classes": 1}, ValueError, "`num_classes`", "fit_cifar-one-class"),
+    row(fit_cifar_with(), {"schedule": "linear"}, ValueError, "`schedule`", "fit_cifar-unknown-schedule"),
+    row(fit_cifar_with(), {"warmup_epochs": 1}, ValueError, "`warmup_epochs`",
+        "fit_cifar-warmup-without-cosine"),
+    row(fit_cifar_with(), {"distribution": "ring"}, ValueError, "`distribution`",
+        "fit_cifar-unknown-distribution"),
+    row(lambda d: recipes.fit_imagenet(tiny_classifier, d, 1), missing("train_dir"), FileNotFoundError,
+        "`data`", "fit_imagenet-missing-folder"),
+    row(lambda w: recipes.fit_imagenet(tiny_classifier, "unused", 1, warmup_epochs=w), 0.5, TypeError,
+        "`warmup_epochs`", "fit_imagenet-fractional-warmup"),
+    row(lambda t: recipes.fit_distill(tiny_classifier(), t, CIFAR, 1), 42, TypeError, "`teacher`",
+        "fit_distill-int-teacher"),
+    row(lambda a: recipes.fit_distill(tiny_classifier(), tiny_classifier(), CIFAR, 1, alpha=a), 0, ValueError,
+        "`alpha`", "fit_distill-zero-alpha"),
+    row(lambda v: recipes.TorchSGD(l2=v), -1.0, ValueError, "`l2`", "TorchSGD-negative-l2"),
+    row(lambda v: recipes.TorchSGD(learning_rate=v), -0.1, ValueError, "`learning_rate`",
+        "TorchSGD-negative-lr"),
+    row(lambda v: recipes.TorchSGD(weight_decay=v), 0.1, ValueError, "`weight_decay`",
+        "TorchSGD-decoupled-weight-decay"),
+    row(lambda n: recipes.PiecewiseLinearSchedule(n, [0, 1], [1, 0]), 0, ValueError, "`total_steps`",
+        "PiecewiseLinearSchedule-zero-steps"),
+    row(lambda f: recipes.PiecewiseLinearSchedule(10, f, [1, 0]), [0, 0.5], ValueError, "`fractions`",
+        "PiecewiseLinearSchedule-not-ending-at-1"),
+    row(lambda f: recipes.PiecewiseLinearSchedule(10, f, [1, 0]), "01", TypeError, "`fractions`",
+        "PiecewiseLinearSchedule-str-fractions"),
+    row(lambda p: recipes.TriangularSchedule(0.1, 10, peak_fraction=p, end_fraction=0.5), 0.9, ValueError,
+        "peak_fraction", "TriangularSchedule-peak-after-end"),
+    row(lambda lr: recipes.warmup_cosine(lr, 10, 2), NAN, ValueError, "`peak_learning_rate`",
+        "warmup_cosine-nan-lr"),
+    row(lambda n: recipes.warmup_cosine(0.1, n, 2), "10", TypeError, "`total_steps`",
+        "warmup_cosine-str-total-steps"),
+    row(lambda w: recipes.warmup_cosine(0.1, 10, w), 10, ValueError, "`warmup_steps`",
+        "warmup_cosine-warmup-as-long-as-run"),
+    row(lambda s: recipes.random_resized_crop(np.ones((8, 8, 3), "float32"), s), 0, ValueError, "`size`",
+        "random_resized_crop-zero-size"),
+    row(lambda b: recipes.cifar_dataset(*CIFAR, b, (0.5,) * 3, (0.5,) * 3, True), 0, ValueError,
+        "`batch_size`", "cifar_dataset-zero-batch"),
+]
+
+
+@pytest.mark.parametrize("call, bad, error, phrase", ROWS)
+def test_bad_input_raises_a_clear_one_line_error(call, bad, error, phrase, tmp_path):
+    value = bad.build(tmp_path) if isinstance(bad, Make) else bad
+    with pytest.raises(Exception) as info:
+        call(value)
+    message = str(info.value)
+    assert type(info.value) is error, f"expected {error.__name__}, got {type(info.value).__name__}: {message}"
+    assert phrase in message, f"{phrase!r} not in the message: {message}"
+    assert "\n" not in message.strip(), f"the message spans several lines: {message}"
+
+
+def test_the_table_covers_every_kind_of_bad_input():
+    ids = [param.id for param in ROWS]
+    assert len(ids) == len(set(ids)), "row ids must be unique"
+    assert len(ROWS) >= 60
+
+
+# --- no code from data files or strings ------------------------------------------------------------
+
+#: Files allowed to make one of the calls :func:`unsafe_calls` finds, with the reason it is safe.
+UNSAFE_CALLS_ALLOWED = {
+    "keras_structinit/datasets.py": (
+        "CIFAR-10 batches from the hash-verified archive, through an allow-list Unpickler (numpy arrays only)"
+    ),
+}
+_PICKLE_MODULES = {"pickle", "cPickle", "_pickle"}
+_PICKLE_LOADERS = {"load", "loads", "Unpickler"}
+
+
+def _dotted(node):
+    """``"a.b.c"`` for a Name/Attribute chain, ``None`` for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def unsafe_calls(source, filename="<source>"):
+    """``[(line, what), ...]``: the places in ``source`` that can run code from data or a string.
+
+    ``pickle.load``/``loads``/``Unpickler`` (used, imported or subclassed), ``eval``,
+    ``exec``, a call with ``allow_pickle=`` anything but the constant ``False``, and
+    ``safe_mode=False`` (as a call's keyword or a parameter default).
+    """
+    tree = ast.parse(source, filename)
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in _PICKLE_MODULES:
+            hits += [(node.lineno, f"from {node.module} import {a.name}") for a in node.names
+                     if a.name in _PICKLE_LOADERS or a.name == "*"]
+        elif isinstance(node, ast.Attribute) and node.attr in _PICKLE_LOADERS:
+            if _dotted(node.value) in _PICKLE_MODULES:
+                hits.append((node.lineno, _dotted(node)))
+        elif isinstance(node, ast.Call):
+            name = _dotted(node.func)
+            if name in ("eval", "exec", "builtins.eval", "builtins.exec"):
+                hits.append((node.lineno, f"{name}(...)"))
+            for keyword in node.keywords:
+                constant = isinstance(keyword.value, ast.Constant)
+                if keyword.arg == "allow_pickle" and not (constant and keyword.value.value is False):
+                    hits.append((node.lineno, f"{name}(..., allow_pickle={ast.unparse(keyword.value)})"))
+                if keyword.arg == "safe_mode" and constant and keyword.value.value is False:
+                    hits.append((node.lineno, f"{name}(..., safe_mode=False)"))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            arguments = node.args
+            positional = arguments.posonlyargs + arguments.args
+            with_defaults = positional[len(positional) - len(arguments.defaults):]
+            defaults = list(zip(with_defaults, arguments.defaults, strict=True))
+            defaults += zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+            for argument, default in defaults:
+                false = isinstance(default, ast.Constant) and default.value is False
+                if argument.arg == "safe_mode" and false:
+                    hits.append((node.lineno, "safe_mode=False default"))
+    return sorted(hits)
+
+
+def package_sources():
+    files = sorted((REPO_ROOT / "keras_structinit").rglob("*.py"))
+    files += sorted((REPO_ROOT / "benchmarks").glob("*.py"))
+    return {path.relative_to(REPO_ROOT).as_posix(): path for path in files}
+
+
+def test_the_scanner_finds_each_kind_of_unsafe_call():
+    source = "\n".join([
+        "import pickle, numpy as np, keras",
+        "from pickle import loads",
+        "a = pickle.load(f)",
+        "b = pickle.loads(data)",
+        "class U(pickle.Unpickler): pass",
+        "c = np.load(path, allow_pickle=True)",
+        "d = np.load(path, allow_pickle=flag)",
+        "e = np.load(path, allow_pickle=False)",
+        "f = eval('1')",
+        "exec('x = 1')",
+        "g = keras.saving.load_model(path, safe_mode=False)",
+        "h = keras.saving.load_model(path, safe_mode=True)",
+        "def load(path, safe_mode=False): pass",
+        "model.evaluate(x)",
+    ])
+    assert [line for line, _ in unsafe_calls(source)] == [2, 3, 4, 5, 6, 7, 9, 10, 11, 13]
+
+
+@once_per_suite("a scan of the source files")
+def test_no_code_is_loaded_from_data_outside_the_allow_list():
+    sources = package_sources()
+    assert "keras_structinit/walker.py" in sources and any(p.startswith("benchmarks/") for p in sources)
+    found = {}
+    for relative, path in sources.items():
+        hits = unsafe_calls(path.read_text(encoding="utf-8"), relative)
+        if hits:
+            found[relative] = hits
+    unexpected = {path: hits for path, hits in found.items() if path not in UNSAFE_CALLS_ALLOWED}
+    assert not unexpected, (
+        "calls that can run code from a file or a string (pickle, allow_pickle, eval/exec, safe_mode=False); "
+        f"remove them or add the file to UNSAFE_CALLS_ALLOWED with the reason it is safe: {unexpected}"
+    )
+    stale = sorted(path for path in UNSAFE_CALLS_ALLOWED if path not in found)
+    assert not stale, f"allow-listed files without such a call any more; remove them from the list: {stale}"
