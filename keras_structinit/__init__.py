@@ -31,6 +31,7 @@ _SUBMODULES = (
     "reporting",
     "selection",
     "validation",
+    "viz",
     "walker",
 )
 

@@ -118,6 +118,40 @@ def fit_cifar_with(**options):
     return lambda bad: recipes.fit_cifar(tiny_classifier, CIFAR, 1, verbose=0, **{**options, **bad})
 
 
+def nan_images(_):
+    x = np.random.default_rng(0).normal(size=(3, 6, 6, 3))
+    x[1, 2, 2, 0] = np.nan
+    return x
+
+
+def nan_images_6x2(_):
+    x = images(2, 6, 2)
+    x[0, 0, 0, 0] = np.nan
+    return x
+
+
+def nan_teacher(_):
+    teacher = convmixer(8)
+    kernel = teacher.get_layer("block_1_pointwise_conv").kernel
+    kernel.assign(np.full(kernel.shape, np.nan, "float32"))
+    return teacher
+
+
+def truncated_keras(tmp_path):
+    path = tmp_path / "truncated.keras"
+    path.write_bytes(b"PK\x03\x04 cut short")
+    return str(path)
+
+
+def existing_file(tmp_path):
+    path = tmp_path / "exists.npz"
+    path.write_bytes(b"keep me")
+    return str(path)
+
+
+BIG = np.random.default_rng(0).normal(size=(2, 6, 6, 3)) * 1e200
+
+
 def row(call, bad, error, phrase, id, marks=()):
     return pytest.param(call, bad, error, phrase, id=id, marks=marks)
 
@@ -518,6 +552,42 @@ ROWS = [
         "random_resized_crop-zero-size"),
     row(lambda b: recipes.cifar_dataset(*CIFAR, b, (0.5,) * 3, (0.5,) * 3, True), 0, ValueError,
         "`batch_size`", "cifar_dataset-zero-batch"),
+    # --- issue 32's bugs: silent NaN, non-finite teachers, outputs over inputs, corrupt files ------------
+    row(lambda x: ks.alignment.patch_covariance(x, 3), Make("<images with one NaN pixel>", nan_images),
+        ValueError, "`images` must be finite: image 1", "patch_covariance-one-nan-pixel"),
+    row(lambda x: ks.alignment.patch_covariance(x, 3), np.full((2, 6, 6, 3), INF), ValueError,
+        "`images` must be finite", "patch_covariance-inf"),
+    row(lambda x: ks.alignment.patch_covariance(x, 3), BIG,
+        ValueError, "exceeds float64's range", "patch_covariance-overflowing-values"),
+    row(lambda x: ks.alignment.align_conv_layers(conv_model(), x), Make("<images with NaN>", nan_images_6x2),
+        ValueError, "`images` must be finite", "align_conv_layers-nan-images"),
+    row(lambda x: ks.alignment.align_conv_layers(conv_model(), x), images(2, 6, 1), ValueError,
+        "`images` have 1 channel(s), but 'tiny_conv' takes 2", "align_conv_layers-wrong-channels"),
+    row(lambda x: ks.alignment.align_conv_layers(conv_model(), x), np.full((2, 6, 6, 2), 1e200), ValueError,
+        "`images` must fit float32", "align_conv_layers-beyond-float32"),
+    row(lambda t: ks.selection.select_weights(t, convmixer(4)),
+        Make("<teacher with a NaN weight>", nan_teacher), ValueError, "non-finite (NaN or inf) value(s)",
+        "select_weights-nan-teacher"),
+    row(lambda t: ks.selection.select_weights(t, convmixer(4)), Make("<truncated .keras>", truncated_keras),
+        ValueError, "is not a .keras archive (not a zip file)", "select_weights-truncated-teacher"),
+    row(lambda p: bank().save(p), Make("<existing file>", existing_file), ValueError, "already exists",
+        "FilterCovariance.save-existing-file"),
+    row(lambda p: ks.io_utils.check_output(p, "--out", inputs=[p]), Make("<teacher>", existing_file),
+        ValueError, "is an input of this run", "check_output-over-an-input"),
+    row(lambda c: ks.alignment.sorted_eigh(c), np.ones((2, 3)), ValueError,
+        "`cov` must be a non-empty square", "sorted_eigh-non-square"),
+    row(lambda s: ks.alignment.random_basis(2, seed=s), -1, ValueError, "`seed`",
+        "random_basis-negative-seed"),
+    row(lambda s: ks.alignment.patch_covariance(images(2, 4), 3, max_patches=4, seed=s), -1, ValueError,
+        "`seed`", "patch_covariance-negative-seed"),
+    row(lambda t: ks.selection.plan_selection(t, {}), 3, TypeError, "`teacher_shapes`",
+        "plan_selection-int-shapes"),
+    row(lambda k: ks.selection.select_weights(convmixer(8), convmixer(4), skip=k), 3, TypeError, "`skip`",
+        "select_weights-int-skip"),
+    row(lambda s: ks.selection.select_weights(convmixer(8), convmixer(4), seed=s, element_selection="random"),
+        -1, ValueError, "`seed`", "select_weights-negative-seed"),
+    row(lambda n: ks.models.parse_model_name(n), 42, TypeError, "`model` must be a model name",
+        "parse_model_name-int"),
 ]
 
 

@@ -51,7 +51,7 @@ def test_available_models_lists_every_form():
 @pytest.mark.parametrize(
     "name",
     ["convmixer-256", "convmixer-a/8", "convmixer-0/8", "convmixer-8/0", "convmixer-256/8/2",
-     "convnext-iso-256", "convnext-huge", "vit-base", "resnet50", "", None, 256,
+     "convnext-iso-256", "convnext-huge", "vit-base", "resnet50", "",
      "lcresnet-20-16", "lcresnet-21-16x8", "lcresnet-2-16x8", "lcresnet-20-0x8", "lcresnet-20-16x0",
      "lcresnet-20-16x8x2"],
 )
@@ -60,6 +60,12 @@ def test_bad_names_raise_naming_model(name):
         parse_model_name(name)
     assert "convmixer-H/D" in str(info.value) and "resnet18-gn" in str(info.value)
     assert "lcresnet-D-WxE" in str(info.value)
+
+
+@pytest.mark.parametrize("name", [None, 256, ("convmixer", 8)])
+def test_a_name_that_is_not_a_str_is_a_type_error(name):
+    with pytest.raises(TypeError, match=r"`model` must be a model name \(a str"):
+        parse_model_name(name)
 
 
 def test_build_model_defaults_to_cifar10():

@@ -60,6 +60,7 @@ def check_orthonormal(basis, name, dim=None):
 def random_basis(dim, seed=None):
     """A Haar-random ``(dim, dim)`` orthogonal matrix (QR of a Gaussian, signs fixed)."""
     dim = validation.positive_int(dim, "dim")
+    seed = validation.optional(validation.random_seed, seed, "seed")
     q, r = np.linalg.qr(np.random.default_rng(seed).standard_normal((dim, dim)))
     return q * np.where(np.diag(r) < 0, -1.0, 1.0)
 

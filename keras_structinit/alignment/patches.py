@@ -98,6 +98,8 @@ def sorted_eigh(cov):
     largest-magnitude entry is positive (deterministic across platforms).
     """
     cov = np.asarray(cov, dtype=np.float64)
+    if cov.ndim != 2 or cov.shape[0] != cov.shape[1] or cov.size == 0:
+        raise ValueError(f"`cov` must be a non-empty square matrix. Received an array of shape {cov.shape}")
     eigvals, eigvecs = np.linalg.eigh(0.5 * (cov + cov.T))
     eigvals, eigvecs = eigvals[::-1], eigvecs[:, ::-1]
     rows = np.argmax(np.abs(eigvecs), axis=0)
@@ -315,7 +317,7 @@ def patch_covariance(images, kernel_size, *, centered=True, max_patches=None, se
     validation.boolean(centered, "centered")
     max_patches = validation.optional(validation.positive_int, max_patches, "max_patches")
     batch_size = validation.positive_int(batch_size, "batch_size")
-    validation.optional(validation.int_value, seed, "seed")
+    validation.optional(validation.random_seed, seed, "seed")
     moments = _RowMoments(kernel_size) if max_patches is None else _Reservoir(kernel_size, max_patches, seed)
     offset = 0
     for batch in _batches(images, batch_size):

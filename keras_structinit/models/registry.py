@@ -77,11 +77,13 @@ def parse_model_name(name):
     LCResNet-20-16x8: ``("lcresnet", {"depth": 20, "width": 16, "expansion": 8})``.
 
     Raises:
+        TypeError: ``name`` is not a str.
         ValueError: unknown family or malformed ``H/D`` (the message names
             the argument ``model`` and lists the accepted forms).
     """
     if not isinstance(name, str):
-        raise _bad_name(name)
+        raise TypeError(f"`model` must be a model name (a str, e.g. 'convmixer-256/8'). "
+                        f"Received: model={name!r} of type {type(name).__name__}")
     key = name.strip().lower()
     if key in _FIXED:
         builder, kwargs = _FIXED[key]

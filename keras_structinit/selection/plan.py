@@ -141,7 +141,12 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
     validation.one_of(heads, "heads", HEAD_MODES)
     validation.boolean(strict, "strict")
     validation.boolean(resize_position_embeddings, "resize_position_embeddings")
-    if isinstance(skip, str) or not all(isinstance(s, str) for s in skip):
+    validation.random_seed(seed, "seed")
+    for shapes, name in ((teacher_shapes, "teacher_shapes"), (student_shapes, "student_shapes")):
+        if not isinstance(shapes, dict):
+            raise TypeError(f"`{name}` must be a dict {{variable path: shape}}. "
+                            f"Received: {name} of type {type(shapes).__name__}")
+    if not isinstance(skip, (tuple, list)) or not all(isinstance(s, str) for s in skip):
         raise TypeError(f"`skip` must be a tuple of path prefixes (strings). Received: skip={skip!r}")
     # What `skip` names is left alone: it takes no part in finding the family either (a user's own
     # head around a KerasHub backbone, say, is of no family).

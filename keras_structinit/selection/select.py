@@ -165,7 +165,7 @@ def select_weights(
         layer_selection=layer_selection,
         element_selection=element_selection,
         heads=heads,
-        skip=tuple(skip),
+        skip=skip,
         seed=seed,
         strict=strict,
         resize_position_embeddings=resize_position_embeddings,

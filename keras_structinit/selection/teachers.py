@@ -96,7 +96,7 @@ def load_teacher(spec, **kwargs):
         with _downloading(f"the ImageNet weights of keras.applications.{name}",
                           f"pass a weights file instead: '{name}:/path/weights.h5'"):
             return builder(weights="imagenet", **kwargs)
-    if os.path.sep in spec or spec.startswith("."):
+    if "://" not in spec and (os.path.sep in spec or spec.startswith(".")):  # not a kaggle:// or hf:// handle
         raise FileNotFoundError(f"`teacher` does not exist: teacher={spec!r}")
     hub = _keras_hub()
     with _downloading(f"the KerasHub preset {spec!r}",
