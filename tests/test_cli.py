@@ -692,3 +692,17 @@ def test_demo_with_seeds_says_whether_the_gap_is_beyond_seed_noise(tmp_path, cap
         return [(r["final_val_accuracies"], r["final_train_loss"]) for r in result["results"]]
 
     assert numbers(again) == numbers(summary) and again["verdict"] == summary["verdict"]
+
+
+def test_train_distribution_the_machine_cannot_run_is_one_line_exit_2(tmp_path, capsys):
+    """Issue 33: --distribution tpu without a TPU was a traceback after the output folder was made."""
+    data = write_tiny_cifar(tmp_path / "train.npz", 10, 0)
+    argv = ["train", "--model", "simple-cnn", "--epochs", "1", "--data", data, "--out", str(tmp_path / "out"),
+            "--distribution", "tpu"]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    expected = {"tensorflow": "distribution='tpu' needs a TPU, and none was found here",
+                "jax": "distribution='tpu' needs the TensorFlow backend",
+                "torch": "`distribution` is not supported on the torch backend"}[keras.backend.backend()]
+    assert expected in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()

@@ -102,6 +102,7 @@ def run(args):
         _check_cifar_options(args.recipe, cifar_options)
         check_exists(None if str(args.data).startswith("tfds:") else args.data, "--data")
         check_exists(args.eval_data, "--eval-data")
+        _check_devices(args.precision, args.distribution)
         if args.recipe == "imagenet" and args.data is None:
             raise ValueError("--recipe imagenet needs --data (an ImageFolder directory or tfds:NAME)")
         data = prepare_data(args.recipe, args.data, seed=args.seed, train_size=args.train_size,
@@ -122,6 +123,14 @@ def run(args):
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
     )
     return 0
+
+
+def _check_devices(precision, distribution):
+    """``--precision`` and ``--distribution`` this machine can run, checked before any data is read."""
+    from keras_structinit.recipes import devices
+
+    devices.resolve_precision(precision)
+    devices.check_distribution(distribution)
 
 
 def _input_shape(recipe, data, image_size):

@@ -170,6 +170,10 @@ def random_resized_crop(image, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), se
     return resized
 
 
+#: Decoded images a TFDS source shuffles before resizing them (see :func:`imagenet_source`).
+TFDS_SHUFFLE_BUFFER = 2048
+
+
 def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
     """Unbatched ``(uint8-valued float image, int label)`` dataset and its class count.
 
@@ -179,6 +183,12 @@ def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
     ``split``), or what :func:`keras_structinit.datasets.load_labeled_images`
     reads (arrays, an .npz, a zip of equal-sized images). Every image comes out
     as its central square resized to ``load_size`` x ``load_size``.
+
+    ``shuffle`` shuffles where elements are small, before any image is
+    resized to float: the file list of a directory (all of it), the uint8
+    images of arrays (all of them), the record files and
+    :data:`TFDS_SHUFFLE_BUFFER` decoded images of a TFDS source. A buffer of
+    resized float images (786 KB each at 256 x 256) would hold gigabytes.
     """
     tf = _tf()
     import keras
@@ -197,6 +207,8 @@ def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
         ds, info = tfds.load(source[5:], split=split, as_supervised=True, with_info=True,
                              shuffle_files=shuffle)
         num_classes = info.features["label"].num_classes
+        if shuffle:
+            ds = ds.shuffle(TFDS_SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True)
     elif isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
         ds = keras.utils.image_dataset_from_directory(
             source, labels="inferred", label_mode="int", batch_size=None,
@@ -207,6 +219,8 @@ def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
     else:
         x, y = datasets.load_labeled_images(source, name=name)
         ds = tf.data.Dataset.from_tensor_slices((x, y))
+        if shuffle:  # uint8: the whole set fits the buffer (it is in memory already)
+            ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True)
         num_classes = int(y.max()) + 1
     return ds.map(central_square, num_parallel_calls=tf.data.AUTOTUNE), num_classes
 
@@ -234,8 +248,7 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
     load_size = round(image_size / crop_fraction)
     ds, found_classes = imagenet_source(source, split, load_size, training, seed, name=name)
     num_classes = num_classes or found_classes
-    if training:
-        ds = ds.shuffle(16 * batch_size, seed=seed, reshuffle_each_iteration=True)
+    if training:  # shuffled by imagenet_source, where elements are small
         augment = _rand_augment_layer(rand_augment, seed) if rand_augment else None
 
         def per_image(image, label):
@@ -259,14 +272,30 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
         mixers.append(keras.layers.CutMix(factor=cutmix_alpha, seed=seed))
     if mixers:
         def mix(images, labels):
-            outputs = [m({"images": images, "labels": labels}) for m in mixers]
-            if len(outputs) == 1:
-                return outputs[0]["images"], outputs[0]["labels"]
+            if len(mixers) == 1:
+                out = mixers[0]({"images": images, "labels": labels})
+                return out["images"], out["labels"]
             pick = tf.random.uniform((), seed=seed) < 0.5
-            return (tf.where(pick, outputs[0]["images"], outputs[1]["images"]),
-                    tf.where(pick, outputs[0]["labels"], outputs[1]["labels"]))
+
+            def apply(mixer):
+                out = mixer({"images": images, "labels": labels})
+                return out["images"], out["labels"]
+
+            return tf.cond(pick, lambda: apply(mixers[0]), lambda: apply(mixers[1]))  # one of the two
 
         ds = ds.map(mix, num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.map(lambda images, labels: (normalize_images(images, IMAGENET_MEAN, IMAGENET_STD), labels),
                 num_parallel_calls=tf.data.AUTOTUNE)
-    return ds.prefetch(tf.data.AUTOTUNE), num_classes
+    return ds.prefetch(PREFETCH_BATCHES).with_options(_bounded_memory(tf)), num_classes
+
+
+#: Batches the ImageNet pipeline prepares ahead of the model (each 616 MB at 1024 x 224 x 224 x 3 float32).
+PREFETCH_BATCHES = 2
+#: What tf.data's autotuner may buffer in all (its default is half the machine's memory).
+PIPELINE_RAM_BUDGET = 1 << 30
+
+
+def _bounded_memory(tf):
+    options = tf.data.Options()
+    options.autotune.ram_budget = PIPELINE_RAM_BUDGET
+    return options

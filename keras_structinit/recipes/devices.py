@@ -66,20 +66,12 @@ def resolve_precision(precision):
     return precision
 
 
-def resolve_distribution(distribution):
-    """A Keras distribution (JAX) or ``tf.distribute.Strategy`` (TensorFlow), or None.
+def check_distribution(distribution):
+    """What :func:`resolve_distribution` would build, checked without building it.
 
-    Accepts None, an instance (a ``keras.distribution.Distribution`` or a
-    ``tf.distribute.Strategy``) or a name:
-
-    * "data_parallel": ``keras.distribution.DataParallel`` over all local
-      devices (JAX backend);
-    * "mirrored": ``tf.distribute.MirroredStrategy`` (TensorFlow backend,
-      all local GPUs, or the CPU);
-    * "tpu": ``tf.distribute.TPUStrategy`` on the TPU found by
-      ``TPUClusterResolver`` (TensorFlow backend);
-    * "auto": the backend's natural choice (DataParallel on JAX, TPUStrategy
-      when a TPU is attached or MirroredStrategy otherwise on TensorFlow).
+    Returns ``None``, the instance given, or the name it resolves to
+    ("data_parallel", "mirrored" or "tpu"; "auto" resolved). Raises as
+    :func:`resolve_distribution` does; for "tpu" a TPU must be found.
     """
     if distribution is None:
         return None
@@ -115,24 +107,60 @@ def resolve_distribution(distribution):
         distribution = (
             "data_parallel" if backend == "jax" else ("tpu" if accelerator() == "tpu" else "mirrored")
         )
-    if distribution == "data_parallel":
-        if backend != "jax":
-            raise ValueError(
-                "distribution='data_parallel' needs the JAX backend; on TensorFlow use 'mirrored' or 'tpu'."
-            )
-        return keras.distribution.DataParallel(devices=keras.distribution.list_devices())
-    if backend != "tensorflow":
+    if distribution == "data_parallel" and backend != "jax":
+        raise ValueError(
+            "distribution='data_parallel' needs the JAX backend; on TensorFlow use 'mirrored' or 'tpu'."
+        )
+    if distribution != "data_parallel" and backend != "tensorflow":
         raise ValueError(
             f"distribution={distribution!r} needs the TensorFlow backend; on JAX use 'data_parallel'."
         )
+    if distribution == "tpu":
+        tpu_resolver()
+    return distribution
+
+
+def resolve_distribution(distribution):
+    """A Keras distribution (JAX) or ``tf.distribute.Strategy`` (TensorFlow), or None.
+
+    Accepts None, an instance (a ``keras.distribution.Distribution`` or a
+    ``tf.distribute.Strategy``) or a name:
+
+    * "data_parallel": ``keras.distribution.DataParallel`` over all local
+      devices (JAX backend);
+    * "mirrored": ``tf.distribute.MirroredStrategy`` (TensorFlow backend,
+      all local GPUs, or the CPU);
+    * "tpu": ``tf.distribute.TPUStrategy`` on the TPU found by
+      ``TPUClusterResolver`` (TensorFlow backend; a one-line ``ValueError``
+      when there is none);
+    * "auto": the backend's natural choice (DataParallel on JAX, TPUStrategy
+      when a TPU is attached or MirroredStrategy otherwise on TensorFlow).
+    """
+    distribution = check_distribution(distribution)
+    if not isinstance(distribution, str):
+        return distribution
+    if distribution == "data_parallel":
+        return keras.distribution.DataParallel(devices=keras.distribution.list_devices())
     import tensorflow as tf
 
     if distribution == "mirrored":
         return tf.distribute.MirroredStrategy()
-    resolver = tf.distribute.cluster_resolver.TPUClusterResolver()
+    resolver = tpu_resolver()
     tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)
     return tf.distribute.TPUStrategy(resolver)
+
+
+def tpu_resolver():
+    """``TPUClusterResolver()``, or a one-line ``ValueError`` naming ``distribution`` when no TPU is found."""
+    import tensorflow as tf
+
+    try:
+        return tf.distribute.cluster_resolver.TPUClusterResolver()
+    except (ValueError, RuntimeError, tf.errors.OpError) as err:
+        first = (str(err).strip().splitlines() or [""])[0]
+        raise ValueError(f"distribution='tpu' needs a TPU, and none was found here ({first}); use "
+                         "'mirrored' or leave `distribution` unset") from err
 
 
 def num_replicas(distribution):

@@ -1,0 +1,147 @@
+#!/usr/bin/env python
+"""Peak memory of the ImageNet recipe's input pipeline and training steps (issue 33).
+
+Runs ``recipes.fit_imagenet`` with its defaults (batch 1024, 224 x 224 crops,
+RandAugment, MixUp/CutMix) on an image set given as a zip (default: the shared
+CIFAR-10 training split, 50,000 JPEGs, upsampled to 256 x 256 by the recipe)
+for ``--steps`` steps of a small ConvMixer, in a child process whose resident
+memory a watchdog samples every 0.2 s and kills above ``--limit-gb``. Records
+the peak resident set size (the child's ``ru_maxrss``, and the watchdog's
+highest sample), the wall time and what the pipeline holds.
+
+The recipe used to shuffle 16 x batch resized float images (12.9 GB at the
+defaults) and to compute both MixUp and CutMix per batch: a user's run on this
+zip was killed at 24 GB.
+
+Usage::
+
+    python benchmarks/imagenet_memory.py --backend jax [--steps 3] [--data ZIP]
+
+Results go to ``<out>/imagenet_memory.json`` and ``.md`` (``<out>`` defaults
+to ``benchmarks/results/cpu``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.bench_utils import BACKENDS, RESULTS_DIR, SHARED_CIFAR10  # noqa: E402
+
+NAME = "imagenet_memory"
+
+_CHILD = """
+import json, resource, sys, time
+import keras
+from keras_structinit import recipes
+from keras_structinit.models import build_model
+data, steps = sys.argv[1], int(sys.argv[2])
+start = time.perf_counter()
+history = recipes.fit_imagenet(
+    lambda: build_model("convmixer-16/2", 10, (224, 224, 3), kernel_size=5, patch_size=14),
+    data, 1, steps_per_epoch=steps, verbose=2)
+print("CHILD_RESULT " + json.dumps({
+    "seconds": time.perf_counter() - start,
+    "ru_maxrss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    "loss": float(history.history["loss"][-1]),
+    "backend": keras.backend.backend(), "keras": keras.__version__,
+}), flush=True)
+"""
+
+
+def _rss_gb(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return 0.0
+
+
+def measure(backend, data, steps, limit_gb):
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
+    start = time.perf_counter()
+    log = tempfile.TemporaryFile(mode="w+")
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(data), str(steps)], env=env,
+                             stdout=log, stderr=subprocess.STDOUT, text=True)
+    peak, killed, last = 0.0, False, time.perf_counter()
+    while child.poll() is None:
+        peak = max(peak, _rss_gb(child.pid))
+        if peak > limit_gb:
+            child.kill()
+            killed = True
+            break
+        if time.perf_counter() - last > 30:  # progress, also when not on a terminal
+            elapsed = time.perf_counter() - start
+            print(f"[{backend}] {elapsed:.0f} s, resident {peak:.2f} GB so far", flush=True)
+            last = time.perf_counter()
+        time.sleep(0.2)
+    child.wait()
+    log.seek(0)
+    text = log.read()
+    result = next((json.loads(line.split(" ", 1)[1]) for line in text.splitlines()
+                   if line.startswith("CHILD_RESULT ")), None)
+    if result is None and not killed:
+        raise RuntimeError(f"the training child failed:\n{text[-3000:]}")
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "data": str(data), "steps": steps, "batch_size": 1024, "image_size": 224,
+        "watchdog_peak_gb": round(peak, 2), "killed_above_gb": limit_gb if killed else None,
+        "wall_seconds": round(time.perf_counter() - start, 1),
+        **({k: (round(v, 2) if isinstance(v, float) else v) for k, v in result.items()} if result else {}),
+    }
+
+
+def render(data):
+    lines = [
+        "# ImageNet recipe: peak memory on a zip of 50,000 images",
+        "",
+        "`recipes.fit_imagenet` defaults (batch 1024, 224 x 224, RandAugment 2/0.7, MixUp or CutMix), "
+        "ConvMixer-16/2 (patch 14), `steps_per_epoch` steps, measured on the project's 2-core CPU "
+        "machine (no GPU). Script: `benchmarks/imagenet_memory.py`.",
+        "",
+        "| backend | date (UTC) | steps | peak RSS (ru_maxrss, GB) | watchdog peak (GB) | wall (s) | Keras |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for backend, r in sorted(data["results"].items()):
+        lines.append(f"| {backend} | {r['date']} | {r['steps']} | {r.get('ru_maxrss_gb', 'killed')} | "
+                     f"{r['watchdog_peak_gb']} | {r['wall_seconds']} | {r.get('keras', '-')} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", choices=BACKENDS, default=os.environ.get("KERAS_BACKEND", "tensorflow"))
+    parser.add_argument("--data", type=Path, default=SHARED_CIFAR10)
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--limit-gb", type=float, default=8.0)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "cpu")
+    args = parser.parse_args(argv)
+    if not args.data.exists():
+        print(f"skipped: {args.data} not found (pass --data ZIP)")
+        return 0
+    from keras_structinit.io_utils import write_text
+
+    entry = measure(args.backend, args.data, args.steps, args.limit_gb)
+    print(json.dumps(entry), flush=True)
+    path = args.out / f"{NAME}.json"
+    data = json.loads(path.read_text()) if path.exists() else {"benchmark": NAME, "results": {}}
+    data["results"][args.backend] = entry
+    write_text(path, json.dumps(data, indent=2) + "\n")
+    write_text(args.out / f"{NAME}.md", render(data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
