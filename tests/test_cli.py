@@ -3,6 +3,7 @@
 import argparse
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -706,3 +707,16 @@ def test_train_distribution_the_machine_cannot_run_is_one_line_exit_2(tmp_path, 
                 "torch": "`distribution` is not supported on the torch backend"}[keras.backend.backend()]
     assert expected in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_a_usage_error_is_the_only_line_on_stderr(tmp_path):
+    """Issue 33: TensorFlow's GPU build (pulled in by KerasHub) printed CUDA probe lines on every start."""
+    result = subprocess.run(
+        [sys.executable, "-m", "keras_structinit.cli", "train", "--model", "simple-cnn", "--epochs", "1",
+         "--data", str(tmp_path / "missing.zip"), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1],
+        env={k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"},
+    )
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [f"structinit train: error: --data '{tmp_path / 'missing.zip'}' "
+                                          "does not exist"]

@@ -205,6 +205,35 @@ def _ensure_backend(backend, argv):
         os.execve(sys.executable, [sys.executable, "-m", "keras_structinit.cli", *argv], env)
 
 
+def _quiet_tensorflow_import():
+    """Imports TensorFlow with the C++ lines of its start-up silenced.
+
+    KerasHub needs ``tensorflow-text``, which installs TensorFlow's GPU build;
+    on a machine without CUDA that build logs its failed CUDA probes
+    ("Could not find cuda drivers", "failed call to cuInit") on every start.
+    They are written by C++ to file descriptor 2 at import and at the first
+    device query, so both happen here with that descriptor pointed at
+    ``/dev/null``; Python errors are raised after it is restored.
+    ``TF_CPP_MIN_LOG_LEVEL`` (default 2 here) still governs later messages;
+    set ``STRUCTINIT_TF_STARTUP_LOG=1`` to see the start-up lines.
+    """
+    if ("tensorflow" in sys.modules or os.environ.get("STRUCTINIT_TF_STARTUP_LOG")
+            or importlib.util.find_spec("tensorflow") is None):
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        import tensorflow as tf
+
+        tf.config.list_physical_devices()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 def main(argv=None):
     """Runs ``structinit`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
@@ -217,6 +246,8 @@ def main(argv=None):
         _ensure_backend(args.backend, argv)
     except ValueError as err:
         return usage_error(args.command, err)
+    if args.command == "train" or os.environ.get("KERAS_BACKEND") == "tensorflow":
+        _quiet_tensorflow_import()  # train's input pipelines are tf.data on every backend
     try:
         return importlib.import_module(f"keras_structinit.cli.{args.command}").run(args)
     except KeyboardInterrupt:
