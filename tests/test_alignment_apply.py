@@ -343,15 +343,17 @@ def test_rescale_bad_input():
 
 
 def test_cli_init_data_aligned(tmp_path, capsys):
-    from keras_structinit.cli.train import apply_init, parse_init
+    from keras_structinit import initialize, parse_init_spec
 
-    assert parse_init("data-aligned") == ("data-aligned", 1)
-    assert parse_init("data-aligned:3") == ("data-aligned", 3)
+    assert [(p.name, p.value) for p in parse_init_spec("data-aligned")] == [("data-aligned", 1)]
+    assert [(p.name, p.value) for p in parse_init_spec("data-aligned:3")] == [("data-aligned", 3)]
     for bad in ("data-aligned:0", "data-aligned:x", "data-aligned:-1"):
         with pytest.raises(ValueError, match="number of conv layers"):
-            parse_init(bad)
-    with pytest.raises(ValueError, match="needs `images`"):
-        apply_init(small_cnn(), "data-aligned", seed=0)
+            parse_init_spec(bad)
+    with pytest.raises(ValueError, match="`data` is needed by init data-aligned"):
+        initialize(small_cnn(), "data-aligned", seed=0)
+    model, images = small_cnn(), textures()
+    assert initialize(model, "data-aligned", data=images, seed=0) == ["conv_1/kernel", "conv_1/bias"]
     rng = np.random.default_rng(0)
     data = tmp_path / "train.npz"
     np.savez(data, x=rng.integers(0, 256, (40, 12, 12, 3), dtype=np.uint8), y=np.arange(40) % 10)

@@ -269,7 +269,7 @@ def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
         (["--model", "resnet-50"], "`model` must be one of"),
         (["--model", "convmixer-256"], "convmixer-H/D"),
         (["--model", "convmixer-a/8"], "convmixer-H/D"),
-        (["--model", "convmixer-8/2", "--init", "kaiming"], "`init` must be one of"),
+        (["--model", "convmixer-8/2", "--init", "kaiming"], "`init` part 'kaiming' is not one of default |"),
         (["--model", "convmixer-8/2", "--init", "conv-cov:nope"], "preset"),
         (["--model", "convmixer-8/2", "--rand-augment", "two"], "--rand-augment"),
         (["--model", "convmixer-8/2", "--rand-augment", "2,1.5"], "--rand-augment"),
@@ -278,8 +278,9 @@ def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
         (["--model", "vit-tiny", "--init", "conv-cov", "--frozen"], "--init conv-cov and --frozen act on"),
         (["--model", "convmixer-8/2", "--init", "mean-shift"], "acts on the first Dense of MLP blocks"),
         (["--model", "vit-tiny", "--init", "conv-cov+mean-shift"], "conv-cov+mean-shift acts on spatial"),
-        (["--model", "vit-tiny-8/2", "--init", "mean-shift:big"], "mean-shift takes a finite number B"),
-        (["--model", "convnext-iso-8/2", "--init", "mean-shift+conv-cov"], "SPATIAL+mean-shift[:B]"),
+        (["--model", "vit-tiny-8/2", "--init", "mean-shift:big"], "mean-shift takes a finite number"),
+        (["--model", "convnext-iso-8/2", "--init", "conv-cov+torch-uniform"],
+         "combines conv-cov and torch-uniform, which act on the same spatial stage"),
         (["--model", "vit-tiny", "--recipe", "imagenet", "--optimizer", "sgd"], "apply to the CIFAR recipes"),
         (["--model", "vit-tiny", "--recipe", "imagenet", "--pad", "0", "--no-flip"],
          "--pad, --no-flip: these options apply to the CIFAR recipes"),
@@ -364,42 +365,56 @@ def test_default_output_directories_are_git_ignored():
         assert directory in ignored
 
 
-def test_apply_init_dispatches_to_the_public_api():
-    from keras_structinit.cli.train import apply_init, parse_init
+def test_initialize_dispatches_to_the_public_api():
+    from keras_structinit import initialize, parse_init_spec
     from keras_structinit.models import convmixer
 
     model = convmixer(8, 2, kernel_size=3, patch_size=2, num_classes=10, input_shape=(8, 8, 3))
-    assert apply_init(model, "default", seed=0) == []
-    paths = apply_init(model, "torch-uniform", seed=0)
+    assert initialize(model, "default", seed=0) == []
+    paths = initialize(model, "torch-uniform", seed=0)
     kernel = model.get_layer("block_1_depthwise_conv").kernel
     assert len(paths) == 2 and paths[0] == kernel.path
     assert np.abs(keras.ops.convert_to_numpy(kernel)).max() <= 1 / 3  # U[-1/sqrt(9), 1/sqrt(9)]
-    assert len(apply_init(model, ("conv-cov", "cifar-p1"), seed=0)) == 2
-    assert parse_init("conv-cov") == ("conv-cov", "cifar-p2")
+    assert len(initialize(model, parse_init_spec("conv-cov:cifar-p1"), seed=0)) == 2
+    assert [(p.name, p.value) for p in parse_init_spec("conv-cov")] == [("conv-cov", "cifar-p2")]
     with pytest.raises(TypeError, match="init"):
-        parse_init(None)
+        parse_init_spec(None)
 
 
 def test_init_mean_shift_forms(tmp_path, capsys):
-    from keras_structinit.cli.train import _check_spatial_target, apply_init, parse_init
-    from keras_structinit.mimetic import DEFAULT_B
+    from keras_structinit import initialize, parse_init_spec
+    from keras_structinit.cli.train import _check_spatial_target
+    from keras_structinit.mimetic import DEFAULT_B, shift_seed
     from keras_structinit.models import build_model, parse_model_name
 
-    assert parse_init("mean-shift") == ("mean-shift", DEFAULT_B)
-    assert parse_init("mean-shift:-0.1") == ("mean-shift", -0.1)
-    assert parse_init("conv-cov+mean-shift:0.2") == (
-        "conv-cov+mean-shift", (("conv-cov", "cifar-p2"), ("mean-shift", 0.2)))
+    def parsed(spec):
+        return [(p.name, p.value) for p in parse_init_spec(spec)]
+
+    assert parsed("mean-shift") == [("mean-shift", DEFAULT_B)]
+    assert parsed("mean-shift:-0.1") == [("mean-shift", -0.1)]
+    # Forms apply in stage order, whatever order the spec gives them.
+    assert parsed("mean-shift:0.2+conv-cov") == parsed("conv-cov+mean-shift:0.2") == [
+        ("conv-cov", "cifar-p2"), ("mean-shift", 0.2)]
     for bad in ("mean-shift:nan", "conv-cov+mean-shift+torch-uniform", "default+mean-shift"):
         with pytest.raises(ValueError, match="`init`"):
-            parse_init(bad)
+            parse_init_spec(bad)
     model = build_model("convnext-iso-8/2", 10, (8, 8, 3), kernel_size=3)
-    paths = apply_init(model, "conv-cov:cifar-p1+mean-shift:0.5", seed=0)
+    paths = initialize(model, "conv-cov:cifar-p1+mean-shift:0.5", seed=0)
     assert paths == ["block_1_depthwise_conv/kernel", "block_2_depthwise_conv/kernel",
                      "block_1_pointwise_1/kernel", "block_2_pointwise_1/kernel"]
     assert keras.ops.convert_to_numpy(model.get_layer("block_2_pointwise_1").kernel).mean() > 0.4
+    # The second form's seed is derived from the first's: the same as applying both by hand.
+    by_hand = build_model("convnext-iso-8/2", 10, (8, 8, 3), kernel_size=3)
+    import keras_structinit as ks
+
+    ks.apply_conv_covariance(by_hand, preset="cifar-p1", seed=0)
+    ks.apply_mean_shift(by_hand, b=0.5, seed=shift_seed(0))
+    for a, b in zip(model.weights, by_hand.weights, strict=True):
+        if a.path in paths:  # the rest are the two builds' own random weights
+            np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
     for model_name in ("vit-tiny-8/2", "vit-small", "convnext-atto"):  # MLP blocks: the check passes
-        args = argparse.Namespace(init="mean-shift", frozen=False, model=model_name)
-        _check_spatial_target(args, parse_model_name(model_name)[0], "mean-shift")
+        args = argparse.Namespace(init="mean-shift", frozen=False, model=model_name, recipe="cifar10")
+        _check_spatial_target(args, parse_model_name(model_name)[0], parse_init_spec("mean-shift"))
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
     argv = ["train", "--model", "convnext-iso-8/1", "--kernel-size", "3", "--init", "conv-cov+mean-shift:0.1",
             "--epochs", "1", "--data", data, "--out", str(tmp_path / "run"), "--batch-size", "16",
@@ -488,14 +503,14 @@ def test_select_bad_input_is_one_line_exit_2(tmp_path, capsys, extra, message):
 
 def test_train_init_select(tmp_path, capsys):
     _, path = _saved_teacher(tmp_path)
-    from keras_structinit.cli.train import apply_init, parse_init
+    from keras_structinit import initialize, parse_init_spec
     from keras_structinit.models import build_model
 
-    assert parse_init(f"select:{path}") == ("select", path)
-    with pytest.raises(ValueError, match="select:PATH.keras"):
-        parse_init("select:teacher.h5")
+    assert [(p.name, p.value) for p in parse_init_spec(f"select:{path}")] == [("select", path)]
+    with pytest.raises(ValueError, match=r"select needs a teacher .keras file \(.keras\)"):
+        parse_init_spec("select:teacher.h5")
     student = build_model("convmixer-8/2", 10, (8, 8, 3), kernel_size=3, patch_size=2)
-    paths = apply_init(student, f"select:{path}", seed=0)
+    paths = initialize(student, f"select:{path}", seed=0)
     assert "block_1_pointwise_conv/kernel" in paths and "head/kernel" not in paths
 
 

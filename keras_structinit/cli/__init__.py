@@ -24,6 +24,7 @@ from keras_structinit.cli.arguments import (
     unit_rate,
     usage_error,
 )
+from keras_structinit.methods import INIT_FORMS, form_usage
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
 from keras_structinit.selection.plan import HEAD_MODES
 
@@ -87,10 +88,10 @@ def build_parser():
                             "vit-tiny, vit-tiny-8/2, vit-small, simple-cnn, simple-cnn-a2, simple-cnn-e3, "
                             "vgg16, resnet18-gn")
     train.add_argument("--init", default="default",
-                       help="default | torch-uniform | conv-cov[:PRESET] | cov-transfer:PATH | "
-                            "select:TEACHER.keras | mean-shift[:B] (ConvNeXt, ViT MLP blocks) | "
-                            "conv-cov[:PRESET]+mean-shift[:B] | data-aligned[:L] (first L Conv2D layers "
-                            "from the training images' patch covariance) (default: default)")
+                       help="an init spec: one or more of " + form_usage() + ", joined by + (applied in "
+                            "the order weights, spatial, data, MLP; e.g. conv-cov+mean-shift). "
+                            + "; ".join(f"{form.name}: {form.summary}" for form in INIT_FORMS.values())
+                            + " (default: default)")
     train.add_argument("--frozen", action="store_true", help="freeze the spatial (depthwise) filters")
     train.add_argument("--distill-from", default=None,
                        help="teacher for distillation (a .keras file or anything "

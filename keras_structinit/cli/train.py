@@ -20,7 +20,7 @@ import keras
 import numpy as np
 
 import keras_structinit as ks
-from keras_structinit import covariance, datasets, validation
+from keras_structinit import datasets, validation
 from keras_structinit.cli import RECIPES
 from keras_structinit.cli.arguments import (
     INPUT_ERRORS,
@@ -30,7 +30,7 @@ from keras_structinit.cli.arguments import (
     usage_error,
 )
 from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_json, write_text
-from keras_structinit.mimetic import DEFAULT_B, shift_seed
+from keras_structinit.methods import InitPart, initialize, parse_init_spec
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
 from keras_structinit.recipes.data import check_rand_augment, imagenet_source
@@ -42,14 +42,8 @@ from keras_structinit.walker import find_kernels
 
 #: The files a run writes to its ``out`` folder.
 OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png", "model.keras")
-INIT_FORMS = ("default", "conv-cov[:PRESET]", "cov-transfer:PATH", "torch-uniform", "select:TEACHER.keras",
-              "data-aligned[:L]",
-              "mean-shift[:B]", "conv-cov[:PRESET]+mean-shift[:B]")
 # Training images whose patches data-aligned init measures (a seeded random subset).
 ALIGN_IMAGES = 10_000
-# What the forms act on: spatial depthwise convs, or the first layer of MLP blocks.
-SPATIAL_INITS = ("torch-uniform", "conv-cov", "cov-transfer")
-MLP_INITS = ("mean-shift",)
 TABLE = (
     ("model", "model"),
     ("init", "init"),
@@ -90,9 +84,9 @@ def run(args):
     cifar_options = _cifar_options(args)
     try:
         family, _ = parse_model_name(args.model)
-        init_spec = parse_init(args.init)
-        _check_spatial_target(args, family, init_spec[0])
-        _check_out(args.out, args.overwrite, init_spec, args.data, args.eval_data, args.distill_from,
+        parts = parse_init_spec(args.init)
+        _check_spatial_target(args, family, parts)
+        _check_out(args.out, args.overwrite, parts, args.data, args.eval_data, args.distill_from,
                    name="--out", hint=OVERWRITE_HINT, check_only=True)
         rand_augment = _rand_augment(args.rand_augment)
         validation.rate(args.val_split, "--val-split")
@@ -107,9 +101,9 @@ def run(args):
             raise ValueError("--recipe imagenet needs --data (an ImageFolder directory or tfds:NAME)")
         data = prepare_data(args.recipe, args.data, seed=args.seed, train_size=args.train_size,
                             validation_split=args.val_split, eval_data=args.eval_data, cli=True)
-        teachers = _load_teachers(_init_teacher(init_spec), args.distill_from)
+        teachers = _load_teachers(_init_teacher(parts), args.distill_from)
         model_kwargs = {"kernel_size": args.kernel_size, "patch_size": args.patch_size}
-        check_init(args.model, data, init_spec, seed=args.seed, teachers=teachers, image_size=args.image_size,
+        check_init(args.model, data, parts, seed=args.seed, teachers=teachers, image_size=args.image_size,
                    **{k: v for k, v in model_kwargs.items() if v is not None})
     except INPUT_ERRORS as err:
         return usage_error("train", err)
@@ -140,34 +134,36 @@ def _input_shape(recipe, data, image_size):
     return tuple(data.train[0].shape[1:])
 
 
-def check_init(model, data, init_spec, *, seed=0, teachers=None, image_size=None, **model_kwargs):
-    """Raises what applying ``init_spec`` to a fresh ``model`` would raise, before anything trains.
+def check_init(model, data, parts, *, seed=0, teachers=None, image_size=None, **model_kwargs):
+    """Raises what applying the init ``parts`` to a fresh ``model`` would raise, before anything trains.
 
-    Applies it to a throwaway model (the teachers already loaded, from
-    ``teachers``), except ``data-aligned``, whose layer count alone is
-    checked (its patch statistics wait for the run).
+    Applies them to a throwaway model (teachers from ``teachers``, already
+    loaded), except the forms that measure data (``data-aligned``), whose
+    layer count alone is checked: the images' statistics wait for the run.
     """
     from keras_structinit.alignment.apply import _conv_targets
 
     m = build_model(model, data.num_classes, _input_shape(None, data, image_size), **model_kwargs)
-    parts = list(init_spec[1]) if "+" in init_spec[0] else [init_spec]
-    for kind, arg in parts:
-        if kind == "data-aligned":
-            _conv_targets(m, arg, None)
+    for part in _with_teachers(parts, teachers or {}):
+        if part.form.needs_data:
+            _conv_targets(m, part.value, None)
         else:
-            apply_init(m, (kind, (teachers or {}).get(arg, arg) if kind == "select" else arg), seed)
+            initialize(m, [part], seed=seed)
 
 
-def _init_teacher(init_spec):
+def _with_teachers(parts, teachers):
+    """``parts`` with a ``select`` teacher path replaced by its loaded model from ``teachers``."""
+    return [InitPart(p.form, teachers.get(p.value, p.value)) if p.name == "select" else p for p in parts]
+
+
+def _init_teacher(parts):
     """The teacher file of a ``select:`` init, else ``None``."""
-    return init_spec[1] if init_spec[0] == "select" else None
+    return next((p.value for p in parts if p.name == "select"), None)
 
 
-def _check_out(out, overwrite, init_spec, data, eval_data, distill_from, **options):
+def _check_out(out, overwrite, parts, data, eval_data, distill_from, **options):
     """:func:`prepare_output_dir` for a run's ``out``; its inputs are the data, teachers and banks."""
-    inputs = [data, eval_data, distill_from]
-    kinds = [init_spec] if "+" not in init_spec[0] else list(init_spec[1])
-    inputs += [arg for kind, arg in kinds if kind in ("select", "cov-transfer")]
+    inputs = [data, eval_data, distill_from, *(p.value for p in parts if p.form.reads_file)]
     return prepare_output_dir(out, OUTPUT_FILES, options.pop("name", "out"), overwrite=overwrite,
                               inputs=inputs, **options)
 
@@ -204,17 +200,17 @@ def _check_distill(recipe, alpha):
     validation.positive_float(alpha, "--distill-alpha")
 
 
-def _check_spatial_target(args, family, init_kind):
-    """``--frozen`` and the spatial ``--init`` forms need spatial depthwise convs (an LCResNet takes
-    ``--frozen`` itself: its LC blocks' random spatial kernels); ``mean-shift`` needs MLP blocks."""
-    if init_kind == "data-aligned" and args.recipe == "imagenet":
-        raise ValueError("--init data-aligned measures the training images of the CIFAR recipes "
+def _check_spatial_target(args, family, parts):
+    """``--frozen`` and the depthwise ``--init`` forms need spatial depthwise convs (an LCResNet takes
+    ``--frozen`` itself: its LC blocks' random spatial kernels); MLP forms need MLP blocks."""
+    if any(p.form.needs_data for p in parts) and args.recipe == "imagenet":
+        raise ValueError(f"--init {args.init} measures the training images of the CIFAR recipes "
                          "(cifar10, cifar100)")
-    kinds = init_kind.split("+")
-    if any(kind in MLP_INITS for kind in kinds) and not family.startswith(("convnext", "vit")):
+    targets = {t for p in parts for t in p.form.targets}
+    if "mlp_first" in targets and not family.startswith(("convnext", "vit")):
         raise ValueError(f"--init {args.init} acts on the first Dense of MLP blocks, which {args.model} "
                          "does not have (use a convnext-* or vit-* model)")
-    passed = [f"--init {args.init}"] if any(kind in SPATIAL_INITS for kind in kinds) else []
+    passed = [f"--init {args.init}"] if "depthwise" in targets else []
     passed += ["--frozen"] if args.frozen and family != "lcresnet" else []
     if passed and not family.startswith(("convmixer", "convnext")):
         verb = "act" if len(passed) > 1 else "acts"
@@ -268,111 +264,6 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, validation_split=0.1,
                         None if data is None else str(data), None if eval_data is None else str(eval_data))
 
 
-def parse_init(spec):
-    """``(kind, argument)`` of an ``--init`` spec (one of ``INIT_FORMS``); else a ``ValueError``."""
-    validation.text(spec, "init")
-    if "+" in spec:
-        return _parse_combined(spec)
-    kind, _, arg = spec.partition(":")
-    if kind == "mean-shift":
-        return kind, _shift(arg, spec)
-    if kind == "data-aligned":
-        if not (arg or "1").isdigit() or int(arg or "1") < 1:
-            raise ValueError("`init` data-aligned takes a number of conv layers L >= 1, e.g. "
-                             f"data-aligned:2. Received: init={spec!r}")
-        return kind, int(arg or "1")
-    if kind in ("default", "torch-uniform") and not arg:
-        return kind, None
-    if kind == "conv-cov":
-        preset = arg or "cifar-p2"
-        if preset not in covariance.PRESETS:
-            raise ValueError(
-                f"Unknown ConvCovariance preset in init={spec!r}; presets: {sorted(covariance.PRESETS)}."
-            )
-        return kind, preset
-    if kind == "select":
-        if not arg.endswith(".keras"):
-            raise ValueError(
-                f"`init` select needs a teacher .keras file: select:PATH.keras. Received: init={spec!r}")
-        if not os.path.isfile(arg):
-            raise ValueError(f"Teacher not found: init={spec!r}.")
-        return kind, arg
-    if kind == "cov-transfer":
-        if not arg:
-            raise ValueError(
-                f"`init` cov-transfer needs a bank path: cov-transfer:PATH. Received: init={spec!r}")
-        if not os.path.isfile(arg):
-            raise ValueError(f"Covariance bank not found: init={spec!r} "
-                             "(expected an .npz saved by FilterCovariance.save).")
-        return kind, arg
-    raise ValueError(f"`init` must be one of {INIT_FORMS}. Received: init={spec!r}")
-
-
-def _shift(text, spec):
-    """The ``B`` of ``mean-shift[:B]`` (default :data:`~keras_structinit.mimetic.DEFAULT_B`)."""
-    try:
-        b = float(text) if text else DEFAULT_B
-    except ValueError:
-        b = math.nan
-    if not math.isfinite(b):
-        raise ValueError(f"`init` mean-shift takes a finite number B, e.g. mean-shift:0.05. "
-                         f"Received: init={spec!r}")
-    return b
-
-
-def _parse_combined(spec):
-    """``SPATIAL+mean-shift[:B]``: ``("KIND+mean-shift", (parsed spatial, parsed mean shift))``."""
-    parts = tuple(parse_init(part) for part in spec.split("+"))
-    if len(parts) != 2 or parts[0][0] not in SPATIAL_INITS or parts[1][0] not in MLP_INITS:
-        raise ValueError(
-            "`init` combines one spatial init with a mean shift: SPATIAL+mean-shift[:B], SPATIAL one of "
-            f"torch-uniform, conv-cov[:PRESET], cov-transfer:PATH. Received: init={spec!r}")
-    return "+".join(kind for kind, _ in parts), parts
-
-
-def apply_init(model, spec, seed, images=None):
-    """Applies an ``--init`` spec (a string or a parsed pair) to the spatial depthwise convs of ``model``.
-
-    "default": the builder's own initialization. "torch-uniform":
-    :func:`keras_structinit.apply_torch_uniform` (PyTorch's default
-    U[-1/sqrt(fan_in), 1/sqrt(fan_in)]). "conv-cov[:PRESET]":
-    :func:`keras_structinit.apply_conv_covariance`. "cov-transfer:PATH":
-    :func:`keras_structinit.apply_covariance_transfer` from a saved bank.
-    "select:PATH.keras": :func:`keras_structinit.selection.select_weights`
-    from that teacher (the head keeps its initialization). "mean-shift[:B]":
-    :func:`keras_structinit.apply_mean_shift` on the first layer of each MLP
-    block (ConvNeXt, ViT). "SPATIAL+mean-shift[:B]" (e.g. the paper's best,
-    "conv-cov+mean-shift"): both, the mean shift drawn from a seed derived
-    from ``seed``.
-    "data-aligned[:L]": :func:`keras_structinit.align_conv_layers` on the
-    first L Conv2D layers (default 1), measured on ``images`` (normalized as
-    the recipe normalizes its input).
-    Returns the variable paths written (``[]`` for "default").
-    """
-    kind, arg = parse_init(spec) if isinstance(spec, str) else spec
-    if "+" in kind:
-        spatial, shift = arg
-        shift_part_seed = None if seed is None else shift_seed(seed)
-        return apply_init(model, spatial, seed) + apply_init(model, shift, shift_part_seed)
-    if kind == "data-aligned":
-        if images is None:
-            raise ValueError("`init` data-aligned needs `images`, the model's normalized input images.")
-        return ks.align_conv_layers(model, images, num_layers=arg, seed=seed)
-    if kind == "mean-shift":
-        return ks.apply_mean_shift(model, b=arg, seed=seed)
-    if kind == "conv-cov":
-        return ks.apply_conv_covariance(model, preset=arg, seed=seed)
-    if kind == "cov-transfer":
-        return ks.apply_covariance_transfer(model, bank=arg, seed=seed)
-    if kind == "torch-uniform":
-        return ks.apply_torch_uniform(model, seed=seed)
-    if kind == "select":
-        from keras_structinit.selection.select import select_weights
-
-        return [entry["student"] for entry in select_weights(arg, model, seed=seed).entries]
-    return []
-
-
 def run_train(recipe, model, data, epochs, out, init="default", frozen=False, eval_data=None,
               seed=0, batch_size=None, learning_rate=None, weight_decay=None, train_size=None,
               validation_split=0.1, image_size=None, precision=None, distribution=None,
@@ -402,18 +293,17 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     validation.one_of(recipe, "recipe", RECIPES)
     validation.boolean(overwrite, "overwrite")
     family, _ = parse_model_name(model)
-    init_spec = parse_init(init)
+    parts = parse_init_spec(init)
     data_source = data.source if isinstance(data, TrainingData) else data
     eval_source = data.eval_source if isinstance(data, TrainingData) else eval_data
-    _check_out(out, overwrite, init_spec, data_source, eval_source, distill_from, check_only=True)
+    _check_out(out, overwrite, parts, data_source, eval_source, distill_from, check_only=True)
     if distill_from is not None:
         _check_distill(recipe, distill_alpha)
     teachers = dict(teachers or {})
-    needed = (_init_teacher(init_spec), distill_from)
+    needed = (_init_teacher(parts), distill_from)
     teachers.update(_load_teachers(*(spec for spec in needed if spec not in teachers)))
     teacher = None if distill_from is None else teachers[distill_from]
-    if init_spec[0] == "select":
-        init_spec = ("select", teachers[init_spec[1]])
+    run_parts = _with_teachers(parts, teachers)
     model_kwargs = dict(model_kwargs or {})
     if not isinstance(data, TrainingData):
         data = prepare_data(recipe, data, seed=seed, train_size=train_size,
@@ -433,7 +323,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     print(f"Data: {data.description}", flush=True)
 
     align_images = None
-    if init_spec[0] == "data-aligned":
+    if any(p.form.needs_data for p in parts):
         align_images = _alignment_images(data.train[0], options.get("normalization", "channel"), seed)
     lc_model = family == "lcresnet"
     if lc_model:  # the LC blocks freeze their own spatial kernels (kept frozen in the .keras config)
@@ -441,7 +331,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
 
     def builder():
         m = build_model(model, data.num_classes, input_shape, **model_kwargs)
-        apply_init(m, init_spec, seed, images=align_images)
+        initialize(m, run_parts, data=align_images, seed=seed)
         if lc_model:
             frozen_paths = [v.path for _, v in find_kernels(m, "all_spatial") if not v.trainable]
         else:
@@ -453,7 +343,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
               + f"; backend {keras.backend.backend()}", flush=True)
         return m
 
-    _check_out(out, overwrite, init_spec, data_source, eval_source, distill_from)
+    _check_out(out, overwrite, parts, data_source, eval_source, distill_from)
     log_path = os.path.join(out, "log.csv")
     verbose, progress = progress_callbacks(interactive)
     fit_callbacks = [CSVLogger(log_path), *progress, *callbacks]

@@ -1,0 +1,87 @@
+"""The init grammar and keras_structinit.initialize: one record per form, the CLI derived from them."""
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+from keras_structinit import methods
+from keras_structinit.methods import INIT_FORMS, initialize, parse_init_spec
+
+from conftest import to_numpy
+
+
+def parsed(spec):
+    return [(part.name, part.value) for part in parse_init_spec(spec)]
+
+
+def test_every_form_parses_with_its_default_and_resolves_its_function():
+    for form in INIT_FORMS.values():
+        assert callable(methods._apply_function(form)), form.name
+        assert form.stage in methods.STAGES
+        if form.arg is None or form.default is not None:
+            assert parsed(form.name)[0][0] == form.name
+    assert methods.form_usage().split(" | ") == [form.usage() for form in INIT_FORMS.values()]
+
+
+def test_the_command_line_help_is_derived_from_the_records(capsys):
+    from keras_structinit import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["train", "--help"])
+    text = "".join(capsys.readouterr().out.split())  # argparse wraps lines, also at hyphens
+
+    def squeezed(words):
+        return "".join(words.split())
+
+    for form in INIT_FORMS.values():
+        assert squeezed(form.usage()) in text and squeezed(form.summary) in text
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("nope", "`init` part 'nope' is not one of default | torch-uniform"),
+    ("conv-cov:xx", "conv-cov unknown ConvCovariance preset 'xx'"),
+    ("conv-cov:", "needs its argument: conv-cov[:PRESET]"),
+    ("default:1", "default takes no argument"),
+    ("select", "needs its argument: select:TEACHER.keras"),
+    ("cov-transfer:missing.npz", "cov-transfer a covariance bank saved by FilterCovariance.save not found"),
+    ("mean-shift:inf", "mean-shift takes a finite number"),
+    ("data-aligned:0", "takes a number of conv layers >= 1"),
+    ("default+conv-cov", "'default' cannot be combined"),
+    ("conv-cov+torch-uniform", "combines conv-cov and torch-uniform, which act on the same spatial stage"),
+])
+def test_bad_specs_are_one_line_value_errors_naming_the_part(spec, message):
+    with pytest.raises(ValueError) as info:
+        parse_init_spec(spec)
+    assert message in str(info.value) and f"Received: init={spec!r}" in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_forms_apply_in_stage_order_with_derived_seeds():
+    assert parsed("mean-shift:0.1+data-aligned:2+conv-cov") == [
+        ("conv-cov", "cifar-p2"), ("data-aligned", 2), ("mean-shift", 0.1)]
+    from keras_structinit.mimetic import shift_seed
+
+    assert methods.part_seeds(7, 3) == [7, shift_seed(7), shift_seed(shift_seed(7))]
+    assert methods.part_seeds(None, 2) == [None, None]
+    with pytest.raises(ValueError, match="`seed`"):
+        initialize(ks.models.build_model("simple-cnn", 3, (8, 8, 3)), "default", seed=-1)
+
+
+def test_initialize_on_a_keras_applications_convnext():
+    """Issue 34's example: ConvNeXtTiny built by keras.applications, conv-cov and the mean shift."""
+    model = keras.applications.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10)
+    paths = initialize(model, "conv-cov+mean-shift", seed=0)
+    assert len(paths) == 2 * 18  # 18 blocks: a depthwise kernel and a first MLP layer each
+    first = next(p for p in paths if p.endswith("pointwise_conv_1/kernel"))
+    kernel = to_numpy(next(v for v in model.weights if v.path == first))
+    assert kernel.mean() > 0.1  # the shift (b = 0.2) dominates the small random part
+
+
+def test_data_forms_need_data_and_measure_it():
+    model = ks.models.build_model("simple-cnn", 3, (12, 12, 3))
+    with pytest.raises(ValueError, match="`data` is needed by init data-aligned"):
+        initialize(model, "data-aligned")
+    images = np.random.default_rng(0).uniform(-1, 1, (16, 12, 12, 3)).astype("float32")
+    paths = initialize(model, "data-aligned", data=images, seed=0)
+    assert paths[0].endswith("/kernel") and len(paths) == 2
