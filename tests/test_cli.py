@@ -19,9 +19,11 @@ from keras_structinit.cli.demo import run_demo
 from conftest import once_per_suite, png_header, to_numpy
 
 
-def test_demo_smoke_writes_table_json_and_plots(tmp_path, capsys):
+def test_demo_writes_table_json_and_plots_and_reports_seed_noise(tmp_path, capsys):
+    """The demo with one seed (tables, files, what one seed can tell), then with two seeds: the mean,
+    the std, the verdict, and the first seed's numbers exactly those of the one-seed run."""
     pytest.importorskip("matplotlib")
-    summary = run_demo(epochs=1, train_size=256, out=str(tmp_path), verbose=0)
+    summary = run_demo(epochs=1, train_size=64, out=str(tmp_path), verbose=0)
     printed = capsys.readouterr().out
     assert "embedded procedural image set" in printed
     assert "| default (PyTorch uniform) |" in printed and "| ConvCovariance (cifar-p2) |" in printed
@@ -39,6 +41,17 @@ def test_demo_smoke_writes_table_json_and_plots(tmp_path, capsys):
             f"{keras.backend.backend()}.") in md
     assert "with one seed per init, which cannot tell it from seed noise" in md and saved["verdict"] in md
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]  # no half-written files left
+    two = run_demo(epochs=1, train_size=64, out=str(tmp_path / "two"), verbose=0, seeds=2, seed=0)
+    rows = two["results"]
+    assert [r["seeds"] for r in rows] == [2, 2] and all(len(r["final_val_accuracies"]) == 2 for r in rows)
+    for row, one in zip(rows, summary["results"], strict=True):
+        assert row["final_val_accuracy"] == pytest.approx(np.mean(row["final_val_accuracies"]))
+        assert row["final_val_accuracy_std"] == pytest.approx(np.std(row["final_val_accuracies"], ddof=1))
+        assert row["final_val_accuracies"][0] == one["final_val_accuracy"]  # same seed, same numbers
+    assert two["histories"] == summary["histories"]
+    assert re.fullmatch(r"Gap: [+-]\d+\.\d\d ± \d+\.\d\d points \(mean over 2 seeds ± standard error\): "
+                        r"(beyond|within) seed noise .*", two["verdict"])
+    assert "seeds 0..1" in (tmp_path / "two" / "results.md").read_text()
 
 
 def test_cli_rejects_missing_data_path(tmp_path, capsys):
@@ -692,24 +705,6 @@ def test_train_init_that_cannot_apply_is_one_line_exit_2(tmp_path, capsys, case)
     assert not (tmp_path / "out").exists()
 
 
-def test_demo_with_seeds_says_whether_the_gap_is_beyond_seed_noise(tmp_path, capsys):
-    summary = run_demo(epochs=1, train_size=64, out=str(tmp_path / "a"), verbose=0, seeds=2, seed=3)
-    rows = summary["results"]
-    assert [r["seeds"] for r in rows] == [2, 2] and all(len(r["final_val_accuracies"]) == 2 for r in rows)
-    for row in rows:
-        assert row["final_val_accuracy"] == pytest.approx(np.mean(row["final_val_accuracies"]))
-        assert row["final_val_accuracy_std"] == pytest.approx(np.std(row["final_val_accuracies"], ddof=1))
-    assert re.fullmatch(r"Gap: [+-]\d+\.\d\d ± \d+\.\d\d points \(mean over 2 seeds ± standard error\): "
-                        r"(beyond|within) seed noise .*", summary["verdict"])
-    assert "seeds 3..4" in (tmp_path / "a" / "results.md").read_text()
-    # The same seed gives the same numbers.
-    again = run_demo(epochs=1, train_size=64, out=str(tmp_path / "b"), verbose=0, seeds=2, seed=3)
-    def numbers(result):
-        return [(r["final_val_accuracies"], r["final_train_loss"]) for r in result["results"]]
-
-    assert numbers(again) == numbers(summary) and again["verdict"] == summary["verdict"]
-
-
 def test_train_distribution_the_machine_cannot_run_is_one_line_exit_2(tmp_path, capsys):
     """Issue 33: --distribution tpu without a TPU was a traceback after the output folder was made."""
     data = write_tiny_cifar(tmp_path / "train.npz", 10, 0)
@@ -724,6 +719,7 @@ def test_train_distribution_the_machine_cannot_run_is_one_line_exit_2(tmp_path, 
     assert not (tmp_path / "out").exists()
 
 
+@once_per_suite("the train command imports TensorFlow for its input pipeline on every backend")
 def test_a_usage_error_is_the_only_line_on_stderr(tmp_path):
     """Issue 33: TensorFlow's GPU build (pulled in by KerasHub) printed CUDA probe lines on every start."""
     result = subprocess.run(

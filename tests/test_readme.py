@@ -1,5 +1,5 @@
-"""Every code block of the README runs: Python blocks (tiny sizes) in fresh globals of an interpreter
-that has imported only Keras and the package, commands parse."""
+"""Every code block of the README, docs/ and CONTRIBUTING.md runs: Python blocks (tiny sizes) in fresh
+globals of an interpreter that has imported only Keras and the package, commands parse."""
 
 import re
 import shlex
@@ -14,7 +14,10 @@ from keras_structinit import cli
 from conftest import README_RUNNER, once_per_suite
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-README = (REPO_ROOT / "README.md").read_text()
+#: The user-facing texts whose code must run: the README, the guides in docs/ and CONTRIBUTING.md.
+DOCUMENTS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md")),
+             REPO_ROOT / "CONTRIBUTING.md"]
+README = "\n".join(path.read_text() for path in DOCUMENTS)
 BLOCKS = re.findall(r"```(\w*)\n(.*?)```", README, flags=re.S)
 PYTHON_BLOCKS = [code for lang, code in BLOCKS if lang == "python"]
 SHELL_BLOCKS = [code for lang, code in BLOCKS if lang == "bash"]
@@ -118,3 +121,11 @@ def test_readme_commands_are_valid():
     assert seen == {"pip", "structinit", "bash", "benchmarks"}
     for quoted in re.findall(r'`pip install -e "(\.\[[\w,]+\])"`', README):
         assert set(quoted[2:-1].split(",")) <= extras, quoted
+
+
+def test_the_readme_stays_short_and_links_every_guide():
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250
+    for guide in sorted((REPO_ROOT / "docs").glob("*.md")):
+        assert f"docs/{guide.name}" in readme, f"the README does not link {guide.name}"
+    assert "../shared" not in README, "user-facing text must use paths that work from a fresh clone"
