@@ -27,9 +27,8 @@ SPLIT_FILES=(tests/test_cli.py tests/test_selection_ecosystem.py tests/test_sele
              tests/test_selection_keras_cv.py tests/test_walker.py tests/test_mimetic_apply.py)
 ignore=()
 for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
-# The two longest first; measured on the 2-core CI machine (s): jax 331, torch 238, jax-split 176,
-# tensorflow 258, tensorflow-split 165, so the lanes ended at 589 s and 579 s (strictly longest
-# first, tensorflow before jax-split, would end them at 507 s and 661 s).
+# The two longest first; measured on the 2-core CI machine on 2026-11-25 (s): jax 434, torch 307,
+# jax-split 177, tensorflow 337, tensorflow-split 225, so the lanes ended at 771 s and 709 s.
 JOBS=(jax torch jax-split tensorflow tensorflow-split)
 logs="$(mktemp -d)"
 trap 'rm -rf "${logs}"' EXIT
