@@ -19,7 +19,6 @@ This module imports no Keras; the apply functions are imported when used.
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 from collections.abc import Callable
@@ -41,8 +40,8 @@ class InitForm:
     Attributes:
         name: the form's name in a spec (``"conv-cov"``).
         summary: one line for ``--help``.
-        apply: ``"module:function"``, called as ``function(model, value, *, data, seed)`` and
-            returning the variable paths it wrote.
+        apply: called as ``apply(model, value, *, data, seed)``; returns the variable paths it
+            wrote (each applier imports its method when called).
         stage: one of :data:`STAGES` (when it acts, and what it competes with).
         arg: the argument's placeholder (``"PRESET"``), ``None`` for a form without one.
         default: the argument when the spec omits it; ``None`` makes it required.
@@ -54,7 +53,7 @@ class InitForm:
 
     name: str
     summary: str
-    apply: str
+    apply: Callable[..., list]
     stage: str
     arg: str | None = None
     default: Any = None
@@ -169,30 +168,28 @@ def _mimetic_default_b():
     return DEFAULT_B
 
 
-_HERE = __name__
-
 #: Every init form, in the order ``--help`` lists them.
 INIT_FORMS = {
     form.name: form
     for form in (
-        InitForm("default", "the model builder's own initialization", f"{_HERE}:_default", "weights"),
+        InitForm("default", "the model builder's own initialization", _default, "weights"),
         InitForm("torch-uniform", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on depthwise kernels",
-                 f"{_HERE}:_torch_uniform", "spatial", targets=("depthwise",)),
+                 _torch_uniform, "spatial", targets=("depthwise",)),
         InitForm("conv-cov", "ConvCovariance on depthwise kernels (Trockman et al. 2023, Eq. 10-11)",
-                 f"{_HERE}:_conv_cov", "spatial", arg="PRESET", default="cifar-p2", parse=_preset,
+                 _conv_cov, "spatial", arg="PRESET", default="cifar-p2", parse=_preset,
                  targets=("depthwise",)),
         InitForm("cov-transfer", "covariance transfer from a FilterCovariance bank (.npz)",
-                 f"{_HERE}:_cov_transfer", "spatial", arg="PATH",
+                 _cov_transfer, "spatial", arg="PATH",
                  parse=_existing_file("a covariance bank saved by FilterCovariance.save"), reads_file=True,
                  targets=("depthwise",)),
-        InitForm("select", "weight selection from a larger teacher (Xu et al. 2024)", f"{_HERE}:_select",
+        InitForm("select", "weight selection from a larger teacher (Xu et al. 2024)", _select,
                  "weights", arg="TEACHER.keras", parse=_existing_file("a teacher .keras file", ".keras"),
                  reads_file=True),
         InitForm("data-aligned", "the first L Conv2D layers from the images' patch covariance "
-                 "(Maennel et al. 2020)", f"{_HERE}:_data_aligned", "data", arg="L", default=1,
+                 "(Maennel et al. 2020)", _data_aligned, "data", arg="L", default=1,
                  parse=_layer_count, targets=("all_spatial",), needs_data=True),
         InitForm("mean-shift", "mimetic mean shift of each MLP block's first layer (Trockman & Kolter)",
-                 f"{_HERE}:_mean_shift", "mlp", arg="B", default="mimetic.DEFAULT_B", parse=_finite_number,
+                 _mean_shift, "mlp", arg="B", default="mimetic.DEFAULT_B", parse=_finite_number,
                  targets=("mlp_first",)),
     )
 }
@@ -248,11 +245,6 @@ def parse_init_spec(spec):
     return sorted(parts, key=lambda p: STAGES.index(p.form.stage))
 
 
-def _apply_function(form):
-    module, _, name = form.apply.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
 def part_seeds(seed, count):
     """The seeds of ``count`` forms applied in turn: ``seed``, then each derived from the previous one."""
     from keras_structinit.mimetic.shift import shift_seed
@@ -287,5 +279,5 @@ def initialize(model, spec, *, data=None, seed=None):
                          "model's input is")
     paths = []
     for part, part_seed in zip(parts, part_seeds(seed, len(parts)), strict=True):
-        paths += _apply_function(part.form)(model, part.value, data=data, seed=part_seed)
+        paths += part.form.apply(model, part.value, data=data, seed=part_seed)
     return paths

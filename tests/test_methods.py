@@ -17,7 +17,7 @@ def parsed(spec):
 
 def test_every_form_parses_with_its_default_and_resolves_its_function():
     for form in INIT_FORMS.values():
-        assert callable(methods._apply_function(form)), form.name
+        assert callable(form.apply), form.name
         assert form.stage in methods.STAGES
         if form.arg is None or form.default is not None:
             assert parsed(form.name)[0][0] == form.name

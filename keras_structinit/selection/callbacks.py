@@ -10,20 +10,11 @@ from keras_structinit import validation
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
 from keras_structinit.selection.plan import HEAD_MODES
 from keras_structinit.selection.select import select_weights
+from keras_structinit.selection.teachers import TEACHER_FORMS, application_builder
 
 __all__ = ["SelectWeightsFrom"]
 
 _OPTIONS = ("layer_selection", "element_selection", "heads", "skip", "seed", "strict", "family")
-
-
-_TEACHER_FORMS = (
-    "a keras.Model, a .keras path, a KerasHub preset name or directory, 'keras_cv:PRESET' or a "
-    "keras.applications name such as 'ConvNeXtTiny' or 'ConvNeXtTiny:/path/weights.h5'"
-)
-
-
-def _is_application(name):
-    return name[:1].isupper() and callable(getattr(keras.applications, name, None))
 
 
 def _check_teacher(teacher):
@@ -43,12 +34,12 @@ def _check_teacher(teacher):
         return teacher
     if not isinstance(teacher, (str, os.PathLike)):
         raise TypeError(
-            f"`teacher` must be {_TEACHER_FORMS}. "
+            f"`teacher` must be {TEACHER_FORMS}. "
             f"Received: teacher={teacher!r} of type {type(teacher).__name__}"
         )
     spec = os.fspath(teacher)
     if not spec:
-        raise ValueError(f"`teacher` must be {_TEACHER_FORMS}. Received: teacher=''")
+        raise ValueError(f"`teacher` must be {TEACHER_FORMS}. Received: teacher=''")
     if spec.endswith(".keras"):
         if not os.path.isfile(spec):
             raise ValueError(f"`teacher` names a .keras file that does not exist. Received: teacher={spec!r}")
@@ -61,7 +52,7 @@ def _check_teacher(teacher):
             )
         return teacher
     name, _, weights = spec.partition(":")
-    if _is_application(name):
+    if application_builder(name) is not None:
         if weights and not os.path.isfile(weights):
             raise ValueError(
                 f"`teacher` names a weights file that does not exist: {weights!r}. Received: teacher={spec!r}"

@@ -14,9 +14,9 @@ import keras
 
 from keras_structinit import walker
 
-__all__ = ["application_builder", "load_teacher", "smaller_config"]
+__all__ = ["TEACHER_FORMS", "application_builder", "load_teacher", "smaller_config"]
 
-_FORMS = (
+TEACHER_FORMS = (
     "a keras.Model, a .keras file, a KerasHub preset name or local preset directory, "
     "'keras_cv:PRESET' (a KerasCV backbone preset), or a keras.applications constructor name with an "
     "optional weights file ('ConvNeXtTiny' or 'ConvNeXtTiny:/path/weights.h5')"
@@ -60,7 +60,7 @@ def load_teacher(spec, **kwargs):
     if isinstance(spec, keras.Model):
         return walker.check_model(spec, "teacher")
     if not isinstance(spec, (str, os.PathLike)):
-        raise TypeError(f"`teacher` must be {_FORMS}. Received: teacher={spec!r}")
+        raise TypeError(f"`teacher` must be {TEACHER_FORMS}. Received: teacher={spec!r}")
     spec = os.fspath(spec)
     if spec.endswith(".keras"):
         if not os.path.isfile(spec):
