@@ -167,7 +167,8 @@ def align_conv_layers(
     eigenvectors, then ``kernel = DataAligned(...)`` and ``bias = 0``.
 
     Args:
-        model: a built functional or Sequential ``keras.Model``.
+        model: a built ``keras.Model`` (functional, Sequential or subclassed; convs may sit in
+            nested models or inside other layers: each conv's input is recorded in a forward pass).
         images: ``(N, H, W, C)`` array, scaled as the model's input is.
         num_layers: how many conv layers, from the first.
         layers: optional list of layer names/objects to choose from (each a
