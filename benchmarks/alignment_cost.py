@@ -88,7 +88,7 @@ def run_backend(args):
     model = ks.models.build_model("simple-cnn-e3")
 
     def align(batch):
-        return ks.align_conv_layers(model, batch, num_layers=2, seed=0)
+        return ks.align_conv_layers(model, images=batch, num_layers=2, seed=0)
 
     timings = {}
     for name, fn, count in (("patch_covariance", lambda batch: patch_covariance(batch, KERNEL_SIZE), None),

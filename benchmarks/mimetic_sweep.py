@@ -141,7 +141,8 @@ def build(model, config):
 def torch_default_mlps(model, seed):
     """The paper's baseline on every MLP block: both layers' kernels and biases PyTorch's default."""
     from keras_structinit.initializers import TorchDefaultUniform
-    from keras_structinit.walker import find_mlp_kernels, seed_generator
+    from keras_structinit.mimetic import find_mlp_kernels
+    from keras_structinit.walker import seed_generator
 
     generator = seed_generator(seed)
     for first, _ in find_mlp_kernels(model):
@@ -153,17 +154,21 @@ def torch_default_mlps(model, seed):
 
 
 def initialize(model, variant, seed):
-    """Applies ``variant`` (see the module docstring) to a freshly built ``model``."""
+    """Applies ``variant``, an init spec (see the module docstring), to a freshly built ``model``.
+
+    Every variant but ``default`` starts from the PyTorch-default MLPs drawn from ``seed``;
+    the spec then goes through :func:`keras_structinit.initialize` with ``seed``, or with the
+    seed derived from it when its first form acts on the MLP blocks, so that the mean shift
+    never redraws the baseline's values.
+    """
     import keras_structinit as ks
-    from keras_structinit.mimetic import shift_seed
+    from keras_structinit.validation import derive_seed
 
     if variant == "default":
         return
     torch_default_mlps(model, seed)
-    if variant.startswith("conv-cov"):
-        ks.apply_conv_covariance(model, seed=seed)
-    if "mean-shift:" in variant:
-        ks.apply_mean_shift(model, b=float(variant.rsplit(":", 1)[1]), seed=shift_seed(seed))
+    first = ks.parse_init_spec(variant)[0]
+    ks.initialize(model, variant, seed=derive_seed(seed) if first.form.stage == "mlp" else seed)
 
 
 def best_b(runs):

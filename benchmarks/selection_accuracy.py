@@ -372,7 +372,7 @@ def main(argv=None):
             keras.utils.set_random_seed(seed)
             student = _vit(s["dim"], s["depth"], s["heads"], args.patch_size)
             if VARIANTS[variant] is not None:
-                select_weights(teacher, student, seed=seed, **VARIANTS[variant])
+                select_weights(student, teacher=teacher, seed=seed, **VARIANTS[variant])
             probe = linear_probe(student, (x_small, y_small), held_out, args.probe_epochs, seed)
             print(f"[{variant} seed {seed}] linear probe {probe:.4f}", flush=True)
             history, seconds = _fit(

@@ -15,44 +15,36 @@ from keras_structinit._lazy import lazy_exports
 
 __version__ = "0.2.0"
 
+#: The core's submodules; each method's package and public functions come from its record.
 _SUBMODULES = (
-    "alignment",
+    "arguments",
     "callbacks",
     "cli",
-    "covariance",
     "datasets",
     "freezing",
     "initializers",
+    "io_utils",
     "layers",
-    "lc",
     "methods",
-    "mimetic",
     "models",
     "recipes",
     "reporting",
-    "selection",
     "validation",
     "viz",
     "walker",
 )
 
-__getattr__, __dir__, __all__ = lazy_exports(
-    __name__,
-    {
-        **{name: f"keras_structinit.{name}" for name in _SUBMODULES},
-        "align_conv_layers": "keras_structinit.alignment.apply",
-        "apply_conv_covariance": "keras_structinit.covariance.apply",
-        "apply_covariance_transfer": "keras_structinit.covariance.apply",
-        "apply_filter_transfer": "keras_structinit.covariance.filter_transfer",
-        "transfer_filters": "keras_structinit.covariance.filter_transfer",
-        "apply_torch_uniform": "keras_structinit.initializers.torch_default",
-        "apply_mean_shift": "keras_structinit.mimetic.apply",
-        "freeze_spatial": "keras_structinit.freezing",
-        "initialize": "keras_structinit.methods",
-        "parse_init_spec": "keras_structinit.methods",
-        "load_frozen_model": "keras_structinit.freezing",
-        "select_weights": "keras_structinit.selection.select",
-    },
+
+def _from_records():
+    from keras_structinit import methods
+
+    packages = {r.package.rsplit(".", 1)[-1]: r.package for r in methods.records()
+                if r.package.startswith(__name__ + ".")}
+    return {**packages, **methods.namespace_exports("")}
+
+
+__getattr__, __dir__, _ = lazy_exports(
+    __name__, {name: f"{__name__}.{name}" for name in _SUBMODULES}, _from_records
 )
 
 _registry.install()

@@ -19,15 +19,28 @@ import importlib
 import sys
 
 
-def lazy_exports(module_name, exports):
+def lazy_exports(module_name, exports, derived=None):
     """``(__getattr__, __dir__, __all__)`` for a module exporting ``exports`` lazily.
 
     ``exports`` maps a public name to the module that defines it; a name that
     equals the last component of its module path is the module itself.
+    ``derived``, a function returning more such names (the method records'
+    exports), is called on the first look-up or ``dir()``; with it, the
+    module leaves ``__all__`` to ``__getattr__``, which then answers it too.
     """
+    table = {}
+
+    def names():
+        if not table:
+            table.update(exports)
+            if derived is not None:
+                table.update(derived())
+        return table
 
     def __getattr__(name):
-        target = exports.get(name)
+        if name == "__all__" and derived is not None:
+            return sorted(names())
+        target = names().get(name)
         if target is None:
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
         module = importlib.import_module(target)
@@ -40,6 +53,6 @@ def lazy_exports(module_name, exports):
         return value
 
     def __dir__():
-        return sorted(set(vars(sys.modules[module_name])) | set(exports))
+        return sorted(set(vars(sys.modules[module_name])) | set(names()))
 
     return __getattr__, __dir__, sorted(exports)

@@ -21,18 +21,21 @@ import importlib.abc
 import importlib.machinery
 import sys
 
-#: Modules defining ``register_keras_serializable`` objects (tests check the list is complete).
-SERIALIZABLE_MODULES = (
-    "keras_structinit.alignment.initializers",
-    "keras_structinit.covariance.initializers",
-    "keras_structinit.initializers.torch_default",
+#: The core's modules defining ``register_keras_serializable`` objects; each method record adds its
+#: own (:func:`keras_structinit.methods.serializable_modules`). Tests check the list is complete.
+CORE_SERIALIZABLE_MODULES = (
     "keras_structinit.layers",
-    "keras_structinit.lc.layers",
-    "keras_structinit.mimetic.initializers",
     "keras_structinit.recipes.optimizers",
     "keras_structinit.recipes.schedules",
-    "keras_structinit.selection.distill",
 )
+
+
+def serializable_modules():
+    """Every module that registers serializable objects: the core's, then the method records'."""
+    from keras_structinit import methods
+
+    return CORE_SERIALIZABLE_MODULES + methods.serializable_modules()
+
 
 _state = {"registered": False, "executing": 0}
 
@@ -44,7 +47,7 @@ def register():
     _state["registered"] = True
     for finder in [f for f in sys.meta_path if isinstance(f, _WatchImports)]:
         sys.meta_path.remove(finder)
-    for name in SERIALIZABLE_MODULES:
+    for name in serializable_modules():
         importlib.import_module(name)
 
 

@@ -1,13 +1,6 @@
-"""Keras callbacks of every method (implemented in the method subpackages)."""
+"""Keras callbacks of every method (declared in the method records, imported on first use)."""
 
+from keras_structinit import methods
 from keras_structinit._lazy import lazy_exports
 
-__getattr__, __dir__, __all__ = lazy_exports(
-    __name__,
-    {
-        "PrunePointwise": "keras_structinit.lc.callbacks",
-        "RecordFilterCovariance": "keras_structinit.covariance.callbacks",
-        "RecordInitialNorms": "keras_structinit.alignment.callbacks",
-        "SelectWeightsFrom": "keras_structinit.selection.callbacks",
-    },
-)
+__getattr__, __dir__, _ = lazy_exports(__name__, {}, lambda: methods.namespace_exports("callbacks"))

@@ -47,7 +47,7 @@ def _check_not_trained(model):
         )
 
 
-@model_function("include_bias", "layers")
+@model_function
 def freeze_spatial(model, *, which="depthwise", include_bias=False, layers=None):
     """Marks the kernels of spatial convolutions non-trainable.
 

@@ -1,36 +1,58 @@
-"""The init grammar and :func:`initialize`: one record per init form, everything else derived.
+"""Method records: each method declares itself once; the init grammar, exports and commands derive.
+
+A method is one folder: ``keras_structinit/<name>/method.py`` holding ``METHOD = Method(...)``
+(a third-party package declares the module holding its record under the entry-point
+group ``keras_structinit.methods``). The record names the method's init forms, its
+public exports per namespace, its serializable modules, the walker selectors it adds
+and its command-line subcommands; :func:`records` finds them, and the CLI's ``--init``
+help, the lazy exports of ``keras_structinit``, ``.initializers``, ``.callbacks`` and
+``.layers``, ``_registry`` and the walker's selectors read them (nothing else names a method).
 
 An init spec names one or more forms joined by ``+``, each ``NAME`` or
-``NAME:ARG``, e.g. ``"conv-cov:cifar-p2+mean-shift:0.2"``. :data:`INIT_FORMS`
-holds one :class:`InitForm` record per form: its argument, how that argument
-is checked, the function that applies it and what it acts on. The command
-line's ``--init`` choices and help, its checks and the benchmarks all read
-these records; nothing else spells the grammar.
+``NAME:ARG``, e.g. ``"conv-cov:cifar-p2+mean-shift:0.2"``. Forms act on the model in
+stage order, whatever order the spec gives them (teacher weights, then spatial filters,
+then data-aligned convs, then MLP blocks), at most one form per stage. The first form
+applied gets ``seed``; each later one a seed derived from the previous one
+(:func:`~keras_structinit.validation.derive_seed`), so adding a form never changes what
+the earlier ones draw.
 
-Forms act on the model in stage order, whatever order the spec gives them
-(teacher weights, then spatial filters, then data-aligned convs, then MLP
-blocks), at most one form per stage. The first form applied gets ``seed``;
-each later one a seed derived from it
-(:func:`~keras_structinit.mimetic.shift_seed` applied once per step), so
-adding a form never changes what the earlier ones draw.
-
-This module imports no Keras; the apply functions are imported when used.
+This module imports no Keras; appliers import their method when called.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import importlib
+import importlib.metadata
+import importlib.util
 import math
 import os
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from keras_structinit import validation
 
-__all__ = ["INIT_FORMS", "InitForm", "InitPart", "form_usage", "initialize", "parse_init_spec"]
+__all__ = [
+    "Command",
+    "InitForm",
+    "InitPart",
+    "Method",
+    "Selector",
+    "form_usage",
+    "init_forms",
+    "initialize",
+    "parse_init_spec",
+    "records",
+]
 
 #: Stages in the order forms are applied.
 STAGES = ("weights", "spatial", "data", "mlp")
+#: The namespaces a record exports into (``""``: ``keras_structinit`` itself).
+NAMESPACES = ("", "initializers", "callbacks", "layers")
+#: Entry-point group of methods defined outside this package.
+ENTRY_POINT_GROUP = "keras_structinit.methods"
 
 
 @dataclass(frozen=True)
@@ -44,9 +66,13 @@ class InitForm:
             wrote (each applier imports its method when called).
         stage: one of :data:`STAGES` (when it acts, and what it competes with).
         arg: the argument's placeholder (``"PRESET"``), ``None`` for a form without one.
-        default: the argument when the spec omits it; ``None`` makes it required.
+        default: the argument when the spec omits it (a callable is called then); ``None``
+            makes it required.
         parse: ``str -> value``; raises ``ValueError`` (its message is put after the form).
         reads_file: the argument is a path the run reads (never to be written over).
+        load: ``value -> object`` done once before a run (e.g. loading a teacher model), or ``None``.
+        check: ``check(model, value)`` raising what applying would, without ``data``; for the
+            forms that need data (the others are checked by applying them to a throwaway model).
         targets: what the form acts on, as ``walker`` selectors (for checks and docs).
         needs_data: the form measures images (``initialize(..., data=images)``).
     """
@@ -59,6 +85,8 @@ class InitForm:
     default: Any = None
     parse: Callable[[str], Any] | None = None
     reads_file: bool = False
+    load: Callable[[Any], Any] | None = None
+    check: Callable[..., None] | None = None
     targets: tuple = ()
     needs_data: bool = False
 
@@ -67,6 +95,9 @@ class InitForm:
         if self.arg is None:
             return self.name
         return f"{self.name}[:{self.arg}]" if self.default is not None else f"{self.name}:{self.arg}"
+
+    def default_value(self):
+        return self.default() if callable(self.default) else self.default
 
 
 @dataclass(frozen=True)
@@ -81,18 +112,142 @@ class InitPart:
         return self.form.name
 
 
-# ------------------------------------------------------------------ argument parsers
+@dataclass(frozen=True)
+class Selector:
+    """What a method acts on, for :mod:`keras_structinit.walker`.
+
+    ``find(layer)`` returns the layer's variable of this kind or ``None``;
+    ``singular`` and ``description`` word the walker's errors.
+    """
+
+    name: str
+    find: Callable[[Any], Any]
+    singular: str
+    description: str
 
 
-def _preset(text):
-    from keras_structinit.covariance.schedule import PRESETS
+@dataclass(frozen=True)
+class Command:
+    """A ``structinit`` subcommand: ``arguments(parser)`` adds its options (no Keras import);
+    ``module`` (relative to the record's package when it starts with ``.``) has ``run(args)``,
+    which runs it and returns the exit status, imported only when the command runs."""
 
-    if text not in PRESETS:
-        raise ValueError(f"unknown ConvCovariance preset {text!r}; presets: {sorted(PRESETS)}")
-    return text
+    name: str
+    help: str
+    description: str
+    arguments: Callable[[Any], None]
+    module: str
 
 
-def _existing_file(what, suffix=None):
+@dataclass(frozen=True)
+class Method:
+    """One method, declared once in its package's ``method.py`` as ``METHOD``.
+
+    Attributes:
+        name: short name (``"covariance"``).
+        title: one line (what it does).
+        paper: the paper it implements.
+        package: the package holding it (``"keras_structinit.covariance"``).
+        docs: its user guide, relative to the repository (``"docs/covariance.md"``).
+        forms: its :class:`InitForm` records.
+        exports: ``{public name: module}`` of the package's lazily imported objects
+            (a module starting with ``.`` is relative to ``package``).
+        public: ``{namespace: names}``: which exports also appear in ``keras_structinit``
+            (namespace ``""``), ``.initializers``, ``.callbacks`` or ``.layers``.
+        model_functions: the exports that act on a model; each is
+            ``f(model, *, layers=None, seed=None, ...) -> list[str]`` (a contract test checks).
+        serializable: modules registering Keras-serializable objects (relative allowed).
+        selectors: :class:`Selector` records the walker gains.
+        commands: :class:`Command` records the ``structinit`` command line gains.
+    """
+
+    name: str
+    title: str
+    paper: str
+    package: str
+    docs: str | None = None
+    forms: tuple = ()
+    exports: Mapping[str, str] = field(default_factory=dict)
+    public: Mapping[str, tuple] = field(default_factory=dict)
+    model_functions: tuple = ()
+    serializable: tuple = ()
+    selectors: tuple = ()
+    commands: tuple = ()
+
+    def __post_init__(self):
+        absolute = functools.partial(importlib.util.resolve_name, package=self.package)
+        object.__setattr__(self, "exports", {k: absolute(v) for k, v in self.exports.items()})
+        object.__setattr__(self, "serializable", tuple(absolute(m) for m in self.serializable))
+        object.__setattr__(self, "commands", tuple(
+            dataclasses.replace(c, module=absolute(c.module)) for c in self.commands))
+        unknown = [n for names in self.public.values() for n in names if n not in self.exports]
+        unknown += [n for n in self.model_functions if n not in self.exports]
+        if unknown or set(self.public) - set(NAMESPACES):
+            raise ValueError(f"method {self.name!r}: public names {unknown} are not exports, or "
+                             f"namespaces {sorted(set(self.public) - set(NAMESPACES))} are unknown")
+
+
+def _builtin_record_modules():
+    """``keras_structinit.<name>.method`` for every folder of this package holding a ``method.py``."""
+    root = os.path.dirname(os.path.abspath(__file__))
+    return [f"{__package__}.{name}.method" for name in sorted(os.listdir(root))
+            if os.path.isfile(os.path.join(root, name, "method.py"))]
+
+
+def _record_of(obj, where):
+    record = getattr(obj, "METHOD", obj)
+    if not isinstance(record, Method):
+        raise TypeError(f"{where} must be a Method record or a module defining METHOD = Method(...); "
+                        f"got {type(record).__name__}")
+    return record
+
+
+@functools.cache
+def records():
+    """Every :class:`Method`: the core's, this package's methods (by folder name), then plug-ins."""
+    found = [CORE] + [_record_of(importlib.import_module(m), m) for m in _builtin_record_modules()]
+    for point in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        found.append(_record_of(point.load(), f"entry point {point.name!r} ({point.value})"))
+    names = [r.name for r in found]
+    forms = [f.name for r in found for f in r.forms]
+    for what, values in (("method", names), ("init form", forms)):
+        twice = sorted({v for v in values if values.count(v) > 1})
+        if twice:
+            raise ValueError(f"{what} names declared twice: {twice}")
+    return tuple(found)
+
+
+def init_forms():
+    """``{name: InitForm}`` of every method, in the order ``--help`` lists them."""
+    return {form.name: form for record in records() for form in record.forms}
+
+
+def namespace_exports(namespace):
+    """``{name: module}`` that the records export into ``namespace`` (one of :data:`NAMESPACES`)."""
+    return {name: record.exports[name] for record in records() for name in record.public.get(namespace, ())}
+
+
+def serializable_modules():
+    """The modules of every record that register Keras-serializable objects."""
+    return tuple(module for record in records() for module in record.serializable)
+
+
+def selectors():
+    """``{name: Selector}`` that the records add to the walker."""
+    return {selector.name: selector for record in records() for selector in record.selectors}
+
+
+def commands():
+    """``{name: Command}`` that the records add to the command line."""
+    return {command.name: command for record in records() for command in record.commands}
+
+
+# ------------------------------------------------------------------ argument parsers for records
+
+
+def existing_file(what, suffix=None):
+    """A ``parse`` for a form whose argument is a file that must exist (ending in ``suffix``)."""
+
     def parse(text):
         if suffix is not None and not text.endswith(suffix):
             raise ValueError(f"needs {what} ({suffix})")
@@ -103,7 +258,8 @@ def _existing_file(what, suffix=None):
     return parse
 
 
-def _finite_number(text):
+def finite_number(text):
+    """A ``parse`` for a finite float argument."""
     try:
         value = float(text)
     except ValueError:
@@ -113,13 +269,24 @@ def _finite_number(text):
     return value
 
 
-def _layer_count(text):
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError(f"takes a number of conv layers >= 1, e.g. 2; got {text!r}")
-    return int(text)
+def count(what):
+    """A ``parse`` for an int argument >= 1 counting ``what``."""
+
+    def parse(text):
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"takes a number of {what} >= 1, e.g. 2; got {text!r}")
+        return int(text)
+
+    return parse
 
 
-# ------------------------------------------------------------------ appliers
+def __getattr__(name):
+    if name == "INIT_FORMS":
+        return init_forms()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# ------------------------------------------------------------------ the core's own forms
 
 
 def _default(model, value, *, data, seed):
@@ -127,81 +294,43 @@ def _default(model, value, *, data, seed):
 
 
 def _torch_uniform(model, value, *, data, seed):
-    from keras_structinit.initializers.torch_default import apply_torch_uniform
+    from keras_structinit.torch_default import apply_torch_uniform
 
     return apply_torch_uniform(model, seed=seed)
 
 
-def _conv_cov(model, value, *, data, seed):
-    from keras_structinit.covariance.apply import apply_conv_covariance
-
-    return apply_conv_covariance(model, preset=value, seed=seed)
-
-
-def _cov_transfer(model, value, *, data, seed):
-    from keras_structinit.covariance.apply import apply_covariance_transfer
-
-    return apply_covariance_transfer(model, bank=value, seed=seed)
-
-
-def _select(model, value, *, data, seed):
-    from keras_structinit.selection.select import select_weights
-
-    return [entry["student"] for entry in select_weights(value, model, seed=seed).entries]
-
-
-def _mean_shift(model, value, *, data, seed):
-    from keras_structinit.mimetic.apply import apply_mean_shift
-
-    return apply_mean_shift(model, b=value, seed=seed)
-
-
-def _data_aligned(model, value, *, data, seed):
-    from keras_structinit.alignment.apply import align_conv_layers
-
-    return align_conv_layers(model, data, num_layers=value, seed=seed)
-
-
-def _mimetic_default_b():
-    from keras_structinit.mimetic import DEFAULT_B
-
-    return DEFAULT_B
-
-
-#: Every init form, in the order ``--help`` lists them.
-INIT_FORMS = {
-    form.name: form
-    for form in (
+#: The record of what the core itself provides: the baseline forms and PyTorch's default init.
+CORE = Method(
+    name="core",
+    title="the builders' own initialization and PyTorch's default uniform init (the papers' baseline)",
+    paper="PyTorch's default init of conv and Linear layers, U[-1/sqrt(fan_in), 1/sqrt(fan_in)]",
+    package=__package__,
+    docs="docs/models-and-recipes.md",
+    forms=(
         InitForm("default", "the model builder's own initialization", _default, "weights"),
-        InitForm("torch-uniform", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on depthwise kernels",
-                 _torch_uniform, "spatial", targets=("depthwise",)),
-        InitForm("conv-cov", "ConvCovariance on depthwise kernels (Trockman et al. 2023, Eq. 10-11)",
-                 _conv_cov, "spatial", arg="PRESET", default="cifar-p2", parse=_preset,
-                 targets=("depthwise",)),
-        InitForm("cov-transfer", "covariance transfer from a FilterCovariance bank (.npz)",
-                 _cov_transfer, "spatial", arg="PATH",
-                 parse=_existing_file("a covariance bank saved by FilterCovariance.save"), reads_file=True,
-                 targets=("depthwise",)),
-        InitForm("select", "weight selection from a larger teacher (Xu et al. 2024)", _select,
-                 "weights", arg="TEACHER.keras", parse=_existing_file("a teacher .keras file", ".keras"),
-                 reads_file=True),
-        InitForm("data-aligned", "the first L Conv2D layers from the images' patch covariance "
-                 "(Maennel et al. 2020)", _data_aligned, "data", arg="L", default=1,
-                 parse=_layer_count, targets=("all_spatial",), needs_data=True),
-        InitForm("mean-shift", "mimetic mean shift of each MLP block's first layer (Trockman & Kolter)",
-                 _mean_shift, "mlp", arg="B", default="mimetic.DEFAULT_B", parse=_finite_number,
-                 targets=("mlp_first",)),
-    )
-}
+        InitForm("torch-uniform", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on depthwise "
+                 "kernels", _torch_uniform, "spatial", targets=("depthwise",)),
+    ),
+    exports={
+        "TorchDefaultUniform": ".torch_default",
+        "apply_torch_uniform": ".torch_default",
+        "freeze_spatial": ".freezing",
+        "load_frozen_model": ".freezing",
+        "initialize": ".methods",
+        "parse_init_spec": ".methods",
+    },
+    public={
+        "": ("apply_torch_uniform", "freeze_spatial", "load_frozen_model", "initialize", "parse_init_spec"),
+        "initializers": ("TorchDefaultUniform",),
+    },
+    model_functions=("apply_torch_uniform", "freeze_spatial"),
+    serializable=(".torch_default",),
+)
 
 
 def form_usage():
     """``"default | torch-uniform | conv-cov[:PRESET] | ..."``: the forms for a help text."""
-    return " | ".join(form.usage() for form in INIT_FORMS.values())
-
-
-def _default_value(form):
-    return _mimetic_default_b() if form.default == "mimetic.DEFAULT_B" else form.default
+    return " | ".join(form.usage() for form in init_forms().values())
 
 
 def parse_init_spec(spec):
@@ -219,7 +348,7 @@ def parse_init_spec(spec):
     parts = []
     for text in spec.split("+"):
         name, colon, arg = text.partition(":")
-        form = INIT_FORMS.get(name)
+        form = init_forms().get(name)
         if form is None:
             raise ValueError(f"`init` part {text!r} is not one of {form_usage()}. Received: init={spec!r}")
         if form.arg is None and colon:
@@ -227,7 +356,7 @@ def parse_init_spec(spec):
         if form.arg is not None and not arg and (colon or form.default is None):
             raise ValueError(f"`init` part {text!r} needs its argument: {form.usage()}. "
                              f"Received: init={spec!r}")
-        value = _default_value(form)
+        value = form.default_value()
         if arg:
             try:
                 value = form.parse(arg)
@@ -245,13 +374,39 @@ def parse_init_spec(spec):
     return sorted(parts, key=lambda p: STAGES.index(p.form.stage))
 
 
+def load_parts(parts, loaded=None):
+    """``parts`` with each argument that its form loads (``InitForm.load``, e.g. a teacher file)
+    replaced by the loaded object; ``loaded`` (``{argument: object}``) is used and filled as a cache."""
+    loaded = {} if loaded is None else loaded
+    out = []
+    for part in parts:
+        if part.form.load is not None and isinstance(part.value, (str, os.PathLike)):
+            if part.value not in loaded:
+                loaded[part.value] = part.form.load(part.value)
+            part = InitPart(part.form, loaded[part.value])
+        out.append(part)
+    return out
+
+
+def check_parts(model, parts, *, seed=None):
+    """Raises what :func:`initialize` with ``parts`` would raise on ``model``, without data.
+
+    Applies each form to ``model`` (a throwaway: it is changed), except the forms that
+    measure data, whose ``check`` runs instead.
+    """
+    for part, part_seed in zip(parts, part_seeds(seed, len(parts)), strict=True):
+        if part.form.needs_data:
+            if part.form.check is not None:
+                part.form.check(model, part.value)
+        else:
+            part.form.apply(model, part.value, data=None, seed=part_seed)
+
+
 def part_seeds(seed, count):
     """The seeds of ``count`` forms applied in turn: ``seed``, then each derived from the previous one."""
-    from keras_structinit.mimetic.shift import shift_seed
-
     seeds = [seed]
     for _ in range(count - 1):
-        seeds.append(None if seeds[-1] is None else shift_seed(seeds[-1]))
+        seeds.append(None if seeds[-1] is None else validation.derive_seed(seeds[-1]))
     return seeds
 
 
@@ -262,7 +417,7 @@ def initialize(model, spec, *, data=None, seed=None):
         model: a built ``keras.Model`` (the package's, keras.applications,
             KerasHub or your own).
         spec: an init spec (``"conv-cov+mean-shift"``, see :func:`parse_init_spec`
-            and :data:`INIT_FORMS`), or the list it parses to.
+            and :func:`init_forms`), or the list it parses to.
         data: images ``(N, H, W, C)`` as the model's input is scaled, for the
             forms that measure them (``data-aligned``).
         seed: ``None`` or an int; each later form gets a seed derived from it.

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from numbers import Integral, Real
 
 __all__ = [
@@ -35,8 +34,8 @@ __all__ = [
     "positive_int",
     "positive_ints",
     "random_seed",
+    "derive_seed",
     "rate",
-    "renamed",
     "shape_rank",
     "text",
 ]
@@ -117,6 +116,19 @@ def random_seed(value, name="seed"):
     if not low <= value <= high:
         _fail_value(name, expected, value)
     return int(value)
+
+
+def derive_seed(seed):
+    """An int seed in ``[0, 2**31)`` unrelated to ``seed``, for a second draw that must not reuse its bits.
+
+    Keras' random functions given the same int seed reuse the same random bits
+    (in JAX a normal is a transform of the uniform's bits), so a draw made
+    after another one (a mean shift on top of its base init, the next form of
+    an init spec) needs another seed. A fixed odd multiplier and offset modulo
+    ``2**31`` (a bijection) keep it reproducible and away from the ``seed + index``
+    seeds of neighbouring layers.
+    """
+    return (int_value(seed, "seed") * 0x9E3779B1 + 0x7F4A7C15) % 2**31
 
 
 def shape_rank(shape, expected_rank, name, form):
@@ -240,22 +252,3 @@ def input_shape(value, name="input_shape", allow_none=False):
     if len(value) != 3 or not (ok(value[0], allow_none) and ok(value[1], allow_none) and ok(value[2], False)):
         _fail_value(name, expected, value)
     return tuple(None if v is None else int(v) for v in value)
-
-
-def renamed(value, old_value, name, old_name):
-    """Resolves a keyword renamed from ``old_name`` to ``name`` (deprecated alias).
-
-    ``old_value`` is what the caller passed under the old name (``None`` when
-    it was not used): it is returned with a ``DeprecationWarning``; passing
-    both names is a ``TypeError``.
-    """
-    if old_value is None:
-        return value
-    if value is not None:
-        raise TypeError(f"Pass `{name}` only; `{old_name}` is its deprecated former name.")
-    warnings.warn(
-        f"`{old_name}` is deprecated and will be removed in the next release; use `{name}`.",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return old_value

@@ -4,22 +4,20 @@ Every public function that changes a model has the same shape::
 
     apply_X(model, *, layers=None, seed=None, ...) -> list[str]   # variable paths
 
-and gets its targets from :func:`find_kernels`, which walks nested models,
-layers that own sub-layers (KerasHub blocks) and shared layers (visited once)
-in model order. Two kinds of kernel are recognised:
+and gets its targets from :func:`find` (or :func:`find_kernels`), which walks nested
+models, layers that own sub-layers (KerasHub blocks) and shared layers (visited once) in
+model order, asking a *selector* for each layer's variable. The walker's own selectors:
 
 * ``"depthwise"``: the spatial kernel of ``DepthwiseConv1D/2D``, the depthwise
   kernel of ``SeparableConv1D/2D``, and ``Conv1D/2D/3D`` kernels with
   ``groups > 1`` and one input channel per group (ConvNeXt's form);
 * ``"all_spatial"``: those plus every other convolution kernel (``Conv*D``,
-  ``Conv*DTranspose``, the spatial kernel of an LC block's
-  :class:`~keras_structinit.layers.LCConv2D` unless it is sliced from a shared
-  bank) whose filter has more than one pixel, i.e. everything but 1x1
-  (pointwise) convolutions.
+  ``Conv*DTranspose``, and a layer's own ``spatial_kernel`` variable) whose filter
+  has more than one pixel, i.e. everything but 1x1 (pointwise) convolutions;
+* ``"dense"``: ``Dense`` kernels and 1x1 convolutions (groups 1).
 
-:func:`find_pointwise_kernels` finds the 1x1 kernels of LC blocks the same way, and
-:func:`find_mlp_kernels` the first Dense / 1x1 conv of each MLP block (by the
-names in :data:`MLP_FIRST_LAYERS`).
+Methods add their own selectors in their records (:class:`keras_structinit.methods.Selector`);
+the walker knows no method.
 
 Example:
     >>> found = find_kernels(model, which="all_spatial")
@@ -29,11 +27,7 @@ Example:
 from __future__ import annotations
 
 import functools
-import inspect
 import math
-import re
-import sys
-import warnings
 from numbers import Integral
 
 import keras
@@ -42,20 +36,26 @@ from keras_structinit import validation
 
 __all__ = [
     "KINDS",
-    "MLP_FIRST_LAYERS",
+    "SPATIAL_KERNEL",
+    "check_model",
+    "dense_kernel",
     "depthwise_kernel",
+    "find",
     "find_kernels",
-    "find_mlp_kernels",
-    "find_pointwise_kernels",
     "is_depthwise_layout",
     "iter_layers",
     "model_function",
     "seed_generator",
+    "resolve_layers",
+    "selector",
     "spatial_kernel",
 ]
 
 #: What :func:`find_kernels` can look for.
 KINDS = ("depthwise", "all_spatial")
+#: A layer holding a variable under this attribute (``None``: it has none of its own) is a
+#: spatial convolution for ``"all_spatial"``.
+SPATIAL_KERNEL = "spatial_kernel"
 
 _DEPTHWISE_TYPES = (
     (keras.layers.DepthwiseConv1D, "kernel"),
@@ -121,25 +121,14 @@ def is_depthwise_layout(layer):
     return isinstance(layer, tuple(cls for cls, _ in _DEPTHWISE_TYPES))
 
 
-def _is_lc_block(layer):
-    # No LC block can exist before its module is imported, so the walker need not import it.
-    module = sys.modules.get("keras_structinit.lc.layers")
-    return module is not None and isinstance(layer, module.LCConv2D)
-
-
 def spatial_kernel(layer):
     """Any convolution kernel of a built ``layer`` with more than one pixel, or ``None``."""
     kernel = depthwise_kernel(layer)
     if kernel is None and isinstance(layer, _CONV_TYPES):
         kernel = getattr(layer, "kernel", None)
-    elif kernel is None and _is_lc_block(layer):
-        kernel = layer.spatial_kernel  # None when sliced from a shared bank
+    elif kernel is None and isinstance(getattr(layer, SPATIAL_KERNEL, None), keras.Variable):
+        kernel = getattr(layer, SPATIAL_KERNEL)
     return kernel if _spatial(kernel) else None
-
-
-def lc_pointwise_kernel(layer):
-    """The 1x1 kernel of a built LC block (``LCConv2D``), or ``None``."""
-    return getattr(layer, "pointwise_kernel", None) if _is_lc_block(layer) else None
 
 
 def dense_kernel(layer):
@@ -152,54 +141,36 @@ def dense_kernel(layer):
     return None
 
 
-#: The first layer of an MLP block: ``(model family, layer name, regex)``, the regex
-#: matching the end of the kernel's variable path (the names ``selection/families.py`` maps).
-MLP_FIRST_LAYERS = (
-    ("the package's ConvNeXt", "{prefix}_pointwise_1", r"\w*_pointwise_1"),
-    ("the package's ViT", "block_{i}_mlp_1", r"block_\d+_mlp_1"),
-    ("keras.applications ConvNeXt", "{model}_stage_{s}_block_{b}_pointwise_conv_1", r"\w+_pointwise_conv_1"),
-    ("KerasHub ViTBackbone", "dense_1 in each block's mlp", r"mlp/dense_1"),
-)
-_MLP_FIRST = re.compile(r"(?:^|/)(?:" + "|".join(p for *_, p in MLP_FIRST_LAYERS) + r")/kernel$")
-
-
-def mlp_first_kernel(layer):
-    """The kernel of a built layer that is the first Dense / 1x1 conv of an MLP block, or ``None``."""
-    kernel = dense_kernel(layer)
-    return kernel if kernel is not None and _MLP_FIRST.search(kernel.path) else None
-
-
-_SELECTORS = {
-    "depthwise": depthwise_kernel,
-    "all_spatial": spatial_kernel,
-    "lc_pointwise": lc_pointwise_kernel,
-    "mlp_first": mlp_first_kernel,
-    "dense": dense_kernel,
-}
-_SINGULAR = {
-    "depthwise": "spatial depthwise convolution",
-    "all_spatial": "spatial convolution",
-    "lc_pointwise": "LC block",
-    "mlp_first": "first layer of an MLP block",
-    "dense": "Dense layer or 1x1 convolution",
-}
-_DESCRIPTIONS = {
+_CORE_SELECTORS = {
     "depthwise": (
+        depthwise_kernel,
+        "spatial depthwise convolution",
         "spatial depthwise convolutions (DepthwiseConv1D/2D, SeparableConv1D/2D, or Conv "
-        "with groups == input channels and a kernel larger than 1 pixel)"
+        "with groups == input channels and a kernel larger than 1 pixel)",
     ),
     "all_spatial": (
+        spatial_kernel,
+        "spatial convolution",
         "spatial convolutions (any Conv/DepthwiseConv/SeparableConv kernel larger than 1x1, "
-        "or an LCConv2D's own spatial kernel)"
+        f"or a layer's own `{SPATIAL_KERNEL}` variable)",
     ),
-    "lc_pointwise": "LC blocks (keras_structinit.layers.LCConv2D)",
-    "mlp_first": (
-        "MLP blocks: looked for the first Dense / 1x1 conv of each, named "
-        + "; ".join(f"{name} ({family})" for family, name, _ in MLP_FIRST_LAYERS)
-        + "; pass `layers=[...]` to name the first layers of another model's MLP blocks"
-    ),
-    "dense": "Dense layers or 1x1 convolutions (groups 1)",
+    "dense": (dense_kernel, "Dense layer or 1x1 convolution", "Dense layers or 1x1 convolutions (groups 1)"),
 }
+
+
+def selector(which):
+    """``(find, singular, description)`` of the selector ``which``: the walker's own
+    (:data:`KINDS` and ``"dense"``) or one a method record adds
+    (:func:`keras_structinit.methods.selectors`)."""
+    if which in _CORE_SELECTORS:
+        return _CORE_SELECTORS[which]
+    from keras_structinit import methods
+
+    added = methods.selectors()
+    if which not in added:
+        validation.one_of(which, "which", (*_CORE_SELECTORS, *added))
+    found = added[which]
+    return found.find, found.singular, found.description
 
 
 def check_model(model, name="model"):
@@ -234,49 +205,40 @@ def find_kernels(model, which="depthwise", layers=None, *, name="model"):
             is missing or of another kind.
     """
     validation.one_of(which, "which", KINDS)
-    return _find(model, which, layers, name)
+    return find(model, which, layers, name=name)
 
 
-def find_pointwise_kernels(model, layers=None):
-    """``[(layer, pointwise_kernel), ...]`` of the model's LC blocks (``LCConv2D``), in model order.
+def find(model, which, layers=None, *, name="model"):
+    """``[(layer, variable), ...]`` that the selector ``which`` finds in ``model``, in model order.
 
-    ``layers`` and the errors as in :func:`find_kernels`.
+    ``which`` is a walker selector (``"depthwise"``, ``"all_spatial"``, ``"dense"``) or
+    one a method record adds (:func:`keras_structinit.methods.selectors`); ``layers`` and the errors as in
+    :func:`find_kernels`.
     """
-    return _find(model, "lc_pointwise", layers)
-
-
-def find_mlp_kernels(model, layers=None):
-    """``[(layer, kernel), ...]`` of the first Dense / 1x1 conv of every MLP block, in model order.
-
-    With ``layers=None`` the layers are recognised by name (:data:`MLP_FIRST_LAYERS`:
-    the package's ConvNeXt and ViT, keras.applications ConvNeXt, KerasHub's
-    ViT); ``layers`` names them in any other model (each a ``Dense`` or a 1x1
-    convolution). Errors as in :func:`find_kernels`; an unknown model with
-    ``layers=None`` gets a ``ValueError`` listing the names looked for.
-    """
-    return _find(model, "mlp_first" if layers is None else "dense", layers)
-
-
-def _find(model, which, layers, name="model"):
     check_model(model, name)
-    select = _SELECTORS[which]
+    select, singular, description = selector(which)
     candidates = list(iter_layers(model)) + [model]
     found = [(layer, select(layer)) for layer in candidates]
     found = [(layer, kernel) for layer, kernel in found if kernel is not None]
     if layers is not None:
-        found = _restrict(found, candidates, layers, which)
+        found = _restrict(found, model, layers, singular, description)
     if not found:
-        raise ValueError(f"`{name}` ({model.name}) has no {_DESCRIPTIONS[which]}.")
+        raise ValueError(f"`{name}` ({model.name}) has no {description}.")
     return found
 
 
-def _restrict(found, candidates, layers, which):
+def resolve_layers(model, layers):
+    """The layers of ``model`` that ``layers`` (a list of layer names or layer objects) names.
+
+    ``TypeError`` for anything but such a list, ``ValueError`` for a name or layer not in ``model``.
+    """
     if isinstance(layers, (str, keras.layers.Layer)) or not isinstance(layers, (list, tuple)):
         raise TypeError(
             f"`layers` must be a list of layer names or layer objects. Received: layers={layers!r}"
         )
+    candidates = [*iter_layers(model), model]
     by_name = {layer.name: layer for layer in candidates}
-    wanted = set()
+    chosen = []
     for item in layers:
         if isinstance(item, str):
             if item not in by_name:
@@ -284,10 +246,19 @@ def _restrict(found, candidates, layers, which):
             item = by_name[item]
         elif not isinstance(item, keras.layers.Layer):
             raise TypeError(f"`layers` must contain layer names or layer objects. Received an item {item!r}.")
+        elif not any(item is layer for layer in candidates):
+            raise ValueError(f"`layers` includes {item.name!r}, which is not a layer of the model.")
+        chosen.append(item)
+    return chosen
+
+
+def _restrict(found, model, layers, singular, description):
+    wanted = set()
+    for item in resolve_layers(model, layers):
         if not any(layer is item for layer, _ in found):
             raise ValueError(
-                f"`layers` includes {item.name!r}, which is not a {_SINGULAR[which]} of the model; "
-                f"expected {_DESCRIPTIONS[which]}."
+                f"`layers` includes {item.name!r}, which is not a {singular} of the model; "
+                f"expected {description}."
             )
         wanted.add(id(item))
     return [(layer, kernel) for layer, kernel in found if id(layer) in wanted]
@@ -321,41 +292,13 @@ def seed_generator(seed):
     return seed if isinstance(seed, keras.random.SeedGenerator) else keras.random.SeedGenerator(seed)
 
 
-def model_function(*legacy_positional):
-    """Decorator for ``apply_X(model, *, ...)`` functions.
+def model_function(fn):
+    """Decorator for ``apply_X(model, *, layers=None, seed=None, ...)``: checks ``model``
+    (a built Keras layer or model) before ``fn`` runs."""
 
-    Checks ``model`` (a built Keras layer/model) and accepts, for one release,
-    the keyword arguments named in ``legacy_positional`` given positionally
-    after ``model`` as older versions allowed, with a ``DeprecationWarning``.
-    """
+    @functools.wraps(fn)
+    def wrapper(model, *args, **kwargs):
+        check_model(model)
+        return fn(model, *args, **kwargs)
 
-    def decorate(fn):
-        params = inspect.signature(fn).parameters
-        unknown = [p for p in legacy_positional if p not in params]
-        if unknown:  # pragma: no cover - programming error
-            raise TypeError(f"{fn.__name__} has no parameters {unknown}")
-
-        @functools.wraps(fn)
-        def wrapper(model, *args, **kwargs):
-            if args:
-                if len(args) > len(legacy_positional):
-                    raise TypeError(
-                        f"{fn.__name__}() takes `model` as its only positional argument; "
-                        "pass the others by keyword."
-                    )
-                warnings.warn(
-                    f"Passing {', '.join(legacy_positional[: len(args)])} to {fn.__name__}() "
-                    "positionally is deprecated; pass them by keyword.",
-                    DeprecationWarning,
-                    stacklevel=2,
-                )
-                for name, value in zip(legacy_positional[: len(args)], args, strict=True):
-                    if name in kwargs:
-                        raise TypeError(f"{fn.__name__}() got multiple values for `{name}`")
-                    kwargs[name] = value
-            check_model(model)
-            return fn(model, **kwargs)
-
-        return wrapper
-
-    return decorate
+    return wrapper

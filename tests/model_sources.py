@@ -162,11 +162,10 @@ METHODS = {
         m, source=ks.models.build_model("convmixer-8/2", 10, SHAPE, kernel_size=3, patch_size=2), seed=0)),
     "freeze spatial": lambda m, b: len(ks.freeze_spatial(m, which="all_spatial")),
     "mean shift": lambda m, b: len(ks.apply_mean_shift(m, b=0.2, seed=0)),
-    "data-aligned": lambda m, b: len(ks.align_conv_layers(m, _images(), n_components=4, seed=0)),
-    "weight selection": lambda m, b: len(ks.select_weights(b(), m, skip=()).entries),
+    "data-aligned": lambda m, b: len(ks.align_conv_layers(m, images=_images(), n_components=4, seed=0)),
+    "weight selection": lambda m, b: len(ks.select_weights(m, teacher=b(), skip=())),
     "LC fold": _fold,
-    "LC prune 1x1": lambda m, b: int(ks.lc.prune_pointwise(m, 0.5)["total"] > 0) and len(
-        ks.walker.find_pointwise_kernels(m)),
+    "LC prune 1x1": lambda m, b: len(ks.lc.prune_pointwise(m, ratio=0.5)),
 }
 
 

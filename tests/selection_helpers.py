@@ -53,13 +53,21 @@ def assert_selected_slices(teacher, student, report):
         )
 
 
+def select_with_report(student, *, teacher, **options):
+    """``select_weights(student, teacher=teacher, ...)``; returns its ``selection_report``, checking that
+    the report names exactly the paths written."""
+    from keras_structinit.selection import select_weights, selection_report
+
+    report = selection_report(student, teacher=teacher, **options)
+    assert select_weights(student, teacher=teacher, **options) == [e["student"] for e in report.entries]
+    return report
+
+
 def select_and_check(teacher, student, **options):
     """``select_weights`` with the checks every pair gets: the teacher unchanged, every written student
     variable its teacher slice, nothing unmatched. Returns the report."""
-    from keras_structinit.selection import select_weights
-
     before = fingerprint(teacher)
-    report = select_weights(teacher, student, **options)
+    report = select_with_report(student, teacher=teacher, **options)
     assert fingerprint(teacher) == before  # the teacher is only read
     assert report.unmatched == []
     assert_selected_slices(teacher, student, report)

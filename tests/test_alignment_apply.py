@@ -124,7 +124,7 @@ def test_a_conv_whose_filter_is_a_patch_outputs_its_squared_norm():
 def test_align_the_first_conv():
     model, images = small_cnn(), textures()
     conv_2 = to_numpy(model.get_layer("conv_2").kernel)
-    assert align_conv_layers(model, images, seed=0) == ["conv_1/kernel", "conv_1/bias"]
+    assert align_conv_layers(model, images=images, seed=0) == ["conv_1/kernel", "conv_1/bias"]
     _, eigvecs = patch_covariance(images, 3)
     np.testing.assert_allclose(filters_of(model.get_layer("conv_1").kernel), eigvecs[:, :4].T, atol=1e-6)
     np.testing.assert_array_equal(to_numpy(model.get_layer("conv_1").bias), 0.0)
@@ -135,7 +135,7 @@ def test_align_the_first_conv():
 def test_later_layers_are_aligned_with_the_aligned_activations(num_layers):
     model, images = small_cnn(), textures()
     stale = layer_input(model, "conv_2", images)  # conv_1's output before it is aligned
-    paths = align_conv_layers(model, images, num_layers=num_layers, n_components=4, seed=0)
+    paths = align_conv_layers(model, images=images, num_layers=num_layers, n_components=4, seed=0)
     assert paths == [f"conv_{i}/{name}" for i in range(1, num_layers + 1) for name in ("kernel", "bias")]
     for i in range(2, num_layers + 1):
         _, eigvecs = patch_covariance(layer_input(model, f"conv_{i}", images), 3)
@@ -148,12 +148,12 @@ def test_later_layers_are_aligned_with_the_aligned_activations(num_layers):
 def test_smallest_components_and_sampled_filters():
     images = textures()
     model = small_cnn()
-    align_conv_layers(model, images, components="smallest", seed=0)
+    align_conv_layers(model, images=images, components="smallest", seed=0)
     _, eigvecs = patch_covariance(images, 3)
     smallest = eigvecs[:, ::-1][:, :4]
     np.testing.assert_allclose(filters_of(model.get_layer("conv_1").kernel), smallest.T, atol=1e-6)
     sampled = build_model("simple-cnn-e3", 3, (12, 12, 3), num_filters=32)
-    align_conv_layers(sampled, images, mode="sample", n_components=8, seed=1)
+    align_conv_layers(sampled, images=images, mode="sample", n_components=8, seed=1)
     got = filters_of(sampled.get_layer("conv_1").kernel)
     top = eigvecs[:, :8]
     np.testing.assert_allclose(got - got @ top @ top.T, 0.0, atol=1e-5)  # in the span of the 8 leading ones
@@ -190,7 +190,7 @@ def test_align_convs_inside_nested_models_and_other_layers():
     """Issue 33: convs in a nested Sequential (keras.applications' stems) or owned by another layer
     (KerasHub's patch embedding) had no computable input."""
     model, images = nested_model(), textures()
-    paths = align_conv_layers(model, images, num_layers=3, n_components=4, seed=0)
+    paths = align_conv_layers(model, images=images, num_layers=3, n_components=4, seed=0)
     assert paths == ["stem/stem_conv/kernel", "stem/stem_conv/bias", "owner/inner_conv/kernel",
                      "owner/inner_conv/bias", "top_conv/kernel", "top_conv/bias"]
     stem = keras.Model(model.inputs[0], model.get_layer("stem").output)
@@ -212,7 +212,7 @@ def test_align_keras_applications_and_keras_hub_models():
     images = textures(8, 32)
     app = ConvNeXt(depths=[1, 1, 1, 1], projection_dims=[8, 8, 16, 16], input_shape=(32, 32, 3),
                    weights=None, include_preprocessing=False, include_top=False, name="small")
-    assert align_conv_layers(app, images, num_layers=1, n_components=4, seed=0) == [
+    assert align_conv_layers(app, images=images, num_layers=1, n_components=4, seed=0) == [
         "small_stem/small_stem_conv/kernel", "small_stem/small_stem_conv/bias"]
     _, eigvecs = patch_covariance(images, 4)
     stem_conv = app.get_layer("small_stem").get_layer("small_stem_conv")
@@ -220,7 +220,7 @@ def test_align_keras_applications_and_keras_hub_models():
     keras_hub = pytest.importorskip("keras_hub", reason="keras_hub is not installed (the `hub` extra)")
     vit = keras_hub.models.ViTBackbone(image_shape=(8, 8, 3), patch_size=4, num_layers=1, num_heads=2,
                                        hidden_dim=16, mlp_dim=32)
-    paths = align_conv_layers(vit, images[:, :8, :8], n_components=8, seed=0)
+    paths = align_conv_layers(vit, images=images[:, :8, :8], n_components=8, seed=0)
     assert len(paths) == 2 and paths[0].endswith("/kernel")
     conv = next(layer for layer in vit._flatten_layers() if isinstance(layer, keras.layers.Conv2D))
     _, eigvecs = patch_covariance(images[:, :8, :8], 4)
@@ -230,28 +230,28 @@ def test_align_keras_applications_and_keras_hub_models():
 def test_a_conv_the_forward_pass_never_calls_is_a_clear_error():
     model = nested_model(spare=True)
     with pytest.raises(ValueError, match="Layer 'unused' is not called when 'nested' runs on `images`"):
-        align_conv_layers(model, textures(8), layers=["stem_conv", "unused"], num_layers=2)
+        align_conv_layers(model, images=textures(8), layers=["stem_conv", "unused"], num_layers=2)
 
 
 def test_align_conv_layers_bad_input():
     model, images = small_cnn(), textures(8)
     with pytest.raises(ValueError, match="`num_layers` must be at most .* \\(3\\)"):
-        align_conv_layers(model, images, num_layers=4)
+        align_conv_layers(model, images=images, num_layers=4)
     with pytest.raises(ValueError, match=r"images` must be a non-empty \(N, H, W, C\)"):
-        align_conv_layers(model, images[0])
+        align_conv_layers(model, images=images[0])
     with pytest.raises(TypeError, match="images"):
-        align_conv_layers(model, [images])
+        align_conv_layers(model, images=[images])
     with pytest.raises(ValueError, match="`components` must be one of"):
-        align_conv_layers(model, images, components="leading")
+        align_conv_layers(model, images=images, components="leading")
     depthwise = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.DepthwiseConv2D(3, name="dw"),
                                   keras.layers.Conv2D(4, 3, name="conv")])
     with pytest.raises(ValueError, match="'dw', which is not a plain Conv2D"):
-        align_conv_layers(depthwise, images[:, :8, :8], layers=["dw", "conv"])
+        align_conv_layers(depthwise, images=images[:, :8, :8], layers=["dw", "conv"])
     tiny = keras.Sequential([keras.Input((None, None, 3)), keras.layers.Conv2D(4, 3, padding="same")])
     with pytest.raises(ValueError, match="larger than the images"):
-        align_conv_layers(tiny, np.zeros((5, 2, 2, 3), "float32"))
+        align_conv_layers(tiny, images=np.zeros((5, 2, 2, 3), "float32"))
     with pytest.raises(ValueError, match="must be built"):
-        align_conv_layers(keras.Sequential([keras.layers.Conv2D(4, 3)]), images)
+        align_conv_layers(keras.Sequential([keras.layers.Conv2D(4, 3)]), images=images)
 
 
 def test_align_conv_layers_refuses_non_finite_or_mismatched_images():
@@ -262,19 +262,19 @@ def test_align_conv_layers_refuses_non_finite_or_mismatched_images():
     broken = images.copy()
     broken[3, 0, 0, 0] = np.nan
     with pytest.raises(ValueError, match=r"`images` must be finite: 1 value\(s\) are NaN or inf"):
-        align_conv_layers(model, broken)
+        align_conv_layers(model, images=broken)
     with pytest.raises(ValueError, match=r"`images` must fit float32 .*values reach 1e\+200"):
-        align_conv_layers(model, images.astype("float64") * 0 + 1e200)
+        align_conv_layers(model, images=images.astype("float64") * 0 + 1e200)
     with pytest.raises(ValueError, match=rf"`images` have 1 channel\(s\), but '{model.name}' takes 3"):
-        align_conv_layers(model, images[..., :1])
+        align_conv_layers(model, images=images[..., :1])
     with pytest.raises(TypeError, match="real numbers"):
-        align_conv_layers(model, images.astype(complex))
+        align_conv_layers(model, images=images.astype(complex))
     np.testing.assert_array_equal(to_numpy(model.get_layer("conv_1").kernel), before)
     # Activations between aligned layers: conv_2, not aligned here, overflows float32.
     conv_2 = model.get_layer("conv_2").kernel
     conv_2.assign(np.full(conv_2.shape, 3e38, "float32"))
     with pytest.raises(ValueError, match=r"layer .conv_3., computed from `images` 0..7 .*NaN or inf"):
-        align_conv_layers(model, images, num_layers=2, layers=["conv_1", "conv_3"])
+        align_conv_layers(model, images=images, num_layers=2, layers=["conv_1", "conv_3"])
 
 
 def test_weight_covariance_measures_alignment():

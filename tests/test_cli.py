@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from keras_structinit import cli
-from keras_structinit.cli.demo import run_demo
+from keras_structinit.covariance.cli import run_demo
 
 from conftest import once_per_suite, png_header, to_numpy
 
@@ -168,7 +168,7 @@ def test_train_interrupted_records_the_finished_epochs(tmp_path, capsys, at_epoc
 
 
 def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
-    from keras_structinit.cli import demo
+    from keras_structinit.covariance import cli as demo
 
     def interrupted(args):
         raise KeyboardInterrupt
@@ -397,8 +397,9 @@ def test_initialize_dispatches_to_the_public_api():
 def test_init_mean_shift_forms(tmp_path, capsys):
     from keras_structinit import initialize, parse_init_spec
     from keras_structinit.cli.train import _check_spatial_target
-    from keras_structinit.mimetic import DEFAULT_B, shift_seed
+    from keras_structinit.mimetic import DEFAULT_B
     from keras_structinit.models import build_model, parse_model_name
+    from keras_structinit.validation import derive_seed
 
     def parsed(spec):
         return [(p.name, p.value) for p in parse_init_spec(spec)]
@@ -421,7 +422,7 @@ def test_init_mean_shift_forms(tmp_path, capsys):
     import keras_structinit as ks
 
     ks.apply_conv_covariance(by_hand, preset="cifar-p1", seed=0)
-    ks.apply_mean_shift(by_hand, b=0.5, seed=shift_seed(0))
+    ks.apply_mean_shift(by_hand, b=0.5, seed=derive_seed(0))
     for a, b in zip(model.weights, by_hand.weights, strict=True):
         if a.path in paths:  # the rest are the two builds' own random weights
             np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
@@ -479,7 +480,7 @@ def test_select_from_a_keras_hub_preset_directory(tmp_path, capsys):
 
 
 def test_select_passes_resize_position_embeddings(tmp_path, monkeypatch, capsys):
-    from keras_structinit.cli import select as select_cli
+    from keras_structinit.selection import cli as select_cli
 
     seen = {}
 

@@ -259,10 +259,3 @@ def test_mixed_bfloat16_policy():
     finally:
         keras.config.set_dtype_policy(previous)
 
-
-def test_depth_is_a_deprecated_alias_of_depth_fraction():
-    with pytest.warns(DeprecationWarning, match="depth_fraction"):
-        init = ConvCovariance(depth=0.5, preset="imagenet-thawed")
-    assert init.depth_fraction == 0.5
-    assert init.sigma == ConvCovariance(depth_fraction=0.5, preset="imagenet-thawed").sigma
-    assert "depth" not in init.get_config() and init.get_config()["depth_fraction"] == 0.5

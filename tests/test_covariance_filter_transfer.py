@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from keras_structinit.covariance.filter_transfer import apply_filter_transfer, transfer_filters
+from keras_structinit.covariance.filter_transfer import apply_filter_transfer
 from keras_structinit.models.convmixer import convmixer
 from keras_structinit.walker import find_kernels
 
@@ -122,11 +122,3 @@ def test_source_without_depthwise_convs_is_named():
     with pytest.raises(ValueError, match=r"`source` \(dense_only\) has no spatial depthwise"):
         apply_filter_transfer(make(8, 2), source=dense)
 
-
-def test_transfer_filters_is_a_deprecated_alias():
-    source, target, again = make(8, 2, seed=1), make(8, 2, seed=2), make(8, 2, seed=2)
-    with pytest.warns(DeprecationWarning, match="apply_filter_transfer"):
-        paths = transfer_filters(source, target, seed=0)
-    assert paths == apply_filter_transfer(again, source=source, seed=0)
-    for a, b in zip(kernels(target), kernels(again), strict=True):
-        np.testing.assert_array_equal(a, b)

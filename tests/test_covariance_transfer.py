@@ -155,18 +155,3 @@ def test_reloaded_initializer_reproduces_every_depth_of_the_bank(tmp_path):
             np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(reloaded.at_depth(d).covariance, bank.at_depth(d)[1])
 
-
-def test_depth_is_a_deprecated_alias_of_depth_fraction():
-    bank = two_layer_bank()
-    with pytest.warns(DeprecationWarning, match="depth_fraction"):
-        init = CovarianceTransfer(bank, depth=0.5)
-    assert init.depth_fraction == 0.5
-    with pytest.raises(TypeError, match="depth_fraction"):
-        CovarianceTransfer(bank, depth=0.5, depth_fraction=0.5)
-
-
-def test_positional_bank_is_deprecated_but_works():
-    model = keras.Sequential([keras.Input((6, 6, 2)), keras.layers.DepthwiseConv2D(5)])
-    with pytest.warns(DeprecationWarning, match="bank"):
-        paths = ks.apply_covariance_transfer(model, two_layer_bank(), seed=0)
-    assert paths == [model.layers[0].kernel.path]

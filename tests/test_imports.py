@@ -183,7 +183,7 @@ def test_registry_lists_every_module_that_registers_objects():
             ):
                 defining.add(name)
     registered_by = set()
-    for name in _registry.SERIALIZABLE_MODULES:
+    for name in _registry.serializable_modules():
         registered_by.add(name)
         module = __import__(name, fromlist=["_"])
         for value in vars(module).values():

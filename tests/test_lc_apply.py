@@ -8,7 +8,8 @@ import keras_structinit as ks
 from keras_structinit import lc
 from keras_structinit.callbacks import PrunePointwise
 from keras_structinit.layers import LCConv2D
-from keras_structinit.walker import find_kernels, find_pointwise_kernels
+from keras_structinit.lc import find_pointwise_kernels
+from keras_structinit.walker import find_kernels
 
 from conftest import to_numpy
 
@@ -113,19 +114,23 @@ def test_prune_pointwise_reaches_the_ratio_exactly():
     model = small_lcresnet()
     total = sum(int(np.prod(k.shape)) for _, k in find_pointwise_kernels(model))
     spatial_before = [to_numpy(k) for _, k in find_kernels(model, which="all_spatial")]
-    result = lc.prune_pointwise(model, 0.7)
+    before = np.concatenate([to_numpy(k).ravel() for _, k in find_pointwise_kernels(model)])
+    paths = lc.prune_pointwise(model, ratio=0.7)
+    assert paths == [k.path for _, k in find_pointwise_kernels(model)]
     zeros = sum(int((to_numpy(k) == 0).sum()) for _, k in find_pointwise_kernels(model))
-    assert result["total"] == total and result["pruned"] == zeros == round(0.7 * total)
-    assert result["sparsity"] == zeros / total and result["ratio"] == 0.7
-    kept = np.concatenate([np.abs(to_numpy(k))[to_numpy(k) != 0] for _, k in find_pointwise_kernels(model)])
-    assert kept.min() >= result["threshold"]
+    assert zeros == round(0.7 * total)
+    assert lc.pointwise_sparsity(model) == {"total": total, "zeros": zeros, "sparsity": zeros / total}
+    after = np.concatenate([to_numpy(k).ravel() for _, k in find_pointwise_kernels(model)])
+    assert np.abs(after[after != 0]).min() >= np.abs(before[after == 0]).max()  # the smallest went
+    np.testing.assert_array_equal(after[after != 0], before[after != 0])
     for before, (_, kernel) in zip(spatial_before, find_kernels(model, which="all_spatial"), strict=True):
         np.testing.assert_array_equal(to_numpy(kernel), before)
-    assert lc.prune_pointwise(model, 0.7)["zeros"] == zeros  # pruning again changes nothing
-    assert lc.prune_pointwise(model, 0.0)["zeros"] == zeros
+    lc.prune_pointwise(model, ratio=0.7)  # pruning again changes nothing
+    lc.prune_pointwise(model, ratio=0.0)
+    assert lc.pointwise_sparsity(model)["zeros"] == zeros
     for ratio, error in ((1.0, ValueError), (-0.2, ValueError), (None, TypeError)):
         with pytest.raises(error, match="ratio"):
-            lc.prune_pointwise(model, ratio)
+            lc.prune_pointwise(model, ratio=ratio)
 
 
 def test_prune_callback_applies_at_train_end():
@@ -141,7 +146,8 @@ def test_prune_callback_applies_at_train_end():
     model.fit(x, y, batch_size=8, epochs=2, verbose=0, callbacks=[Spy(), callback])
     assert seen == [0, 0]  # nothing pruned while training
     zeros = sum(int((to_numpy(k) == 0).sum()) for _, k in find_pointwise_kernels(model))
-    assert zeros == callback.result["pruned"] == round(0.5 * callback.result["total"])
+    assert zeros == callback.result["zeros"] == round(0.5 * callback.result["total"])
+    assert callback.paths == [k.path for _, k in find_pointwise_kernels(model)]
     assert callback.get_config() == {"ratio": 0.5}
     with pytest.raises(ValueError, match="ratio"):
         PrunePointwise(1.5)

@@ -60,9 +60,9 @@ def test_bad_specs_are_one_line_value_errors_naming_the_part(spec, message):
 def test_forms_apply_in_stage_order_with_derived_seeds():
     assert parsed("mean-shift:0.1+data-aligned:2+conv-cov") == [
         ("conv-cov", "cifar-p2"), ("data-aligned", 2), ("mean-shift", 0.1)]
-    from keras_structinit.mimetic import shift_seed
+    from keras_structinit.validation import derive_seed
 
-    assert methods.part_seeds(7, 3) == [7, shift_seed(7), shift_seed(shift_seed(7))]
+    assert methods.part_seeds(7, 3) == [7, derive_seed(7), derive_seed(derive_seed(7))]
     assert methods.part_seeds(None, 2) == [None, None]
     with pytest.raises(ValueError, match="`seed`"):
         initialize(ks.models.build_model("simple-cnn", 3, (8, 8, 3)), "default", seed=-1)

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit.mimetic import apply_mean_shift
-from keras_structinit.walker import find_mlp_kernels
+from keras_structinit.mimetic import apply_mean_shift, find_mlp_kernels
 
 from conftest import to_numpy
 

@@ -7,7 +7,7 @@ import pytest
 import keras_structinit as ks
 from keras_structinit import lc
 from keras_structinit.layers import LCConv2D, ZeroPadShortcut
-from keras_structinit.walker import find_pointwise_kernels
+from keras_structinit.lc import find_pointwise_kernels
 
 from conftest import to_numpy
 
@@ -89,8 +89,8 @@ def test_table_1_parameter_column():
         values = to_numpy(variable)  # (BatchNorm betas start at 0, a float32 uniform draw may be 0)
         if not values.all():
             variable.assign(np.where(values == 0, 0.1, values).astype("float32"))
-    result = lc.prune_pointwise(model, 0.7)
-    assert result["pruned"] == result["zeros"] == 2_913_075
+    lc.prune_pointwise(model, ratio=0.7)
+    assert lc.pointwise_sparsity(model)["zeros"] == 2_913_075
     assert lc.parameter_counts(model)["nonzero"] == 1_545_399
     assert len(find_pointwise_kernels(model)) == 19
 

@@ -8,7 +8,7 @@ import keras_structinit as ks
 from keras_structinit.selection import select_weights
 
 from conftest import assert_round_trip_in_process, to_numpy
-from selection_helpers import indices_of, randomize, select_and_check
+from selection_helpers import indices_of, randomize, select_and_check, select_with_report
 
 keras_hub = pytest.importorskip("keras_hub")
 
@@ -125,7 +125,7 @@ def test_a_backbone_inside_a_users_model_with_its_own_head(head):
         np.testing.assert_array_equal(to_numpy(student.get_layer(head).kernel), before)
     if head != "head":  # not skipped: of no family, so still an error naming it
         with pytest.raises(ValueError, match=f"cannot place 2 variable.*'{head}/kernel'"):
-            select_weights(teacher, student)
+            select_weights(student, teacher=teacher)
 
 
 def _index(report, path, axis):
@@ -134,7 +134,7 @@ def _index(report, path, axis):
 
 def test_keras_hub_resnet_widths_are_consistent_across_blocks_and_shortcuts():
     teacher, student = PAIRS["keras_hub_resnet_bottleneck"][0](), PAIRS["keras_hub_resnet_bottleneck"][1]()
-    report = select_weights(teacher, student, element_selection="random", seed=3)
+    report = select_with_report(student, teacher=teacher, element_selection="random", seed=3)
     out_2 = indices_of(
         report,
         [
@@ -174,7 +174,7 @@ def test_cross_library_vit_outputs_match_when_sizes_are_equal():
 
     teacher = randomize(hub_vit(32, 2, 4))
     student = package_vit(32, 2, 4)
-    select_weights(teacher, student)
+    select_weights(student, teacher=teacher)
     x = np.random.default_rng(0).standard_normal((2, *IMAGE)).astype("float32")
     features = keras.Model(student.input, student.get_layer("final_norm").output)
     np.testing.assert_allclose(to_numpy(features(x)), to_numpy(teacher(x)), rtol=1e-4, atol=1e-4)
@@ -183,7 +183,7 @@ def test_cross_library_vit_outputs_match_when_sizes_are_equal():
 def test_cross_library_vit_resizes_a_position_embedding_of_another_rank():
     teacher = randomize(hub_vit(32, 2, 4, image=(32, 32, 3)))  # (1 + 64, 32) position embedding
     student = package_vit(16, 2, 2)  # (1, 1 + 16, 16)
-    report = select_weights(teacher, student, resize_position_embeddings=True)
+    report = select_with_report(student, teacher=teacher, resize_position_embeddings=True)
     assert _index(report, "position_embedding/embedding", 1) == "bilinear 65->17"
     from keras_structinit.selection.resample import resize_tokens
 
@@ -197,11 +197,10 @@ def test_cross_library_vit_resizes_a_position_embedding_of_another_rank():
 
 def test_unsupported_pairs_name_the_families():
     with pytest.raises(ValueError, match="teacher is 'keras_hub_vit'.*student 'convmixer'"):
-        select_weights(
-            hub_vit(32, 2, 4),
-            ks.models.convmixer(8, 1, kernel_size=3, patch_size=2, num_classes=5, input_shape=IMAGE),
-        )
+        select_weights(ks.models.convmixer(8, 1, kernel_size=3, patch_size=2, num_classes=5,
+                                           input_shape=IMAGE), teacher=hub_vit(32, 2, 4))
     with pytest.raises(
         ValueError, match="teacher is 'keras_hub_resnet_bottleneck'.*'keras_hub_resnet_basic'"
     ):
-        select_weights(PAIRS["keras_hub_resnet_bottleneck"][0](), PAIRS["keras_hub_resnet_basic"][1]())
+        select_weights(PAIRS["keras_hub_resnet_basic"][1](),
+                       teacher=PAIRS["keras_hub_resnet_bottleneck"][0]())

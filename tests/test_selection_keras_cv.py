@@ -9,7 +9,7 @@ import pytest
 from keras_structinit.selection import load_teacher, select_weights
 
 from conftest import assert_round_trip_in_process, to_numpy
-from selection_helpers import indices_of, randomize, select_and_check
+from selection_helpers import indices_of, randomize, select_and_check, select_with_report
 
 if importlib.util.find_spec("keras_cv") is None:
     pytest.skip("KerasCV is not installed: pip install -e \".[cv]\" to run the KerasCV adapter tests",
@@ -55,7 +55,7 @@ def test_every_student_variable_is_the_teachers_slice(family, tmp_path):
 
 def test_widths_are_consistent_across_preactivations_shortcuts_and_the_final_norm():
     teacher, student = (build() for build in PAIRS["keras_cv_resnet_v2_bottleneck"])
-    report = select_weights(teacher, student, element_selection="random", seed=3)
+    report = select_with_report(student, teacher=teacher, element_selection="random", seed=3)
     out_2 = [  # the second stack's output width (4 x 32 -> 4 x 16)
         ("v2_stack_1_block1_0_conv/kernel", 3),
         ("v2_stack_1_block1_0_conv/bias", 0),
@@ -94,4 +94,5 @@ def test_a_local_keras_cv_preset_loads_as_a_teacher(tmp_path):
 def test_basic_and_bottleneck_do_not_mix():
     names = "teacher is 'keras_cv_resnet_v2_bottleneck'.*'keras_cv_resnet_v2_basic'"
     with pytest.raises(ValueError, match=names):
-        select_weights(PAIRS["keras_cv_resnet_v2_bottleneck"][0](), PAIRS["keras_cv_resnet_v2_basic"][1]())
+        select_weights(PAIRS["keras_cv_resnet_v2_basic"][1](),
+                       teacher=PAIRS["keras_cv_resnet_v2_bottleneck"][0]())

@@ -9,7 +9,7 @@ import keras_structinit as ks
 from keras_structinit.selection import select_weights
 
 from conftest import assert_round_trip_in_fresh_process, to_numpy
-from selection_helpers import indices_of, randomize, select_and_check
+from selection_helpers import indices_of, randomize, select_and_check, select_with_report
 
 IMAGE = (16, 16, 3)
 
@@ -59,7 +59,7 @@ def _indices_of(report, path, axis):
 
 @pytest.mark.parametrize("method", ["uniform", "consecutive", "random", "random_inconsistent"])
 def test_vit_indices_are_consistent_across_tensors_sharing_a_dimension(method):
-    report = select_weights(vit(32, 2, 4), vit(16, 2, 2), element_selection=method, seed=1)
+    report = select_with_report(vit(16, 2, 2), teacher=vit(32, 2, 4), element_selection=method, seed=1)
     width = indices_of(
         report,
         [
@@ -95,7 +95,7 @@ def test_vit_indices_are_consistent_across_tensors_sharing_a_dimension(method):
 def test_heads_select_keeps_whole_heads():
     teacher = randomize(vit(32, 1, 4))
     student = vit(16, 1, 2)  # head_dim 8 in both
-    report = select_weights(teacher, student, heads="select")
+    report = select_with_report(student, teacher=teacher, heads="select")
     assert _indices_of(report, "block_1_attention/query/kernel", 1) == [0, 2]  # heads 0 and 2 of 4
     assert _indices_of(report, "block_1_attention/query/kernel", 2) == "all"  # every channel of a head
     path = "block_1_attention/query/kernel"
@@ -111,7 +111,7 @@ def test_resized_position_embedding_for_another_image_size(image):
     teacher = randomize(vit(32, 2, 4))  # 16 x 16 images: a 4 x 4 grid and a class token
     student = ks.models.vit(4, 16, 2, 2, num_classes=5, input_shape=image)
     tokens = 1 + (image[0] // 4) ** 2
-    report = select_weights(teacher, student, resize_position_embeddings=True)
+    report = select_with_report(student, teacher=teacher, resize_position_embeddings=True)
     assert _indices_of(report, "position_embedding/embedding", 1) == f"bilinear 17->{tokens}"
     assert "bilinear 17->" in report.summary()
     got = to_numpy(student.get_layer("position_embedding").embedding)
@@ -129,7 +129,7 @@ def test_layer_selection_maps_blocks_per_stage():
     cases = [("first_n", 1, {1: 1, 2: 2}), ("last_n", 2, {1: 3, 2: 4}), ("uniform", 1, {1: 1, 2: 4})]
     for method, stage_1, stage_2 in cases:
         student = convnext(8, (1, 2))
-        report = select_weights(teacher, student, layer_selection=method)
+        report = select_with_report(student, teacher=teacher, layer_selection=method)
         assert report.block_map["2"] == stage_2 and report.block_map["1"] == {1: stage_1}
         for s, t in stage_2.items():
             np.testing.assert_array_equal(
@@ -142,7 +142,7 @@ def test_layer_selection_maps_blocks_per_stage():
 def test_same_shape_selection_is_the_identity(family):
     build = PAIRS[family][0]
     teacher, student = randomize(build()), build()
-    select_weights(teacher, student, skip=())
+    select_weights(student, teacher=teacher, skip=())
     x = np.random.default_rng(0).standard_normal((2, *IMAGE)).astype("float32")
     np.testing.assert_array_equal(to_numpy(student(x, training=False)), to_numpy(teacher(x, training=False)))
 
@@ -175,7 +175,7 @@ def test_selecting_an_embedded_model_recovers_it(family):
     small, large = randomize(make(width[1]), seed=3), make(width[0])
     embed(small, large)
     recovered = make(width[1])
-    select_weights(large, recovered, skip=())
+    select_weights(recovered, teacher=large, skip=())
     for got, want in zip(recovered.weights, small.weights, strict=True):
         np.testing.assert_array_equal(to_numpy(got), to_numpy(want), err_msg=got.path)
 
@@ -184,19 +184,20 @@ def test_errors_name_what_does_not_fit():
     with pytest.raises(
         ValueError, match=r"student is larger than the teacher along axis 3 of 'patch_embedding/kernel'"
     ):
-        select_weights(vit(16, 2, 2), vit(32, 2, 2))
+        select_weights(vit(32, 2, 2), teacher=vit(16, 2, 2))
     with pytest.raises(ValueError, match="blocks"):
-        select_weights(vit(32, 1, 4), vit(16, 2, 2))
+        select_weights(vit(16, 2, 2), teacher=vit(32, 1, 4))
     with pytest.raises(ValueError, match="not of one supported family"):
-        select_weights(vit(32, 2, 4), convmixer(8))
+        select_weights(convmixer(8), teacher=vit(32, 2, 4))
     with pytest.raises(ValueError, match="axis 1 of 'position_embedding/embedding'.*resize_position_emb"):
-        select_weights(vit(32, 2, 4), ks.models.vit(4, 16, 2, 2, num_classes=5, input_shape=(8, 8, 3)))
+        small_image = ks.models.vit(4, 16, 2, 2, num_classes=5, input_shape=(8, 8, 3))
+        select_weights(small_image, teacher=vit(32, 2, 4))
     with pytest.raises(ValueError, match="element_selection"):
-        select_weights(vit(32, 2, 4), vit(16, 2, 2), element_selection="every_other")
-    with pytest.raises(TypeError, match="student"):
-        select_weights(vit(32, 2, 4), "student.keras")
+        select_weights(vit(16, 2, 2), teacher=vit(32, 2, 4), element_selection="every_other")
+    with pytest.raises(TypeError, match="`model`"):
+        select_weights("student.keras", teacher=vit(32, 2, 4))
     with pytest.raises(FileNotFoundError, match="teacher"):
-        select_weights("missing.keras", vit(16, 2, 2))
+        select_weights(vit(16, 2, 2), teacher="missing.keras")
 
 
 def test_non_finite_teacher_values_are_refused_and_the_student_is_untouched():
@@ -208,14 +209,14 @@ def test_non_finite_teacher_values_are_refused_and_the_student_is_untouched():
     before = [to_numpy(v).copy() for v in student.weights]
     with pytest.raises(ValueError, match=r"`teacher` variable 'block_1_pointwise_conv/kernel' has 2 "
                                          r"non-finite \(NaN or inf\) value\(s\)"):
-        select_weights(teacher, student)
+        select_weights(student, teacher=teacher)
     for v, b in zip(student.weights, before, strict=True):
         np.testing.assert_array_equal(to_numpy(v), b)
     # A NaN among the elements the student does not take is not copied, so not refused.
     value[0, 0, 0, 0], value[0, 0, 2, 4] = 0.0, 0.0
     value[0, 0, 1, 1] = np.nan  # odd indices: dropped by uniform selection of 8 of 16
     kernel.assign(value)
-    report = select_weights(teacher, student)
+    report = select_with_report(student, teacher=teacher)
     assert "block_1_pointwise_conv/kernel" in [e["student"] for e in report.entries]
     assert all(np.isfinite(to_numpy(v)).all() for v in student.weights)
 
@@ -236,7 +237,7 @@ def test_unmatched_variables_strict_and_not():
 
 def test_report_json_summary_and_fresh_process_round_trip(tmp_path):
     teacher, student = randomize(vit(32, 2, 4)), vit(16, 2, 2)
-    report = select_weights(teacher, student)
+    report = select_with_report(student, teacher=teacher)
     saved = json.loads(open(report.to_json(tmp_path / "report.json")).read())
     assert saved["family"] == "vit" and saved["options"]["element_selection"] == "uniform"
     assert len(saved["entries"]) == len(report.entries) and saved["skipped"] == report.skipped
@@ -251,6 +252,6 @@ def test_report_json_summary_and_fresh_process_round_trip(tmp_path):
     # A .keras teacher is read from disk.
     teacher.save(tmp_path / "teacher.keras")
     again = vit(16, 2, 2)
-    select_weights(str(tmp_path / "teacher.keras"), again)
+    select_weights(again, teacher=str(tmp_path / "teacher.keras"))
     for a, b in zip(again.weights[:-2], student.weights[:-2], strict=True):
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))

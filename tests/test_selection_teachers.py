@@ -6,10 +6,10 @@ import keras
 import numpy as np
 import pytest
 
-from keras_structinit.selection import load_teacher, select_weights, smaller_config
+from keras_structinit.selection import load_teacher, smaller_config
 
 from conftest import to_numpy
-from selection_helpers import assert_selected_slices, randomize
+from selection_helpers import assert_selected_slices, randomize, select_with_report
 
 keras_hub = pytest.importorskip("keras_hub")
 
@@ -29,7 +29,8 @@ def test_local_keras_hub_preset_directory_loads_and_selects(tmp_path):
     student = type(teacher).from_config(
         smaller_config(teacher, hidden_dim=16, num_heads=2, mlp_dim=32, num_layers=2)
     )
-    report = select_weights(str(tmp_path / "vit_preset"), student)  # select_weights loads it the same way
+    # select_weights loads the preset directory the same way
+    report = select_with_report(student, teacher=str(tmp_path / "vit_preset"))
     assert report.family == "keras_hub_vit"
     assert_selected_slices(loaded, student, report)
 

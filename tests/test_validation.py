@@ -64,14 +64,6 @@ def test_input_shape():
         v.input_shape(32)
 
 
-def test_renamed_keyword():
-    assert v.renamed(0.5, None, "depth_fraction", "depth") == 0.5
-    with pytest.warns(DeprecationWarning, match="`depth` is deprecated.*`depth_fraction`"):
-        assert v.renamed(None, 0.25, "depth_fraction", "depth") == 0.25
-    with pytest.raises(TypeError, match="depth_fraction"):
-        v.renamed(0.5, 0.25, "depth_fraction", "depth")
-
-
 def test_random_seed_is_an_int_every_backend_can_hold():
     assert v.random_seed(np.int64(7)) == 7 and v.random_seed(2**32 - 1) == 2**32 - 1
     for bad in (-1, 2**32):

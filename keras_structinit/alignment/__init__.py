@@ -23,26 +23,16 @@ Keras objects, imported on first use:
 
 Example:
     >>> images = x_train[:10000] / 127.5 - 1.0
-    >>> ks.alignment.align_conv_layers(model, images, num_layers=3, seed=0)
+    >>> ks.alignment.align_conv_layers(model, images=images, num_layers=3, seed=0)
 """
 
 from keras_structinit._lazy import lazy_exports
 from keras_structinit.alignment.components import MODES, component_scales
+from keras_structinit.alignment.method import METHOD
 from keras_structinit.alignment.misalignment import filter_covariance, misalignment, random_basis
 from keras_structinit.alignment.patches import extract_patches, patch_covariance, sorted_eigh
 
-__getattr__, __dir__, _ = lazy_exports(
-    __name__,
-    {
-        "COMPONENTS": "keras_structinit.alignment.apply",
-        "DataAligned": "keras_structinit.alignment.initializers",
-        "RecordInitialNorms": "keras_structinit.alignment.callbacks",
-        "align_conv_layers": "keras_structinit.alignment.apply",
-        "rescale_to_initial_norms": "keras_structinit.alignment.apply",
-        "weight_covariance": "keras_structinit.alignment.apply",
-        "weight_norms": "keras_structinit.alignment.apply",
-    },
-)
+__getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)
 
 __all__ = [
     "COMPONENTS",
@@ -51,6 +41,7 @@ __all__ = [
     "RecordInitialNorms",
     "align_conv_layers",
     "component_scales",
+    "conv_targets",
     "extract_patches",
     "filter_covariance",
     "misalignment",

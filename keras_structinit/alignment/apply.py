@@ -17,9 +17,10 @@ from keras_structinit.alignment.components import MODES
 from keras_structinit.alignment.initializers import DataAligned
 from keras_structinit.alignment.misalignment import filter_covariance
 from keras_structinit.alignment.patches import DEFAULT_BATCH_SIZE, patch_covariance
-from keras_structinit.walker import check_model, find_kernels, seed_generator
+from keras_structinit.walker import check_model, find_kernels, model_function, seed_generator
 
-__all__ = ["COMPONENTS", "align_conv_layers", "rescale_to_initial_norms", "weight_covariance", "weight_norms"]
+__all__ = ["COMPONENTS", "align_conv_layers", "conv_targets", "rescale_to_initial_norms",
+           "weight_covariance", "weight_norms"]
 
 #: Which eigenvectors :func:`align_conv_layers` uses (``"smallest"``: the paper's control).
 COMPONENTS = ("largest", "smallest")
@@ -35,7 +36,10 @@ def _is_plain_conv2d(layer):
     )
 
 
-def _conv_targets(model, num_layers, layers):
+def conv_targets(model, num_layers, layers=None):
+    """``[(layer, kernel), ...]`` of the first ``num_layers`` plain Conv2D layers (groups 1,
+    dilation 1, channels_last) that :func:`align_conv_layers` would align; ``ValueError`` if
+    the model has fewer."""
     found = find_kernels(model, which="all_spatial", layers=layers)
     plain = [(layer, kernel) for layer, kernel in found if _is_plain_conv2d(layer)]
     if layers is not None and len(plain) < len(found):
@@ -143,10 +147,11 @@ def _check_image_shape(model, images):
         )
 
 
+@model_function
 def align_conv_layers(
     model,
-    images,
     *,
+    images,
     num_layers=1,
     layers=None,
     seed=None,
@@ -184,10 +189,9 @@ def align_conv_layers(
         The kernel (and bias) variable paths written, in model order.
 
     Example:
-        >>> align_conv_layers(model, x_train[:10000] / 127.5 - 1.0, num_layers=2, seed=0)
+        >>> align_conv_layers(model, images=x_train[:10000] / 127.5 - 1.0, num_layers=2, seed=0)
         ['conv_1/kernel', 'conv_1/bias', 'conv_2/kernel', 'conv_2/bias']
     """
-    check_model(model)
     num_layers = validation.positive_int(num_layers, "num_layers")
     validation.one_of(mode, "mode", MODES)
     validation.one_of(components, "components", COMPONENTS)
@@ -201,7 +205,7 @@ def align_conv_layers(
         raise ValueError(f"`images` must be a non-empty (N, H, W, C) array. Received shape {images.shape}")
     images = _as_float32(images)
     _check_image_shape(model, images)
-    targets = _conv_targets(model, num_layers, layers)
+    targets = conv_targets(model, num_layers, layers)
     generator = seed_generator(seed)
     paths = []
     patch_seed = seed if isinstance(seed, int) else 0  # of the max_patches subsets

@@ -10,7 +10,7 @@ import numpy as np
 
 from keras_structinit import validation
 from keras_structinit.alignment.components import MODES, check_components, component_scales, cycled_filters
-from keras_structinit.initializers.base import SeededInitializer, resolve_dtype
+from keras_structinit.initializer_base import SeededInitializer, resolve_dtype
 
 __all__ = ["DataAligned"]
 

@@ -1,9 +1,10 @@
-"""The ``structinit`` command line: ``structinit demo``, ``structinit train`` and ``structinit select``.
+"""The ``structinit`` command line: ``structinit train`` and the subcommands the method records add.
 
-This module holds the parser and the dispatch; each subcommand runs from its
-own module (:mod:`~keras_structinit.cli.demo`, :mod:`~keras_structinit.cli.train`),
-imported only when it runs, so that ``--help``, argument errors and
-``--backend`` come before any Keras import.
+This module holds the parser and the dispatch. ``train`` runs from
+:mod:`~keras_structinit.cli.train`; the records' commands (``demo``, ``select``, ...)
+from their methods' ``cli`` modules (:class:`keras_structinit.methods.Command`). Each is
+imported only when it runs, so that ``--help``, argument errors and ``--backend``
+come before any Keras import.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import importlib.util
 import os
 import sys
 
-from keras_structinit.cli.arguments import (
+from keras_structinit import methods
+from keras_structinit.arguments import (
     BACKENDS,
     add_overwrite_argument,
     non_negative_float,
@@ -24,9 +26,6 @@ from keras_structinit.cli.arguments import (
     unit_rate,
     usage_error,
 )
-from keras_structinit.methods import INIT_FORMS, form_usage
-from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
-from keras_structinit.selection.plan import HEAD_MODES
 
 __all__ = ["build_parser", "main"]
 
@@ -47,32 +46,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _example_spec():
+    """Two forms of different stages joined by ``+``, for the help text (from the records)."""
+    by_stage = {}
+    for form in methods.init_forms().values():
+        if form.arg is None or form.default is not None:
+            by_stage.setdefault(form.stage, form.name)
+    chosen = [by_stage[stage] for stage in ("spatial", "mlp", "data") if stage in by_stage][:2]
+    return "+".join(chosen) or "default"
+
+
 def build_parser():
     """The ``structinit`` argument parser (``args.command`` names the subcommand)."""
     parser = _Parser(
         prog="structinit", description="Structured initialization for Keras 3 vision models."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser(
-        "demo",
-        help="frozen-filter ConvMixer: default init vs ConvCovariance",
-        description=(
-            "Trains a small frozen-filter ConvMixer with PyTorch's default uniform init and "
-            "with ConvCovariance, prints a table and writes plots. Uses CIFAR-10 from --data "
-            "or the Keras cache, else an embedded procedural image set (no download)."
-        ),
-    )
-    demo.add_argument("--data", default=None, help="CIFAR-10 ImageFolder dir, .zip of one, or .npz (x, y)")
-    demo.add_argument("--epochs", type=positive_int, default=None, help="epochs per run (default 4)")
-    demo.add_argument("--out", default="structinit_demo", help="output directory (default structinit_demo)")
-    demo.add_argument("--seed", type=non_negative_int, default=None, help="random seed (default 0)")
-    demo.add_argument("--seeds", type=positive_int, default=None,
-                      help="seeds per init (seed, seed+1, ...; default 1): with 2 or more the demo says "
-                           "whether the gap exceeds seed noise")
-    demo.add_argument("--train-size", type=positive_int, default=None, help="training images (default 10000)")
-    add_overwrite_argument(demo, "the results of an earlier run in --out")
-    _add_backend_argument(demo)
-
     train = sub.add_parser(
         "train",
         help="train a model with a CIFAR or ImageNet recipe",
@@ -88,14 +77,14 @@ def build_parser():
                             "vit-tiny, vit-tiny-8/2, vit-small, simple-cnn, simple-cnn-a2, simple-cnn-e3, "
                             "vgg16, resnet18-gn")
     train.add_argument("--init", default="default",
-                       help="an init spec: one or more of " + form_usage() + ", joined by + (applied in "
-                            "the order weights, spatial, data, MLP; e.g. conv-cov+mean-shift). "
-                            + "; ".join(f"{form.name}: {form.summary}" for form in INIT_FORMS.values())
+                       help="an init spec: one or more of " + methods.form_usage() + ", joined by + (applied "
+                            "in the order weights, spatial, data, MLP; e.g. " + _example_spec() + "). "
+                            + "; ".join(f"{f.name}: {f.summary}" for f in methods.init_forms().values())
                             + " (default: default)")
     train.add_argument("--frozen", action="store_true", help="freeze the spatial (depthwise) filters")
     train.add_argument("--distill-from", default=None,
                        help="teacher for distillation (a .keras file or anything "
-                            "`structinit select --teacher` takes); combine with --init select:")
+                            "`structinit select --teacher` takes); combine with weight selection in --init")
     train.add_argument("--distill-mode", choices=("logits", "features"), default="logits",
                        help="logits: CE + alpha KL(p_t||p_s); features: CE + alpha L1(O_t, MLP(O_s))")
     train.add_argument("--distill-alpha", type=float, default=1.0, help="alpha of --distill-from (default 1)")
@@ -143,36 +132,10 @@ def build_parser():
     train.add_argument("--precision", choices=PRECISIONS, default=None)
     train.add_argument("--distribution", choices=DISTRIBUTIONS, default=None)
 
-    select = sub.add_parser(
-        "select",
-        help="initialize a small model with selected weights of a larger one (weight selection)",
-        description=(
-            "Loads a teacher .keras file, builds the student by model name (as in `train`), copies "
-            "the teacher's selected weights into it (Xu et al., ICLR 2024) and saves it as .keras. "
-            "The head keeps the student's own initialization."
-        ),
-    )
-    select.add_argument("--teacher", required=True,
-                        help="the larger trained model: a .keras file, a KerasHub preset (name or dir), "
-                             "keras_cv:PRESET, or a keras.applications name[:weights file]")
-    select.add_argument("--student", required=True,
-                        help="a zoo model name (vit-tiny, convnext-femto, ...), a .keras file whose "
-                             "architecture to use, or keras.applications:NAME (e.g. "
-                             "keras.applications:ConvNeXtTiny, built without weights)")
-    select.add_argument("--student-kwargs", default=None,
-                        help='JSON of builder arguments, e.g. \'{"num_classes": 100, "patch_size": 4}\' '
-                             "(default: the teacher's classes and input shape)")
-    select.add_argument("--out", required=True, help="where to save the student (.keras)")
-    select.add_argument("--layer-selection", choices=LAYER_METHODS, default="first_n")
-    select.add_argument("--element-selection", choices=ELEMENT_METHODS, default="uniform")
-    select.add_argument("--heads", choices=HEAD_MODES, default="flatten")
-    select.add_argument("--seed", type=int, default=0)
-    select.add_argument("--resize-position-embeddings", action="store_true",
-                        help="allow another image size: resize the teacher's position grid bilinearly "
-                             "(an extension of the paper)")
-    select.add_argument("--report", default=None, help="write the selection report (JSON) here")
-    add_overwrite_argument(select, "an existing --out or --report")
-    _add_backend_argument(select)
+    for command in methods.commands().values():
+        added = sub.add_parser(command.name, help=command.help, description=command.description)
+        command.arguments(added)
+        _add_backend_argument(added)
     return parser
 
 
@@ -250,7 +213,9 @@ def main(argv=None):
     if args.command == "train" or os.environ.get("KERAS_BACKEND") == "tensorflow":
         _quiet_tensorflow_import()  # train's input pipelines are tf.data on every backend
     try:
-        return importlib.import_module(f"keras_structinit.cli.{args.command}").run(args)
+        if args.command == "train":
+            return importlib.import_module("keras_structinit.cli.train").run(args)
+        return importlib.import_module(methods.commands()[args.command].module).run(args)
     except KeyboardInterrupt:
         print(f"structinit {args.command}: interrupted", file=sys.stderr, flush=True)
         return 130

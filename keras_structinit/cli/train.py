@@ -19,22 +19,22 @@ from typing import NamedTuple
 import keras
 import numpy as np
 
-import keras_structinit as ks
 from keras_structinit import datasets, validation
-from keras_structinit.cli import RECIPES
-from keras_structinit.cli.arguments import (
+from keras_structinit.arguments import (
     INPUT_ERRORS,
     OVERWRITE_HINT,
     check_exists,
     check_teacher,
     usage_error,
 )
+from keras_structinit.cli import RECIPES
+from keras_structinit.freezing import freeze_spatial
 from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_json, write_text
-from keras_structinit.methods import InitPart, initialize, parse_init_spec
+from keras_structinit.methods import check_parts, initialize, load_parts, parse_init_spec
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
 from keras_structinit.recipes.data import check_rand_augment, imagenet_source
-from keras_structinit.recipes.distill import fit_distill
+from keras_structinit.recipes.distill import fit_distill, load_teacher
 from keras_structinit.recipes.progress import CSVLogger, progress_callbacks
 from keras_structinit.recipes.training import channel_normalizer
 from keras_structinit.reporting import format_table, machine_info, versions
@@ -101,7 +101,7 @@ def run(args):
             raise ValueError("--recipe imagenet needs --data (an ImageFolder directory or tfds:NAME)")
         data = prepare_data(args.recipe, args.data, seed=args.seed, train_size=args.train_size,
                             validation_split=args.val_split, eval_data=args.eval_data, cli=True)
-        teachers = _load_teachers(_init_teacher(parts), args.distill_from)
+        teachers = _load_teachers(parts, args.distill_from)
         model_kwargs = {"kernel_size": args.kernel_size, "patch_size": args.patch_size}
         check_init(args.model, data, parts, seed=args.seed, teachers=teachers, image_size=args.image_size,
                    **{k: v for k, v in model_kwargs.items() if v is not None})
@@ -137,28 +137,12 @@ def _input_shape(recipe, data, image_size):
 def check_init(model, data, parts, *, seed=0, teachers=None, image_size=None, **model_kwargs):
     """Raises what applying the init ``parts`` to a fresh ``model`` would raise, before anything trains.
 
-    Applies them to a throwaway model (teachers from ``teachers``, already
-    loaded), except the forms that measure data (``data-aligned``), whose
-    layer count alone is checked: the images' statistics wait for the run.
+    Applies them to a throwaway model (loaded arguments, such as teachers, from
+    ``teachers``), except the forms that measure data, which check what they can
+    without it (:func:`keras_structinit.methods.check_parts`).
     """
-    from keras_structinit.alignment.apply import _conv_targets
-
     m = build_model(model, data.num_classes, _input_shape(None, data, image_size), **model_kwargs)
-    for part in _with_teachers(parts, teachers or {}):
-        if part.form.needs_data:
-            _conv_targets(m, part.value, None)
-        else:
-            initialize(m, [part], seed=seed)
-
-
-def _with_teachers(parts, teachers):
-    """``parts`` with a ``select`` teacher path replaced by its loaded model from ``teachers``."""
-    return [InitPart(p.form, teachers.get(p.value, p.value)) if p.name == "select" else p for p in parts]
-
-
-def _init_teacher(parts):
-    """The teacher file of a ``select:`` init, else ``None``."""
-    return next((p.value for p in parts if p.name == "select"), None)
+    check_parts(m, load_parts(parts, dict(teachers or {})), seed=seed)
 
 
 def _check_out(out, overwrite, parts, data, eval_data, distill_from, **options):
@@ -168,11 +152,14 @@ def _check_out(out, overwrite, parts, data, eval_data, distill_from, **options):
                               inputs=inputs, **options)
 
 
-def _load_teachers(*specs):
-    """``{spec: model}`` of the given teachers (``None`` skipped), loaded before anything is written."""
-    from keras_structinit.selection.teachers import load_teacher
-
-    return {spec: load_teacher(spec) for spec in dict.fromkeys(s for s in specs if s is not None)}
+def _load_teachers(parts, distill_from):
+    """``{spec: model}`` of the run's teachers (the init's loaded arguments and ``distill_from``),
+    loaded before anything is written."""
+    loaded = {}
+    load_parts(parts, loaded)
+    if distill_from is not None and distill_from not in loaded:
+        loaded[distill_from] = load_teacher(distill_from)
+    return loaded
 
 
 #: ``structinit train`` flags that set options of the CIFAR recipe, by option name.
@@ -300,10 +287,10 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     if distill_from is not None:
         _check_distill(recipe, distill_alpha)
     teachers = dict(teachers or {})
-    needed = (_init_teacher(parts), distill_from)
-    teachers.update(_load_teachers(*(spec for spec in needed if spec not in teachers)))
+    run_parts = load_parts(parts, teachers)
+    if distill_from is not None and distill_from not in teachers:
+        teachers[distill_from] = load_teacher(distill_from)
     teacher = None if distill_from is None else teachers[distill_from]
-    run_parts = _with_teachers(parts, teachers)
     model_kwargs = dict(model_kwargs or {})
     if not isinstance(data, TrainingData):
         data = prepare_data(recipe, data, seed=seed, train_size=train_size,
@@ -335,7 +322,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
         if lc_model:
             frozen_paths = [v.path for _, v in find_kernels(m, "all_spatial") if not v.trainable]
         else:
-            frozen_paths = ks.freeze_spatial(m) if frozen else []
+            frozen_paths = freeze_spatial(m) if frozen else []
         trainable = sum(math.prod(v.shape) for v in m.trainable_weights)
         print(f"Model: {model} {input_shape[0]}x{input_shape[1]}, {m.count_params():,} parameters "
               f"({trainable:,} trainable); init {init}; "

@@ -13,7 +13,10 @@ Keras objects, imported on first use:
 * :mod:`.initializers`: ``ConvCovariance``, ``CovarianceTransfer``;
 * :mod:`.apply`: ``apply_conv_covariance``, ``apply_covariance_transfer``;
 * :mod:`.filter_transfer`: ``apply_filter_transfer`` (direct-copy baseline);
-* :mod:`.callbacks`: ``RecordFilterCovariance``.
+* :mod:`.callbacks`: ``RecordFilterCovariance``;
+* :mod:`.cli`: ``structinit demo``.
+
+:mod:`.method` declares the method (its init forms and exports) once.
 """
 
 from keras_structinit._lazy import lazy_exports
@@ -24,21 +27,11 @@ from keras_structinit.covariance.closed_form import (
     conv_covariance_blocks,
     vector_to_block,
 )
+from keras_structinit.covariance.method import METHOD
 from keras_structinit.covariance.psd import PSD_MODES, psd_factor, psd_project
 from keras_structinit.covariance.schedule import PRESETS, depth_fractions, resolve_schedule, variance_schedule
 
-__getattr__, __dir__, _ = lazy_exports(
-    __name__,
-    {
-        "ConvCovariance": "keras_structinit.covariance.initializers",
-        "CovarianceTransfer": "keras_structinit.covariance.initializers",
-        "RecordFilterCovariance": "keras_structinit.covariance.callbacks",
-        "apply_conv_covariance": "keras_structinit.covariance.apply",
-        "apply_covariance_transfer": "keras_structinit.covariance.apply",
-        "apply_filter_transfer": "keras_structinit.covariance.filter_transfer",
-        "transfer_filters": "keras_structinit.covariance.filter_transfer",
-    },
-)
+__getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)
 
 __all__ = [
     "PRESETS",
@@ -57,7 +50,6 @@ __all__ = [
     "psd_factor",
     "psd_project",
     "resolve_schedule",
-    "transfer_filters",
     "variance_schedule",
     "vector_to_block",
 ]

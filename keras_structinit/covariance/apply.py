@@ -31,7 +31,7 @@ def _assign_all(found, inits):
     return [kernel.path for _, kernel in found]
 
 
-@model_function("preset", "sigma0", "v_sigma", "a_sigma", "psd", "seed", "layers")
+@model_function
 def apply_conv_covariance(
     model,
     *,
@@ -80,7 +80,7 @@ def apply_conv_covariance(
     return _assign_all(found, inits)
 
 
-@model_function("bank", "use_mean", "kronecker", "seed", "psd")
+@model_function
 def apply_covariance_transfer(
     model,
     *,

@@ -9,7 +9,6 @@ model's filters, layer by layer, matched by relative depth.
 from __future__ import annotations
 
 import math
-import warnings
 
 import keras
 import numpy as np
@@ -18,7 +17,7 @@ from keras_structinit import validation
 from keras_structinit.covariance.schedule import depth_fractions
 from keras_structinit.walker import check_model, find_kernels, model_function
 
-__all__ = ["apply_filter_transfer", "transfer_filters"]
+__all__ = ["apply_filter_transfer"]
 
 
 def _nearest_source(fraction, source_fractions):
@@ -39,7 +38,7 @@ def _pick_filters(num_source, num_target, rng):
     return np.concatenate([tiled, extra])
 
 
-@model_function()
+@model_function
 def apply_filter_transfer(model, *, source, layers=None, seed=None):
     """Copies a trained ``source`` model's depthwise filters into ``model``.
 
@@ -118,14 +117,3 @@ def apply_filter_transfer(model, *, source, layers=None, seed=None):
         t_kernel.assign(keras.ops.cast(values, t_kernel.dtype))
         paths.append(t_kernel.path)
     return paths
-
-
-def transfer_filters(source, target, seed=None):
-    """Deprecated: ``apply_filter_transfer(target, source=source, seed=seed)``."""
-    warnings.warn(
-        "transfer_filters(source, target) is deprecated; use "
-        "apply_filter_transfer(target, source=source, seed=...).",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return apply_filter_transfer(target, source=source, seed=seed)

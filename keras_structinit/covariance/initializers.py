@@ -29,7 +29,7 @@ from keras_structinit.covariance.bank import FilterCovariance
 from keras_structinit.covariance.closed_form import conv_covariance
 from keras_structinit.covariance.psd import PSD_MODES, psd_factor
 from keras_structinit.covariance.schedule import resolve_schedule, variance_schedule
-from keras_structinit.initializers.base import SeededInitializer, check_kernel_shape, resolve_dtype
+from keras_structinit.initializer_base import SeededInitializer, check_kernel_shape, resolve_dtype
 
 __all__ = ["ConvCovariance", "CovarianceTransfer", "sample_filters"]
 
@@ -84,7 +84,6 @@ class ConvCovariance(SeededInitializer):
         scale: multiplies every sample.
         seed: ``None``, an int (same values on each call) or a
             ``keras.random.SeedGenerator`` (fresh values on each call).
-        depth: deprecated name of ``depth_fraction``.
 
     Example:
         >>> init = ConvCovariance(depth_fraction=0.5, seed=0)
@@ -101,9 +100,7 @@ class ConvCovariance(SeededInitializer):
         psd="abs",
         scale=1.0,
         seed=None,
-        depth=None,
     ):
-        depth_fraction = validation.renamed(depth_fraction, depth, "depth_fraction", "depth")
         self.schedule = resolve_schedule(preset, sigma0, v_sigma, a_sigma)
         self.sigma0, self.v_sigma, self.a_sigma = sigma0, v_sigma, a_sigma
         self.preset = preset
@@ -179,7 +176,6 @@ class CovarianceTransfer(SeededInitializer):
         psd: ``"abs"`` or ``"clip"``, how an indefinite interpolated covariance
             is made sampleable (see :func:`keras_structinit.covariance.psd_factor`).
         seed: ``None``, an int or a ``keras.random.SeedGenerator``.
-        depth: deprecated name of ``depth_fraction``.
 
     Serialization: the config holds the whole bank
     (:meth:`FilterCovariance.get_config`, exact float64) and the depth
@@ -191,8 +187,7 @@ class CovarianceTransfer(SeededInitializer):
         >>> init = CovarianceTransfer(bank, depth_fraction=0.5, seed=0)
     """
 
-    def __init__(self, bank, depth_fraction=None, use_mean=False, psd="abs", seed=None, depth=None):
-        depth_fraction = validation.renamed(depth_fraction, depth, "depth_fraction", "depth")
+    def __init__(self, bank, depth_fraction=None, use_mean=False, psd="abs", seed=None):
         self.bank = _as_bank(bank)
         self.depth_fraction = _depth_fraction(0.0 if depth_fraction is None else depth_fraction)
         self.use_mean = validation.boolean(use_mean, "use_mean")

@@ -1,14 +1,6 @@
-"""``keras.Initializer`` subclasses of every method (implemented in the method subpackages)."""
+"""``keras.Initializer`` subclasses of every method (declared in the method records; imported on use)."""
 
+from keras_structinit import methods
 from keras_structinit._lazy import lazy_exports
 
-__getattr__, __dir__, __all__ = lazy_exports(
-    __name__,
-    {
-        "ConvCovariance": "keras_structinit.covariance.initializers",
-        "CovarianceTransfer": "keras_structinit.covariance.initializers",
-        "DataAligned": "keras_structinit.alignment.initializers",
-        "MeanShift": "keras_structinit.mimetic.initializers",
-        "TorchDefaultUniform": "keras_structinit.initializers.torch_default",
-    },
-)
+__getattr__, __dir__, _ = lazy_exports(__name__, {}, lambda: methods.namespace_exports("initializers"))

@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from keras_structinit import validation
-from keras_structinit.initializers.base import check_initializer
+from keras_structinit.initializer_base import check_initializer
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")

@@ -18,7 +18,7 @@ Keras objects, imported on first use:
 * :mod:`.layers`: ``LCConv2D``, ``SharedKernelBank`` (also in
   :mod:`keras_structinit.layers`);
 * :mod:`.apply`: ``fold_model``, ``apply_pointwise_l1``, ``prune_pointwise``,
-  ``parameter_counts``;
+  ``pointwise_sparsity``, ``parameter_counts``, ``find_pointwise_kernels``;
 * :mod:`.callbacks`: ``PrunePointwise`` (also in :mod:`keras_structinit.callbacks`).
 
 The LCResNets are :func:`keras_structinit.models.lcresnet`.
@@ -27,21 +27,11 @@ The LCResNets are :func:`keras_structinit.models.lcresnet`.
 from keras_structinit._lazy import lazy_exports
 from keras_structinit.lc.counting import SHARING, lcresnet_convs, lcresnet_parameter_counts
 from keras_structinit.lc.folding import fold_kernels
+from keras_structinit.lc.method import METHOD
 from keras_structinit.lc.pruning import magnitude_masks, pruned_count
 from keras_structinit.lc.sharing import bank_kernel, bank_size, check_bank_fits, kernel_scale
 
-__getattr__, __dir__, _ = lazy_exports(
-    __name__,
-    {
-        "LCConv2D": "keras_structinit.lc.layers",
-        "SharedKernelBank": "keras_structinit.lc.layers",
-        "PrunePointwise": "keras_structinit.lc.callbacks",
-        "apply_pointwise_l1": "keras_structinit.lc.apply",
-        "fold_model": "keras_structinit.lc.apply",
-        "parameter_counts": "keras_structinit.lc.apply",
-        "prune_pointwise": "keras_structinit.lc.apply",
-    },
-)
+__getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)
 
 __all__ = [
     "SHARING",
@@ -52,6 +42,7 @@ __all__ = [
     "bank_kernel",
     "bank_size",
     "check_bank_fits",
+    "find_pointwise_kernels",
     "fold_kernels",
     "fold_model",
     "kernel_scale",
@@ -59,6 +50,7 @@ __all__ = [
     "lcresnet_parameter_counts",
     "magnitude_masks",
     "parameter_counts",
+    "pointwise_sparsity",
     "prune_pointwise",
     "pruned_count",
 ]

@@ -4,10 +4,12 @@
 
     fold_model(model) -> keras.Model                      # every LCConv2D as one Conv2D (Eq. 1)
     apply_pointwise_l1(model, *, l1=5e-5, layers=None) -> paths   # Eq. 5
-    prune_pointwise(model, ratio, *, layers=None) -> dict  # global magnitude pruning of 1x1 weights
+    prune_pointwise(model, *, ratio, layers=None) -> paths  # global magnitude pruning of 1x1 weights
+    pointwise_sparsity(model, *, layers=None) -> dict(total, zeros, sparsity)
     parameter_counts(model) -> dict(total, learnable, nonzero)
 
-The LC blocks are found by :func:`keras_structinit.walker.find_pointwise_kernels`.
+The LC blocks' 1x1 kernels are found by :func:`find_pointwise_kernels` (the ``"lc_pointwise"``
+selector of the method's record).
 """
 
 from __future__ import annotations
@@ -17,10 +19,18 @@ import numpy as np
 
 from keras_structinit import validation
 from keras_structinit.lc.layers import LCConv2D
-from keras_structinit.lc.pruning import magnitude_masks, pruned_count
-from keras_structinit.walker import check_model, find_pointwise_kernels, iter_layers, model_function
+from keras_structinit.lc.pruning import magnitude_masks
+from keras_structinit.walker import check_model, find, iter_layers, model_function
 
-__all__ = ["apply_pointwise_l1", "fold_model", "parameter_counts", "prune_pointwise"]
+__all__ = [
+    "apply_pointwise_l1",
+    "find_pointwise_kernels",
+    "fold_model",
+    "lc_pointwise_kernel",
+    "parameter_counts",
+    "pointwise_sparsity",
+    "prune_pointwise",
+]
 
 # Normalization statistics: state, not parameters (PyTorch does not count them either).
 _STATISTICS = (
@@ -29,11 +39,24 @@ _STATISTICS = (
 )
 
 
+def lc_pointwise_kernel(layer):
+    """The 1x1 kernel of a built LC block (``LCConv2D``), or ``None``."""
+    return layer.pointwise_kernel if isinstance(layer, LCConv2D) else None
+
+
+def find_pointwise_kernels(model, layers=None):
+    """``[(layer, pointwise_kernel), ...]`` of the model's LC blocks (``LCConv2D``), in model order.
+
+    ``layers`` and the errors as in :func:`keras_structinit.walker.find_kernels`.
+    """
+    return find(model, "lc_pointwise", layers)
+
+
 def _to_numpy(variable):
     return np.asarray(keras.ops.convert_to_numpy(variable))
 
 
-@model_function()
+@model_function
 def apply_pointwise_l1(model, *, l1=5e-5, layers=None):
     """Attaches ``keras.regularizers.L1(l1)`` to the 1x1 kernels of the model's LC blocks.
 
@@ -60,13 +83,14 @@ def apply_pointwise_l1(model, *, l1=5e-5, layers=None):
     return [kernel.path for _, kernel in found]
 
 
-def prune_pointwise(model, ratio, *, layers=None):
+@model_function
+def prune_pointwise(model, *, ratio, layers=None):
     """Global unstructured magnitude pruning of all LC 1x1 weights (no fine-tuning).
 
     The ``round(ratio * n)`` pointwise weights of smallest ``|w|`` over all LC
     blocks together (``n`` weights) are set to zero
     (:func:`keras_structinit.lc.pruning.magnitude_masks`); the paper uses
-    ``ratio = 0.7`` after training.
+    ``ratio = 0.7`` after training. :func:`pointwise_sparsity` measures the result.
 
     Args:
         model: a built ``keras.Model``.
@@ -74,34 +98,31 @@ def prune_pointwise(model, ratio, *, layers=None):
         layers: optional list of LC layer names/objects to restrict to.
 
     Returns:
-        ``dict(ratio, pruned, total, zeros, sparsity, threshold)``: the
-        requested ratio, how many weights the ratio selects, the pointwise
-        weights' count, how many are zero now, ``zeros / total`` (the achieved
-        sparsity) and the largest pruned magnitude (0 when none is).
+        The pruned kernels' paths, in model order.
 
     Example:
-        >>> prune_pointwise(model, 0.7)["sparsity"]
+        >>> prune_pointwise(model, ratio=0.7)
+        ['stem_conv/pointwise_kernel', ...]
+        >>> pointwise_sparsity(model)["sparsity"]
         0.7
     """
-    check_model(model)
     ratio = validation.rate(ratio, "ratio")
     found = find_pointwise_kernels(model, layers=layers)
     values = [_to_numpy(kernel) for _, kernel in found]
     masks = magnitude_masks(values, ratio)
-    threshold = max((float(np.abs(v[~m]).max()) for v, m in zip(values, masks, strict=True) if (~m).any()),
-                    default=0.0)
     for (_, kernel), value, mask in zip(found, values, masks, strict=True):
         kernel.assign(np.where(mask, value, 0).astype(value.dtype))
+    return [kernel.path for _, kernel in found]
+
+
+@model_function
+def pointwise_sparsity(model, *, layers=None):
+    """``dict(total, zeros, sparsity)`` of the LC blocks' 1x1 weights: their count, how many are
+    zero, and ``zeros / total``."""
+    values = [_to_numpy(kernel) for _, kernel in find_pointwise_kernels(model, layers=layers)]
     total = sum(v.size for v in values)
-    zeros = sum(int(np.count_nonzero(_to_numpy(kernel) == 0)) for _, kernel in found)
-    return {
-        "ratio": ratio,
-        "pruned": pruned_count(total, ratio),
-        "total": total,
-        "zeros": zeros,
-        "sparsity": zeros / total,
-        "threshold": threshold,
-    }
+    zeros = sum(int(np.count_nonzero(v == 0)) for v in values)
+    return {"total": total, "zeros": zeros, "sparsity": zeros / total}
 
 
 def parameter_counts(model):

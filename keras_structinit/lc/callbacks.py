@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
-from keras_structinit.lc.apply import prune_pointwise
+from keras_structinit.lc.apply import pointwise_sparsity, prune_pointwise
 
 __all__ = ["PrunePointwise"]
 
@@ -21,7 +21,8 @@ class PrunePointwise(keras.callbacks.Callback):
         ratio: fraction in ``[0, 1)`` to prune (the paper: 0.7).
 
     Attributes:
-        result: what :func:`prune_pointwise` returned (``None`` before the end).
+        paths: the pruned kernels' paths (``None`` before the end).
+        result: :func:`~keras_structinit.lc.pointwise_sparsity` after pruning (``None`` before the end).
 
     Example:
         >>> model.fit(x, y, epochs=75, callbacks=[PrunePointwise(0.7)])
@@ -30,10 +31,11 @@ class PrunePointwise(keras.callbacks.Callback):
     def __init__(self, ratio):
         super().__init__()
         self.ratio = validation.rate(ratio, "ratio")
-        self.result = None
+        self.paths = self.result = None
 
     def on_train_end(self, logs=None):
-        self.result = prune_pointwise(self.model, self.ratio)
+        self.paths = prune_pointwise(self.model, ratio=self.ratio)
+        self.result = pointwise_sparsity(self.model)
 
     def get_config(self):
         """The constructor arguments (callbacks are not serialized by Keras)."""

@@ -23,34 +23,29 @@ Example:
 """
 
 from keras_structinit._lazy import lazy_exports
+from keras_structinit.mimetic.method import METHOD
 from keras_structinit.mimetic.shift import (
     DEFAULT_B,
     MODES,
     expected_statistics,
     resolve_shift,
     row_mean_statistics,
-    shift_seed,
     shift_shape,
     torch_default_variance,
 )
 
-__getattr__, __dir__, _ = lazy_exports(
-    __name__,
-    {
-        "MeanShift": "keras_structinit.mimetic.initializers",
-        "apply_mean_shift": "keras_structinit.mimetic.apply",
-    },
-)
+__getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)
 
 __all__ = [
     "DEFAULT_B",
     "MODES",
+    "MLP_FIRST_LAYERS",
     "MeanShift",
     "apply_mean_shift",
     "expected_statistics",
+    "find_mlp_kernels",
     "resolve_shift",
     "row_mean_statistics",
-    "shift_seed",
     "shift_shape",
     "torch_default_variance",
 ]

@@ -3,20 +3,39 @@
     apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None,
                      layers=None, seed=None) -> paths
 
-The first Dense / 1x1 conv of each MLP block is found by
-:func:`keras_structinit.walker.find_mlp_kernels`.
+The first Dense / 1x1 conv of each MLP block is found by :func:`find_mlp_kernels`
+(the ``"mlp_first"`` selector of the method's record), by the names in
+:data:`~keras_structinit.mimetic.blocks.MLP_FIRST_LAYERS`.
 """
 
 from __future__ import annotations
 
+from keras_structinit.mimetic.blocks import MLP_FIRST_PATTERN
 from keras_structinit.mimetic.initializers import MeanShift, check_base
 from keras_structinit.mimetic.shift import resolve_shift
-from keras_structinit.walker import find_mlp_kernels, model_function, seed_generator
+from keras_structinit.walker import dense_kernel, find, model_function, seed_generator
 
-__all__ = ["apply_mean_shift"]
+__all__ = ["apply_mean_shift", "find_mlp_kernels", "mlp_first_kernel"]
+
+def mlp_first_kernel(layer):
+    """The kernel of a built layer that is the first Dense / 1x1 conv of an MLP block, or ``None``."""
+    kernel = dense_kernel(layer)
+    return kernel if kernel is not None and MLP_FIRST_PATTERN.search(kernel.path) else None
 
 
-@model_function()
+def find_mlp_kernels(model, layers=None):
+    """``[(layer, kernel), ...]`` of the first Dense / 1x1 conv of every MLP block, in model order.
+
+    With ``layers=None`` the layers are recognised by name (:data:`MLP_FIRST_LAYERS`:
+    the package's ConvNeXt and ViT, keras.applications ConvNeXt, KerasHub's
+    ViT); ``layers`` names them in any other model (each a ``Dense`` or a 1x1
+    convolution). Errors as in :func:`keras_structinit.walker.find_kernels`; an unknown
+    model with ``layers=None`` gets a ``ValueError`` listing the names looked for.
+    """
+    return find(model, "mlp_first" if layers is None else "dense", layers)
+
+
+@model_function
 def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None, layers=None, seed=None):
     """Re-initializes the first layer ``W1`` of every MLP block with :class:`MeanShift`.
 
@@ -25,7 +44,7 @@ def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None
     (``"per_input"``, Eq. 1). Only the first layers' kernels change: not their
     biases, not the second layers, attention or the head.
 
-    Recognised without ``layers`` (:data:`keras_structinit.walker.MLP_FIRST_LAYERS`):
+    Recognised without ``layers`` (:data:`MLP_FIRST_LAYERS`):
     the package's ConvNeXt, hierarchical and isotropic (``{prefix}_pointwise_1``),
     and ViT (``block_{i}_mlp_1``), keras.applications ConvNeXt
     (``..._pointwise_conv_1``) and KerasHub's ``ViTBackbone`` (``mlp/dense_1``).

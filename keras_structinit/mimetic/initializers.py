@@ -6,9 +6,10 @@ import math
 
 import keras
 
-from keras_structinit.initializers.base import SeededInitializer, resolve_dtype
-from keras_structinit.initializers.torch_default import TorchDefaultUniform
-from keras_structinit.mimetic.shift import resolve_shift, shift_seed, shift_shape
+from keras_structinit import validation
+from keras_structinit.initializer_base import SeededInitializer, resolve_dtype
+from keras_structinit.mimetic.shift import resolve_shift, shift_shape
+from keras_structinit.torch_default import TorchDefaultUniform
 
 __all__ = ["MeanShift", "check_base"]
 
@@ -88,7 +89,8 @@ class MeanShift(SeededInitializer):
         if self.mode == "constant":
             kernel = kernel + self.b
         else:
-            seed = self.seed if isinstance(self.seed, keras.random.SeedGenerator) else shift_seed(self.seed)
+            seed = self.seed if isinstance(self.seed,
+                                           keras.random.SeedGenerator) else validation.derive_seed(self.seed)
             shift = keras.random.normal(
                 size, mean=self.b, stddev=math.sqrt(self.variance), dtype=compute_dtype, seed=seed
             )

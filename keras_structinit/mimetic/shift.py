@@ -34,7 +34,6 @@ __all__ = [
     "expected_statistics",
     "resolve_shift",
     "row_mean_statistics",
-    "shift_seed",
     "shift_shape",
     "torch_default_variance",
 ]
@@ -90,18 +89,6 @@ def shift_shape(shape, mode):
         )
     validation.one_of(mode, "mode", MODES)
     return () if mode == "constant" else (*shape[:-1], 1)
-
-
-def shift_seed(seed):
-    """An int seed for the shift, unrelated to ``seed`` (which the base initializer uses).
-
-    Keras' random functions given the same int seed reuse the same random bits
-    (in JAX a normal is a transform of the uniform's bits), so the shift must
-    not be drawn with the base's seed. A fixed odd multiplier and offset
-    modulo ``2**31`` (a bijection) keep it reproducible and away from the
-    ``seed + index`` seeds of neighbouring layers.
-    """
-    return (validation.int_value(seed, "seed") * 0x9E3779B1 + 0x7F4A7C15) % 2**31
 
 
 def torch_default_variance(fan_in):

@@ -5,13 +5,13 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
-from keras_structinit.initializers.torch_default import TorchDefaultUniform
 from keras_structinit.models.common import (
     check_initializer,
     clone_initializer,
     positive_int_arguments,
     torch_default_head,
 )
+from keras_structinit.torch_default import TorchDefaultUniform
 
 WIDTHS = (64, 128, 256, 512)
 DEPTHS = (2, 2, 2, 2)

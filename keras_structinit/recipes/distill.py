@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from keras_structinit.recipes.cifar import fit_cifar
 
-__all__ = ["fit_distill"]
+__all__ = ["fit_distill", "load_teacher"]
+
+
+def load_teacher(spec):
+    """A teacher model from ``spec``: :func:`keras_structinit.selection.load_teacher`."""
+    from keras_structinit.selection.teachers import load_teacher as load
+
+    return load(spec)
 
 
 def fit_distill(student, teacher, data, epochs, *, mode="logits", alpha=1.0, teacher_layer=None,
@@ -30,12 +37,11 @@ def fit_distill(student, teacher, data, epochs, *, mode="logits", alpha=1.0, tea
 
     Example:
 
-    >>> select_weights(teacher, student)
+    >>> select_weights(student, teacher=teacher)
     >>> fit_distill(student, teacher, (x, y), epochs=10, validation_data=(x_val, y_val))
     """
     from keras_structinit import validation
     from keras_structinit.selection.distill import paper_distiller
-    from keras_structinit.selection.teachers import load_teacher
 
     alpha = validation.positive_float(alpha, "alpha")
     validation.one_of(mode, "mode", ("logits", "features"))

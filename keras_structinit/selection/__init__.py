@@ -12,7 +12,7 @@ Pure math (NumPy, no Keras import):
 * :mod:`.plan`: ``plan_selection``, consistent indices per dimension role.
 
 Keras, imported on first use: :mod:`.select`: ``select_weights``,
-``SelectionReport``; :mod:`.callbacks`: ``SelectWeightsFrom``;
+``selection_report``, ``SelectionReport``; :mod:`.callbacks`: ``SelectWeightsFrom``;
 :mod:`.teachers`: ``load_teacher`` (KerasHub, KerasCV, keras.applications,
 ``.keras``) and ``smaller_config``.
 """
@@ -20,18 +20,10 @@ Keras, imported on first use: :mod:`.select`: ``select_weights``,
 from keras_structinit._lazy import lazy_exports
 from keras_structinit.selection.families import FAMILIES
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS, element_indices, layer_indices
+from keras_structinit.selection.method import METHOD
 from keras_structinit.selection.plan import HEAD_MODES, plan_selection
 
-__getattr__, __dir__, _ = lazy_exports(
-    __name__,
-    {
-        "SelectWeightsFrom": "keras_structinit.selection.callbacks",
-        "SelectionReport": "keras_structinit.selection.select",
-        "load_teacher": "keras_structinit.selection.teachers",
-        "smaller_config": "keras_structinit.selection.teachers",
-        "select_weights": "keras_structinit.selection.select",
-    },
-)
+__getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)
 
 __all__ = [
     "ELEMENT_METHODS",
@@ -45,5 +37,6 @@ __all__ = [
     "load_teacher",
     "plan_selection",
     "select_weights",
+    "selection_report",
     "smaller_config",
 ]

@@ -9,8 +9,8 @@ import keras
 from keras_structinit import validation
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
 from keras_structinit.selection.plan import HEAD_MODES
-from keras_structinit.selection.select import select_weights
-from keras_structinit.selection.teachers import TEACHER_FORMS, application_builder
+from keras_structinit.selection.select import select_weights, selection_report
+from keras_structinit.selection.teachers import TEACHER_FORMS, application_builder, load_teacher
 
 __all__ = ["SelectWeightsFrom"]
 
@@ -106,4 +106,6 @@ class SelectWeightsFrom(keras.callbacks.Callback):
                 f"SelectWeightsFrom: the student {self.model.name!r} has already trained "
                 f"({int(optimizer.iterations)} optimizer steps); select weights into a fresh model."
             )
-        self.report = select_weights(self.teacher, self.model, **self.options)
+        teacher = load_teacher(self.teacher)  # once, for the report and the selection
+        self.report = selection_report(self.model, teacher=teacher, **self.options)
+        select_weights(self.model, teacher=teacher, **self.options)

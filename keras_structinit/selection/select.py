@@ -18,11 +18,11 @@ from keras_structinit.reporting import format_table
 from keras_structinit.selection.plan import plan_selection, take
 from keras_structinit.selection.teachers import load_teacher
 
-__all__ = ["SelectionReport", "select_weights"]
+__all__ = ["SelectionReport", "select_weights", "selection_report"]
 
 
 class SelectionReport:
-    """What :func:`select_weights` did.
+    """What :func:`select_weights` writes (see :func:`selection_report`).
 
     Attributes:
         family: the family adapter used.
@@ -102,31 +102,59 @@ class SelectionReport:
         )
 
 
-def select_weights(
-    teacher,
-    student,
+def selection_report(
+    model,
     *,
+    teacher,
+    layers=None,
+    seed=0,
     layer_selection="first_n",
     element_selection="uniform",
     heads="flatten",
     skip=("head",),
-    seed=0,
     strict=True,
     family="auto",
     resize_position_embeddings=False,
 ):
-    """Initializes ``student`` with selected weights of the larger ``teacher`` (Xu et al., ICLR 2024).
+    """What :func:`select_weights` would write into ``model``, as a :class:`SelectionReport`;
+    nothing is written. Arguments as in :func:`select_weights`."""
+    report, _ = _plan(model, teacher, layers, dict(
+        layer_selection=layer_selection, element_selection=element_selection, heads=heads, skip=skip,
+        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings))
+    return report
+
+
+@walker.model_function
+def select_weights(
+    model,
+    *,
+    teacher,
+    layers=None,
+    seed=0,
+    layer_selection="first_n",
+    element_selection="uniform",
+    heads="flatten",
+    skip=("head",),
+    strict=True,
+    family="auto",
+    resize_position_embeddings=False,
+):
+    """Initializes the student ``model`` with selected weights of a larger ``teacher`` (Xu et al., ICLR 2024).
 
     Each student variable ``W_s`` gets ``W_t[i_0, i_1, ...]``: the teacher
     variable of the same component in the mapped block, at one index set per
     axis. Indices are consistent: one set per dimension role (see
-    :mod:`keras_structinit.selection.families`).
+    :mod:`keras_structinit.selection.families`). :func:`selection_report` says,
+    without writing, which teacher variable and indices feed each student variable.
 
     Args:
+        model: the student, a built ``keras.Model`` of the teacher's family, no larger
+            along any axis; written in place.
         teacher: a built ``keras.Model``, a ``.keras`` path or anything
             :func:`~keras_structinit.selection.load_teacher` accepts; only read.
-        student: a built ``keras.Model`` of the same family, no larger along
-            any axis; written in place.
+        layers: optional list of the student's layer names/objects: only their
+            variables are written (the others keep their initialization).
+        seed: seed of the random element selections.
         layer_selection: ``"first_n"`` (default), ``"last_n"``, ``"mid_n"`` or
             ``"uniform"``, per stage.
         element_selection: ``"uniform"`` (default), ``"consecutive"``,
@@ -135,7 +163,6 @@ def select_weights(
             :func:`~keras_structinit.selection.plan.plan_selection`).
         skip: path prefixes that keep the student's initialization (default
             the classifier, which the paper re-initializes).
-        seed: seed of the random methods.
         strict: raise on a student variable with no teacher variable.
         family: a family name or ``"auto"``.
         resize_position_embeddings: allow a student with another token count
@@ -145,57 +172,55 @@ def select_weights(
             that axis as ``"bilinear T->S"``.
 
     Returns:
-        A :class:`SelectionReport`.
+        The student variables' paths written, in the plan's order.
 
     Example:
 
     >>> teacher = ks.models.vit(4, 384, 8, 6, num_classes=10, input_shape=(32, 32, 3))
     >>> student = ks.models.vit(4, 192, 8, 3, num_classes=10, input_shape=(32, 32, 3))
-    >>> report = select_weights(teacher, student)
-    >>> print(report.summary())
+    >>> paths = select_weights(student, teacher=teacher)
     """
+    report, (t_vars, s_vars, plan) = _plan(model, teacher, layers, dict(
+        layer_selection=layer_selection, element_selection=element_selection, heads=heads, skip=skip,
+        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings))
+    values = [_selected_values(t_vars[entry.teacher_path], entry, s_vars[entry.student_path])
+              for entry in plan]  # all checked before the student is touched
+    for entry, value in zip(plan, values, strict=True):
+        s_vars[entry.student_path].assign(value)
+    return [entry.student_path for entry in plan]
+
+
+def _plan(student, teacher, layers, options):
+    """``(SelectionReport, (teacher variables, student variables, entries to write))``."""
     teacher = load_teacher(teacher)
-    student = walker.check_model(student, "student")
+    student = walker.check_model(student, "model")
     t_vars = {v.path: v for v in teacher.weights}
     s_vars = {v.path: v for v in student.weights}
     plan = plan_selection(
         {p: tuple(v.shape) for p, v in t_vars.items()},
         {p: tuple(v.shape) for p, v in s_vars.items()},
-        family=family,
-        layer_selection=layer_selection,
-        element_selection=element_selection,
-        heads=heads,
-        skip=skip,
-        seed=seed,
-        strict=strict,
-        resize_position_embeddings=resize_position_embeddings,
+        **options,
     )
-    values = [_selected_values(t_vars[entry.teacher_path], entry, s_vars[entry.student_path])
-              for entry in plan.entries]  # all checked before the student is touched
-    entries = []
-    for entry, value in zip(plan.entries, values, strict=True):
-        target = s_vars[entry.student_path]
-        target.assign(value)
-        entries.append(
-            {
-                "student": entry.student_path,
-                "teacher": entry.teacher_path,
-                "student_shape": list(target.shape),
-                "teacher_shape": list(t_vars[entry.teacher_path].shape),
-                "indices": [_indices_json(entry, axis, entry.teacher_shape)
-                            for axis in range(len(entry.indices))],
-            }
-        )
-    options = {
-        "layer_selection": layer_selection,
-        "element_selection": element_selection,
-        "heads": heads,
-        "skip": list(skip),
-        "seed": seed,
-        "strict": strict,
-        "resize_position_embeddings": resize_position_embeddings,
-    }
-    return SelectionReport(plan.family, options, entries, plan.skipped, plan.unmatched, plan.block_map)
+    entries = plan.entries
+    if layers is not None:
+        chosen = {v.path for layer in walker.resolve_layers(student, layers) for v in layer.weights}
+        entries = [entry for entry in entries if entry.student_path in chosen]
+    described = [
+        {
+            "student": entry.student_path,
+            "teacher": entry.teacher_path,
+            "student_shape": list(s_vars[entry.student_path].shape),
+            "teacher_shape": list(t_vars[entry.teacher_path].shape),
+            "indices": [_indices_json(entry, axis,
+                                      entry.teacher_shape) for axis in range(len(entry.indices))],
+        }
+        for entry in entries
+    ]
+    report_options = {**options, "skip": list(options["skip"])}
+    report_options.pop("family")
+    report = SelectionReport(plan.family, report_options, described, plan.skipped, plan.unmatched,
+                             plan.block_map)
+    return report, (t_vars, s_vars, entries)
 
 
 def _selected_values(source, entry, target):

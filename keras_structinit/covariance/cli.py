@@ -15,11 +15,12 @@ from typing import NamedTuple
 import keras
 import numpy as np
 
-import keras_structinit as ks
 from keras_structinit import covariance, datasets, validation
-from keras_structinit.cli.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
+from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
+from keras_structinit.freezing import freeze_spatial
 from keras_structinit.initializers import ConvCovariance
 from keras_structinit.io_utils import prepare_output_dir, write_json, write_text
+from keras_structinit.models import convmixer
 from keras_structinit.recipes.progress import progress_callbacks
 from keras_structinit.recipes.training import channel_normalizer, compile_classifier
 from keras_structinit.reporting import format_table, machine_info, versions
@@ -90,7 +91,7 @@ def train_one(name, depthwise_initializer, data, cfg, verbose, callbacks=()):
     """Trains one frozen-filter ConvMixer; ``(model, history dict, seconds, initial kernels)``."""
     x, y, x_val, y_val, num_classes = data
     keras.utils.set_random_seed(cfg["seed"])
-    model = ks.models.convmixer(
+    model = convmixer(
         cfg["dim"],
         cfg["depth"],
         kernel_size=cfg["kernel_size"],
@@ -99,7 +100,7 @@ def train_one(name, depthwise_initializer, data, cfg, verbose, callbacks=()):
         input_shape=x.shape[1:],
         depthwise_initializer=depthwise_initializer,
     )
-    ks.freeze_spatial(model)
+    freeze_spatial(model)
     initial_kernels = {
         i: keras.ops.convert_to_numpy(model.get_layer(f"block_{i}_depthwise_conv").kernel)
         for i in (1, cfg["depth"])

@@ -15,7 +15,7 @@ import math
 import keras
 
 from keras_structinit import validation
-from keras_structinit.initializers.base import SeededInitializer, resolve_dtype
+from keras_structinit.initializer_base import SeededInitializer, resolve_dtype
 from keras_structinit.walker import find_kernels, is_depthwise_layout, model_function, seed_generator
 
 __all__ = ["TorchDefaultUniform", "apply_torch_uniform"]
@@ -79,7 +79,7 @@ class TorchDefaultUniform(SeededInitializer):
         return config
 
 
-@model_function()
+@model_function
 def apply_torch_uniform(model, *, layers=None, seed=None, which="depthwise"):
     """Re-initializes a built model's spatial kernels with :class:`TorchDefaultUniform`.
 

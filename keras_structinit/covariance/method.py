@@ -1,0 +1,78 @@
+"""The covariance method's record: its init forms, exports and the ``structinit demo`` command."""
+
+from keras_structinit.arguments import add_overwrite_argument, non_negative_int, positive_int
+from keras_structinit.methods import Command, InitForm, Method, existing_file
+
+
+def _preset(text):
+    from keras_structinit.covariance.schedule import PRESETS
+
+    if text not in PRESETS:
+        raise ValueError(f"unknown ConvCovariance preset {text!r}; presets: {sorted(PRESETS)}")
+    return text
+
+
+def _conv_cov(model, value, *, data, seed):
+    from keras_structinit.covariance.apply import apply_conv_covariance
+
+    return apply_conv_covariance(model, preset=value, seed=seed)
+
+
+def _cov_transfer(model, value, *, data, seed):
+    from keras_structinit.covariance.apply import apply_covariance_transfer
+
+    return apply_covariance_transfer(model, bank=value, seed=seed)
+
+
+def _demo_arguments(parser):
+    parser.add_argument("--data", default=None, help="CIFAR-10 ImageFolder dir, .zip of one, or .npz (x, y)")
+    parser.add_argument("--epochs", type=positive_int, default=None, help="epochs per run (default 4)")
+    parser.add_argument("--out", default="structinit_demo", help="output directory (default structinit_demo)")
+    parser.add_argument("--seed", type=non_negative_int, default=None, help="random seed (default 0)")
+    parser.add_argument("--seeds", type=positive_int, default=None,
+                        help="seeds per init (seed, seed+1, ...; default 1): with 2 or more the demo says "
+                             "whether the gap exceeds seed noise")
+    parser.add_argument("--train-size", type=positive_int, default=None,
+                        help="training images (default 10000)")
+    add_overwrite_argument(parser, "the results of an earlier run in --out")
+
+
+METHOD = Method(
+    name="covariance",
+    title="Covariance init of conv filters: closed-form covariances, transfer from trained models",
+    paper="Trockman, Willmott & Kolter, Understanding the Covariance Structure of Convolutional "
+          "Filters, ICLR 2023",
+    package=__package__,
+    docs="docs/covariance.md",
+    forms=(
+        InitForm("conv-cov", "ConvCovariance on depthwise kernels (Trockman et al. 2023, Eq. 10-11)",
+                 _conv_cov, "spatial", arg="PRESET", default="cifar-p2", parse=_preset,
+                 targets=("depthwise",)),
+        InitForm("cov-transfer", "covariance transfer from a FilterCovariance bank (.npz)",
+                 _cov_transfer, "spatial", arg="PATH",
+                 parse=existing_file("a covariance bank saved by FilterCovariance.save"), reads_file=True,
+                 targets=("depthwise",)),
+    ),
+    exports={
+        "ConvCovariance": ".initializers",
+        "CovarianceTransfer": ".initializers",
+        "RecordFilterCovariance": ".callbacks",
+        "apply_conv_covariance": ".apply",
+        "apply_covariance_transfer": ".apply",
+        "apply_filter_transfer": ".filter_transfer",
+    },
+    public={
+        "": ("apply_conv_covariance", "apply_covariance_transfer", "apply_filter_transfer"),
+        "initializers": ("ConvCovariance", "CovarianceTransfer"),
+        "callbacks": ("RecordFilterCovariance",),
+    },
+    model_functions=("apply_conv_covariance", "apply_covariance_transfer", "apply_filter_transfer"),
+    serializable=(".initializers",),
+    commands=(
+        Command("demo", "frozen-filter ConvMixer: default init vs ConvCovariance",
+                "Trains a small frozen-filter ConvMixer with PyTorch's default uniform init and with "
+                "ConvCovariance, prints a table and writes plots. Uses CIFAR-10 from --data or the Keras "
+                "cache, else an embedded procedural image set (no download).",
+                _demo_arguments, ".cli"),
+    ),
+)

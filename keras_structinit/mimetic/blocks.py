@@ -1,0 +1,24 @@
+"""Which layers are the first layer of an MLP block, by name (no Keras import)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MLP_DESCRIPTION", "MLP_FIRST_LAYERS", "MLP_FIRST_PATTERN"]
+
+#: The first layer of an MLP block: ``(model family, layer name, regex)``, the regex
+#: matching the end of the kernel's variable path (the names ``selection/families.py`` maps).
+MLP_FIRST_LAYERS = (
+    ("the package's ConvNeXt", "{prefix}_pointwise_1", r"\w*_pointwise_1"),
+    ("the package's ViT", "block_{i}_mlp_1", r"block_\d+_mlp_1"),
+    ("keras.applications ConvNeXt", "{model}_stage_{s}_block_{b}_pointwise_conv_1", r"\w+_pointwise_conv_1"),
+    ("KerasHub ViTBackbone", "dense_1 in each block's mlp", r"mlp/dense_1"),
+)
+MLP_FIRST_PATTERN = re.compile(r"(?:^|/)(?:" + "|".join(p for *_, p in MLP_FIRST_LAYERS) + r")/kernel$")
+
+#: How the walker's errors describe MLP blocks (the ``"mlp_first"`` selector).
+MLP_DESCRIPTION = (
+    "MLP blocks: looked for the first Dense / 1x1 conv of each, named "
+    + "; ".join(f"{name} ({family})" for family, name, _ in MLP_FIRST_LAYERS)
+    + "; pass `layers=[...]` to name the first layers of another model's MLP blocks"
+)

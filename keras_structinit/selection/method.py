@@ -1,0 +1,72 @@
+"""The weight-selection method's record: the ``select`` form, its exports and ``structinit select``."""
+
+from keras_structinit.arguments import add_overwrite_argument
+from keras_structinit.methods import Command, InitForm, Method, existing_file
+from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
+from keras_structinit.selection.plan import HEAD_MODES
+
+
+def _select(model, value, *, data, seed):
+    from keras_structinit.selection.select import select_weights
+
+    return select_weights(model, teacher=value, seed=seed)
+
+
+def _load_teacher(value):
+    from keras_structinit.selection.teachers import load_teacher
+
+    return load_teacher(value)
+
+
+def _select_arguments(parser):
+    parser.add_argument("--teacher", required=True,
+                        help="the larger trained model: a .keras file, a KerasHub preset (name or dir), "
+                             "keras_cv:PRESET, or a keras.applications name[:weights file]")
+    parser.add_argument("--student", required=True,
+                        help="a zoo model name (vit-tiny, convnext-femto, ...), a .keras file whose "
+                             "architecture to use, or keras.applications:NAME (e.g. "
+                             "keras.applications:ConvNeXtTiny, built without weights)")
+    parser.add_argument("--student-kwargs", default=None,
+                        help='JSON of builder arguments, e.g. \'{"num_classes": 100, "patch_size": 4}\' '
+                             "(default: the teacher's classes and input shape)")
+    parser.add_argument("--out", required=True, help="where to save the student (.keras)")
+    parser.add_argument("--layer-selection", choices=LAYER_METHODS, default="first_n")
+    parser.add_argument("--element-selection", choices=ELEMENT_METHODS, default="uniform")
+    parser.add_argument("--heads", choices=HEAD_MODES, default="flatten")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resize-position-embeddings", action="store_true",
+                        help="allow another image size: resize the teacher's position grid bilinearly "
+                             "(an extension of the paper)")
+    parser.add_argument("--report", default=None, help="write the selection report (JSON) here")
+    add_overwrite_argument(parser, "an existing --out or --report")
+
+
+METHOD = Method(
+    name="selection",
+    title="Weight selection: a small model initialized with selected weights of a larger one",
+    paper="Xu, Liu, Darrell & Liu, Initializing Models with Larger Ones, ICLR 2024",
+    package=__package__,
+    docs="docs/weight-selection.md",
+    forms=(
+        InitForm("select", "weight selection from a larger teacher (Xu et al. 2024)", _select,
+                 "weights", arg="TEACHER.keras", parse=existing_file("a teacher .keras file", ".keras"),
+                 reads_file=True, load=_load_teacher),
+    ),
+    exports={
+        "SelectWeightsFrom": ".callbacks",
+        "SelectionReport": ".select",
+        "load_teacher": ".teachers",
+        "smaller_config": ".teachers",
+        "select_weights": ".select",
+        "selection_report": ".select",
+    },
+    public={"": ("select_weights",), "callbacks": ("SelectWeightsFrom",)},
+    model_functions=("select_weights",),
+    serializable=(".distill",),
+    commands=(
+        Command("select", "initialize a small model with selected weights of a larger one (weight selection)",
+                "Loads a teacher .keras file, builds the student by model name (as in `train`), copies the "
+                "teacher's selected weights into it (Xu et al., ICLR 2024) and saves it as .keras. The head "
+                "keeps the student's own initialization.", _select_arguments, ".cli"),
+    ),
+)

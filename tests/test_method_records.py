@@ -1,0 +1,272 @@
+"""A method is one record: what derives from the records, the contract every model function keeps,
+the layering of the package, and a sixth method added as one folder (a plug-in) with nothing else edited."""
+
+import ast
+import inspect
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+
+import keras_structinit as ks
+from keras_structinit import _registry, methods
+
+PACKAGE = Path(ks.__file__).parent
+METHODS = [r for r in methods.records() if r.name != "core"]
+
+
+def test_every_method_folder_has_its_record_and_its_guide():
+    folders = sorted(p.parent.name for p in PACKAGE.glob("*/method.py"))
+    assert folders == sorted(r.package.rsplit(".", 1)[-1] for r in METHODS)
+    for record in methods.records():
+        assert record.docs and (PACKAGE.parent / record.docs).is_file(), record.name
+        for name, module in record.exports.items():
+            assert hasattr(__import__(module, fromlist=["_"]), name), (record.name, name)
+
+
+def test_namespaces_registry_selectors_and_commands_derive_from_the_records():
+    for record in methods.records():
+        for namespace, names in record.public.items():
+            target = ks if namespace == "" else getattr(ks, namespace)
+            for name in names:
+                assert name in target.__all__ and getattr(target, name) is getattr(
+                    __import__(record.exports[name], fromlist=["_"]), name)
+        assert set(record.serializable) <= set(_registry.serializable_modules())
+        for selector in record.selectors:
+            assert ks.walker.selector(selector.name)[0] is selector.find
+    assert set(methods.commands()) == {"demo", "select"}
+    assert [f.name for r in methods.records() for f in r.forms] == list(methods.init_forms())
+
+
+def _method_tokens():
+    """What would name a method: its package's module path and its init forms' names."""
+    tokens = []
+    for record in METHODS:
+        short = record.package.rsplit(".", 1)[-1]
+        tokens += [re.escape(record.package), rf"from keras_structinit import [^\n]*\b{short}\b"]
+        tokens += [rf"[\"']{re.escape(form.name)}[\"':]" for form in record.forms]
+    return re.compile("|".join(tokens))
+
+
+def test_no_method_is_named_outside_the_records():
+    """The CLI, the walker, the registry and the lazy namespaces reach methods through the records."""
+    files = [*sorted((PACKAGE / "cli").glob("*.py")), *(PACKAGE / name for name in (
+        "walker.py", "_registry.py", "__init__.py", "callbacks.py", "initializers/__init__.py",
+        "layers/__init__.py"))]
+    pattern = _method_tokens()
+    found = [f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
+             for path in files for n, line in enumerate(path.read_text().splitlines(), 1)
+             if pattern.search(line)]
+    assert found == []
+
+
+# ------------------------------------------------------------------ layering
+
+#: Levels, lowest first: a module may import its own level and those below (and, at the method
+#: level, only its own method). A method's ``cli.py`` is its command line, at the CLI level.
+LEVELS = ("core", "methods", "namespaces", "models", "cli", "facade")
+
+
+def _level(module):
+    parts = module.split(".")
+    if module in ("keras_structinit", "keras_structinit._registry"):
+        return "facade", None
+    if len(parts) == 2 and parts[1] in ("callbacks", "initializers"):
+        return "namespaces", None
+    top = parts[1] if len(parts) > 1 else ""
+    if top == "cli" or (top in _method_packages() and parts[-1] == "cli"):
+        return "cli", None
+    if top in _method_packages():
+        return "methods", top
+    if top in ("models", "recipes", "viz"):
+        return "models", None
+    return "core", None
+
+
+def _method_packages():
+    return {r.package.rsplit(".", 1)[-1] for r in METHODS}
+
+
+def _imports(path):
+    """Every ``keras_structinit`` module ``path`` imports, at module level or inside functions,
+    including modules named in strings (lazy imports)."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("keras_structinit"):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                yield full if _is_module(full) else node.module
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.startswith("keras_structinit"))
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and re.fullmatch(r"keras_structinit(\.\w+)+", node.value)):
+            yield node.value
+
+
+def _is_module(name):
+    relative = Path(*name.split(".")[1:])
+    return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
+
+
+def test_no_module_imports_one_above_it_and_methods_stay_apart():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        level, method = _level(module)
+        for target in _imports(path):
+            t_level, t_method = _level(target)
+            if LEVELS.index(t_level) > LEVELS.index(level) or (method and t_method and t_method != method):
+                wrong.append(f"{module} ({level}) imports {target} ({t_level})")
+    assert sorted(set(wrong)) == []
+
+
+# ------------------------------------------------------------------ the model-function contract
+
+MODEL_FUNCTIONS = [(r.name, name) for r in methods.records() for name in r.model_functions]
+
+
+@pytest.mark.parametrize("method, name", MODEL_FUNCTIONS, ids=[f"{m}.{n}" for m, n in MODEL_FUNCTIONS])
+def test_model_functions_keep_the_contract(method, name):
+    """``f(model, *, layers=None, [seed=...,] ...) -> list[str]``; a non-model is a TypeError naming it."""
+    record = next(r for r in methods.records() if r.name == method)
+    function = getattr(__import__(record.exports[name], fromlist=["_"]), name)
+    params = list(inspect.signature(function).parameters.values())
+    assert params[0].name == "model" and params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in params[1:]), name
+    assert {p.name: p.default for p in params}.get("layers", "missing") is None
+    assert "-> list" in function.__doc__.replace("\n", " ") or "Returns:" in function.__doc__
+    with pytest.raises(TypeError, match="`model` must be a keras.Model"):
+        function("not a model", **_required_keywords(params))
+
+
+def _required_keywords(params):
+    return {p.name: None for p in params[1:] if p.default is inspect.Parameter.empty}
+
+
+# ------------------------------------------------------------------ a sixth method, as a plug-in
+
+TOY_METHOD = '''
+    """A toy method: every Dense kernel becomes a constant, recorded as its initializer."""
+
+    from keras_structinit.methods import InitForm, Method, finite_number
+
+
+    def _toy(model, value, *, data, seed):
+        from toy_method.apply import apply_toy
+
+        return apply_toy(model, value=value)
+
+
+    METHOD = Method(
+        name="toy",
+        title="Dense kernels set to a constant",
+        paper="none",
+        package="toy_method",
+        docs=None,
+        forms=(InitForm("toy", "sets every Dense kernel to VALUE", _toy, "mlp", arg="VALUE", default=0.25,
+                        parse=finite_number, targets=("dense",)),),
+        exports={"ToyConstant": ".apply", "apply_toy": ".apply"},
+        public={"": ("apply_toy",), "initializers": ("ToyConstant",)},
+        model_functions=("apply_toy",),
+        serializable=(".apply",),
+    )
+'''
+TOY_APPLY = '''
+    import keras
+
+    from keras_structinit.walker import find, model_function
+
+
+    @keras.saving.register_keras_serializable(package="toy_method")
+    class ToyConstant(keras.initializers.Constant):
+        pass
+
+
+    @model_function
+    def apply_toy(model, *, value=0.25, layers=None):
+        """Every Dense kernel set to ``value``; returns their paths."""
+        paths = []
+        for layer, kernel in find(model, "dense", layers):
+            layer.kernel_initializer = ToyConstant(value)
+            kernel.assign(ToyConstant(value)(kernel.shape, kernel.dtype))
+            paths.append(kernel.path)
+        return paths
+'''
+
+
+@pytest.fixture(scope="module")
+def toy_path(tmp_path_factory):
+    """A folder on ``PYTHONPATH`` holding the toy method's package and its entry point."""
+    root = tmp_path_factory.mktemp("plugin")
+    (root / "toy_method").mkdir()
+    (root / "toy_method" / "__init__.py").write_text("")
+    (root / "toy_method" / "method.py").write_text(textwrap.dedent(TOY_METHOD))
+    (root / "toy_method" / "apply.py").write_text(textwrap.dedent(TOY_APPLY))
+    info = root / "toy_method-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-method\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[keras_structinit.methods]\ntoy = toy_method.method\n")
+    return root
+
+
+def _run(toy_path, *args):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(toy_path), os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=600,
+                            cwd=toy_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_a_sixth_method_is_one_folder_and_one_record(toy_path):
+    script = textwrap.dedent('''
+        import contextlib, io, keras, numpy as np, keras_structinit as ks
+        from keras_structinit import cli
+        with contextlib.redirect_stdout(io.StringIO()) as help_text:
+            try:
+                cli.main(["train", "--help"])
+            except SystemExit:
+                pass
+        help_text = " ".join(help_text.getvalue().split())
+        assert "toy[:VALUE]" in help_text and "toy: sets every Dense kernel to VALUE" in help_text, help_text
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3), keras.layers.Dense(2)])
+        paths = ks.initialize(model, "toy:0.5")
+        assert paths == [layer.kernel.path for layer in model.layers], paths
+        assert all((np.asarray(layer.kernel) == 0.5).all() for layer in model.layers)
+        import toy_method.apply
+        assert ks.initializers.ToyConstant is toy_method.apply.ToyConstant
+        model.save("toy.keras")
+        x = np.ones((2, 4), "float32")
+        np.save("want.npy", keras.ops.convert_to_numpy(model(x)))
+    ''')
+    _run(toy_path, "-c", script)
+    reload = textwrap.dedent('''
+        import keras, numpy as np, keras_structinit
+        model = keras.saving.load_model("toy.keras")
+        assert type(model.layers[0].kernel_initializer).__name__ == "ToyConstant"
+        got = keras.ops.convert_to_numpy(model(np.ones((2, 4), "float32")))
+        np.testing.assert_allclose(got, np.load("want.npy"), rtol=1e-6)
+        print("reloaded")
+    ''')
+    assert "reloaded" in _run(toy_path, "-c", reload)
+
+
+def test_records_are_checked_when_declared():
+    with pytest.raises(ValueError, match=r"public names \['missing'\] are not exports"):
+        methods.Method("x", "t", "p", "keras_structinit", exports={}, public={"": ("missing",)})
+    with pytest.raises(ValueError, match="namespaces"):
+        methods.Method("x", "t", "p", "keras_structinit", public={"models": ()})
+
+
+def test_walker_errors_use_the_selector_a_record_adds():
+    dense = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    with pytest.raises(ValueError, match="has no LC blocks"):
+        ks.walker.find(dense, "lc_pointwise")
+    with pytest.raises(ValueError, match="`which` must be one of"):
+        ks.walker.find(dense, "nope")
+    assert np.asarray(ks.walker.find(dense, "dense")[0][1]).shape == (4, 2)
