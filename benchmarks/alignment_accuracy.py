@@ -31,8 +31,8 @@ can be stopped and resumed.
 
 Usage::
 
-    python benchmarks/alignment_accuracy.py --backend torch
-    python benchmarks/alignment_accuracy.py --iterations 4 8 --train-size 512 --align-images 256 \\
+    python -m benchmarks.alignment_accuracy --backend torch
+    python -m benchmarks.alignment_accuracy --iterations 4 8 --train-size 512 --align-images 256 \\
         --seeds 0 --out /tmp/alignment_smoke                      # a smoke test
 """
 
@@ -46,16 +46,18 @@ from pathlib import Path
 
 import numpy as np
 
-# Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import (
+from benchmarks.bench_utils import (
     BACKENDS,
-    RESULTS_DIR,
+    LOCAL_RESULTS,
     SHARED_CIFAR10,
     add_eval_data_argument,
     add_shard_argument,
+    ahead,
     mean_std,
+    ms,
     resumable_results,
     shard_of,
+    verdict_of,
 )
 
 NAME = "alignment_accuracy"
@@ -97,7 +99,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=SHARED_CIFAR10,
                         help="CIFAR-10 training images (zip/dir/npz)")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
     parser.add_argument("--iterations", type=int, nargs="+", default=[100, 1000],
                         help="budgets (SGD steps): each one a complete run with its own schedule")
     parser.add_argument("--train-size", type=int, default=None, help="training images (default: all 45,000)")
@@ -271,6 +273,32 @@ def main(argv=None):
         data["runs"].append(run)
         save()
     print(render_markdown(data))
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _alignment(data):
+    cells = {}
+    for r in data["runs"]:
+        for iterations, result in r["accuracy"].items():
+            cells.setdefault((r["variant"], int(iterations)), []).append(result["test"])
+    parts = [f"{variant} @{it}: {ms(values, 100)} %" for (variant, it), values in sorted(cells.items())
+             if variant in ("default", "aligned_2", "smallest_1")]
+    verdicts = []
+    for it in sorted({it for _, it in cells}):
+        default = cells.get(("default", it))
+        if default and ("aligned_2", it) in cells:  # the paper: 2 aligned layers above the default
+            verdicts.append(ahead(cells["aligned_2", it], default))
+        if default and ("smallest_1", it) in cells:  # and the smallest eigenvectors below it
+            verdicts.append(ahead(default, cells["smallest_1", it]))
+    return "held-out accuracy: " + "; ".join(parts), verdict_of(verdicts)
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return _alignment(data)
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ exits with a message.
 
 Usage::
 
-    python benchmarks/alignment_cost.py --all-backends   # one subprocess per backend
-    python benchmarks/alignment_cost.py --backend jax --images 5000 --repeats 1   # quick
+    python -m benchmarks.alignment_cost --all-backends   # one subprocess per backend
+    python -m benchmarks.alignment_cost --backend jax --images 5000 --repeats 1   # quick
 """
 
 from __future__ import annotations
@@ -34,17 +34,17 @@ import sys
 import time
 from pathlib import Path
 
-from keras_structinit.reporting import format_table, machine_info, versions
-
-from bench_utils import (
+from benchmarks.bench_utils import (
     BACKENDS,
-    RESULTS_DIR,
+    LOCAL_RESULTS,
     SHARED_CIFAR10,
     backend_parser,
     loadavg_cell,
+    per_backend,
     run_per_backend,
     summarize,
 )
+from keras_structinit.reporting import format_table, machine_info, versions
 
 NAME = "alignment_cost"
 KERNEL_SIZE = 5  # the SimpleCNN's first kernel (Maennel et al., App. D.1)
@@ -62,7 +62,7 @@ def parse_args(argv=None):
     parser.add_argument("--align-images", type=int, default=10_000,
                         help="images of the align_conv_layers measurement")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
@@ -160,6 +160,23 @@ def render_markdown(data):
 
 def main(argv=None):
     run_per_backend(__file__, NAME, parse_args, run_backend, render_markdown, argv)
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _alignment_cost(data):
+    parts = [f"{backend} patch covariance {entry['timings']['patch_covariance']['median_s']:.1f} s "
+             f"({entry['config']['images']:,} images), align 2 layers "
+             f"{entry['timings']['align_conv_layers']['median_s']:.1f} s "
+             f"({entry['config']['align_images']:,} images)" for backend, entry in per_backend(data)]
+    return "; ".join(parts), None
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return _alignment_cost(data)
 
 
 if __name__ == "__main__":

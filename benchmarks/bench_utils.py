@@ -17,6 +17,8 @@ import numpy as np
 
 BACKENDS = ("tensorflow", "jax", "torch")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+#: Where a script run on its own writes by default (ignored by git): the suites write to results/<suite>.
+LOCAL_RESULTS = RESULTS_DIR / "local"
 # The shared CIFAR-10 training split beside the repository (not part of it).
 SHARED_CIFAR10 = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
 WARMUP = 2  # untimed calls before the timed ones
@@ -287,3 +289,60 @@ def resumable_results(out_dir, name, config, render_markdown):
         write_text(out_dir / f"{name}.md", render_markdown(data))
 
     return data, save
+
+
+# ----------------------------------------------------------------------------
+# Reading recorded runs: the shared pieces of the scripts' summaries and figures
+# ----------------------------------------------------------------------------
+def ms(values, scale=1.0):
+    values = scale * np.asarray(values, dtype=float)
+    if values.size == 1:
+        return f"{values[0]:.2f}"
+    return f"{values.mean():.2f} ± {values.std(ddof=1):.2f}"
+
+
+def by(runs, field, value):
+    return [r for r in runs if r.get(field) == value]
+
+
+def ahead(higher, lower=(0.0,)):
+    """Whether ``higher`` beats ``lower`` (per-seed values): ``True`` when the difference of the
+    means exceeds twice its standard error, ``False`` when it is as far the other way, ``None``
+    (within noise) otherwise. A single value has no spread: its standard error counts as 0."""
+    higher, lower = np.asarray(higher, float), np.asarray(lower, float)
+
+    def var(x):
+        return x.var(ddof=1) / x.size if x.size > 1 else 0.0
+
+    diff, se = higher.mean() - lower.mean(), np.sqrt(var(higher) + var(lower))
+    return True if diff > 2 * se else False if diff < -2 * se else None
+
+
+def verdict_of(checks):
+    """``"yes"`` when every check holds beyond noise, ``"no"`` when one goes the other way beyond
+    noise, ``"within noise"`` otherwise; ``None`` without checks."""
+    if not checks:
+        return None
+    return "no" if False in checks else "yes" if all(checks) else "within noise"
+
+
+def seed_gaps(runs):
+    """Frozen minus learnable held-out accuracy (points) per seed with both runs."""
+    acc = {(r["seed"], r["frozen"]): r["val_accuracy"] for r in runs}
+    return [100 * (acc[s, True] - acc[s, False]) for s, frozen in acc if frozen and (s, False) in acc]
+
+
+def per_backend(data):
+    return [(b, data["results"][b]) for b in BACKENDS if b in data.get("results", {})]
+
+
+def bars(ax, series, labels):
+    """Grouped bars with std error bars: ``series`` maps a legend label to one list of per-seed
+    values (%) per entry of ``labels`` (an empty list leaves a gap)."""
+    width = 0.8 / max(len(series), 1)
+    for i, (name, values) in enumerate(series.items()):
+        x = np.arange(len(labels)) + (i - (len(series) - 1) / 2) * width
+        ax.bar(x, [np.mean(v) if v else np.nan for v in values], width,
+               yerr=[np.std(v, ddof=1) if len(v) > 1 else 0 for v in values], capsize=2, label=name)
+    ax.set_xticks(np.arange(len(labels)), labels, rotation=30, ha="right", fontsize=7)
+    ax.legend(fontsize=7)

@@ -16,7 +16,7 @@
   product), in the backend's compiled form (TF ``tf.function`` without and with
   XLA, ``jax.jit``, torch eager).
 
-    python benchmarks/convmixer_breakdown.py --all-backends
+    python -m benchmarks.convmixer_breakdown --all-backends
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ import time
 
 import numpy as np
 
-# Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import RESULTS_DIR, backend_parser, run_per_backend, time_calls
+from benchmarks.bench_utils import LOCAL_RESULTS, backend_parser, run_per_backend, time_calls
 
 NAME = "convmixer_breakdown"
 KINDS = ("depthwise", "bn", "act", "pointwise")
@@ -41,7 +40,7 @@ POINTWISE_SHAPE = (128, 16, 16, 128)
 def parse_args(argv=None):
     parser = backend_parser(__doc__.splitlines()[1])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--out", type=os.path.abspath, default=str(RESULTS_DIR))
+    parser.add_argument("--out", type=os.path.abspath, default=str(LOCAL_RESULTS))
     return parser.parse_args(argv)
 
 

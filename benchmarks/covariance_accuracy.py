@@ -31,9 +31,9 @@ also evaluates on an external set.
 
 Usage::
 
-    python benchmarks/covariance_accuracy.py kernel-size --backend torch
-    python benchmarks/covariance_accuracy.py convergence --backend torch --budgets 1 2 4
-    python benchmarks/covariance_accuracy.py sigma --backend torch --train-size 256 --epochs 1 \\
+    python -m benchmarks.covariance_accuracy kernel-size --backend torch
+    python -m benchmarks.covariance_accuracy convergence --backend torch --budgets 1 2 4
+    python -m benchmarks.covariance_accuracy sigma --backend torch --train-size 256 --epochs 1 \\
         --seeds 0 --dim 16 --depth 2 --held-out-size 200 --out /tmp/cov_smoke   # smoke test
 """
 
@@ -43,20 +43,24 @@ import argparse
 import os
 from pathlib import Path
 
-# Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import (
+import numpy as np
+
+from benchmarks.bench_utils import (
     BACKENDS,
-    RESULTS_DIR,
+    LOCAL_RESULTS,
     SHARED_CIFAR10,
     add_eval_data_argument,
     add_shard_argument,
+    ahead,
     eval_data_lines,
     fit_and_measure,
     held_out_note,
     held_out_subset,
     mean_std,
+    ms,
     resumable_results,
     shard_of,
+    verdict_of,
 )
 
 NAME = "covariance"
@@ -70,7 +74,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("experiment", choices=EXPERIMENTS)
     parser.add_argument("--data", type=Path, default=SHARED_CIFAR10)
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
     parser.add_argument("--backend", choices=BACKENDS, default=None)
     parser.add_argument("--dim", type=int, default=128, help="ConvMixer width (paper: 256)")
     parser.add_argument("--depth", type=int, default=8, help="ConvMixer depth (paper: 8)")
@@ -231,6 +235,76 @@ def main(argv=None):
         data["runs"].append(run)
         save()
     print(render_markdown(data))
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _covariance(data):
+
+    experiment = data["config"]["experiment"]
+    inits = ("conv-cov", "conv-cov-listing") if experiment == "sigma" else ("conv-cov",)
+    parts, verdicts = [], []
+    for init in inits:
+        cells = gains(data["runs"], init)
+        parts += [f"{init} k={k} {epochs} ep. {'frozen' if frozen else 'thawed'}: {ms(values)}"
+                  for (k, epochs, frozen), values in cells.items()]
+        if experiment == "kernel-size":  # the paper: the gain grows with k
+            for frozen in (True, False):
+                by_k = sorted((k, values) for (k, _, f), values in cells.items() if f == frozen)
+                if len(by_k) >= 2:
+                    verdicts.append(ahead(by_k[-1][1], by_k[0][1]))
+        elif experiment == "convergence":  # the paper: ConvCovariance ahead at every budget
+            verdicts += [ahead(values) for values in cells.values()]
+    verdict = verdict_of(verdicts) if experiment != "sigma" else None
+    return "gain over the default init (points): " + "; ".join(parts), verdict
+
+
+def _figure_covariance_kernel(data, plt):
+
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    cells = gains(data["runs"], "conv-cov")
+    for frozen, color in ((True, "C0"), (False, "C1")):
+        points = sorted((k, v) for (k, _, f), v in cells.items() if f == frozen)
+        if points:
+            ax.errorbar([k for k, _ in points], [np.mean(v) for _, v in points],
+                        yerr=[np.std(v, ddof=1) if len(v) > 1 else 0 for _, v in points], marker="o",
+                        capsize=3, color=color, label=f"ours, {'frozen' if frozen else 'thawed'}")
+            ks = [k for k, _ in points if k in PAPER_TABLE10]
+            ax.plot(ks, [PAPER_TABLE10[k][0 if frozen else 1] for k in ks], ls="--", color=color,
+                    label=f"paper (20 ep.), {'frozen' if frozen else 'thawed'}")
+    ax.axhline(0, color="gray", lw=0.8)
+    ax.set_xlabel("kernel size k")
+    ax.set_ylabel("ConvCovariance − default (points)")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def _figure_covariance_budget(data, plt):
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    for (init, frozen), style in {("default", True): "C0--", ("conv-cov", True): "C0-",
+                                  ("default", False): "C1--", ("conv-cov", False): "C1-"}.items():
+        runs = [r for r in data["runs"] if r["init"] == init and r["frozen"] == frozen]
+        budgets = sorted({r["epochs"] for r in runs})
+        if budgets:
+            accs = [[100 * r["val_accuracy"] for r in runs if r["epochs"] == e] for e in budgets]
+            ax.errorbar(budgets, [np.mean(a) for a in accs],
+                        yerr=[np.std(a, ddof=1) if len(a) > 1 else 0 for a in accs], fmt=style, marker="o",
+                        capsize=3, label=f"{init}, {'frozen' if frozen else 'thawed'}")
+    ax.set_xlabel("epochs (each a complete run)")
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return _covariance(data)
+
+
+#: Figures of the suite report, by the names suite entries list.
+FIGURES = {"covariance_kernel": _figure_covariance_kernel, "covariance_budget": _figure_covariance_budget}
 
 
 if __name__ == "__main__":

@@ -80,9 +80,9 @@ shared CIFAR-10 training split, its own stratified 10% held out (seed 0;
 
 Usage::
 
-    python benchmarks/covariance_transfer.py groups --backend torch --source-epochs 8
-    python benchmarks/covariance_transfer.py patch-kernel --backend torch --dim 64 --depth 4
-    python benchmarks/covariance_transfer.py groups --backend torch --train-size 256 --source-epochs 1 \\
+    python -m benchmarks.covariance_transfer groups --backend torch --source-epochs 8
+    python -m benchmarks.covariance_transfer patch-kernel --backend torch --dim 64 --depth 4
+    python -m benchmarks.covariance_transfer groups --backend torch --train-size 256 --source-epochs 1 \\
         --epochs 1 --seeds 0 --dim 16 --depth 2 --held-out-size 200 --out /tmp/ct_smoke   # smoke test
 """
 
@@ -100,13 +100,15 @@ from pathlib import Path
 
 import numpy as np
 
-# Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import (
+from benchmarks.bench_utils import (
     BACKENDS,
+    LOCAL_RESULTS,
     RESULTS_DIR,
     SHARED_CIFAR10,
     add_eval_data_argument,
     add_shard_argument,
+    ahead,
+    bars,
     eval_data_lines,
     fit_and_measure,
     held_out_note,
@@ -114,6 +116,7 @@ from bench_utils import (
     mean_std,
     resumable_results,
     shard_of,
+    verdict_of,
 )
 
 # FilterCovariance.resized's methods (keras_structinit.covariance.bank.RESIZE_METHODS; the tests
@@ -152,7 +155,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("experiment", choices=EXPERIMENTS)
     parser.add_argument("--data", type=Path, default=SHARED_CIFAR10)
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
     parser.add_argument("--source-dir", type=Path, default=SOURCE_DIR,
                         help="cache of trained sources shared by every --out and shard "
                              "(default benchmarks/results/sources/)")
@@ -789,6 +792,37 @@ def main(argv=None):
     if not data["runs"]:
         save()
     print(render_markdown(data))
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _covariance_transfer(data):
+
+    text, pairs = headline_comparisons(data)
+    return text, verdict_of([ahead(higher, lower) for higher, lower in pairs])
+
+
+def _figure_transfer_groups(data, plt):
+
+    cells = group_accuracies(data["runs"])
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    bars(ax, {("frozen" if frozen else "thawed"): [list(cells.get((g, frozen), {}).values()) for g in GROUPS]
+               for frozen in (True, False) if any((g, frozen) in cells for g in GROUPS)},
+          [f"{LETTERS[g]} {g}" for g in GROUPS])
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_title("Covariance transfer, Fig. 3's groups (paper: B, C, E above A)", fontsize=8)
+    return fig
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return _covariance_transfer(data)
+
+
+#: Figures of the suite report, by the names suite entries list.
+FIGURES = {"transfer_groups": _figure_transfer_groups}
 
 
 if __name__ == "__main__":

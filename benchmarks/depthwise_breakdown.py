@@ -10,8 +10,8 @@ products), and the full forward+backward, each in its own compiled
 function; and states the arithmetic floor ``2 B H W C k^2`` flops at the
 measured matmul rate of the machine.
 
-    python benchmarks/depthwise_breakdown.py --backend jax
-    python benchmarks/depthwise_breakdown.py --backend jax --size 32 --kernel-sizes 9
+    python -m benchmarks.depthwise_breakdown --backend jax
+    python -m benchmarks.depthwise_breakdown --backend jax --size 32 --kernel-sizes 9
 
 ``--size`` sets H = W (default 16); results other than 16 go to
 ``depthwise_breakdown_<backend>_<size>.json``.

@@ -14,7 +14,7 @@ full-size (input- or padded-input-shaped) buffers in the optimized HLO's entry
 computation, and the median process CPU time and wall time of a call. Every
 XLA flag setting runs in its own process (``XLA_FLAGS`` is read once).
 
-    python benchmarks/depthwise_fusion.py
+    python -m benchmarks.depthwise_fusion
 """
 
 from __future__ import annotations

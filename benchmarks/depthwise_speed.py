@@ -29,9 +29,9 @@ they fit in ``--budget`` seconds (never fewer than 3).
 
 Usage::
 
-    python benchmarks/depthwise_speed.py --backend jax
-    python benchmarks/depthwise_speed.py --all-backends          # one subprocess each
-    python benchmarks/depthwise_speed.py --all-backends --quick --out /tmp/dw_smoke
+    python -m benchmarks.depthwise_speed --backend jax
+    python -m benchmarks.depthwise_speed --all-backends          # one subprocess each
+    python -m benchmarks.depthwise_speed --all-backends --quick --out /tmp/dw_smoke
 
 Results are merged per backend into ``<out>/depthwise_speed.json`` and rendered
 to ``<out>/depthwise_speed.md`` (``<out>`` defaults to ``benchmarks/results``).
@@ -46,19 +46,19 @@ from pathlib import Path
 
 import numpy as np
 
-from keras_structinit.reporting import Column, format_table, machine_info, versions
-
-# Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import (
+from benchmarks.bench_utils import (
     BACKENDS,
-    RESULTS_DIR,
+    LOCAL_RESULTS,
     WARMUP,
     backend_parser,
+    per_backend,
     run_per_backend,
     runs_table,
     time_calls,
     timing_cell,
+    verdict_of,
 )
+from keras_structinit.reporting import Column, format_table, machine_info, versions
 
 NAME = "depthwise_speed"
 MODES = {"forward": "forward", "forward_backward": "fwd+bwd", "frozen": "fwd+bwd frozen"}
@@ -87,7 +87,7 @@ def parse_args(argv=None):
                         help='also time implementation="native" on TensorFlow/JAX, '
                              "where it is the keras stock op")
     parser.add_argument("--quick", action="store_true", help="smoke-test settings")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR,
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS,
                         help=f"directory for {NAME}.json / {NAME}.md")
     args = parser.parse_args(argv)
     quick = args.quick
@@ -546,6 +546,27 @@ def render_markdown(data):
 
 def main(argv=None):
     run_per_backend(__file__, NAME, parse_args, run_backend, render_markdown, argv)
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _depthwise_speed(data):
+    parts, verdicts = [], []
+    for backend, entry in per_backend(data):
+        for row in entry.get("model", {}).get("results", []):
+            if row["layer"] == "package":
+                compile_ = "XLA" if row["jit_compile"] else "default compile"
+                parts.append(f"{backend} ({compile_}): {row['thawed']['median_s']:.2f} s/step thawed, "
+                             f"frozen {row['frozen_speedup']:.2f}x faster")
+                verdicts.append(row["frozen_speedup"] > 1)
+    return "ConvMixer-128/6 step, package layer: " + "; ".join(parts), verdict_of(verdicts)
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return _depthwise_speed(data)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ zip was killed at 24 GB.
 
 Usage::
 
-    python benchmarks/imagenet_memory.py --backend jax [--steps 3] [--data ZIP]
+    python -m benchmarks.imagenet_memory --backend jax [--steps 3] [--data ZIP]
 
 Results go to ``<out>/imagenet_memory.json`` and ``.md`` (``<out>`` defaults
 to ``benchmarks/results/cpu``).
@@ -33,9 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from benchmarks.bench_utils import BACKENDS, RESULTS_DIR, SHARED_CIFAR10  # noqa: E402
+from benchmarks.bench_utils import BACKENDS, LOCAL_RESULTS, SHARED_CIFAR10
 
 NAME = "imagenet_memory"
 
@@ -126,7 +124,7 @@ def main(argv=None):
     parser.add_argument("--data", type=Path, default=SHARED_CIFAR10)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--limit-gb", type=float, default=8.0)
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "cpu")
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
     args = parser.parse_args(argv)
     if not args.data.exists():
         print(f"skipped: {args.data} not found (pass --data ZIP)")

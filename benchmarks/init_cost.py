@@ -25,9 +25,9 @@ against the covariance they should follow (centre-pixel variance per layer).
 
 Usage::
 
-    python benchmarks/init_cost.py                     # current KERAS_BACKEND
-    python benchmarks/init_cost.py --backend jax
-    python benchmarks/init_cost.py --all-backends      # one subprocess each
+    python -m benchmarks.init_cost                     # current KERAS_BACKEND
+    python -m benchmarks.init_cost --backend jax
+    python -m benchmarks.init_cost --all-backends      # one subprocess each
 
 Results are merged per backend into ``<out>/init_cost.json`` and rendered to
 ``<out>/init_cost.md`` (``<out>`` defaults to ``benchmarks/results``).
@@ -43,9 +43,16 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.bench_utils import (
+    BACKENDS,
+    LOCAL_RESULTS,
+    backend_parser,
+    loadavg_cell,
+    per_backend,
+    run_per_backend,
+    summarize,
+)
 from keras_structinit.reporting import format_table, machine_info, versions
-
-from bench_utils import BACKENDS, RESULTS_DIR, backend_parser, loadavg_cell, run_per_backend, summarize
 
 METHODS = {
     "reference_sampling": "reference: multivariate_normal only",
@@ -64,7 +71,7 @@ def parse_args(argv=None):
     parser.add_argument("--dim", type=int, default=1536)
     parser.add_argument("--depth", type=int, default=24)
     parser.add_argument("--kernel-size", type=int, default=9)
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR,
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS,
                         help="directory for init_cost.json / init_cost.md")
     args = parser.parse_args(argv)
     if args.repeats < 1:
@@ -325,6 +332,22 @@ def render_markdown(data):
 
 def main(argv=None):
     run_per_backend(__file__, "init_cost", parse_args, run_backend, render_markdown, argv)
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _init_cost(data):
+    parts = [f"{backend} {entry['timings']['apply_conv_covariance']['median_s']:.3f} s "
+             f"(reference + assign {entry['timings']['reference_sampling_assign']['median_s']:.3f} s)"
+             for backend, entry in per_backend(data)]
+    return "apply_conv_covariance, ConvMixer-1536/24: " + "; ".join(parts), None
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return _init_cost(data)
 
 
 if __name__ == "__main__":

@@ -45,9 +45,9 @@ of N interleaved parts of the plan (``python -m benchmarks.run`` merges them).
 
 Usage::
 
-    python benchmarks/lc_accuracy.py fig1 --backend torch
-    python benchmarks/lc_accuracy.py fig3 --backend torch
-    python benchmarks/lc_accuracy.py fig1 --epochs 1 --train-size 512 --held-out-size 500 \\
+    python -m benchmarks.lc_accuracy fig1 --backend torch
+    python -m benchmarks.lc_accuracy fig3 --backend torch
+    python -m benchmarks.lc_accuracy fig1 --epochs 1 --train-size 512 --held-out-size 500 \\
         --expansions 1 --seeds 0 --out /tmp/lc_smoke               # smoke test
 """
 
@@ -63,18 +63,22 @@ from pathlib import Path
 
 import numpy as np
 
-# Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import (
+from benchmarks.bench_utils import (
     BACKENDS,
-    RESULTS_DIR,
+    LOCAL_RESULTS,
     SHARED_CIFAR10,
     add_eval_data_argument,
     add_shard_argument,
+    ahead,
+    by,
     external_accuracy,
     held_out_note,
     held_out_subset,
     mean_std,
+    ms,
+    seed_gaps,
     shard_of,
+    verdict_of,
 )
 
 NAME = "lc_accuracy"
@@ -113,7 +117,7 @@ def parse_args(argv=None):
                              "fig3: freezing all spatial convs of off-the-shelf networks")
     parser.add_argument("--data", type=Path, default=SHARED_CIFAR10,
                         help="CIFAR-10 training images (zip/dir/npz; default: the shared split)")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR,
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS,
                         help=f"directory of {NAME}_<experiment>.json / .md")
     parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="Keras backend (default: current KERAS_BACKEND)")
@@ -349,6 +353,57 @@ def main(argv=None):
     if data["runs"]:
         print(render_markdown(data))
     print(f"results: {json_path} and {name}.md", flush=True)
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _lc_fig1(data):
+    models = list(dict.fromkeys(r["model"] for r in data["runs"]))
+    expansions = {m: int(m.rsplit("x", 1)[1]) for m in models}
+    gaps = {m: seed_gaps(by(data["runs"], "model", m)) for m in models}
+    gaps = {m: g for m, g in gaps.items() if g}
+    text = "; ".join(f"E = {expansions[m]}: {ms(g)}" for m, g in gaps.items())
+    ordered = sorted(gaps, key=expansions.get)
+    checks = [ahead(gaps[ordered[-1]], gaps[ordered[0]])] if len(ordered) >= 2 else []
+    return f"gap frozen − learnable (points): {text}", verdict_of(checks)
+
+
+def _lc_fig3(data):
+
+    gaps = {m: seed_gaps(by(data["runs"], "model", m))
+            for m in dict.fromkeys(r["model"] for r in data["runs"])}
+    gaps = {m: g for m, g in gaps.items() if g}
+    text = "; ".join(f"{m}: {ms(g)}" for m, g in gaps.items())
+    without = [m for m in gaps if FIG3_MODELS[m][0].startswith("no 1x1")]
+    with_1x1 = [m for m in gaps if m not in without]
+    checks = [ahead(gaps[w], gaps[n]) for w in with_1x1 for n in without]
+    return f"gap frozen − learnable (points): {text}", verdict_of(checks)
+
+
+def _figure_lc_gap(data, plt):
+    models = sorted(dict.fromkeys(r["model"] for r in data["runs"]), key=lambda m: int(m.rsplit("x", 1)[1]))
+    points = [(int(m.rsplit("x", 1)[1]), seed_gaps(by(data["runs"], "model", m))) for m in models]
+    points = [(e, g) for e, g in points if g]
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    ax.errorbar([e for e, _ in points], [np.mean(g) for _, g in points],
+                yerr=[np.std(g, ddof=1) if len(g) > 1 else 0 for _, g in points], marker="o", capsize=3)
+    ax.axhline(0, color="gray", lw=0.8)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("LC expansion E")
+    ax.set_ylabel("frozen − learnable (points)")
+    ax.set_title("LCResNet-20-16xE (paper: rises to ≥ 0 near E = 8)", fontsize=9)
+    return fig
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return {"lc_accuracy_fig1": _lc_fig1, "lc_accuracy_fig3": _lc_fig3}[name](data)
+
+
+#: Figures of the suite report, by the names suite entries list.
+FIGURES = {"lc_gap": _figure_lc_gap}
 
 
 if __name__ == "__main__":

@@ -30,9 +30,9 @@ so an interrupted run resumes.
 
 Usage::
 
-    python benchmarks/lc_speed.py        # x8 (batch 64) and x128 (batch 8), 3 backends
-    python benchmarks/lc_speed.py --backends torch --expansions 128 --batch-sizes 64
-    python benchmarks/lc_speed.py --expansions 8 --repeats 2 --warmup 1 --out /tmp/lc_smoke
+    python -m benchmarks.lc_speed        # x8 (batch 64) and x128 (batch 8), 3 backends
+    python -m benchmarks.lc_speed --backends torch --expansions 128 --batch-sizes 64
+    python -m benchmarks.lc_speed --expansions 8 --repeats 2 --warmup 1 --out /tmp/lc_smoke
 """
 
 from __future__ import annotations
@@ -50,8 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-# Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import BACKENDS, RESULTS_DIR, runs_table, time_calls
+from benchmarks.bench_utils import BACKENDS, LOCAL_RESULTS, runs_table, time_calls, verdict_of
 
 NAME = "lc_speed"
 DEPTH, WIDTH = 20, 16
@@ -109,7 +108,7 @@ def parse_args(argv=None):
                         help="rows to measure (default: all four)")
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per measurement (default 5)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls first (default 2)")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR, help=f"directory of {NAME}.json / .md")
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS, help=f"directory of {NAME}.json / .md")
     # Internal: one row in this process ("backend:E:batch:variant"), its result written to --row-json.
     parser.add_argument("--row", help=argparse.SUPPRESS)
     parser.add_argument("--row-json", type=Path, help=argparse.SUPPRESS)
@@ -453,6 +452,29 @@ def main(argv=None):
     else:
         args.out.mkdir(parents=True, exist_ok=True)
         run_all(args)
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _lc_speed(data):
+    parts, verdicts = [], []
+    for backend, entry in data.get("results", {}).items():
+        rows = entry.get("rows", {})
+        for expansion in dict.fromkeys(key.split("/")[0] for key in rows):
+            base, frozen = rows.get(f"{expansion}/baseline"), rows.get(f"{expansion}/frozen")
+            if not (base and frozen):
+                continue
+            speedup = base["forward_backward"]["median_s"] / frozen["forward_backward"]["median_s"]
+            verdicts.append(speedup > 1)
+            parts.append(f"{backend} {expansion}: frozen fwd+bwd {speedup:.2f}x faster")
+    return "; ".join(parts), verdict_of(verdicts)
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return _lc_speed(data)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,8 @@ batch ratio (AdamW: 0.01 -> 0.005), a few epochs.
 
 Usage::
 
-    python benchmarks/mimetic_sweep.py --backend torch                     # the sweep, 3 seeds
-    python benchmarks/mimetic_sweep.py --train-size 200 --epochs 1 --seeds 0 --dim 16 --depth 2 \\
+    python -m benchmarks.mimetic_sweep --backend torch                     # the sweep, 3 seeds
+    python -m benchmarks.mimetic_sweep --train-size 200 --epochs 1 --seeds 0 --dim 16 --depth 2 \\
         --vit-dim 24 --vit-depth 2 --b-values 0 0.05 --out /tmp/mimetic_smoke   # a smoke test
 """
 
@@ -52,18 +52,21 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_utils import (
+from benchmarks.bench_utils import (
     BACKENDS,
-    RESULTS_DIR,
+    LOCAL_RESULTS,
     SHARED_CIFAR10,
     add_eval_data_argument,
     add_shard_argument,
+    ahead,
     external_accuracy,
     held_out_note,
     held_out_subset,
     mean_std,
+    ms,
     resumable_results,
     shard_of,
+    verdict_of,
 )
 
 NAME = "mimetic_sweep"
@@ -77,7 +80,7 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=SHARED_CIFAR10,
                         help="CIFAR-10 training images (zip/dir/npz)")
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     parser.add_argument("--dim", type=int, default=64, help="ConvNeXt width (paper: 256)")
     parser.add_argument("--depth", type=int, default=8, help="ConvNeXt blocks (paper: 8)")
@@ -301,6 +304,61 @@ def main(argv=None):
         save()
     save()
     print(render_markdown(data))
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _mimetic(data):
+    cells = {}
+    for r in data["runs"]:
+        cells.setdefault((r["model"], r["epochs"]), {}).setdefault(r["variant"], []).append(r["val_accuracy"])
+    parts, verdicts = [], []
+    for (model, epochs), variants in cells.items():
+        base = variants.get("mean-shift:0")
+        shifts = {v: a for v, a in variants.items() if v.startswith("mean-shift:") and v != "mean-shift:0"}
+        if not base or not shifts:
+            continue
+        best = max(shifts, key=lambda v: np.mean(shifts[v]))
+        text = (f"{model}, {epochs} epochs: b = 0 {ms(base, 100)} %, best {best} {ms(shifts[best], 100)} %")
+        verdicts.append(ahead(shifts[best], base))
+        combos = {v: a for v, a in variants.items() if v.startswith("conv-cov+")}
+        if combos and "conv-cov" in variants:
+            combo = max(combos, key=lambda v: np.mean(combos[v]))
+            text += (f", conv-cov {ms(variants['conv-cov'], 100)} %, {combo} {ms(combos[combo], 100)} %")
+            alone = variants.get(combo.split("+", 1)[1], base)
+            verdicts += [ahead(combos[combo], variants["conv-cov"]), ahead(combos[combo], alone)]
+        parts.append(text)
+    return "; ".join(parts), verdict_of(verdicts)
+
+
+def _figure_mimetic_b(data, plt):
+    fig, ax = plt.subplots(figsize=(4.5, 3.2))
+    cells = {}
+    for r in data["runs"]:
+        if r["variant"].startswith("mean-shift:"):
+            b = float(r["variant"].split(":")[1])
+            cells.setdefault((r["model"], r["epochs"]), {}).setdefault(b, []).append(100 * r["val_accuracy"])
+    for (model, epochs), by_b in sorted(cells.items()):
+        bs = sorted(by_b)
+        ax.errorbar(bs, [np.mean(by_b[b]) for b in bs],
+                    yerr=[np.std(by_b[b], ddof=1) if len(by_b[b]) > 1 else 0 for b in bs],
+                    marker="o", capsize=3, label=f"{model}, {epochs} ep.")
+    ax.set_xlabel("mean shift b")
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_title("Mimetic MLP init (paper: b = 0 is a dip)", fontsize=9)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return _mimetic(data)
+
+
+#: Figures of the suite report, by the names suite entries list.
+FIGURES = {"mimetic_b": _figure_mimetic_b}
 
 
 if __name__ == "__main__":

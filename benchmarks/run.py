@@ -128,7 +128,9 @@ def _stream(process, prefix, log):
 
 
 def _command(bench, args, out, eval_data, shard=None):
-    command = [sys.executable, str(BENCH_DIR / bench.script), *args, "--out", str(out)]
+    script = BENCH_DIR / bench.script
+    launch = ["-m", f"benchmarks.{script.stem}"] if script.parent == BENCH_DIR else [str(script)]
+    command = [sys.executable, *launch, *args, "--out", str(out)]
     if shard is not None:
         command += ["--shard", f"{shard[0]}/{shard[1]}"]
     if eval_data is not None and bench.eval_data:

@@ -29,7 +29,7 @@ a new id, with its own accuracy; each run names the teacher it used.
 
 Usage::
 
-    python benchmarks/selection_accuracy.py --data ../shared/datasets/cifar10-train-jpeg.zip
+    python -m benchmarks.selection_accuracy --data ../shared/datasets/cifar10-train-jpeg.zip
 """
 
 from __future__ import annotations
@@ -42,16 +42,19 @@ from pathlib import Path
 
 import numpy as np
 
-# Run as a script, this file's directory is on sys.path (no keras import here).
-from bench_utils import (
+from benchmarks.bench_utils import (
     BACKENDS,
-    RESULTS_DIR,
+    LOCAL_RESULTS,
     SHARED_CIFAR10,
     add_eval_data_argument,
+    ahead,
+    bars,
     eval_data_lines,
     external_accuracy,
     mean_std,
+    ms,
     resumable_results,
+    verdict_of,
 )
 
 NAME = "selection_accuracy"
@@ -96,7 +99,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--data", type=Path, default=SHARED_CIFAR10, help="CIFAR-10 training images (zip/dir/npz)"
     )
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
     parser.add_argument(
         "--teacher",
         type=Path,
@@ -401,6 +404,45 @@ def main(argv=None):
             data["runs"].append(run)
             save()
     print(render_markdown(data))
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _selection(data):
+    accs, probes = {}, {}
+    for r in data["runs"]:
+        accs.setdefault(r["variant"], []).append(r["val_accuracy"])
+        probes.setdefault(r["variant"], []).append(r["probe_accuracy"])
+    text = "; ".join(f"{v} {ms(a, 100)} % (probe {ms(probes[v], 100)})" for v, a in accs.items())
+    # The paper: selection beats random init (fine-tuned and probed), consistent selection beats
+    # inconsistent, and selection + distillation beats selection alone.
+    pairs = [("uniform", "random_init"), ("uniform", "random_inconsistent"), ("uniform+distill", "uniform")]
+    checks = [ahead(accs[a], accs[b]) for a, b in pairs if a in accs and b in accs]
+    if "uniform" in probes and "random_init" in probes:
+        checks.append(ahead(probes["uniform"], probes["random_init"]))
+    return "held-out accuracy: " + text, verdict_of(checks)
+
+
+def _figure_selection_methods(data, plt):
+    variants = list(dict.fromkeys(r["variant"] for r in data["runs"]))
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
+    fields = (("fine-tuned", "val_accuracy"), ("linear probe at init", "probe_accuracy"))
+    bars(ax, {field: [[100 * r[key] for r in data["runs"] if r["variant"] == v] for v in variants]
+               for field, key in fields}, variants)
+    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_title("Weight selection (paper: selection > random init, probe 13.5 -> 28.2)", fontsize=8)
+    return fig
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return _selection(data)
+
+
+#: Figures of the suite report, by the names suite entries list.
+FIGURES = {"selection_methods": _figure_selection_methods}
 
 
 if __name__ == "__main__":

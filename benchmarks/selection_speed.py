@@ -14,8 +14,8 @@ teacher's weights.
 
 Usage::
 
-    python benchmarks/selection_speed.py                 # current KERAS_BACKEND
-    python benchmarks/selection_speed.py --all-backends  # one subprocess each
+    python -m benchmarks.selection_speed                 # current KERAS_BACKEND
+    python -m benchmarks.selection_speed --all-backends  # one subprocess each
 """
 
 from __future__ import annotations
@@ -29,9 +29,15 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.bench_utils import (
+    BACKENDS,
+    LOCAL_RESULTS,
+    backend_parser,
+    per_backend,
+    run_per_backend,
+    summarize,
+)
 from keras_structinit.reporting import format_table, machine_info, versions
-
-from bench_utils import BACKENDS, RESULTS_DIR, backend_parser, run_per_backend, summarize
 
 TEACHER = {"dim": 768, "depth": 12, "heads": 12}
 STUDENT = {"dim": 192, "depth": 12, "heads": 3}
@@ -40,7 +46,7 @@ STUDENT = {"dim": 192, "depth": 12, "heads": 3}
 def parse_args(argv=None):
     parser = backend_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS_DIR)
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
@@ -127,6 +133,22 @@ def render_markdown(data):
 
 def main(argv=None):
     run_per_backend(__file__, "selection_speed", parse_args, run_backend, render_markdown, argv)
+
+
+# ----------------------------------------------------------------------------
+# The suite report (benchmarks/report.py): headline, verdict and figures
+# ----------------------------------------------------------------------------
+def _selection_speed(data):
+    parts = [f"{backend} {entry['time']['median_s']:.2f} s, peak "
+             f"{entry['tracemalloc_peak_bytes'] / entry['teacher_weight_bytes']:.2f}x the teacher's weights"
+             for backend, entry in per_backend(data)]
+    return "select_weights ViT-B -> ViT-T: " + "; ".join(parts), None
+
+
+def headline(name, data):
+    """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
+    "yes", "no" or "within noise" on the paper's direction, or ``None``."""
+    return _selection_speed(data)
 
 
 if __name__ == "__main__":

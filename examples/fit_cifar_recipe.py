@@ -4,7 +4,7 @@ The same run as ``structinit train --model convmixer-128/8 --init conv-cov --fro
 written out with the package's building blocks, for users who want to change
 one of them (the model, the initializer, the pipeline or the schedule).
 
-    python examples/fit_cifar_recipe.py --data ../shared/datasets/cifar10-train-jpeg.zip \\
+    python examples/fit_cifar_recipe.py --data cifar10-train.zip \\
         --epochs 3 --train-size 10000
 
 On several devices add ``--distribution data_parallel`` (JAX) or

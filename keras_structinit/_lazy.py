@@ -40,7 +40,9 @@ def lazy_exports(module_name, exports, derived=None):
     def __getattr__(name):
         if name == "__all__" and derived is not None:
             return sorted(names())
-        target = names().get(name)
+        # The static names first: resolving them never calls ``derived`` (which imports the
+        # method records, and may run while one of those modules is still importing).
+        target = exports.get(name) or names().get(name)
         if target is None:
             raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
         module = importlib.import_module(target)

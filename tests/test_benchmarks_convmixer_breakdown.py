@@ -1,16 +1,12 @@
 """benchmarks/convmixer_breakdown.py without timing: which layers each variant removes."""
 
-import sys
 from collections import Counter
 
 import keras
 
-from conftest import REPO_ROOT, once_per_suite
+from benchmarks import convmixer_breakdown, depthwise_speed
 
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from benchmarks import convmixer_breakdown, depthwise_speed  # noqa: E402
+from conftest import once_per_suite
 
 pytestmark = once_per_suite("layer classification and variant lists, the same on every backend")
 

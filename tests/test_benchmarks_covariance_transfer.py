@@ -8,13 +8,10 @@ import sys
 import numpy as np
 import pytest
 
+from benchmarks import covariance_transfer as ct
+from benchmarks.run import merge_runs
+
 from conftest import REPO_ROOT, once_per_suite
-
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from benchmarks import covariance_transfer as ct  # noqa: E402
-from benchmarks.run import merge_runs  # noqa: E402
 
 pytestmark = once_per_suite("the benchmark's bookkeeping is plain Python")
 
@@ -51,8 +48,8 @@ def test_plan_and_sources_of_each_experiment():
 
 def test_bad_arguments_name_the_option():
     def fails(*argv):
-        result = subprocess.run([sys.executable, str(REPO_ROOT / "benchmarks" / "covariance_transfer.py"),
-                                 *argv, "--data", str(REPO_ROOT)], capture_output=True, text=True)
+        result = subprocess.run([sys.executable, "-m", "benchmarks.covariance_transfer", *argv,
+                                 "--data", str(REPO_ROOT)], capture_output=True, text=True, cwd=REPO_ROOT)
         assert result.returncode == 2
         return result.stderr.strip().splitlines()[-1]
 

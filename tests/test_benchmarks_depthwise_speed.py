@@ -1,17 +1,13 @@
 """benchmarks/depthwise_speed.py's models, without timing: the stock twin of the package's ConvMixer."""
 
-import sys
 
 import keras
 import numpy as np
 
-from conftest import REPO_ROOT, once_per_suite
+from benchmarks import depthwise_speed
+from keras_structinit.layers import Conv2D, DepthwiseConv2D
 
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from benchmarks import depthwise_speed  # noqa: E402
-from keras_structinit.layers import Conv2D, DepthwiseConv2D  # noqa: E402
+from conftest import once_per_suite
 
 pytestmark = once_per_suite("the clone swaps layer configs, the same on every backend")
 

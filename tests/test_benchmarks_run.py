@@ -13,13 +13,11 @@ import textwrap
 
 import pytest
 
+from benchmarks import report, run
+from benchmarks.bench_utils import ahead, verdict_of
+from benchmarks.suite import CPU, SUITES, Benchmark
+
 from conftest import REPO_ROOT, once_per_suite
-
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from benchmarks import report, run  # noqa: E402
-from benchmarks.suite import CPU, SUITES, Benchmark  # noqa: E402
 
 pytestmark = once_per_suite("the runner and report are plain Python; no Keras backend is involved")
 
@@ -78,6 +76,18 @@ def fake_suite(tmp_path, monkeypatch):
     monkeypatch.setattr(report, "SUITES", {"cpu": ()})  # the report covers only the fake suite below
     return suite, tmp_path / "results"
 
+
+
+def headline(name, data):
+    """The report's headline of the suite entry ``name``, from the script that owns it."""
+    bench = next(b for suite in SUITES.values() for b in suite if b.name == name)
+    return report.script_module(bench.script).headline(name, data)
+
+
+def figure(name, data, plt):
+    """The report figure ``name``, from the script whose suite entry lists it."""
+    bench = next(b for suite in SUITES.values() for b in suite if name in b.figures)
+    return report.script_module(bench.script).FIGURES[name](data, plt)
 
 def _runs(path):
     return json.loads(path.read_text())["runs"]
@@ -176,7 +186,7 @@ def test_lc_and_mimetic_headlines_compute_gaps_and_directions(tmp_path, monkeypa
     data = {"benchmark": "lc_accuracy_fig1", "machine": "m", "versions": "v", "runs": runs,
             "config": {"experiment": "fig1", "epochs": 3, "train_size": 2000, "held_out_size": 2000,
                        "recipe": {"batch_size": 64}, "backend": "torch", "held_out": "h", "data": "d"}}
-    text, verdict = report.HEADLINES["lc_accuracy_fig1"](data)
+    text, verdict = headline("lc_accuracy_fig1", data)
     assert text == "gap frozen − learnable (points): E = 1: -4.00 ± 0.00; E = 8: 1.00 ± 0.00"
     assert verdict == "yes"
     (tmp_path / "cpu").mkdir()
@@ -191,12 +201,12 @@ def test_lc_and_mimetic_headlines_compute_gaps_and_directions(tmp_path, monkeypa
     mimetic = [{"model": "convnext", "variant": v, "epochs": 2, "seed": s, "val_accuracy": a + s / 100}
                for v, a in (("mean-shift:0", 0.30), ("mean-shift:0.1", 0.32), ("conv-cov", 0.33),
                             ("conv-cov+mean-shift:0.1", 0.37)) for s in (0, 1, 2)]
-    text, verdict = report.HEADLINES["mimetic_sweep"]({"runs": mimetic})
+    text, verdict = headline("mimetic_sweep", {"runs": mimetic})
     assert "b = 0 31.00 ± 1.00 %, best mean-shift:0.1 33.00 ± 1.00 %" in text and verdict == "yes"
     # Differences within twice their standard error over seeds are not a reproduction.
-    assert report._ahead([0.2, 0.22, 0.21], [0.2, 0.21, 0.215]) is None
-    assert report._ahead([0.1, 0.11, 0.12], [0.2, 0.21, 0.22]) is False
-    assert report._verdict([True, None]) == "within noise" and report._verdict([True, False]) == "no"
+    assert ahead([0.2, 0.22, 0.21], [0.2, 0.21, 0.215]) is None
+    assert ahead([0.1, 0.11, 0.12], [0.2, 0.21, 0.22]) is False
+    assert verdict_of([True, None]) == "within noise" and verdict_of([True, False]) == "no"
 
 
 def test_cli_errors_name_the_argument(tmp_path):
@@ -234,7 +244,7 @@ def test_covariance_gains_and_kernel_size_verdict(tmp_path, monkeypatch):
     cells = gains(runs, "conv-cov")
     assert list(cells) == [(3, 2, True), (3, 2, False), (9, 2, True), (9, 2, False)]
     assert cells[9, 2, True] == pytest.approx([5.0, 5.0, 5.0])
-    text, verdict = report.HEADLINES["covariance_kernel_size"](data)
+    text, verdict = headline("covariance_kernel_size", data)
     assert "conv-cov k=9 2 ep. frozen: 5.00 ± 0.00" in text and verdict == "yes"
     (tmp_path / "cpu").mkdir()
     (tmp_path / "cpu" / "covariance_kernel_size.json").write_text(json.dumps(data))
@@ -247,25 +257,25 @@ def test_covariance_gains_and_kernel_size_verdict(tmp_path, monkeypatch):
 
 def test_speed_headlines_read_the_recorded_timing_files():
     def recorded(name):
-        return json.loads((REPO_ROOT / "benchmarks" / "results" / f"{name}.json").read_text())
+        return json.loads((REPO_ROOT / "benchmarks" / "results" / "archive" / f"{name}.json").read_text())
 
-    text, verdict = report.HEADLINES["depthwise_speed"](recorded("depthwise_speed"))
+    text, verdict = headline("depthwise_speed", recorded("depthwise_speed"))
     assert text.count("frozen") == 4 and "torch (default compile)" in text and verdict in ("yes", "no")
-    text, verdict = report.HEADLINES["init_cost"](recorded("init_cost"))
+    text, verdict = headline("init_cost", recorded("init_cost"))
     assert text.startswith("apply_conv_covariance, ConvMixer-1536/24: tensorflow") and verdict is None
-    text, _ = report.HEADLINES["selection_speed"](recorded("selection_speed"))
+    text, _ = headline("selection_speed", recorded("selection_speed"))
     assert "the teacher's weights" in text and text.count(" s, peak") == 3
     timing = {"median_s": 2.5, "mean_s": 2.5, "std_s": 0.0, "times_s": [2.5]}
     entry = {"config": {"images": 50000, "align_images": 10000},
              "timings": {"patch_covariance": timing, "align_conv_layers": {**timing, "median_s": 40.0}}}
-    text, _ = report.HEADLINES["alignment_cost"]({"results": {"jax": entry}})
+    text, _ = headline("alignment_cost", {"results": {"jax": entry}})
     assert text == "jax patch covariance 2.5 s (50,000 images), align 2 layers 40.0 s (10,000 images)"
 
 
 @pytest.mark.parametrize("suite", sorted(SUITES))
 def test_every_suite_invocation_parses_with_its_script(suite, tmp_path):
     """Each entry's arguments (and further invocations) are accepted by its script's parser."""
-    from bench_utils import SHARED_CIFAR10
+    from benchmarks.bench_utils import SHARED_CIFAR10
 
     for bench in SUITES[suite]:
         module = report.script_module(bench.script)
@@ -287,11 +297,11 @@ def test_selection_headline_compares_selection_consistency_and_distillation(tmp_
             for v, a, p in (("random_init", 0.30, 0.30), ("uniform", 0.36, 0.36),
                             ("random_inconsistent", 0.31, 0.31), ("uniform+distill", 0.39, 0.36))
             for s in (0, 1, 2)]
-    text, verdict = report.HEADLINES["selection_accuracy"]({"runs": runs})
+    text, verdict = headline("selection_accuracy", {"runs": runs})
     assert "uniform 37.00 ± 1.00 % (probe 37.00 ± 1.00)" in text and verdict == "yes"
     worse = [dict(r, val_accuracy=0.2 + r["seed"] / 100) if r["variant"] == "uniform+distill" else r
              for r in runs]
-    assert report.HEADLINES["selection_accuracy"]({"runs": worse})[1] == "no"
+    assert headline("selection_accuracy", {"runs": worse})[1] == "no"
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
@@ -299,7 +309,7 @@ def test_selection_headline_compares_selection_consistency_and_distillation(tmp_
               for i, g in enumerate(("default", "transfer-same", "conv-cov")) for f in (True, False)
               for s in (0, 1, 2)]
     for name, data in (("selection_methods", {"runs": runs}), ("transfer_groups", {"runs": groups})):
-        fig = report.FIGURES[name](data, plt)
+        fig = figure(name, data, plt)
         fig.savefig(tmp_path / f"{name}.png")
         plt.close(fig)
         assert (tmp_path / f"{name}.png").stat().st_size > 1000

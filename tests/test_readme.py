@@ -85,10 +85,7 @@ def _commands(block):
 
 
 def _benchmarks_run():
-    import sys
 
-    if str(REPO_ROOT) not in sys.path:
-        sys.path.insert(0, str(REPO_ROOT))
     from benchmarks import run
 
     return run

@@ -28,6 +28,19 @@ def tiny_data(n=24, size=8, seed=0):
     return rng.integers(0, 256, (n, size, size, 3), dtype=np.uint8), np.arange(n) % 3
 
 
+def test_fit_cifar_takes_a_config_and_keyword_overrides_alike():
+    x, y = tiny_data(16)
+    config = recipes.RecipeConfig("cifar10", epochs=1, batch_size=8, rand_augment=None, seed=3)
+    by_config = recipes.fit_cifar(tiny_model(), (x, y), config=config, verbose=0)
+    by_keywords = recipes.fit_cifar(tiny_model(), (x, y), 1, batch_size=8, rand_augment=None, seed=3,
+                                    verbose=0)
+    assert by_config.config == by_keywords.config == config
+    assert by_config.config.resolved()["schedule"] == "triangular"  # a default, filled in
+    assert set(by_config.history) == set(by_keywords.history) and np.isfinite(by_config.history["loss"]).all()
+    with pytest.raises(TypeError, match=r"unexpected recipe option\(s\) \['lr'\]"):
+        recipes.fit_cifar(tiny_model(), (x, y), 1, lr=0.1)
+
+
 def write_image_folder(root, x, y):
     from PIL import Image
 

@@ -107,6 +107,9 @@ def build_parser():
     train.add_argument("--optimizer", choices=("adamw", "sgd", "sgd_momentum"), default=None,
                        help="CIFAR: adamw (recipe default), sgd (Nesterov 0.9, PyTorch-style L2 decay) "
                             "or sgd_momentum (plain momentum 0.9)")
+    train.add_argument("--warmup-epochs", type=non_negative_float, default=None,
+                       help="linear warmup of the cosine schedule, in epochs (default: CIFAR 5%% of the run, "
+                            "ImageNet 5; 0: none)")
     train.add_argument("--schedule", choices=("triangular", "cosine", "step"), default=None,
                        help="CIFAR: learning-rate schedule (recipe default triangular; step: divided by 3 "
                             "at 1/3 and 2/3 of the run)")

@@ -33,7 +33,8 @@ from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_jso
 from keras_structinit.methods import check_parts, initialize, load_parts, parse_init_spec
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
-from keras_structinit.recipes.data import check_rand_augment, imagenet_source
+from keras_structinit.recipes.config import RecipeConfig
+from keras_structinit.recipes.data import imagenet_source, parse_rand_augment
 from keras_structinit.recipes.distill import fit_distill, load_teacher
 from keras_structinit.recipes.progress import CSVLogger, progress_callbacks
 from keras_structinit.recipes.training import channel_normalizer
@@ -56,22 +57,6 @@ TABLE = (
 )
 
 
-def _rand_augment(text):
-    """'recipe' (keep the recipe's default), None for 'none', or a checked ``(N, M)``."""
-    if text == "recipe":
-        return text
-    if text == "none":
-        return None
-    try:
-        ops, magnitude = text.split(",")
-        return check_rand_augment((int(ops), float(magnitude)))
-    except ValueError:
-        raise ValueError(
-            f"--rand-augment must be N,M (N >= 1 ops, magnitude M in [0, 1], e.g. 2,0.4), "
-            f"'none' or 'recipe'. Received: {text!r}"
-        ) from None
-
-
 def run(args):
     """Runs ``structinit train`` with parsed ``args``; returns the exit status.
 
@@ -88,12 +73,13 @@ def run(args):
         _check_spatial_target(args, family, parts)
         _check_out(args.out, args.overwrite, parts, args.data, args.eval_data, args.distill_from,
                    name="--out", hint=OVERWRITE_HINT, check_only=True)
-        rand_augment = _rand_augment(args.rand_augment)
+        parse_rand_augment(args.rand_augment)
         validation.rate(args.val_split, "--val-split")
         if args.distill_from is not None:
             _check_distill(args.recipe, args.distill_alpha)
             check_teacher(args.distill_from, "--distill-from")
         _check_cifar_options(args.recipe, cifar_options)
+        config = RecipeConfig.from_args(args)
         check_exists(None if str(args.data).startswith("tfds:") else args.data, "--data")
         check_exists(args.eval_data, "--eval-data")
         _check_devices(args.precision, args.distribution)
@@ -108,12 +94,9 @@ def run(args):
     except INPUT_ERRORS as err:
         return usage_error("train", err)
     run_train(
-        args.recipe, args.model, data, args.epochs, args.out, init=args.init, frozen=args.frozen,
+        args.model, data, args.out, config, init=args.init, frozen=args.frozen,
         distill_from=args.distill_from, distill_alpha=args.distill_alpha, distill_mode=args.distill_mode,
-        seed=args.seed, batch_size=args.batch_size, learning_rate=args.lr,
-        weight_decay=args.weight_decay, image_size=args.image_size, precision=args.precision,
-        distribution=args.distribution, rand_augment=rand_augment, label_smoothing=args.label_smoothing,
-        cifar_options=cifar_options, overwrite=args.overwrite, teachers=teachers,
+        overwrite=args.overwrite, teachers=teachers,
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
     )
     return 0
@@ -251,34 +234,31 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, validation_split=0.1,
                         None if data is None else str(data), None if eval_data is None else str(eval_data))
 
 
-def run_train(recipe, model, data, epochs, out, init="default", frozen=False, eval_data=None,
-              seed=0, batch_size=None, learning_rate=None, weight_decay=None, train_size=None,
-              validation_split=0.1, image_size=None, precision=None, distribution=None,
-              rand_augment="recipe", label_smoothing=None, model_kwargs=None, callbacks=(),
-              interactive=None, distill_from=None, distill_alpha=1.0, distill_mode="logits",
-              cifar_options=None, overwrite=False, teachers=None):
-    """Trains ``model`` (a registry name) with a recipe; returns the results dict (also in ``out``).
+def run_train(model, data, out, config, *, init="default", frozen=False, eval_data=None, train_size=None,
+              validation_split=0.1, model_kwargs=None, callbacks=(), interactive=None, distill_from=None,
+              distill_alpha=1.0, distill_mode="logits", overwrite=False, teachers=None):
+    """Trains ``model`` (a registry name) with the recipe run ``config``; returns the results dict
+    (also in ``out``).
 
-    ``data`` is what the recipe reads (see :func:`prepare_data`) or a
-    :class:`TrainingData` already prepared (then ``eval_data``,
-    ``train_size`` and ``validation_split`` are not used). Progress: Keras'
-    bar on a terminal, else a line per epoch (and every minute) with time per
-    step and ETA (``interactive`` overrides ``sys.stdout.isatty()``). On
-    Ctrl-C the finished epochs are written to ``results.json`` (with
-    ``"interrupted": true``) and ``log.csv``, then ``KeyboardInterrupt`` is
-    raised again. ``distill_from`` (a teacher: anything ``load_teacher``
-    takes) trains with the weight-selection paper's distillation
-    (:func:`keras_structinit.recipes.fit_distill`: ``distill_mode`` "logits"
-    or "features", weight ``distill_alpha``). ``cifar_options`` (CIFAR recipes
-    only: ``optimizer``, ``schedule``, ``normalization``, ``pad``, ``flip``)
-    override :data:`~keras_structinit.recipes.CIFAR_DEFAULTS`. ``out`` may
-    not hold the files of an earlier run (:data:`OUTPUT_FILES`) unless
-    ``overwrite``, which removes them first; nor may a file written be one of
-    the run's inputs. ``teachers``: ``{spec: model}`` already loaded (the
+    ``config`` is a :class:`~keras_structinit.recipes.RecipeConfig` (its recipe, epochs,
+    optimizer, schedule, seed, ...). ``data`` is what the recipe reads (see
+    :func:`prepare_data`) or a :class:`TrainingData` already prepared (then ``eval_data``,
+    ``train_size`` and ``validation_split`` are not used). Progress: Keras' bar on a
+    terminal, else a line per epoch (and every minute) with time per step and ETA
+    (``interactive`` overrides ``sys.stdout.isatty()``). On Ctrl-C the finished epochs are
+    written to ``results.json`` (with ``"interrupted": true``) and ``log.csv``, then
+    ``KeyboardInterrupt`` is raised again. ``distill_from`` (a teacher: anything
+    ``load_teacher`` takes) trains with the weight-selection paper's distillation
+    (:func:`keras_structinit.recipes.fit_distill`: ``distill_mode`` "logits" or "features",
+    weight ``distill_alpha``). ``out`` may not hold the files of an earlier run
+    (:data:`OUTPUT_FILES`) unless ``overwrite``, which removes them first; nor may a file
+    written be one of the run's inputs. ``teachers``: ``{spec: model}`` already loaded (the
     command line loads them while it checks its arguments).
     """
-    validation.one_of(recipe, "recipe", RECIPES)
+    if not isinstance(config, RecipeConfig):
+        raise TypeError(f"`config` must be a RecipeConfig. Received: config of type {type(config).__name__}")
     validation.boolean(overwrite, "overwrite")
+    recipe, seed = config.recipe, config.seed
     family, _ = parse_model_name(model)
     parts = parse_init_spec(init)
     data_source = data.source if isinstance(data, TrainingData) else data
@@ -296,14 +276,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
         data = prepare_data(recipe, data, seed=seed, train_size=train_size,
                             validation_split=validation_split, eval_data=eval_data)
     keras.utils.set_random_seed(seed)
-    options = {"batch_size": batch_size, "learning_rate": learning_rate,
-               "weight_decay": weight_decay, "label_smoothing": label_smoothing}
-    options = {k: v for k, v in options.items() if v is not None}
-    if cifar_options:
-        _check_cifar_options(recipe, cifar_options)
-        options.update(cifar_options)
-    if rand_augment != "recipe":
-        options["rand_augment"] = rand_augment
+    image_size = None if config.is_cifar else config.resolved()["image_size"]
     input_shape = _input_shape(recipe, data, image_size)
     if recipe != "imagenet":
         train_size = len(data.train[0])
@@ -311,7 +284,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
 
     align_images = None
     if any(p.form.needs_data for p in parts):
-        align_images = _alignment_images(data.train[0], options.get("normalization", "channel"), seed)
+        align_images = _alignment_images(data.train[0], config.resolved()["normalization"], seed)
     lc_model = family == "lcresnet"
     if lc_model:  # the LC blocks freeze their own spatial kernels (kept frozen in the .keras config)
         model_kwargs["frozen"] = bool(frozen)
@@ -334,31 +307,29 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     log_path = os.path.join(out, "log.csv")
     verbose, progress = progress_callbacks(interactive)
     fit_callbacks = [CSVLogger(log_path), *progress, *callbacks]
-    config = dict(recipe=recipe, model=model, init=init, frozen=bool(frozen), epochs=epochs,
-                  data=data.source, eval_data=data.eval_source, seed=seed, train_size=train_size,
-                  validation_split=validation_split if recipe != "imagenet" else None,
-                  precision=precision, distribution=None if distribution is None else str(distribution),
-                  model_kwargs=model_kwargs, distill_from=None if teacher is None else str(distill_from),
-                  distill_alpha=None if teacher is None else distill_alpha,
-                  distill_mode=None if teacher is None else distill_mode, **options)
+    config_record = dict(
+        model=model, init=init, frozen=bool(frozen), data=data.source, eval_data=data.eval_source,
+        train_size=train_size, validation_split=validation_split if recipe != "imagenet" else None,
+        model_kwargs=model_kwargs, distill_from=None if teacher is None else str(distill_from),
+        distill_alpha=None if teacher is None else distill_alpha,
+        distill_mode=None if teacher is None else distill_mode, **config.to_dict())
+    epochs = config_record["epochs"]
     start = time.perf_counter()
     try:
         if recipe == "imagenet":
-            history = imagenet.fit_imagenet(
-                builder, data.train, epochs, image_size=input_shape[0], validation_data=None,
-                eval_data=data.eval, precision=precision, distribution=distribution, seed=seed,
-                callbacks=fit_callbacks, verbose=verbose, **options)
+            history = imagenet.fit_imagenet(builder, data.train, config=config, eval_data=data.eval,
+                                            callbacks=fit_callbacks, verbose=verbose)
         else:
-            fit_options = dict(validation_data=data.validation, eval_data=data.eval, precision=precision,
-                               distribution=distribution, seed=seed, callbacks=fit_callbacks, verbose=verbose,
-                               num_classes=data.num_classes, **options)
+            fit_options = dict(config=config, validation_data=data.validation, eval_data=data.eval,
+                               callbacks=fit_callbacks, verbose=verbose, num_classes=data.num_classes)
             if teacher is None:
-                history = cifar.fit_cifar(builder, data.train, epochs, **fit_options)
+                history = cifar.fit_cifar(builder, data.train, **fit_options)
             else:
-                history = fit_distill(builder, teacher, data.train, epochs, mode=distill_mode,
-                                      alpha=distill_alpha, **fit_options)
+                history = fit_distill(builder, teacher, data.train, mode=distill_mode, alpha=distill_alpha,
+                                      **fit_options)
     except KeyboardInterrupt:
-        _write_interrupted(out, config, data, progress[0].epoch_logs, epochs, time.perf_counter() - start)
+        _write_interrupted(out, config_record, data, progress[0].epoch_logs, epochs,
+                           time.perf_counter() - start)
         raise
     total = time.perf_counter() - start
     metrics = {k: [float(v) for v in vs] for k, vs in history.history.items()}
@@ -372,7 +343,7 @@ def run_train(recipe, model, data, epochs, out, init="default", frozen=False, ev
     table = format_table([row], TABLE)
     print("\n" + table, flush=True)
     results = {
-        "config": config,
+        "config": config_record,
         "data": data.description,
         "versions": versions(),
         "machine": machine_info(),

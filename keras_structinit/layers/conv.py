@@ -17,7 +17,7 @@ rate. ConvMixer-128's 1 x 1 conv (``(128, 16, 16, 128)``, 128 filters) takes,
 forward / forward + both gradients, 23.6 / 62.5 ms as ``keras.ops.conv`` and
 6.2 / 28.6 ms as Eq. (1) on JAX; on PyTorch 25.7 / 43.3 against 11.4 / 28.7 ms;
 TensorFlow is about on par either way (2-core CPU;
-``benchmarks/results/convmixer_breakdown.md``). Gradients are autodiff's of
+``benchmarks/results/archive/convmixer_breakdown.md``). Gradients are autodiff's of
 the matrix product: no custom rule.
 """
 

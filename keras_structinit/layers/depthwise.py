@@ -19,7 +19,7 @@ at a time (outputs up to 16 wide), or by FFT (wider ones): both read the data
 once instead of kh * kw times. They are given to autodiff explicitly; when
 the kernel is frozen nothing consumes the kernel gradient and the compiler
 drops it. Kernels of more than 11 x 11 taps loop over kernel rows, since XLA
-compiles one very long unrolled sum poorly. Measurements: ``benchmarks/results/depthwise_goals.md``.
+compiles one very long unrolled sum poorly. Measurements: ``benchmarks/results/archive/depthwise_goals.md``.
 
 Paths (``implementation="auto"``):
 

@@ -8,6 +8,7 @@ in :mod:`keras_structinit.datasets` (``load_cifar_data`` here is
 
 from keras_structinit.datasets import load_cifar as load_cifar_data  # documented here too
 from keras_structinit.recipes.cifar import CIFAR_DEFAULTS, fit_cifar
+from keras_structinit.recipes.config import DEFAULT, RecipeConfig
 from keras_structinit.recipes.data import cifar_dataset, imagenet_dataset, random_resized_crop
 from keras_structinit.recipes.devices import device_setup, resolve_distribution, resolve_precision
 from keras_structinit.recipes.distill import fit_distill
@@ -17,8 +18,10 @@ from keras_structinit.recipes.schedules import PiecewiseLinearSchedule, Triangul
 
 __all__ = [
     "CIFAR_DEFAULTS",
+    "DEFAULT",
     "IMAGENET_DEFAULTS",
     "PiecewiseLinearSchedule",
+    "RecipeConfig",
     "TorchSGD",
     "TriangularSchedule",
     "cifar_dataset",

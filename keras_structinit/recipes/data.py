@@ -45,6 +45,23 @@ def check_rand_augment(rand_augment):
             validation.fraction(magnitude, "rand_augment[1]"))
 
 
+def parse_rand_augment(text):
+    """``--rand-augment``'s text: ``"recipe"`` (kept: the recipe's default), ``None`` for ``"none"``,
+    or a checked ``(N, M)`` from ``"N,M"``."""
+    if text == "recipe":
+        return text
+    if text == "none":
+        return None
+    try:
+        ops, magnitude = text.split(",")
+        return check_rand_augment((int(ops), float(magnitude)))
+    except ValueError:
+        raise ValueError(
+            f"--rand-augment must be N,M (N >= 1 ops, magnitude M in [0, 1], e.g. 2,0.4), "
+            f"'none' or 'recipe'. Received: {text!r}"
+        ) from None
+
+
 def channel_stats(x):
     """Per-channel ``(mean, std)`` of uint8 images, in [0, 1] units (float64)."""
     pixels = np.asarray(x).reshape(-1, x.shape[-1])  # reduced in float64 without a float copy of x

@@ -14,7 +14,7 @@ def load_teacher(spec):
     return load(spec)
 
 
-def fit_distill(student, teacher, data, epochs, *, mode="logits", alpha=1.0, teacher_layer=None,
+def fit_distill(student, teacher, data, epochs=None, *, mode="logits", alpha=1.0, teacher_layer=None,
                 student_layer=None, **kwargs):
     """Trains ``student`` on ``data`` with the weight-selection paper's distillation (Xu et al., Sec. 5.4).
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
+from keras_structinit.recipes.config import RecipeConfig
 from keras_structinit.recipes.data import check_rand_augment, imagenet_dataset
 from keras_structinit.recipes.schedules import warmup_cosine
 from keras_structinit.recipes.training import (
@@ -43,31 +44,8 @@ IMAGENET_DEFAULTS = {
 LOSSES = ("bce", "ce")
 
 
-def fit_imagenet(
-    model,
-    data,
-    epochs,
-    image_size=IMAGENET_DEFAULTS["image_size"],
-    batch_size=IMAGENET_DEFAULTS["batch_size"],
-    learning_rate=None,
-    weight_decay=IMAGENET_DEFAULTS["weight_decay"],
-    warmup_epochs=IMAGENET_DEFAULTS["warmup_epochs"],
-    rand_augment=IMAGENET_DEFAULTS["rand_augment"],
-    mixup_alpha=IMAGENET_DEFAULTS["mixup_alpha"],
-    cutmix_alpha=IMAGENET_DEFAULTS["cutmix_alpha"],
-    loss=IMAGENET_DEFAULTS["loss"],
-    label_smoothing=IMAGENET_DEFAULTS["label_smoothing"],
-    validation_data=None,
-    eval_data=None,
-    precision=None,
-    distribution=None,
-    ema=False,
-    seed=0,
-    callbacks=(),
-    verbose="auto",
-    steps_per_epoch=None,
-    jit_compile=None,
-):
+def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None, eval_data=None, callbacks=(),
+                 verbose="auto", **options):
     """Trains ``model`` on an ImageFolder directory or a TFDS dataset; returns the ``History``.
 
     Args:
@@ -77,20 +55,30 @@ def fit_imagenet(
             ``"tfds:<name>"`` (e.g. ``"tfds:imagenet2012"``, split "train"), or
             equal-sized uint8 images as ``(x, y)``, an .npz or a zip (see
             :func:`~keras_structinit.recipes.data.imagenet_source`).
-        epochs: passes over ``data``.
-        learning_rate: peak AdamW rate; default ``5e-3 * batch_size / 2048``.
-        warmup_epochs: linear warmup before the cosine decay (clipped to
-            ``epochs - 1``).
-        rand_augment, mixup_alpha, cutmix_alpha: augmentation (``None``/0 off).
-        loss: "bce" (A1: sigmoid cross-entropy on the mixed one-hot targets)
-            or "ce" (softmax cross-entropy with ``label_smoothing``).
+        epochs: passes over ``data`` (or ``config.epochs``).
+        config: a :class:`~keras_structinit.recipes.RecipeConfig` with ``recipe="imagenet"``;
+            ``options`` (its fields as keywords: ``image_size``, ``batch_size``,
+            ``learning_rate`` (default ``5e-3 * batch_size / 2048``), ``warmup_epochs``
+            (clipped to ``epochs - 1``), ``rand_augment``, ``mixup_alpha``, ``cutmix_alpha``,
+            ``loss`` ("bce": A1's sigmoid cross-entropy on the mixed one-hot targets, or
+            "ce" with ``label_smoothing``), ...) replace its fields. Fields not given take
+            :data:`IMAGENET_DEFAULTS`.
         validation_data, eval_data: a directory, ``"tfds:<name>"`` (split
             "validation"), an .npz with uint8 ``x``/int ``y`` or a tuple of
             arrays; ``eval_data`` accuracy is printed at the end and stored in
             ``history.eval_results``.
-        precision, distribution, ema, seed, callbacks, verbose, jit_compile:
-            as in :func:`keras_structinit.recipes.fit_cifar`.
+        callbacks, verbose: as in ``model.fit``.
     """
+    if epochs is not None:
+        options["epochs"] = epochs
+    config = RecipeConfig.build("imagenet", config, **options)
+    o = config.resolved()
+    epochs, batch_size, learning_rate, loss = o["epochs"], o["batch_size"], o["learning_rate"], o["loss"]
+    rand_augment, warmup_epochs, seed = o["rand_augment"], o["warmup_epochs"], o["seed"]
+    precision, distribution, ema = o["precision"], o["distribution"], o["ema"]
+    weight_decay, label_smoothing, image_size = o["weight_decay"], o["label_smoothing"], o["image_size"]
+    mixup_alpha, cutmix_alpha, steps_per_epoch = o["mixup_alpha"], o["cutmix_alpha"], o["steps_per_epoch"]
+    jit_compile = o["jit_compile"]
     validation.one_of(loss, "loss", LOSSES)
     check_rand_augment(rand_augment)
     check_fit_arguments(model, epochs, precision, distribution, ema)
@@ -116,7 +104,7 @@ def fit_imagenet(
 
     loss_fn = (keras.losses.BinaryCrossentropy(from_logits=True) if loss == "bce"
                else keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=label_smoothing))
-    return fit_classifier(
+    history = fit_classifier(
         model, train.repeat(), epochs, steps, make_schedule, loss=loss_fn, weight_decay=weight_decay,
         validation_data=None if validation_data is None else eval_dataset(
             validation_data, "validation_data"),
@@ -124,3 +112,5 @@ def fit_imagenet(
         precision=precision, distribution=distribution, ema=ema,
         callbacks=callbacks, verbose=verbose, jit_compile=jit_compile,
     )
+    history.config = config
+    return history

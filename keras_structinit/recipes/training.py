@@ -28,7 +28,7 @@ def channel_normalizer(x, normalization="channel"):
 def default_jit_compile():
     """``jit_compile`` for ``compile``: Keras' "auto" (XLA) on accelerators and on
     JAX; off for TensorFlow on a CPU, whose XLA CPU code for the rest of a
-    ConvMixer is slower than its graph mode (benchmarks/results/depthwise_speed.md)."""
+    ConvMixer is slower than its graph mode (benchmarks/results/archive/depthwise_speed.md)."""
     if keras.backend.backend() == "tensorflow" and accelerator() == "cpu":
         return False
     return "auto"

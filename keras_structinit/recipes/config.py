@@ -1,0 +1,190 @@
+"""``RecipeConfig``: the options of one recipe run, shared by ``fit_cifar``, ``fit_imagenet`` and
+``structinit train``.
+
+Every field left at :data:`DEFAULT` takes the recipe's default
+(:data:`~keras_structinit.recipes.CIFAR_DEFAULTS`,
+:data:`~keras_structinit.recipes.IMAGENET_DEFAULTS`); :meth:`RecipeConfig.resolved`
+fills them in, and :meth:`RecipeConfig.to_dict` is what a run records in ``results.json``.
+
+Example:
+    >>> config = RecipeConfig("cifar10", epochs=10, optimizer="sgd", schedule="cosine", warmup_epochs=0)
+    >>> fit_cifar(model, (x, y), config=config)
+    >>> fit_cifar(model, (x, y), 10, optimizer="sgd")     # the same options as keywords
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from keras_structinit import validation
+
+__all__ = ["CIFAR_ONLY", "DEFAULT", "IMAGENET_ONLY", "RECIPES", "RecipeConfig"]
+
+RECIPES = ("cifar10", "cifar100", "imagenet")
+
+
+class _Default:
+    """The recipe's own value (a singleton)."""
+
+    def __repr__(self):
+        return "DEFAULT"
+
+    def __reduce__(self):
+        return "DEFAULT"
+
+
+#: A field left at this takes the recipe's default.
+DEFAULT = _Default()
+
+#: Fields of the CIFAR recipes only, and of the ImageNet recipe only.
+CIFAR_ONLY = ("optimizer", "schedule", "normalization", "pad", "flip")
+IMAGENET_ONLY = ("image_size", "mixup_alpha", "cutmix_alpha", "loss")
+
+
+@dataclass(frozen=True)
+class RecipeConfig:
+    """What a recipe run takes besides the model, the data and the callbacks.
+
+    Every recipe:
+        recipe: ``"cifar10"``, ``"cifar100"`` or ``"imagenet"``.
+        epochs: passes over the training data.
+        batch_size: global batch size.
+        learning_rate: peak learning rate (ImageNet: default ``5e-3 * batch_size / 2048``).
+        weight_decay: AdamW's decoupled weight decay (``optimizer="sgd"``: PyTorch's L2).
+        label_smoothing: of the categorical cross-entropy.
+        rand_augment: ``(num_ops, magnitude in [0, 1])`` for ``keras.layers.RandAugment``, or ``None``.
+        warmup_epochs: linear warmup of the cosine schedule, in epochs (CIFAR: may be fractional,
+            default 5% of the run; ImageNet: an int, default 5, clipped to ``epochs - 1``).
+        precision: ``None``/``"float32"``, ``"mixed_bfloat16"``, ``"mixed_float16"`` or ``"auto"``.
+        distribution: ``None``, ``"data_parallel"`` (JAX), ``"mirrored"``/``"tpu"`` (TensorFlow),
+            ``"auto"``, or an instance.
+        ema: ``False``, ``True`` (momentum 0.9999) or the EMA momentum of the weights.
+        seed: seed of the shuffling and augmentation.
+        steps_per_epoch: default: the data's size over the batch size.
+        jit_compile: passed to ``model.compile`` (``None``: Keras' choice).
+
+    CIFAR recipes (:data:`CIFAR_ONLY`):
+        optimizer: ``"adamw"``, ``"sgd"`` (Nesterov 0.9, PyTorch-style L2) or ``"sgd_momentum"``.
+        schedule: ``"triangular"``, ``"cosine"`` (warmup then cosine decay to 0) or ``"step"``
+            (divided by 3 at 1/3 and 2/3 of the run).
+        normalization: ``"channel"`` (the data's per-channel mean/std) or ``"symmetric"`` ([-1, 1]).
+        pad: zero padding before the random crop (0: no crop).
+        flip: random horizontal flips.
+
+    ImageNet recipe (:data:`IMAGENET_ONLY`):
+        image_size: the crop size.
+        mixup_alpha, cutmix_alpha: MixUp / CutMix (0 or ``None``: off).
+        loss: ``"bce"`` (sigmoid cross-entropy on the mixed targets) or ``"ce"``.
+    """
+
+    recipe: str = "cifar10"
+    epochs: Any = DEFAULT
+    batch_size: Any = DEFAULT
+    learning_rate: Any = DEFAULT
+    weight_decay: Any = DEFAULT
+    label_smoothing: Any = DEFAULT
+    rand_augment: Any = DEFAULT
+    warmup_epochs: Any = DEFAULT
+    precision: Any = None
+    distribution: Any = None
+    ema: Any = False
+    seed: Any = 0
+    steps_per_epoch: Any = None
+    jit_compile: Any = None
+    optimizer: Any = DEFAULT
+    schedule: Any = DEFAULT
+    normalization: Any = DEFAULT
+    pad: Any = DEFAULT
+    flip: Any = DEFAULT
+    image_size: Any = DEFAULT
+    mixup_alpha: Any = DEFAULT
+    cutmix_alpha: Any = DEFAULT
+    loss: Any = DEFAULT
+
+    def __post_init__(self):
+        validation.one_of(self.recipe, "recipe", RECIPES)
+        other = IMAGENET_ONLY if self.is_cifar else CIFAR_ONLY
+        given = [name for name in other if getattr(self, name) is not DEFAULT]
+        if given:
+            kind = "ImageNet recipe (imagenet)" if self.is_cifar else "CIFAR recipes (cifar10, cifar100)"
+            raise ValueError(f"`{'`, `'.join(given)}` apply to the {kind}, not to recipe={self.recipe!r}")
+
+    @property
+    def is_cifar(self):
+        return self.recipe != "imagenet"
+
+    @classmethod
+    def build(cls, kind, config=None, **options):
+        """``config`` (or a new config of ``kind``: ``"cifar"`` or ``"imagenet"``) with ``options``
+        replacing its fields; ``TypeError`` naming an option that is not a field, ``ValueError``
+        for a config of the other kind."""
+        names = {f.name for f in dataclasses.fields(cls)} - {"recipe"}
+        unknown = sorted(set(options) - names)
+        if unknown:
+            raise TypeError(f"unexpected recipe option(s) {unknown}; the options are {sorted(names)}")
+        if config is None:
+            return cls("imagenet" if kind == "imagenet" else "cifar10", **options)
+        if not isinstance(config, cls):
+            raise TypeError("`config` must be a RecipeConfig. "
+                            f"Received: config of type {type(config).__name__}")
+        if config.is_cifar != (kind == "cifar"):
+            raise ValueError(f"`config` is for recipe={config.recipe!r}; "
+                             f"this function trains the {kind} recipe")
+        return dataclasses.replace(config, **options)
+
+    def resolved(self):
+        """Every field as a dict, with the recipe's defaults filled in (``learning_rate`` may stay
+        ``None`` for ImageNet: scaled with the batch size when the run starts)."""
+        from keras_structinit.recipes.cifar import CIFAR_DEFAULTS
+        from keras_structinit.recipes.imagenet import IMAGENET_DEFAULTS
+
+        defaults = (dict(CIFAR_DEFAULTS, warmup_epochs=None) if self.is_cifar
+                    else dict(IMAGENET_DEFAULTS, learning_rate=None))
+        skip = IMAGENET_ONLY if self.is_cifar else CIFAR_ONLY
+        out = {}
+        for field in dataclasses.fields(self):
+            if field.name in skip:
+                continue
+            value = getattr(self, field.name)
+            if value is DEFAULT:
+                if field.name == "epochs":
+                    raise ValueError("`epochs` is needed: the number of passes over the training data")
+                value = defaults[field.name]
+            out[field.name] = value
+        return out
+
+    def to_dict(self):
+        """:meth:`resolved`, JSON-ready (a distribution instance as its text)."""
+        out = self.resolved()
+        if out["distribution"] is not None and not isinstance(out["distribution"], str):
+            out["distribution"] = str(out["distribution"])
+        if out.get("rand_augment") is not None:
+            out["rand_augment"] = list(out["rand_augment"])
+        return out
+
+    @classmethod
+    def from_args(cls, args):
+        """The config of ``structinit train``'s parsed ``args`` (options not given: the recipe's)."""
+        from keras_structinit.recipes.data import parse_rand_augment
+
+        given = {
+            "epochs": args.epochs, "batch_size": args.batch_size, "learning_rate": args.lr,
+            "weight_decay": args.weight_decay, "label_smoothing": args.label_smoothing,
+            "warmup_epochs": args.warmup_epochs, "precision": args.precision,
+            "distribution": args.distribution, "seed": args.seed, "optimizer": args.optimizer,
+            "schedule": args.schedule, "normalization": args.normalization, "pad": args.pad,
+            "flip": args.flip, "image_size": args.image_size,
+        }
+        given = {k: v for k, v in given.items() if v is not None}  # not given: the recipe's
+        if args.rand_augment != "recipe":
+            given["rand_augment"] = parse_rand_augment(args.rand_augment)  # None: off
+        if args.recipe != "imagenet" and args.warmup_epochs is not None and args.schedule != "cosine":
+            raise ValueError("--warmup-epochs applies to --schedule cosine")
+        if args.recipe == "imagenet" and args.warmup_epochs is not None:
+            if not float(args.warmup_epochs).is_integer():
+                raise ValueError(f"--warmup-epochs must be a whole number of epochs for the imagenet recipe. "
+                                 f"Received: {args.warmup_epochs}")
+            given["warmup_epochs"] = int(args.warmup_epochs)
+        return cls(args.recipe, **given)

@@ -1,0 +1,64 @@
+"""RecipeConfig: one typed set of recipe options for fit_cifar, fit_imagenet and `structinit train`."""
+
+import json
+
+import numpy as np
+import pytest
+
+from keras_structinit import cli, recipes
+from keras_structinit.recipes import CIFAR_DEFAULTS, DEFAULT, IMAGENET_DEFAULTS, RecipeConfig
+
+
+def test_fields_not_given_take_the_recipe_defaults():
+    cifar = RecipeConfig("cifar100", epochs=3, optimizer="sgd").resolved()
+    assert cifar["optimizer"] == "sgd" and cifar["epochs"] == 3 and cifar["warmup_epochs"] is None
+    assert {k: cifar[k] for k in CIFAR_DEFAULTS if k != "optimizer"} == {
+        k: v for k, v in CIFAR_DEFAULTS.items() if k != "optimizer"}
+    assert "image_size" not in cifar and "loss" not in cifar
+    imagenet = RecipeConfig("imagenet", epochs=2).resolved()
+    assert imagenet["learning_rate"] is None  # scaled with the batch size when the run starts
+    assert imagenet["image_size"] == IMAGENET_DEFAULTS["image_size"] and "optimizer" not in imagenet
+    assert repr(RecipeConfig().batch_size) == "DEFAULT" and RecipeConfig().batch_size is DEFAULT
+
+
+def test_to_dict_is_json_and_epochs_are_required():
+    record = RecipeConfig("cifar10", epochs=1, rand_augment=(2, 0.4), distribution=object()).to_dict()
+    assert json.loads(json.dumps(record))["rand_augment"] == [2, 0.4]
+    assert isinstance(record["distribution"], str)
+    with pytest.raises(ValueError, match="`epochs` is needed"):
+        RecipeConfig("cifar10").resolved()
+
+
+def test_options_of_the_other_recipe_and_unknown_options_are_refused():
+    with pytest.raises(ValueError, match=r"`optimizer`, `pad` apply to the CIFAR recipes"):
+        RecipeConfig("imagenet", optimizer="sgd", pad=0)
+    with pytest.raises(ValueError, match="`image_size` apply to the ImageNet recipe"):
+        RecipeConfig("cifar10", image_size=64)
+    with pytest.raises(ValueError, match="`recipe` must be one of"):
+        RecipeConfig("mnist")
+    with pytest.raises(TypeError, match=r"unexpected recipe option\(s\) \['lr'\]"):
+        RecipeConfig.build("cifar", lr=0.1)
+    with pytest.raises(ValueError, match="`config` is for recipe='imagenet'"):
+        RecipeConfig.build("cifar", RecipeConfig("imagenet", epochs=1))
+    with pytest.raises(TypeError, match="`config` must be a RecipeConfig"):
+        recipes.fit_cifar(None, (np.zeros((1, 8, 8, 3), "uint8"), np.zeros(1, int)), config={"epochs": 1})
+
+
+def _args(*extra):
+    return cli.build_parser().parse_args(["train", "--model", "simple-cnn", "--epochs", "2", *extra])
+
+
+def test_from_args_keeps_what_the_command_line_gave():
+    config = RecipeConfig.from_args(_args("--optimizer", "sgd", "--schedule", "cosine",
+                                          "--warmup-epochs", "0", "--rand-augment", "none", "--seed", "4"))
+    assert config == RecipeConfig("cifar10", epochs=2, optimizer="sgd", schedule="cosine", warmup_epochs=0.0,
+                                  rand_augment=None, seed=4)
+    assert RecipeConfig.from_args(_args()) == RecipeConfig("cifar10", epochs=2, seed=0)
+    imagenet = RecipeConfig.from_args(_args("--recipe", "imagenet", "--warmup-epochs", "2",
+                                            "--image-size", "64"))
+    assert imagenet.warmup_epochs == 2 and isinstance(imagenet.warmup_epochs, int)
+    assert imagenet.image_size == 64
+    with pytest.raises(ValueError, match="--warmup-epochs applies to --schedule cosine"):
+        RecipeConfig.from_args(_args("--warmup-epochs", "1"))
+    with pytest.raises(ValueError, match="whole number"):
+        RecipeConfig.from_args(_args("--recipe", "imagenet", "--warmup-epochs", "0.5"))
