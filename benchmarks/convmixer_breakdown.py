@@ -76,7 +76,7 @@ def model_rows(args):
     import keras
 
     from keras_structinit import freeze_spatial
-    from keras_structinit.layers import depthwise
+    from keras_structinit.ops import depthwise
 
     class PassThrough(keras.layers.Layer):
         def call(self, x, mask=None, training=None):

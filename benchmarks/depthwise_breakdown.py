@@ -43,7 +43,7 @@ def main():
     from keras import ops
 
     from keras_structinit.io_utils import write_text
-    from keras_structinit.layers import depthwise as dw
+    from keras_structinit.ops import depthwise as dw
 
     if args.backend == "jax":
         import jax

@@ -44,7 +44,7 @@ def _cases():
     import jax
     import jax.numpy as jnp
 
-    from keras_structinit.layers.depthwise import shifted_depthwise_conv2d
+    from keras_structinit.ops.depthwise import shifted_depthwise_conv2d
 
     def conv(x, k):
         return shifted_depthwise_conv2d(x, k, padding="same")

@@ -124,7 +124,7 @@ def _conv(impl):
     """``conv(x, k)`` under test; records the path it resolves to (at trace time)."""
     import keras
 
-    from keras_structinit.layers.depthwise import depthwise_conv2d, select_implementation
+    from keras_structinit.ops.depthwise import depthwise_conv2d, select_implementation
 
     seen = {}
 
@@ -257,7 +257,7 @@ def torch_cases(x, kernel, r):
 def op_bench(args, backend):
     import keras
 
-    from keras_structinit.layers.depthwise import select_implementation
+    from keras_structinit.ops.depthwise import select_implementation
 
     cases = {"tensorflow": tensorflow_cases, "jax": jax_cases, "torch": torch_cases}[backend]
     s = OP_SHAPE

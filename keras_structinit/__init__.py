@@ -27,6 +27,7 @@ _SUBMODULES = (
     "layers",
     "methods",
     "models",
+    "ops",
     "recipes",
     "reporting",
     "validation",

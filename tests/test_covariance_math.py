@@ -7,6 +7,10 @@ import pytest
 
 from keras_structinit import covariance as cv
 
+from conftest import once_per_suite
+
+pytestmark = once_per_suite("the closed forms are NumPy")
+
 KERNEL_SIZES = [3, 5, 7, 9, 15]
 SIGMAS = [0.08, 0.5, 1.5, 3.5]
 

@@ -8,6 +8,10 @@ import pytest
 
 from keras_structinit import lc
 
+from conftest import once_per_suite
+
+pytestmark = once_per_suite("LC math is NumPy")
+
 
 # Independent references written from the definitions with explicit loops.
 def ref_fold(spatial, pointwise):

@@ -126,6 +126,41 @@ def test_no_module_imports_one_above_it_and_methods_stay_apart():
     assert sorted(set(wrong)) == []
 
 
+def _module_level_imports(path):
+    """The ``keras_structinit`` modules ``path`` imports when it is itself imported."""
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("keras_structinit"):
+            for alias in node.names:
+                full = f"{node.module}.{alias.name}"
+                yield full if _is_module(full) else node.module
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.startswith("keras_structinit"))
+
+
+def test_no_import_cycle():
+    """The modules' own (module-level) imports form no cycle."""
+    graph = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        graph[module] = {t for t in _module_level_imports(path) if t != module}
+    done, stack = set(), []
+
+    def visit(module):
+        if module in stack:
+            pytest.fail("import cycle: " + " -> ".join(stack[stack.index(module):] + [module]))
+        if module in done or module not in graph:
+            return
+        stack.append(module)
+        for target in sorted(graph[module]):
+            visit(target)
+        stack.pop()
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module)
+
+
 # ------------------------------------------------------------------ the model-function contract
 
 MODEL_FUNCTIONS = [(r.name, name) for r in methods.records() for name in r.model_functions]

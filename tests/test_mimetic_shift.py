@@ -10,6 +10,10 @@ from keras_structinit.mimetic import DEFAULT_B, resolve_shift, shift_shape
 from keras_structinit.mimetic.shift import expected_statistics, row_mean_statistics
 from keras_structinit.validation import derive_seed as shift_seed
 
+from conftest import once_per_suite
+
+pytestmark = once_per_suite("the shift's math is NumPy")
+
 
 def test_defaults_per_mode():
     assert resolve_shift(None, "constant", None) == (DEFAULT_B, 0.0)

@@ -8,6 +8,10 @@ import pytest
 from keras_structinit import cli, recipes
 from keras_structinit.recipes import CIFAR_DEFAULTS, DEFAULT, IMAGENET_DEFAULTS, RecipeConfig
 
+from conftest import once_per_suite
+
+pytestmark = once_per_suite("RecipeConfig is pure Python")
+
 
 def test_fields_not_given_take_the_recipe_defaults():
     cifar = RecipeConfig("cifar100", epochs=3, optimizer="sgd").resolved()

@@ -7,6 +7,10 @@ import pytest
 
 from keras_structinit.selection import element_indices, layer_indices
 
+from conftest import once_per_suite
+
+pytestmark = once_per_suite("index selection is NumPy")
+
 
 def uniform_rule(t, s):
     """Alg. 1 of Xu et al. in plain Python: step t // s when s divides t, else the nearest

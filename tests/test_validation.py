@@ -9,6 +9,10 @@ import pytest
 
 from keras_structinit import validation as v
 
+from conftest import once_per_suite
+
+pytestmark = once_per_suite("argument checks are pure Python")
+
 
 @pytest.mark.parametrize(
     "check, good, normalized, wrong_types, wrong_values",

@@ -7,11 +7,12 @@ from keras_structinit import methods
 from keras_structinit._lazy import lazy_exports
 from keras_structinit.layers.class_token import ClassToken  # noqa: F401
 from keras_structinit.layers.conv import Conv2D, patch_conv2d  # noqa: F401
-from keras_structinit.layers.depthwise import DepthwiseConv2D, GroupedConv2D, depthwise_conv2d  # noqa: F401
+from keras_structinit.layers.depthwise import DepthwiseConv2D, GroupedConv2D  # noqa: F401
 from keras_structinit.layers.layer_scale import LayerScale  # noqa: F401
 from keras_structinit.layers.position_embedding import PositionEmbedding  # noqa: F401
 from keras_structinit.layers.shortcut import ZeroPadShortcut  # noqa: F401
 from keras_structinit.layers.stochastic_depth import StochasticDepth  # noqa: F401
+from keras_structinit.ops.depthwise import depthwise_conv2d  # noqa: F401
 
 _CORE = {
     "ClassToken": "keras_structinit.layers.class_token",
@@ -22,7 +23,7 @@ _CORE = {
     "PositionEmbedding": "keras_structinit.layers.position_embedding",
     "StochasticDepth": "keras_structinit.layers.stochastic_depth",
     "ZeroPadShortcut": "keras_structinit.layers.shortcut",
-    "depthwise_conv2d": "keras_structinit.layers.depthwise",
+    "depthwise_conv2d": "keras_structinit.ops.depthwise",
     "patch_conv2d": "keras_structinit.layers.conv",
 }
 __getattr__, __dir__, _ = lazy_exports(__name__, _CORE, lambda: methods.namespace_exports("layers"))

@@ -2,13 +2,17 @@
 
 :func:`plan_selection` works on ``{path: shape}`` dictionaries, so it needs no
 Keras and no weights; :func:`take` applies one entry to a teacher array.
-Steps (Sec. 3 of Xu et al.): *layer selection* maps each student block to a
-teacher block of the same stage (:func:`~.indices.layer_indices`);
-*component mapping* pairs a student variable with the teacher variable of the
-same component key in the mapped block (:attr:`~.families.VariableRole.key`,
-also across families of one kind); *element selection* draws one index set
-per dimension role (:func:`~.indices.element_indices`), so that tensors
-sharing a dimension share indices; ``random_inconsistent`` draws per tensor.
+Steps, one function each, in one direction: find the families and describe
+every variable once (:func:`_describe`: its block and the role of each axis);
+*layer selection* maps each student block to a teacher block of the same stage
+(:func:`_map_blocks`, :func:`~.indices.layer_indices`); *component mapping*
+pairs a student variable with the teacher variable of the same component key
+in the mapped block (:func:`_match`, :attr:`~.families.VariableRole.key`, also
+across families of one kind); *element selection* draws one index set per
+dimension role (:func:`_role_indices`, :func:`~.indices.element_indices`), so
+that tensors sharing a dimension share indices (``random_inconsistent`` draws
+per tensor), and :func:`_entry` turns them into each variable's indices (Sec. 3
+of Xu et al.).
 """
 
 from __future__ import annotations
@@ -136,6 +140,31 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
     Returns:
         A :class:`Plan`.
     """
+    _check_arguments(teacher_shapes, student_shapes, layer_selection, element_selection, heads, skip,
+                     seed, strict, resize_position_embeddings)
+    # What `skip` names is left alone: it takes no part in finding the family either (a user's own
+    # head around a KerasHub backbone, say, is of no family).
+    t_fam, s_fam = _families(family, [p for p in teacher_shapes if not _skipped(p, p, skip)],
+                             [p for p in student_shapes if not _skipped(p, p, skip)])
+    plan = Plan(t_fam.name if t_fam is s_fam else f"{t_fam.name} -> {s_fam.name}")
+    students, teachers = _describe(s_fam, student_shapes, skip), _describe(t_fam, teacher_shapes)
+    plan.block_map = _map_blocks(students, teachers, layer_selection)
+    pending, role_sizes = _match(plan, students, teachers, teacher_shapes, student_shapes, skip,
+                                 resize_position_embeddings)
+    if strict and plan.unmatched:
+        raise ValueError(
+            f"{len(plan.unmatched)} student variable(s) have no teacher variable, e.g. {plan.unmatched[:3]}; "
+            "pass strict=False to leave them at their initialization, or skip=(...) to skip them."
+        )
+    rng = np.random.default_rng(seed)
+    plan.role_indices = _role_indices(role_sizes, heads, element_selection, rng)
+    plan.entries = [_entry(plan.role_indices, heads, rng, student_shapes[match[0]], *match)
+                    for match in pending]
+    return plan
+
+
+def _check_arguments(teacher_shapes, student_shapes, layer_selection, element_selection, heads, skip, seed,
+                     strict, resize_position_embeddings):
     validation.one_of(layer_selection, "layer_selection", LAYER_METHODS)
     validation.one_of(element_selection, "element_selection", ELEMENT_METHODS)
     validation.one_of(heads, "heads", HEAD_MODES)
@@ -148,40 +177,54 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
                             f"Received: {name} of type {type(shapes).__name__}")
     if not isinstance(skip, (tuple, list)) or not all(isinstance(s, str) for s in skip):
         raise TypeError(f"`skip` must be a tuple of path prefixes (strings). Received: skip={skip!r}")
-    # What `skip` names is left alone: it takes no part in finding the family either (a user's own
-    # head around a KerasHub backbone, say, is of no family).
-    t_fam, s_fam = _families(family, [p for p in teacher_shapes if not _skipped(p, p, skip)],
-                             [p for p in student_shapes if not _skipped(p, p, skip)])
-    plan = Plan(t_fam.name if t_fam is s_fam else f"{t_fam.name} -> {s_fam.name}")
 
-    described, outside = {}, set()
-    for path in student_shapes:
-        role = s_fam.describe(path)
-        if role is None and _skipped(path, path, skip):
-            outside.add(path)
-        elif role is None:
-            raise ValueError(f"Student variable {path!r} is not part of the {s_fam.name!r} family.")
-        else:
-            described[path] = role
-    teacher_roles = {p: t_fam.describe(p) for p in teacher_shapes}
-    teacher_by_key = {(r.group, r.block, r.key): p for p, r in teacher_roles.items() if r is not None}
-    # Layer selection, per stage.
-    for group in sorted({r.group for r in described.values() if r.block is not None}, key=str):
-        s_blocks = sorted({r.block for r in described.values() if r.block is not None and r.group == group})
-        t_blocks = sorted({r.block for r in teacher_roles.values()
-                           if r is not None and r.block is not None and r.group == group})
+
+def _describe(family, shapes, skip=None):
+    """``{path: VariableRole or None}``: each variable's place in ``family``, described once.
+
+    With ``skip`` (the student), a variable the family cannot place must be skipped (it is
+    ``None`` then); without (the teacher), it is simply ``None``.
+    """
+    roles = {}
+    for path in shapes:
+        role = family.describe(path)
+        if role is None and skip is not None and not _skipped(path, path, skip):
+            raise ValueError(f"Student variable {path!r} is not part of the {family.name!r} family.")
+        roles[path] = role
+    return roles
+
+
+def _map_blocks(students, teachers, layer_selection):
+    """Layer selection, per stage: ``{stage: {student block: teacher block}}``."""
+    block_map = {}
+    def blocks(roles, group):
+        return sorted({r.block for r in roles.values()
+                       if r is not None and r.block is not None and r.group == group})
+
+    for group in sorted({r.group for r in students.values() if r is not None and r.block is not None},
+                        key=str):
+        s_blocks, t_blocks = blocks(students, group), blocks(teachers, group)
         where = "the blocks" if group is None else f"the blocks of stage {group}"
         if not t_blocks:
             raise ValueError(f"The teacher has no blocks where the student has {where}.")
         chosen = layer_indices(len(t_blocks), len(s_blocks), layer_selection, what=where)
-        plan.block_map[group] = {s: t_blocks[i] for s, i in zip(s_blocks, chosen, strict=True)}
-    groups = {int(g) for g in plan.block_map if g is not None and str(g).isdigit()}
+        block_map[group] = {s: t_blocks[i] for s, i in zip(s_blocks, chosen, strict=True)}
+    return block_map
 
-    # Component mapping and role sizes.
+
+def _match(plan, students, teachers, teacher_shapes, student_shapes, skip, resize_position_embeddings):
+    """Component mapping: each student variable's teacher variable and axis roles, checked.
+
+    Fills ``plan.skipped`` and ``plan.unmatched``; returns ``(pending, role_sizes)``: one
+    ``(student path, teacher path, roles, resize, teacher shape)`` per matched variable, and
+    ``{role: (teacher size, student size, where first seen)}``.
+    """
+    groups = {int(g) for g in plan.block_map if g is not None and str(g).isdigit()}
+    teacher_by_key = {(r.group, r.block, r.key): p for p, r in teachers.items() if r is not None}
     pending, role_sizes = [], {}
     for path in student_shapes:
-        role = described.get(path)
-        if path in outside or _skipped(path, role.key, skip):
+        role = students[path]
+        if role is None or _skipped(path, role.key, skip):
             plan.skipped.append(path)
             continue
         block = None if role.block is None else plan.block_map[role.group][role.block]
@@ -189,7 +232,7 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
         if teacher_path is None:
             plan.unmatched.append(path)
             continue
-        t_roles = teacher_roles[teacher_path].roles
+        t_roles = teachers[teacher_path].roles
         if not _same_roles(t_roles, role.roles):
             raise ValueError(
                 f"Student variable {path!r} and its teacher variable {teacher_path!r} do not play the same "
@@ -220,49 +263,49 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
                 raise ValueError(
                     f"Dimension {r!r} is {t} -> {s} along {what} but {t0} -> {s0} along {first}.")
         pending.append((path, teacher_path, roles, resize, t_shape))
-    if strict and plan.unmatched:
-        raise ValueError(
-            f"{len(plan.unmatched)} student variable(s) have no teacher variable, e.g. {plan.unmatched[:3]}; "
-            "pass strict=False to leave them at their initialization, or skip=(...) to skip them."
-        )
+    return pending, role_sizes
 
-    # Element selection: one index set per role (or per tensor axis for random_inconsistent).
-    rng = np.random.default_rng(seed)
+
+def _role_indices(role_sizes, heads, element_selection, rng):
+    """Element selection: one index set per role (``None`` per role for ``random_inconsistent``,
+    which draws per tensor axis)."""
     sizes = _flatten_heads(role_sizes) if heads == "flatten" else role_sizes
     consistent = element_selection != "random_inconsistent"
+    chosen = {}
     for r in sorted(sizes):
         t, s, what = sizes[r]
         method = "uniform" if r.startswith("heads@") else element_selection  # heads="select"
-        plan.role_indices[r] = element_indices(t, s, method, rng, what) if consistent else None
+        chosen[r] = element_indices(t, s, method, rng, what) if consistent else None
+    return chosen
 
-    for path, teacher_path, roles, resize, t_shape in pending:
-        indices, merge = [], []
-        s_shape = student_shapes[path]
-        axis = 0
-        while axis < len(roles):
-            r = roles[axis]
-            pair = axis + 1 < len(roles) and _is_head_pair(r, roles[axis + 1])
-            if heads == "flatten" and pair:
-                flat = "attn@" + r[len("heads@"):]
-                t, s = t_shape[axis] * t_shape[axis + 1], s_shape[axis] * s_shape[axis + 1]
-                chosen = plan.role_indices[flat]
-                if chosen is None:
-                    chosen = element_indices(t, s, "random", rng, f"axes {axis}-{axis + 1} of {path!r}")
-                indices += [_none_if_whole(chosen, t), None]
-                merge.append((axis, axis + 1))
-                axis += 2
-                continue
-            if r in (SAME, TOKENS):
-                indices.append(None)
-            else:
-                chosen = plan.role_indices[r]
-                if chosen is None:
-                    chosen = element_indices(t_shape[axis], s_shape[axis], "random", rng,
-                                             f"axis {axis} of {path!r}")
-                indices.append(_none_if_whole(chosen, t_shape[axis]))
-            axis += 1
-        plan.entries.append(Entry(path, teacher_path, roles, indices, tuple(merge), resize, t_shape))
-    return plan
+
+def _entry(role_indices, heads, rng, s_shape, path, teacher_path, roles, resize, t_shape):
+    """The :class:`Entry` of one matched student variable: the teacher indices of each axis."""
+    indices, merge = [], []
+    axis = 0
+    while axis < len(roles):
+        r = roles[axis]
+        pair = axis + 1 < len(roles) and _is_head_pair(r, roles[axis + 1])
+        if heads == "flatten" and pair:
+            flat = "attn@" + r[len("heads@"):]
+            t, s = t_shape[axis] * t_shape[axis + 1], s_shape[axis] * s_shape[axis + 1]
+            chosen = role_indices[flat]
+            if chosen is None:
+                chosen = element_indices(t, s, "random", rng, f"axes {axis}-{axis + 1} of {path!r}")
+            indices += [_none_if_whole(chosen, t), None]
+            merge.append((axis, axis + 1))
+            axis += 2
+            continue
+        if r in (SAME, TOKENS):
+            indices.append(None)
+        else:
+            chosen = role_indices[r]
+            if chosen is None:
+                chosen = element_indices(t_shape[axis], s_shape[axis], "random", rng,
+                                         f"axis {axis} of {path!r}")
+            indices.append(_none_if_whole(chosen, t_shape[axis]))
+        axis += 1
+    return Entry(path, teacher_path, roles, indices, tuple(merge), resize, t_shape)
 
 
 def _same_roles(a, b):
