@@ -305,7 +305,7 @@ CORE = Method(
     title="the builders' own initialization and PyTorch's default uniform init (the papers' baseline)",
     paper="PyTorch's default init of conv and Linear layers, U[-1/sqrt(fan_in), 1/sqrt(fan_in)]",
     package=__package__,
-    docs="docs/models-and-recipes.md",
+    docs="docs/initialize.md",
     forms=(
         InitForm("default", "the model builder's own initialization", _default, "weights"),
         InitForm("torch-uniform", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on depthwise "

@@ -30,6 +30,18 @@ def test_every_method_folder_has_its_record_and_its_guide():
             assert hasattr(__import__(module, fromlist=["_"]), name), (record.name, name)
 
 
+def test_each_guide_names_what_its_record_declares():
+    """A method's page in docs/ names its init forms, public functions and classes, and commands."""
+    for record in methods.records():
+        text = (PACKAGE.parent / record.docs).read_text()
+        names = [name for names in record.public.values() for name in names]
+        names += [f"structinit {command.name}" for command in record.commands]
+        missing = [n for n in names if n not in text]
+        missing += [f.name for f in record.forms
+                    if not re.search(rf"(?<![\w-]){re.escape(f.name)}(?![\w-])", text)]
+        assert missing == [], record.docs
+
+
 def test_namespaces_registry_selectors_and_commands_derive_from_the_records():
     for record in methods.records():
         for namespace, names in record.public.items():
