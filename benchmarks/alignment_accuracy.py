@@ -50,6 +50,8 @@ from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
     SHARED_CIFAR10,
+    TRAIN_SEEDS,
+    Benchmark,
     add_eval_data_argument,
     add_shard_argument,
     ahead,
@@ -299,6 +301,27 @@ def headline(name, data):
     """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
     "yes", "no" or "within noise" on the paper's direction, or ``None``."""
     return _alignment(data)
+
+
+# ----------------------------------------------------------------------------
+# This script's entries in the replication suites (collected by benchmarks/suite.py)
+# ----------------------------------------------------------------------------
+SUITE = {
+    "cpu": (
+        Benchmark(
+            name="alignment_accuracy",
+            script="alignment_accuracy.py",
+            args=("--backend", "torch", "--variants", "default", "aligned_2", "smallest_1", *TRAIN_SEEDS),
+            title="Data-aligned init: SimpleCNN with 0 / 2 aligned layers and the smallest-eigenvector "
+                  "control, 100 and 1000 SGD iterations (Tables 2 and 5)",
+            paper="test accuracy @100 / @1000: default .31 / .53, 2 aligned layers .37 / .56; "
+                  "smallest eigenvectors .15 @100",
+            minutes=34,
+            run_key=("variant", "seed", "iterations"),
+            eval_data=True,
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":

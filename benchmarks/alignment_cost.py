@@ -38,6 +38,7 @@ from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
     SHARED_CIFAR10,
+    Benchmark,
     backend_parser,
     loadavg_cell,
     per_backend,
@@ -177,6 +178,24 @@ def headline(name, data):
     """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
     "yes", "no" or "within noise" on the paper's direction, or ``None``."""
     return _alignment_cost(data)
+
+
+# ----------------------------------------------------------------------------
+# This script's entries in the replication suites (collected by benchmarks/suite.py)
+# ----------------------------------------------------------------------------
+SUITE = {
+    "cpu": (
+        Benchmark(
+            name="alignment_cost",
+            script="alignment_cost.py",
+            args=("--all-backends", "--repeats", "2"),
+            title="Initialization cost: patch covariance of the 50,000 CIFAR-10 training images, and "
+                  "data-aligned init of a SimpleCNN's first two layers",
+            paper="no number in the paper (App. D.1 gives the spectrum: about 12.3, 1.45, 1.18, 1.06)",
+            minutes=20,
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -346,3 +347,50 @@ def bars(ax, series, labels):
                yerr=[np.std(v, ddof=1) if len(v) > 1 else 0 for v in values], capsize=2, label=name)
     ax.set_xticks(np.arange(len(labels)), labels, rotation=30, ha="right", fontsize=7)
     ax.legend(fontsize=7)
+
+
+# ----------------------------------------------------------------------------
+# Suite entries: each script declares its own in SUITE = {"cpu": (...), "gpu": (...)}
+# ----------------------------------------------------------------------------
+TRAIN_SEEDS = ("--seeds", "0", "1", "2")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One entry of a suite.
+
+    Attributes:
+        name: the results stem: the script writes ``<out>/<name>.json`` / ``.md``.
+        script: the file in ``benchmarks/`` that measures it.
+        args: the script's arguments in this suite (``--out`` and ``--shard``
+            are added by the runner).
+        title: what is measured, one line.
+        paper: the paper's number or statement this is compared with.
+        minutes: expected wall time on 2 cores (a guide for ``--list``).
+        run_key: fields of one entry of ``data["runs"]`` that identify a run;
+            ``None`` for benchmarks whose runs cannot be split across processes
+            (timings, which need the machine to themselves).
+        eval_data: whether the script takes ``--eval-data`` (an external set
+            every trained model is also evaluated on).
+        more_args: further invocations of the script, run after ``args`` into
+            the same results file (same ``--out``, sharded the same way): runs
+            a single argument list cannot plan, e.g. another model or a longer
+            budget for a subset of the variants. Their configuration must
+            match ``args``'s.
+    """
+
+    name: str
+    script: str
+    args: tuple = ()
+    title: str = ""
+    paper: str = ""
+    minutes: float = 30.0
+    run_key: tuple | None = None
+    eval_data: bool = False
+    figures: tuple = field(default=())
+    more_args: tuple = field(default=())
+
+    @property
+    def invocations(self):
+        """The argument lists the runner runs, in order: ``args``, then each of ``more_args``."""
+        return (tuple(self.args), *(tuple(a) for a in self.more_args))

@@ -105,6 +105,8 @@ from benchmarks.bench_utils import (
     LOCAL_RESULTS,
     RESULTS_DIR,
     SHARED_CIFAR10,
+    TRAIN_SEEDS,
+    Benchmark,
     add_eval_data_argument,
     add_shard_argument,
     ahead,
@@ -823,6 +825,57 @@ def headline(name, data):
 
 #: Figures of the suite report, by the names suite entries list.
 FIGURES = {"transfer_groups": _figure_transfer_groups}
+
+
+# ----------------------------------------------------------------------------
+# This script's entries in the replication suites (collected by benchmarks/suite.py)
+# ----------------------------------------------------------------------------
+# ConvMixer-128/6 (k = 9 unless swept, patch 2), no RandAugment, 2,000 held-out images. The sigma
+# entry trains on 4,000 images at batch 128; the kernel-size and convergence entries, with four
+# kernel sizes or three budgets, on 2,000 images at batch 64: the same number of steps (62 in
+# 2 epochs) for half the compute, which keeps them near 30 minutes.
+COV_MODEL = ("--backend", "torch", "--dim", "128", "--depth", "6")
+PATCH_KERNEL_CPU = ("--backend", "torch", "--dim", "64", "--depth", "4", "--train-size", "2000",
+                    "--epochs", "2", "--source-epochs", "10", "--batch-size", "128", "--held-out-size",
+                    "2000", "--frozen", "frozen", *TRAIN_SEEDS)
+SUITE = {
+    "cpu": (
+        Benchmark(
+            name="covariance_transfer_groups",
+            script="covariance_transfer.py",
+            args=("groups", *COV_MODEL, "--train-size", "2000", "--batch-size", "128", "--epochs", "2",
+                  "--source-epochs", "5", "--held-out-size", "2000", "--frozen", "both", *TRAIN_SEEDS),
+            title="Covariance transfer, the five groups of Fig. 3: A default, B transfer from a same-width "
+                  "source, C from a 1/8-width source (both with the filter mean), D direct filter transfer, "
+                  "E ConvCovariance; frozen and thawed ConvMixer-128/6 (k 9, patch 2)",
+            paper="ConvMixer-256/8, 20 epochs: B and C beat A, C close to B, E meets or exceeds them; "
+                  "A -> E 84.97 -> 90.56 % frozen, 89.26 -> 90.85 % thawed",
+            minutes=32,
+            run_key=("group", "frozen", "epochs", "seed"),
+            eval_data=True,
+            figures=("transfer_groups",),
+        ),
+        Benchmark(
+            name="covariance_transfer_patch_kernel",
+            script="covariance_transfer.py",
+            # One source (ConvMixer-64/4, patch 2, k 9) into targets of patch 1, 2, 4 at k 9 and k 5 at
+            # patch 2, frozen; narrower than the other covariance entries: patch 1 costs ~4x patch 2.
+            args=("patch-kernel", *PATCH_KERNEL_CPU, "--target-patch-sizes", "1", "2", "4",
+                  "--target-kernel-sizes", "9"),
+            # k 5 also with the consistent resizes (FilterCovariance.resized's crop and interpolate).
+            more_args=tuple(("patch-kernel", *PATCH_KERNEL_CPU, "--target-patch-sizes", "2",
+                             "--target-kernel-sizes", "5", "--resize", resize)
+                            for resize in ("blocks", "crop", "interpolate")),
+            title="Covariance transfer across patch and kernel sizes (Fig. 9): a bank recorded at patch 2, "
+                  "k 9, resized, into frozen ConvMixers of other patch and kernel sizes",
+            paper="covariances learned at one patch and kernel size initialize ConvMixers of other patch "
+                  "and kernel sizes better than the default init",
+            minutes=27,
+            run_key=("init", "frozen", "target", "epochs", "seed"),
+            eval_data=True,
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
     WARMUP,
+    Benchmark,
     backend_parser,
     per_backend,
     run_per_backend,
@@ -567,6 +568,26 @@ def headline(name, data):
     """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
     "yes", "no" or "within noise" on the paper's direction, or ``None``."""
     return _depthwise_speed(data)
+
+
+# ----------------------------------------------------------------------------
+# This script's entries in the replication suites (collected by benchmarks/suite.py)
+# ----------------------------------------------------------------------------
+SUITE = {
+    "cpu": (
+        # Speed: timing entries run alone (no run_key), every backend in one entry.
+        Benchmark(
+            name="depthwise_speed",
+            script="depthwise_speed.py",
+            args=("--all-backends",),
+            title="Depthwise convolution and ConvMixer-128/6 (k = 9) train step, thawed and frozen, "
+                  "every backend",
+            paper="no timing in the covariance paper; frozen depthwise filters skip their gradient, so a "
+                  "frozen step should be faster",
+            minutes=15,
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ import numpy as np
 from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
+    Benchmark,
     backend_parser,
     loadavg_cell,
     per_backend,
@@ -348,6 +349,25 @@ def headline(name, data):
     """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
     "yes", "no" or "within noise" on the paper's direction, or ``None``."""
     return _init_cost(data)
+
+
+# ----------------------------------------------------------------------------
+# This script's entries in the replication suites (collected by benchmarks/suite.py)
+# ----------------------------------------------------------------------------
+SUITE = {
+    "cpu": (
+        Benchmark(
+            name="init_cost",
+            script="init_cost.py",
+            args=("--all-backends",),
+            title="Initialization cost: ConvCovariance of ConvMixer-1536/24's depthwise kernels vs the "
+                  "paper's multivariate_normal sampling",
+            paper="no number in the paper (its listing samples each layer with numpy's SVD-based "
+                  "multivariate_normal)",
+            minutes=3,
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":

@@ -67,6 +67,8 @@ from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
     SHARED_CIFAR10,
+    TRAIN_SEEDS,
+    Benchmark,
     add_eval_data_argument,
     add_shard_argument,
     ahead,
@@ -404,6 +406,52 @@ def headline(name, data):
 
 #: Figures of the suite report, by the names suite entries list.
 FIGURES = {"lc_gap": _figure_lc_gap}
+
+
+# ----------------------------------------------------------------------------
+# This script's entries in the replication suites (collected by benchmarks/suite.py)
+# ----------------------------------------------------------------------------
+LC_RECIPE_CPU = ("--train-size", "2000", "--epochs", "3", "--batch-size", "64", "--held-out-size", "2000")
+SUITE = {
+    "cpu": (
+        Benchmark(
+            name="lc_accuracy_fig1",
+            script="lc_accuracy.py",
+            args=("fig1", "--backend", "torch", "--expansions", "1", "4", "8", *LC_RECIPE_CPU, *TRAIN_SEEDS),
+            title="LC blocks: LCResNet-20-16xE, frozen random vs learnable spatial filters (Fig. 1)",
+            paper="the frozen gap shrinks as E grows, break-even near E = 8 (75 epochs); "
+                  "E = 128: 91.89 ± 0.10 % frozen vs 91.39 ± 0.29 % learnable",
+            minutes=30,
+            run_key=("model", "frozen", "seed"),
+            eval_data=True,
+            figures=("lc_gap",),
+        ),
+        Benchmark(
+            name="lc_accuracy_fig3",
+            script="lc_accuracy.py",
+            args=("fig3", "--backend", "torch", *LC_RECIPE_CPU, *TRAIN_SEEDS),
+            title="LC blocks: freezing every spatial conv of networks with and without 1x1 convs (Fig. 3)",
+            paper="networks without 1x1 convs lose >= 16 points when frozen, networks with them < 2",
+            minutes=30,
+            run_key=("model", "frozen", "seed"),
+            eval_data=True,
+        ),
+    ),
+    "gpu": (
+        Benchmark(
+            name="lc_accuracy_fig1",
+            script="lc_accuracy.py",
+            args=("fig1", "--expansions", "1", "2", "4", "8", "16", "32", "64", "128",
+                  "--train-size", "45000", "--epochs", "75", *TRAIN_SEEDS),
+            title="LC blocks: LCResNet-20-16xE, E = 1..128, the paper's recipe and budget (Fig. 1)",
+            paper="E = 128: 91.89 ± 0.10 % frozen vs 91.39 ± 0.29 % learnable; break-even near E = 8",
+            minutes=24 * 60,
+            run_key=("model", "frozen", "seed"),
+            eval_data=True,
+            figures=("lc_gap",),
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":

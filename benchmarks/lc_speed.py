@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_utils import BACKENDS, LOCAL_RESULTS, runs_table, time_calls, verdict_of
+from benchmarks.bench_utils import BACKENDS, LOCAL_RESULTS, Benchmark, runs_table, time_calls, verdict_of
 
 NAME = "lc_speed"
 DEPTH, WIDTH = 20, 16
@@ -475,6 +475,35 @@ def headline(name, data):
     """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
     "yes", "no" or "within noise" on the paper's direction, or ``None``."""
     return _lc_speed(data)
+
+
+# ----------------------------------------------------------------------------
+# This script's entries in the replication suites (collected by benchmarks/suite.py)
+# ----------------------------------------------------------------------------
+SUITE = {
+    "cpu": (
+        Benchmark(
+            name="lc_speed",
+            script="lc_speed.py",
+            args=(),
+            title="LC blocks: step time, memory and checkpoint size of LCResNet-20-16x{8,128}, "
+                  "every backend (Table 3)",
+            paper="A100, E = 128, batch 64: fwd+bwd 124 -> 82.3 ms when frozen (1.51x); checkpoints "
+                  "146.66 / 33.84 / 17.74 MiB (baseline / global / recycled sharing)",
+            minutes=18,
+        ),
+    ),
+    "gpu": (
+        Benchmark(
+            name="lc_speed",
+            script="lc_speed.py",
+            args=("--expansions", "8", "128", "--batch-sizes", "64", "64"),
+            title="LC blocks: step time, memory and checkpoint size of LCResNet-20-16x{8,128} (Table 3)",
+            paper="A100, E = 128, batch 64: fwd+bwd 124 -> 82.3 ms when frozen",
+            minutes=15,
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":

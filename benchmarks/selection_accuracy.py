@@ -46,6 +46,8 @@ from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
     SHARED_CIFAR10,
+    TRAIN_SEEDS,
+    Benchmark,
     add_eval_data_argument,
     ahead,
     bars,
@@ -443,6 +445,52 @@ def headline(name, data):
 
 #: Figures of the suite report, by the names suite entries list.
 FIGURES = {"selection_methods": _figure_selection_methods}
+
+
+# ----------------------------------------------------------------------------
+# This script's entries in the replication suites (collected by benchmarks/suite.py)
+# ----------------------------------------------------------------------------
+SUITE = {
+    "cpu": (
+        Benchmark(
+            name="selection_accuracy",
+            script="selection_accuracy.py",
+            # One process (the teacher is trained first, then every student reads it): ViT-384/6 teacher,
+            # 2 epochs on 20,000 images; ViT-192/3 students, 10 epochs on 3,000 images (patch 8).
+            args=("--backend", "torch", "--teacher-train-size", "20000", "--teacher-epochs", "2",
+                  "--student-train-size", "3000", "--variants", "random_init", "uniform", "consecutive",
+                  "random_inconsistent", "distill", "uniform+distill", *TRAIN_SEEDS),
+            title="Weight selection into a half-width ViT student from a ViT teacher trained here: element "
+                  "selection methods, consistency, the linear probe at init, logit distillation "
+                  "(Tables 1, 3, 9 and Sec. 5.4)",
+            paper="ViT-T on CIFAR-100 from ImageNet-21K ViT-S: random 72.3 -> selection 81.4 %; without "
+                  "consistency 77.4; linear probe at init 13.5 -> 28.2; distillation 78.4, selection + "
+                  "distillation 83.9",
+            minutes=35,
+            eval_data=True,
+            figures=("selection_methods",),
+        ),
+    ),
+    "gpu": (
+        Benchmark(
+            name="selection_accuracy",
+            script="selection_accuracy.py",
+            # ViT-S-shaped teacher (384/12/6) trained here, ViT-T students (192/12/3), patch 4 on 32x32,
+            # both 100 epochs on the 45,000 training images, the paper's batch 512 and lr 2e-3.
+            args=("--patch-size", "4", "--student-depth", "12", "--teacher-depth", "12", "--teacher-epochs",
+                  "100", "--student-epochs", "100", "--student-train-size", "45000", "--batch-size", "512",
+                  "--lr", "0.002", "--variants", "random_init", "uniform", "consecutive", "random",
+                  "random_inconsistent", "uniform_layers", "distill", "uniform+distill", *TRAIN_SEEDS),
+            title="Weight selection ViT-S -> ViT-T on CIFAR-10, teacher trained here "
+                  "(Tables 1, 3, 9; Sec. 5.4)",
+            paper="ViT-T on CIFAR-100 from ImageNet-21K ViT-S: random 72.3 -> selection 81.4 %; without "
+                  "consistency 77.4; distillation 78.4, selection + distillation 83.9",
+            minutes=10 * 60,
+            eval_data=True,
+            figures=("selection_methods",),
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":

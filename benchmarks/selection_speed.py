@@ -32,6 +32,7 @@ import numpy as np
 from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
+    Benchmark,
     backend_parser,
     per_backend,
     run_per_backend,
@@ -149,6 +150,23 @@ def headline(name, data):
     """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
     "yes", "no" or "within noise" on the paper's direction, or ``None``."""
     return _selection_speed(data)
+
+
+# ----------------------------------------------------------------------------
+# This script's entries in the replication suites (collected by benchmarks/suite.py)
+# ----------------------------------------------------------------------------
+SUITE = {
+    "cpu": (
+        Benchmark(
+            name="selection_speed",
+            script="selection_speed.py",
+            args=("--all-backends",),
+            title="Initialization cost: weight selection from a ViT-B-sized teacher into a ViT-T",
+            paper="no number in the paper; the package's goal: < 5 s and < 1.5x the teacher's weights",
+            minutes=3,
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":
