@@ -105,17 +105,19 @@ def _method_packages():
     return {r.package.rsplit(".", 1)[-1] for r in METHODS}
 
 
-def _imports(path):
+def _imports(path, module_level=False):
     """Every ``keras_structinit`` module ``path`` imports, at module level or inside functions,
-    including modules named in strings (lazy imports)."""
-    for node in ast.walk(ast.parse(path.read_text())):
+    including modules named in strings (lazy imports); with ``module_level``, only the import
+    statements run when the module itself is imported."""
+    nodes = ast.parse(path.read_text()).body if module_level else ast.walk(ast.parse(path.read_text()))
+    for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("keras_structinit"):
             for alias in node.names:
                 full = f"{node.module}.{alias.name}"
                 yield full if _is_module(full) else node.module
         elif isinstance(node, ast.Import):
             yield from (a.name for a in node.names if a.name.startswith("keras_structinit"))
-        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+        elif (not module_level and isinstance(node, ast.Constant) and isinstance(node.value, str)
               and re.fullmatch(r"keras_structinit(\.\w+)+", node.value)):
             yield node.value
 
@@ -138,24 +140,13 @@ def test_no_module_imports_one_above_it_and_methods_stay_apart():
     assert sorted(set(wrong)) == []
 
 
-def _module_level_imports(path):
-    """The ``keras_structinit`` modules ``path`` imports when it is itself imported."""
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("keras_structinit"):
-            for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                yield full if _is_module(full) else node.module
-        elif isinstance(node, ast.Import):
-            yield from (a.name for a in node.names if a.name.startswith("keras_structinit"))
-
-
 def test_no_import_cycle():
     """The modules' own (module-level) imports form no cycle."""
     graph = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
         module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        graph[module] = {t for t in _module_level_imports(path) if t != module}
+        graph[module] = {t for t in _imports(path, module_level=True) if t != module}
     done, stack = set(), []
 
     def visit(module):
