@@ -13,6 +13,7 @@ from keras_structinit.alignment import (
     sorted_eigh,
 )
 from keras_structinit.alignment.components import check_components, cycled_filters
+from keras_structinit.alignment.misalignment import eigenspaces
 
 from conftest import once_per_suite
 
@@ -178,6 +179,44 @@ def test_misalignment_invariances():
     assert misalignment(q @ sigma_x @ q.T, q @ sigma_w @ q.T) == pytest.approx(value, rel=1e-9)  # equivariant
     _, eigvecs = np.linalg.eigh(sigma_x)
     assert misalignment(None, sigma_w, basis=eigvecs) == pytest.approx(value, rel=1e-12)
+
+
+def _misalignment_by_definition(spaces, sigma_w):
+    """``inf D(Sigma, Sigma_w) over Sigma = sum_i l_i P_i`` (the definition in App. D.4), ``P_i`` the
+    projectors onto the orthonormal column blocks ``spaces``: D separates into one convex function
+    of ``log l_i`` per space, minimized on a fine grid and refined."""
+    inverse = np.linalg.inv(sigma_w)
+    total = -sum(v.shape[1] for v in spaces)
+    for v in spaces:
+        b, c = np.trace(v.T @ sigma_w @ v), np.trace(v.T @ inverse @ v)
+        grid = np.linspace(-12.0, 12.0, 200_001)
+        values = (np.exp(-grid) * b + np.exp(grid) * c) / 2
+        best = grid[np.argmin(values)]
+        fine = np.linspace(best - 1e-3, best + 1e-3, 20_001)
+        total += ((np.exp(-fine) * b + np.exp(fine) * c) / 2).min()
+    return total
+
+
+def test_misalignment_sums_over_eigenspaces_of_repeated_eigenvalues():
+    """Prop. 2, item 7: the sum runs over the eigenspaces of Sigma_x, not over single eigenvectors."""
+    assert misalignment(np.eye(2), np.diag([1.0, 2.0])) == pytest.approx(np.sqrt(4.5) - 2,
+                                                                         abs=1e-12)  # 0.1213
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((3, 9))
+    sigma_w = a @ a.T / 9
+    e = np.eye(3)
+    expected = _misalignment_by_definition([e[:, :1], e[:, 1:]], sigma_w)  # A = diag(2, 1, 1)
+    assert misalignment(np.diag([2.0, 1.0, 1.0]), sigma_w) == pytest.approx(expected, abs=1e-7)
+    # Distinct eigenvalues: one space per eigenvector, as before.
+    distinct = _misalignment_by_definition([e[:, :1], e[:, 1:2], e[:, 2:]], sigma_w)
+    assert misalignment(np.diag([3.0, 2.0, 1.0]), sigma_w) == pytest.approx(distinct, abs=1e-7)
+    assert distinct < expected  # split spaces leave Sigma more freedom: sum sqrt(b c) <= sqrt(sum b sum c)
+    # The basis eigh picks inside a repeated eigenspace does not matter (item 6).
+    q = random_basis(3, seed=4)
+    rotated = np.diag([1.0, 1.0, 2.0])
+    assert misalignment(q @ rotated @ q.T, sigma_w) == pytest.approx(
+        _misalignment_by_definition([q[:, :2], q[:, 2:]], sigma_w), abs=1e-7)
+    np.testing.assert_array_equal(eigenspaces([1.0, 1.0, 2.0, 2.0 + 1e-14, 3.0]), [0, 0, 1, 1, 2])
 
 
 def test_random_basis_control():

@@ -22,7 +22,7 @@ import numpy as np
 
 from keras_structinit import validation
 
-__all__ = ["filter_covariance", "misalignment", "random_basis"]
+__all__ = ["EIGENSPACE_RTOL", "eigenspaces", "filter_covariance", "misalignment", "random_basis"]
 
 
 def _matrix(value, name, dim=None):
@@ -86,18 +86,33 @@ def filter_covariance(kernel, centered=False):
     return filters @ filters.T / filters.shape[1]
 
 
+#: Eigenvalues of ``Sigma_x`` closer than this, relative to the largest, span one eigenspace.
+EIGENSPACE_RTOL = 1e-10
+
+
+def eigenspaces(eigvals, rtol=EIGENSPACE_RTOL):
+    """For ascending ``eigvals``, the index of each one's eigenspace (0, 0, 1, ...): a value
+    within ``rtol * max|eigvals|`` of the previous one belongs to the same space."""
+    eigvals = np.asarray(eigvals, dtype=np.float64)
+    tol = rtol * max(float(np.abs(eigvals).max(initial=0.0)), np.finfo(np.float64).tiny)
+    return np.r_[0, np.cumsum(np.diff(eigvals) > tol)]
+
+
 def misalignment(sigma_x, sigma_w, basis=None):
     """``M(Sigma_x, Sigma_w)`` of Prop. 2: 0 iff aligned, larger the less aligned.
 
+    Item 7 of Prop. 2: ``M + d = sum_i sqrt(tr(Sigma_w|V_i) tr(Sigma_w^{-1}|V_i))`` over the
+    eigenspaces ``V_i`` of ``Sigma_x`` (eigenvalues equal within :data:`EIGENSPACE_RTOL`
+    share one), so a repeated eigenvalue's space counts as a whole, whichever basis of it
+    ``eigh`` returns: ``M(I, diag(1, 2)) = sqrt(4.5) - 2 = 0.1213``.
+
     Args:
-        sigma_x: ``(d, d)`` symmetric data covariance; its eigenvectors are
-            the ``v_i`` (with repeated eigenvalues, whichever basis of the
-            eigenspace ``eigh`` returns: pass ``basis`` to fix it). May be
-            ``None`` when ``basis`` is given.
+        sigma_x: ``(d, d)`` symmetric data covariance. May be ``None`` when ``basis`` is given.
         sigma_w: ``(d, d)`` symmetric positive definite weight covariance.
         basis: optional ``(d, k)`` orthonormal columns used instead of the
             eigenvectors of ``sigma_x`` (e.g. :func:`random_basis`, the
-            paper's control); then the sum has ``k`` terms, minus ``k``.
+            paper's control), each its own one-dimensional space; then the sum
+            has ``k`` terms, minus ``k``.
 
     Returns:
         ``M >= 0`` as a float (rounding may leave ``-1e-15``-sized values).
@@ -113,10 +128,12 @@ def misalignment(sigma_x, sigma_w, basis=None):
     """
     sigma_w = _matrix(sigma_w, "sigma_w")
     dim = sigma_w.shape[0]
+    spaces = None
     if basis is None:
         if sigma_x is None:
             raise ValueError("`sigma_x` may be None only when `basis` is given.")
-        _, basis = np.linalg.eigh(_matrix(sigma_x, "sigma_x", dim))
+        x_vals, basis = np.linalg.eigh(_matrix(sigma_x, "sigma_x", dim))
+        spaces = eigenspaces(x_vals)
     else:
         if sigma_x is not None:
             _matrix(sigma_x, "sigma_x", dim)
@@ -133,4 +150,7 @@ def misalignment(sigma_x, sigma_w, basis=None):
     coords = w_vecs.T @ basis  # coordinates of each v_i in Sigma_w's eigenbasis
     forward = np.sum(coords**2 * w_vals[:, None], axis=0)  # v_i^T Sigma_w v_i
     inverse = np.sum(coords**2 / w_vals[:, None], axis=0)  # v_i^T Sigma_w^{-1} v_i
+    # tr(B|V) over an eigenspace V is the sum of v^T B v over an orthonormal basis of V.
+    starts = np.flatnonzero(np.r_[True, np.diff(spaces)]) if spaces is not None else np.arange(len(forward))
+    forward, inverse = np.add.reduceat(forward, starts), np.add.reduceat(inverse, starts)
     return float(np.sum(np.sqrt(forward * inverse)) - basis.shape[1])
