@@ -1,6 +1,6 @@
 """Model-level functions of the data-aligned init (Maennel et al., NeurIPS 2020)::
 
-    align_conv_layers(model, images, *, num_layers=1, layers=None, seed=None, ...) -> paths
+    align_conv_layers(model, *, images, num_layers=1, layers=None, seed=None, ...) -> paths
     weight_covariance(layer) -> Sigma_w
     weight_norms(model) -> {path: norm};  rescale_to_initial_norms(model, norms) -> paths
 

@@ -74,7 +74,12 @@ def filter_covariance(kernel, centered=False):
         Sigma_w = W W^T / m                       (centered=False: zero-mean weights)
         Sigma_w = (W - w_bar)(W - w_bar)^T / m    (centered=True)
 
-    Fewer filters than ``d`` give a singular ``Sigma_w`` (rank ``<= m``).
+    The default is App. D.3's form: the maximum-likelihood covariance of ``N(0, Sigma)``,
+    ``(1/n) sum_i w_i w_i^T``, the model the misalignment score is built on. App. A.6 only
+    says "the covariance of the filters in the first layer", which reads as the centered
+    sample covariance: ``centered=True`` gives it (the two differ by the filters' mean,
+    ``w_bar w_bar^T``, small for a zero-mean init). Fewer filters than ``d`` give a singular
+    ``Sigma_w`` (rank ``<= m``).
     """
     kernel = np.asarray(kernel, dtype=np.float64)
     validation.boolean(centered, "centered")
