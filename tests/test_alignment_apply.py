@@ -315,11 +315,12 @@ def test_rescaling_to_initial_norms_keeps_a_bias_free_relu_nets_predictions():
     model.compile(keras.optimizers.SGD(0.2), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     model.fit(x, y, epochs=3, batch_size=8, callbacks=[record], verbose=0)
     initial = dict(record.norms)
-    assert sorted(initial) == sorted(v.path for v in model.trainable_variables)  # the kernels: no biases
+    layer_paths = [model.get_layer(n).kernel.path.rsplit("/", 1)[0] for n in ("conv", "dense", "head")]
+    assert sorted(initial) == sorted(layer_paths)  # one norm per layer with a kernel (the variables' prefix)
     trained_norms = weight_norms(model)
     assert max(abs(trained_norms[p] - n) for p, n in initial.items()) > 1e-3
     trained = to_numpy(model(x))
-    assert rescale_to_initial_norms(model, initial) == list(initial)
+    assert rescale_to_initial_norms(model, initial) == [f"{path}/kernel" for path in initial]
     assert weight_norms(model) == pytest.approx(initial, rel=1e-5)
     # Positively homogeneous per layer: the logits are multiplied by prod(target / current) > 0.
     factor = np.prod([initial[p] / trained_norms[p] for p in initial])
@@ -328,18 +329,36 @@ def test_rescaling_to_initial_norms_keeps_a_bias_free_relu_nets_predictions():
     assert record.norms == initial  # a later fit keeps the first record
 
 
+def test_rescaling_multiplies_kernel_and_bias_by_one_constant():
+    """App. A.4: all parameters of a layer (its bias too) are multiplied by one positive constant."""
+    model = keras.Sequential([keras.Input((4, 4, 2)), keras.layers.Conv2D(3, 3, name="conv",
+                                                                         bias_initializer="ones"),
+                              keras.layers.Flatten(), keras.layers.Dense(2, name="head")])
+    conv = model.get_layer("conv")
+    conv.bias.assign(np.full(3, 0.5, "float32"))
+    path = conv.kernel.path.rsplit("/", 1)[0]
+    kernel, bias = to_numpy(conv.kernel).astype(np.float64), to_numpy(conv.bias).astype(np.float64)
+    joint = np.sqrt(np.sum(kernel**2) + np.sum(bias**2))
+    assert weight_norms(model)[path] == pytest.approx(joint, rel=1e-6)
+    assert rescale_to_initial_norms(model, {path: 2.0 * joint}) == [conv.kernel.path, conv.bias.path]
+    np.testing.assert_allclose(to_numpy(conv.kernel), 2.0 * kernel, rtol=1e-6)
+    np.testing.assert_allclose(to_numpy(conv.bias), np.full(3, 1.0), rtol=1e-6)  # 0.5 -> 1.0, not kept
+    assert weight_norms(model)[path] == pytest.approx(2.0 * joint, rel=1e-6)
+
+
 def test_rescale_bad_input():
     model = bias_free_relu_net()
-    with pytest.raises(ValueError, match="'nope/kernel', which is not a variable"):
-        rescale_to_initial_norms(model, {"nope/kernel": 1.0})
+    with pytest.raises(ValueError, match="'nope', which is not a layer with a trainable kernel"):
+        rescale_to_initial_norms(model, {"nope": 1.0})
     with pytest.raises(TypeError, match="`norms` must be a dict"):
         rescale_to_initial_norms(model, [1.0])
     kernel = model.get_layer("conv").kernel
+    path = kernel.path.rsplit("/", 1)[0]
     with pytest.raises(ValueError, match="must be a norm >= 0"):
-        rescale_to_initial_norms(model, {kernel.path: -1.0})
+        rescale_to_initial_norms(model, {path: -1.0})
     kernel.assign(np.zeros((3, 3, 3, 4), "float32"))
     with pytest.raises(ValueError, match="all zeros"):
-        rescale_to_initial_norms(model, {kernel.path: 1.0})
+        rescale_to_initial_norms(model, {path: 1.0})
 
 
 def test_cli_init_data_aligned(tmp_path, capsys):

@@ -245,49 +245,65 @@ def weight_covariance(layer, centered=False):
     return filter_covariance(keras.ops.convert_to_numpy(kernel), centered=centered)
 
 
+def _layer_groups(model):
+    """``{layer path: [trainable variables]}`` of every layer that holds a trainable kernel (a
+    variable of rank >= 2): its kernel and its bias (App. A.4's per-layer parameters)."""
+    groups = {}
+    for variable in model.trainable_variables:
+        groups.setdefault(variable.path.rsplit("/", 1)[0], []).append(variable)
+    return {layer: vs for layer, vs in groups.items() if any(len(v.shape) >= 2 for v in vs)}
+
+
+def _norm(variables):
+    squares = (np.sum(keras.ops.convert_to_numpy(v).astype(np.float64) ** 2) for v in variables)
+    return float(np.sqrt(sum(squares)))
+
+
 def weight_norms(model):
-    """``{path: ||w||_2}`` of every trainable variable of rank >= 2 (kernels, not biases or norms)."""
+    """``{layer path: ||theta||_2}`` over each layer's trainable parameters (kernel and bias
+    together), for every layer with a trainable kernel (Maennel et al., App. A.4)."""
     check_model(model)
-    return {
-        v.path: float(np.linalg.norm(keras.ops.convert_to_numpy(v).astype(np.float64)))
-        for v in model.trainable_variables
-        if len(v.shape) >= 2
-    }
+    return {layer: _norm(variables) for layer, variables in _layer_groups(model).items()}
 
 
 def rescale_to_initial_norms(model, norms):
-    """Scales each variable named in ``norms`` to that L2 norm (Maennel et al., App. A.4).
+    """Multiplies all parameters of each layer named in ``norms`` by one positive constant, so that
+    their joint L2 norm is the recorded one (Maennel et al., App. A.4).
 
-    ``w <- w * norms[path] / ||w||``, e.g. with the norms recorded at
-    initialization (:class:`~keras_structinit.callbacks.RecordInitialNorms`
-    or :func:`weight_norms`) to fine-tune a pre-trained network at its
-    initial scale. With ReLU and no biases (nor normalization layers) a
-    network is positively homogeneous in each layer's weights, so the
-    logits are only multiplied by a positive number and the predicted class
-    is kept; with biases it is in general not.
+    ``theta_l <- theta_l * norms[l] / ||theta_l||`` for each layer ``l`` (its kernel and bias
+    together), e.g. with the norms recorded at initialization
+    (:class:`~keras_structinit.callbacks.RecordInitialNorms` or :func:`weight_norms`) to
+    fine-tune a pre-trained network at its initial scale. With ReLU and no biases (nor
+    normalization layers) a network is positively homogeneous in each layer's weights, so the
+    logits are only multiplied by a positive number and the predicted class is kept; with
+    biases, as in the paper's Simple CNN and VGG16, in general not exactly.
 
     Returns:
-        The rescaled variables' paths, in ``norms`` order.
+        The rescaled variables' paths, layer by layer in ``norms`` order.
 
     Raises:
-        ValueError: a path is not a variable of ``model``, or a variable is
-            all zeros while its recorded norm is not.
+        ValueError: a key is not a layer of ``model`` with a trainable kernel, or a layer's
+            parameters are all zeros while its recorded norm is not.
     """
     check_model(model)
     if not isinstance(norms, dict):
-        raise TypeError(f"`norms` must be a dict {{variable path: norm}}. Received: {type(norms).__name__}")
-    variables = {v.path: v for v in model.variables}
-    for path, target in norms.items():
-        if path not in variables:
-            raise ValueError(f"`norms` names {path!r}, which is not a variable of the model ({model.name}).")
-        if validation.finite_float(target, f"norms[{path!r}]") < 0:
-            raise ValueError(f"`norms[{path!r}]` must be a norm >= 0. Received: {target!r}")
-    for path, target in norms.items():
-        variable = variables[path]
-        value = keras.ops.convert_to_numpy(variable).astype(np.float64)
-        current = float(np.linalg.norm(value))
+        raise TypeError(f"`norms` must be a dict {{layer path: norm}}. Received: {type(norms).__name__}")
+    groups = _layer_groups(model)
+    for layer, target in norms.items():
+        if layer not in groups:
+            raise ValueError(f"`norms` names {layer!r}, which is not a layer with a trainable kernel of the "
+                             f"model ({model.name}); the layers are {sorted(groups)}.")
+        if validation.finite_float(target, f"norms[{layer!r}]") < 0:
+            raise ValueError(f"`norms[{layer!r}]` must be a norm >= 0. Received: {target!r}")
+    paths = []
+    for layer, target in norms.items():
+        current = _norm(groups[layer])
         if current == 0.0 and target > 0.0:
-            raise ValueError(f"Cannot rescale {path!r}: it is all zeros but its recorded norm is {target}.")
+            raise ValueError(f"Cannot rescale {layer!r}: its parameters are all zeros but its recorded "
+                             f"norm is {target}.")
         factor = 0.0 if current == 0.0 else target / current
-        variable.assign(keras.ops.cast(value * factor, variable.dtype))
-    return list(norms)
+        for variable in groups[layer]:
+            value = keras.ops.convert_to_numpy(variable).astype(np.float64)
+            variable.assign(keras.ops.cast(value * factor, variable.dtype))
+            paths.append(variable.path)
+    return paths

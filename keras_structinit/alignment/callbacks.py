@@ -10,14 +10,15 @@ __all__ = ["RecordInitialNorms"]
 
 
 class RecordInitialNorms(keras.callbacks.Callback):
-    """Records ``{path: ||w||_2}`` of the model's weights when its first ``fit`` begins.
+    """Records ``{layer path: ||theta||_2}`` of the model's layers when its first ``fit`` begins.
 
     The transfer protocol of Maennel et al. (NeurIPS 2020, App. A.4)
     pre-trains a network (e.g. on random labels), rescales each layer back
     to its initial norm, then fine-tunes; this callback keeps those norms for
-    :func:`~keras_structinit.alignment.rescale_to_initial_norms`. Every
-    trainable variable of rank >= 2 is recorded (:func:`weight_norms`); a
-    later ``fit`` with the same callback keeps the first record.
+    :func:`~keras_structinit.alignment.rescale_to_initial_norms`. Every layer
+    with a trainable kernel is recorded, its kernel and bias together
+    (:func:`weight_norms`); a later ``fit`` with the same callback keeps the
+    first record.
 
     Attributes:
         norms: the recorded dict, ``None`` before training begins.
