@@ -78,6 +78,29 @@ def test_kernel_initializer_reaches_every_conv():
     assert not np.any(to_numpy(model.get_layer("head").kernel) == 0.5)
 
 
+def test_the_papers_init_scaled_he_normal_and_zero_biases():
+    """App. A.3: every kernel He-normal times init_scale, every bias 0 (was PyTorch's uniform)."""
+    model = ks.models.vgg16(num_classes=10, init_scale=0.526)
+    layers = [layer for layer in model.layers if isinstance(layer, (keras.layers.Conv2D, keras.layers.Dense))]
+    assert len(layers) == 14
+    for layer in layers:
+        kernel = to_numpy(layer.kernel)
+        fan_in = int(np.prod(kernel.shape[:-1]))
+        expected = 0.526 * np.sqrt(2.0 / fan_in)
+        tolerance = 5 * expected / np.sqrt(2 * kernel.size)  # ~5 standard errors of a sample std
+        assert abs(kernel.std() - expected) < tolerance + 1e-3 * expected, layer.name
+        assert abs(kernel.mean()) < 5 * expected / np.sqrt(kernel.size), layer.name
+        np.testing.assert_array_equal(to_numpy(layer.bias), 0.0)
+    default = ks.models.vgg16(num_classes=10)
+    assert np.any(to_numpy(default.get_layer("block_1_conv_1").bias) != 0)  # PyTorch's uniform by default
+    ones = ks.models.vgg16(num_classes=10, init_scale=0.612, bias_initializer="ones")
+    np.testing.assert_array_equal(to_numpy(ones.get_layer("block_5_conv_3").bias), 1.0)
+    with pytest.raises(ValueError, match="init_scale"):
+        ks.models.vgg16(init_scale=0.0)
+    with pytest.raises(TypeError, match="bias_initializer"):
+        ks.models.vgg16(bias_initializer=2)
+
+
 def test_keras_round_trip_in_process(tmp_path):
     model = ks.models.vgg16(num_classes=4, kernel_initializer="he_normal")
     x = np.random.default_rng(1).random((2, 32, 32, 3)).astype("float32")

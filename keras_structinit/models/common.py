@@ -47,6 +47,13 @@ def initializer_at_depth(initializer, depth_fraction, index):
     return clone_initializer(initializer)
 
 
+def scaled_he_normal(init_scale):
+    """He-normal (truncated, fan-in) times ``init_scale``: ``VarianceScaling(2 * init_scale^2)``."""
+    return keras.initializers.VarianceScaling(
+        scale=2.0 * init_scale**2, mode="fan_in", distribution="truncated_normal"
+    )
+
+
 def torch_default_head(x, num_classes):
     """The logits layer ``head``: ``Dense(num_classes)`` with PyTorch's default init."""
     return keras.layers.Dense(

@@ -10,6 +10,7 @@ from keras_structinit.models.common import (
     check_min_size,
     clone_initializer,
     positive_int_arguments,
+    scaled_he_normal,
     torch_default_head,
 )
 from keras_structinit.torch_default import TorchDefaultUniform
@@ -26,13 +27,6 @@ PAPER_LAYOUTS = {
     "e3": {"num_conv_layers": 3, "num_filters": 16, "num_units": 512, "pooling": "last", "pool_size": 3,
            "pool_strides": 2, "init_scale": 1.0},
 }
-
-
-def scaled_he_normal(init_scale):
-    """He-normal (truncated, fan-in) times ``init_scale``: ``VarianceScaling(2 * init_scale^2)``."""
-    return keras.initializers.VarianceScaling(
-        scale=2.0 * init_scale**2, mode="fan_in", distribution="truncated_normal"
-    )
 
 
 def simple_cnn(
