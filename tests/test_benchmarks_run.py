@@ -313,3 +313,10 @@ def test_selection_headline_compares_selection_consistency_and_distillation(tmp_
         fig.savefig(tmp_path / f"{name}.png")
         plt.close(fig)
         assert (tmp_path / f"{name}.png").stat().st_size > 1000
+
+
+def test_the_readme_lists_every_script():
+    text = (REPO_ROOT / "benchmarks" / "README.md").read_text()
+    scripts = [p.stem for p in (REPO_ROOT / "benchmarks").glob("*.py")
+               if p.stem not in ("__init__", "bench_utils", "report", "run", "suite")]
+    assert [name for name in scripts if f"| `{name}` |" not in text] == []
