@@ -255,3 +255,23 @@ def test_report_json_summary_and_fresh_process_round_trip(tmp_path):
     select_weights(again, teacher=str(tmp_path / "teacher.keras"))
     for a, b in zip(again.weights[:-2], student.weights[:-2], strict=True):
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+
+
+def test_the_report_and_the_write_come_from_one_plan():
+    """selection_report writes nothing by default; with write=True it writes exactly what
+    select_weights writes, and its entries are the paths written."""
+    teacher = randomize(vit(32, 2, 4), seed=5)
+    student, again = vit(16, 2, 2), vit(16, 2, 2)
+    again.set_weights(student.get_weights())
+    before = [to_numpy(v) for v in student.weights]
+    report = ks.selection.selection_report(student, teacher=teacher, element_selection="random", seed=2)
+    for value, variable in zip(before, student.weights, strict=True):
+        np.testing.assert_array_equal(to_numpy(variable), value)
+    written = ks.selection.selection_report(student, teacher=teacher, element_selection="random", seed=2,
+                                            write=True)
+    paths = ks.selection.select_weights(again, teacher=teacher, element_selection="random", seed=2)
+    assert written.to_dict() == report.to_dict() and paths == [e["student"] for e in written.entries]
+    for a, b in zip(student.weights, again.weights, strict=True):
+        np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+    with pytest.raises(TypeError, match="`write`"):
+        ks.selection.selection_report(student, teacher=teacher, write="yes")

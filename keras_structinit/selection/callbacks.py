@@ -9,8 +9,8 @@ import keras
 from keras_structinit import validation
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
 from keras_structinit.selection.plan import HEAD_MODES
-from keras_structinit.selection.select import select_weights, selection_report
-from keras_structinit.selection.teachers import TEACHER_FORMS, application_builder, load_teacher
+from keras_structinit.selection.select import selection_report
+from keras_structinit.selection.teachers import TEACHER_FORMS, application_builder
 
 __all__ = ["SelectWeightsFrom"]
 
@@ -106,6 +106,4 @@ class SelectWeightsFrom(keras.callbacks.Callback):
                 f"SelectWeightsFrom: the student {self.model.name!r} has already trained "
                 f"({int(optimizer.iterations)} optimizer steps); select weights into a fresh model."
             )
-        teacher = load_teacher(self.teacher)  # once, for the report and the selection
-        self.report = selection_report(self.model, teacher=teacher, **self.options)
-        select_weights(self.model, teacher=teacher, **self.options)
+        self.report = selection_report(self.model, teacher=self.teacher, write=True, **self.options)

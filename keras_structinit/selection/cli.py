@@ -8,7 +8,7 @@ import os
 from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_teacher, usage_error
 from keras_structinit.io_utils import atomic_path, check_output
 from keras_structinit.models.registry import build_model, parse_model_name
-from keras_structinit.selection.select import select_weights, selection_report
+from keras_structinit.selection.select import selection_report
 from keras_structinit.selection.teachers import application_builder, load_teacher
 
 __all__ = ["run", "select_student"]
@@ -91,8 +91,7 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, over
     num_classes = kwargs.pop("num_classes", int(teacher.output_shape[-1]))
     input_shape = tuple(kwargs.pop("input_shape", teacher.input_shape[1:]))
     model = _build_student(student, num_classes, input_shape, kwargs)
-    selection = selection_report(model, teacher=teacher, **options)
-    select_weights(model, teacher=teacher, **options)
+    selection = selection_report(model, teacher=teacher, write=True, **options)
     with atomic_path(out) as tmp:
         model.save(tmp)
     if report is not None:

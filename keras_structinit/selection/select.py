@@ -12,7 +12,7 @@ import os
 import keras
 import numpy as np
 
-from keras_structinit import walker
+from keras_structinit import validation, walker
 from keras_structinit.io_utils import check_output, write_json
 from keras_structinit.reporting import format_table
 from keras_structinit.selection.plan import plan_selection, take
@@ -115,13 +115,19 @@ def selection_report(
     strict=True,
     family="auto",
     resize_position_embeddings=False,
+    write=False,
 ):
-    """What :func:`select_weights` would write into ``model``, as a :class:`SelectionReport`;
-    nothing is written. Arguments as in :func:`select_weights`."""
-    report, _ = _plan(model, teacher, layers, dict(
+    """What :func:`select_weights` writes into ``model``, as a :class:`SelectionReport`.
+
+    With ``write=False`` (default) nothing is written; with ``write=True`` the
+    selection is also applied, from the same plan (for a caller that wants
+    both). The other arguments as in :func:`select_weights`.
+    """
+    validation.boolean(write, "write")
+    return _select(model, teacher, layers, dict(
         layer_selection=layer_selection, element_selection=element_selection, heads=heads, skip=skip,
-        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings))
-    return report
+        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings),
+        write=write)
 
 
 @walker.model_function
@@ -180,18 +186,15 @@ def select_weights(
     >>> student = ks.models.vit(4, 192, 8, 3, num_classes=10, input_shape=(32, 32, 3))
     >>> paths = select_weights(student, teacher=teacher)
     """
-    report, (t_vars, s_vars, plan) = _plan(model, teacher, layers, dict(
+    report = _select(model, teacher, layers, dict(
         layer_selection=layer_selection, element_selection=element_selection, heads=heads, skip=skip,
-        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings))
-    values = [_selected_values(t_vars[entry.teacher_path], entry, s_vars[entry.student_path])
-              for entry in plan]  # all checked before the student is touched
-    for entry, value in zip(plan, values, strict=True):
-        s_vars[entry.student_path].assign(value)
-    return [entry.student_path for entry in plan]
+        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings),
+        write=True)
+    return [entry["student"] for entry in report.entries]
 
 
-def _plan(student, teacher, layers, options):
-    """``(SelectionReport, (teacher variables, student variables, entries to write))``."""
+def _select(student, teacher, layers, options, write):
+    """Plans the selection into ``student``, writes it when ``write``; the :class:`SelectionReport`."""
     teacher = load_teacher(teacher)
     student = walker.check_model(student, "model")
     t_vars = {v.path: v for v in teacher.weights}
@@ -211,16 +214,19 @@ def _plan(student, teacher, layers, options):
             "teacher": entry.teacher_path,
             "student_shape": list(s_vars[entry.student_path].shape),
             "teacher_shape": list(t_vars[entry.teacher_path].shape),
-            "indices": [_indices_json(entry, axis,
-                                      entry.teacher_shape) for axis in range(len(entry.indices))],
+            "indices": [_indices_json(entry, a, entry.teacher_shape) for a in range(len(entry.indices))],
         }
         for entry in entries
     ]
     report_options = {**options, "skip": list(options["skip"])}
     report_options.pop("family")
-    report = SelectionReport(plan.family, report_options, described, plan.skipped, plan.unmatched,
-                             plan.block_map)
-    return report, (t_vars, s_vars, entries)
+    if write:
+        values = [_selected_values(t_vars[entry.teacher_path], entry, s_vars[entry.student_path])
+                  for entry in entries]  # all checked before the student is touched
+        for entry, value in zip(entries, values, strict=True):
+            s_vars[entry.student_path].assign(value)
+    return SelectionReport(plan.family, report_options, described, plan.skipped, plan.unmatched,
+                           plan.block_map)
 
 
 def _selected_values(source, entry, target):
