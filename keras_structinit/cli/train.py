@@ -135,10 +135,10 @@ def _check_out(out, overwrite, parts, data, eval_data, distill_from, **options):
                               inputs=inputs, **options)
 
 
-def _load_teachers(parts, distill_from):
+def _load_teachers(parts, distill_from, loaded=None):
     """``{spec: model}`` of the run's teachers (the init's loaded arguments and ``distill_from``),
-    loaded before anything is written."""
-    loaded = {}
+    loaded before anything is written; ``loaded`` (kept, not changed) holds those already loaded."""
+    loaded = dict(loaded or {})
     load_parts(parts, loaded)
     if distill_from is not None and distill_from not in loaded:
         loaded[distill_from] = load_teacher(distill_from)
@@ -266,10 +266,8 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
     _check_out(out, overwrite, parts, data_source, eval_source, distill_from, check_only=True)
     if distill_from is not None:
         _check_distill(recipe, distill_alpha)
-    teachers = dict(teachers or {})
-    run_parts = load_parts(parts, teachers)
-    if distill_from is not None and distill_from not in teachers:
-        teachers[distill_from] = load_teacher(distill_from)
+    teachers = _load_teachers(parts, distill_from, teachers)
+    run_parts = load_parts(parts, teachers)  # every argument to load is in `teachers` now
     teacher = None if distill_from is None else teachers[distill_from]
     model_kwargs = dict(model_kwargs or {})
     if not isinstance(data, TrainingData):
