@@ -11,16 +11,19 @@ held-out split (a stratified 10%, seed 0; the first ``--train-size`` of the
 rest, seed 0, are trained on).
 
 Variants, per model (``convnext``: the package's isotropic ConvNeXt; ``vit``:
-its ViT):
+its ViT), each an init spec applied by :func:`keras_structinit.initialize`:
 
 * ``default``: the builder's own init (timm's ``N(0, 0.02^2)``, zero biases);
-* ``mean-shift:B`` for every ``B`` of ``--b-values``: the MLP blocks get the
-  paper's baseline, PyTorch's default init of both layers' kernels *and*
-  biases, then ``apply_mean_shift(b=B)`` (``W1 = U[-1/sqrt(d), 1/sqrt(d)] + B``).
-  ``mean-shift:0`` is that baseline itself;
-* ConvNeXt only: ``conv-cov`` (``apply_conv_covariance`` on the depthwise
-  convs, PyTorch-default MLPs) and ``conv-cov+mean-shift:B`` for every ``B``
-  of ``--combo-b``.
+* ``mean-shift:B`` for every ``B`` of ``--b-values``: the paper's baseline
+  (Sec. 3: PyTorch's default init of every conv and Dense kernel *and* bias,
+  ``torch-default``), then ``W1 += B`` on each MLP block's first layer;
+  ``mean-shift:0`` is that baseline itself, bit for bit;
+* ConvNeXt only: ``torch-default+conv-cov`` (the baseline with ConvCovariance
+  on the depthwise convs) and ``conv-cov+mean-shift:B`` for every ``B`` of
+  ``--combo-b``.
+
+Runs recorded before 2026-11-25 (``results/archive/mimetic_sweep_mlp_baseline.json``)
+had the PyTorch default on the MLP blocks only, the rest at the builder's init.
 
 Each ``--epochs`` value is a complete run with its own full schedule (not a
 snapshot of a longer run). Results are written after every run
@@ -128,7 +131,7 @@ def variants(model, args):
     """The variant names run for ``model``, in table order."""
     names = ["default"] + [f"mean-shift:{b:g}" for b in args.b_values]
     if model == "convnext":
-        names += ["conv-cov"] + [f"conv-cov+mean-shift:{b:g}" for b in args.combo_b]
+        names += ["torch-default+conv-cov"] + [f"conv-cov+mean-shift:{b:g}" for b in args.combo_b]
     return [name for name in names if args.only is None or name in args.only]
 
 
@@ -143,37 +146,12 @@ def build(model, config):
     return ks.models.vit(c["patch_size"], c["dim"], c["depth"], c["heads"])
 
 
-def torch_default_mlps(model, seed):
-    """The paper's baseline on every MLP block: both layers' kernels and biases PyTorch's default."""
-    from keras_structinit.initializers import TorchDefaultUniform
-    from keras_structinit.mimetic import find_mlp_kernels
-    from keras_structinit.walker import seed_generator
-
-    generator = seed_generator(seed)
-    for first, _ in find_mlp_kernels(model):
-        second = model.get_layer(first.name.replace("pointwise_1", "pointwise_2").replace("mlp_1", "mlp_2"))
-        for layer in (first, second):
-            fan_in = layer.kernel.shape[0]
-            layer.kernel.assign(TorchDefaultUniform(seed=generator)(tuple(layer.kernel.shape)))
-            layer.bias.assign(TorchDefaultUniform(fan_in=fan_in, seed=generator)(tuple(layer.bias.shape)))
-
-
 def initialize(model, variant, seed):
-    """Applies ``variant``, an init spec (see the module docstring), to a freshly built ``model``.
-
-    Every variant but ``default`` starts from the PyTorch-default MLPs drawn from ``seed``;
-    the spec then goes through :func:`keras_structinit.initialize` with ``seed``, or with the
-    seed derived from it when its first form acts on the MLP blocks, so that the mean shift
-    never redraws the baseline's values.
-    """
+    """Applies ``variant`` (see the module docstring) to a freshly built ``model``."""
     import keras_structinit as ks
-    from keras_structinit.validation import derive_seed
 
-    if variant == "default":
-        return
-    torch_default_mlps(model, seed)
-    first = ks.parse_init_spec(variant)[0]
-    ks.initialize(model, variant, seed=derive_seed(seed) if first.form.stage == "mlp" else seed)
+    if variant != "default":
+        ks.initialize(model, variant, seed=seed)
 
 
 def best_b(runs):
@@ -219,14 +197,14 @@ def render_markdown(data):
         for epochs in sorted({r["epochs"] for r in data["runs"] if r["model"] == model}):
             runs = [r for r in data["runs"] if r["model"] == model and r["epochs"] == epochs]
             order = list(dict.fromkeys(r["variant"] for r in runs))
-            order.sort(key=lambda v: (not v == "default", v.startswith("conv-cov"),
+            order.sort(key=lambda v: (not v == "default", "conv-cov" in v,
                                       float(v.rsplit(":", 1)[1]) if ":" in v else -1.0))
             rows = []
             for variant in order:
                 done = [r for r in runs if r["variant"] == variant]
                 external = [100 * r["eval_data_accuracy"] for r in done if "eval_data_accuracy" in r]
                 rows.append({
-                    "variant": variant + (" (PyTorch-default MLPs)" if variant == "mean-shift:0" else ""),
+                    "variant": variant + (" (= torch-default)" if variant == "mean-shift:0" else ""),
                     "acc": mean_std([100 * r["val_accuracy"] for r in done]),
                     "external": mean_std(external) if external else "",
                     "n": len(done),
@@ -266,6 +244,7 @@ def main(argv=None):
         "weight_decay": args.weight_decay,
         "data": str(args.data),
         "held_out": held_out_note(args.held_out_size),
+        "baseline": "torch-default: every conv and Dense kernel and bias (Sec. 3)",
     }
     data, save = resumable_results(args.out, NAME, config, render_markdown)
     train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
@@ -325,11 +304,13 @@ def _mimetic(data):
         text = (f"{model}, {epochs} epochs: b = 0 {ms(base, 100)} %, best {best} {ms(shifts[best], 100)} %")
         verdicts.append(ahead(shifts[best], base))
         combos = {v: a for v, a in variants.items() if v.startswith("conv-cov+")}
-        if combos and "conv-cov" in variants:
+        # "conv-cov": the name in runs recorded before torch-default (results/archive).
+        conv_cov = variants.get("torch-default+conv-cov", variants.get("conv-cov"))
+        if combos and conv_cov:
             combo = max(combos, key=lambda v: np.mean(combos[v]))
-            text += (f", conv-cov {ms(variants['conv-cov'], 100)} %, {combo} {ms(combos[combo], 100)} %")
+            text += (f", conv-cov {ms(conv_cov, 100)} %, {combo} {ms(combos[combo], 100)} %")
             alone = variants.get(combo.split("+", 1)[1], base)
-            verdicts += [ahead(combos[combo], variants["conv-cov"]), ahead(combos[combo], alone)]
+            verdicts += [ahead(combos[combo], conv_cov), ahead(combos[combo], alone)]
         parts.append(text)
     return "; ".join(parts), verdict_of(verdicts)
 
@@ -380,7 +361,7 @@ SUITE = {
             # and the combination as complete runs of twice the budget (does the gain fade?).
             more_args=(("--models", "vit", "--b-values", "0", "0.05", "0.2", "--epochs", "2", *MIMETIC_CPU),
                        ("--models", "convnext", "--b-values", "0", "0.2", "--combo-b", "0.05",
-                        "--epochs", "4", "--only", "mean-shift:0", "mean-shift:0.2", "conv-cov",
+                        "--epochs", "4", "--only", "mean-shift:0", "mean-shift:0.2", "torch-default+conv-cov",
                         "conv-cov+mean-shift:0.05",
                         *MIMETIC_CPU)),
             title="Mimetic MLP init: the mean shift b on isotropic ConvNeXt, with ConvCovariance (Fig. 2/4)",

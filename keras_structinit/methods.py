@@ -75,6 +75,9 @@ class InitForm:
             forms that need data (the others are checked by applying them to a throwaway model).
         targets: what the form acts on, as ``walker`` selectors (for checks and docs).
         needs_data: the form measures images (``initialize(..., data=images)``).
+        base: a form applied first (without an argument) when the spec has no form of its
+            stage: ``mean-shift`` shifts the ``torch-default`` MLP kernels (so ``mean-shift:0``
+            is ``torch-default``); ``None`` for a form that stands alone.
     """
 
     name: str
@@ -89,6 +92,7 @@ class InitForm:
     check: Callable[..., None] | None = None
     targets: tuple = ()
     needs_data: bool = False
+    base: str | None = None
 
     def usage(self):
         """``name``, ``name[:ARG]`` or ``name:ARG``."""
@@ -293,7 +297,13 @@ def _default(model, value, *, data, seed):
     return []
 
 
-def _torch_uniform(model, value, *, data, seed):
+def _torch_default(model, value, *, data, seed):
+    from keras_structinit.torch_default import apply_torch_default
+
+    return apply_torch_default(model, seed=seed)
+
+
+def _torch_default_depthwise(model, value, *, data, seed):
     from keras_structinit.torch_default import apply_torch_uniform
 
     return apply_torch_uniform(model, seed=seed)
@@ -308,11 +318,14 @@ CORE = Method(
     docs="docs/initialize.md",
     forms=(
         InitForm("default", "the model builder's own initialization", _default, "weights"),
-        InitForm("torch-uniform", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on depthwise "
-                 "kernels", _torch_uniform, "spatial", targets=("depthwise",)),
+        InitForm("torch-default", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on every conv and "
+                 "Dense kernel and bias (the papers' baseline)", _torch_default, "weights"),
+        InitForm("torch-default-depthwise", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on the "
+                 "depthwise kernels only", _torch_default_depthwise, "spatial", targets=("depthwise",)),
     ),
     exports={
         "TorchDefaultUniform": ".torch_default",
+        "apply_torch_default": ".torch_default",
         "apply_torch_uniform": ".torch_default",
         "freeze_spatial": ".freezing",
         "load_frozen_model": ".freezing",
@@ -320,16 +333,17 @@ CORE = Method(
         "parse_init_spec": ".methods",
     },
     public={
-        "": ("apply_torch_uniform", "freeze_spatial", "load_frozen_model", "initialize", "parse_init_spec"),
-        "initializers": ("TorchDefaultUniform",),
+        "": ("apply_torch_default", "apply_torch_uniform", "freeze_spatial", "load_frozen_model",
+             "initialize", "parse_init_spec"),
+        "initializers": ("TorchDefaultUniform", "apply_torch_default"),
     },
-    model_functions=("apply_torch_uniform", "freeze_spatial"),
+    model_functions=("apply_torch_default", "apply_torch_uniform", "freeze_spatial"),
     serializable=(".torch_default",),
 )
 
 
 def form_usage():
-    """``"default | torch-uniform | conv-cov[:PRESET] | ..."``: the forms for a help text."""
+    """``"default | torch-default | conv-cov[:PRESET] | ..."``: the forms for a help text."""
     return " | ".join(form.usage() for form in init_forms().values())
 
 
@@ -338,11 +352,12 @@ def parse_init_spec(spec):
 
     ``ValueError`` (one line, naming the bad part and the forms) for an
     unknown form, a bad or missing argument, ``default`` combined with
-    another form, or two forms of one stage; ``TypeError`` for a non-str.
+    another form, or two forms of one stage; ``TypeError`` for a non-str. A form's
+    :attr:`InitForm.base` is added when no form of the base's stage is given.
 
     Example:
         >>> [(p.name, p.value) for p in parse_init_spec("mean-shift:0.1+conv-cov")]
-        [('conv-cov', 'cifar-p2'), ('mean-shift', 0.1)]
+        [('torch-default', None), ('conv-cov', 'cifar-p2'), ('mean-shift', 0.1)]
     """
     validation.text(spec, "init")
     parts = []
@@ -371,6 +386,10 @@ def parse_init_spec(spec):
         clash = [p.name for p in parts if p.form.stage in repeated]
         raise ValueError(f"`init` combines {' and '.join(clash)}, which act on the same {repeated[0]} stage; "
                          f"use one of them. Received: init={spec!r}")
+    for part in list(parts):
+        base = init_forms()[part.form.base] if part.form.base is not None else None
+        if base is not None and base.stage not in {p.form.stage for p in parts}:
+            parts.append(InitPart(base, base.default_value()))
     return sorted(parts, key=lambda p: STAGES.index(p.form.stage))
 
 
@@ -435,4 +454,4 @@ def initialize(model, spec, *, data=None, seed=None):
     paths = []
     for part, part_seed in zip(parts, part_seeds(seed, len(parts)), strict=True):
         paths += part.form.apply(model, part.value, data=data, seed=part_seed)
-    return paths
+    return list(dict.fromkeys(paths))

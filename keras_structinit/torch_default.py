@@ -16,9 +16,16 @@ import keras
 
 from keras_structinit import validation
 from keras_structinit.initializer_base import SeededInitializer, resolve_dtype
-from keras_structinit.walker import find_kernels, is_depthwise_layout, model_function, seed_generator
+from keras_structinit.walker import (
+    find_kernels,
+    is_depthwise_layout,
+    iter_layers,
+    model_function,
+    resolve_layers,
+    seed_generator,
+)
 
-__all__ = ["TorchDefaultUniform", "apply_torch_uniform"]
+__all__ = ["TorchDefaultUniform", "apply_torch_default", "apply_torch_uniform", "torch_default_fan_ins"]
 
 
 def _check_shape(shape):
@@ -102,3 +109,85 @@ def apply_torch_uniform(model, *, layers=None, seed=None, which="depthwise"):
         init = TorchDefaultUniform(depthwise=is_depthwise_layout(layer), seed=generator)
         kernel.assign(init(tuple(kernel.shape), dtype=kernel.dtype))
     return [kernel.path for _, kernel in found]
+
+
+def _einsum_fan_in(layer):
+    """Fan-in of an ``EinsumDense`` kernel: the product of its axes summed over (in the input, not
+    the output)."""
+    inputs, output = layer.equation.split("->")
+    source, kernel_axes = inputs.split(",")
+    return math.prod(
+        size for axis, size in zip(kernel_axes, layer.kernel.shape, strict=True)
+        if axis in source and axis not in output
+    )
+
+
+def torch_default_fan_ins(layer):
+    """``[(variable, fan_in), ...]``: the variables of a built ``layer`` that PyTorch's default init draws.
+
+    The layers PyTorch has an equivalent of: ``Dense`` and ``EinsumDense``
+    (``nn.Linear``), ``Conv1D/2D/3D`` with any ``groups`` and their transposes
+    (``nn.Conv*d``, ``nn.ConvTranspose*d``), ``DepthwiseConv1D/2D`` (``groups ==
+    C``: fan-in ``prod(k)``) and ``SeparableConv1D/2D`` (a depthwise and a 1x1
+    conv), subclasses included. A bias takes its weight's fan-in, as in PyTorch.
+    Any other layer (normalizations, embeddings, LC blocks) gives ``[]``.
+    """
+    layers = keras.layers
+    if isinstance(layer, (layers.SeparableConv1D, layers.SeparableConv2D)):
+        pointwise = layer.pointwise_kernel
+        fan_ins = [(layer.depthwise_kernel, math.prod(layer.depthwise_kernel.shape[:-2])),
+                   (pointwise, math.prod(pointwise.shape[:-1]))]
+    elif isinstance(layer, (layers.DepthwiseConv1D, layers.DepthwiseConv2D)):
+        fan_ins = [(layer.kernel, math.prod(layer.kernel.shape[:-2]))]
+    elif isinstance(layer, (layers.Dense, layers.Conv1D, layers.Conv2D, layers.Conv3D,
+                            layers.Conv1DTranspose, layers.Conv2DTranspose, layers.Conv3DTranspose)):
+        fan_ins = [(layer.kernel, math.prod(layer.kernel.shape[:-1]))]
+    elif isinstance(layer, layers.EinsumDense):
+        fan_ins = [(layer.kernel, _einsum_fan_in(layer))]
+    else:
+        return []
+    bias = getattr(layer, "bias", None)
+    if bias is not None:
+        fan_ins.append((bias, fan_ins[-1][1]))
+    return fan_ins
+
+
+@model_function
+def apply_torch_default(model, *, layers=None, seed=None):
+    """Re-initializes every conv and Dense layer of a built model as PyTorch does by default.
+
+    Each kernel and bias found by :func:`torch_default_fan_ins` is drawn from
+    ``U[-1/sqrt(fan_in), 1/sqrt(fan_in)]`` (:class:`TorchDefaultUniform`), the
+    baseline of the mimetic paper (Trockman & Kolter, Sec. 3: PyTorch's default
+    in place of ConvNeXt's ``N(0, 0.02^2)`` kernels and zero biases) and of the
+    covariance and LC papers. Normalization layers, embeddings, tokens, layer
+    scales and layers without a PyTorch counterpart (``LCConv2D``) keep their values.
+
+    Args:
+        model: a built ``keras.Model`` (nested models are searched).
+        layers: optional list of layer names/objects to restrict to; each must hold such variables.
+        seed: ``None``, an int (reproducible) or a ``keras.random.SeedGenerator``;
+            every variable gets its own samples.
+
+    Returns:
+        The re-initialized variables' paths (kernel, then bias), in model order.
+
+    Raises:
+        ValueError: the model (or a layer of ``layers``) has no conv or Dense layer.
+    """
+    candidates = [*iter_layers(model), model] if layers is None else resolve_layers(model, layers)
+    found = []
+    for layer in candidates:
+        fan_ins = torch_default_fan_ins(layer)
+        if layers is not None and not fan_ins:
+            raise ValueError(f"`layers` includes {layer.name!r}, which has no conv or Dense weights that "
+                             "PyTorch's default init draws.")
+        found += fan_ins
+    if not found:
+        raise ValueError(f"`model` ({model.name}) has no conv or Dense layer (Conv*, DepthwiseConv*, "
+                         "SeparableConv*, Dense, EinsumDense).")
+    generator = seed_generator(seed)
+    for variable, fan_in in found:
+        init = TorchDefaultUniform(fan_in=fan_in, seed=generator)
+        variable.assign(init(tuple(variable.shape), dtype=variable.dtype))
+    return [variable.path for variable, _ in found]

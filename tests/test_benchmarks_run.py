@@ -199,7 +199,8 @@ def test_lc_and_mimetic_headlines_compute_gaps_and_directions(tmp_path, monkeypa
     assert "![lc_accuracy_fig1](cpu/figures/lc_accuracy_fig1.png)" in text
 
     mimetic = [{"model": "convnext", "variant": v, "epochs": 2, "seed": s, "val_accuracy": a + s / 100}
-               for v, a in (("mean-shift:0", 0.30), ("mean-shift:0.1", 0.32), ("conv-cov", 0.33),
+               for v, a in (("mean-shift:0", 0.30), ("mean-shift:0.1", 0.32),
+                            ("torch-default+conv-cov", 0.33),
                             ("conv-cov+mean-shift:0.1", 0.37)) for s in (0, 1, 2)]
     text, verdict = headline("mimetic_sweep", {"runs": mimetic})
     assert "b = 0 31.00 ± 1.00 %, best mean-shift:0.1 33.00 ± 1.00 %" in text and verdict == "yes"

@@ -301,8 +301,8 @@ def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
         (["--model", "convmixer-8/2", "--init", "mean-shift"], "acts on the first Dense of MLP blocks"),
         (["--model", "vit-tiny", "--init", "conv-cov+mean-shift"], "conv-cov+mean-shift acts on spatial"),
         (["--model", "vit-tiny-8/2", "--init", "mean-shift:big"], "mean-shift takes a finite number"),
-        (["--model", "convnext-iso-8/2", "--init", "conv-cov+torch-uniform"],
-         "combines conv-cov and torch-uniform, which act on the same spatial stage"),
+        (["--model", "convnext-iso-8/2", "--init", "conv-cov+torch-default-depthwise"],
+         "combines conv-cov and torch-default-depthwise, which act on the same spatial stage"),
         (["--model", "vit-tiny", "--recipe", "imagenet", "--optimizer", "sgd"], "apply to the CIFAR recipes"),
         (["--model", "vit-tiny", "--recipe", "imagenet", "--pad", "0", "--no-flip"],
          "--pad, --no-flip: these options apply to the CIFAR recipes"),
@@ -393,7 +393,7 @@ def test_initialize_dispatches_to_the_public_api():
 
     model = convmixer(8, 2, kernel_size=3, patch_size=2, num_classes=10, input_shape=(8, 8, 3))
     assert initialize(model, "default", seed=0) == []
-    paths = initialize(model, "torch-uniform", seed=0)
+    paths = initialize(model, "torch-default-depthwise", seed=0)
     kernel = model.get_layer("block_1_depthwise_conv").kernel
     assert len(paths) == 2 and paths[0] == kernel.path
     assert np.abs(keras.ops.convert_to_numpy(kernel)).max() <= 1 / 3  # U[-1/sqrt(9), 1/sqrt(9)]
@@ -413,28 +413,31 @@ def test_init_mean_shift_forms(tmp_path, capsys):
     def parsed(spec):
         return [(p.name, p.value) for p in parse_init_spec(spec)]
 
-    assert parsed("mean-shift") == [("mean-shift", DEFAULT_B)]
-    assert parsed("mean-shift:-0.1") == [("mean-shift", -0.1)]
+    # The mean shift acts on the paper's baseline, torch-default, unless another form sets the weights.
+    assert parsed("mean-shift") == [("torch-default", None), ("mean-shift", DEFAULT_B)]
+    assert parsed("mean-shift:-0.1") == [("torch-default", None), ("mean-shift", -0.1)]
     # Forms apply in stage order, whatever order the spec gives them.
     assert parsed("mean-shift:0.2+conv-cov") == parsed("conv-cov+mean-shift:0.2") == [
-        ("conv-cov", "cifar-p2"), ("mean-shift", 0.2)]
-    for bad in ("mean-shift:nan", "conv-cov+mean-shift+torch-uniform", "default+mean-shift"):
+        ("torch-default", None), ("conv-cov", "cifar-p2"), ("mean-shift", 0.2)]
+    for bad in ("mean-shift:nan", "conv-cov+mean-shift+torch-default-depthwise", "default+mean-shift",
+                "torch-default+default"):
         with pytest.raises(ValueError, match="`init`"):
             parse_init_spec(bad)
     model = build_model("convnext-iso-8/2", 10, (8, 8, 3), kernel_size=3)
     paths = initialize(model, "conv-cov:cifar-p1+mean-shift:0.5", seed=0)
-    assert paths == ["block_1_depthwise_conv/kernel", "block_2_depthwise_conv/kernel",
-                     "block_1_pointwise_1/kernel", "block_2_pointwise_1/kernel"]
+    conv_dense = [v.path for v in model.weights
+                  if v.path.endswith(("/kernel", "/bias")) and "norm" not in v.path]
+    assert paths == conv_dense  # torch-default wrote every conv and Dense kernel and bias
     assert keras.ops.convert_to_numpy(model.get_layer("block_2_pointwise_1").kernel).mean() > 0.4
-    # The second form's seed is derived from the first's: the same as applying both by hand.
+    # Each form's seed is derived from the previous one's: the same as applying them by hand.
     by_hand = build_model("convnext-iso-8/2", 10, (8, 8, 3), kernel_size=3)
     import keras_structinit as ks
 
-    ks.apply_conv_covariance(by_hand, preset="cifar-p1", seed=0)
-    ks.apply_mean_shift(by_hand, b=0.5, seed=derive_seed(0))
+    ks.apply_torch_default(by_hand, seed=0)
+    ks.apply_conv_covariance(by_hand, preset="cifar-p1", seed=derive_seed(0))
+    ks.apply_mean_shift(by_hand, b=0.5, redraw=False, seed=derive_seed(derive_seed(0)))
     for a, b in zip(model.weights, by_hand.weights, strict=True):
-        if a.path in paths:  # the rest are the two builds' own random weights
-            np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
     for model_name in ("vit-tiny-8/2", "vit-small", "convnext-atto"):  # MLP blocks: the check passes
         args = argparse.Namespace(init="mean-shift", frozen=False, model=model_name, recipe="cifar10")
         _check_spatial_target(args, parse_model_name(model_name)[0], parse_init_spec("mean-shift"))

@@ -38,3 +38,80 @@ def test_shapes_with_a_zero_size_or_non_int_axis_are_refused(shape, error):
         TorchDefaultUniform()(shape)
     with pytest.raises(error, match="`shape`"):
         TorchDefaultUniform(fan_in=4)(shape)
+
+
+def _mixed_model():
+    """Every layer kind PyTorch's default init covers, and some it leaves alone."""
+    inputs = keras.Input((8, 8, 4))
+    x = keras.layers.Conv2D(6, 3, groups=2, name="grouped")(inputs)             # fan-in (4/2)*9 = 18
+    x = keras.layers.BatchNormalization(name="bn")(x)
+    x = keras.layers.DepthwiseConv2D(5, depth_multiplier=2, padding="same", name="dw")(x)   # 25
+    x = keras.layers.SeparableConv2D(8, 3, name="sep")(x)                       # 9, then 12
+    x = keras.layers.Conv2DTranspose(4, 2, name="up")(x)                        # torch: (cout)*k*k = 16
+    tokens = keras.layers.Reshape((-1, 4))(x)
+    tokens = keras.layers.MultiHeadAttention(2, 3, name="mha")(tokens, tokens)  # q/k/v: 4, output: 6
+    tokens = keras.layers.LayerNormalization(name="ln")(tokens)
+    outputs = keras.layers.Dense(5, name="head")(keras.layers.GlobalAveragePooling1D()(tokens))
+    return keras.Model(inputs, outputs)
+
+
+FAN_INS = {"grouped/kernel": 18, "grouped/bias": 18, "dw/kernel": 25, "dw/bias": 25,
+           "sep/depthwise_kernel": 9, "sep/pointwise_kernel": 12, "sep/bias": 12,
+           "up/kernel": 16, "up/bias": 16, "head/kernel": 4, "head/bias": 4}
+
+
+def test_apply_torch_default_draws_every_conv_and_dense_variable_with_its_torch_fan_in():
+    from keras_structinit.initializers import apply_torch_default
+
+    model = _mixed_model()
+    norms = {v.path: keras.ops.convert_to_numpy(v) for v in model.weights
+             if v.path.startswith(("bn/", "ln/"))}
+    paths = apply_torch_default(model, seed=0)
+    by_path = {v.path: keras.ops.convert_to_numpy(v) for v in model.weights}
+    assert set(FAN_INS) <= set(paths) and not set(norms) & set(paths)
+    mha = [p for p in paths if p.startswith("mha/")]
+    assert len(mha) == 8  # query, key, value, output: kernel and bias each
+    expected = {**FAN_INS, **{p: (6 if "attention_output" in p else 4) for p in mha}}
+    assert set(paths) == set(expected)
+    for path, fan_in in expected.items():
+        bound, values = 1 / np.sqrt(fan_in), by_path[path]
+        assert np.abs(values).max() <= bound, path
+        if values.size >= 64:  # U[-b, b]: std b / sqrt(3), range nearly reached
+            assert np.std(values) == pytest.approx(bound / np.sqrt(3), rel=0.2), path
+            assert np.abs(values).max() > 0.8 * bound, path
+    for path, values in norms.items():  # normalizations keep their values
+        np.testing.assert_array_equal(by_path[path], values)
+    again = _mixed_model()
+    assert apply_torch_default(again, seed=0) == paths
+    for a, b in zip(model.weights, again.weights, strict=True):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+
+
+def test_apply_torch_default_layers_and_errors():
+    from keras_structinit.initializers import apply_torch_default
+
+    model = _mixed_model()
+    before = {v.path: keras.ops.convert_to_numpy(v) for v in model.weights}
+    assert apply_torch_default(model, layers=["head"], seed=1) == ["head/kernel", "head/bias"]
+    changed = [v.path for v in model.weights
+               if not np.array_equal(before[v.path], keras.ops.convert_to_numpy(v))]
+    assert changed == ["head/kernel", "head/bias"]
+    with pytest.raises(ValueError, match="`layers` includes 'bn', which has no conv or Dense"):
+        apply_torch_default(model, layers=["bn"])
+    norm_only = keras.Sequential([keras.Input((4,)), keras.layers.LayerNormalization()])
+    with pytest.raises(ValueError, match="has no conv or Dense layer"):
+        apply_torch_default(norm_only)
+    with pytest.raises(TypeError, match="`model`"):
+        apply_torch_default("model.keras")
+
+
+@pytest.mark.skipif(keras.backend.backend() != "torch", reason="compares with torch.nn's own fan-in")
+def test_fan_ins_are_pytorchs():
+    import torch
+
+    fan_in = torch.nn.init._calculate_fan_in_and_fan_out
+    torch_layers = {"grouped/kernel": torch.nn.Conv2d(4, 6, 3, groups=2), "dw/kernel": torch.nn.Conv2d(
+        6, 12, 5, groups=6), "sep/pointwise_kernel": torch.nn.Conv2d(12, 8, 1),
+        "up/kernel": torch.nn.ConvTranspose2d(8, 4, 2), "head/kernel": torch.nn.Linear(4, 5)}
+    for path, layer in torch_layers.items():
+        assert fan_in(layer.weight)[0] == FAN_INS[path], path

@@ -20,7 +20,7 @@ def test_every_form_parses_with_its_default_and_resolves_its_function():
         assert callable(form.apply), form.name
         assert form.stage in methods.STAGES
         if form.arg is None or form.default is not None:
-            assert parsed(form.name)[0][0] == form.name
+            assert form.name in [name for name, _ in parsed(form.name)]
     assert methods.form_usage().split(" | ") == [form.usage() for form in INIT_FORMS.values()]
 
 
@@ -39,7 +39,7 @@ def test_the_command_line_help_is_derived_from_the_records(capsys):
 
 
 @pytest.mark.parametrize("spec, message", [
-    ("nope", "`init` part 'nope' is not one of default | torch-uniform"),
+    ("nope", "`init` part 'nope' is not one of default | torch-default | torch-default-depthwise"),
     ("conv-cov:xx", "conv-cov unknown ConvCovariance preset 'xx'"),
     ("conv-cov:", "needs its argument: conv-cov[:PRESET]"),
     ("default:1", "default takes no argument"),
@@ -48,7 +48,9 @@ def test_the_command_line_help_is_derived_from_the_records(capsys):
     ("mean-shift:inf", "mean-shift takes a finite number"),
     ("data-aligned:0", "takes a number of conv layers >= 1"),
     ("default+conv-cov", "'default' cannot be combined"),
-    ("conv-cov+torch-uniform", "combines conv-cov and torch-uniform, which act on the same spatial stage"),
+    ("conv-cov+torch-default-depthwise",
+     "combines conv-cov and torch-default-depthwise, which act on the same spatial stage"),
+    ("default+torch-default", "'default' cannot be combined"),
 ])
 def test_bad_specs_are_one_line_value_errors_naming_the_part(spec, message):
     with pytest.raises(ValueError) as info:
@@ -59,7 +61,7 @@ def test_bad_specs_are_one_line_value_errors_naming_the_part(spec, message):
 
 def test_forms_apply_in_stage_order_with_derived_seeds():
     assert parsed("mean-shift:0.1+data-aligned:2+conv-cov") == [
-        ("conv-cov", "cifar-p2"), ("data-aligned", 2), ("mean-shift", 0.1)]
+        ("torch-default", None), ("conv-cov", "cifar-p2"), ("data-aligned", 2), ("mean-shift", 0.1)]
     from keras_structinit.validation import derive_seed
 
     assert methods.part_seeds(7, 3) == [7, derive_seed(7), derive_seed(derive_seed(7))]
@@ -72,7 +74,9 @@ def test_initialize_on_a_keras_applications_convnext():
     """Issue 34's example: ConvNeXtTiny built by keras.applications, conv-cov and the mean shift."""
     model = keras.applications.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10)
     paths = initialize(model, "conv-cov+mean-shift", seed=0)
-    assert len(paths) == 2 * 18  # 18 blocks: a depthwise kernel and a first MLP layer each
+    # torch-default first: every conv and Dense kernel and bias (stem, 3 downsamplings, 18 blocks of
+    # a depthwise conv and two Dense layers, the head); then conv-cov and the shift rewrite some of them.
+    assert len(paths) == 2 * (1 + 3 + 18 * 3 + 1)
     first = next(p for p in paths if p.endswith("pointwise_conv_1/kernel"))
     kernel = to_numpy(next(v for v in model.weights if v.path == first))
     assert kernel.mean() > 0.1  # the shift (b = 0.2) dominates the small random part
@@ -85,3 +89,25 @@ def test_data_forms_need_data_and_measure_it():
     images = np.random.default_rng(0).uniform(-1, 1, (16, 12, 12, 3)).astype("float32")
     paths = initialize(model, "data-aligned", data=images, seed=0)
     assert paths[0].endswith("/kernel") and len(paths) == 2
+
+
+@pytest.mark.parametrize("name", ["convnext-iso-8/2", "vit-tiny-8/2"])
+def test_mean_shift_zero_is_torch_default_bit_for_bit(name):
+    """Trockman & Kolter, Sec. 3: the mean shift acts on PyTorch's default init of every layer."""
+    def build():  # the same tokens and embeddings (which no form touches) in each build
+        keras.utils.set_random_seed(0)
+        return ks.models.build_model(name, 10, (8, 8, 3))
+
+    baseline, shifted, moved = build(), build(), build()
+    paths = initialize(baseline, "torch-default", seed=5)
+    assert initialize(shifted, "mean-shift:0", seed=5) == paths
+    for a, b in zip(baseline.weights, shifted.weights, strict=True):
+        np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+    initialize(moved, "mean-shift:0.1", seed=5)
+    first = {kernel.path for _, kernel in ks.mimetic.find_mlp_kernels(moved)}
+    for a, b in zip(baseline.weights, moved.weights, strict=True):
+        delta = to_numpy(b) - to_numpy(a)
+        if a.path in first:
+            np.testing.assert_allclose(delta, 0.1, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(delta, 0)

@@ -105,6 +105,19 @@ def test_base_and_per_input_mode():
         assert value[:, 0].std() == pytest.approx(0.2, rel=0.5)
 
 
+def test_redraw_false_shifts_the_current_kernels():
+    model = package_vit()
+    kernels = [to_numpy(kernel) for _, kernel in find_mlp_kernels(model)]
+    apply_mean_shift(model, b=0.25, redraw=False, seed=0)
+    for (_, kernel), before in zip(find_mlp_kernels(model), kernels, strict=True):
+        np.testing.assert_allclose(to_numpy(kernel), before + 0.25, atol=1e-6)
+    apply_mean_shift(model, mode="per_input", b=0.0, variance=0.01, redraw=False, seed=0)
+    for (_, kernel), before in zip(find_mlp_kernels(model), kernels, strict=True):
+        shift = to_numpy(kernel) - before - 0.25  # one draw per input row (Eq. 1)
+        np.testing.assert_allclose(shift, np.broadcast_to(shift[:, :1], shift.shape), atol=1e-6)
+        assert shift[:, 0].std() == pytest.approx(0.1, rel=0.5)
+
+
 def unknown_mlp():
     inputs = keras.Input((6, 6, 4))
     x = keras.layers.Conv2D(4, 3, padding="same", name="spatial")(inputs)
@@ -145,6 +158,8 @@ def test_layers_restricts_the_recognised_blocks():
         ({"mode": "stripes"}, ValueError, "`mode`"),
         ({"base": 3}, TypeError, "`base`"),
         ({"seed": "0"}, TypeError, "`seed`"),
+        ({"redraw": "no"}, TypeError, "`redraw`"),
+        ({"redraw": False, "base": "zeros"}, ValueError, "`base` must be None with `redraw=False`"),
     ],
 )
 def test_bad_arguments_fail_before_any_change(kwargs, error, match):

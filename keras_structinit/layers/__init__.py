@@ -1,6 +1,7 @@
 """Layers: fast depthwise and patch (kernel == strides) convolutions and the blocks' building pieces
 (layer scale, stochastic depth, ViT's class token and position embedding, ResNet's zero-padding
-shortcut), plus the layers the method records declare (LC blocks: ``LCConv2D``, ``SharedKernelBank``),
+shortcut), ``padding="symmetric"`` (PyTorch's ``k // 2``) on the convs and ``MaxPooling2D``, plus
+the layers the method records declare (LC blocks: ``LCConv2D``, ``SharedKernelBank``),
 imported on first use."""
 
 from keras_structinit import methods
@@ -9,6 +10,7 @@ from keras_structinit.layers.class_token import ClassToken  # noqa: F401
 from keras_structinit.layers.conv import Conv2D, patch_conv2d  # noqa: F401
 from keras_structinit.layers.depthwise import DepthwiseConv2D, GroupedConv2D  # noqa: F401
 from keras_structinit.layers.layer_scale import LayerScale  # noqa: F401
+from keras_structinit.layers.pooling import MaxPooling2D  # noqa: F401
 from keras_structinit.layers.position_embedding import PositionEmbedding  # noqa: F401
 from keras_structinit.layers.shortcut import ZeroPadShortcut  # noqa: F401
 from keras_structinit.layers.stochastic_depth import StochasticDepth  # noqa: F401
@@ -20,6 +22,7 @@ _CORE = {
     "DepthwiseConv2D": "keras_structinit.layers.depthwise",
     "GroupedConv2D": "keras_structinit.layers.depthwise",
     "LayerScale": "keras_structinit.layers.layer_scale",
+    "MaxPooling2D": "keras_structinit.layers.pooling",
     "PositionEmbedding": "keras_structinit.layers.position_embedding",
     "StochasticDepth": "keras_structinit.layers.stochastic_depth",
     "ZeroPadShortcut": "keras_structinit.layers.shortcut",

@@ -27,6 +27,7 @@ import keras
 from keras import ops
 
 from keras_structinit import validation
+from keras_structinit.layers.padding import SymmetricPadding
 
 IMPLEMENTATIONS = ("auto", "native", "matmul")
 
@@ -73,11 +74,13 @@ def tiles_input(kernel_size, strides, padding, dilation_rate, groups):
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
-class Conv2D(keras.layers.Conv2D):
+class Conv2D(SymmetricPadding, keras.layers.Conv2D):
     """``keras.layers.Conv2D``, computed by :func:`patch_conv2d` where the kernel tiles the input.
 
     Same arguments, weights (names, shapes, layout; weight files load either
-    way) and outputs as the stock layer. Convolutions with ``strides ==
+    way) and outputs as the stock layer, and ``padding="symmetric"``:
+    PyTorch's ``padding=k // 2`` at any stride
+    (:mod:`keras_structinit.ops.padding`). Convolutions with ``strides ==
     kernel_size``, 'valid' padding (any padding for 1 x 1), no dilation, one
     group and channels last (patch embeddings, 1 x 1 convs) run as one matrix
     product; every other convolution is the stock op. ``implementation``:

@@ -12,6 +12,7 @@ import keras
 from keras import ops
 
 from keras_structinit import validation
+from keras_structinit.layers.padding import SymmetricPadding
 from keras_structinit.ops.depthwise import check_implementation, depthwise_conv2d, select_implementation
 
 __all__ = ["DepthwiseConv2D", "GroupedConv2D", "depthwise_conv2d", "select_implementation"]
@@ -60,16 +61,18 @@ class _FastConv:
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
-class DepthwiseConv2D(_FastConv, keras.layers.DepthwiseConv2D):
+class DepthwiseConv2D(SymmetricPadding, _FastConv, keras.layers.DepthwiseConv2D):
     """``keras.layers.DepthwiseConv2D`` computed by the fastest path per backend.
 
     Same arguments, weights (names, shapes, layout) and outputs as the stock
-    layer; :func:`depthwise_conv2d` picks the computation. ``implementation``
+    layer, and ``padding="symmetric"`` (PyTorch's ``padding=k // 2``,
+    :mod:`keras_structinit.ops.padding`); :func:`depthwise_conv2d` picks the computation. ``implementation``
     (``"auto"``, ``"native"``, ``"shifted"``) forces a path, for benchmarks
     and tests. ``kernel_trainable=False`` freezes the kernel, and is saved.
     """
 
     def call(self, inputs):
+        inputs = self.pad_inputs(inputs)
         outputs = depthwise_conv2d(
             inputs,
             self.kernel,
@@ -84,8 +87,9 @@ class DepthwiseConv2D(_FastConv, keras.layers.DepthwiseConv2D):
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
-class GroupedConv2D(_FastConv, keras.layers.Conv2D):
-    """``keras.layers.Conv2D`` taking the fast depthwise path when ``groups == C``.
+class GroupedConv2D(SymmetricPadding, _FastConv, keras.layers.Conv2D):
+    """``keras.layers.Conv2D`` taking the fast depthwise path when ``groups == C``, and
+    ``padding="symmetric"`` (:mod:`keras_structinit.ops.padding`).
 
     With ``groups`` equal to the input channels (kernel ``(kh, kw, 1, F)``, the
     form of keras.applications ConvNeXt's depthwise convs), the kernel is the

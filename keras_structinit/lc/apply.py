@@ -18,6 +18,7 @@ import keras
 import numpy as np
 
 from keras_structinit import validation
+from keras_structinit.layers.conv import Conv2D
 from keras_structinit.lc.layers import LCConv2D
 from keras_structinit.lc.pruning import magnitude_masks
 from keras_structinit.walker import check_model, find, iter_layers, model_function
@@ -187,7 +188,7 @@ def fold_model(model):
 
     def clone(layer):
         if isinstance(layer, LCConv2D):
-            new = keras.layers.Conv2D(
+            new = Conv2D(  # the package's: it also takes padding="symmetric"
                 layer.filters,
                 layer.kernel_size,
                 strides=layer.strides,

@@ -23,12 +23,13 @@ from keras import ops
 from keras_structinit import validation
 from keras_structinit.lc.folding import fold_kernels
 from keras_structinit.lc.sharing import bank_kernel, bank_size, check_bank_fits, kernel_scale
+from keras_structinit.ops.padding import SYMMETRIC, symmetric_output_size, symmetric_pad
 from keras_structinit.torch_default import TorchDefaultUniform
 
 __all__ = ["PADDINGS", "LCConv2D", "SharedKernelBank"]
 
 #: Paddings of :class:`LCConv2D` (Keras' meanings).
-PADDINGS = ("same", "valid")
+PADDINGS = ("same", "valid", SYMMETRIC)
 
 
 def _pair(value, name):
@@ -136,7 +137,10 @@ class LCConv2D(keras.layers.Layer):
         kernel_size: int or ``(kh, kw)``.
         expansion: ``E >= 1``, spatial filters per output channel.
         strides: of the spatial conv, int or pair.
-        padding: ``"same"`` or ``"valid"`` (the spatial conv's).
+        padding: the spatial conv's: ``"same"``, ``"valid"`` or ``"symmetric"``
+            (PyTorch's ``padding=k // 2``, the paper's model: at stride 2 it centres
+            output ``i`` on input ``2i``, as the option-A shortcut does;
+            :mod:`keras_structinit.ops.padding`).
         frozen: the spatial kernel is non-trainable from construction; saved
             in the config, and it follows the variable's flag (e.g. after
             :func:`keras_structinit.freeze_spatial`).
@@ -246,7 +250,10 @@ class LCConv2D(keras.layers.Layer):
         return self.bank.kernel(self.spatial_shape) * kernel_scale(self.spatial_shape)
 
     def call(self, inputs):
-        y = ops.conv(inputs, self.effective_spatial_kernel(), strides=self.strides, padding=self.padding)
+        padding = self.padding
+        if padding == SYMMETRIC:
+            inputs, padding = symmetric_pad(inputs, self.kernel_size), "valid"
+        y = ops.conv(inputs, self.effective_spatial_kernel(), strides=self.strides, padding=padding)
         y = ops.matmul(y, ops.reshape(self.pointwise_kernel, (self.width, self.filters)))
         return y + self.bias if self.use_bias else y
 
@@ -254,6 +261,8 @@ class LCConv2D(keras.layers.Layer):
         def size(n, k, s):
             if n is None:
                 return None
+            if self.padding == SYMMETRIC:
+                return symmetric_output_size(n, k, s)
             return -(-n // s) if self.padding == "same" else (n - k) // s + 1
 
         sizes = [

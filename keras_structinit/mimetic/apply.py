@@ -1,7 +1,7 @@
 """Model-level function of the mimetic MLP init::
 
     apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None,
-                     layers=None, seed=None) -> paths
+                     redraw=True, layers=None, seed=None) -> paths
 
 The first Dense / 1x1 conv of each MLP block is found by :func:`find_mlp_kernels`
 (the ``"mlp_first"`` selector of the method's record), by the names in
@@ -10,6 +10,9 @@ The first Dense / 1x1 conv of each MLP block is found by :func:`find_mlp_kernels
 
 from __future__ import annotations
 
+import keras
+
+from keras_structinit import validation
 from keras_structinit.mimetic.blocks import MLP_FIRST_PATTERN
 from keras_structinit.mimetic.initializers import MeanShift, check_base
 from keras_structinit.mimetic.shift import resolve_shift
@@ -36,13 +39,17 @@ def find_mlp_kernels(model, layers=None):
 
 
 @model_function
-def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None, layers=None, seed=None):
+def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None, redraw=True, layers=None,
+                     seed=None):
     """Re-initializes the first layer ``W1`` of every MLP block with :class:`MeanShift`.
 
     Each kernel is drawn anew as ``base + b`` (``mode="constant"``, Eq. 2) or
     ``base + b_n 1^T`` with ``b_n ~ N(b, variance)`` per input
-    (``"per_input"``, Eq. 1). Only the first layers' kernels change: not their
-    biases, not the second layers, attention or the head.
+    (``"per_input"``, Eq. 1); with ``redraw=False`` the kernel's current values
+    are the base and only the shift is added (``--init mean-shift`` does this
+    after ``torch-default``, so that ``b = 0`` leaves the baseline as it was).
+    Only the first layers' kernels change: not their biases, not the second
+    layers, attention or the head.
 
     Recognised without ``layers`` (:data:`MLP_FIRST_LAYERS`):
     the package's ConvNeXt, hierarchical and isotropic (``{prefix}_pointwise_1``),
@@ -56,6 +63,8 @@ def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None
             :class:`MeanShift`; ``None``: PyTorch's default uniform (the
             paper's baseline), drawn from ``seed``. A base with an int seed
             draws the same values for every layer of one shape.
+        redraw: ``False`` shifts the kernels' current values instead of drawing
+            a base (``base`` must then be ``None``).
         layers: optional list of layer names or objects: restricts the
             recognised layers, or names the first layers of another model's
             MLP blocks (each a ``Dense`` or a 1x1 convolution).
@@ -74,10 +83,14 @@ def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None
         ['block_1_pointwise_1/kernel', ...]
     """
     resolve_shift(b, mode, variance)  # validate before walking
-    base = None if base is None else check_base(base)
+    if not validation.boolean(redraw, "redraw") and base is not None:
+        raise ValueError(f"`base` must be None with `redraw=False` (the kernels' values are the base). "
+                         f"Received: base={base!r}")
+    base = "zeros" if not redraw else None if base is None else check_base(base)
     found = find_mlp_kernels(model, layers=layers)
     generator = seed_generator(seed)
     init = MeanShift(base=base, b=b, mode=mode, variance=variance, seed=generator)
     for _, kernel in found:
-        kernel.assign(init(tuple(kernel.shape), dtype=kernel.dtype))
+        drawn = init(tuple(kernel.shape), dtype=kernel.dtype)
+        kernel.assign(drawn if redraw else keras.ops.add(kernel, drawn))
     return [kernel.path for _, kernel in found]

@@ -13,7 +13,7 @@ def _default_b():
 def _mean_shift(model, value, *, data, seed):
     from keras_structinit.mimetic.apply import apply_mean_shift
 
-    return apply_mean_shift(model, b=value, seed=seed)
+    return apply_mean_shift(model, b=value, redraw=False, seed=seed)
 
 
 def _mlp_first(layer):
@@ -29,9 +29,10 @@ METHOD = Method(
     package=__package__,
     docs="docs/mimetic.md",
     forms=(
-        InitForm("mean-shift", "mimetic mean shift of each MLP block's first layer (Trockman & Kolter)",
+        InitForm("mean-shift", "mimetic mean shift b of each MLP block's first layer, on torch-default "
+                 "unless another form sets the weights (Trockman & Kolter, Sec. 3)",
                  _mean_shift, "mlp", arg="B", default=_default_b, parse=finite_number,
-                 targets=("mlp_first",)),
+                 targets=("mlp_first",), base="torch-default"),
     ),
     exports={
         "MeanShift": ".initializers",

@@ -35,6 +35,7 @@ def lcresnet(
     spatial_initializer=None,
     pointwise_initializer=None,
     bn_momentum=0.9,
+    padding="symmetric",
     name=None,
 ):
     """Builds LCResNet-``depth``-``width``x``expansion`` as a functional ``keras.Model`` (logits).
@@ -64,8 +65,7 @@ def lcresnet(
         depth: ``6 n + 2`` (8, 14, 20, 32, 44, 56, 110, ...).
         width: ``W``, the first stage's channels.
         expansion: ``E``, spatial filters per output channel of each LC block.
-        kernel_size: odd ``k`` (3, 5, 7, 9, ...): 'same' padding then pads
-            ``k // 2`` on each side at stride 1, as the paper's PyTorch convs.
+        kernel_size: odd ``k`` (3, 5, 7, 9, ...).
         frozen: frozen random spatial filters (saved with the model).
         num_classes: logits.
         shortcut: ``"A"`` or ``"B"``.
@@ -81,6 +81,10 @@ def lcresnet(
             ``keras.initializers.get`` accepts); ``None``: PyTorch's defaults.
             Not used for shared spatial kernels.
         bn_momentum: BatchNorm moving-average momentum.
+        padding: of the LC blocks' spatial convs: ``"symmetric"`` (the paper's
+            PyTorch ``padding=k // 2``: a stride-2 block is centred on the
+            pixels the option-A shortcut keeps) or ``"same"`` (Keras' ``(0, 1)`` at
+            stride 2 on even sizes; models built before 2026-11-25).
         name: model name, default ``lcresnet_{depth}_{width}x{expansion}``.
 
     Example:
@@ -113,6 +117,7 @@ def lcresnet(
     if recycle_fraction == 0.0:
         raise ValueError("`recycle_fraction` must be a number in (0, 1]. Received: recycle_fraction=0.0")
     bn_momentum = validation.fraction(bn_momentum, "bn_momentum")
+    padding = validation.one_of(padding, "padding", ("symmetric", "same"))
     spatial_initializer = check_initializer(spatial_initializer, "spatial_initializer", TorchDefaultUniform())
     pointwise_initializer = check_initializer(
         pointwise_initializer, "pointwise_initializer", TorchDefaultUniform()
@@ -134,6 +139,7 @@ def lcresnet(
             kernel_size,
             expansion=expansion,
             strides=strides,
+            padding=padding,
             frozen=frozen,
             spatial_initializer=clone_initializer(spatial_initializer),
             pointwise_initializer=clone_initializer(pointwise_initializer),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
+from keras_structinit.layers.conv import Conv2D
+from keras_structinit.layers.pooling import MaxPooling2D
 from keras_structinit.models.common import (
     check_initializer,
     clone_initializer,
@@ -19,11 +21,11 @@ GN_EPSILON = 1e-5
 
 
 def _conv(filters, kernel_size, strides, kernel_initializer, name):
-    return keras.layers.Conv2D(
+    return Conv2D(
         filters,
         kernel_size,
         strides=strides,
-        padding="same",
+        padding="symmetric",
         use_bias=False,
         kernel_initializer=clone_initializer(kernel_initializer),
         name=name,
@@ -72,9 +74,11 @@ def resnet18_gn(
     * ImageNet stem: ``Conv2D(64, 7, stride 2)`` and ``MaxPool(3, stride 2)``.
 
     The stem has no norm/activation: the first block's pre-activation
-    provides it (as in keras.applications' ResNetV2). Convs have no bias and
-    'same' padding (for stride 2 on even sizes TF pads ``(0, 1)``, PyTorch
-    ``(1, 1)``). GroupNorm: ``groups`` groups, ``eps = 1e-5``. Weights follow
+    provides it (as in keras.applications' ResNetV2). Convs have no bias;
+    convs and the stem's max-pool pad as PyTorch's ``padding=k // 2``
+    (``padding="symmetric"``: ``(1, 1)`` at stride 2 where Keras' ``"same"`` pads
+    ``(0, 1)``; :mod:`keras_structinit.ops.padding`). GroupNorm: ``groups`` groups,
+    ``eps = 1e-5``. Weights follow
     PyTorch's defaults (:class:`~keras_structinit.initializers.TorchDefaultUniform`).
 
     Layers: ``stem_conv`` (``stem_pool``), ``stage_{s}_block_{b}_*`` (s, b
@@ -114,7 +118,7 @@ def resnet18_gn(
         x = _conv(widths[0], 3, 1, kernel_initializer, "stem_conv")(inputs)
     else:
         x = _conv(widths[0], 7, 2, kernel_initializer, "stem_conv")(inputs)
-        x = keras.layers.MaxPooling2D(3, strides=2, padding="same", name="stem_pool")(x)
+        x = MaxPooling2D(3, strides=2, padding="symmetric", name="stem_pool")(x)
     for s, (depth, width) in enumerate(zip(DEPTHS, widths, strict=True), start=1):
         for b in range(1, depth + 1):
             strides = 2 if (s > 1 and b == 1) else 1
