@@ -506,6 +506,9 @@ def test_select_passes_resize_position_embeddings(tmp_path, monkeypatch, capsys)
     assert cli.main([*argv, "--resize-position-embeddings"]) == 2
     assert seen["resize_position_embeddings"] is True
     assert cli.main(argv) == 2 and seen["resize_position_embeddings"] is False
+    assert seen["heads"] == "flatten" and seen["skip"] == ("head",)
+    assert cli.main([*argv, "--heads", "fused", "--skip", "head", "head_norm"]) == 2
+    assert seen["heads"] == "fused" and seen["skip"] == ("head", "head_norm")
     assert "stop here" in capsys.readouterr().err
 
 

@@ -2,11 +2,13 @@
 
 import json
 
+import keras
 import numpy as np
 import pytest
 
 import keras_structinit as ks
 from keras_structinit.selection import select_weights
+from keras_structinit.selection.plan import QKV
 
 from conftest import assert_round_trip_in_fresh_process, to_numpy
 from selection_helpers import indices_of, randomize, select_and_check, select_with_report
@@ -102,6 +104,52 @@ def test_heads_select_keeps_whole_heads():
     got = to_numpy({v.path: v for v in student.weights}[path])
     want = to_numpy({v.path: v for v in teacher.weights}[path])[::2][:, [0, 2]]
     np.testing.assert_array_equal(got, want)
+
+
+def _official_uniform(t, s):
+    """The authors' rule (weight_selection.py, current version): float32 linspace, rounded, as int64."""
+    import torch
+
+    if t % s == 0:
+        return (torch.arange(s) * (t // s)).numpy()
+    return torch.round(torch.linspace(0, t - 1, s)).long().numpy()
+
+
+@pytest.mark.skipif(keras.backend.backend() != "torch", reason="the authors' rule runs in torch; the plan "
+                    "is NumPy, the same on every backend: runs once, on torch")
+def test_heads_fused_equals_the_authors_selection_of_fused_qkv_384_to_320():
+    """ViT-S width 384 -> 320: the authors select rows of timm's fused (3 D, D) qkv weight."""
+    teacher, student = randomize(vit(384, 1, 6)), vit(320, 1, 5)
+    weights = {v.path: to_numpy(v) for v in teacher.weights}
+    prefix = "block_1_attention/"
+    # timm's layout: out x in, query rows, then key rows, then value rows.
+    fused = np.concatenate([weights[f"{prefix}{p}/kernel"].reshape(384, 384).T for p in QKV])
+    fused_bias = np.concatenate([weights[f"{prefix}{p}/bias"].reshape(384) for p in QKV])
+    rows, cols = _official_uniform(3 * 384, 3 * 320), _official_uniform(384, 320)
+    official, official_bias = fused[rows][:, cols], fused_bias[rows]
+    select_weights(student, teacher=teacher, heads="fused")
+    got = {v.path: to_numpy(v) for v in student.weights}
+    for i, p in enumerate(QKV):
+        np.testing.assert_array_equal(got[f"{prefix}{p}/kernel"].reshape(320, 320).T,
+                                      official[i * 320:(i + 1) * 320])
+        np.testing.assert_array_equal(got[f"{prefix}{p}/bias"].reshape(320),
+                                      official_bias[i * 320:(i + 1) * 320])
+    # "flatten" selects the same rows for every projection: 32 query and 32 value rows differ here.
+    flat = vit(320, 1, 5)
+    select_weights(flat, teacher=teacher, heads="flatten")
+    flat_rows = {v.path: to_numpy(v) for v in flat.weights}
+    differ = [int((flat_rows[f"{prefix}{p}/bias"].reshape(320) != official_bias[i * 320:(i + 1) * 320]).sum())
+              for i, p in enumerate(QKV)]
+    assert differ == [32, 0, 32]
+    # At an integer ratio the two are the same.
+    half_fused, half_flat = vit(192, 1, 3), vit(192, 1, 3)
+    select_weights(half_fused, teacher=teacher, heads="fused")
+    select_weights(half_flat, teacher=teacher, heads="flatten")
+    for a, b in zip(half_fused.weights, half_flat.weights, strict=True):
+        if not a.path.startswith("head/"):  # the head keeps each student's own init
+            np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
+    with pytest.raises(ValueError, match="element_selection='uniform'"):
+        select_weights(vit(320, 1, 5), teacher=teacher, heads="fused", element_selection="random")
 
 
 @pytest.mark.parametrize("image", [(8, 8, 3), (12, 12, 3), (24, 24, 3)])
@@ -275,3 +323,15 @@ def test_the_report_and_the_write_come_from_one_plan():
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
     with pytest.raises(TypeError, match="`write`"):
         ks.selection.selection_report(student, teacher=teacher, write="yes")
+
+
+def test_skip_head_norm_leaves_convnexts_final_norm_as_the_authors_script_does():
+    teacher = randomize(convnext(16, (3, 3)))
+    copied, kept = convnext(8, (2, 1)), convnext(8, (2, 1))
+    before = {v.path: to_numpy(v) for v in kept.weights}
+    paths = select_weights(copied, teacher=teacher)
+    assert "head_norm/gamma" in paths  # the package's default: selected like every other norm
+    paths = select_weights(kept, teacher=teacher, skip=("head", "head_norm"))
+    assert not any(p.startswith("head_norm/") for p in paths)
+    for path in ("head_norm/gamma", "head_norm/beta"):
+        np.testing.assert_array_equal(to_numpy({v.path: v for v in kept.weights}[path]), before[path])

@@ -107,8 +107,8 @@ def run(args):
         model, selection = select_student(
             args.teacher, args.student, args.out, _student_kwargs(args.student_kwargs), args.report,
             overwrite=args.overwrite, layer_selection=args.layer_selection,
-            element_selection=args.element_selection, heads=args.heads, seed=args.seed,
-            resize_position_embeddings=args.resize_position_embeddings)
+            element_selection=args.element_selection, heads=args.heads, skip=tuple(args.skip),
+            seed=args.seed, resize_position_embeddings=args.resize_position_embeddings)
     except INPUT_ERRORS as err:
         return usage_error("select", err)
     print(selection.summary())

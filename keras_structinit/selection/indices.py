@@ -12,9 +12,11 @@ Element rules (:data:`ELEMENT_METHODS`):
   as NumPy and ``torch.round`` do), in float64 as NumPy computes it (so a
   tie such as ``11 * 25/22 = 12.5`` may land on either side by rounding
   error). A 4x6 teacher gives a 2x3 student rows ``{0, 2}`` and columns
-  ``{0, 2, 4}``. The authors' script rounds ``linspace(0, t, s)`` instead,
-  whose last index is ``t`` itself (out of range, e.g. ``t=7, s=3``); the
-  paper's figure and this rule end at ``t - 1``.
+  ``{0, 2, 4}``. The authors' current script (``weight_selection.py``)
+  computes ``torch.round(torch.linspace(0, t - 1, s)).long()``, the same rule
+  in float32: the two differ only where an entry lies within float32 error of
+  a .5 tie. (An earlier version rounded ``linspace(0, t, s)``, whose last
+  index ``t`` is out of range.)
 * ``"consecutive"``: ``arange(s)``.
 * ``"random"`` and ``"random_inconsistent"``: ``s`` sorted indices drawn
   without replacement; the first is drawn once per dimension role and shared

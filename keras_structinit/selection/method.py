@@ -32,7 +32,12 @@ def _select_arguments(parser):
     parser.add_argument("--out", required=True, help="where to save the student (.keras)")
     parser.add_argument("--layer-selection", choices=LAYER_METHODS, default="first_n")
     parser.add_argument("--element-selection", choices=ELEMENT_METHODS, default="uniform")
-    parser.add_argument("--heads", choices=HEAD_MODES, default="flatten")
+    parser.add_argument("--heads", choices=HEAD_MODES, default="flatten",
+                        help="attention: one index set over heads x head_dim (flatten), the authors' "
+                             "selection of fused qkv rows (fused), or whole heads (select)")
+    parser.add_argument("--skip", nargs="+", default=["head"], metavar="PREFIX",
+                        help="variable path prefixes left at the student's init (default: head; the "
+                             "authors' script also skips ConvNeXt's head_norm: --skip head head_norm)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resize-position-embeddings", action="store_true",
                         help="allow another image size: resize the teacher's position grid bilinearly "

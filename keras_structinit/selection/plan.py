@@ -28,7 +28,9 @@ from keras_structinit.selection.resample import grid_layout, resize_tokens
 
 __all__ = ["HEAD_MODES", "Entry", "Plan", "detect_family", "plan_selection", "take"]
 
-HEAD_MODES = ("flatten", "select")
+HEAD_MODES = ("flatten", "fused", "select")
+#: The attention projections in the order of a fused ``qkv`` axis (timm's ``(3 D, D)`` Linear).
+QKV = ("query", "key", "value")
 
 
 @dataclass
@@ -37,7 +39,7 @@ class Entry:
 
     ``indices[a]`` is ``None`` when axis ``a`` is kept whole (equal sizes).
     ``merge`` lists pairs of adjacent axes selected as one flattened axis
-    (attention heads x head_dim with ``heads="flatten"``); their index array
+    (attention heads x head_dim with ``heads="flatten"`` or ``"fused"``); their index array
     sits at the first axis of the pair, ``None`` at the second.
     ``resize`` is ``(axis, student_tokens)`` when a position embedding's
     token axis is resized (``resize_position_embeddings=True``), else ``()``.
@@ -120,9 +122,14 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
         layer_selection: one of :data:`~.indices.LAYER_METHODS`, per stage.
         element_selection: one of :data:`~.indices.ELEMENT_METHODS`.
         heads: ``"flatten"`` selects over the flattened heads x head_dim axis
-            of attention kernels (what the authors' code does to fused qkv);
-            ``"select"`` keeps whole heads (chosen uniformly) and selects
-            head_dim within them.
+            of attention kernels, one index set for query, key, value and the
+            output projection's input; ``"fused"`` selects the query, key and
+            value rows as the authors' code does on timm's fused ``qkv`` weight,
+            uniformly over its ``3 D`` rows (``element_selection="uniform"``
+            only), the output projection's input as ``"flatten"``; the two are
+            equal when the widths divide (384 -> 192), not otherwise (384 -> 320:
+            32 of the 320 query rows and 32 value rows differ); ``"select"``
+            keeps whole heads (chosen uniformly) and selects head_dim within them.
         skip: path prefixes left at the student's own initialization
             (``"head"`` matches ``head/kernel``, not ``head_norm/gamma``),
             matched against the variable paths and the family's component
@@ -158,7 +165,8 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
         )
     rng = np.random.default_rng(seed)
     plan.role_indices = _role_indices(role_sizes, heads, element_selection, rng)
-    plan.entries = [_entry(plan.role_indices, heads, rng, student_shapes[match[0]], *match)
+    plan.entries = [_entry(plan.role_indices, heads, rng, student_shapes[match[0]], *match,
+                           key=students[match[0]].key)
                     for match in pending]
     return plan
 
@@ -168,6 +176,10 @@ def _check_arguments(teacher_shapes, student_shapes, layer_selection, element_se
     validation.one_of(layer_selection, "layer_selection", LAYER_METHODS)
     validation.one_of(element_selection, "element_selection", ELEMENT_METHODS)
     validation.one_of(heads, "heads", HEAD_MODES)
+    if heads == "fused" and element_selection != "uniform":
+        raise ValueError("`heads`='fused' selects the fused qkv rows uniformly, as the authors' code: "
+                         "it needs element_selection='uniform'. "
+                         f"Received: element_selection={element_selection!r}")
     validation.boolean(strict, "strict")
     validation.boolean(resize_position_embeddings, "resize_position_embeddings")
     validation.random_seed(seed, "seed")
@@ -269,7 +281,7 @@ def _match(plan, students, teachers, teacher_shapes, student_shapes, skip, resiz
 def _role_indices(role_sizes, heads, element_selection, rng):
     """Element selection: one index set per role (``None`` per role for ``random_inconsistent``,
     which draws per tensor axis)."""
-    sizes = _flatten_heads(role_sizes) if heads == "flatten" else role_sizes
+    sizes = _flatten_heads(role_sizes) if heads in ("flatten", "fused") else role_sizes
     consistent = element_selection != "random_inconsistent"
     chosen = {}
     for r in sorted(sizes):
@@ -279,17 +291,26 @@ def _role_indices(role_sizes, heads, element_selection, rng):
     return chosen
 
 
-def _entry(role_indices, heads, rng, s_shape, path, teacher_path, roles, resize, t_shape):
+def _fused_rows(t, s, part):
+    """The teacher rows of projection ``part`` (0, 1, 2: query, key, value) that the authors' code
+    keeps when it selects ``3 s`` of the ``3 t`` rows of a fused ``qkv`` weight uniformly."""
+    fused = element_indices(3 * t, 3 * s, "uniform")[part * s:(part + 1) * s] - part * t
+    assert fused.min() >= 0 and fused.max() < t  # the uniform rule never crosses a projection's rows
+    return fused
+
+
+def _entry(role_indices, heads, rng, s_shape, path, teacher_path, roles, resize, t_shape, key=""):
     """The :class:`Entry` of one matched student variable: the teacher indices of each axis."""
     indices, merge = [], []
+    part = next((i for i, name in enumerate(QKV) if f"/{name}/" in key), None)
     axis = 0
     while axis < len(roles):
         r = roles[axis]
         pair = axis + 1 < len(roles) and _is_head_pair(r, roles[axis + 1])
-        if heads == "flatten" and pair:
+        if heads in ("flatten", "fused") and pair:
             flat = "attn@" + r[len("heads@"):]
             t, s = t_shape[axis] * t_shape[axis + 1], s_shape[axis] * s_shape[axis + 1]
-            chosen = role_indices[flat]
+            chosen = role_indices[flat] if heads == "flatten" or part is None else _fused_rows(t, s, part)
             if chosen is None:
                 chosen = element_indices(t, s, "random", rng, f"axes {axis}-{axis + 1} of {path!r}")
             indices += [_none_if_whole(chosen, t), None]

@@ -165,7 +165,7 @@ def select_weights(
             ``"uniform"``, per stage.
         element_selection: ``"uniform"`` (default), ``"consecutive"``,
             ``"random"`` (consistent) or ``"random_inconsistent"``.
-        heads: ``"flatten"`` or ``"select"`` (see
+        heads: ``"flatten"``, ``"fused"`` or ``"select"`` (see
             :func:`~keras_structinit.selection.plan.plan_selection`).
         skip: path prefixes that keep the student's initialization (default
             the classifier, which the paper re-initializes).
