@@ -48,6 +48,7 @@ def _float_type(check, expected):
 positive_float = _float_type(validation.positive_float, "a positive number")
 non_negative_float = _float_type(validation.non_negative_float, "a number >= 0")
 unit_rate = _float_type(validation.rate, "a number in [0, 1)")
+probability = _float_type(validation.fraction, "a number in [0, 1]")
 
 
 def check_exists(path, flag):

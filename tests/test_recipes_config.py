@@ -66,3 +66,14 @@ def test_from_args_keeps_what_the_command_line_gave():
         RecipeConfig.from_args(_args("--warmup-epochs", "1"))
     with pytest.raises(ValueError, match="whole number"):
         RecipeConfig.from_args(_args("--recipe", "imagenet", "--warmup-epochs", "0.5"))
+    mixed = RecipeConfig.from_args(_args("--mixup", "0.8", "--cutmix", "1", "--random-erasing", "0.25",
+                                         "--random-labels", "1"))
+    assert (mixed.mixup_alpha, mixed.cutmix_alpha, mixed.random_erasing, mixed.random_labels) == (
+        0.8, 1.0, 0.25, 1.0)
+    imagenet = RecipeConfig.from_args(_args("--recipe", "imagenet", "--random-erasing", "0.25"))
+    assert imagenet.random_erasing == 0.25
+    with pytest.raises(ValueError, match="`random_labels` apply to the CIFAR recipes"):
+        RecipeConfig("imagenet", random_labels=0.5)
+    defaults = RecipeConfig("cifar10", epochs=1).resolved()
+    assert (defaults["mixup_alpha"], defaults["cutmix_alpha"], defaults["random_erasing"],
+            defaults["random_labels"]) == (0.0, 0.0, 0.0, 0.0)

@@ -12,7 +12,9 @@ from keras_structinit.recipes.data import (
     channel_stats,
     check_rand_augment,
     cifar_dataset,
+    erase_and_mix,
     imagenet_dataset,
+    random_labels,
     random_resized_crop,
 )
 
@@ -135,6 +137,50 @@ def test_imagenet_pipeline_shapes_and_mixed_labels(image_folder):
     lo = -np.asarray(IMAGENET_MEAN) / np.asarray(IMAGENET_STD)
     hi = (1 - np.asarray(IMAGENET_MEAN)) / np.asarray(IMAGENET_STD)
     assert (np.asarray(e_images) >= lo - 1e-4).all() and (np.asarray(e_images) <= hi + 1e-4).all()
+
+
+def _one_batch(x, labels):
+    return tf.data.Dataset.from_tensor_slices((x.astype("float32"), labels)).batch(len(x))
+
+
+def test_mixup_cutmix_and_random_erasing_of_the_cifar_recipe():
+    """Weight selection's CIFAR recipe (Table 13): MixUp 0.8, CutMix 1.0, random erasing 0.25."""
+    x, y = images(16, 16)
+    labels = np.eye(3, dtype="float32")[y]
+    for mixup, cutmix in ((0.8, 0.0), (0.0, 1.0), (0.8, 1.0)):
+        got_x, got_y = next(iter(erase_and_mix(_one_batch(x, labels), mixup, cutmix, seed=1)))
+        got_y = np.asarray(got_y)
+        np.testing.assert_allclose(got_y.sum(-1), 1.0, atol=1e-5)  # mixtures of one-hots
+        assert (got_y.max(-1) < 1 - 1e-3).any()  # some labels are mixed
+        assert not np.array_equal(np.asarray(got_x), x)
+    erased, kept = (np.asarray(next(iter(erase_and_mix(_one_batch(x, labels), random_erasing=p, seed=2)))[0])
+                    for p in (1.0, 0.0))
+    np.testing.assert_array_equal(kept, x)
+    changed = (erased != x).any(-1).mean(axis=(1, 2))  # per image, the erased box's share of pixels
+    assert (changed > 0.01).all() and (changed < 0.5).all()
+    ds = cifar_dataset(x, labels, 8, (0.5,) * 3, (0.25,) * 3, True, mixup_alpha=0.8, cutmix_alpha=1.0,
+                       random_erasing=0.25)
+    _, batch_labels = next(iter(ds))
+    np.testing.assert_allclose(np.asarray(batch_labels).sum(-1), 1.0, atol=1e-5)
+    with pytest.raises(ValueError, match="`random_erasing` is a probability"):
+        erase_and_mix(_one_batch(x, labels), random_erasing=1.5)
+    with pytest.raises(ValueError, match="`mixup_alpha`"):
+        erase_and_mix(_one_batch(x, labels), mixup_alpha=-1)
+
+
+def test_random_labels_are_fixed_by_the_seed():
+    y = np.arange(2000) % 10
+    half = random_labels(y, 0.5, 10, seed=3)
+    np.testing.assert_array_equal(half, random_labels(y, 0.5, 10, seed=3))
+    assert not np.array_equal(half, random_labels(y, 0.5, 10, seed=4))
+    # Half are redrawn uniformly, a tenth of those land on the true label: 45% change.
+    assert (half != y).mean() == pytest.approx(0.45, abs=0.03)
+    every = random_labels(y, 1.0, 10, seed=0)
+    assert (every != y).mean() == pytest.approx(0.9, abs=0.03)
+    assert np.bincount(every, minlength=10).min() > 150
+    np.testing.assert_array_equal(random_labels(y, 0.0, 10), y)
+    with pytest.raises(ValueError, match="random_labels"):
+        random_labels(y, 1.5, 10)
 
 
 def test_imagenet_arrays_keep_the_central_square():

@@ -23,6 +23,7 @@ from keras_structinit.arguments import (
     non_negative_int,
     positive_float,
     positive_int,
+    probability,
     unit_rate,
     usage_error,
 )
@@ -120,6 +121,16 @@ def build_parser():
     train.add_argument("--no-flip", dest="flip", action="store_const", const=False, default=None,
                        help="CIFAR: no random horizontal flip")
     train.add_argument("--label-smoothing", type=unit_rate, default=None)
+    train.add_argument("--mixup", type=non_negative_float, default=None,
+                       help="MixUp alpha (default: CIFAR off, ImageNet 0.2); with --cutmix, one of the two "
+                            "per batch")
+    train.add_argument("--cutmix", type=non_negative_float, default=None,
+                       help="CutMix alpha (default: CIFAR off, ImageNet 1.0)")
+    train.add_argument("--random-erasing", type=probability, default=None,
+                       help="probability of erasing a box of each image (default 0)")
+    train.add_argument("--random-labels", type=probability, default=None,
+                       help="CIFAR: fraction of training labels replaced by random ones, fixed by --seed "
+                            "(Maennel et al. App. A.1; default 0)")
     train.add_argument("--rand-augment", default="recipe",
                        help="N,M (ops, magnitude in [0,1]), 'none', or 'recipe'")
     train.add_argument("--train-size", type=positive_int, default=None,

@@ -147,7 +147,7 @@ def _load_teachers(parts, distill_from, loaded=None):
 
 #: ``structinit train`` flags that set options of the CIFAR recipe, by option name.
 CIFAR_FLAGS = {"optimizer": "--optimizer", "schedule": "--schedule", "normalization": "--normalization",
-               "pad": "--pad", "flip": "--no-flip"}
+               "pad": "--pad", "flip": "--no-flip", "random_labels": "--random-labels"}
 
 
 def _cifar_options(args):

@@ -15,7 +15,7 @@ import numpy as np
 from keras_structinit import validation
 from keras_structinit.datasets import load_labeled_images
 from keras_structinit.recipes.config import RecipeConfig
-from keras_structinit.recipes.data import cifar_dataset, input_normalization
+from keras_structinit.recipes.data import cifar_dataset, input_normalization, random_labels
 from keras_structinit.recipes.optimizers import OPTIMIZERS
 from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
 from keras_structinit.recipes.training import check_fit_arguments, check_training_options, fit_classifier
@@ -31,6 +31,10 @@ CIFAR_DEFAULTS = {
     "optimizer": "adamw",
     "normalization": "channel",
     "flip": True,
+    "mixup_alpha": 0.0,
+    "cutmix_alpha": 0.0,
+    "random_erasing": 0.0,
+    "random_labels": 0.0,
 }
 SCHEDULES = ("triangular", "cosine", "step")
 
@@ -62,6 +66,9 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
 
     The normalization's mean/std are stored in ``history.normalization``;
     ``validation_data`` and ``eval_data`` are normalized the same way.
+    Weight selection's CIFAR recipe (Xu et al., Table 13) adds ``mixup_alpha=0.8,
+    cutmix_alpha=1.0, random_erasing=0.25``; the random-label setting of Maennel
+    et al. (App. A.1) is ``random_labels=1.0``.
     Maennel et al.'s recipe (App. A.3): ``optimizer="sgd_momentum",
     weight_decay=0, schedule="step", learning_rate=0.002, batch_size=256,
     rand_augment=None, pad=0, flip=False, normalization="symmetric"``.
@@ -101,8 +108,12 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
 
     def as_dataset(xs, ys, training):
         return cifar_dataset(xs, _one_hot(ys, num_classes), batch_size, mean, std, training,
-                             pad=o["pad"], flip=o["flip"], rand_augment=o["rand_augment"], seed=o["seed"])
+                             pad=o["pad"], flip=o["flip"], rand_augment=o["rand_augment"], seed=o["seed"],
+                             mixup_alpha=o["mixup_alpha"], cutmix_alpha=o["cutmix_alpha"],
+                             random_erasing=o["random_erasing"])
 
+    if o["random_labels"]:  # the training labels only; validation and evaluation keep the true ones
+        y = random_labels(y, o["random_labels"], num_classes, seed=o["seed"])
     train = as_dataset(x, y, True)
     steps = o["steps_per_epoch"] or max(len(x) // batch_size, 1)
     if schedule == "triangular":

@@ -39,8 +39,8 @@ class _Default:
 DEFAULT = _Default()
 
 #: Fields of the CIFAR recipes only, and of the ImageNet recipe only.
-CIFAR_ONLY = ("optimizer", "schedule", "normalization", "pad", "flip")
-IMAGENET_ONLY = ("image_size", "mixup_alpha", "cutmix_alpha", "loss")
+CIFAR_ONLY = ("optimizer", "schedule", "normalization", "pad", "flip", "random_labels")
+IMAGENET_ONLY = ("image_size", "loss")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,11 @@ class RecipeConfig:
         weight_decay: AdamW's decoupled weight decay (``optimizer="sgd"``: PyTorch's L2).
         label_smoothing: of the categorical cross-entropy.
         rand_augment: ``(num_ops, magnitude in [0, 1])`` for ``keras.layers.RandAugment``, or ``None``.
+        mixup_alpha, cutmix_alpha: ``keras.layers.MixUp`` / ``CutMix`` per batch, one of the two
+            with probability 1/2 when both are on (0 or ``None``: off; CIFAR default off,
+            ImageNet 0.2 and 1.0; weight selection's CIFAR recipe, Table 13: 0.8 and 1.0).
+        random_erasing: probability that ``keras.layers.RandomErasing`` erases a box of an image
+            (default 0; Table 13: 0.25).
         warmup_epochs: linear warmup of the cosine schedule, in epochs (CIFAR: may be fractional,
             default 5% of the run; ImageNet: an int, default 5, clipped to ``epochs - 1``).
         precision: ``None``/``"float32"``, ``"mixed_bfloat16"``, ``"mixed_float16"`` or ``"auto"``.
@@ -72,10 +77,11 @@ class RecipeConfig:
         normalization: ``"channel"`` (the data's per-channel mean/std) or ``"symmetric"`` ([-1, 1]).
         pad: zero padding before the random crop (0: no crop).
         flip: random horizontal flips.
+        random_labels: the fraction of training labels replaced by random ones, fixed per
+            example by ``seed`` (Maennel et al., App. A.1; default 0).
 
     ImageNet recipe (:data:`IMAGENET_ONLY`):
         image_size: the crop size.
-        mixup_alpha, cutmix_alpha: MixUp / CutMix (0 or ``None``: off).
         loss: ``"bce"`` (sigmoid cross-entropy on the mixed targets) or ``"ce"``.
     """
 
@@ -98,9 +104,11 @@ class RecipeConfig:
     normalization: Any = DEFAULT
     pad: Any = DEFAULT
     flip: Any = DEFAULT
-    image_size: Any = DEFAULT
+    random_labels: Any = DEFAULT
     mixup_alpha: Any = DEFAULT
     cutmix_alpha: Any = DEFAULT
+    random_erasing: Any = DEFAULT
+    image_size: Any = DEFAULT
     loss: Any = DEFAULT
 
     def __post_init__(self):
@@ -175,7 +183,9 @@ class RecipeConfig:
             "warmup_epochs": args.warmup_epochs, "precision": args.precision,
             "distribution": args.distribution, "seed": args.seed, "optimizer": args.optimizer,
             "schedule": args.schedule, "normalization": args.normalization, "pad": args.pad,
-            "flip": args.flip, "image_size": args.image_size,
+            "flip": args.flip, "image_size": args.image_size, "mixup_alpha": args.mixup,
+            "cutmix_alpha": args.cutmix, "random_erasing": args.random_erasing,
+            "random_labels": args.random_labels,
         }
         given = {k: v for k, v in given.items() if v is not None}  # not given: the recipe's
         if args.rand_augment != "recipe":

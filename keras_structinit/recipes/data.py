@@ -124,14 +124,16 @@ def _rand_augment_layer(rand_augment, seed):
 
 
 def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
-                  rand_augment=None, seed=0, drop_remainder=None):
+                  rand_augment=None, seed=0, drop_remainder=None, mixup_alpha=0.0, cutmix_alpha=0.0,
+                  random_erasing=0.0):
     """``tf.data.Dataset`` of normalized ``(images, labels)`` batches from uint8 arrays.
 
-    ``y`` is passed through as given (integer or one-hot labels).
+    ``y`` is passed through as given (integer or one-hot labels; one-hot for mixing).
 
     Training: reshuffled every epoch; zero-pad ``pad`` pixels per side and take
     a random crop of the original size; random horizontal flip; optional
-    ``keras.layers.RandAugment(num_ops, factor=magnitude)``; then
+    ``keras.layers.RandAugment(num_ops, factor=magnitude)``; per batch random
+    erasing, MixUp and CutMix (:func:`erase_and_mix`, off by default); then
     ``(x / 255 - mean) / std``. Evaluation: normalization only, in order.
     """
     tf = _tf()
@@ -157,9 +159,74 @@ def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
         ds = ds.map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
     drop = training if drop_remainder is None else drop_remainder
     ds = ds.batch(batch_size, drop_remainder=drop and len(x) >= batch_size)
+    if training:
+        ds = erase_and_mix(ds, mixup_alpha, cutmix_alpha, random_erasing, seed)
     ds = ds.map(lambda images, labels: (normalize_images(images, mean, std), labels),
                 num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
+
+
+def erase_and_mix(ds, mixup_alpha=0.0, cutmix_alpha=0.0, random_erasing=0.0, seed=0):
+    """Batches of ``(images in [0, 255], one-hot labels)`` with random erasing, then MixUp or CutMix.
+
+    ``keras.layers.RandomErasing`` erases one box of each image with probability
+    ``random_erasing`` (``factor=(p, p)``; box area 2-33% of the image, filled with
+    noise, as timm's ``RandomErasing(mode="pixel")``); then each batch goes through
+    ``keras.layers.MixUp(alpha=mixup_alpha)`` or ``keras.layers.CutMix(factor=cutmix_alpha)``,
+    one of the two with probability 1/2 when both are on (timm's ``Mixup`` with
+    ``switch_prob=0.5``). 0 (or ``None``) turns each off.
+    """
+    import keras
+
+    tf = _tf()
+    mixup_alpha, cutmix_alpha, random_erasing = (
+        validation.optional(validation.non_negative_float, value, name) or 0.0
+        for value, name in ((mixup_alpha, "mixup_alpha"), (cutmix_alpha, "cutmix_alpha"),
+                            (random_erasing, "random_erasing")))
+    if random_erasing > 1:
+        raise ValueError(f"`random_erasing` is a probability in [0, 1]. Received: {random_erasing}")
+    if random_erasing:
+        eraser = keras.layers.RandomErasing(factor=(random_erasing, random_erasing), scale=(0.02, 1 / 3),
+                                            value_range=(0, 255), seed=seed)
+        ds = ds.map(lambda images, labels: (eraser(images, training=True), labels),
+                    num_parallel_calls=tf.data.AUTOTUNE)
+    mixers = []
+    if mixup_alpha:
+        mixers.append(keras.layers.MixUp(alpha=mixup_alpha, seed=seed))
+    if cutmix_alpha:
+        mixers.append(keras.layers.CutMix(factor=cutmix_alpha, seed=seed))
+    if not mixers:
+        return ds
+
+    def apply(mixer, images, labels):
+        out = mixer({"images": images, "labels": labels})
+        return out["images"], out["labels"]
+
+    def mix(images, labels):
+        if len(mixers) == 1:
+            return apply(mixers[0], images, labels)
+        pick = tf.random.uniform((), seed=seed) < 0.5
+        return tf.cond(pick, lambda: apply(mixers[0], images, labels),
+                       lambda: apply(mixers[1], images, labels))  # one of the two
+
+    return ds.map(mix, num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def random_labels(y, fraction, num_classes, seed=0):
+    """``y`` with ``fraction`` of its labels replaced by uniformly random ones, fixed by ``seed``.
+
+    Maennel et al.'s random-label setting (App. A.1): which examples get a random label,
+    and which label, depend only on ``seed`` and the example's position, so every epoch
+    (and every run with that seed) sees the same labels. ``fraction=1``: all labels random
+    (a random label may equal the true one by chance, with probability ``1 / num_classes``).
+    """
+    fraction = validation.fraction(fraction, "random_labels", "a fraction in [0, 1]")
+    y = np.asarray(y)
+    rng = np.random.default_rng(seed)
+    chosen = rng.permutation(len(y))[: int(round(fraction * len(y)))]
+    out = y.copy()
+    out[chosen] = rng.integers(0, num_classes, len(chosen))
+    return out
 
 
 def random_resized_crop(image, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), seed=None):
@@ -244,13 +311,12 @@ def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
 
 def imagenet_dataset(source, batch_size, training, image_size=224, split="train",
                      num_classes=None, rand_augment=(2, 0.7), mixup_alpha=0.2, cutmix_alpha=1.0,
-                     crop_fraction=0.875, seed=0, name="data"):
+                     random_erasing=0.0, crop_fraction=0.875, seed=0, name="data"):
     """``(dataset, num_classes)``: normalized ``(images, one-hot labels)`` batches.
 
     Training: random-resized crop to ``image_size`` (scale 0.08-1, ratio
-    3/4-4/3), horizontal flip, RandAugment, then per batch
-    ``keras.layers.MixUp(mixup_alpha)`` or ``keras.layers.CutMix(cutmix_alpha)``
-    (one of the two, with probability 1/2 each; 0 disables). Evaluation:
+    3/4-4/3), horizontal flip, RandAugment, then per batch random erasing,
+    MixUp and CutMix (:func:`erase_and_mix`). Evaluation:
     images loaded at ``image_size / crop_fraction`` and centre-cropped. Labels
     are one-hot (soft after mixing); ImageNet mean/std normalization.
     """
@@ -282,25 +348,8 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
     ds = ds.batch(batch_size, drop_remainder=training)
     ds = ds.map(lambda images, labels: (images, tf.one_hot(labels, num_classes)),
                 num_parallel_calls=tf.data.AUTOTUNE)
-    mixers = []
-    if training and mixup_alpha:
-        mixers.append(keras.layers.MixUp(alpha=mixup_alpha, seed=seed))
-    if training and cutmix_alpha:
-        mixers.append(keras.layers.CutMix(factor=cutmix_alpha, seed=seed))
-    if mixers:
-        def mix(images, labels):
-            if len(mixers) == 1:
-                out = mixers[0]({"images": images, "labels": labels})
-                return out["images"], out["labels"]
-            pick = tf.random.uniform((), seed=seed) < 0.5
-
-            def apply(mixer):
-                out = mixer({"images": images, "labels": labels})
-                return out["images"], out["labels"]
-
-            return tf.cond(pick, lambda: apply(mixers[0]), lambda: apply(mixers[1]))  # one of the two
-
-        ds = ds.map(mix, num_parallel_calls=tf.data.AUTOTUNE)
+    if training:
+        ds = erase_and_mix(ds, mixup_alpha, cutmix_alpha, random_erasing, seed)
     ds = ds.map(lambda images, labels: (normalize_images(images, IMAGENET_MEAN, IMAGENET_STD), labels),
                 num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(PREFETCH_BATCHES).with_options(_bounded_memory(tf)), num_classes

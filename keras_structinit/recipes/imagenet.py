@@ -38,6 +38,7 @@ IMAGENET_DEFAULTS = {
     "rand_augment": (2, 0.7),
     "mixup_alpha": 0.2,
     "cutmix_alpha": 1.0,
+    "random_erasing": 0.0,
     "loss": "bce",
     "label_smoothing": 0.0,
 }
@@ -60,6 +61,7 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
             ``options`` (its fields as keywords: ``image_size``, ``batch_size``,
             ``learning_rate`` (default ``5e-3 * batch_size / 2048``), ``warmup_epochs``
             (clipped to ``epochs - 1``), ``rand_augment``, ``mixup_alpha``, ``cutmix_alpha``,
+            ``random_erasing``,
             ``loss`` ("bce": A1's sigmoid cross-entropy on the mixed one-hot targets, or
             "ce" with ``label_smoothing``), ...) replace its fields. Fields not given take
             :data:`IMAGENET_DEFAULTS`.
@@ -88,7 +90,7 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     validation.int_value(warmup_epochs, "warmup_epochs", minimum=0)
     train, num_classes = imagenet_dataset(
         data, batch_size, training=True, image_size=image_size, rand_augment=rand_augment,
-        mixup_alpha=mixup_alpha, cutmix_alpha=cutmix_alpha, seed=seed,
+        mixup_alpha=mixup_alpha, cutmix_alpha=cutmix_alpha, random_erasing=o["random_erasing"], seed=seed,
     )
     steps = steps_per_epoch or steps_of(train, "data")
     peak = learning_rate if learning_rate is not None else (
