@@ -328,16 +328,17 @@ CORE = Method(
         "apply_torch_default": ".torch_default",
         "apply_torch_uniform": ".torch_default",
         "freeze_spatial": ".freezing",
+        "reinitialize": ".reinit",
         "load_frozen_model": ".freezing",
         "initialize": ".methods",
         "parse_init_spec": ".methods",
     },
     public={
         "": ("apply_torch_default", "apply_torch_uniform", "freeze_spatial", "load_frozen_model",
-             "initialize", "parse_init_spec"),
+             "initialize", "parse_init_spec", "reinitialize"),
         "initializers": ("TorchDefaultUniform", "apply_torch_default"),
     },
-    model_functions=("apply_torch_default", "apply_torch_uniform", "freeze_spatial"),
+    model_functions=("apply_torch_default", "apply_torch_uniform", "freeze_spatial", "reinitialize"),
     serializable=(".torch_default",),
 )
 

@@ -160,6 +160,28 @@ def test_smallest_components_and_sampled_filters():
     assert np.linalg.matrix_rank(got, tol=1e-4) == 8
 
 
+def test_eigenvector_offsets_and_slices_of_table_6():
+    """Maennel et al., Table 6: e_4..e_19 (of 27) in the first layer, e_10..e_25 in the next two."""
+    images = textures()
+    model = build_model("simple-cnn-e3", 3, (12, 12, 3), num_filters=16)
+    align_conv_layers(model, images=images, num_layers=3, n_components=16, components=[3, 9, 9], seed=0)
+    _, eigvecs = patch_covariance(images, 3)
+    np.testing.assert_allclose(filters_of(model.get_layer("conv_1").kernel), eigvecs[:, 3:19].T, atol=1e-6)
+    _, second = patch_covariance(layer_input(model, "conv_2", images), 3)
+    np.testing.assert_allclose(filters_of(model.get_layer("conv_2").kernel), second[:, 9:25].T, atol=1e-5)
+    by_slice = build_model("simple-cnn-e3", 3, (12, 12, 3), num_filters=16)
+    align_conv_layers(by_slice, images=images, components=slice(3, 19), seed=0)  # the slice sets the count
+    np.testing.assert_allclose(filters_of(by_slice.get_layer("conv_1").kernel), eigvecs[:, 3:19].T, atol=1e-6)
+    with pytest.raises(ValueError, match="eigenvectors 20..35 \\(from 0\\) of a patch covariance with 27"):
+        align_conv_layers(by_slice, images=images, components=20, n_components=16)
+    with pytest.raises(ValueError, match="one entry per aligned layer \\(3\\)"):
+        align_conv_layers(by_slice, images=images, num_layers=3, components=[3, 9])
+    with pytest.raises(TypeError, match="`components` must be"):
+        align_conv_layers(by_slice, images=images, components=3.0)
+    with pytest.raises(ValueError, match="offsets must be >= 0"):
+        align_conv_layers(by_slice, images=images, components=-1)
+
+
 class _Stem(keras.layers.Layer):
     """A layer that owns and calls a Conv2D (as KerasHub's patch embedding does), after rescaling."""
 

@@ -19,10 +19,11 @@ from keras_structinit.alignment.misalignment import filter_covariance
 from keras_structinit.alignment.patches import DEFAULT_BATCH_SIZE, patch_covariance
 from keras_structinit.walker import check_model, find_kernels, model_function, seed_generator
 
-__all__ = ["COMPONENTS", "align_conv_layers", "conv_targets", "rescale_to_initial_norms",
+__all__ = ["COMPONENTS", "align_conv_layers", "chosen_components", "conv_targets", "rescale_to_initial_norms",
            "weight_covariance", "weight_norms"]
 
-#: Which eigenvectors :func:`align_conv_layers` uses (``"smallest"``: the paper's control).
+#: Named choices of the eigenvectors :func:`align_conv_layers` uses (``"smallest"``: the paper's
+#: control); it also takes offsets and slices.
 COMPONENTS = ("largest", "smallest")
 
 
@@ -147,6 +148,47 @@ def _check_image_shape(model, images):
         )
 
 
+def _components_per_layer(components, num_layers):
+    """``components`` as one choice per aligned layer (checked: see :func:`chosen_components`)."""
+    if isinstance(components, (list, tuple)):
+        if len(components) != num_layers:
+            raise ValueError(f"`components` as a list needs one entry per aligned layer ({num_layers}). "
+                             f"Received: components={components!r}")
+        choices = list(components)
+    else:
+        choices = [components] * num_layers
+    for choice in choices:
+        if isinstance(choice, str):
+            validation.one_of(choice, "components", COMPONENTS)
+        elif isinstance(choice, slice):
+            if choice.step not in (None, 1) or (choice.start or 0) < 0 or choice.stop is None:
+                raise ValueError(f"`components` slices must be slice(start, stop) with 0 <= start < stop. "
+                                 f"Received: {choice!r}")
+        elif isinstance(choice, bool) or not isinstance(choice, int):
+            raise TypeError(f"`components` must be {' or '.join(map(repr, COMPONENTS))}, an int offset, "
+                            "a slice, or a list of these per layer. "
+                            f"Received: {choice!r} of type {type(choice).__name__}")
+        elif choice < 0:
+            raise ValueError(f"`components` offsets must be >= 0. Received: {choice}")
+    return choices
+
+
+def chosen_components(eigvals, eigvecs, choice, n_components):
+    """``(eigvals, eigvecs, count)`` of the eigenvectors ``choice`` names (decreasing eigenvalues in,
+    see ``components`` of :func:`align_conv_layers`); a ``ValueError`` when they run past the last one."""
+    dim = len(eigvals)
+    if choice == "largest":
+        return eigvals, eigvecs, n_components
+    if choice == "smallest":
+        return eigvals[::-1], eigvecs[:, ::-1], n_components
+    start, stop = ((choice.start or 0), choice.stop) if isinstance(choice, slice) else (
+        choice, choice + n_components)
+    if not start < stop <= dim:
+        raise ValueError(f"`components` {choice!r} asks for eigenvectors {start}..{stop - 1} (from 0) of a "
+                         f"patch covariance with {dim}; they run from 0 to {dim - 1}")
+    return eigvals[start:stop], eigvecs[:, start:stop], stop - start
+
+
 @model_function
 def align_conv_layers(
     model,
@@ -180,8 +222,14 @@ def align_conv_layers(
             spatial ``Conv2D``, groups 1, dilation 1).
         seed: ``None``, an int or a ``keras.random.SeedGenerator``.
         n_components, f, mode, scale: as in :class:`DataAligned`.
-        components: ``"largest"`` (the method) or ``"smallest"`` (the
-            paper's control, Table 5).
+        components: which eigenvectors, in order of decreasing eigenvalue:
+            ``"largest"`` (the method: the first ``n_components``),
+            ``"smallest"`` (the paper's control, Table 5), an int offset ``k``
+            (``e_k ... e_{k + n_components - 1}``, counted from 0), a ``slice``
+            (those eigenvectors; it sets how many), or a list of these, one
+            per aligned layer. Table 6 (``e_4 ... e_19`` of 27 in the first
+            layer, ``e_10 ... e_25`` of 144 in the next two, counted from 1) is
+            ``components=[3, 9, 9]`` with ``n_components=16``.
         max_patches, batch_size: as in :func:`patch_covariance` (``batch_size``
             is also the batch of the forward passes).
 
@@ -194,7 +242,7 @@ def align_conv_layers(
     """
     num_layers = validation.positive_int(num_layers, "num_layers")
     validation.one_of(mode, "mode", MODES)
-    validation.one_of(components, "components", COMPONENTS)
+    per_layer = _components_per_layer(components, num_layers)
     batch_size = validation.positive_int(batch_size, "batch_size")
     if not hasattr(images, "shape"):
         raise TypeError(
@@ -215,9 +263,8 @@ def align_conv_layers(
             layer.kernel_size, max_patches=max_patches,
             seed=patch_seed + index,
         )
-        if components == "smallest":
-            eigvals, eigvecs = eigvals[::-1], eigvecs[:, ::-1]
-        init = DataAligned(eigvals, eigvecs, n_components=n_components, f=f, mode=mode, scale=scale,
+        eigvals, eigvecs, count = chosen_components(eigvals, eigvecs, per_layer[index], n_components)
+        init = DataAligned(eigvals, eigvecs, n_components=count, f=f, mode=mode, scale=scale,
                            seed=generator)
         kernel.assign(init(tuple(kernel.shape), dtype=kernel.dtype))
         paths.append(kernel.path)

@@ -11,7 +11,8 @@ Pure math (NumPy float64, no Keras import):
 * :mod:`.sharing`: one random tensor sliced into every spatial kernel
   (``bank_kernel``, ``bank_size``, ``kernel_scale``; App. D);
 * :mod:`.pruning`: global magnitude pruning masks (``magnitude_masks``);
-* :mod:`.counting`: LCResNet parameter arithmetic (Table 1).
+* :mod:`.counting`: LCResNet parameter arithmetic (Table 1);
+* :mod:`.diversity`: ``variance_entropy`` of a layer's filters (Sec. 4.2, App. E).
 
 Keras objects, imported on first use:
 
@@ -26,6 +27,7 @@ The LCResNets are :func:`keras_structinit.models.lcresnet`.
 
 from keras_structinit._lazy import lazy_exports
 from keras_structinit.lc.counting import SHARING, lcresnet_convs, lcresnet_parameter_counts
+from keras_structinit.lc.diversity import randomness_threshold, variance_entropy
 from keras_structinit.lc.folding import fold_kernels
 from keras_structinit.lc.method import METHOD
 from keras_structinit.lc.pruning import magnitude_masks, pruned_count
@@ -53,4 +55,6 @@ __all__ = [
     "pointwise_sparsity",
     "prune_pointwise",
     "pruned_count",
+    "randomness_threshold",
+    "variance_entropy",
 ]
