@@ -39,6 +39,7 @@ __all__ = [
     "InitForm",
     "InitPart",
     "Method",
+    "PaperSetup",
     "Selector",
     "form_usage",
     "init_forms",
@@ -143,6 +144,38 @@ class Command:
     module: str
 
 
+#: What a :class:`PaperSetup` may set besides the :class:`~keras_structinit.recipes.RecipeConfig`
+#: fields of a CIFAR recipe: the model, its builder's arguments, the init, frozen filters, the
+#: training-set size.
+RUN_SETTINGS = ("model", "model_kwargs", "init", "frozen", "train_size")
+
+
+@dataclass(frozen=True)
+class PaperSetup:
+    """A paper's CIFAR experiment, as ``structinit train --paper NAME`` and
+    :func:`keras_structinit.recipes.paper_config` run it.
+
+    Attributes:
+        name: the ``--paper`` name (``"convcov"``).
+        paper: the paper, as cited.
+        settings: ``{setting: (value, source)}``: each of :data:`RUN_SETTINGS` or a CIFAR
+            ``RecipeConfig`` field the paper fixes, with the section or table saying so.
+        notes: where a run of this setup still departs from the paper, and why.
+    """
+
+    name: str
+    paper: str
+    settings: Mapping[str, tuple]
+    notes: tuple = ()
+
+    def recipe_fields(self):
+        """``{field: value}`` of the ``RecipeConfig`` fields this setup sets."""
+        return {k: v for k, (v, _) in self.settings.items() if k not in RUN_SETTINGS}
+
+    def value(self, setting, default=None):
+        return self.settings[setting][0] if setting in self.settings else default
+
+
 @dataclass(frozen=True)
 class Method:
     """One method, declared once in its package's ``method.py`` as ``METHOD``.
@@ -163,6 +196,7 @@ class Method:
         serializable: modules registering Keras-serializable objects (relative allowed).
         selectors: :class:`Selector` records the walker gains.
         commands: :class:`Command` records the ``structinit`` command line gains.
+        setups: :class:`PaperSetup` records of the paper's experiments (``--paper``).
     """
 
     name: str
@@ -177,6 +211,7 @@ class Method:
     serializable: tuple = ()
     selectors: tuple = ()
     commands: tuple = ()
+    setups: tuple = ()
 
     def __post_init__(self):
         absolute = functools.partial(importlib.util.resolve_name, package=self.package)
@@ -234,6 +269,11 @@ def namespace_exports(namespace):
 def serializable_modules():
     """The modules of every record that register Keras-serializable objects."""
     return tuple(module for record in records() for module in record.serializable)
+
+
+def paper_setups():
+    """``{name: PaperSetup}`` of every record, for ``--paper``."""
+    return {setup.name: setup for record in records() for setup in record.setups}
 
 
 def selectors():

@@ -306,6 +306,8 @@ def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
         (["--model", "vit-tiny", "--recipe", "imagenet", "--optimizer", "sgd"], "apply to the CIFAR recipes"),
         (["--model", "vit-tiny", "--recipe", "imagenet", "--pad", "0", "--no-flip"],
          "--pad, --no-flip: these options apply to the CIFAR recipes"),
+        (["--init", "default"], "--model is required (or --paper NAME, which sets it)"),
+        (["--paper", "lc", "--recipe", "imagenet"], "--paper sets a paper's CIFAR experiment"),
     ],
 )
 def test_train_rejects_bad_arguments(tmp_path, capsys, extra, message):
@@ -330,6 +332,53 @@ def test_train_parser_rejects_bad_cifar_options(capsys, extra, message):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1  # one line, no usage block
+
+
+def test_train_paper_sets_the_papers_setup_and_records_departures(tmp_path, capsys):
+    """Issue 35: --paper alignment is Maennel et al.'s VGG16 setup; flags given override it."""
+    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
+    out = tmp_path / "run"
+    argv = ["train", "--paper", "alignment", "--model", "simple-cnn", "--epochs", "1", "--train-size", "30",
+            "--batch-size", "16", "--data", data, "--out", str(out)]
+    assert cli.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "Paper setup 'alignment': Maennel et al." in printed
+    assert "optimizer = 'sgd_momentum'  [App. A.3: SGD with momentum 0.9]" in printed
+    assert "model = 'vgg16'" in printed and "<- departure: --model simple-cnn" in printed
+    config = json.loads((out / "results.json").read_text())["config"]
+    assert (config["optimizer"], config["schedule"], config["normalization"], config["random_labels"],
+            config["weight_decay"], config["rand_augment"], config["pad"], config["flip"]) == (
+        "sgd_momentum", "step", "symmetric", 1.0, 0.0, None, 0, False)
+    paper = config["paper"]
+    assert paper["name"] == "alignment" and paper["settings"]["learning_rate"] == {
+        "value": 0.01, "source": "App. A.5: learning rate 0.01"}
+    assert set(paper["departures"]) == {"model", "model_kwargs", "epochs", "train_size", "batch_size"}
+    assert paper["departures"]["epochs"] == {"flag": "--epochs", "paper": 120, "given": 1}
+    assert config["model_kwargs"] == {}  # VGG16's init_scale is not passed to another model
+
+
+def test_every_paper_setup_is_a_valid_run_citing_its_sources():
+    from keras_structinit import methods, recipes
+    from keras_structinit.cli.train import PAPER_FLAGS
+    from keras_structinit.methods import RUN_SETTINGS, paper_setups
+    from keras_structinit.models import parse_model_name
+
+    setups = paper_setups()
+    assert set(setups) == {"convcov", "lc", "alignment", "mimetic", "selection"}
+    for name, setup in setups.items():
+        config = recipes.paper_config(name)
+        resolved = config.resolved()  # every field valid for the CIFAR recipe
+        for setting, (value, source) in setup.settings.items():
+            assert isinstance(source, str) and len(source) > 10, (name, setting)
+            assert setting in RUN_SETTINGS or resolved[setting] == value, (name, setting)
+            assert setting in PAPER_FLAGS or setting == "model_kwargs", (name, setting)
+        parse_model_name(setup.value("model"))
+        methods.parse_init_spec(setup.value("init", "default"))
+        args = cli.build_parser().parse_args(["train", "--paper", name])
+        assert args.paper == name and args.model is None  # filled in when the run starts
+    assert recipes.paper_config("lc").epochs == 75 and recipes.paper_config("selection").mixup_alpha == 0.8
+    with pytest.raises(ValueError, match="`name` must be one of"):
+        recipes.paper_config("resnet")
 
 
 def test_train_cifar_option_choices_are_the_recipes():

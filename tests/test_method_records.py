@@ -31,11 +31,15 @@ def test_every_method_folder_has_its_record_and_its_guide():
 
 
 def test_each_guide_names_what_its_record_declares():
-    """A method's page in docs/ names its init forms, public functions and classes, and commands."""
+    """A method's page in docs/ names its init forms, public functions and classes, commands and
+    paper setups (``--paper NAME``, with each setting's value)."""
     for record in methods.records():
         text = (PACKAGE.parent / record.docs).read_text()
         names = [name for names in record.public.values() for name in names]
         names += [f"structinit {command.name}" for command in record.commands]
+        names += [f"--paper {setup.name}" for setup in record.setups]
+        names += [f"| `{k}` | `{v if isinstance(v, str) else repr(v)}` |"  # the setup's table
+                  for setup in record.setups for k, (v, _) in setup.settings.items()]
         missing = [n for n in names if n not in text]
         missing += [f.name for f in record.forms
                     if not re.search(rf"(?<![\w-]){re.escape(f.name)}(?![\w-])", text)]

@@ -1,6 +1,6 @@
 """The data-aligned method's record: the ``data-aligned`` form and its exports."""
 
-from keras_structinit.methods import InitForm, Method, count
+from keras_structinit.methods import InitForm, Method, PaperSetup, count
 
 
 def _data_aligned(model, value, *, data, seed):
@@ -14,6 +14,36 @@ def _check_layers(model, value):
 
     conv_targets(model, value)
 
+
+
+#: Maennel et al. (NeurIPS 2020), CIFAR-10: VGG16 pre-trained on random labels (App. A.3, A.5).
+ALIGNMENT = PaperSetup(
+    name="alignment",
+    paper="Maennel et al., What Do Neural Networks Learn When Trained With Random Labels?, NeurIPS 2020",
+    settings={
+        "model": ("vgg16", "App. A.5, Fig. 1: VGG16 without the two 4096-wide dense layers"),
+        "model_kwargs": ({"init_scale": 0.526}, "App. A.3, A.5 (experiments 1-2): He normal times "
+                         "init_scale 0.526, zero biases"),
+        "init": ("default", "App. A.3: the builder's He normal init"),
+        "train_size": (20000, "App. A.5: 20,000 upstream examples"),
+        "random_labels": (1.0, "App. A.1, A.5: pre-training on random labels"),
+        "epochs": (120, "App. A.5: 120 upstream epochs"),
+        "batch_size": (256, "App. A.3: batch 256"),
+        "optimizer": ("sgd_momentum", "App. A.3: SGD with momentum 0.9"),
+        "learning_rate": (0.01, "App. A.5: learning rate 0.01"),
+        "weight_decay": (0.0, "App. A.3: no weight decay"),
+        "schedule": ("step", "App. A.3: divided by 3 after 1/3 and 2/3 of the steps"),
+        "label_smoothing": (0.0, "App. A.3: cross-entropy, no regularization"),
+        "rand_augment": (None, "App. A.3: no data augmentation"),
+        "pad": (0, "App. A.3: no data augmentation"),
+        "flip": (False, "App. A.3: no data augmentation"),
+        "normalization": ("symmetric", "App. A.3: inputs scaled to [-1, 1]"),
+    },
+    notes=("the paper's upstream labels are 5 random classes; --random-labels draws from the "
+           "dataset's 10",
+           "then fine-tune on the true labels with a fresh head: keras_structinit.reinitialize("
+           "model, layers=['head']) (App. A.4)"),
+)
 
 METHOD = Method(
     name="alignment",
@@ -42,4 +72,5 @@ METHOD = Method(
             "callbacks": ("RecordInitialNorms",)},
     model_functions=("align_conv_layers",),
     serializable=(".initializers",),
+    setups=(ALIGNMENT,),
 )

@@ -73,23 +73,32 @@ def build_parser():
         ),
     )
     train.add_argument("--recipe", choices=RECIPES, default="cifar10")
-    train.add_argument("--model", required=True,
-                       help="convmixer-H/D, convnext-iso-H/D, convnext-atto|femto|pico|nano|tiny, "
+    setups = methods.paper_setups()
+    train.add_argument("--paper", choices=tuple(setups), default=None,
+                       help="every training setting of a paper's CIFAR experiment (model, init, optimizer, "
+                            "schedule, batch, augmentation, epochs; each citing its section), printed at the "
+                            "start and written to results.json; flags given as well override it and are "
+                            "recorded as departures: "
+                            + "; ".join(f"{s.name}: {s.paper.split(',')[0]}" for s in setups.values()))
+    train.add_argument("--model", default=None,
+                       help="(required unless --paper) convmixer-H/D, convnext-iso-H/D, "
+                            "convnext-atto|femto|pico|nano|tiny, "
                             "vit-tiny, vit-tiny-8/2, vit-small, simple-cnn, simple-cnn-a2, simple-cnn-e3, "
                             "vgg16, resnet18-gn")
-    train.add_argument("--init", default="default",
+    train.add_argument("--init", default=None,
                        help="an init spec: one or more of " + methods.form_usage() + ", joined by + (applied "
                             "in the order weights, spatial, data, MLP; e.g. " + _example_spec() + "). "
                             + "; ".join(f"{f.name}: {f.summary}" for f in methods.init_forms().values())
                             + " (default: default)")
-    train.add_argument("--frozen", action="store_true", help="freeze the spatial (depthwise) filters")
+    train.add_argument("--frozen", action="store_const", const=True, default=None,
+                       help="freeze the spatial (depthwise) filters")
     train.add_argument("--distill-from", default=None,
                        help="teacher for distillation (a .keras file or anything "
                             "`structinit select --teacher` takes); combine with weight selection in --init")
     train.add_argument("--distill-mode", choices=("logits", "features"), default="logits",
                        help="logits: CE + alpha KL(p_t||p_s); features: CE + alpha L1(O_t, MLP(O_s))")
     train.add_argument("--distill-alpha", type=float, default=1.0, help="alpha of --distill-from (default 1)")
-    train.add_argument("--epochs", type=positive_int, required=True)
+    train.add_argument("--epochs", type=positive_int, default=None, help="(required unless --paper)")
     train.add_argument("--data", default=None,
                        help="CIFAR: ImageFolder dir/.zip or .npz (default keras.datasets); "
                             "ImageNet: ImageFolder dir or tfds:NAME")

@@ -30,7 +30,7 @@ from keras_structinit.arguments import (
 from keras_structinit.cli import RECIPES
 from keras_structinit.freezing import freeze_spatial
 from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_json, write_text
-from keras_structinit.methods import check_parts, initialize, load_parts, parse_init_spec
+from keras_structinit.methods import check_parts, initialize, load_parts, paper_setups, parse_init_spec
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
 from keras_structinit.recipes.config import RecipeConfig
@@ -66,6 +66,10 @@ def run(args):
     results without ``--overwrite``) print one line and return 2, before
     anything is written.
     """
+    try:
+        paper, paper_kwargs = _apply_paper(args)
+    except INPUT_ERRORS as err:
+        return usage_error("train", err)
     cifar_options = _cifar_options(args)
     try:
         family, _ = parse_model_name(args.model)
@@ -88,7 +92,7 @@ def run(args):
         data = prepare_data(args.recipe, args.data, seed=args.seed, train_size=args.train_size,
                             validation_split=args.val_split, eval_data=args.eval_data, cli=True)
         teachers = _load_teachers(parts, args.distill_from)
-        model_kwargs = {"kernel_size": args.kernel_size, "patch_size": args.patch_size}
+        model_kwargs = {**paper_kwargs, "kernel_size": args.kernel_size, "patch_size": args.patch_size}
         check_init(args.model, data, parts, seed=args.seed, teachers=teachers, image_size=args.image_size,
                    **{k: v for k, v in model_kwargs.items() if v is not None})
     except INPUT_ERRORS as err:
@@ -96,10 +100,84 @@ def run(args):
     run_train(
         args.model, data, args.out, config, init=args.init, frozen=args.frozen,
         distill_from=args.distill_from, distill_alpha=args.distill_alpha, distill_mode=args.distill_mode,
-        overwrite=args.overwrite, teachers=teachers,
+        overwrite=args.overwrite, teachers=teachers, paper=paper,
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
     )
     return 0
+
+
+#: ``{setting: (args attribute, flag)}``: the ``structinit train`` option of each setting a
+#: :class:`~keras_structinit.methods.PaperSetup` may fix (a builder argument without a flag
+#: goes to the model as it is).
+PAPER_FLAGS = {
+    "model": ("model", "--model"), "init": ("init", "--init"), "frozen": ("frozen", "--frozen"),
+    "train_size": ("train_size", "--train-size"), "epochs": ("epochs", "--epochs"),
+    "batch_size": ("batch_size", "--batch-size"), "learning_rate": ("lr", "--lr"),
+    "weight_decay": ("weight_decay", "--weight-decay"),
+    "label_smoothing": ("label_smoothing", "--label-smoothing"),
+    "rand_augment": ("rand_augment", "--rand-augment"),
+    "warmup_epochs": ("warmup_epochs", "--warmup-epochs"),
+    "optimizer": ("optimizer", "--optimizer"), "schedule": ("schedule", "--schedule"),
+    "normalization": ("normalization", "--normalization"), "pad": ("pad", "--pad"),
+    "flip": ("flip", "--no-flip"),
+    "mixup_alpha": ("mixup", "--mixup"), "cutmix_alpha": ("cutmix", "--cutmix"),
+    "random_erasing": ("random_erasing", "--random-erasing"),
+    "random_labels": ("random_labels", "--random-labels"),
+    "kernel_size": ("kernel_size", "--kernel-size"), "patch_size": ("patch_size", "--patch-size"),
+}
+
+
+def _as_flag_value(setting, value):
+    """A setup's value as the command line holds it (``rand_augment``: ``"N,M"`` or ``"none"``)."""
+    if setting == "rand_augment":
+        return "none" if value is None else ",".join(f"{v:g}" for v in value)
+    return value
+
+
+def _apply_paper(args):
+    """With ``--paper NAME``: fills every option the command line left unset from the setup, prints
+    the setup, and returns ``(record, model_kwargs)``: what ``results.json`` keeps (the settings with
+    their sources, the departures: flags given that differ from the paper) and the builder arguments
+    that have no flag. Without it: ``(None, {})``. Then ``--model`` and ``--epochs`` must be set."""
+    record, extra = None, {}
+    if args.paper is not None:
+        if args.recipe == "imagenet":
+            raise ValueError("--paper sets a paper's CIFAR experiment; use --recipe cifar10 or cifar100")
+        setup = paper_setups()[args.paper]
+        settings = dict(setup.settings)
+        model_kwargs, source = settings.pop("model_kwargs", ({}, ""))
+        settings.update({k: (v, source) for k, v in model_kwargs.items()})
+        departures = {}
+        for setting, (value, _) in settings.items():
+            if setting not in PAPER_FLAGS:
+                extra[setting] = value
+                continue
+            dest, flag = PAPER_FLAGS[setting]
+            wanted, given = _as_flag_value(setting, value), getattr(args, dest)
+            if given is None or (dest == "rand_augment" and given == "recipe"):
+                setattr(args, dest, wanted)
+            elif (parse_rand_augment(given) != parse_rand_augment(wanted) if dest == "rand_augment"
+                  else given != wanted):
+                departures[setting] = {"flag": flag, "paper": value, "given": given}
+        if "model" in departures and extra:  # the paper model's builder arguments fit it alone
+            departures["model_kwargs"] = {"flag": "--model", "paper": extra, "given": {}}
+            extra = {}
+        record = {"name": setup.name, "paper": setup.paper,
+                  "settings": {k: {"value": v, "source": s} for k, (v, s) in settings.items()},
+                  "departures": departures, "notes": list(setup.notes)}
+        print(f"Paper setup {setup.name!r}: {setup.paper}", flush=True)
+        for setting, (value, source) in settings.items():
+            mark = f"  <- departure: {departures[setting]['flag']} {departures[setting]['given']}" if (
+                setting in departures) else ""
+            print(f"  {setting} = {value!r}  [{source}]{mark}", flush=True)
+        for note in setup.notes:
+            print(f"  note: {note}", flush=True)
+    for dest, flag in (("model", "--model"), ("epochs", "--epochs")):
+        if getattr(args, dest) is None:
+            raise ValueError(f"{flag} is required (or --paper NAME, which sets it)")
+    args.init = "default" if args.init is None else args.init
+    args.frozen = bool(args.frozen)
+    return record, extra
 
 
 def _check_devices(precision, distribution):
@@ -236,7 +314,7 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, validation_split=0.1,
 
 def run_train(model, data, out, config, *, init="default", frozen=False, eval_data=None, train_size=None,
               validation_split=0.1, model_kwargs=None, callbacks=(), interactive=None, distill_from=None,
-              distill_alpha=1.0, distill_mode="logits", overwrite=False, teachers=None):
+              distill_alpha=1.0, distill_mode="logits", overwrite=False, teachers=None, paper=None):
     """Trains ``model`` (a registry name) with the recipe run ``config``; returns the results dict
     (also in ``out``).
 
@@ -253,7 +331,8 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
     weight ``distill_alpha``). ``out`` may not hold the files of an earlier run
     (:data:`OUTPUT_FILES`) unless ``overwrite``, which removes them first; nor may a file
     written be one of the run's inputs. ``teachers``: ``{spec: model}`` already loaded (the
-    command line loads them while it checks its arguments).
+    command line loads them while it checks its arguments). ``paper``: what ``--paper`` set (its
+    settings with their sources and the departures from them), kept in ``results.json``.
     """
     if not isinstance(config, RecipeConfig):
         raise TypeError(f"`config` must be a RecipeConfig. Received: config of type {type(config).__name__}")
@@ -310,7 +389,7 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
         train_size=train_size, validation_split=validation_split if recipe != "imagenet" else None,
         model_kwargs=model_kwargs, distill_from=None if teacher is None else str(distill_from),
         distill_alpha=None if teacher is None else distill_alpha,
-        distill_mode=None if teacher is None else distill_mode, **config.to_dict())
+        distill_mode=None if teacher is None else distill_mode, **config.to_dict(), paper=paper)
     epochs = config_record["epochs"]
     start = time.perf_counter()
     try:

@@ -1,7 +1,7 @@
 """The covariance method's record: its init forms, exports and the ``structinit demo`` command."""
 
 from keras_structinit.arguments import add_overwrite_argument, non_negative_int, positive_int
-from keras_structinit.methods import Command, InitForm, Method, existing_file
+from keras_structinit.methods import Command, InitForm, Method, PaperSetup, existing_file
 
 
 def _preset(text):
@@ -36,6 +36,30 @@ def _demo_arguments(parser):
                         help="training images (default 10000)")
     add_overwrite_argument(parser, "the results of an earlier run in --out")
 
+
+
+#: Trockman, Willmott & Kolter (ICLR 2023), CIFAR-10: the frozen-filter ConvMixer of the grid search.
+CONVCOV = PaperSetup(
+    name="convcov",
+    paper="Trockman, Willmott & Kolter, Understanding the Covariance Structure of Convolutional Filters, "
+          "ICLR 2023",
+    settings={
+        "model": ("convmixer-256/8", "App. B (grid search): ConvMixer-256/8, 2x2 patches"),
+        "model_kwargs": ({"kernel_size": 9, "patch_size": 2}, "App. B: 9x9 filters, 2x2 patches"),
+        "init": ("torch-default+conv-cov:cifar-p2", "Sec. 4.2 and App. B: sigma_0 .08, v_sigma .37, "
+                 "a_sigma 2.9 for 2x2 patches, on PyTorch's default init ('uniform')"),
+        "frozen": (True, "Fig. 3 and App. B: frozen filters"),
+        "epochs": (20, "App. B: 20 epochs (Sec. 4: 20, 50 or 200)"),
+        "batch_size": (512, "Sec. 4, experiment design: batch 512"),
+        "optimizer": ("adamw", "Sec. 4: AdamW"),
+        "learning_rate": (0.01, "Sec. 4: learning rate .01"),
+        "weight_decay": (0.01, "Sec. 4: weight decay .01"),
+        "schedule": ("triangular", "Sec. 4: a simple triangular schedule (Trockman & Kolter 2022)"),
+        "rand_augment": ((2, 0.4), "Sec. 4: RandAugment; ConvMixer's CIFAR pipeline, N 2 M 12 of 30"),
+    },
+    notes=("the paper loads data with FFCV and its own RandAugment; here tf.data and "
+           "keras.layers.RandAugment",),
+)
 
 METHOD = Method(
     name="covariance",
@@ -75,4 +99,5 @@ METHOD = Method(
                 "cache, else an embedded procedural image set (no download).",
                 _demo_arguments, ".cli"),
     ),
+    setups=(CONVCOV,),
 )

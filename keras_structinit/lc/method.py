@@ -1,6 +1,6 @@
 """The LC-block method's record: its layers, callback, model functions and the ``"lc_pointwise"`` selector."""
 
-from keras_structinit.methods import Method, Selector
+from keras_structinit.methods import Method, PaperSetup, Selector
 
 
 def _lc_pointwise(layer):
@@ -8,6 +8,30 @@ def _lc_pointwise(layer):
 
     return lc_pointwise_kernel(layer)
 
+
+
+#: Gavrikov & Keuper, CIFAR-10: LCResNet-20-16x8 with frozen random filters (App. C).
+LC = PaperSetup(
+    name="lc",
+    paper="Gavrikov & Keuper, Rethinking 1x1 Convolutions: Can we train CNNs with Frozen Random Filters?",
+    settings={
+        "model": ("lcresnet-20-16x8", "Sec. 4, Fig. 1: LCResNet-20-16xE; the gap closes near E = 8"),
+        "init": ("default", "App. D: PyTorch's default init of every conv (the builder's)"),
+        "frozen": (True, "Sec. 4: frozen random spatial filters"),
+        "epochs": (75, "App. C: 75 epochs"),
+        "batch_size": (256, "App. C: batch 256"),
+        "optimizer": ("sgd", "App. C: SGD with Nesterov momentum 0.9"),
+        "learning_rate": (0.01, "App. C: initial learning rate 1e-2"),
+        "weight_decay": (0.01, "App. C: weight decay 1e-2"),
+        "schedule": ("cosine", "App. C: cosine annealing"),
+        "warmup_epochs": (0.0, "App. C: cosine annealing, no warmup"),
+        "label_smoothing": (0.1, "App. C: label smoothing 1e-1"),
+        "rand_augment": (None, "App. C: pad 4, flip, crop; nothing else"),
+        "pad": (4, "App. C: zero-padded by 4 px, 32 px random crops"),
+        "flip": (True, "App. C: random horizontal flips"),
+        "normalization": ("channel", "App. C: channel mean and standard deviation"),
+    },
+)
 
 METHOD = Method(
     name="lc",
@@ -32,4 +56,5 @@ METHOD = Method(
     serializable=(".layers",),
     selectors=(Selector("lc_pointwise", _lc_pointwise, "LC block",
                         "LC blocks (keras_structinit.layers.LCConv2D)"),),
+    setups=(LC,),
 )

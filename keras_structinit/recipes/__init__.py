@@ -8,7 +8,7 @@ in :mod:`keras_structinit.datasets` (``load_cifar_data`` here is
 
 from keras_structinit.datasets import load_cifar as load_cifar_data  # documented here too
 from keras_structinit.recipes.cifar import CIFAR_DEFAULTS, fit_cifar
-from keras_structinit.recipes.config import DEFAULT, RecipeConfig
+from keras_structinit.recipes.config import DEFAULT, RecipeConfig, paper_config
 from keras_structinit.recipes.data import cifar_dataset, imagenet_dataset, random_resized_crop
 from keras_structinit.recipes.devices import device_setup, resolve_distribution, resolve_precision
 from keras_structinit.recipes.distill import fit_distill
@@ -31,6 +31,7 @@ __all__ = [
     "fit_imagenet",
     "imagenet_dataset",
     "load_cifar_data",
+    "paper_config",
     "random_resized_crop",
     "resolve_distribution",
     "resolve_precision",

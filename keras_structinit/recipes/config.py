@@ -198,3 +198,22 @@ class RecipeConfig:
                                  f"Received: {args.warmup_epochs}")
             given["warmup_epochs"] = int(args.warmup_epochs)
         return cls(args.recipe, **given)
+
+
+def paper_config(name, recipe="cifar10"):
+    """The :class:`RecipeConfig` of a paper's CIFAR experiment (``structinit train --paper NAME``).
+
+    ``name`` is a :class:`~keras_structinit.methods.PaperSetup` of a method record
+    (``"convcov"``, ``"lc"``, ``"alignment"``, ``"mimetic"``, ``"selection"``); the model,
+    init and data size of the setup are in ``keras_structinit.methods.paper_setups()[name]``.
+    Replace fields with ``dataclasses.replace`` or ``fit_cifar(..., config=c, epochs=...)``.
+
+    Example:
+        >>> config = paper_config("lc")  # 75 epochs, SGD Nesterov, cosine, batch 256, ...
+        >>> fit_cifar(model, data, config=config, epochs=1)
+    """
+    from keras_structinit import methods
+
+    setups = methods.paper_setups()
+    validation.one_of(name, "name", tuple(setups))
+    return RecipeConfig(recipe, **setups[name].recipe_fields())

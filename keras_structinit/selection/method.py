@@ -1,7 +1,7 @@
 """The weight-selection method's record: the ``select`` form, its exports and ``structinit select``."""
 
 from keras_structinit.arguments import add_overwrite_argument
-from keras_structinit.methods import Command, InitForm, Method, existing_file
+from keras_structinit.methods import Command, InitForm, Method, PaperSetup, existing_file
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
 from keras_structinit.selection.plan import HEAD_MODES
 
@@ -46,6 +46,33 @@ def _select_arguments(parser):
     add_overwrite_argument(parser, "an existing --out or --report")
 
 
+
+#: Xu et al. (ICLR 2024), CIFAR-10: ViT-T with the ConvNeXt recipe (Tables 13 and 15).
+SELECTION = PaperSetup(
+    name="selection",
+    paper="Xu, Liu, Darrell & Liu, Initializing Models with Larger Ones, ICLR 2024",
+    settings={
+        "model": ("vit-tiny", "Sec. 4: ViT-T (the student of ViT-S)"),
+        "model_kwargs": ({"patch_size": 4}, "the package's choice for 32x32 inputs (see the notes)"),
+        "init": ("default", "Sec. 4: the baseline; weight selection is --init select:TEACHER.keras"),
+        "epochs": (300, "Table 15 (ViT-T, C-10): 300 epochs"),
+        "batch_size": (512, "Table 15: batch 512"),
+        "optimizer": ("adamw", "Table 13: AdamW"),
+        "learning_rate": (0.002, "App. A: base learning rate 2e-3 for ViT-T"),
+        "weight_decay": (0.05, "Table 13: weight decay 0.05"),
+        "schedule": ("cosine", "Table 13: cosine decay"),
+        "warmup_epochs": (50.0, "Table 15: 50 warmup epochs, linear (Table 13)"),
+        "rand_augment": ((2, 0.9), "Table 13: RandAugment (9, 0.5), timm's m9 of 10, 2 ops"),
+        "mixup_alpha": (0.8, "Table 13: mixup 0.8"),
+        "cutmix_alpha": (1.0, "Table 13: cutmix 1.0"),
+        "random_erasing": (0.25, "Table 13: random erasing 0.25"),
+        "label_smoothing": (0.1, "Table 13: label smoothing 0.1"),
+    },
+    notes=("the paper's ConvNeXt pipeline trains on images resized to 224 with ViT-T's 16x16 "
+           "patches; the CIFAR recipe trains at 32x32, with 4x4 patches",
+           "RandAugment's magnitude std (0.5) has no Keras counterpart; the magnitude is fixed"),
+)
+
 METHOD = Method(
     name="selection",
     title="Weight selection: a small model initialized with selected weights of a larger one",
@@ -74,4 +101,5 @@ METHOD = Method(
                 "teacher's selected weights into it (Xu et al., ICLR 2024) and saves it as .keras. The head "
                 "keeps the student's own initialization.", _select_arguments, ".cli"),
     ),
+    setups=(SELECTION,),
 )
