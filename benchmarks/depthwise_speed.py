@@ -587,6 +587,19 @@ SUITE = {
             minutes=15,
         ),
     ),
+    # Estimate (not measured): the CPU entry's ~15 min is mostly slow CPU steps; on a GPU each
+    # timing takes far less, so the budget-bound runs of three backends take ~8 min.
+    "gpu-quick": (
+        Benchmark(
+            name="depthwise_speed",
+            script="depthwise_speed.py",
+            args=("--all-backends",),
+            title="Depthwise convolution and ConvMixer-128/6 (k = 9) train step, package vs stock layer, "
+                  "thawed and frozen, every backend, on the GPU",
+            paper="no timing in the covariance paper; frozen depthwise filters skip their gradient",
+            minutes=8,
+        ),
+    ),
 }
 
 

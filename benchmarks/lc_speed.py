@@ -503,6 +503,18 @@ SUITE = {
             minutes=15,
         ),
     ),
+    # Table 3's row alone (E = 128, batch 64). Estimate (not measured): half the GPU entry's ~15 min.
+    "gpu-quick": (
+        Benchmark(
+            name="lc_speed",
+            script="lc_speed.py",
+            args=("--expansions", "128", "--batch-sizes", "64"),
+            title="LC blocks: step time, memory and checkpoint size of LCResNet-20-16x128, frozen vs "
+                  "learnable, every backend (Table 3)",
+            paper="A100, E = 128, batch 64: fwd+bwd 124 -> 82.3 ms when frozen (1.51x)",
+            minutes=8,
+        ),
+    ),
 }
 
 

@@ -1,6 +1,6 @@
 """``benchmarks/REPORT.md`` from the suites' results JSON files alone.
 
-For every suite folder under ``results/`` (``cpu``, ``gpu``) and every
+For every suite folder under ``results/`` (``cpu``, ``gpu``; ``gpu-quick`` writes to ``gpu``) and every
 benchmark of :data:`benchmarks.suite.SUITES` with a results file: a headline
 (our numbers, the paper's, and whether the paper's direction reproduced),
 the tables and the figures. Each comes from the benchmark's script, which
@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
-from benchmarks.suite import SUITES
+from benchmarks.suite import SUITES, folder_benchmarks
 
 REPORT = BENCH_DIR / "REPORT.md"
 
@@ -126,7 +126,7 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
     results_dir = Path(results_dir)
     plt = _pyplot() if figures else None
     summary, sections = [], []
-    for suite, benches in SUITES.items():
+    for suite, benches in folder_benchmarks(SUITES).items():
         state_path = results_dir / suite / "suite.json"
         state = json.loads(state_path.read_text())["benchmarks"] if state_path.exists() else {}
         for bench in benches:

@@ -6,6 +6,7 @@ Usage (from the repository root)::
     python -m benchmarks.run --suite cpu --only lc_accuracy_fig1 mimetic_sweep
     python -m benchmarks.run --suite cpu --eval-data test.npz   # also evaluate on an external set
     python -m benchmarks.run --suite cpu --list            # what would run, and what is done
+    python -m benchmarks.run --suite gpu-quick             # the GPU headlines in ~40 min (results/gpu/)
     python -m benchmarks.run --report                      # only rebuild REPORT.md
 
 Each benchmark (:mod:`benchmarks.suite`) is its script run in subprocesses
@@ -34,7 +35,7 @@ import time
 from pathlib import Path
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
-from benchmarks.suite import DEFAULT_JOBS, SUITES
+from benchmarks.suite import DEFAULT_JOBS, FOLDERS, SUITES
 
 # Start-up chatter of TensorFlow/XLA (absl logging) that would drown the progress lines.
 NOISE = ("I0000 ", "E0000 ", "W0000 ", "WARNING: All log messages before absl")
@@ -214,7 +215,7 @@ def main(argv=None):
     args = parse_args(argv)
     from benchmarks.report import write_report
 
-    suite_dir = args.results / args.suite
+    suite_dir = args.results / FOLDERS[args.suite]
     benches = SUITES[args.suite]
     state_path = suite_dir / "suite.json"
     state = _read_json(state_path) or {"suite": args.suite, "benchmarks": {}}
@@ -225,6 +226,7 @@ def main(argv=None):
             status = ("done " + done["finished"] if _finished_with(done, bench) else
                       "to run" if not done else "to re-run (arguments changed)")
             print(f"{bench.name:<{width}} ~{bench.minutes:>4.0f} min  {status:<32} {bench.title}")
+        print(f"{'total':<{width}} ~{sum(b.minutes for b in benches):>4.0f} min")
         return 0
     if not args.report:
         chosen = [b for b in benches if args.only is None or b.name in args.only]

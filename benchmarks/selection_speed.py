@@ -166,6 +166,18 @@ SUITE = {
             minutes=3,
         ),
     ),
+    # Estimate (not measured): the CPU entry's ~3 min; on a GPU host the same or less.
+    "gpu-quick": (
+        Benchmark(
+            name="selection_speed",
+            script="selection_speed.py",
+            args=("--all-backends",),
+            title="Initialization cost: weight selection from a ViT-B-sized teacher into a ViT-T, on the "
+                  "GPU host",
+            paper="no number in the paper; the package's goal: < 5 s and < 1.5x the teacher's weights",
+            minutes=3,
+        ),
+    ),
 }
 
 

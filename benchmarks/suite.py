@@ -16,6 +16,12 @@ large for a few hundred CPU steps, the entry takes a smaller batch and says so.
 
 The selection entry cannot be split across processes (every student reads the
 teacher it trains first), so it runs as one process with every core.
+
+The GPU suite takes days; a GPU is lent here for about 40 minutes at a time. The
+``gpu-quick`` tier holds the GPU headlines that fit 40 minutes on one H100 (its
+entries' ``minutes`` are estimates, not yet measured: see each entry). It writes
+to ``results/gpu/`` (:data:`FOLDERS`): its training entry is a part of the GPU suite's
+(same configuration, fewer runs), so a later full GPU run resumes from it.
 """
 
 from __future__ import annotations
@@ -25,12 +31,18 @@ import importlib
 from benchmarks import BENCH_DIR
 from benchmarks.bench_utils import TRAIN_SEEDS, Benchmark
 
-__all__ = ["CPU", "DEFAULT_JOBS", "GPU", "SUITES", "TRAIN_SEEDS", "Benchmark"]
+__all__ = ["CPU", "DEFAULT_JOBS", "FOLDERS", "GPU", "GPU_QUICK", "GPU_QUICK_MINUTES", "SUITES", "TRAIN_SEEDS",
+           "Benchmark", "folder_benchmarks"]
+
+#: The results folder (under ``results/``) of each suite.
+FOLDERS = {"cpu": "cpu", "gpu": "gpu", "gpu-quick": "gpu"}
+#: The time a GPU is lent for; the ``gpu-quick`` entries' estimates must add up to at most this.
+GPU_QUICK_MINUTES = 40
 
 
 def _collect():
     """``{suite: (Benchmark, ...)}`` from every script of this folder that declares ``SUITE``."""
-    suites = {"cpu": [], "gpu": []}
+    suites = {suite: [] for suite in FOLDERS}
     for path in sorted(BENCH_DIR.glob("*.py")):
         if "\nSUITE = " not in path.read_text():
             continue
@@ -39,7 +51,18 @@ def _collect():
     return {suite: tuple(entries) for suite, entries in suites.items()}
 
 
+def folder_benchmarks(suites):
+    """``{folder: (Benchmark, ...)}``: the entries of ``suites`` (``{suite: entries}``) whose results
+    each folder holds, one per name (the first suite's entry of a name)."""
+    out = {}
+    for suite, benches in suites.items():
+        folder = out.setdefault(FOLDERS.get(suite, suite), {})
+        for bench in benches:
+            folder.setdefault(bench.name, bench)
+    return {folder: tuple(benches.values()) for folder, benches in out.items()}
+
+
 SUITES = _collect()
-CPU, GPU = SUITES["cpu"], SUITES["gpu"]
+CPU, GPU, GPU_QUICK = SUITES["cpu"], SUITES["gpu"], SUITES["gpu-quick"]
 # Processes per splittable benchmark unless --jobs says otherwise (None: one per CPU core).
-DEFAULT_JOBS = {"cpu": None, "gpu": 1}
+DEFAULT_JOBS = {"cpu": None, "gpu": 1, "gpu-quick": 1}

@@ -321,3 +321,29 @@ def test_the_readme_lists_every_script():
     scripts = [p.stem for p in (REPO_ROOT / "benchmarks").glob("*.py")
                if p.stem not in ("__init__", "bench_utils", "report", "run", "suite")]
     assert [name for name in scripts if f"| `{name}` |" not in text] == []
+
+
+def test_the_gpu_quick_tier_fits_a_gpu_loan_and_writes_where_the_gpu_suite_does():
+    from benchmarks.covariance_accuracy import COV_GPU
+    from benchmarks.suite import FOLDERS, GPU, GPU_QUICK, GPU_QUICK_MINUTES, folder_benchmarks
+
+    names = {bench.name for bench in GPU_QUICK}
+    assert {"covariance_kernel_size", "depthwise_speed", "lc_speed", "selection_speed"} <= names
+    assert sum(bench.minutes for bench in GPU_QUICK) <= GPU_QUICK_MINUTES
+    assert FOLDERS["gpu-quick"] == FOLDERS["gpu"] == "gpu"
+    # The quick training entry is a part of the GPU entry: the same configuration, fewer runs.
+    quick = next(b for b in GPU_QUICK if b.name == "covariance_kernel_size")
+    full = next(b for b in GPU if b.name == "covariance_kernel_size")
+    assert quick.args[:len(COV_GPU)] == full.args[:len(COV_GPU)] == COV_GPU
+    assert {b.name for b in folder_benchmarks(SUITES)["gpu"]} == {b.name for b in GPU} | names
+
+
+def test_list_prints_each_estimate_and_the_total(capsys, tmp_path):
+    from benchmarks.suite import GPU_QUICK
+
+    assert run.main(["--suite", "gpu-quick", "--list", "--results", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(GPU_QUICK) + 1
+    for line, bench in zip(lines, GPU_QUICK, strict=False):
+        assert line.startswith(bench.name) and f"~{bench.minutes:>4.0f} min" in line
+    assert lines[-1].startswith("total") and f"~{sum(b.minutes for b in GPU_QUICK):>4.0f} min" in lines[-1]
