@@ -234,7 +234,8 @@ def main(argv=None):
         os.environ["KERAS_BACKEND"] = args.backend
     from keras_structinit.datasets import load_cifar
 
-    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
+    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size,
+                                 full_hold_out=True)
     config = {
         "iterations": sorted(args.iterations),
         "train_size": len(train[0]),

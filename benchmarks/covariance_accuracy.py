@@ -209,7 +209,8 @@ def main(argv=None):
     from keras_structinit.datasets import load_cifar
     from keras_structinit.models import convmixer
 
-    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
+    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size,
+                                 full_hold_out=True)
     held_out = held_out_subset(held_out, args.held_out_size)
     config = {
         "experiment": args.experiment, "dim": args.dim, "depth": args.depth, "train_size": len(train[0]),

@@ -742,7 +742,8 @@ def main(argv=None):
 
     from keras_structinit.datasets import load_cifar
 
-    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
+    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size,
+                                 full_hold_out=True)
     held_out = held_out_subset(held_out, args.held_out_size)
     backend = keras.backend.backend()
     config = {

@@ -290,7 +290,7 @@ def main(argv=None):
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / f"{name}.json"
     (x, y), held_out = load_cifar(str(args.data), validation_split=0.1, seed=0,
-                                  train_size=args.train_size, name="--data")
+                                  train_size=args.train_size, name="--data", full_hold_out=True)
     held_out = held_out_subset(held_out, args.held_out_size)
     recipe = dict(RECIPE, batch_size=args.batch_size, learning_rate=args.learning_rate)
     config = {

@@ -247,7 +247,8 @@ def main(argv=None):
         "baseline": "torch-default: every conv and Dense kernel and bias (Sec. 3)",
     }
     data, save = resumable_results(args.out, NAME, config, render_markdown)
-    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size)
+    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size,
+                                 full_hold_out=True)
     held_out = held_out_subset(held_out, args.held_out_size)
     data["held_out_size"] = len(held_out[0])
     print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)

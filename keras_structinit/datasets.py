@@ -491,7 +491,8 @@ def _cifar_arrays(source, dataset, name):
     return load_labeled_images(source, name)
 
 
-def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train_size=None, name="data"):
+def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train_size=None, name="data", *,
+               full_hold_out=False):
     """CIFAR training images for a recipe, with a stratified validation hold-out.
 
     Args:
@@ -513,6 +514,8 @@ def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train
             validation images, stratified), so that a short run does not
             spend its time validating.
         name: what error messages call ``data`` (e.g. ``"--data"``).
+        full_hold_out: keep the whole hold-out whatever ``train_size`` is (the benchmarks: one
+            fixed evaluation set for every training size).
 
     Returns:
         ``(x, y), (x_val, y_val)``: uint8 images and int32 labels.
@@ -526,7 +529,7 @@ def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train
         keep = np.sort(_random_subset(len(x), train_size, seed))
         x, y = x[keep], y[keep]
         wanted = round(train_size * validation_split / (1.0 - validation_split))
-        if 0 < wanted < len(held_out[1]):
+        if 0 < wanted < len(held_out[1]) and not validation.boolean(full_hold_out, "full_hold_out"):
             _, pick = stratified_split(held_out[1], wanted / len(held_out[1]), seed + 1)
             held_out = (held_out[0][pick], held_out[1][pick])
     return (x, y), held_out

@@ -312,6 +312,13 @@ def test_load_cifar_sources_split_and_train_size(tmp_path):
     np.testing.assert_array_equal(np.bincount(y[vids]), [1, 1, 1, 1])
     (xa, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=28)
     assert len(xa) == 28
+    # The benchmarks keep one fixed evaluation set whatever the training size.
+    (xf, _), (xvf, _) = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=12,
+                                            full_hold_out=True)
+    np.testing.assert_array_equal(xf, xs)
+    np.testing.assert_array_equal(xvf, xv)
+    with pytest.raises(TypeError, match="full_hold_out"):
+        datasets.load_cifar((x, y), validation_split=0.3, train_size=12, full_hold_out="yes")
     # More than the data holds is an error, never a silent cap.
     with pytest.raises(ValueError, match=r"at most the 28 training images .* Received: train_size=29"):
         datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=29)
