@@ -1,10 +1,11 @@
 """``benchmarks/REPORT.md`` from the suites' results JSON files alone.
 
-For every suite folder under ``results/`` (``cpu``, ``gpu``; ``gpu-quick`` writes to ``gpu``) and every
-benchmark of :data:`benchmarks.suite.SUITES` with a results file: a headline
+For every suite folder under ``results/`` (``cpu``, ``gpu``; ``gpu-quick`` writes to ``gpu``) and
+every benchmark of :data:`benchmarks.suite.SUITES` with a results file: a headline
 (our numbers, the paper's, and whether the paper's direction reproduced),
-the tables and the figures. Each comes from the benchmark's script, which
-owns what it measured: ``headline(name, data)``, ``render_markdown(data)``
+the tables and the figures; and what changed, from each results file's ``changes``
+(``[{"date": ..., "what": ...}]``: which runs were replaced, and why). Each comes from the
+benchmark's script, which owns what it measured: ``headline(name, data)``, ``render_markdown(data)``
 and ``FIGURES[figure](data, plt)``; this module knows no benchmark. Nothing
 is read from the Markdown files the scripts write, and nothing is typed in
 by hand.
@@ -125,7 +126,7 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
 
     results_dir = Path(results_dir)
     plt = _pyplot() if figures else None
-    summary, sections = [], []
+    summary, sections, changes = [], [], []
     for suite, benches in folder_benchmarks(SUITES).items():
         state_path = results_dir / suite / "suite.json"
         state = json.loads(state_path.read_text())["benchmarks"] if state_path.exists() else {}
@@ -136,6 +137,8 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
                                 "verdict": "", "runs": ""})
                 continue
             data = json.loads(path.read_text())
+            changes += [f"- `{suite}/{bench.name}`, {c['date']}: {c['what']}"
+                        for c in data.get("changes", [])]
             script = script_module(bench.script)
             headline, verdict = (script.headline(bench.name, data) if hasattr(script, "headline")
                                  else ("", None))
@@ -180,6 +183,8 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
                                ("Paper", "paper"), ("Direction reproduced", "verdict"), ("Runs", "runs")]),
         "",
     ]
+    if changes:  # each results file's own record of why its runs were replaced
+        head += ["## What changed", "", *changes, ""]
     return "\n".join(head + sections)
 
 

@@ -173,7 +173,12 @@ def test_report_is_rebuilt_from_json_alone(fake_suite, monkeypatch):
     first = (results / "REPORT.md").read_text()
     report.write_report(results)
     assert (results / "REPORT.md").read_text() == first  # regenerated identically
-    assert "## cpu: fake" in first and "- b 3: 0.8" in first
+    assert "## cpu: fake" in first and "- b 3: 0.8" in first and "## What changed" not in first
+    data = json.loads((results / "cpu" / "fake.json").read_text())
+    data["changes"] = [{"date": "2026-11-25", "what": "re-run with the paper's baseline"}]
+    (results / "cpu" / "fake.json").write_text(json.dumps(data))
+    text = report.build_report(results, results / "REPORT.md", figures=False)
+    assert "## What changed\n\n- `cpu/fake`, 2026-11-25: re-run with the paper's baseline\n" in text
 
 
 def test_lc_and_mimetic_headlines_compute_gaps_and_directions(tmp_path, monkeypatch):
