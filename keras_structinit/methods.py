@@ -486,13 +486,18 @@ def initialize(model, spec, *, data=None, seed=None):
         >>> model = keras.applications.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10)
         >>> paths = keras_structinit.initialize(model, "conv-cov+mean-shift", seed=0)
     """
+    paths = [path for _, written in apply_parts(model, spec, data=data, seed=seed) for path in written]
+    return list(dict.fromkeys(paths))
+
+
+def apply_parts(model, spec, *, data=None, seed=None):
+    """:func:`initialize`, returning ``[(part, paths it wrote), ...]`` in the order applied (what
+    ``structinit init`` reports: the form that last wrote a variable is its initializer)."""
     parts = parse_init_spec(spec) if isinstance(spec, str) else list(spec)
     seed = validation.optional(validation.random_seed, seed, "seed")
     missing = [p.name for p in parts if p.form.needs_data and data is None]
     if missing:
         raise ValueError(f"`data` is needed by init {', '.join(missing)}: images (N, H, W, C) scaled as the "
                          "model's input is")
-    paths = []
-    for part, part_seed in zip(parts, part_seeds(seed, len(parts)), strict=True):
-        paths += part.form.apply(model, part.value, data=data, seed=part_seed)
-    return list(dict.fromkeys(paths))
+    return [(part, list(part.form.apply(model, part.value, data=data, seed=part_seed)))
+            for part, part_seed in zip(parts, part_seeds(seed, len(parts)), strict=True)]

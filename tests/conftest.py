@@ -197,6 +197,16 @@ def assert_round_trip_in_process(model, x, tmp_path, atol=1e-6):
     return loaded
 
 
+def run_in_fresh_process(code, tmp_path):
+    """Runs ``code`` in the loader process (an interpreter that has imported only ``keras`` and
+    ``keras_structinit``) in ``tmp_path``; fails the test with its output unless it completes."""
+    script = tmp_path / "fresh_process_check.py"
+    script.write_text(textwrap.dedent(code) + '\nprint("FRESH_PROCESS_OK")\n')
+    ok, output = _LOADER.run(script, cwd=tmp_path)
+    assert ok and "FRESH_PROCESS_OK" in output, f"the fresh process failed:\n{output}"
+    return output
+
+
 def assert_round_trip_in_fresh_process(model, x, tmp_path, checks=""):
     """Saves ``model`` to .keras, reloads it in the loader process (an interpreter that has
     imported only ``keras`` and ``keras_structinit``), and asserts the reloaded outputs on ``x``

@@ -35,6 +35,17 @@ DISTRIBUTIONS = ("data_parallel", "mirrored", "tpu", "auto")
 RECIPES = ("cifar10", "cifar100", "imagenet")
 
 
+def _shape(text):
+    """An ``argparse`` type: ``H,W,C`` as a tuple of positive ints."""
+    try:
+        shape = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        shape = ()
+    if len(shape) != 3 or min(shape) < 1:
+        raise argparse.ArgumentTypeError(f"expected H,W,C (three positive integers), got {text!r}")
+    return shape
+
+
 def _add_backend_argument(parser):
     parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="Keras backend (default: KERAS_BACKEND)")
@@ -155,6 +166,36 @@ def build_parser():
     train.add_argument("--precision", choices=PRECISIONS, default=None)
     train.add_argument("--distribution", choices=DISTRIBUTIONS, default=None)
 
+    init = sub.add_parser(
+        "init", help="apply an init spec to your own model and save it as .keras",
+        description="Applies an init spec (any --init form, joined by +) to a .keras file, "
+                    "keras.applications:NAME, a KerasHub preset (name or directory), keras_cv:PRESET or a "
+                    "zoo model, and saves it as a new .keras file; prints (and writes to --report) what "
+                    "changed.")
+    init.add_argument("model", metavar="MODEL",
+                      help="a .keras file, keras.applications:NAME (with --input-shape, --classes), a "
+                           "KerasHub preset name or directory, keras_cv:PRESET, or a zoo name "
+                           "(convmixer-256/8)")
+    init.add_argument("--init", required=True, help="an init spec: " + methods.form_usage() + ", joined by +")
+    init.add_argument("--out", required=True, help="where to save the initialized model (.keras)")
+    init.add_argument("--data", default=None,
+                      help="images for the forms that measure data: .npz, ImageFolder "
+                           "dir/.zip")
+    init.add_argument("--data-scaling", choices=("channel", "symmetric", "raw"), default="channel",
+                      help="how --data is scaled for the model: per-channel standardization as the CIFAR "
+                           "recipe (default), [-1, 1], or raw 0-255 (keras.applications models that "
+                           "preprocess their input)")
+    init.add_argument("--seed", type=int, default=0)
+    init.add_argument("--freeze", choices=("depthwise", "all_spatial"), default=None,
+                      help="freeze the depthwise (or every k x k) kernels; kept in the .keras file")
+    init.add_argument("--input-shape", type=_shape, default=None,
+                      help="H,W,C of a zoo or keras.applications model (default 32,32,3 / 224,224,3)")
+    init.add_argument("--classes", type=positive_int, default=None,
+                      help="classes of a zoo or keras.applications model (default 10 / 1000)")
+    init.add_argument("--report", default=None, help="also write what changed here (Markdown)")
+    add_overwrite_argument(init, "an existing --out or --report")
+    _add_backend_argument(init)
+
     for command in methods.commands().values():
         added = sub.add_parser(command.name, help=command.help, description=command.description)
         command.arguments(added)
@@ -163,6 +204,8 @@ def build_parser():
 
 
 BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
+#: The subcommands of the command line itself (the method records add theirs).
+CORE_COMMANDS = {"train": "keras_structinit.cli.train", "init": "keras_structinit.cli.init"}
 
 
 def _check_backend_installed(backend, given_as):
@@ -236,8 +279,8 @@ def main(argv=None):
     if args.command == "train" or os.environ.get("KERAS_BACKEND") == "tensorflow":
         _quiet_tensorflow_import()  # train's input pipelines are tf.data on every backend
     try:
-        if args.command == "train":
-            return importlib.import_module("keras_structinit.cli.train").run(args)
+        if args.command in CORE_COMMANDS:
+            return importlib.import_module(CORE_COMMANDS[args.command]).run(args)
         return importlib.import_module(methods.commands()[args.command].module).run(args)
     except KeyboardInterrupt:
         print(f"structinit {args.command}: interrupted", file=sys.stderr, flush=True)

@@ -1,0 +1,180 @@
+"""``structinit init``: any init spec applied to your own model, written as a new ``.keras`` file.
+
+``MODEL`` is a ``.keras`` file, ``keras.applications:NAME`` (built without weights, with
+``--input-shape`` and ``--classes``), a KerasHub preset name or directory, ``keras_cv:PRESET``,
+or a zoo name (``convmixer-256/8``). The spec is any ``--init`` form, joined by ``+``
+(:func:`keras_structinit.initialize`). The command prints, and writes to ``--report``, what
+changed: per layer kind the layers and variables, and per variable its initializer and its
+mean and std before and after. Nothing is written before every input has been checked and the
+init has run; the model is saved atomically and never over ``MODEL`` or a file the spec reads.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+import keras
+import numpy as np
+
+from keras_structinit import datasets, validation
+from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
+from keras_structinit.freezing import freeze_spatial
+from keras_structinit.io_utils import atomic_path, check_output, write_text
+from keras_structinit.methods import apply_parts, load_parts, parse_init_spec
+from keras_structinit.models.registry import build_model, parse_model_name
+from keras_structinit.recipes.training import channel_normalizer
+from keras_structinit.reporting import format_table
+from keras_structinit.sources import APPLICATIONS, application_builder, load_model
+from keras_structinit.walker import iter_layers
+
+__all__ = ["InitReport", "init_model", "run"]
+
+#: Images of ``--data`` the data-aligned forms measure (a seeded random subset).
+DATA_IMAGES = 10_000
+DATA_SCALINGS = ("channel", "symmetric", "raw")
+
+
+@dataclass
+class InitReport:
+    """What ``structinit init`` changed: one row per variable written, in model order."""
+
+    model: str
+    out: str
+    spec: str
+    seed: int
+    rows: list = field(default_factory=list)
+    frozen: list = field(default_factory=list)
+
+    def kinds(self):
+        """``[{"kind", "layers", "variables"}]``: per layer class, how many layers and variables changed."""
+        kinds = {}
+        for row in self.rows:
+            entry = kinds.setdefault(row["kind"], {"kind": row["kind"], "layers": set(), "variables": 0})
+            entry["layers"].add(row["layer"])
+            entry["variables"] += 1
+        return [{**k, "layers": len(k["layers"])} for k in kinds.values()]
+
+    def to_markdown(self):
+        lines = [f"# structinit init: {self.model} -> {self.out}", "",
+                 f"Init `{self.spec}` (seed {self.seed}): {len(self.rows)} variables of "
+                 f"{len({r['layer'] for r in self.rows})} layers written"
+                 + (f"; {len(self.frozen)} kernels frozen." if self.frozen else "."), "",
+                 format_table(self.kinds(), (("layer kind", "kind"), ("layers", "layers"),
+                                             ("variables", "variables"))), "",
+                 format_table(self.rows, (("variable", "path"), ("layer kind", "kind"),
+                                          ("initializer", "initializer"),
+                                          ("mean before", "mean_before", ".4g"),
+                                          ("std before", "std_before", ".4g"),
+                                          ("mean after", "mean_after", ".4g"),
+                                          ("std after", "std_after", ".4g")))]
+        return "\n".join(lines) + "\n"
+
+
+def _is_path(spec):
+    return spec.endswith(".keras") or os.path.isdir(spec)
+
+
+def _load(spec, input_shape, classes):
+    """The model ``MODEL`` names (see the module docstring)."""
+    sized = input_shape is not None or classes is not None
+    application = spec.startswith(APPLICATIONS) and ":" not in spec[len(APPLICATIONS):]
+    try:
+        family = parse_model_name(spec)[0] if not (_is_path(spec) or spec.startswith(APPLICATIONS)) else None
+    except ValueError:
+        family = None
+    if family is not None:
+        return build_model(spec, classes or 10, input_shape or (32, 32, 3))
+    if application:
+        name = spec[len(APPLICATIONS):]
+        if application_builder(name) is None:
+            raise ValueError(f"MODEL {spec!r}: keras.applications has no model {name!r} "
+                             "(e.g. keras.applications:ConvNeXtTiny)")
+        return application_builder(name)(weights=None, input_shape=input_shape or (224, 224, 3),
+                                         classes=classes or 1000, classifier_activation=None)
+    if sized:
+        raise ValueError("--input-shape and --classes apply to zoo and keras.applications models; "
+                         f"MODEL {spec!r} brings its own")
+    return load_model(spec, name="MODEL")
+
+
+def _images(data, scaling, seed):
+    x, _ = datasets.load_labeled_images(data, name="--data")
+    pick = np.sort(np.random.default_rng(seed).choice(len(x), min(DATA_IMAGES, len(x)), replace=False))
+    if scaling == "raw":
+        return x[pick].astype("float32")
+    return channel_normalizer(x, scaling)(x[pick])
+
+
+def _stats(variable):
+    values = np.asarray(keras.ops.convert_to_numpy(keras.ops.cast(variable, "float32")), dtype=np.float64)
+    return float(values.mean()), float(values.std())
+
+
+def init_model(model, spec, out, *, data=None, data_scaling="channel", seed=0, freeze=None, report=None,
+               overwrite=False, input_shape=None, classes=None):
+    """Applies ``spec`` to ``model`` (see the module docstring) and saves it to ``out``; returns
+    ``(model, InitReport)``. Every input is checked first; ``ValueError`` when nothing matched."""
+    validation.text(model, "MODEL")
+    parts = parse_init_spec(spec)
+    seed = validation.random_seed(seed, "--seed")
+    validation.one_of(data_scaling, "--data-scaling", DATA_SCALINGS)
+    if freeze is not None:
+        validation.one_of(freeze, "--freeze", ("depthwise", "all_spatial"))
+    if not str(out).endswith(".keras"):
+        raise ValueError(f"--out must be a .keras path. Received: {out!r}")
+    needs = [p.name for p in parts if p.form.needs_data]
+    if needs and data is None:
+        raise ValueError(f"--init {', '.join(needs)} measures images: pass --data (an .npz, an ImageFolder "
+                         "directory or its .zip)")
+    check_exists(data, "--data")
+    if _is_path(model) and not os.path.exists(model):
+        raise ValueError(f"MODEL {model!r} does not exist")
+    inputs = [model, data, *(p.value for p in parts if p.form.reads_file)]
+    out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
+    if report is not None:
+        report = check_output(report, "--report", overwrite=overwrite, inputs=[*inputs, out],
+                              hint=OVERWRITE_HINT)
+    run_parts = load_parts(parts)
+    net = _load(model, input_shape, classes)
+    images = None if not needs else _images(data, data_scaling, seed)
+    layer_of = {id(v): layer for layer in [*iter_layers(net), net] for v in layer._trainable_variables
+                + layer._non_trainable_variables}
+    by_path = {v.path: v for v in net.weights}
+    before = {path: _stats(v) for path, v in by_path.items()}
+    written = {}
+    for part, paths in apply_parts(net, run_parts, data=images, seed=seed):
+        text = part.name if part.value is None or part.form.load is not None else f"{part.name}:{part.value}"
+        written.update(dict.fromkeys(paths, text))  # the last form to write a variable is its initializer
+    if not written:
+        raise ValueError(f"--init {spec} changes nothing in {net.name}: nothing it acts on was found")
+    frozen = freeze_spatial(net, which=freeze) if freeze is not None else []
+    rows = []
+    for path in (p for p in by_path if p in written):
+        variable = by_path[path]
+        layer = layer_of.get(id(variable))
+        after = _stats(variable)
+        rows.append({"path": path, "layer": layer.name if layer else path.rsplit("/", 1)[0],
+                     "kind": type(layer).__name__ if layer else "?", "initializer": written[path],
+                     "mean_before": before[path][0], "std_before": before[path][1],
+                     "mean_after": after[0], "std_after": after[1]})
+    result = InitReport(model=model, out=out, spec=spec, seed=seed, rows=rows, frozen=frozen)
+    with atomic_path(out) as tmp:
+        net.save(tmp)
+    if report is not None:
+        write_text(report, result.to_markdown())
+    return net, result
+
+
+def run(args):
+    """Runs ``structinit init``; one-line errors (exit 2) for bad input, before anything is written."""
+    try:
+        _, result = init_model(
+            args.model, args.init, args.out, data=args.data, data_scaling=args.data_scaling, seed=args.seed,
+            freeze=args.freeze, report=args.report, overwrite=args.overwrite, input_shape=args.input_shape,
+            classes=args.classes)
+    except INPUT_ERRORS as err:
+        return usage_error("init", err)
+    print(result.to_markdown(), flush=True)
+    print(f"Wrote {result.out}" + (f" and {args.report}" if args.report else ""), flush=True)
+    return 0
