@@ -45,8 +45,9 @@ def reinitialize(model, *, layers=None, seed=None):
         The paths of the variables drawn again, in model order.
 
     Raises:
-        ValueError: a variable whose layer keeps no ``<name>_initializer`` for it (the message
-            names it), or a named layer without variables.
+        ValueError: a variable whose layer keeps no ``<name>_initializer`` for it (nor, when it is
+            the layer's only variable, an ``initializer``; the message names it), or a named layer
+            without variables.
     """
     chosen = [*iter_layers(model), model] if layers is None else resolve_layers(model, layers)
     found, seen = [], set()
@@ -58,6 +59,8 @@ def reinitialize(model, *, layers=None, seed=None):
         for layer, variable in variables:
             seen.add(id(variable))
             initializer = getattr(layer, f"{variable.name}_initializer", None)
+            if initializer is None and len(_own_variables(layer)) == 1:  # e.g. ClassToken's `initializer`
+                initializer = getattr(layer, "initializer", None)
             if not isinstance(initializer, keras.Initializer):
                 raise ValueError(
                     f"Variable {variable.path!r} of layer {layer.name!r} ({type(layer).__name__}) has no "

@@ -42,13 +42,28 @@ def test_the_named_layers_are_drawn_again_from_their_initializers():
     np.testing.assert_array_equal(to_numpy(again.get_layer("dense").kernel), now["dense/kernel"])
 
 
+class _Scale(keras.layers.Layer):
+    """A layer that keeps no initializer for its two variables."""
+
+    def build(self, input_shape):
+        self.gamma = self.add_weight(shape=(input_shape[-1],), initializer="ones", name="gamma")
+        self.beta = self.add_weight(shape=(input_shape[-1],), initializer="zeros", name="beta")
+
+    def call(self, x):
+        return x * self.gamma + self.beta
+
+
 def test_errors_name_the_layer_or_variable():
     m = model()
     with pytest.raises(ValueError, match="`layers` includes 'flatten'"):
         ks.reinitialize(m, layers=[m.layers[3]])
     with pytest.raises(ValueError, match="not a layer of the model"):
         ks.reinitialize(m, layers=["nope"])
-    with pytest.raises(ValueError, match="'class_token/token' of layer 'class_token' .* `token_initializer`"):
-        ks.reinitialize(ks.models.build_model("vit-tiny-8/2", 10, (8, 8, 3)))
+    vit = ks.models.build_model("vit-tiny-8/2", 10, (8, 8, 3))
+    assert len(ks.reinitialize(vit, seed=0)) == len(vit.weights)  # the package's layers keep theirs
+    inputs = keras.Input((3,))
+    custom = keras.Model(inputs, _Scale(name="custom")(keras.layers.Dense(3, name="dense")(inputs)))
+    with pytest.raises(ValueError, match="'custom/gamma' of layer 'custom' .* no `gamma_initializer`"):
+        ks.reinitialize(custom, layers=["dense", "custom"])
     with pytest.raises(TypeError, match="`model`"):
         ks.reinitialize("model.keras", layers=["head"])
