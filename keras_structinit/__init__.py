@@ -23,6 +23,7 @@ _SUBMODULES = (
     "datasets",
     "freezing",
     "initializers",
+    "inspection",
     "io_utils",
     "layers",
     "methods",
@@ -45,7 +46,9 @@ def _from_records():
 
 
 __getattr__, __dir__, _ = lazy_exports(
-    __name__, {name: f"{__name__}.{name}" for name in _SUBMODULES}, _from_records
+    __name__,
+    {**{name: f"{__name__}.{name}" for name in _SUBMODULES}, "inspect": f"{__name__}.inspection"},
+    _from_records,
 )
 
 _registry.install()

@@ -109,3 +109,25 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make, extra, message
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
     assert not (tmp_path / "out.keras").exists()
+
+
+def test_inspect_writes_its_reports_and_refuses_a_model_with_nothing_to_inspect(tmp_path, capsys):
+    import json
+
+    model = tmp_path / "convmixer.keras"
+    assert cli.main(["init", "convmixer-64/3", "--input-shape", "16,16,3", "--init", "conv-cov",
+                     "--out", str(model)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "report"
+    assert cli.main(["inspect", str(model), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "## Spatial convolutions" in printed and "Sigma grows with depth: yes" in printed
+    data = json.loads((out / "report.json").read_text())
+    assert [r["kind"] for r in data["spatial"]] == ["conv", "depthwise", "depthwise", "depthwise"]
+    assert (out / "report.md").read_text().startswith("# Inspection of")
+    assert cli.main(["inspect", str(model), "--out", str(out)]) == 2  # the report exists
+    assert "--overwrite" in capsys.readouterr().err
+    dense = tmp_path / "dense.keras"
+    keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)]).save(dense)
+    assert cli.main(["inspect", str(dense), "--out", str(tmp_path / "r2")]) == 2
+    assert "no spatial convolution and no MLP block" in capsys.readouterr().err

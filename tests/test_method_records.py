@@ -100,7 +100,7 @@ def _level(module):
         return "cli", None
     if top in _method_packages():
         return "methods", top
-    if top in ("models", "recipes", "viz"):
+    if top in ("models", "recipes", "viz", "inspection"):
         return "models", None
     return "core", None
 

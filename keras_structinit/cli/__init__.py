@@ -196,6 +196,23 @@ def build_parser():
     add_overwrite_argument(init, "an existing --out or --report")
     _add_backend_argument(init)
 
+    inspect = sub.add_parser(
+        "inspect", help="what a model's filters and MLP blocks look like, against the papers' findings",
+        description="Fits the covariance paper's closed form (sigma, fit error) and the LC paper's filter "
+                    "variance entropy to every spatial conv, measures W1 W1^T of every MLP block and, "
+                    "with --data, the first layer's misalignment with the data; writes report.md and "
+                    "report.json to --out.")
+    inspect.add_argument("model", metavar="MODEL", help="as for structinit init")
+    inspect.add_argument("--data", default=None, help="images for the first layer's alignment (.npz, "
+                                                      "ImageFolder dir/.zip)")
+    inspect.add_argument("--data-scaling", choices=("channel", "symmetric", "raw"), default="channel")
+    inspect.add_argument("--seed", type=int, default=0, help="of the subset of --data measured")
+    inspect.add_argument("--input-shape", type=_shape, default=None)
+    inspect.add_argument("--classes", type=positive_int, default=None)
+    inspect.add_argument("--out", default="structinit_inspect", help="folder of report.md and report.json")
+    add_overwrite_argument(inspect, "an existing report in --out")
+    _add_backend_argument(inspect)
+
     for command in methods.commands().values():
         added = sub.add_parser(command.name, help=command.help, description=command.description)
         command.arguments(added)
@@ -205,7 +222,8 @@ def build_parser():
 
 BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
 #: The subcommands of the command line itself (the method records add theirs).
-CORE_COMMANDS = {"train": "keras_structinit.cli.train", "init": "keras_structinit.cli.init"}
+CORE_COMMANDS = {"train": "keras_structinit.cli.train", "init": "keras_structinit.cli.init",
+                 "inspect": "keras_structinit.cli.inspect"}
 
 
 def _check_backend_installed(backend, given_as):

@@ -1,0 +1,50 @@
+"""``structinit inspect``: :func:`keras_structinit.inspect` on a model file (or any ``structinit
+init`` MODEL), writing ``report.md`` and ``report.json`` to ``--out`` and printing the summary."""
+
+from __future__ import annotations
+
+import os
+
+from keras_structinit import validation
+from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
+from keras_structinit.cli.init import DATA_SCALINGS, _images, _is_path, _load
+from keras_structinit.inspection import inspect
+from keras_structinit.io_utils import check_output, write_text
+
+__all__ = ["inspect_model", "run"]
+
+
+def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, overwrite=False, input_shape=None,
+                  classes=None):
+    """Inspects ``model`` (see ``structinit init`` for its forms) and writes ``out``/report.md and
+    report.json; returns the :class:`~keras_structinit.inspection.InspectionReport`."""
+    validation.text(model, "MODEL")
+    validation.one_of(data_scaling, "--data-scaling", DATA_SCALINGS)
+    check_exists(data, "--data")
+    if _is_path(model) and not os.path.exists(model):
+        raise ValueError(f"MODEL {model!r} does not exist")
+    paths = [os.path.join(out, name) for name in ("report.md", "report.json")]
+    for path in paths:
+        check_output(path, "--out", overwrite=overwrite, inputs=[model, data], hint=OVERWRITE_HINT)
+    net = _load(model, input_shape, classes)
+    report = inspect(net, data=None if data is None else _images(data, data_scaling, seed))
+    if not (report.spatial or report.mlp or report.first_layer):
+        raise ValueError(f"MODEL {model!r} has no spatial convolution and no MLP block to inspect")
+    os.makedirs(out, exist_ok=True)
+    write_text(paths[0], report.to_markdown())
+    report.to_json(paths[1])
+    return report
+
+
+def run(args):
+    """Runs ``structinit inspect``; one-line errors (exit 2) for bad input."""
+    try:
+        report = inspect_model(args.model, args.out, data=args.data, data_scaling=args.data_scaling,
+                               seed=args.seed, overwrite=args.overwrite, input_shape=args.input_shape,
+                               classes=args.classes)
+    except INPUT_ERRORS as err:
+        return usage_error("inspect", err)
+    text = report.to_markdown()
+    print(text.split("## Every layer")[0].rstrip(), flush=True)
+    print(f"\nWrote {os.path.join(args.out, 'report.md')} and report.json", flush=True)
+    return 0

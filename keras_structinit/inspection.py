@@ -1,0 +1,239 @@
+"""What an init did, or what training made of it: the papers' views of a model's weights.
+
+``keras_structinit.inspect(model, *, data=None)`` measures, on any built Keras model:
+
+* every spatial conv (depthwise or ``k x k``; the walker's ``"all_spatial"``): the filters'
+  covariance, the nearest closed form of the covariance paper fitted by ``sigma``
+  (:func:`~keras_structinit.covariance.fit.fit_sigma`, its relative error), whether ``sigma``
+  grows with depth (Fig. 6), and the filter variance entropy of the LC paper
+  (:func:`~keras_structinit.lc.variance_entropy`, Sec. 4.2);
+* every MLP block the walker knows (``"mlp_first"``): the mean diagonal and off-diagonal of
+  ``W1 W1^T`` and the mean of ``W1`` (the mimetic paper's statistic);
+* with ``data``, the first plain conv: the data's patch covariance spectrum and the layer's
+  misalignment with it (Maennel et al., Prop. 2) against a random basis;
+* every layer: each variable's shape, trainable flag, norm, mean and std, and the
+  initializer its config names.
+
+A model without a spatial conv or an MLP block simply has no such section. The report is
+:class:`InspectionReport` (``to_dict``, ``to_json``, ``to_markdown``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import keras
+import numpy as np
+
+from keras_structinit import walker
+from keras_structinit.alignment import misalignment, patch_covariance, random_basis
+from keras_structinit.alignment.apply import conv_targets, weight_covariance
+from keras_structinit.covariance.fit import fit_sigma
+from keras_structinit.io_utils import write_text
+from keras_structinit.lc import variance_entropy
+from keras_structinit.reporting import format_table
+
+__all__ = ["InspectionReport", "inspect"]
+
+
+def _numpy(variable):
+    return np.asarray(keras.ops.convert_to_numpy(keras.ops.cast(variable, "float32")), dtype=np.float64)
+
+
+def _initializer_of(layer):
+    config = layer.get_config() if hasattr(layer, "get_config") else {}
+    named = config.get("kernel_initializer") or config.get("depthwise_initializer") or config.get(
+        "spatial_initializer")
+    if isinstance(named, dict):
+        return named.get("class_name")
+    return named if isinstance(named, str) else None
+
+
+def _layers(model):
+    rows = []
+    for layer in [*walker.iter_layers(model), model]:
+        own = [*layer._trainable_variables, *layer._non_trainable_variables]
+        for variable in own:
+            values = _numpy(variable)
+            rows.append({"path": variable.path, "layer": layer.name, "kind": type(layer).__name__,
+                         "shape": list(variable.shape), "trainable": bool(variable.trainable),
+                         "norm": float(np.linalg.norm(values)), "mean": float(values.mean()),
+                         "std": float(values.std()), "initializer": _initializer_of(layer)})
+    return rows
+
+
+def _rank_correlation(values):
+    """Spearman's correlation of ``values`` with their position (depth)."""
+    ranks = np.argsort(np.argsort(values)).astype(np.float64)
+    depth = np.arange(len(values), dtype=np.float64)
+    if ranks.std() == 0:
+        return 0.0
+    return float(np.corrcoef(ranks, depth)[0, 1])
+
+
+def _spatial(model):
+    try:
+        found = walker.find(model, "all_spatial")
+    except ValueError:  # no spatial conv: no such section
+        return []
+    kinds = ["depthwise" if walker.depthwise_kernel(layer) is not None else "conv" for layer, _ in found]
+    rows = []
+    for index, (layer, kernel) in enumerate(found):
+        values = _numpy(kernel)
+        kind = kinds[index]
+        of_kind = [i for i, k in enumerate(kinds) if k == kind]  # depth among the layers of its kind
+        kernel_size = tuple(values.shape[:-2])
+        if len(kernel_size) != 2:
+            continue
+        filters = values.reshape(math.prod(kernel_size), -1)
+        centred = filters - filters.mean(axis=1, keepdims=True)
+        cov = centred @ centred.T / max(filters.shape[1] - 1, 1)
+        row = {"path": kernel.path, "layer": layer.name, "kind": kind,
+               "kernel_size": list(kernel_size), "filters": int(filters.shape[1]),
+               "depth_fraction": of_kind.index(index) / max(len(of_kind) - 1, 1),
+               "trainable": bool(kernel.trainable), "covariance_fit": None, "variance_entropy": None}
+        if np.linalg.norm(cov) > 0:
+            sigma, scale, error = fit_sigma(cov, kernel_size)
+            row["covariance_fit"] = {"sigma": sigma, "scale": scale, "rel_error": error}
+            row["variance_entropy"] = variance_entropy(values)
+        rows.append(row)
+    return rows
+
+
+def _mlp(model):
+    try:
+        found = walker.find(model, "mlp_first")
+    except ValueError:  # no MLP block the walker knows
+        return []
+    rows = []
+    for layer, kernel in found:
+        values = _numpy(kernel)
+        w1 = values.reshape(-1, values.shape[-1])  # Keras (in, out): W1 = w1^T, W1 W1^T = w1^T w1
+        gram = w1.T @ w1
+        p = gram.shape[0]
+        off = (gram.sum() - np.trace(gram)) / max(p * (p - 1), 1)
+        rows.append({"path": kernel.path, "layer": layer.name,
+                     "w1w1t": {"diag_mean": float(np.trace(gram) / p), "offdiag_mean": float(off)},
+                     "w1_mean": float(values.mean())})
+    return rows
+
+
+def _first_layer(model, data):
+    images = np.asarray(keras.ops.convert_to_numpy(data), dtype=np.float32)
+    if images.ndim != 4:
+        raise ValueError(f"`data` must be images (N, H, W, C). Received shape {images.shape}")
+    (layer, kernel), = conv_targets(model, 1)
+    eigvals, eigvecs = patch_covariance(images, layer.kernel_size)
+    sigma_x = (eigvecs * eigvals) @ eigvecs.T
+    sigma_w = weight_covariance(layer)
+    row = {"path": kernel.path, "layer": layer.name, "misalignment": None, "random_baseline": None,
+           "spectrum": [float(v) for v in eigvals], "note": None}
+    try:
+        row["misalignment"] = float(misalignment(sigma_x, sigma_w))
+        basis = random_basis(len(eigvals), seed=0)
+        row["random_baseline"] = float(misalignment(sigma_x, sigma_w, basis=basis))
+    except ValueError as err:  # fewer filters than weights per filter: Sigma_w is singular
+        row["note"] = str(err)
+    return row
+
+
+@dataclass
+class InspectionReport:
+    """What :func:`inspect` measured (see the module docstring)."""
+
+    model: str
+    layers: list = field(default_factory=list)
+    spatial: list = field(default_factory=list)
+    mlp: list = field(default_factory=list)
+    first_layer: dict | None = None
+
+    @property
+    def sigma_grows_with_depth(self):
+        """Spearman's correlation of the fitted ``sigma`` with depth is at least 0.5 (Fig. 6), over
+        the depthwise convs (the paper's) or, in a model without them, the ``k x k`` convs;
+        ``None`` with fewer than 3 fitted layers."""
+        fitted = [r for r in self.spatial if r["covariance_fit"]]
+        kind = "depthwise" if any(r["kind"] == "depthwise" for r in fitted) else "conv"
+        sigmas = [r["covariance_fit"]["sigma"] for r in fitted if r["kind"] == kind]
+        return None if len(sigmas) < 3 else _rank_correlation(sigmas) >= 0.5
+
+    def to_dict(self):
+        return {"model": self.model, "layers": self.layers, "spatial": self.spatial,
+                "sigma_grows_with_depth": self.sigma_grows_with_depth, "mlp": self.mlp,
+                "first_layer": self.first_layer}
+
+    def to_json(self, path=None):
+        """The report as JSON text; written (atomically) to ``path`` when given."""
+        text = json.dumps(self.to_dict(), indent=2) + "\n"
+        if path is not None:
+            write_text(path, text)
+        return text
+
+    def to_markdown(self):
+        lines = [f"# Inspection of {self.model}", ""]
+        if self.spatial:
+            lines += self._spatial_markdown()
+        if self.mlp:
+            rows = [{"path": r["path"], "diag": r["w1w1t"]["diag_mean"], "off": r["w1w1t"]["offdiag_mean"],
+                     "mean": r["w1_mean"]} for r in self.mlp]
+            columns = (("first layer", "path"), ("mean diagonal", "diag", ".4g"),
+                       ("mean off-diagonal", "off", ".4g"), ("mean of W1", "mean", ".4g"))
+            lines += ["## MLP blocks", "",
+                      "W1 W1^T of each block's first layer (Trockman & Kolter, mimetic init).", "",
+                      format_table(rows, columns), ""]
+        if self.first_layer:
+            f = self.first_layer
+            top = ", ".join(f"{v:.3g}" for v in f["spectrum"][:5])
+            measured = (f"misalignment with the data's patch covariance {f['misalignment']:.4g} (a random "
+                        f"basis: {f['random_baseline']:.4g}; Maennel et al., Prop. 2)" if f["note"] is None
+                        else f"no misalignment: {f['note']}")
+            lines += ["## First layer and the data", "",
+                      f"`{f['path']}`: {measured}; the five largest patch eigenvalues {top}.", ""]
+        columns = (("variable", "path"), ("layer kind", "kind"), ("trainable", "trainable"),
+                   ("norm", "norm", ".4g"), ("mean", "mean", ".4g"), ("std", "std", ".4g"),
+                   ("initializer", "initializer"))
+        lines += ["## Every layer", "", format_table(self.layers, columns)]
+        return "\n".join(lines) + "\n"
+
+    def _spatial_markdown(self):
+        nan = float("nan")
+        rows = []
+        for r in self.spatial:
+            fit = r["covariance_fit"] or {}
+            rows.append({**r, "size": "x".join(map(str, r["kernel_size"])), "sigma": fit.get("sigma", nan),
+                         "error": fit.get("rel_error", nan),
+                         "entropy": nan if r["variance_entropy"] is None else r["variance_entropy"],
+                         "frozen": "trained" if r["trainable"] else "frozen"})
+        grows = self.sigma_grows_with_depth
+        verdict = "n/a (fewer than 3 layers)" if grows is None else "yes" if grows else "no"
+        columns = (("kernel", "path"), ("kind", "kind"), ("size", "size"), ("depth", "depth_fraction", ".2f"),
+                   ("sigma", "sigma", ".3f"), ("fit error", "error", ".3f"),
+                   ("variance entropy", "entropy", ".3f"), ("filters", "frozen"))
+        return ["## Spatial convolutions", "",
+                "Closed-form covariance fitted by sigma (Trockman et al., Eq. 10-11), filter variance "
+                f"entropy (Gavrikov & Keuper, Sec. 4.2). Sigma grows with depth: {verdict}.", "",
+                format_table(rows, columns), ""]
+
+
+def inspect(model, *, data=None):
+    """The :class:`InspectionReport` of a built ``model`` (see the module docstring).
+
+    Args:
+        model: a built ``keras.Model`` (the package's, keras.applications, KerasHub or your own).
+        data: optional images ``(N, H, W, C)``, scaled as the model's input is, for the first
+            layer's alignment with the data.
+
+    Example:
+        >>> report = keras_structinit.inspect(model)
+        >>> print(report.to_markdown())
+    """
+    walker.check_model(model)
+    report = InspectionReport(model=model.name, layers=_layers(model), spatial=_spatial(model),
+                              mlp=_mlp(model))
+    if data is not None:
+        if not hasattr(data, "shape"):
+            raise TypeError(f"`data` must be an image array (N, H, W, C). Received: {type(data).__name__}")
+        report.first_layer = _first_layer(model, data)
+    return report
