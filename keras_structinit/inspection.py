@@ -54,8 +54,7 @@ def _initializer_of(layer):
 def _layers(model):
     rows = []
     for layer in [*walker.iter_layers(model), model]:
-        own = [*layer._trainable_variables, *layer._non_trainable_variables]
-        for variable in own:
+        for variable in walker.own_variables(layer):
             values = _numpy(variable)
             rows.append({"path": variable.path, "layer": layer.name, "kind": type(layer).__name__,
                          "shape": list(variable.shape), "trainable": bool(variable.trainable),

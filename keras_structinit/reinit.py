@@ -12,14 +12,9 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit.walker import iter_layers, model_function, resolve_layers, seed_generator
+from keras_structinit.walker import iter_layers, model_function, own_variables, resolve_layers, seed_generator
 
 __all__ = ["reinitialize"]
-
-
-def _own_variables(layer):
-    """The variables ``layer`` created itself (not its sub-layers')."""
-    return [*layer._trainable_variables, *layer._non_trainable_variables]
 
 
 def _fresh(initializer, generator):
@@ -53,13 +48,13 @@ def reinitialize(model, *, layers=None, seed=None):
     found, seen = [], set()
     for top in chosen:
         subtree = [top] if layers is None else [top, *iter_layers(top)]
-        variables = [(layer, v) for layer in subtree for v in _own_variables(layer) if id(v) not in seen]
+        variables = [(layer, v) for layer in subtree for v in own_variables(layer) if id(v) not in seen]
         if layers is not None and not variables and not any(id(v) in seen for v in top.weights):
             raise ValueError(f"`layers` includes {top.name!r}, which has no variables to re-initialize.")
         for layer, variable in variables:
             seen.add(id(variable))
             initializer = getattr(layer, f"{variable.name}_initializer", None)
-            if initializer is None and len(_own_variables(layer)) == 1:  # e.g. ClassToken's `initializer`
+            if initializer is None and len(own_variables(layer)) == 1:  # e.g. ClassToken's `initializer`
                 initializer = getattr(layer, "initializer", None)
             if not isinstance(initializer, keras.Initializer):
                 raise ValueError(

@@ -45,6 +45,7 @@ __all__ = [
     "is_depthwise_layout",
     "iter_layers",
     "model_function",
+    "own_variables",
     "seed_generator",
     "resolve_layers",
     "selector",
@@ -96,6 +97,11 @@ def iter_layers(model):
             yield from visit(child)
 
     yield from visit(model)
+
+
+def own_variables(layer):
+    """The variables ``layer`` created itself, trainable first (not its sub-layers')."""
+    return [*layer._trainable_variables, *layer._non_trainable_variables]
 
 
 def _spatial(kernel):

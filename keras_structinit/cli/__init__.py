@@ -181,7 +181,7 @@ def build_parser():
     init.add_argument("--data", default=None,
                       help="images for the forms that measure data: .npz, ImageFolder "
                            "dir/.zip")
-    init.add_argument("--data-scaling", choices=("channel", "symmetric", "raw"), default="channel",
+    init.add_argument("--data-scaling", choices=DATA_SCALINGS, default="channel",
                       help="how --data is scaled for the model: per-channel standardization as the CIFAR "
                            "recipe (default), [-1, 1], or raw 0-255 (keras.applications models that "
                            "preprocess their input)")
@@ -205,7 +205,7 @@ def build_parser():
     inspect.add_argument("model", metavar="MODEL", help="as for structinit init")
     inspect.add_argument("--data", default=None, help="images for the first layer's alignment (.npz, "
                                                       "ImageFolder dir/.zip)")
-    inspect.add_argument("--data-scaling", choices=("channel", "symmetric", "raw"), default="channel")
+    inspect.add_argument("--data-scaling", choices=DATA_SCALINGS, default="channel")
     inspect.add_argument("--seed", type=int, default=0, help="of the subset of --data measured")
     inspect.add_argument("--input-shape", type=_shape, default=None)
     inspect.add_argument("--classes", type=positive_int, default=None)
@@ -222,6 +222,9 @@ def build_parser():
 
 BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
 #: The subcommands of the command line itself (the method records add theirs).
+#: How ``structinit init`` and ``inspect`` scale ``--data`` for the model (the CIFAR recipe's
+#: per-channel standardization, [-1, 1], or raw 0-255).
+DATA_SCALINGS = ("channel", "symmetric", "raw")
 CORE_COMMANDS = {"train": "keras_structinit.cli.train", "init": "keras_structinit.cli.init",
                  "inspect": "keras_structinit.cli.inspect"}
 

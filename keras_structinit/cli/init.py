@@ -19,20 +19,18 @@ import numpy as np
 
 from keras_structinit import datasets, validation
 from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
+from keras_structinit.cli import DATA_SCALINGS
+from keras_structinit.cli.train import alignment_images
 from keras_structinit.freezing import freeze_spatial
 from keras_structinit.io_utils import atomic_path, check_output, write_text
 from keras_structinit.methods import apply_parts, load_parts, parse_init_spec
 from keras_structinit.models.registry import build_model, parse_model_name
-from keras_structinit.recipes.training import channel_normalizer
 from keras_structinit.reporting import format_table
 from keras_structinit.sources import APPLICATIONS, application_builder, load_model
-from keras_structinit.walker import iter_layers
+from keras_structinit.walker import iter_layers, own_variables
 
 __all__ = ["InitReport", "init_model", "run"]
 
-#: Images of ``--data`` the data-aligned forms measure (a seeded random subset).
-DATA_IMAGES = 10_000
-DATA_SCALINGS = ("channel", "symmetric", "raw")
 
 
 @dataclass
@@ -99,11 +97,8 @@ def _load(spec, input_shape, classes):
 
 
 def _images(data, scaling, seed):
-    x, _ = datasets.load_labeled_images(data, name="--data")
-    pick = np.sort(np.random.default_rng(seed).choice(len(x), min(DATA_IMAGES, len(x)), replace=False))
-    if scaling == "raw":
-        return x[pick].astype("float32")
-    return channel_normalizer(x, scaling)(x[pick])
+    """A seeded random subset of ``--data`` (as ``structinit train`` measures), scaled by ``scaling``."""
+    return alignment_images(datasets.load_labeled_images(data, name="--data")[0], scaling, seed)
 
 
 def _stats(variable):
@@ -138,8 +133,7 @@ def init_model(model, spec, out, *, data=None, data_scaling="channel", seed=0, f
     run_parts = load_parts(parts)
     net = _load(model, input_shape, classes)
     images = None if not needs else _images(data, data_scaling, seed)
-    layer_of = {id(v): layer for layer in [*iter_layers(net), net] for v in layer._trainable_variables
-                + layer._non_trainable_variables}
+    layer_of = {id(v): layer for layer in [*iter_layers(net), net] for v in own_variables(layer)}
     by_path = {v.path: v for v in net.weights}
     before = {path: _stats(v) for path, v in by_path.items()}
     written = {}

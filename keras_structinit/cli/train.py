@@ -361,7 +361,7 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
 
     align_images = None
     if any(p.form.needs_data for p in parts):
-        align_images = _alignment_images(data.train[0], config.resolved()["normalization"], seed)
+        align_images = alignment_images(data.train[0], config.resolved()["normalization"], seed)
     lc_model = family == "lcresnet"
     if lc_model:  # the LC blocks freeze their own spatial kernels (kept frozen in the .keras config)
         model_kwargs["frozen"] = bool(frozen)
@@ -451,9 +451,12 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
     return results
 
 
-def _alignment_images(x, normalization, seed, count=ALIGN_IMAGES):
-    """A seeded random ``count`` of the uint8 training images, normalized as :func:`cifar.fit_cifar` does."""
+def alignment_images(x, normalization, seed, count=ALIGN_IMAGES):
+    """A seeded random ``count`` of the uint8 images ``x``, normalized as :func:`cifar.fit_cifar` does
+    (``"channel"``, ``"symmetric"``), or as float32 0-255 (``"raw"``)."""
     pick = np.sort(np.random.default_rng(seed).choice(len(x), min(count, len(x)), replace=False))
+    if normalization == "raw":
+        return x[pick].astype("float32")
     return channel_normalizer(x, normalization)(x[pick])
 
 
