@@ -15,13 +15,15 @@
   initializer its config names.
 
 A model without a spatial conv or an MLP block simply has no such section. The report is
-:class:`InspectionReport` (``to_dict``, ``to_json``, ``to_markdown``).
+:class:`InspectionReport` (``to_dict``, ``to_json``, ``to_markdown``, ``figures``).
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import math
+import os
 from dataclasses import dataclass, field
 
 import keras
@@ -30,12 +32,16 @@ import numpy as np
 from keras_structinit import walker
 from keras_structinit.alignment import misalignment, patch_covariance, random_basis
 from keras_structinit.alignment.apply import conv_targets, weight_covariance
-from keras_structinit.covariance.fit import fit_sigma
+from keras_structinit.covariance.fit import filter_statistics, fit_sigma
 from keras_structinit.io_utils import write_text
 from keras_structinit.lc import variance_entropy
 from keras_structinit.reporting import format_table
 
 __all__ = ["InspectionReport", "inspect"]
+
+#: Filters (and data eigenvectors) drawn in ``first_layer.png``; covariances in ``covariance_blocks.png``.
+FIGURE_FILTERS = 16
+FIGURE_COVARIANCES = 6
 
 
 def _numpy(variable):
@@ -73,10 +79,11 @@ def _rank_correlation(values):
 
 
 def _spatial(model):
+    covariances = {}
     try:
         found = walker.find(model, "all_spatial")
     except ValueError:  # no spatial conv: no such section
-        return []
+        return [], covariances
     kinds = ["depthwise" if walker.depthwise_kernel(layer) is not None else "conv" for layer, _ in found]
     rows = []
     for index, (layer, kernel) in enumerate(found):
@@ -86,11 +93,10 @@ def _spatial(model):
         kernel_size = tuple(values.shape[:-2])
         if len(kernel_size) != 2:
             continue
-        filters = values.reshape(math.prod(kernel_size), -1)
-        centred = filters - filters.mean(axis=1, keepdims=True)
-        cov = centred @ centred.T / max(filters.shape[1] - 1, 1)
+        filters = math.prod(values.shape[2:])
+        cov = filter_statistics(values)[1] if filters > 1 else np.zeros((math.prod(kernel_size),) * 2)
         row = {"path": kernel.path, "layer": layer.name, "kind": kind,
-               "kernel_size": list(kernel_size), "filters": int(filters.shape[1]),
+               "kernel_size": list(kernel_size), "filters": int(filters),
                "depth_fraction": of_kind.index(index) / max(len(of_kind) - 1, 1),
                "trainable": bool(kernel.trainable), "covariance_fit": None, "variance_entropy": None}
         if np.linalg.norm(cov) > 0:
@@ -98,7 +104,8 @@ def _spatial(model):
             row["covariance_fit"] = {"sigma": sigma, "scale": scale, "rel_error": error}
             row["variance_entropy"] = variance_entropy(values)
         rows.append(row)
-    return rows
+        covariances[kernel.path] = cov
+    return rows, covariances
 
 
 def _mlp(model):
@@ -129,13 +136,16 @@ def _first_layer(model, data):
     sigma_w = weight_covariance(layer)
     row = {"path": kernel.path, "layer": layer.name, "misalignment": None, "random_baseline": None,
            "spectrum": [float(v) for v in eigvals], "note": None}
+    shape = (*layer.kernel_size, images.shape[-1], -1)  # eigenvectors in a Conv2D kernel's flatten order
+    arrays = {"filters": _numpy(kernel)[..., :FIGURE_FILTERS],
+              "eigenvectors": eigvecs[:, :FIGURE_FILTERS].reshape(shape)}
     try:
         row["misalignment"] = float(misalignment(sigma_x, sigma_w))
         basis = random_basis(len(eigvals), seed=0)
         row["random_baseline"] = float(misalignment(sigma_x, sigma_w, basis=basis))
     except ValueError as err:  # fewer filters than weights per filter: Sigma_w is singular
         row["note"] = str(err)
-    return row
+    return row, arrays
 
 
 @dataclass
@@ -147,6 +157,7 @@ class InspectionReport:
     spatial: list = field(default_factory=list)
     mlp: list = field(default_factory=list)
     first_layer: dict | None = None
+    arrays: dict = field(default_factory=dict, repr=False)  # for figures(): not in to_dict()
 
     @property
     def sigma_grows_with_depth(self):
@@ -170,8 +181,57 @@ class InspectionReport:
             write_text(path, text)
         return text
 
-    def to_markdown(self):
+    def figures(self, directory, *, overwrite=False):
+        """Writes the report's PNGs to ``directory`` (needs the ``viz`` extra); returns their paths.
+
+        * ``spatial_depth.png``: fitted ``sigma`` and variance entropy over depth, per conv kind
+          (the covariance paper's Fig. 6 view);
+        * ``covariance_blocks.png``: the filter covariance of up to six convs evenly spread over
+          depth, in ``k x k`` blocks (its Fig. 5 form), the most common kind and size;
+        * ``first_layer.png`` (inspected with data): the first layer's filters above the data's
+          top patch-covariance eigenvectors (the random-label paper's Fig. 2 view).
+        """
+        from keras_structinit import viz
+
+        os.makedirs(directory, exist_ok=True)
+        written = []
+        fitted = [r for r in self.spatial if r["covariance_fit"]]
+        if fitted:
+            panels = {"fitted sigma": {}, "variance entropy": {}}
+            for kind in ("depthwise", "conv"):
+                rows = [r for r in fitted if r["kind"] == kind]
+                if rows:
+                    depths = [r["depth_fraction"] for r in rows]
+                    panels["fitted sigma"][kind] = (depths, [r["covariance_fit"]["sigma"] for r in rows])
+                    panels["variance entropy"][kind] = (depths, [r["variance_entropy"] for r in rows])
+            written.append(viz.plot_over_depth(
+                panels, os.path.join(directory, "spatial_depth.png"), overwrite=overwrite,
+                title=f"{self.model}: the closed form's sigma nearest each layer's filter covariance"))
+            groups = collections.Counter((r["kind"], tuple(r["kernel_size"])) for r in fitted)
+            kind, size = groups.most_common(1)[0][0]
+            rows = [r for r in fitted if (r["kind"], tuple(r["kernel_size"])) == (kind, size)]
+            picks = np.linspace(0, len(rows) - 1, min(FIGURE_COVARIANCES, len(rows)))
+            rows = [rows[i] for i in sorted({round(p) for p in picks})]
+            written.append(viz.plot_covariances(
+                [self.arrays["covariances"][r["path"]] for r in rows], size,
+                [f"{r['layer']}\nsigma {r['covariance_fit']['sigma']:.2f}" for r in rows],
+                os.path.join(directory, "covariance_blocks.png"), overwrite=overwrite))
+        if self.first_layer and "eigenvectors" in self.arrays:
+            filters, eigenvectors = self.arrays["filters"], self.arrays["eigenvectors"]
+            rgb = filters.shape[2] == 3
+            written.append(viz.plot_filters(
+                [filters, eigenvectors],
+                [f"{self.first_layer['layer']}: its first {filters.shape[-1]} filters",
+                 f"the data's top {eigenvectors.shape[-1]} patch-covariance eigenvectors"],
+                os.path.join(directory, "first_layer.png"), num_filters=FIGURE_FILTERS, rgb=rgb,
+                overwrite=overwrite))
+        return written
+
+    def to_markdown(self, figures=()):
+        """The report as Markdown; ``figures``: image paths (relative to the file) shown first."""
         lines = [f"# Inspection of {self.model}", ""]
+        for figure in figures:
+            lines += [f"![{os.path.splitext(os.path.basename(figure))[0]}]({figure})", ""]
         if self.spatial:
             lines += self._spatial_markdown()
         if self.mlp:
@@ -229,10 +289,12 @@ def inspect(model, *, data=None):
         >>> print(report.to_markdown())
     """
     walker.check_model(model)
-    report = InspectionReport(model=model.name, layers=_layers(model), spatial=_spatial(model),
-                              mlp=_mlp(model))
+    spatial, covariances = _spatial(model)
+    report = InspectionReport(model=model.name, layers=_layers(model), spatial=spatial, mlp=_mlp(model),
+                              arrays={"covariances": covariances})
     if data is not None:
         if not hasattr(data, "shape"):
             raise TypeError(f"`data` must be an image array (N, H, W, C). Received: {type(data).__name__}")
-        report.first_layer = _first_layer(model, data)
+        report.first_layer, arrays = _first_layer(model, data)
+        report.arrays.update(arrays)
     return report

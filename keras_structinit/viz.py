@@ -85,30 +85,71 @@ def plot_covariances(covariances, kernel_size, titles, path, title=None, overwri
     return _save(fig, path, overwrite)
 
 
-def plot_filters(kernels, titles, path, num_filters=32, title=None, overwrite=False):
-    """The first ``num_filters`` 2-D filters of each kernel ``(kh, kw, a, b)``, each scaled to [-1, 1]
-    (the colorbar's scale)."""
+def _filter_grid(filters, cols, rows):
+    """``filters`` ``(kh, kw, n)`` or ``(kh, kw, 3, n)`` (colour) tiled ``rows x cols``, one pixel
+    apart, each scaled by its largest magnitude to [-1, 1]; NaN between tiles."""
+    kh, kw = filters.shape[:2]
+    channels = filters.shape[2:-1]
+    grid = np.full((rows * (kh + 1), cols * (kw + 1), *channels), np.nan, dtype=np.float32)
+    for n in range(filters.shape[-1]):
+        r, c = divmod(n, cols)
+        f = filters[..., n]
+        tile = (slice(r * (kh + 1), r * (kh + 1) + kh), slice(c * (kw + 1), c * (kw + 1) + kw))
+        grid[tile] = f / (np.abs(f).max() + 1e-12)
+    return grid
+
+
+def plot_filters(kernels, titles, path, num_filters=32, title=None, overwrite=False, rgb=False):
+    """The first ``num_filters`` filters of each kernel ``(kh, kw, a, b)``, each scaled to [-1, 1]
+    (the colorbar's scale).
+
+    ``rgb=False`` draws every 2-D slice ``kernel[:, :, i, j]``; ``rgb=True`` draws each of the ``b``
+    filters of a kernel with ``a = 3`` input channels as one colour image (0 maps to grey), as the
+    random-label paper shows first-layer filters and the data's eigenvectors (Maennel et al., Fig. 2).
+    """
     plt = _pyplot()
     cols = 8
     rows = math.ceil(num_filters / cols)
     fig, axes = plt.subplots(
         len(kernels), 1, figsize=(cols * 0.9, len(kernels) * (rows * 0.9 + 0.4)), squeeze=False
     )
+    image = None
     for ax, kernel, panel_title in zip(axes[:, 0], kernels, titles, strict=True):
         kernel = np.asarray(kernel, dtype=np.float32)
         kh, kw = kernel.shape[:2]
-        filters = kernel.reshape(kh, kw, -1)[..., :num_filters]
-        grid = np.full((rows * (kh + 1), cols * (kw + 1)), np.nan, dtype=np.float32)
-        for n in range(filters.shape[-1]):
-            r, c = divmod(n, cols)
-            f = filters[..., n]
-            grid[r * (kh + 1) : r * (kh + 1) + kh, c * (kw + 1) : c * (kw + 1) + kw] = f / (
-                np.abs(f).max() + 1e-12
-            )
-        image = ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+        if rgb:
+            if kernel.ndim != 4 or kernel.shape[2] != 3:
+                raise ValueError(f"`rgb=True` needs kernels (kh, kw, 3, b). Received shape {kernel.shape}")
+            grid = _filter_grid(kernel[..., :num_filters], cols, rows)
+            ax.imshow(np.nan_to_num((grid + 1) / 2, nan=1.0), interpolation="nearest")
+        else:
+            grid = _filter_grid(kernel.reshape(kh, kw, -1)[..., :num_filters], cols, rows)
+            image = ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
         ax.set_title(panel_title, fontsize=9)
         ax.axis("off")
-    fig.colorbar(image, ax=axes[:, 0].tolist(), shrink=0.8, label="weight / max |weight| of its filter")
+    if image is not None:
+        fig.colorbar(image, ax=axes[:, 0].tolist(), shrink=0.8, label="weight / max |weight| of its filter")
+    if title:
+        fig.suptitle(title, fontsize=9)
+    return _save(fig, path, overwrite)
+
+
+def plot_over_depth(panels, path, title=None, overwrite=False):
+    """One panel per quantity, one line per series, against relative depth in [0, 1].
+
+    ``panels``: ``{y label: {series label: (depths, values)}}``, e.g. the fitted ``sigma`` and the
+    variance entropy of the depthwise and the ``k x k`` convs (the covariance paper's Fig. 6 view).
+    """
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.2), squeeze=False)
+    for ax, (label, series) in zip(axes[0], panels.items(), strict=True):
+        for name, (depths, values) in series.items():
+            ax.plot(depths, values, marker="o", label=name)
+        ax.set_xlabel("depth (0 = first layer of its kind, 1 = last)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        if len(series) > 1:
+            ax.legend(fontsize=8)
     if title:
         fig.suptitle(title, fontsize=9)
     return _save(fig, path, overwrite)

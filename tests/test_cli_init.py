@@ -1,6 +1,7 @@
 """structinit init: any init spec applied to your own model file, written as a new .keras (issue 36)."""
 
 import hashlib
+import importlib.util
 
 import keras
 import numpy as np
@@ -125,6 +126,9 @@ def test_inspect_writes_its_reports_and_refuses_a_model_with_nothing_to_inspect(
     data = json.loads((out / "report.json").read_text())
     assert [r["kind"] for r in data["spatial"]] == ["conv", "depthwise", "depthwise", "depthwise"]
     assert (out / "report.md").read_text().startswith("# Inspection of")
+    if importlib.util.find_spec("matplotlib"):
+        assert sorted(p.name for p in out.glob("*.png")) == ["covariance_blocks.png", "spatial_depth.png"]
+        assert "![spatial_depth](spatial_depth.png)" in (out / "report.md").read_text()
     assert cli.main(["inspect", str(model), "--out", str(out)]) == 2  # the report exists
     assert "--overwrite" in capsys.readouterr().err
     dense = tmp_path / "dense.keras"

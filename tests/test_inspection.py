@@ -1,6 +1,7 @@
 """keras_structinit.inspect: the papers' views of a model's weights (issue 36)."""
 
 import json
+import os
 
 import keras
 import numpy as np
@@ -61,6 +62,28 @@ def test_first_layer_alignment_with_data_and_the_json_fields():
     assert {"misalignment", "random_baseline", "spectrum"} <= set(data["first_layer"])
     text = report.to_markdown()
     assert "## First layer and the data" in text and "## Spatial convolutions" in text
+
+
+def test_figures_draw_the_covariances_the_report_measured(tmp_path):
+    plt = pytest.importorskip("matplotlib.pyplot")
+    x, _ = ks.datasets.procedural_images(32, image_size=12)
+    images = (x / 127.5 - 1.0).astype("float32")
+    model = ks.models.build_model("convmixer-32/4", 3, (12, 12, 3), patch_size=2, kernel_size=3)
+    ks.initialize(model, "conv-cov:cifar-p2", seed=0)
+    report = ks.inspect(model, data=images)
+    written = report.figures(tmp_path)
+    assert [os.path.basename(p) for p in written] == ["spatial_depth.png", "covariance_blocks.png",
+                                                        "first_layer.png"]
+    for path in written:
+        assert plt.imread(path).ndim == 3  # a colour PNG
+    kernels = {v.path: keras.ops.convert_to_numpy(v) for v in model.variables}
+    for row in report.spatial:
+        expected = ks.covariance.filter_statistics(kernels[row["path"]])[1]
+        np.testing.assert_allclose(report.arrays["covariances"][row["path"]], expected, rtol=1e-6)
+    assert report.arrays["eigenvectors"].shape == (2, 2, 3, 12)  # 2x2x3 patches: 12 eigenvectors
+    assert report.arrays["filters"].shape == (2, 2, 3, ks.inspection.FIGURE_FILTERS)
+    with pytest.raises(ValueError, match="overwrite"):
+        report.figures(tmp_path)  # refuses to replace them
 
 
 def test_a_model_without_convs_or_mlp_blocks_has_only_its_layers():

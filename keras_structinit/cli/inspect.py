@@ -1,8 +1,10 @@
 """``structinit inspect``: :func:`keras_structinit.inspect` on a model file (or any ``structinit
-init`` MODEL), writing ``report.md`` and ``report.json`` to ``--out`` and printing the summary."""
+init`` MODEL), writing ``report.md``, ``report.json`` and the report's PNGs (with matplotlib) to
+``--out`` and printing the summary."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 from keras_structinit import validation
@@ -11,40 +13,47 @@ from keras_structinit.cli.init import DATA_SCALINGS, _images, _is_path, _load
 from keras_structinit.inspection import inspect
 from keras_structinit.io_utils import check_output, write_text
 
-__all__ = ["inspect_model", "run"]
+__all__ = ["FIGURES", "inspect_model", "run"]
+
+#: The PNGs :meth:`~keras_structinit.inspection.InspectionReport.figures` may write (with matplotlib).
+FIGURES = ("spatial_depth.png", "covariance_blocks.png", "first_layer.png")
 
 
 def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, overwrite=False, input_shape=None,
                   classes=None):
-    """Inspects ``model`` (see ``structinit init`` for its forms) and writes ``out``/report.md and
-    report.json; returns the :class:`~keras_structinit.inspection.InspectionReport`."""
+    """Inspects ``model`` (see ``structinit init`` for its forms) and writes ``out``/report.md,
+    report.json and the figures; returns the :class:`~keras_structinit.inspection.InspectionReport`
+    and the paths written."""
     validation.text(model, "MODEL")
     validation.one_of(data_scaling, "--data-scaling", DATA_SCALINGS)
     check_exists(data, "--data")
     if _is_path(model) and not os.path.exists(model):
         raise ValueError(f"MODEL {model!r} does not exist")
-    paths = [os.path.join(out, name) for name in ("report.md", "report.json")]
-    for path in paths:
-        check_output(path, "--out", overwrite=overwrite, inputs=[model, data], hint=OVERWRITE_HINT)
+    names = ("report.md", "report.json", *(FIGURES if importlib.util.find_spec("matplotlib") else ()))
+    for name in names:
+        check_output(os.path.join(out, name), "--out", overwrite=overwrite, inputs=[model, data],
+                     hint=OVERWRITE_HINT)
     net = _load(model, input_shape, classes)
     report = inspect(net, data=None if data is None else _images(data, data_scaling, seed))
     if not (report.spatial or report.mlp or report.first_layer):
         raise ValueError(f"MODEL {model!r} has no spatial convolution and no MLP block to inspect")
     os.makedirs(out, exist_ok=True)
-    write_text(paths[0], report.to_markdown())
-    report.to_json(paths[1])
-    return report
+    figures = report.figures(out, overwrite=overwrite) if len(names) > 2 else []
+    write_text(os.path.join(out, "report.md"),
+               report.to_markdown(figures=[os.path.basename(f) for f in figures]))
+    report.to_json(os.path.join(out, "report.json"))
+    return report, [os.path.join(out, "report.md"), os.path.join(out, "report.json"), *figures]
 
 
 def run(args):
     """Runs ``structinit inspect``; one-line errors (exit 2) for bad input."""
     try:
-        report = inspect_model(args.model, args.out, data=args.data, data_scaling=args.data_scaling,
+        report, written = inspect_model(args.model, args.out, data=args.data, data_scaling=args.data_scaling,
                                seed=args.seed, overwrite=args.overwrite, input_shape=args.input_shape,
                                classes=args.classes)
     except INPUT_ERRORS as err:
         return usage_error("inspect", err)
     text = report.to_markdown()
     print(text.split("## Every layer")[0].rstrip(), flush=True)
-    print(f"\nWrote {os.path.join(args.out, 'report.md')} and report.json", flush=True)
+    print(f"\nWrote {', '.join(written)}", flush=True)
     return 0

@@ -27,6 +27,7 @@ from keras_structinit.covariance.closed_form import (
     conv_covariance_blocks,
     vector_to_block,
 )
+from keras_structinit.covariance.fit import filter_statistics
 from keras_structinit.covariance.method import METHOD
 from keras_structinit.covariance.psd import PSD_MODES, psd_factor, psd_project
 from keras_structinit.covariance.schedule import PRESETS, depth_fractions, resolve_schedule, variance_schedule
@@ -47,6 +48,7 @@ __all__ = [
     "conv_covariance",
     "conv_covariance_blocks",
     "depth_fractions",
+    "filter_statistics",
     "psd_factor",
     "psd_project",
     "resolve_schedule",

@@ -33,6 +33,7 @@ import numpy as np
 
 from keras_structinit import validation
 from keras_structinit.covariance.closed_form import block_to_vector, two_d, vector_to_block
+from keras_structinit.covariance.fit import filter_statistics
 from keras_structinit.covariance.schedule import depth_fractions
 from keras_structinit.io_utils import atomic_path, check_output
 
@@ -282,19 +283,13 @@ class FilterCovariance:
                 f"{described}. Pass `layers=` to select layers of one size."
             )
         kernel_size = sizes.pop()
-        n = math.prod(kernel_size)
         means, covariances, paths = [], [], []
         for layer, kernel in found:
-            values = np.asarray(keras.ops.convert_to_numpy(kernel.value), dtype=np.float64)
-            filters = values.reshape(n, -1)  # column h = filter kernel[..., a_, b_]
-            if filters.shape[1] < 2:
-                raise ValueError(
-                    f"Layer {layer.name!r} has {filters.shape[1]} filter; at "
-                    "least two are needed to estimate a covariance."
-                )
-            mean = filters.mean(axis=1)
-            centred = filters - mean[:, None]
-            covariances.append(centred @ centred.T / (filters.shape[1] - 1))
+            try:
+                mean, cov = filter_statistics(keras.ops.convert_to_numpy(kernel.value))
+            except ValueError as err:
+                raise ValueError(f"Layer {layer.name!r}: {err}") from None
+            covariances.append(cov)
             means.append(mean)
             paths.append(getattr(layer, "path", None) or layer.name)
         return cls(

@@ -23,10 +23,24 @@ from keras_structinit import validation
 from keras_structinit.covariance.closed_form import conv_covariance
 from keras_structinit.covariance.psd import PSD_MODES, psd_project
 
-__all__ = ["SIGMA_GRID", "fit_sigma"]
+__all__ = ["SIGMA_GRID", "filter_statistics", "fit_sigma"]
 
 #: The log grid of ``sigma`` scanned before refining (the presets' widths are 0.08 to ~4).
 SIGMA_GRID = tuple(np.geomspace(1e-2, 1e2, 81).tolist())
+
+
+def filter_statistics(kernel):
+    """``(mean, cov)`` of a kernel's ``k x k`` filters: ``kernel`` ``(kh, kw, a, b)`` holds ``a b``
+    filters, each flattened row-major to ``n = kh kw`` pixels; ``mean`` is ``(n,)`` and ``cov`` the
+    unbiased ``(n, n)`` sample covariance (Eq. 3's empirical form), in float64."""
+    values = np.asarray(kernel, dtype=np.float64)
+    filters = values.reshape(math.prod(values.shape[:2]), -1)  # column h = filter kernel[..., a_, b_]
+    if filters.shape[1] < 2:
+        raise ValueError(f"`kernel` holds {filters.shape[1]} filter; at least two are needed to estimate a "
+                         "covariance")
+    mean = filters.mean(axis=1)
+    centred = filters - mean[:, None]
+    return mean, centred @ centred.T / (filters.shape[1] - 1)
 
 
 def _error(cov, norm, kernel_size, sigma, psd):
