@@ -2,10 +2,11 @@
 
 ``keras_structinit.inspect(model, *, data=None)`` measures, on any built Keras model:
 
-* every spatial conv (depthwise or ``k x k``; the walker's ``"all_spatial"``): the filters'
-  covariance, the nearest closed form of the covariance paper fitted by ``sigma``
-  (:func:`~keras_structinit.covariance.fit.fit_sigma`, its relative error), whether ``sigma``
-  grows with depth (Fig. 6), and the filter variance entropy of the LC paper
+* every spatial conv (depthwise, ``k x k``, or an LC block, whose filters are its spatial
+  filters combined by its ``1 x 1`` weights, Gavrikov & Keuper Def. 3.1; the walker's
+  ``"all_spatial"``): the filters' covariance, the nearest closed form of the covariance paper
+  fitted by ``sigma`` (:func:`~keras_structinit.covariance.fit.fit_sigma`, its relative error),
+  whether ``sigma`` grows with depth (Fig. 6), and the filter variance entropy of the LC paper
   (:func:`~keras_structinit.lc.variance_entropy`, Sec. 4.2);
 * every MLP block the walker knows (``"mlp_first"``): the mean diagonal and off-diagonal of
   ``W1 W1^T`` and the mean of ``W1`` (the mimetic paper's statistic);
@@ -34,11 +35,15 @@ from keras_structinit.alignment import misalignment, patch_covariance, random_ba
 from keras_structinit.alignment.apply import conv_targets, weight_covariance
 from keras_structinit.covariance.fit import filter_statistics, fit_sigma
 from keras_structinit.io_utils import write_text
-from keras_structinit.lc import variance_entropy
+from keras_structinit.lc import fold_kernels, variance_entropy
 from keras_structinit.reporting import format_table
 
 __all__ = ["InspectionReport", "inspect"]
 
+#: Fit errors above this say the closed form does not describe a layer: independent weights (a
+#: covariance near ``c I``, as PyTorch's or Glorot's init gives) fit no ``sigma`` better than ~0.95,
+#: so their ``sigma`` is arbitrary and is left out of :attr:`InspectionReport.sigma_grows_with_depth`.
+STRUCTURED_ERROR = 0.5
 #: Filters (and data eigenvectors) drawn in ``first_layer.png``; covariances in ``covariance_blocks.png``.
 FIGURE_FILTERS = 16
 FIGURE_COVARIANCES = 6
@@ -84,10 +89,17 @@ def _spatial(model):
         found = walker.find(model, "all_spatial")
     except ValueError:  # no spatial conv: no such section
         return [], covariances
-    kinds = ["depthwise" if walker.depthwise_kernel(layer) is not None else "conv" for layer, _ in found]
+    try:
+        pointwise = {id(layer): kernel for layer, kernel in walker.find(model, "lc_pointwise")}
+    except ValueError:  # no LC block
+        pointwise = {}
+    kinds = ["depthwise" if walker.depthwise_kernel(layer) is not None else "lc" if id(layer) in pointwise
+             else "conv" for layer, _ in found]
     rows = []
     for index, (layer, kernel) in enumerate(found):
         values = _numpy(kernel)
+        if id(layer) in pointwise:  # an LC block's filters are its spatial ones combined (Def. 3.1)
+            values = fold_kernels(values, _numpy(pointwise[id(layer)]))
         kind = kinds[index]
         of_kind = [i for i, k in enumerate(kinds) if k == kind]  # depth among the layers of its kind
         kernel_size = tuple(values.shape[:-2])
@@ -101,7 +113,8 @@ def _spatial(model):
                "trainable": bool(kernel.trainable), "covariance_fit": None, "variance_entropy": None}
         if np.linalg.norm(cov) > 0:
             sigma, scale, error = fit_sigma(cov, kernel_size)
-            row["covariance_fit"] = {"sigma": sigma, "scale": scale, "rel_error": error}
+            row["covariance_fit"] = {"sigma": sigma, "scale": scale, "rel_error": error,
+                                     "structured": error <= STRUCTURED_ERROR}
             row["variance_entropy"] = variance_entropy(values)
         rows.append(row)
         covariances[kernel.path] = cov
@@ -162,10 +175,12 @@ class InspectionReport:
     @property
     def sigma_grows_with_depth(self):
         """Spearman's correlation of the fitted ``sigma`` with depth is at least 0.5 (Fig. 6), over
-        the depthwise convs (the paper's) or, in a model without them, the ``k x k`` convs;
-        ``None`` with fewer than 3 fitted layers."""
-        fitted = [r for r in self.spatial if r["covariance_fit"]]
-        kind = "depthwise" if any(r["kind"] == "depthwise" for r in fitted) else "conv"
+        the depthwise convs (the paper's) or, in a model without them, the most numerous kind
+        (``k x k`` convs or LC blocks), counting only layers the closed form describes
+        (``structured``); ``None`` with fewer than 3 such layers."""
+        fitted = [r for r in self.spatial if r["covariance_fit"] and r["covariance_fit"]["structured"]]
+        counts = collections.Counter(r["kind"] for r in fitted)
+        kind = "depthwise" if counts["depthwise"] else counts.most_common(1)[0][0] if counts else None
         sigmas = [r["covariance_fit"]["sigma"] for r in fitted if r["kind"] == kind]
         return None if len(sigmas) < 3 else _rank_correlation(sigmas) >= 0.5
 
@@ -198,7 +213,7 @@ class InspectionReport:
         fitted = [r for r in self.spatial if r["covariance_fit"]]
         if fitted:
             panels = {"fitted sigma": {}, "variance entropy": {}}
-            for kind in ("depthwise", "conv"):
+            for kind in dict.fromkeys(r["kind"] for r in fitted):
                 rows = [r for r in fitted if r["kind"] == kind]
                 if rows:
                     depths = [r["depth_fraction"] for r in rows]
@@ -266,13 +281,16 @@ class InspectionReport:
                          "entropy": nan if r["variance_entropy"] is None else r["variance_entropy"],
                          "frozen": "trained" if r["trainable"] else "frozen"})
         grows = self.sigma_grows_with_depth
-        verdict = "n/a (fewer than 3 layers)" if grows is None else "yes" if grows else "no"
+        verdict = (f"n/a (fewer than 3 layers with a fit error <= {STRUCTURED_ERROR})" if grows is None
+                   else "yes" if grows else "no")
         columns = (("kernel", "path"), ("kind", "kind"), ("size", "size"), ("depth", "depth_fraction", ".2f"),
                    ("sigma", "sigma", ".3f"), ("fit error", "error", ".3f"),
                    ("variance entropy", "entropy", ".3f"), ("filters", "frozen"))
         return ["## Spatial convolutions", "",
                 "Closed-form covariance fitted by sigma (Trockman et al., Eq. 10-11), filter variance "
-                f"entropy (Gavrikov & Keuper, Sec. 4.2). Sigma grows with depth: {verdict}.", "",
+                f"entropy (Gavrikov & Keuper, Sec. 4.2). A fit error above {STRUCTURED_ERROR} means no "
+                f"closed form describes the layer (independent weights fit none better than ~0.95). "
+                f"Sigma grows with depth: {verdict}.", "",
                 format_table(rows, columns), ""]
 
 

@@ -24,6 +24,12 @@ def test_the_fitted_sigma_of_a_conv_cov_convmixer_is_the_presets_schedule():
         assert row["covariance_fit"]["sigma"] == pytest.approx(sigma, rel=0.1), row["path"]
         assert row["kernel_size"] == [9, 9] and 0 <= row["variance_entropy"] <= np.log10(81)
     assert report.sigma_grows_with_depth is True
+    assert all(row["covariance_fit"]["structured"] for row in depthwise)
+    ks.initialize(model, "torch-default", seed=0)  # independent weights: no closed form fits
+    uniform = [r for r in ks.inspect(model).spatial if r["kind"] == "depthwise"]
+    assert all(r["covariance_fit"]["rel_error"] > 0.9 and not r["covariance_fit"]["structured"]
+               for r in uniform)
+    assert ks.inspect(model).sigma_grows_with_depth is None
     # Wider filters spread their variance over more directions: entropy grows with sigma too.
     assert depthwise[-1]["variance_entropy"] > depthwise[0]["variance_entropy"]
 
@@ -84,6 +90,18 @@ def test_figures_draw_the_covariances_the_report_measured(tmp_path):
     assert report.arrays["filters"].shape == (2, 2, 3, ks.inspection.FIGURE_FILTERS)
     with pytest.raises(ValueError, match="overwrite"):
         report.figures(tmp_path)  # refuses to replace them
+
+
+def test_an_lc_block_is_measured_by_its_combined_filters():
+    model = ks.models.build_model("lcresnet-8-8x2", 10, (8, 8, 3))
+    report = ks.inspect(model)
+    rows = [r for r in report.spatial if r["kind"] == "lc"]
+    assert len(rows) == len(ks.walker.find(model, "lc_pointwise"))
+    layer = model.get_layer(rows[0]["layer"])
+    combined = ks.lc.fold_kernels(keras.ops.convert_to_numpy(layer.spatial_kernel),
+                                  keras.ops.convert_to_numpy(layer.pointwise_kernel))
+    assert rows[0]["filters"] == combined.shape[2] * combined.shape[3]  # not the E-times spatial ones
+    assert rows[0]["variance_entropy"] == pytest.approx(ks.lc.variance_entropy(combined), rel=1e-5)
 
 
 def test_a_model_without_convs_or_mlp_blocks_has_only_its_layers():

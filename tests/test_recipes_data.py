@@ -219,3 +219,24 @@ def test_load_labeled_images_forms_and_errors(tmp_path):
 def test_bad_rand_augment(bad, error):
     with pytest.raises(error, match="rand_augment"):
         check_rand_augment(bad)
+
+
+def test_the_training_stream_is_a_function_of_the_seed_and_resumes_at_any_batch():
+    """Issue 37: every draw is stateless in (seed, pass, example), so two pipelines with one seed
+    give the same batches whatever the map's parallelism, and start_batch=k is the stream from k."""
+    x, y = images(n=20, size=12)
+    labels = np.eye(3, dtype="float32")[y]
+
+    def stream(seed=0, start_batch=0, count=7):
+        ds = cifar_dataset(x, labels, 6, (0.5,) * 3, (0.25,) * 3, True, rand_augment=(2, 0.5), seed=seed,
+                           mixup_alpha=0.8, cutmix_alpha=1.0, random_erasing=0.5, start_batch=start_batch)
+        return [tuple(np.asarray(t) for t in batch) for batch in ds.take(count)]
+
+    first, again = stream(), stream()
+    for a, b in zip(first, again, strict=True):  # 3 batches per pass: the stream crosses two passes
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+    for a, b in zip(first[4:], stream(start_batch=4, count=3), strict=True):
+        np.testing.assert_array_equal(a[0], b[0])
+    assert not np.array_equal(first[0][0], first[3][0])  # another pass: another order and other draws
+    assert not np.array_equal(first[0][0], stream(seed=1, count=1)[0][0])

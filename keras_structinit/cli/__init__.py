@@ -119,6 +119,9 @@ def build_parser():
                        help="output directory (default structinit_train)")
     train.add_argument("--seed", type=int, default=0)
     add_overwrite_argument(train, "the results of an earlier run in --out")
+    train.add_argument("--resume", action="store_true",
+                       help="go on with the unfinished run in --out (killed or interrupted; same settings) "
+                            "from its last finished epoch")
     _add_backend_argument(train)
     train.add_argument("--batch-size", type=positive_int, default=None, help="global batch (recipe default)")
     train.add_argument("--lr", type=positive_float, default=None, help="peak learning rate (recipe default)")

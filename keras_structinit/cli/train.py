@@ -10,8 +10,11 @@ printed table) and ``learning_curves.png`` when matplotlib is installed.
 
 from __future__ import annotations
 
+import csv
+import json
 import math
 import os
+import shutil
 import sys
 import time
 from typing import NamedTuple
@@ -29,20 +32,24 @@ from keras_structinit.arguments import (
 )
 from keras_structinit.cli import RECIPES
 from keras_structinit.freezing import freeze_spatial
-from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_json, write_text
+from keras_structinit.io_utils import atomic_path, check_output, prepare_output_dir, write_json, write_text
 from keras_structinit.methods import check_parts, initialize, load_parts, paper_setups, parse_init_spec
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
 from keras_structinit.recipes.config import RecipeConfig
 from keras_structinit.recipes.data import imagenet_source, parse_rand_augment
 from keras_structinit.recipes.distill import fit_distill, load_teacher
-from keras_structinit.recipes.progress import CSVLogger, progress_callbacks
-from keras_structinit.recipes.training import channel_normalizer
+from keras_structinit.recipes.progress import CSVLogger, InterruptAtBatchEnd, progress_callbacks
+from keras_structinit.recipes.training import backup_epoch, channel_normalizer
 from keras_structinit.reporting import format_table, machine_info, versions
 from keras_structinit.walker import find_kernels
 
 #: The files a run writes to its ``out`` folder.
 OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png", "model.keras")
+#: The folder in ``out`` where a run keeps what ``--resume`` needs (Keras' ``BackupAndRestore``).
+BACKUP_DIR = "backup"
+#: ``results.json``'s ``status``: written ``running`` first, so a killed run never looks finished.
+STATUSES = ("running", "finished", "interrupted")
 # Training images whose patches data-aligned init measures (a seeded random subset).
 ALIGN_IMAGES = 10_000
 TABLE = (
@@ -76,7 +83,8 @@ def run(args):
         parts = parse_init_spec(args.init)
         _check_spatial_target(args, family, parts)
         _check_out(args.out, args.overwrite, parts, args.data, args.eval_data, args.distill_from,
-                   name="--out", hint=OVERWRITE_HINT, check_only=True)
+                   name="--out", hint=OVERWRITE_HINT + " (or --resume, to go on with an unfinished run)",
+                   check_only=True, resume=args.resume)
         parse_rand_augment(args.rand_augment)
         validation.rate(args.val_split, "--val-split")
         if args.distill_from is not None:
@@ -100,7 +108,7 @@ def run(args):
     run_train(
         args.model, data, args.out, config, init=args.init, frozen=args.frozen,
         distill_from=args.distill_from, distill_alpha=args.distill_alpha, distill_mode=args.distill_mode,
-        overwrite=args.overwrite, teachers=teachers, paper=paper,
+        overwrite=args.overwrite, teachers=teachers, paper=paper, resume=args.resume,
         model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
     )
     return 0
@@ -206,11 +214,33 @@ def check_init(model, data, parts, *, seed=0, teachers=None, image_size=None, **
     check_parts(m, load_parts(parts, dict(teachers or {})), seed=seed)
 
 
-def _check_out(out, overwrite, parts, data, eval_data, distill_from, **options):
-    """:func:`prepare_output_dir` for a run's ``out``; its inputs are the data, teachers and banks."""
+def _check_out(out, overwrite, parts, data, eval_data, distill_from, resume=False, **options):
+    """:func:`prepare_output_dir` for a run's ``out``; its inputs are the data, teachers and banks.
+
+    ``resume``: ``out`` must hold an unfinished run (``results.json`` with ``status`` "running" or
+    "interrupted"), whose files stay; returns that ``results.json``.
+    """
+    name = options.pop("name", "out")
     inputs = [data, eval_data, distill_from, *(p.value for p in parts if p.form.reads_file)]
-    return prepare_output_dir(out, OUTPUT_FILES, options.pop("name", "out"), overwrite=overwrite,
-                              inputs=inputs, **options)
+    if not resume:
+        prepared = prepare_output_dir(out, OUTPUT_FILES, name, overwrite=overwrite, inputs=inputs, **options)
+        if overwrite and not options.get("check_only"):
+            shutil.rmtree(os.path.join(prepared, BACKUP_DIR), ignore_errors=True)
+        return prepared
+    if overwrite:
+        raise ValueError("--resume goes on with the run in --out, --overwrite replaces it: pass one of them")
+    path = os.path.join(os.fspath(out), "results.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            previous = json.load(f)
+    except (OSError, ValueError):
+        previous = {}
+    if previous.get("status") not in ("running", "interrupted"):
+        raise ValueError(f"--resume: `{name}` {os.fspath(out)!r} holds no unfinished run (a results.json "
+                         "with status running or interrupted)")
+    for path in (os.path.join(os.fspath(out), f) for f in OUTPUT_FILES):
+        check_output(path, name, overwrite=True, inputs=inputs)
+    return previous
 
 
 def _load_teachers(parts, distill_from, loaded=None):
@@ -314,7 +344,8 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, validation_split=0.1,
 
 def run_train(model, data, out, config, *, init="default", frozen=False, eval_data=None, train_size=None,
               validation_split=0.1, model_kwargs=None, callbacks=(), interactive=None, distill_from=None,
-              distill_alpha=1.0, distill_mode="logits", overwrite=False, teachers=None, paper=None):
+              distill_alpha=1.0, distill_mode="logits", overwrite=False, teachers=None, paper=None,
+              resume=False):
     """Trains ``model`` (a registry name) with the recipe run ``config``; returns the results dict
     (also in ``out``).
 
@@ -323,9 +354,14 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
     :func:`prepare_data`) or a :class:`TrainingData` already prepared (then ``eval_data``,
     ``train_size`` and ``validation_split`` are not used). Progress: Keras' bar on a
     terminal, else a line per epoch (and every minute) with time per step and ETA
-    (``interactive`` overrides ``sys.stdout.isatty()``). On Ctrl-C the finished epochs are
-    written to ``results.json`` (with ``"interrupted": true``) and ``log.csv``, then
-    ``KeyboardInterrupt`` is raised again. ``distill_from`` (a teacher: anything
+    (``interactive`` overrides ``sys.stdout.isatty()``). ``results.json`` is written first with
+    ``"status": "running"``, then ``"finished"``; Ctrl-C stops at the next batch end on every
+    backend (:class:`~keras_structinit.recipes.progress.InterruptAtBatchEnd`), the finished epochs
+    are written to ``results.json`` (``"status": "interrupted"``) and ``log.csv``, and
+    ``KeyboardInterrupt`` is raised again. After every epoch the weights, optimizer state and
+    epoch are kept in ``out/backup``; ``resume=True`` goes on from there with a run killed or
+    interrupted in ``out`` (the same configuration), appending to its ``log.csv``; the input
+    stream starts where the killed run's would have been (CIFAR). ``distill_from`` (a teacher: anything
     ``load_teacher`` takes) trains with the weight-selection paper's distillation
     (:func:`keras_structinit.recipes.fit_distill`: ``distill_mode`` "logits" or "features",
     weight ``distill_alpha``). ``out`` may not hold the files of an earlier run
@@ -342,7 +378,8 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
     parts = parse_init_spec(init)
     data_source = data.source if isinstance(data, TrainingData) else data
     eval_source = data.eval_source if isinstance(data, TrainingData) else eval_data
-    _check_out(out, overwrite, parts, data_source, eval_source, distill_from, check_only=True)
+    previous = _check_out(out, overwrite, parts, data_source, eval_source, distill_from, check_only=True,
+                          resume=resume)
     if distill_from is not None:
         _check_distill(recipe, distill_alpha)
     teachers = _load_teachers(parts, distill_from, teachers)
@@ -380,10 +417,12 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
               + f"; backend {keras.backend.backend()}", flush=True)
         return m
 
-    _check_out(out, overwrite, parts, data_source, eval_source, distill_from)
+    _check_out(out, overwrite, parts, data_source, eval_source, distill_from, resume=resume)
     log_path = os.path.join(out, "log.csv")
+    backup_dir = os.path.join(out, BACKUP_DIR)
     verbose, progress = progress_callbacks(interactive)
-    fit_callbacks = [CSVLogger(log_path), *progress, *callbacks]
+    interrupt = InterruptAtBatchEnd()
+    fit_callbacks = [CSVLogger(log_path, append=resume), *progress, *callbacks, interrupt]
     config_record = dict(
         model=model, init=init, frozen=bool(frozen), data=data.source, eval_data=data.eval_source,
         train_size=train_size, validation_split=validation_split if recipe != "imagenet" else None,
@@ -391,25 +430,36 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
         distill_alpha=None if teacher is None else distill_alpha,
         distill_mode=None if teacher is None else distill_mode, **config.to_dict(), paper=paper)
     epochs = config_record["epochs"]
+    if resume:
+        _check_same_run(previous, config_record)
+        _truncate_log(log_path, backup_epoch(backup_dir))
+    results_path = os.path.join(out, "results.json")
+    run_record = {"status": "running", "config": config_record, "data": data.description,
+                  "versions": versions(), "machine": machine_info(),
+                  "resumed_at_epoch": backup_epoch(backup_dir) if resume else None}
+    write_json(results_path, run_record)
     start = time.perf_counter()
+    fit_options = dict(callbacks=fit_callbacks, verbose=verbose, backup_dir=backup_dir)
     try:
         if recipe == "imagenet":
-            history = imagenet.fit_imagenet(builder, data.train, config=config, eval_data=data.eval,
-                                            callbacks=fit_callbacks, verbose=verbose)
+            with interrupt:
+                history = imagenet.fit_imagenet(builder, data.train, config=config, eval_data=data.eval,
+                                                **fit_options)
         else:
-            fit_options = dict(config=config, validation_data=data.validation, eval_data=data.eval,
-                               callbacks=fit_callbacks, verbose=verbose, num_classes=data.num_classes)
-            if teacher is None:
-                history = cifar.fit_cifar(builder, data.train, **fit_options)
-            else:
-                history = fit_distill(builder, teacher, data.train, mode=distill_mode, alpha=distill_alpha,
-                                      **fit_options)
+            fit_options.update(config=config, validation_data=data.validation, eval_data=data.eval,
+                               num_classes=data.num_classes)
+            with interrupt:
+                if teacher is None:
+                    history = cifar.fit_cifar(builder, data.train, **fit_options)
+                else:
+                    history = fit_distill(builder, teacher, data.train, mode=distill_mode,
+                                          alpha=distill_alpha, **fit_options)
     except KeyboardInterrupt:
-        _write_interrupted(out, config_record, data, progress[0].epoch_logs, epochs,
-                           time.perf_counter() - start)
+        _write_interrupted(out, run_record, epochs, time.perf_counter() - start)
         raise
     total = time.perf_counter() - start
-    metrics = {k: [float(v) for v in vs] for k, vs in history.history.items()}
+    metrics = _logged_metrics(log_path) if resume else {
+        k: [float(v) for v in vs] for k, vs in history.history.items()}
     val = metrics.get("val_accuracy")
     row = {
         "model": model, "init": init, "frozen": bool(frozen), "epochs": epochs,
@@ -420,10 +470,8 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
     table = format_table([row], TABLE)
     print("\n" + table, flush=True)
     results = {
-        "config": config_record,
-        "data": data.description,
-        "versions": versions(),
-        "machine": machine_info(),
+        **run_record,
+        "status": "finished",
         "model_params": int(getattr(history.model, "student", history.model).count_params()),
         "model_file": "model.keras",
         "metrics": metrics,
@@ -435,8 +483,8 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
     trained = getattr(history.model, "student", history.model)  # a distiller's student
     with atomic_path(os.path.join(out, "model.keras")) as tmp:
         trained.save(tmp)  # frozen kernels of stock layers are recorded in it (see load_frozen_model)
-    write_json(os.path.join(out, "results.json"), results)
     write_text(os.path.join(out, "results.md"), table + "\n")
+    write_json(results_path, results)  # last: "finished" only once everything is written
     written = ["model.keras", "results.json", "results.md", "log.csv"]
     try:
         from keras_structinit import viz
@@ -460,21 +508,47 @@ def alignment_images(x, normalization, seed, count=ALIGN_IMAGES):
     return channel_normalizer(x, normalization)(x[pick])
 
 
-def _write_interrupted(out, config, data, epoch_logs, epochs, seconds):
+def _logged_metrics(log_path):
+    """``{metric: [per epoch]}`` of a run's ``log.csv`` (its every epoch, resumed runs included)."""
+    if not os.path.exists(log_path):
+        return {}
+    with open(log_path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    return {key: [None if row[key] in ("", "NA") else float(row[key]) for row in rows]  # NA: not logged
+            for key in (rows[0] if rows else ()) if key != "epoch"}
+
+
+def _truncate_log(log_path, epochs):
+    """Keeps the header and the first ``epochs`` rows of ``log.csv``: a run killed after logging an
+    epoch but before backing it up logs that epoch again when it resumes."""
+    if not os.path.exists(log_path):
+        return
+    with open(log_path, encoding="utf-8") as f:
+        lines = f.read().splitlines(keepends=True)
+    write_text(log_path, "".join(lines[: 1 + epochs]) if epochs else "")
+
+
+def _check_same_run(previous, config):
+    """``--resume`` goes on with the same run: a ValueError naming the settings that differ."""
+    now = json.loads(json.dumps(config, default=str))
+    before = previous.get("config", {})
+    differ = sorted(k for k in {*now, *before} if now.get(k) != before.get(k))
+    if differ:
+        raise ValueError(f"--resume: the run in --out was started with other settings ({', '.join(differ)}); "
+                         "pass them as they were, or start a new run with --overwrite")
+
+
+def _write_interrupted(out, record, epochs, seconds):
     """Records the finished epochs of an interrupted run and says where they are."""
     log_path = os.path.join(out, "log.csv")
     if os.path.exists(log_path) and os.path.getsize(log_path) == 0:
         os.remove(log_path)  # CSVLogger writes its header with the first finished epoch
-    metrics = {}
-    for logs in epoch_logs:
-        for key, value in logs.items():
-            metrics.setdefault(key, []).append(float(value))
+    metrics = _logged_metrics(log_path)
+    finished = len(next(iter(metrics.values()), []))
     results_path = os.path.join(out, "results.json")
-    write_json(results_path, {
-        "config": config, "data": data.description, "versions": versions(), "machine": machine_info(),
-        "interrupted": True, "finished_epochs": len(epoch_logs), "metrics": metrics,
-        "wall_seconds": round(seconds, 1),
-    })
-    where = results_path + (f" and {log_path}" if epoch_logs else "")
-    print(f"\nInterrupted in epoch {len(epoch_logs) + 1}/{epochs}: {len(epoch_logs)} finished "
-          f"epoch(s) recorded in {where}.", file=sys.stderr, flush=True)
+    write_json(results_path, {**record, "status": "interrupted", "interrupted": True,
+                              "finished_epochs": finished, "metrics": metrics,
+                              "wall_seconds": round(seconds, 1)})
+    where = results_path + (f" and {log_path}" if finished else "")
+    print(f"\nInterrupted in epoch {finished + 1}/{epochs}: {finished} finished "
+          f"epoch(s) recorded in {where}; --resume goes on from there.", file=sys.stderr, flush=True)

@@ -18,7 +18,12 @@ from keras_structinit.recipes.config import RecipeConfig
 from keras_structinit.recipes.data import cifar_dataset, input_normalization, random_labels
 from keras_structinit.recipes.optimizers import OPTIMIZERS
 from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
-from keras_structinit.recipes.training import check_fit_arguments, check_training_options, fit_classifier
+from keras_structinit.recipes.training import (
+    backup_epoch,
+    check_fit_arguments,
+    check_training_options,
+    fit_classifier,
+)
 
 CIFAR_DEFAULTS = {
     "batch_size": 512,
@@ -40,7 +45,7 @@ SCHEDULES = ("triangular", "cosine", "step")
 
 
 def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, eval_data=None, callbacks=(),
-              verbose="auto", num_classes=None, wrap=None, **options):
+              verbose="auto", num_classes=None, wrap=None, backup_dir=None, **options):
     """Trains a classifier on CIFAR images with ``model.fit``; returns the ``History``.
 
     Args:
@@ -63,6 +68,10 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
         num_classes: width of the one-hot labels; default ``max(y) + 1``.
         wrap: ``None`` or ``(model, loss) -> (model to fit, loss)``, e.g. a
             distiller around the model (:func:`fit_distill` passes one).
+        backup_dir: resume a killed run (Keras' ``BackupAndRestore`` in this folder, see
+            :func:`~keras_structinit.recipes.training.fit_classifier`); the input stream
+            starts at the resumed epoch's first batch, so a resumed run sees the batches an
+            uninterrupted one would (:func:`~keras_structinit.recipes.data.cifar_dataset`).
 
     The normalization's mean/std are stored in ``history.normalization``;
     ``validation_data`` and ``eval_data`` are normalized the same way.
@@ -106,16 +115,18 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
         num_classes = validation.int_value(num_classes, "num_classes", minimum=2)
     mean, std = input_normalization(x, o["normalization"])
 
+    steps = o["steps_per_epoch"] or max(len(x) // batch_size, 1)
+
     def as_dataset(xs, ys, training):
         return cifar_dataset(xs, _one_hot(ys, num_classes), batch_size, mean, std, training,
                              pad=o["pad"], flip=o["flip"], rand_augment=o["rand_augment"], seed=o["seed"],
                              mixup_alpha=o["mixup_alpha"], cutmix_alpha=o["cutmix_alpha"],
-                             random_erasing=o["random_erasing"])
+                             random_erasing=o["random_erasing"],
+                             start_batch=backup_epoch(backup_dir) * steps if training else 0)
 
     if o["random_labels"]:  # the training labels only; validation and evaluation keep the true ones
         y = random_labels(y, o["random_labels"], num_classes, seed=o["seed"])
     train = as_dataset(x, y, True)
-    steps = o["steps_per_epoch"] or max(len(x) // batch_size, 1)
     if schedule == "triangular":
         def make_schedule(total):
             return TriangularSchedule(learning_rate, total)
@@ -129,7 +140,7 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
     import keras
 
     history = fit_classifier(
-        model, train.repeat(), epochs, steps, make_schedule,
+        model, train, epochs, steps, make_schedule,
         loss=keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=o["label_smoothing"]),
         weight_decay=o["weight_decay"],
         validation_data=None if validation_data is None else as_dataset(
@@ -138,7 +149,7 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
             *load_labeled_images(eval_data, name="eval_data"), False),
         precision=o["precision"], distribution=o["distribution"], ema=o["ema"],
         callbacks=callbacks, verbose=verbose, jit_compile=o["jit_compile"], wrap=wrap,
-        optimizer=o["optimizer"],
+        optimizer=o["optimizer"], backup_dir=backup_dir,
     )
     history.normalization = {"mean": list(mean), "std": list(std)}
     history.config = config

@@ -123,44 +123,111 @@ def _rand_augment_layer(rand_augment, seed):
     return layer
 
 
+class _Draws:
+    """The seeds of one element's random draws, fixed by the element alone.
+
+    Keras' augmentation layers draw from a ``SeedGenerator`` whose state every call advances;
+    inside ``Dataset.map(..., num_parallel_calls)`` the calls run in any order, so which image
+    gets which draw changes from run to run. Tracing a map function with :func:`_seeded` gives
+    the ``n``-th draw site of the traced graph the seed ``fold_in(base, n)``: with ``base`` from
+    ``(seed, pass, example index)``, an example's augmentation depends on nothing else.
+    """
+
+    def __init__(self, base):
+        self._base, self._draws = base, 0
+
+    def next(self, ordered=True):
+        self._draws += 1
+        return _tf().random.experimental.stateless_fold_in(self._base, self._draws)
+
+
+def _seeded(layer, inputs, base, **kwargs):
+    """``layer(inputs, **kwargs)`` with its draws seeded from ``base`` (see :class:`_Draws`)."""
+    from keras.src.random.seed_generator import SeedGenerator
+
+    draws = _Draws(base)
+    draws.__class__ = type("ElementSeeds", (_Draws, SeedGenerator), {})  # what keras.random accepts
+    layer._get_seed_generator = lambda backend=None: draws
+    try:
+        return layer(inputs, **kwargs)
+    finally:
+        del layer._get_seed_generator
+
+
+def element_seed(seed, step, index):
+    """The stateless seed ``(2,)`` int64 of example ``index`` in pass ``step`` of a run seeded ``seed``."""
+    tf = _tf()
+    base = tf.stack([tf.cast(seed, tf.int64), tf.cast(step, tf.int64)])
+    return tf.random.experimental.stateless_fold_in(base, tf.cast(index, tf.int64))
+
+
 def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
                   rand_augment=None, seed=0, drop_remainder=None, mixup_alpha=0.0, cutmix_alpha=0.0,
-                  random_erasing=0.0):
+                  random_erasing=0.0, start_batch=0):
     """``tf.data.Dataset`` of normalized ``(images, labels)`` batches from uint8 arrays.
 
     ``y`` is passed through as given (integer or one-hot labels; one-hot for mixing).
 
-    Training: reshuffled every epoch; zero-pad ``pad`` pixels per side and take
-    a random crop of the original size; random horizontal flip; optional
-    ``keras.layers.RandAugment(num_ops, factor=magnitude)``; per batch random
+    Training: an endless stream of passes over the data, each in its own order; zero-pad
+    ``pad`` pixels per side and take a random crop of the original size; random horizontal
+    flip; optional ``keras.layers.RandAugment(num_ops, factor=magnitude)``; per batch random
     erasing, MixUp and CutMix (:func:`erase_and_mix`, off by default); then
-    ``(x / 255 - mean) / std``. Evaluation: normalization only, in order.
+    ``(x / 255 - mean) / std``. Every random choice is a stateless function of ``seed``, the
+    pass and the example's index (the order of pass ``p`` of ``(seed, p)``, an example's crop,
+    flip and RandAugment ops of :func:`element_seed`, a batch's mixing of its first example's),
+    so two runs with one seed see the same batches whatever the map's parallelism, and
+    ``start_batch`` (batches of the stream to skip, e.g. ``epoch * steps_per_epoch`` when a run
+    resumes) starts the stream where an uninterrupted run would be, without augmenting what it
+    skips. Each pass drops its last partial batch unless ``drop_remainder=False``.
+    Evaluation: normalization only, in order, one pass.
     """
     tf = _tf()
     batch_size = validation.positive_int(batch_size, "batch_size")
+    start_batch = validation.int_value(start_batch, "start_batch", minimum=0)
     rand_augment = check_rand_augment(rand_augment)
     height, width, channels = x.shape[1:]
-    ds = tf.data.Dataset.from_tensor_slices((x, np.asarray(y)))
-    if training:
-        ds = ds.shuffle(len(x), seed=seed, reshuffle_each_iteration=True)
-        augment = _rand_augment_layer(rand_augment, seed) if rand_augment else None
+    examples = tf.data.Dataset.from_tensor_slices((x, np.asarray(y), np.arange(len(x), dtype=np.int64)))
+    if not training:
+        ds = examples.map(lambda image, label, _: (image, label)).batch(
+            batch_size, drop_remainder=bool(drop_remainder) and len(x) >= batch_size)
+        return ds.map(lambda images, labels: (normalize_images(images, mean, std), labels),
+                      num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+    augment = _rand_augment_layer(rand_augment, seed) if rand_augment else None
+    images, labels = tf.convert_to_tensor(x), tf.convert_to_tensor(np.asarray(y))
 
-        def per_image(image, label):
-            image = tf.cast(image, tf.float32)
-            if pad:
-                image = tf.pad(image, [[pad, pad], [pad, pad], [0, 0]])
-                image = tf.image.random_crop(image, (height, width, channels))
-            if flip:
-                image = tf.image.random_flip_left_right(image)
-            if augment is not None:
-                image = augment(image, training=True)
-            return image, label
+    def per_image(index, step):
+        key = element_seed(seed, step, index)
+        image = tf.cast(tf.gather(images, index), tf.float32)
+        if pad:
+            image = tf.pad(image, [[pad, pad], [pad, pad], [0, 0]])
+            image = tf.image.stateless_random_crop(image, (height, width, channels),
+                                                   tf.random.experimental.stateless_fold_in(key, -1))
+        if flip:
+            image = tf.image.stateless_random_flip_left_right(
+                image, tf.random.experimental.stateless_fold_in(key, -2))
+        if augment is not None:
+            image = _seeded(augment, image, key, training=True)
+        return image
 
-        ds = ds.map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
-    drop = training if drop_remainder is None else drop_remainder
-    ds = ds.batch(batch_size, drop_remainder=drop and len(x) >= batch_size)
-    if training:
-        ds = erase_and_mix(ds, mixup_alpha, cutmix_alpha, random_erasing, seed)
+    def per_batch(indices, step):
+        batch = tf.map_fn(lambda i: per_image(i, step), indices,
+                          fn_output_signature=tf.TensorSpec((height, width, channels), tf.float32))
+        return batch, tf.gather(labels, indices), element_seed(seed, step, -1 - indices[0])
+
+    drop = (True if drop_remainder is None else bool(drop_remainder)) and len(x) >= batch_size
+    first_pass, skip = divmod(start_batch, len(x) // batch_size if drop else -(-len(x) // batch_size))
+    first_pass = tf.constant(first_pass, tf.int64)
+
+    def one_pass(step):  # batches of example indices: cheap to shuffle and to skip
+        order = tf.random.experimental.stateless_shuffle(
+            tf.range(len(x), dtype=tf.int64), tf.stack([tf.constant(seed, tf.int64), step]))
+        batches = tf.data.Dataset.from_tensor_slices(order).batch(batch_size, drop_remainder=drop)
+        batches = batches.skip(tf.where(tf.equal(step, first_pass), tf.constant(skip, tf.int64), 0))
+        return batches.map(lambda indices: (indices, step))
+
+    ds = tf.data.Dataset.range(first_pass, np.iinfo(np.int64).max).flat_map(one_pass)
+    ds = ds.map(per_batch, num_parallel_calls=tf.data.AUTOTUNE)
+    ds = erase_and_mix(ds, mixup_alpha, cutmix_alpha, random_erasing, seed)
     ds = ds.map(lambda images, labels: (normalize_images(images, mean, std), labels),
                 num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
@@ -175,6 +242,10 @@ def erase_and_mix(ds, mixup_alpha=0.0, cutmix_alpha=0.0, random_erasing=0.0, see
     ``keras.layers.MixUp(alpha=mixup_alpha)`` or ``keras.layers.CutMix(factor=cutmix_alpha)``,
     one of the two with probability 1/2 when both are on (timm's ``Mixup`` with
     ``switch_prob=0.5``). 0 (or ``None``) turns each off.
+
+    A batch's draws are stateless functions of its key: the third item of ``(images, labels,
+    key)`` elements (:func:`cifar_dataset`'s), or else of ``seed`` and the batch's position in
+    ``ds``. The result's elements are ``(images, labels)``.
     """
     import keras
 
@@ -185,31 +256,36 @@ def erase_and_mix(ds, mixup_alpha=0.0, cutmix_alpha=0.0, random_erasing=0.0, see
                             (random_erasing, "random_erasing")))
     if random_erasing > 1:
         raise ValueError(f"`random_erasing` is a probability in [0, 1]. Received: {random_erasing}")
+    if len(ds.element_spec) == 2:
+        ds = ds.enumerate().map(lambda n, batch: (*batch, element_seed(seed, -1, n)))
+    eraser = None
     if random_erasing:
         eraser = keras.layers.RandomErasing(factor=(random_erasing, random_erasing), scale=(0.02, 1 / 3),
                                             value_range=(0, 255), seed=seed)
-        ds = ds.map(lambda images, labels: (eraser(images, training=True), labels),
-                    num_parallel_calls=tf.data.AUTOTUNE)
     mixers = []
     if mixup_alpha:
         mixers.append(keras.layers.MixUp(alpha=mixup_alpha, seed=seed))
     if cutmix_alpha:
         mixers.append(keras.layers.CutMix(factor=cutmix_alpha, seed=seed))
-    if not mixers:
-        return ds
+    if not (eraser or mixers):
+        return ds.map(lambda images, labels, key: (images, labels))
 
-    def apply(mixer, images, labels):
-        out = mixer({"images": images, "labels": labels})
+    def apply(mixer, images, labels, key):
+        out = _seeded(mixer, {"images": images, "labels": labels}, key)
         return out["images"], out["labels"]
 
-    def mix(images, labels):
+    def erase_and_mix_batch(images, labels, key):
+        if eraser is not None:
+            images = _seeded(eraser, images, tf.random.experimental.stateless_fold_in(key, -1), training=True)
         if len(mixers) == 1:
-            return apply(mixers[0], images, labels)
-        pick = tf.random.uniform((), seed=seed) < 0.5
-        return tf.cond(pick, lambda: apply(mixers[0], images, labels),
-                       lambda: apply(mixers[1], images, labels))  # one of the two
+            return apply(mixers[0], images, labels, key)
+        if not mixers:
+            return images, labels
+        pick = tf.random.stateless_uniform((), tf.random.experimental.stateless_fold_in(key, -2)) < 0.5
+        return tf.cond(pick, lambda: apply(mixers[0], images, labels, key),
+                       lambda: apply(mixers[1], images, labels, key))  # one of the two
 
-    return ds.map(mix, num_parallel_calls=tf.data.AUTOTUNE)
+    return ds.map(erase_and_mix_batch, num_parallel_calls=tf.data.AUTOTUNE)
 
 
 def random_labels(y, fraction, num_classes, seed=0):
@@ -229,16 +305,18 @@ def random_labels(y, fraction, num_classes, seed=0):
     return out
 
 
-def random_resized_crop(image, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), seed=None):
+def random_resized_crop(image, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), seed=0):
     """Inception-style crop: area fraction in ``scale``, aspect ratio in ``ratio``, resized to ``size``.
 
     Keras has no random-resized-crop layer; this samples the box with
-    ``tf.image.sample_distorted_bounding_box`` (whole image after 10 failed
-    tries) and resizes bilinearly.
+    ``tf.image.stateless_sample_distorted_bounding_box`` (``seed``: an int or a stateless ``(2,)``
+    seed; the whole image after 10 failed tries) and resizes bilinearly.
     """
     size = validation.positive_int(size, "size")
     tf = _tf()
-    begin, box_size, _ = tf.image.sample_distorted_bounding_box(
+    if isinstance(seed, int):
+        seed = (seed, 0)
+    begin, box_size, _ = tf.image.stateless_sample_distorted_bounding_box(
         tf.shape(image),
         bounding_boxes=tf.constant([0.0, 0.0, 1.0, 1.0], tf.float32, [1, 1, 4]),
         min_object_covered=0.0,
@@ -246,7 +324,7 @@ def random_resized_crop(image, size, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3), se
         area_range=scale,
         max_attempts=10,
         use_image_if_no_bounding_boxes=True,
-        seed=seed or 0,
+        seed=seed,
     )
     crop = tf.slice(image, begin, box_size)
     resized = tf.image.resize(crop, (size, size), method="bilinear")
@@ -334,14 +412,18 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
     if training:  # shuffled by imagenet_source, where elements are small
         augment = _rand_augment_layer(rand_augment, seed) if rand_augment else None
 
-        def per_image(image, label):
-            image = random_resized_crop(image, image_size, seed=seed)
-            image = tf.image.random_flip_left_right(image)
+        def per_image(position, example):  # draws of element_seed(seed, -2, position in the pass)
+            image, label = example
+            key = element_seed(seed, -2, position)
+            image = random_resized_crop(image, image_size,
+                                        seed=tf.random.experimental.stateless_fold_in(key, -1))
+            image = tf.image.stateless_random_flip_left_right(
+                image, tf.random.experimental.stateless_fold_in(key, -2))
             if augment is not None:
-                image = augment(image, training=True)
+                image = _seeded(augment, image, key, training=True)
             return image, label
 
-        ds = ds.map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
+        ds = ds.enumerate().map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
     else:
         crop = keras.layers.CenterCrop(image_size, image_size)
         ds = ds.map(lambda image, label: (crop(image), label), num_parallel_calls=tf.data.AUTOTUNE)

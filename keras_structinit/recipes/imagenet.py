@@ -46,7 +46,7 @@ LOSSES = ("bce", "ce")
 
 
 def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None, eval_data=None, callbacks=(),
-                 verbose="auto", **options):
+                 verbose="auto", backup_dir=None, **options):
     """Trains ``model`` on an ImageFolder directory or a TFDS dataset; returns the ``History``.
 
     Args:
@@ -70,6 +70,10 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
             arrays; ``eval_data`` accuracy is printed at the end and stored in
             ``history.eval_results``.
         callbacks, verbose: as in ``model.fit``.
+        backup_dir: resume a killed run from this folder (Keras' ``BackupAndRestore``: weights,
+            optimizer state and epoch; see :func:`~keras_structinit.recipes.training.fit_classifier`).
+            The input stream starts afresh: unlike :func:`fit_cifar`, a resumed ImageNet run
+            does not see the batches an uninterrupted one would.
     """
     if epochs is not None:
         options["epochs"] = epochs
@@ -112,7 +116,7 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
             validation_data, "validation_data"),
         eval_data=None if eval_data is None else eval_dataset(eval_data, "eval_data"),
         precision=precision, distribution=distribution, ema=ema,
-        callbacks=callbacks, verbose=verbose, jit_compile=jit_compile,
+        callbacks=callbacks, verbose=verbose, jit_compile=jit_compile, backup_dir=backup_dir,
     )
     history.config = config
     return history

@@ -10,14 +10,16 @@ run interrupted with Ctrl-C can still report.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
 
 import keras
 
 from keras_structinit import validation
 
-__all__ = ["CSVLogger", "ProgressLog", "format_seconds", "progress_callbacks"]
+__all__ = ["CSVLogger", "InterruptAtBatchEnd", "ProgressLog", "format_seconds", "progress_callbacks"]
 
 
 def format_seconds(seconds):
@@ -133,3 +135,50 @@ class CSVLogger(keras.callbacks.CSVLogger):
 
     def on_epoch_end(self, epoch, logs=None):
         super().on_epoch_end(epoch + 1, logs)
+
+
+class InterruptAtBatchEnd(keras.callbacks.Callback):
+    """Ctrl-C (SIGINT) stops training at the next batch end, on every backend.
+
+    Python raises ``KeyboardInterrupt`` wherever the signal lands; in JAX's ``fit`` that is
+    often inside Keras' conversion of the logs, whose bare ``except:`` swallows it, so the
+    run goes on. While training, this callback's handler only records the signal; the next
+    batch end (of training, validation or prediction) raises ``KeyboardInterrupt`` there,
+    where nothing catches it. A second Ctrl-C interrupts at once (the previous handler is
+    back). Nothing changes where SIGINT is ignored (a background job) or off the main thread.
+    Use as a context manager around ``fit`` so the handler is restored whatever happens.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.requested = False
+        self._previous = None
+
+    def _handle(self, signum, frame):
+        self.requested = True
+        self.restore()
+
+    def install(self):
+        if (self._previous is None and threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def restore(self):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    __enter__ = install
+
+    def __exit__(self, *exc):
+        self.restore()
+
+    def on_train_begin(self, logs=None):
+        self.install()
+
+    def _raise_if_requested(self, *args, **kwargs):
+        if self.requested:
+            raise KeyboardInterrupt
+
+    on_train_batch_end = on_test_batch_end = on_predict_batch_end = _raise_if_requested

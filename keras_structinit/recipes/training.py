@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import time
 
 import keras
@@ -127,6 +129,7 @@ def fit_classifier(
     jit_compile=None,
     wrap=None,
     optimizer="adamw",
+    backup_dir=None,
 ):
     """Compiles ``model`` with ``optimizer`` at ``make_schedule(total_steps)`` and fits it.
 
@@ -142,6 +145,10 @@ def fit_classifier(
     returning what to compile and fit instead of ``model`` (e.g. a
     ``keras.distillation.Distiller`` that trains it; see
     :func:`~keras_structinit.recipes.fit_distill`).
+
+    ``backup_dir``: a folder where ``keras.callbacks.BackupAndRestore`` keeps the weights, the
+    optimizer's state and the epoch after every epoch; a run given the folder of a killed one
+    resumes after its last finished epoch (:func:`backup_epoch`), and a finished run deletes it.
 
     Returns the ``History``; with ``eval_data`` (a dataset), its accuracy and
     loss after training are in ``history.eval_results`` (``None`` otherwise)
@@ -159,10 +166,14 @@ def fit_classifier(
             metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
             jit_compile=default_jit_compile() if jit_compile is None else jit_compile,
         )
+        if backup_dir is not None and not model.built:  # BackupAndRestore loads into built models
+            model(next(iter(train_data.take(1)))[0])  # e.g. a Distiller, built by its first call
         start = time.perf_counter()
         history = model.fit(
             train_data, epochs=epochs, steps_per_epoch=steps_per_epoch,
-            validation_data=validation_data, callbacks=list(callbacks), verbose=verbose,
+            validation_data=validation_data, verbose=verbose,
+            callbacks=[*callbacks, *([] if backup_dir is None else [keras.callbacks.BackupAndRestore(
+                os.fspath(backup_dir), double_checkpoint=True)])],
             shuffle=False,  # the datasets shuffle themselves
         )
         history.train_seconds = time.perf_counter() - start
@@ -175,6 +186,17 @@ def fit_classifier(
             print(f"eval_data: accuracy {history.eval_results['accuracy']:.4f}, "
                   f"loss {history.eval_results['loss']:.4f}", flush=True)
     return history
+
+
+def backup_epoch(backup_dir):
+    """The epoch a run resumes at from ``backup_dir`` (``BackupAndRestore``'s record; 0 if none)."""
+    if backup_dir is None:
+        return 0
+    path = os.path.join(os.fspath(backup_dir), "training_metadata.json")
+    if not os.path.exists(path):
+        return 0
+    with open(path, encoding="utf-8") as f:
+        return int(json.load(f)["epoch"])
 
 
 def steps_of(dataset, name="data"):

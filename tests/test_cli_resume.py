@@ -1,0 +1,117 @@
+"""structinit train on long runs: the same numbers from one seed, outputs that cannot lie, resume
+after a kill, Ctrl-C on every backend (issue 37)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+from test_cli import write_tiny_cifar
+
+from keras_structinit import cli
+
+# The default augmentation of the CIFAR recipe: pad-and-crop, flip and RandAugment.
+TRAIN = ["train", "--model", "simple-cnn", "--batch-size", "8", "--seed", "0", "--val-split", "0.25"]
+
+
+def _argv(data, out, epochs=3):
+    return [*TRAIN, "--epochs", str(epochs), "--data", data, "--out", str(out)]
+
+
+def _child(tmp_path, code, argv):
+    """Runs ``structinit`` with ``argv`` in a child process after ``code`` (SIGINT as a terminal
+    gives it, even when the suite runs where SIGINT is ignored); returns the completed process."""
+    script = tmp_path / "child.py"
+    script.write_text("import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                      + textwrap.dedent(code)
+                      + f"\nfrom keras_structinit import cli\nsys.exit(cli.main({argv!r}))\n")
+    env = dict(os.environ, KERAS_BACKEND=keras.backend.backend())
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+
+
+def _weights(path):
+    return [np.asarray(w) for w in keras.saving.load_model(path).get_weights()]
+
+
+def test_one_seed_gives_one_log_with_the_default_augmentation(tmp_path, capsys):
+    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
+    for out in ("a", "b"):
+        assert cli.main(_argv(data, tmp_path / out, epochs=2)) == 0
+    first = (tmp_path / "a" / "log.csv").read_text()
+    assert first == (tmp_path / "b" / "log.csv").read_text() and len(first.splitlines()) == 3
+    results = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert results["status"] == "finished" and results["config"]["rand_augment"] is not None
+    assert not (tmp_path / "a" / "backup").exists()  # a finished run keeps no backup
+    # A used --out: refused without --resume or --overwrite, the old results untouched.
+    before = (tmp_path / "a" / "results.json").read_text()
+    assert cli.main(_argv(data, tmp_path / "a", epochs=2)) == 2
+    assert "--resume" in capsys.readouterr().err
+    assert cli.main([*_argv(data, tmp_path / "a", epochs=2), "--resume"]) == 2  # it finished
+    assert "holds no unfinished run" in capsys.readouterr().err
+    assert (tmp_path / "a" / "results.json").read_text() == before
+
+
+@pytest.mark.skipif(keras.backend.backend() == "tensorflow",
+                    reason="tested on torch and JAX (issue 37); TensorFlow's CPU kernels are not bitwise "
+                           "deterministic across processes without enable_op_determinism")
+def test_a_run_killed_after_an_epoch_resumes_to_the_uninterrupted_weights(tmp_path, capsys):
+    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
+    assert cli.main(_argv(data, tmp_path / "whole")) == 0
+    killed = _child(tmp_path, """
+        import os, signal, sys
+        import keras
+        import keras_structinit.cli.train as train
+
+        class KillAfterSecondEpoch(keras.callbacks.Callback):  # logged, not yet backed up: SIGKILL
+            def on_epoch_end(self, epoch, logs=None):
+                if epoch == 1:
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+        progress = train.progress_callbacks
+        train.progress_callbacks = lambda *a, **k: (progress(*a, **k)[0],
+                                                    [*progress(*a, **k)[1], KillAfterSecondEpoch()])
+        """, _argv(data, tmp_path / "killed"))
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    out = tmp_path / "killed"
+    assert json.loads((out / "results.json").read_text())["status"] == "running"  # never "finished"
+    assert len((out / "log.csv").read_text().splitlines()) == 3  # epoch 2 logged before the kill
+    assert cli.main([*_argv(data, out), "--resume"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "finished" and results["resumed_at_epoch"] == 1
+    assert (out / "log.csv").read_text() == (tmp_path / "whole" / "log.csv").read_text()  # no repeated epoch
+    assert len(results["metrics"]["loss"]) == 3
+    for got, want in zip(_weights(out / "model.keras"), _weights(tmp_path / "whole" / "model.keras"),
+                         strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax",
+                    reason="the backend whose fit swallowed Ctrl-C (TensorFlow and torch raised it already)")
+def test_ctrl_c_mid_epoch_with_validation_exits_130_and_says_interrupted(tmp_path):
+    """On JAX, Keras' log conversion swallows a KeyboardInterrupt; the handler stops at a batch end."""
+    data = write_tiny_cifar(tmp_path / "train.npz", 80, 0)
+    out = tmp_path / "run"
+    child = _child(tmp_path, """
+        import os, signal, sys, threading
+        import keras_structinit.recipes.progress as progress
+
+        started = threading.Event()
+        end = progress.ProgressLog.on_train_batch_end
+
+        def on_train_batch_end(self, batch, logs=None):
+            if self._epoch == 1 and batch >= 2:  # the second epoch has begun: Ctrl-C from elsewhere
+                started.set()
+            return end(self, batch, logs)
+
+        progress.ProgressLog.on_train_batch_end = on_train_batch_end
+        threading.Thread(target=lambda: started.wait() and os.kill(os.getpid(), signal.SIGINT),
+                         daemon=True).start()
+        """, _argv(data, out, epochs=50))
+    assert child.returncode == 130, child.stdout[-2000:] + child.stderr[-3000:]
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "interrupted" and results["finished_epochs"] == 1
+    assert "--resume goes on from there" in child.stderr
