@@ -29,7 +29,8 @@ import keras
 from keras_structinit import validation
 from keras_structinit.walker import find_kernels, model_function
 
-__all__ = ["FROZEN_RECORD", "freeze_spatial", "frozen_paths_in_file", "load_frozen_model"]
+__all__ = ["FROZEN_RECORD", "freeze_spatial", "frozen_paths_in_file", "load_frozen_model",
+           "portable_optimizers"]
 
 #: The asset file, in a ``.keras`` archive, that lists the variables frozen when the model was saved.
 FROZEN_RECORD = "keras_structinit_frozen.json"
@@ -119,6 +120,28 @@ def frozen_paths_in_file(filepath):
     return list(paths)
 
 
+def portable_optimizers(config):
+    """``config`` (a saved compile config) with every optimizer saved as a backend's own class
+    named by its public ``keras.optimizers`` class instead.
+
+    Keras saves an optimizer by the class it ran as: on torch, AdamW is
+    ``keras.src.backend.torch.optimizers.torch_adamw.AdamW``, which deserializes as that class on
+    every backend, so the file loads on JAX or TensorFlow and its first training step fails
+    (keras-team/keras: torch tensors expected, JAX arrays given). Rebuilt from its public class,
+    the optimizer is the current backend's; its saved state still loads by path.
+    """
+    if isinstance(config, list):
+        return [portable_optimizers(item) for item in config]
+    if not isinstance(config, dict):
+        return config
+    out = {key: portable_optimizers(value) for key, value in config.items()}
+    module, name = out.get("module"), out.get("class_name")
+    if (isinstance(module, str) and module.startswith("keras.src.backend.")
+            and isinstance(getattr(keras.optimizers, str(name), None), type)):
+        out.update(module="keras.optimizers", registered_name=None)
+    return out
+
+
 def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=True):
     """Loads a ``.keras`` model whose listed variables were frozen when it was saved.
 
@@ -128,7 +151,8 @@ def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=T
     model is compiled from its saved compile config — so its optimizer is
     built over the same trainable variables as before saving — and its
     weights and optimizer state are loaded. Training then continues exactly
-    where it stopped, with the same variables frozen.
+    where it stopped, with the same variables frozen, also on another backend than the one
+    that saved it (:func:`portable_optimizers`).
 
     Args:
         filepath: path of a ``.keras`` file.
@@ -162,7 +186,7 @@ def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=T
         by_path[p].trainable = False
     _record_frozen(model, frozen)  # saved again, it keeps the record
     with zipfile.ZipFile(filepath) as archive:
-        compile_config = json.loads(archive.read("config.json")).get("compile_config")
+        compile_config = portable_optimizers(json.loads(archive.read("config.json")).get("compile_config"))
     if compile_config:
         with keras.saving.custom_object_scope(custom_objects or {}):
             model.compile_from_config(compile_config)  # builds the optimizer

@@ -1,6 +1,9 @@
 """Frozen filters stay frozen across fit, save and reload, with the optimizer state."""
 
+import json
+import os
 import warnings
+import zipfile
 
 import keras
 import numpy as np
@@ -157,3 +160,34 @@ def test_all_spatial_freezes_every_kxk_conv_of_an_off_the_shelf_network():
     pointwise = {c.name for c in convs if c.kernel_size == (1, 1)}
     assert pointwise == {f"stage_{s}_block_1_shortcut" for s in (2, 3, 4)}
     assert {v.path for v in model.trainable_weights} == {v.path for v in model.weights} - set(frozen)
+
+
+@pytest.mark.skipif(keras.backend.backend() == "torch",
+                    reason="a file saved on torch, loaded on another backend")
+def test_a_torch_saved_adamw_loads_and_trains_on_this_backend(tmp_path):
+    """Issue 37: Keras saves AdamW by its torch class, which then fails on JAX/TF at the first step."""
+    import subprocess
+    import sys
+    import textwrap
+
+    saved = tmp_path / "adamw_torch.keras"
+    code = textwrap.dedent(f"""
+        import keras, numpy as np
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+        model.compile(optimizer=keras.optimizers.AdamW(1e-2), loss="mse")
+        model.fit(np.ones((8, 4)), np.arange(24.0).reshape(8, 3), verbose=0)
+        model.save({str(saved)!r})
+        np.savez({str(tmp_path / "state.npz")!r}, *[np.asarray(v.detach()) if hasattr(v, "detach") else
+                 np.asarray(v) for v in (w.value for w in model.optimizer.variables)])
+        """)
+    env = dict(os.environ, KERAS_BACKEND="torch")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with zipfile.ZipFile(saved) as archive:  # how Keras records it: the torch class
+        assert "torch" in json.loads(archive.read("config.json"))["compile_config"]["optimizer"]["module"]
+    model = load_frozen_model(str(saved))
+    state = np.load(tmp_path / "state.npz")
+    for variable, want in zip(model.optimizer.variables, state.values(), strict=True):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(variable), want)  # its state, loaded
+    model.fit(np.ones((8, 4)), np.arange(24.0).reshape(8, 3), verbose=0)
+    assert int(model.optimizer.iterations) == 2

@@ -69,3 +69,19 @@ def test_keras_round_trip_in_process(tmp_path):
     loaded = assert_round_trip_in_process(model, x, tmp_path)
     layer = loaded.get_layer("drop_path")
     assert isinstance(layer, StochasticDepth) and (layer.rate, layer.seed) == (0.3, 5)
+
+
+def test_a_reloaded_model_draws_the_masks_the_saved_one_would(tmp_path):
+    """Issue 37: the SeedGenerator's state is saved with the layer, so training continued after a
+    reload (or a resume from a backup) draws the same masks as a run that never stopped."""
+    inputs = keras.Input((4,))
+    model = keras.Model(inputs, StochasticDepth(0.5, seed=1)(keras.layers.Dense(4)(inputs)))
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(np.ones((8, 4)), np.ones((8, 4)), batch_size=4, epochs=2, verbose=0)  # 4 draws
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras")
+    x = np.ones((64, 4), "float32")
+    drawn = [keras.ops.convert_to_numpy(m.layers[-1](x, training=True)) for m in (model, loaded)]
+    np.testing.assert_array_equal(drawn[0], drawn[1])
+    fresh = keras.Model(inputs, StochasticDepth(0.5, seed=1)(inputs)).layers[-1]
+    assert not np.array_equal(keras.ops.convert_to_numpy(fresh(x, training=True)), drawn[0])

@@ -42,6 +42,22 @@ class StochasticDepth(keras.layers.Layer):
         noise_shape = (None,) + (1,) * (len(inputs.shape) - 1)
         return keras.random.dropout(inputs, self.rate, noise_shape=noise_shape, seed=self.seed_generator)
 
+    # Keras saves a layer's own variables only; the SeedGenerator's state is not one of them, so a
+    # reloaded (or resumed) model drew the masks of a fresh layer. Saved under its own key, a model
+    # continued after a reload draws what the unsaved one would have.
+    _SEED_KEY = "seed_generator_state"
+
+    def save_own_variables(self, store):
+        super().save_own_variables(store)
+        store[self._SEED_KEY] = keras.ops.convert_to_numpy(self.seed_generator.state.value)
+
+    def load_own_variables(self, store):
+        keys = list(store.keys())
+        if self._SEED_KEY in keys:  # files saved before the state was kept load as they did
+            state = self.seed_generator.state
+            state.assign(keras.ops.cast(store[self._SEED_KEY], state.dtype))
+        super().load_own_variables({k: store[k] for k in keys if k != self._SEED_KEY})
+
     def compute_output_shape(self, input_shape):
         return input_shape
 
