@@ -75,7 +75,9 @@ def run(args):
     """
     try:
         paper, paper_kwargs = _apply_paper(args)
-    except INPUT_ERRORS as err:
+        if args.distribution == "multi_worker" and keras.backend.backend() == "jax":
+            args.out = _process_out(args.out)
+    except (*INPUT_ERRORS, RuntimeError) as err:
         return usage_error("train", err)
     cifar_options = _cifar_options(args)
     try:
@@ -186,6 +188,15 @@ def _apply_paper(args):
     args.init = "default" if args.init is None else args.init
     args.frozen = bool(args.frozen)
     return record, extra
+
+
+def _process_out(out):
+    """Joins this process to a multi-process JAX run (before any JAX computation) and returns its
+    ``--out``: process 0 writes ``out``, process ``i > 0`` its own ``out/process_<i>``."""
+    from keras_structinit.recipes import devices
+
+    _, index = devices.initialize_processes()
+    return out if index == 0 else os.path.join(out, f"process_{index}")
 
 
 def _check_devices(precision, distribution):

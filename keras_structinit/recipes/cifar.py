@@ -122,7 +122,8 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
                              pad=o["pad"], flip=o["flip"], rand_augment=o["rand_augment"], seed=o["seed"],
                              mixup_alpha=o["mixup_alpha"], cutmix_alpha=o["cutmix_alpha"],
                              random_erasing=o["random_erasing"],
-                             start_batch=backup_epoch(backup_dir) * steps if training else 0)
+                             start_batch=backup_epoch(backup_dir) * steps if training else 0,
+                             drop_remainder=None if training else o["distribution"] == "multi_worker")
 
     if o["random_labels"]:  # the training labels only; validation and evaluation keep the true ones
         y = random_labels(y, o["random_labels"], num_classes, seed=o["seed"])

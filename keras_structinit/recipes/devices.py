@@ -16,7 +16,10 @@ import keras
 from keras_structinit.backend import accelerator  # also imported from here by the recipes
 
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
-DISTRIBUTIONS = ("data_parallel", "mirrored", "tpu", "auto")
+DISTRIBUTIONS = ("data_parallel", "multi_worker", "mirrored", "tpu", "auto")
+#: Why TensorFlow has no ``"multi_worker"``: Keras 3's ``fit`` fails under
+#: ``tf.distribute.MultiWorkerMirroredStrategy`` (reproduced here with 2 local workers).
+TF_MULTI_WORKER_ISSUE = "keras-team/keras#20585"
 # Keras exports its distribution classes but not their common base.
 KERAS_DISTRIBUTIONS = (keras.distribution.DataParallel, keras.distribution.ModelParallel)
 
@@ -111,7 +114,12 @@ def check_distribution(distribution):
         raise ValueError(
             "distribution='data_parallel' needs the JAX backend; on TensorFlow use 'mirrored' or 'tpu'."
         )
-    if distribution != "data_parallel" and backend != "tensorflow":
+    if distribution == "multi_worker" and backend != "jax":
+        raise ValueError(
+            "distribution='multi_worker' needs the JAX backend: Keras 3's fit fails under TensorFlow's "
+            f"MultiWorkerMirroredStrategy ({TF_MULTI_WORKER_ISSUE}); on one TensorFlow host use 'mirrored'."
+        )
+    if distribution not in ("data_parallel", "multi_worker") and backend != "tensorflow":
         raise ValueError(
             f"distribution={distribution!r} needs the TensorFlow backend; on JAX use 'data_parallel'."
         )
@@ -128,6 +136,9 @@ def resolve_distribution(distribution):
 
     * "data_parallel": ``keras.distribution.DataParallel`` over all local
       devices (JAX backend);
+    * "multi_worker": ``DataParallel`` over the devices of every process of a multi-process
+      (multi-host) JAX run, after :func:`initialize_processes`; each process reads its share
+      of each global batch (Keras' ``auto_shard_dataset``);
     * "mirrored": ``tf.distribute.MirroredStrategy`` (TensorFlow backend,
       all local GPUs, or the CPU);
     * "tpu": ``tf.distribute.TPUStrategy`` on the TPU found by
@@ -141,6 +152,10 @@ def resolve_distribution(distribution):
         return distribution
     if distribution == "data_parallel":
         return keras.distribution.DataParallel(devices=keras.distribution.list_devices())
+    if distribution == "multi_worker":
+        initialize_processes()
+        return keras.distribution.DataParallel(devices=keras.distribution.list_devices(),
+                                               auto_shard_dataset=True)
     import tensorflow as tf
 
     if distribution == "mirrored":
@@ -149,6 +164,27 @@ def resolve_distribution(distribution):
     tf.config.experimental_connect_to_cluster(resolver)
     tf.tpu.experimental.initialize_tpu_system(resolver)
     return tf.distribute.TPUStrategy(resolver)
+
+
+def initialize_processes():
+    """Joins this process to a multi-process JAX run (once; call it before any JAX computation).
+
+    ``keras.distribution.initialize()`` with what the environment says, as each launcher sets it:
+    ``KERAS_DISTRIBUTION_JOB_ADDRESSES`` (the coordinator's ``host:port``),
+    ``KERAS_DISTRIBUTION_NUM_PROCESSES`` and ``KERAS_DISTRIBUTION_PROCESS_ID``, or, without them,
+    what ``jax.distributed.initialize()`` detects itself (Cloud TPU pod slices, SLURM, Open MPI).
+    Collectives between CPU devices go through gloo (``jax_cpu_collectives_implementation``).
+    Returns ``(process_count, process_index)``.
+    """
+    import jax
+
+    if not getattr(initialize_processes, "done", False):
+        # Asking JAX for its devices would start its backends too early: the CPU collectives are
+        # set to gloo whatever the accelerator (they serve CPU arrays only).
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        keras.distribution.initialize()
+        initialize_processes.done = True
+    return jax.process_count(), jax.process_index()
 
 
 def tpu_resolver():
