@@ -239,8 +239,10 @@ def headline(name, data):
         return None, None
     if name == "inspect_sigma":
         corr = [r["trained"]["depth_correlation"] for r in runs]
+        errors = [e for r in runs for e in r["trained"]["rel_error"]]
         verdict = "yes" if min(corr) >= 0.5 else "no" if max(corr) < 0.5 else "within noise"
-        return f"Spearman(sigma, depth) trained {mean_std(corr)}", verdict
+        return (f"Spearman(sigma, depth) trained {mean_std(corr)}; fit errors {min(errors):.2f}-"
+                f"{max(errors):.2f} (the closed form fits loosely at this budget)", verdict)
     frozen = [r["trained"]["first_layer_entropy"] for r in runs if r["frozen"]]
     learnable = [r["trained"]["first_layer_entropy"] for r in runs if not r["frozen"]]
     if not (frozen and learnable):

@@ -240,3 +240,24 @@ def test_the_training_stream_is_a_function_of_the_seed_and_resumes_at_any_batch(
         np.testing.assert_array_equal(a[0], b[0])
     assert not np.array_equal(first[0][0], first[3][0])  # another pass: another order and other draws
     assert not np.array_equal(first[0][0], stream(seed=1, count=1)[0][0])
+
+
+def test_rand_augment_runs_only_the_drawn_ops_and_equals_the_layer():
+    """Keras' RandAugment computes all 11 ops per draw and keeps one; apply_rand_augment switches."""
+    from keras_structinit.recipes.data import _rand_augment_layer, apply_rand_augment
+
+    layer = _rand_augment_layer((2, 0.9), seed=0)
+    x, _ = images(n=6, size=16)
+
+    def both(image):
+        transformation = layer.get_random_transformation(image[None], training=True, seed=None)
+        stock = layer.transform_images(image[None], transformation, training=True)[0]
+        layer.get_random_transformation = lambda *a, **k: transformation  # the same draws
+        try:
+            return stock, apply_rand_augment(layer, image)
+        finally:
+            del layer.get_random_transformation
+
+    for image in x.astype("float32"):
+        stock, switched = tf.function(both)(tf.constant(image))
+        np.testing.assert_allclose(np.asarray(switched), np.asarray(stock), atol=1e-4)
