@@ -90,7 +90,7 @@ def _measure(report, experiment):
         return {"sigma": [r["covariance_fit"]["sigma"] for r in rows],
                 "rel_error": [r["covariance_fit"]["rel_error"] for r in rows],
                 "structured": [r["covariance_fit"]["structured"] for r in rows],
-                "depth_correlation": _spearman([r["covariance_fit"]["sigma"] for r in rows]),
+                "depth_correlation": report.sigma_depth_correlation("depthwise"),
                 "sigma_grows_with_depth": report.sigma_grows_with_depth}
     from keras_structinit.lc import randomness_threshold
 
@@ -100,11 +100,6 @@ def _measure(report, experiment):
             "first_layer_normalized": first["variance_entropy"] / randomness_threshold(first["filters"]),
             "mean_entropy": float(np.mean([r["variance_entropy"] for r in rows])),
             "entropy": [r["variance_entropy"] for r in rows]}
-
-
-def _spearman(values):
-    ranks = np.argsort(np.argsort(values)).astype(np.float64)
-    return float(np.corrcoef(ranks, np.arange(len(values)))[0, 1]) if ranks.std() else 0.0
 
 
 def _summary(data):

@@ -25,6 +25,7 @@ import collections
 import json
 import math
 import os
+import textwrap
 from dataclasses import dataclass, field
 
 import keras
@@ -172,6 +173,13 @@ class InspectionReport:
     first_layer: dict | None = None
     arrays: dict = field(default_factory=dict, repr=False)  # for figures(): not in to_dict()
 
+    def sigma_depth_correlation(self, kind="depthwise"):
+        """Spearman's correlation of the fitted ``sigma`` of every ``kind`` layer (``"depthwise"``,
+        ``"conv"`` or ``"lc"``, structured or not) with its depth; ``None`` below 3 layers."""
+        sigmas = [r["covariance_fit"]["sigma"] for r in self.spatial
+                  if r["covariance_fit"] and r["kind"] == kind]
+        return None if len(sigmas) < 3 else _rank_correlation(sigmas)
+
     @property
     def sigma_grows_with_depth(self):
         """Spearman's correlation of the fitted ``sigma`` with depth is at least 0.5 (Fig. 6), over
@@ -229,7 +237,8 @@ class InspectionReport:
             rows = [rows[i] for i in sorted({round(p) for p in picks})]
             written.append(viz.plot_covariances(
                 [self.arrays["covariances"][r["path"]] for r in rows], size,
-                [f"{r['layer']}\nsigma {r['covariance_fit']['sigma']:.2f}" for r in rows],
+                ["\n".join([*textwrap.wrap(r["layer"], 22), f"sigma {r['covariance_fit']['sigma']:.2f}"])
+                 for r in rows],
                 os.path.join(directory, "covariance_blocks.png"), overwrite=overwrite))
         if self.first_layer and "eigenvectors" in self.arrays:
             filters, eigenvectors = self.arrays["filters"], self.arrays["eigenvectors"]

@@ -55,9 +55,6 @@ def test_one_seed_gives_one_log_with_the_default_augmentation(tmp_path, capsys):
     assert (tmp_path / "a" / "results.json").read_text() == before
 
 
-@pytest.mark.skipif(keras.backend.backend() == "tensorflow",
-                    reason="tested on torch and JAX (issue 37); TensorFlow's CPU kernels are not bitwise "
-                           "deterministic across processes without enable_op_determinism")
 def test_a_run_killed_after_an_epoch_resumes_to_the_uninterrupted_weights(tmp_path, capsys):
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
     assert cli.main(_argv(data, tmp_path / "whole")) == 0

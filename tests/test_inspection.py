@@ -23,7 +23,7 @@ def test_the_fitted_sigma_of_a_conv_cov_convmixer_is_the_presets_schedule():
     for row, sigma in zip(depthwise, expected, strict=True):
         assert row["covariance_fit"]["sigma"] == pytest.approx(sigma, rel=0.1), row["path"]
         assert row["kernel_size"] == [9, 9] and 0 <= row["variance_entropy"] <= np.log10(81)
-    assert report.sigma_grows_with_depth is True
+    assert report.sigma_grows_with_depth is True and report.sigma_depth_correlation() == pytest.approx(1.0)
     assert all(row["covariance_fit"]["structured"] for row in depthwise)
     ks.initialize(model, "torch-default", seed=0)  # independent weights: no closed form fits
     uniform = [r for r in ks.inspect(model).spatial if r["kind"] == "depthwise"]

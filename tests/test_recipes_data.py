@@ -254,10 +254,13 @@ def test_rand_augment_runs_only_the_drawn_ops_and_equals_the_layer():
         stock = layer.transform_images(image[None], transformation, training=True)[0]
         layer.get_random_transformation = lambda *a, **k: transformation  # the same draws
         try:
-            return stock, apply_rand_augment(layer, image)
+            return stock, apply_rand_augment(layer, image), transformation["layer_idxes"]
         finally:
             del layer.get_random_transformation
 
+    traced, chosen = tf.function(both), set()  # traced once: each call draws other ops
     for image in x.astype("float32"):
-        stock, switched = tf.function(both)(tf.constant(image))
+        stock, switched, ops = traced(tf.constant(image))
         np.testing.assert_allclose(np.asarray(switched), np.asarray(stock), atol=1e-4)
+        chosen.update(np.asarray(ops).tolist())
+    assert len(chosen) > 2
