@@ -6,9 +6,12 @@ import os
 import keras
 import numpy as np
 import pytest
+from model_sources import SOURCES
 
 import keras_structinit as ks
 from keras_structinit.covariance import depth_fractions, resolve_schedule, variance_schedule
+
+from conftest import once_per_suite
 
 
 def test_the_fitted_sigma_of_a_conv_cov_convmixer_is_the_presets_schedule():
@@ -115,3 +118,23 @@ def test_a_model_without_convs_or_mlp_blocks_has_only_its_layers():
         ks.inspect("model.keras")
     with pytest.raises(TypeError, match="`data`"):
         ks.inspect(model, data=[1, 2])
+
+
+#: Sections each model source's report has (issue 36: ConvNeXt, a KerasHub ViT, the zoo, a user's model).
+SECTIONS = {"zoo ConvMixer": {"spatial"}, "zoo ConvNeXt": {"spatial", "mlp"}, "zoo ViT": {"spatial", "mlp"},
+            "zoo LCResNet": {"spatial"}, "keras.applications ConvNeXt": {"spatial", "mlp"},
+            "KerasHub ViT": {"spatial", "mlp"}, "user Sequential": {"spatial"}}
+
+
+@once_per_suite("inspect reads weights with NumPy; the report does not depend on the backend")
+@pytest.mark.parametrize("source", list(SECTIONS))
+def test_every_model_source_gets_its_sections(source):
+    builder, extra = SOURCES[source]
+    if extra:
+        pytest.importorskip(extra)
+    model = builder()
+    report = json.loads(ks.inspect(model).to_json())
+    assert {name for name in ("spatial", "mlp") if report[name]} == SECTIONS[source]
+    assert len(report["layers"]) == len({v.path for v in model.variables})
+    for row in report["spatial"]:
+        assert len(row["kernel_size"]) == 2 and row["kind"] in ("depthwise", "conv", "lc")
