@@ -32,7 +32,7 @@ from keras_structinit.arguments import (
 )
 from keras_structinit.cli import RECIPES
 from keras_structinit.freezing import freeze_spatial
-from keras_structinit.io_utils import atomic_path, check_output, prepare_output_dir, write_json, write_text
+from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_json, write_text
 from keras_structinit.methods import check_parts, initialize, load_parts, paper_setups, parse_init_spec
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
@@ -50,6 +50,8 @@ OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png", 
 BACKUP_DIR = "backup"
 #: ``results.json``'s ``status``: written ``running`` first, so a killed run never looks finished.
 STATUSES = ("running", "finished", "interrupted")
+#: The statuses of a run ``--resume`` goes on with.
+UNFINISHED = tuple(s for s in STATUSES if s != "finished")
 # Training images whose patches data-aligned init measures (a seeded random subset).
 ALIGN_IMAGES = 10_000
 TABLE = (
@@ -246,11 +248,11 @@ def _check_out(out, overwrite, parts, data, eval_data, distill_from, resume=Fals
             previous = json.load(f)
     except (OSError, ValueError):
         previous = {}
-    if previous.get("status") not in ("running", "interrupted"):
+    if previous.get("status") not in UNFINISHED:
         raise ValueError(f"--resume: `{name}` {os.fspath(out)!r} holds no unfinished run (a results.json "
-                         "with status running or interrupted)")
-    for path in (os.path.join(os.fspath(out), f) for f in OUTPUT_FILES):
-        check_output(path, name, overwrite=True, inputs=inputs)
+                         f"with status {' or '.join(UNFINISHED)})")
+    # Its files stay; only the checks that no output replaces an input (or the folder is a file).
+    prepare_output_dir(out, OUTPUT_FILES, name, overwrite=True, inputs=inputs, check_only=True)
     return previous
 
 
@@ -441,13 +443,13 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
         distill_alpha=None if teacher is None else distill_alpha,
         distill_mode=None if teacher is None else distill_mode, **config.to_dict(), paper=paper)
     epochs = config_record["epochs"]
+    resumed_at = backup_epoch(backup_dir) if resume else None
     if resume:
         _check_same_run(previous, config_record)
-        _truncate_log(log_path, backup_epoch(backup_dir))
+        _truncate_log(log_path, resumed_at)
     results_path = os.path.join(out, "results.json")
     run_record = {"status": "running", "config": config_record, "data": data.description,
-                  "versions": versions(), "machine": machine_info(),
-                  "resumed_at_epoch": backup_epoch(backup_dir) if resume else None}
+                  "versions": versions(), "machine": machine_info(), "resumed_at_epoch": resumed_at}
     write_json(results_path, run_record)
     start = time.perf_counter()
     fit_options = dict(callbacks=fit_callbacks, verbose=verbose, backup_dir=backup_dir)

@@ -7,6 +7,7 @@ transformation per call). Normalization is the last step.
 
 from __future__ import annotations
 
+import functools
 import os
 
 import numpy as np
@@ -141,13 +142,20 @@ class _Draws:
         return _tf().random.experimental.stateless_fold_in(self._base, self._draws)
 
 
+@functools.cache
+def _element_seeds():
+    """:class:`_Draws` as a ``SeedGenerator`` (what ``keras.random`` accepts), made once; its state
+    is the traced ``base``, not a variable, so it does not call ``SeedGenerator.__init__``."""
+    from keras.src.random.seed_generator import SeedGenerator
+
+    return type("ElementSeeds", (_Draws, SeedGenerator), {})
+
+
 def _seeded(layer, inputs, base, call=None, **kwargs):
     """``layer(inputs, **kwargs)`` (or ``call(layer, inputs)``) with the layer's draws seeded from
     ``base`` (see :class:`_Draws`)."""
-    from keras.src.random.seed_generator import SeedGenerator
-
     draws = _Draws(base)
-    draws.__class__ = type("ElementSeeds", (_Draws, SeedGenerator), {})  # what keras.random accepts
+    draws.__class__ = _element_seeds()
     layer._get_seed_generator = lambda backend=None: draws
     try:
         return layer(inputs, **kwargs) if call is None else call(layer, inputs)
@@ -179,6 +187,18 @@ def apply_rand_augment(layer, image):
         return tf.cast(image[0], layer.compute_dtype)
     finally:
         layer.backend.reset()
+
+
+def _flip_and_augment(image, key, flip, augment):
+    """The per-image draws both recipes share, each of its own fold of ``key``: a horizontal flip
+    (when ``flip``), then RandAugment (when ``augment``, :func:`apply_rand_augment`)."""
+    tf = _tf()
+    if flip:
+        image = tf.image.stateless_random_flip_left_right(
+            image, tf.random.experimental.stateless_fold_in(key, -2))
+    if augment is not None:
+        image = _seeded(augment, image, key, call=apply_rand_augment)
+    return image
 
 
 def element_seed(seed, step, index):
@@ -213,9 +233,8 @@ def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
     start_batch = validation.int_value(start_batch, "start_batch", minimum=0)
     rand_augment = check_rand_augment(rand_augment)
     height, width, channels = x.shape[1:]
-    examples = tf.data.Dataset.from_tensor_slices((x, np.asarray(y), np.arange(len(x), dtype=np.int64)))
     if not training:
-        ds = examples.map(lambda image, label, _: (image, label)).batch(
+        ds = tf.data.Dataset.from_tensor_slices((x, np.asarray(y))).batch(
             batch_size, drop_remainder=bool(drop_remainder) and len(x) >= batch_size)
         return ds.map(lambda images, labels: (normalize_images(images, mean, std), labels),
                       num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
@@ -229,12 +248,7 @@ def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
             image = tf.pad(image, [[pad, pad], [pad, pad], [0, 0]])
             image = tf.image.stateless_random_crop(image, (height, width, channels),
                                                    tf.random.experimental.stateless_fold_in(key, -1))
-        if flip:
-            image = tf.image.stateless_random_flip_left_right(
-                image, tf.random.experimental.stateless_fold_in(key, -2))
-        if augment is not None:
-            image = _seeded(augment, image, key, call=apply_rand_augment)
-        return image
+        return _flip_and_augment(image, key, flip, augment)
 
     def per_batch(indices, step):
         batch = tf.map_fn(lambda i: per_image(i, step), indices,
@@ -304,10 +318,10 @@ def erase_and_mix(ds, mixup_alpha=0.0, cutmix_alpha=0.0, random_erasing=0.0, see
     def erase_and_mix_batch(images, labels, key):
         if eraser is not None:
             images = _seeded(eraser, images, tf.random.experimental.stateless_fold_in(key, -1), training=True)
-        if len(mixers) == 1:
-            return apply(mixers[0], images, labels, key)
         if not mixers:
             return images, labels
+        if len(mixers) == 1:
+            return apply(mixers[0], images, labels, key)
         pick = tf.random.stateless_uniform((), tf.random.experimental.stateless_fold_in(key, -2)) < 0.5
         return tf.cond(pick, lambda: apply(mixers[0], images, labels, key),
                        lambda: apply(mixers[1], images, labels, key))  # one of the two
@@ -444,11 +458,7 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
             key = element_seed(seed, -2, position)
             image = random_resized_crop(image, image_size,
                                         seed=tf.random.experimental.stateless_fold_in(key, -1))
-            image = tf.image.stateless_random_flip_left_right(
-                image, tf.random.experimental.stateless_fold_in(key, -2))
-            if augment is not None:
-                image = _seeded(augment, image, key, call=apply_rand_augment)
-            return image, label
+            return _flip_and_augment(image, key, True, augment), label
 
         ds = ds.enumerate().map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
     else:
