@@ -10,6 +10,9 @@ import zipfile
 from keras_structinit import validation
 
 BACKENDS = ("tensorflow", "jax", "torch")
+#: The recipes' ``precision`` and ``distribution`` names (:mod:`keras_structinit.recipes.devices`).
+PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
+DISTRIBUTIONS = ("data_parallel", "multi_worker", "mirrored", "tpu", "auto")
 #: What a bad input raises while it is read (a truncated zip, a refused Lambda, a missing module, a
 #: failed download).
 INPUT_ERRORS = (ValueError, TypeError, OSError, ImportError, EOFError, zipfile.BadZipFile, RuntimeError)

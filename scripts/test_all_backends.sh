@@ -19,17 +19,18 @@ status=0
 echo "=== ruff ==="
 python -m ruff check keras_structinit tests examples benchmarks || status=1
 
-# The CLI tests train models and run the demo; the weight-selection, walker and mimetic tests
-# build KerasHub, KerasCV and keras.applications models: slow in eager JAX, and memory that
-# TensorFlow keeps. The walker and mimetic files also even out the two lanes (below).
+# The CLI tests train models and run the demo; the weight-selection tests build KerasHub,
+# KerasCV and keras.applications models: slow in eager JAX, and memory that TensorFlow keeps.
 SPLIT_FILES=(tests/test_cli.py tests/test_selection_ecosystem.py tests/test_selection_select.py
              tests/test_selection_teachers.py tests/test_recipes_distill.py
-             tests/test_selection_keras_cv.py tests/test_walker.py tests/test_mimetic_apply.py)
+             tests/test_selection_keras_cv.py)
 ignore=()
 for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
-# The two longest first; measured on the 2-core CI machine on 2026-11-25 (s): jax 434, torch 307,
-# jax-split 177, tensorflow 337, tensorflow-split 225, so the lanes ended at 771 s and 709 s.
-JOBS=(jax torch jax-split tensorflow tensorflow-split)
+# Longest first, so that the two short split jobs fill the end of the lane that the longest job
+# started. At 11cb2c4 (2026-11-26, s): jax 614, torch 476, jax-split 185, tensorflow 458,
+# tensorflow-split 204 ran in the order jax, torch, jax-split, tensorflow, tensorflow-split: the
+# lanes ended 207 s apart (1072 s and 865 s).
+JOBS=(jax torch tensorflow jax-split tensorflow-split)
 logs="$(mktemp -d)"
 trap 'rm -rf "${logs}"' EXIT
 export JAX_COMPILATION_CACHE_DIR="${logs}/jax-cache"  # tests/conftest.py leaves a set one alone

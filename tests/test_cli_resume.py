@@ -37,27 +37,25 @@ def _weights(path):
     return [np.asarray(w) for w in keras.saving.load_model(path).get_weights()]
 
 
-def test_one_seed_gives_one_log_with_the_default_augmentation(tmp_path, capsys):
+def test_one_seed_gives_one_log_and_a_killed_run_resumes_to_the_uninterrupted_weights(tmp_path, capsys):
+    """One seed, one log.csv with the default augmentation: the killed run's first two epochs,
+    logged by another process, equal the whole run's. Resumed after SIGKILL, it ends with the
+    whole run's log (no repeated epoch) and its weights, bit for bit."""
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
-    for out in ("a", "b"):
-        assert cli.main(_argv(data, tmp_path / out, epochs=2)) == 0
-    first = (tmp_path / "a" / "log.csv").read_text()
-    assert first == (tmp_path / "b" / "log.csv").read_text() and len(first.splitlines()) == 3
-    results = json.loads((tmp_path / "a" / "results.json").read_text())
+    whole = tmp_path / "whole"
+    assert cli.main(_argv(data, whole)) == 0
+    results = json.loads((whole / "results.json").read_text())
     assert results["status"] == "finished" and results["config"]["rand_augment"] is not None
-    assert not (tmp_path / "a" / "backup").exists()  # a finished run keeps no backup
+    assert not (whole / "backup").exists()  # a finished run keeps no backup
     # A used --out: refused without --resume or --overwrite, the old results untouched.
-    before = (tmp_path / "a" / "results.json").read_text()
-    assert cli.main(_argv(data, tmp_path / "a", epochs=2)) == 2
+    before = (whole / "results.json").read_text()
+    assert cli.main(_argv(data, whole)) == 2
     assert "--resume" in capsys.readouterr().err
-    assert cli.main([*_argv(data, tmp_path / "a", epochs=2), "--resume"]) == 2  # it finished
+    assert cli.main([*_argv(data, whole), "--resume"]) == 2  # it finished
     assert "holds no unfinished run" in capsys.readouterr().err
-    assert (tmp_path / "a" / "results.json").read_text() == before
+    assert (whole / "results.json").read_text() == before
 
-
-def test_a_run_killed_after_an_epoch_resumes_to_the_uninterrupted_weights(tmp_path, capsys):
-    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
-    assert cli.main(_argv(data, tmp_path / "whole")) == 0
+    out = tmp_path / "killed"
     killed = _child(tmp_path, """
         import os, signal, sys
         import keras
@@ -71,18 +69,18 @@ def test_a_run_killed_after_an_epoch_resumes_to_the_uninterrupted_weights(tmp_pa
         progress = train.progress_callbacks
         train.progress_callbacks = lambda *a, **k: (progress(*a, **k)[0],
                                                     [*progress(*a, **k)[1], KillAfterSecondEpoch()])
-        """, _argv(data, tmp_path / "killed"))
+        """, _argv(data, out))
     assert killed.returncode == -9, killed.stderr[-3000:]
-    out = tmp_path / "killed"
     assert json.loads((out / "results.json").read_text())["status"] == "running"  # never "finished"
-    assert len((out / "log.csv").read_text().splitlines()) == 3  # epoch 2 logged before the kill
+    whole_log = (whole / "log.csv").read_text()
+    # The header and epochs 1-2 (logged before the kill), as the whole run logged them.
+    assert (out / "log.csv").read_text() == "".join(whole_log.splitlines(keepends=True)[:3])
     assert cli.main([*_argv(data, out), "--resume"]) == 0
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "finished" and results["resumed_at_epoch"] == 1
-    assert (out / "log.csv").read_text() == (tmp_path / "whole" / "log.csv").read_text()  # no repeated epoch
+    assert (out / "log.csv").read_text() == whole_log
     assert len(results["metrics"]["loss"]) == 3
-    for got, want in zip(_weights(out / "model.keras"), _weights(tmp_path / "whole" / "model.keras"),
-                         strict=True):
+    for got, want in zip(_weights(out / "model.keras"), _weights(whole / "model.keras"), strict=True):
         np.testing.assert_array_equal(got, want)
 
 

@@ -298,9 +298,11 @@ def _assert_all_close(got, want):
 
 
 def _compile_cases():
-    """``(jit_compile, implementation)``: every compile mode, on the shifted path
-    (which "auto" takes with XLA on a CPU) where the backend's compiler allows."""
-    for jit_compile in (True, False, "auto"):
+    """``(jit_compile, implementation)``: both compile modes, on the shifted path (which the
+    layer's "auto" takes with XLA on a CPU) where the backend's compiler allows. Keras resolves
+    ``jit_compile="auto"`` to one of the two (here: XLA on JAX; not on TensorFlow with CPUs only,
+    nor on torch), so it is no third case."""
+    for jit_compile in (True, False):
         if BACKEND == "torch" and jit_compile is True:
             # torch.compile of a whole model takes minutes on a 2-core CPU; the
             # layer's torch path is torch's own conv2d, which needs no dynamic-shape fix.

@@ -18,6 +18,8 @@ from keras_structinit.recipes.data import (
     random_resized_crop,
 )
 
+from conftest import once_per_suite
+
 tf = pytest.importorskip("tensorflow")
 
 
@@ -221,6 +223,8 @@ def test_bad_rand_augment(bad, error):
         check_rand_augment(bad)
 
 
+@once_per_suite("the stream's draws are TensorFlow's stateless ops in tf.data on every backend (the CLI's "
+                "kill-and-resume test checks one seed's log per backend)")
 def test_the_training_stream_is_a_function_of_the_seed_and_resumes_at_any_batch():
     """Issue 37: every draw is stateless in (seed, pass, example), so two pipelines with one seed
     give the same batches whatever the map's parallelism, and start_batch=k is the stream from k."""
@@ -242,6 +246,7 @@ def test_the_training_stream_is_a_function_of_the_seed_and_resumes_at_any_batch(
     assert not np.array_equal(first[0][0], stream(seed=1, count=1)[0][0])
 
 
+@once_per_suite("a tf.function of Keras' layers on their TensorFlow backend, whatever the Keras backend")
 def test_rand_augment_runs_only_the_drawn_ops_and_equals_the_layer():
     """Keras' RandAugment computes all 11 ops per draw and keeps one; apply_rand_augment switches."""
     from keras_structinit.recipes.data import _rand_augment_layer, apply_rand_augment

@@ -1,5 +1,6 @@
-"""distribution="multi_worker": two JAX processes on this machine train as one (issue 37)."""
+"""distribution="multi_worker": two local processes train as one, on JAX and TensorFlow (issue 37)."""
 
+import json
 import os
 import runpy
 import socket
@@ -21,7 +22,7 @@ TRAIN = textwrap.dedent("""
 
     distribution, out = sys.argv[1], sys.argv[2]
     if distribution == "multi_worker":
-        recipes.devices.initialize_processes()  # before any JAX computation
+        recipes.devices.initialize_processes()  # before any computation
 
     def build():
         keras.utils.set_random_seed(0)
@@ -43,18 +44,27 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def _worker_environments():
+    """Each of two processes' environment, as the backend's engine reads it."""
+    if keras.backend.backend() == "jax":
+        shared = dict(KERAS_DISTRIBUTION_NUM_PROCESSES="2",
+                      KERAS_DISTRIBUTION_JOB_ADDRESSES=f"localhost:{_free_port()}")
+        return [dict(shared, KERAS_DISTRIBUTION_PROCESS_ID=str(i)) for i in range(2)]
+    workers = [f"localhost:{_free_port()}" for _ in range(2)]
+    tasks = [{"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}} for i in range(2)]
+    return [dict(TF_CONFIG=json.dumps(task)) for task in tasks]
+
+
 @pytest.mark.slow
-@pytest.mark.skipif(keras.backend.backend() != "jax",
-                    reason="multi-process training is JAX's (keras.distribution)")
+@pytest.mark.skipif(keras.backend.backend() == "torch", reason="Keras' torch trainer runs on one device")
 def test_two_processes_end_where_one_process_with_the_same_global_batch_does(tmp_path, monkeypatch):
     script = tmp_path / "train.py"
     monkeypatch.setattr(sys, "argv", [str(script), "none", str(tmp_path / "one.npy")])
     script.write_text(TRAIN)
-    env = dict(os.environ, KERAS_BACKEND="jax", KERAS_DISTRIBUTION_NUM_PROCESSES="2",
-               KERAS_DISTRIBUTION_JOB_ADDRESSES=f"localhost:{_free_port()}")
     workers = [subprocess.Popen([sys.executable, str(script), "multi_worker", str(tmp_path / f"w{i}.npy")],
-                                env={**env, "KERAS_DISTRIBUTION_PROCESS_ID": str(i)}, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True) for i in range(2)]
+                                env={**os.environ, **env}, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+               for i, env in enumerate(_worker_environments())]
     runpy.run_path(str(script), run_name="__main__")  # meanwhile, the one-process run here
     outputs = [w.communicate(timeout=300)[0] for w in workers]
     for worker, output in zip(workers, outputs, strict=True):
@@ -64,9 +74,32 @@ def test_two_processes_end_where_one_process_with_the_same_global_batch_does(tmp
         np.testing.assert_allclose(np.load(tmp_path / f"w{i}.npy"), one, atol=1e-5)
 
 
+@pytest.mark.skipif(keras.backend.backend() != "tensorflow", reason="TF_CONFIG is TensorFlow's")
+def test_tensorflow_needs_a_tf_config(monkeypatch):
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    with pytest.raises(ValueError, match="TF_CONFIG"):
+        devices.multi_worker_strategy()
+    monkeypatch.setenv("TF_CONFIG", "{not json")
+    with pytest.raises(ValueError, match="TF_CONFIG='{not json'"):
+        devices.multi_worker_strategy()
+
+
 def test_multi_worker_is_refused_where_keras_cannot_run_it():
-    if keras.backend.backend() == "jax":
-        assert devices.check_distribution("multi_worker") == "multi_worker"
-    else:  # TensorFlow: Keras' fit fails under MultiWorkerMirroredStrategy; torch: one device
-        with pytest.raises(ValueError, match="20585" if keras.backend.backend() == "tensorflow" else "torch"):
+    if keras.backend.backend() == "torch":  # Keras' torch trainer runs on one device
+        with pytest.raises(ValueError, match="torch"):
             devices.check_distribution("multi_worker")
+    else:
+        assert devices.check_distribution("multi_worker") == "multi_worker"
+
+
+def test_the_command_line_offers_every_distribution_the_recipes_take(tmp_path, capsys):
+    from keras_structinit import cli
+
+    parser = cli.build_parser()
+    for name in devices.DISTRIBUTIONS:
+        assert parser.parse_args(["train", "--distribution", name]).distribution == name
+    if keras.backend.backend() == "torch":  # refused before anything is read or written
+        argv = ["train", "--model", "simple-cnn", "--epochs", "1", "--data", str(tmp_path / "none.npz"),
+                "--out", str(tmp_path / "out"), "--distribution", "multi_worker"]
+        assert cli.main(argv) == 2
+        assert "JAX or TensorFlow" in capsys.readouterr().err and not (tmp_path / "out").exists()

@@ -18,6 +18,8 @@ import sys
 from keras_structinit import methods
 from keras_structinit.arguments import (
     BACKENDS,
+    DISTRIBUTIONS,
+    PRECISIONS,
     add_overwrite_argument,
     non_negative_float,
     non_negative_int,
@@ -30,8 +32,6 @@ from keras_structinit.arguments import (
 
 __all__ = ["build_parser", "main"]
 
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
-DISTRIBUTIONS = ("data_parallel", "mirrored", "tpu", "auto")
 RECIPES = ("cifar10", "cifar100", "imagenet")
 
 
@@ -167,7 +167,10 @@ def build_parser():
     train.add_argument("--patch-size", type=positive_int, default=None,
                        help="stem patch size (model default)")
     train.add_argument("--precision", choices=PRECISIONS, default=None)
-    train.add_argument("--distribution", choices=DISTRIBUTIONS, default=None)
+    train.add_argument("--distribution", choices=DISTRIBUTIONS, default=None,
+                       help="devices: data_parallel (JAX), mirrored or tpu (TensorFlow), multi_worker "
+                            "(several processes; JAX or TensorFlow, from the environment: "
+                            "docs/models-and-recipes.md), auto")
 
     init = sub.add_parser(
         "init", help="apply an init spec to your own model and save it as .keras",

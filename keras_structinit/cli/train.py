@@ -77,7 +77,7 @@ def run(args):
     """
     try:
         paper, paper_kwargs = _apply_paper(args)
-        if args.distribution == "multi_worker" and keras.backend.backend() == "jax":
+        if args.distribution == "multi_worker":
             args.out = _process_out(args.out)
     except (*INPUT_ERRORS, RuntimeError) as err:
         return usage_error("train", err)
@@ -193,7 +193,7 @@ def _apply_paper(args):
 
 
 def _process_out(out):
-    """Joins this process to a multi-process JAX run (before any JAX computation) and returns its
+    """Joins this process to a multi-process run (before any computation) and returns its
     ``--out``: process 0 writes ``out``, process ``i > 0`` its own ``out/process_<i>``."""
     from keras_structinit.recipes import devices
 

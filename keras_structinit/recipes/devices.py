@@ -10,15 +10,17 @@ they can build the model inside it.
 from __future__ import annotations
 
 import contextlib
+import functools
+import json
+import os
 
 import keras
 
+from keras_structinit.arguments import DISTRIBUTIONS, PRECISIONS  # also imported from here
 from keras_structinit.backend import accelerator  # also imported from here by the recipes
 
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
-DISTRIBUTIONS = ("data_parallel", "multi_worker", "mirrored", "tpu", "auto")
-#: Why TensorFlow has no ``"multi_worker"``: Keras 3's ``fit`` fails under
-#: ``tf.distribute.MultiWorkerMirroredStrategy`` (reproduced here with 2 local workers).
+#: Keras 3's ``fit`` fails under a plain ``tf.distribute.MultiWorkerMirroredStrategy``
+#: (reproduced here with 2 local workers); :func:`multi_worker_strategy` works around it.
 TF_MULTI_WORKER_ISSUE = "keras-team/keras#20585"
 # Keras exports its distribution classes but not their common base.
 KERAS_DISTRIBUTIONS = (keras.distribution.DataParallel, keras.distribution.ModelParallel)
@@ -114,11 +116,6 @@ def check_distribution(distribution):
         raise ValueError(
             "distribution='data_parallel' needs the JAX backend; on TensorFlow use 'mirrored' or 'tpu'."
         )
-    if distribution == "multi_worker" and backend != "jax":
-        raise ValueError(
-            "distribution='multi_worker' needs the JAX backend: Keras 3's fit fails under TensorFlow's "
-            f"MultiWorkerMirroredStrategy ({TF_MULTI_WORKER_ISSUE}); on one TensorFlow host use 'mirrored'."
-        )
     if distribution not in ("data_parallel", "multi_worker") and backend != "tensorflow":
         raise ValueError(
             f"distribution={distribution!r} needs the TensorFlow backend; on JAX use 'data_parallel'."
@@ -136,9 +133,10 @@ def resolve_distribution(distribution):
 
     * "data_parallel": ``keras.distribution.DataParallel`` over all local
       devices (JAX backend);
-    * "multi_worker": ``DataParallel`` over the devices of every process of a multi-process
-      (multi-host) JAX run, after :func:`initialize_processes`; each process reads its share
-      of each global batch (Keras' ``auto_shard_dataset``);
+    * "multi_worker": one model over the devices of every process of a multi-process
+      (multi-host) run, after :func:`initialize_processes`, each process reading its share of
+      each global batch: on JAX ``DataParallel`` over all processes' devices (Keras'
+      ``auto_shard_dataset``), on TensorFlow :func:`multi_worker_strategy` (``TF_CONFIG``);
     * "mirrored": ``tf.distribute.MirroredStrategy`` (TensorFlow backend,
       all local GPUs, or the CPU);
     * "tpu": ``tf.distribute.TPUStrategy`` on the TPU found by
@@ -154,6 +152,8 @@ def resolve_distribution(distribution):
         return keras.distribution.DataParallel(devices=keras.distribution.list_devices())
     if distribution == "multi_worker":
         initialize_processes()
+        if keras.backend.backend() == "tensorflow":
+            return multi_worker_strategy()
         return keras.distribution.DataParallel(devices=keras.distribution.list_devices(),
                                                auto_shard_dataset=True)
     import tensorflow as tf
@@ -167,15 +167,28 @@ def resolve_distribution(distribution):
 
 
 def initialize_processes():
-    """Joins this process to a multi-process JAX run (once; call it before any JAX computation).
+    """Joins this process to a multi-process run (once; call it before any computation).
 
-    ``keras.distribution.initialize()`` with what the environment says, as each launcher sets it:
-    ``KERAS_DISTRIBUTION_JOB_ADDRESSES`` (the coordinator's ``host:port``),
-    ``KERAS_DISTRIBUTION_NUM_PROCESSES`` and ``KERAS_DISTRIBUTION_PROCESS_ID``, or, without them,
-    what ``jax.distributed.initialize()`` detects itself (Cloud TPU pod slices, SLURM, Open MPI).
-    Collectives between CPU devices go through gloo (``jax_cpu_collectives_implementation``).
-    Returns ``(process_count, process_index)``.
+    Returns ``(process_count, process_index)``, read from the environment as each engine
+    defines it:
+
+    * JAX: ``keras.distribution.initialize()`` with ``KERAS_DISTRIBUTION_JOB_ADDRESSES`` (the
+      coordinator's ``host:port``), ``KERAS_DISTRIBUTION_NUM_PROCESSES`` and
+      ``KERAS_DISTRIBUTION_PROCESS_ID``, or, without them, what ``jax.distributed.initialize()``
+      detects itself (Cloud TPU pod slices, SLURM, Open MPI). Collectives between CPU devices go
+      through gloo (``jax_cpu_collectives_implementation``).
+    * TensorFlow: ``TF_CONFIG`` (its ``cluster`` and ``task``), through
+      :func:`multi_worker_strategy`, which TensorFlow needs created before any other op runs.
     """
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        resolver = multi_worker_strategy().cluster_resolver
+        tasks = resolver.cluster_spec().as_dict()
+        count = sum(len(tasks.get(kind, ())) for kind in ("chief", "worker"))
+        index = resolver.task_id + (1 if resolver.task_type == "worker" and "chief" in tasks else 0)
+        return max(count, 1), index
+    if backend != "jax":
+        raise ValueError(f"A multi-process run needs the JAX or TensorFlow backend; this is {backend!r}.")
     import jax
 
     if not getattr(initialize_processes, "done", False):
@@ -185,6 +198,44 @@ def initialize_processes():
         keras.distribution.initialize()
         initialize_processes.done = True
     return jax.process_count(), jax.process_index()
+
+
+@functools.cache
+def multi_worker_strategy():
+    """This process's ``tf.distribute.MultiWorkerMirroredStrategy`` (one per process, from ``TF_CONFIG``).
+
+    Keras 3's TensorFlow trainer calls ``strategy.reduce`` in two ways a collective strategy
+    rejects (:data:`TF_MULTI_WORKER_ISSUE`): on the nest of a whole batch (the symbolic build
+    before the first step) and with ``axis=0`` on scalar logs (the loss and metrics of every
+    step). The strategy returned reduces a nest leaf by leaf and a scalar over replicas
+    (``axis=None``); everything else is TensorFlow's own.
+
+    Raises:
+        ValueError: ``TF_CONFIG`` is unset or not JSON with a ``cluster``.
+    """
+    config = os.environ.get("TF_CONFIG")
+    try:
+        valid = "cluster" in json.loads(config)
+    except (TypeError, ValueError):
+        valid = False
+    if not valid:
+        raise ValueError(
+            "distribution='multi_worker' on TensorFlow reads its workers from the TF_CONFIG "
+            'environment variable, JSON as {"cluster": {"worker": ["host:port", ...]}, "task": '
+            f'{{"type": "worker", "index": i}}}}. Received: TF_CONFIG={config!r}'
+        )
+    import tensorflow as tf
+
+    class KerasMultiWorkerMirroredStrategy(tf.distribute.MultiWorkerMirroredStrategy):
+        def reduce(self, reduce_op, value, axis):
+            def reduce_one(leaf):
+                rank = self.experimental_local_results(leaf)[0].shape.rank
+                return super(KerasMultiWorkerMirroredStrategy, self).reduce(
+                    reduce_op, leaf, None if rank == 0 else axis)
+
+            return tf.nest.map_structure(reduce_one, value)
+
+    return KerasMultiWorkerMirroredStrategy()
 
 
 def tpu_resolver():
