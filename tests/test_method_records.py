@@ -17,8 +17,6 @@ import pytest
 import keras_structinit as ks
 from keras_structinit import _registry, methods
 
-from conftest import once_per_suite
-
 PACKAGE = Path(ks.__file__).parent
 METHODS = [r for r in methods.records() if r.name != "core"]
 
@@ -267,7 +265,6 @@ def _run(toy_path, *args):
     return result.stdout
 
 
-@once_per_suite("a plug-in method reaches the help, the registry and the exports in plain Python")
 def test_a_sixth_method_is_one_folder_and_one_record(toy_path):
     script = textwrap.dedent('''
         import contextlib, io, keras, numpy as np, keras_structinit as ks

@@ -247,25 +247,86 @@ def test_the_training_stream_is_a_function_of_the_seed_and_resumes_at_any_batch(
 
 
 @once_per_suite("a tf.function of Keras' layers on their TensorFlow backend, whatever the Keras backend")
-def test_rand_augment_runs_only_the_drawn_ops_and_equals_the_layer():
-    """Keras' RandAugment computes all 11 ops per draw and keeps one; apply_rand_augment switches."""
-    from keras_structinit.recipes.data import _rand_augment_layer, apply_rand_augment
+def test_each_image_gets_its_drawn_ops_as_the_layer_applies_them():
+    """rand_augment_batch runs each op on the images that drew it; every image comes out as Keras'
+    RandAugment gives it alone (a batch of one) with the same draws, ops and parameters: every op
+    met at each step, an op drawn twice with the same parameters, ops nobody drew skipped."""
+    from keras_structinit.recipes.data import _rand_augment_layer, _rows_of, apply_drawn_ops
 
     layer = _rand_augment_layer((2, 0.9), seed=0)
-    x, _ = images(n=6, size=16)
+    x = tf.constant(images(n=12, size=16)[0].astype("float32"))
+    count = len(layer._AUGMENT_LAYERS)
+    rng = np.random.default_rng(0)
+    cases = [np.stack([rng.permutation(12) % count, rng.permutation(12) % count], axis=1),  # every op
+             np.array([[3, 3]] * 6 + [[0, 5]] * 6)]  # an op twice; 9 of the 11 ops drawn by nobody
 
-    def both(image):
-        transformation = layer.get_random_transformation(image[None], training=True, seed=None)
-        stock = layer.transform_images(image[None], transformation, training=True)[0]
-        layer.get_random_transformation = lambda *a, **k: transformation  # the same draws
-        try:
-            return stock, apply_rand_augment(layer, image), transformation["layer_idxes"]
-        finally:
-            del layer.get_random_transformation
+    @tf.function
+    def compare(x):
+        layer.backend.set_backend("tensorflow")
+        transforms = layer.get_random_transformation(x, training=True)["transforms"]
+        seeds = layer._get_seed_generator("tensorflow")
+        def alone(i, name):  # image i's parameters of an op, cut from the batch's
+            return _rows_of(getattr(layer, name), transforms[name], x[i : i + 1], tf.constant([i]), seeds)
 
-    traced, chosen = tf.function(both), set()  # traced once: each call draws other ops
-    for image in x.astype("float32"):
-        stock, switched, ops = traced(tf.constant(image))
-        np.testing.assert_allclose(np.asarray(switched), np.asarray(stock), atol=1e-4)
-        chosen.update(np.asarray(ops).tolist())
-    assert len(chosen) > 2
+        results = []
+        for case, op_indices in enumerate(cases):
+            ours = apply_drawn_ops(layer, x, tf.constant(op_indices), transforms, seeds)
+            stock = []
+            for i, pair in enumerate(op_indices.tolist()):
+                image = x[i : i + 1]
+                if case == i == 0:  # the layer itself on one image: all ops computed, the drawn ones kept
+                    drawn = {"layer_idxes": tf.constant(pair),
+                             "transforms": {name: alone(i, name) for name in transforms}}
+                    image = layer.transform_images(image, drawn, training=True)
+                else:  # what that computes: the drawn ops in turn (11x cheaper to trace)
+                    for k in pair:
+                        name = layer._AUGMENT_LAYERS[k]
+                        image = getattr(layer, name).transform_images(image, alone(i, name))
+                stock.append(image[0])
+            results.append((ours, tf.stack(stock)))
+        # Cut to rows, each op's parameters transform those rows as the whole batch's do (Keras'
+        # Equalization excepted: its histogram spans the batch).
+        rows = tf.constant([1, 4, 5])
+        for name, t in transforms.items():
+            op = getattr(layer, name)
+            if name != "equalization":
+                whole = tf.gather(op.transform_images(x, t), rows)
+                part = tf.gather(x, rows)
+                results.append((op.transform_images(part, _rows_of(op, t, part, rows, seeds)), whole))
+        return results
+
+    results = compare(x)
+    assert len(results) == 2 + count - 1
+    for ours, stock in results:
+        assert ours.shape == stock.shape
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(stock), atol=1e-3)
+    assert not np.allclose(np.asarray(results[0][0]), np.asarray(x), atol=1)  # the ops changed images
+
+
+@once_per_suite("TensorFlow ops in tf.data, whatever the Keras backend")
+def test_equalize_images_is_the_layer_on_each_image_alone():
+    """One bincount for a batch; each image as keras.layers.Equalization equalizes it alone (the
+    layer on a batch pools the batch's histogram), a channel in one bin left as it is."""
+    import keras
+
+    from keras_structinit.recipes.data import bincount_histogram, equalize_images
+
+    layer = keras.layers.Equalization(value_range=(0, 255))
+    layer._custom_histogram_fixed_width = bincount_histogram  # its TensorFlow histogram, any backend
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (5, 9, 7, 3)).astype("float32")
+    x[1, ..., 2] = 77  # one occupied bin
+    x[2] = rng.integers(100, 120, (9, 7, 3))  # a narrow range, stretched
+    x[3, ..., 0] = np.where(rng.random((9, 7)) < 0.5, 3, 250)  # two bins
+
+    @tf.function
+    def alone(image):
+        layer.backend.set_backend("tensorflow")
+        return layer.transform_images(image[None], None)[0]
+
+    ours = np.asarray(equalize_images(tf.constant(x)))
+    np.testing.assert_array_equal(ours, np.stack([np.asarray(alone(tf.constant(image))) for image in x]))
+    np.testing.assert_array_equal(ours[1, ..., 2], x[1, ..., 2])
+    assert ours[2].max() == 255 and ours[2].min() == 0
+    pooled = np.asarray(tf.function(lambda b: layer.transform_images(b, None))(tf.constant(x)))
+    assert not np.array_equal(pooled, ours)  # why the recipe does not call the layer on a batch

@@ -1,8 +1,9 @@
 """Input pipelines of the recipes (``tf.data``; they feed ``fit`` on every backend).
 
-Augmentations run per image, before batching, so each image gets its own
-crop, flip and RandAugment ops (Keras' augmentation layers draw one random
-transformation per call). Normalization is the last step.
+Crops and flips run per image; RandAugment runs per batch with each image's own ops and
+parameters (:func:`rand_augment_batch`; Keras' layer draws one list of ops per call); erasing
+and mixing run per batch. Every draw is a stateless function of the run's seed and the
+element's position (:func:`element_seed`). Normalization is the last step.
 """
 
 from __future__ import annotations
@@ -163,42 +164,123 @@ def _seeded(layer, inputs, base, call=None, **kwargs):
         del layer._get_seed_generator
 
 
-def apply_rand_augment(layer, image):
-    """``keras.layers.RandAugment`` on one image ``(H, W, C)``, running only the ops it draws.
+def rand_augment_batch(layer, images):
+    """``keras.layers.RandAugment`` on a batch ``(B, H, W, C)``, each image with its own ops.
 
-    The layer draws its ``num_ops`` op indices and every op's parameters as Keras does, then
-    ``transform_images`` computes *all* of its 11 ops for each of the ``num_ops`` and keeps one
-    with ``where``: 22 transforms per image at ``num_ops=2``. Here each of the ``num_ops`` is a
-    ``tf.switch_case`` over the same ops with the same parameters, so only the drawn op runs;
-    the result equals the layer's (tested). On one core, RandAugment at ``num_ops=2`` went from
-    2.85 to 0.41 ms per CIFAR image and from 72 to 5.3 ms per 224 x 224 image
-    (``benchmarks/results/cpu/input_pipeline.md``, the "Keras' own transform" rows).
+    Called on a batch, the layer draws one list of ``num_ops`` op indices for all its images,
+    and its ``transform_images`` computes each of its 11 ops on every image, keeping one with
+    ``where``; applied image by image (so that each gets its own ops) that is 22 transforms per
+    image at ``num_ops=2``: 2.1 ms per CIFAR image on one core, 0.077 ms here
+    (``benchmarks/results/cpu/input_pipeline.md``). Here the layer draws each op's
+    parameters for every image once, as Keras does (an op drawn twice reuses them), and each
+    image draws its own ``num_ops`` indices, uniform over the ops as the layer's ``randint``;
+    then each op runs once per step, on the images that drew it (``dynamic_partition``, then
+    ``dynamic_stitch`` back in order). Each image comes out as the layer would transform it with
+    those draws (tested); the draws come from the layer's seed generator (:func:`_seeded`).
     """
     tf = _tf()
     layer.backend.set_backend("tensorflow")  # in tf.data, as the layer's __call__ does
     try:
-        image = tf.cast(image[None], layer.compute_dtype)  # the ops take batches, as in call()
-        transformation = layer.get_random_transformation(image, training=True)
-        ops = [(getattr(layer, name), value) for name, value in transformation["transforms"].items()]
-        for i in range(layer.num_ops):
-            branches = [(lambda op=op, value=value, image=image: op.transform_images(image, value))
-                        for op, value in ops]
-            image = tf.switch_case(tf.cast(transformation["layer_idxes"][i], tf.int32), branches)
-        return tf.cast(image[0], layer.compute_dtype)
+        images = tf.cast(images, layer.compute_dtype)
+        transforms = layer.get_random_transformation(images, training=True)["transforms"]
+        seeds = layer._get_seed_generator(layer.backend._backend)
+        op_indices = layer.backend.random.randint(
+            (tf.shape(images)[0], layer.num_ops), 0, len(transforms), seed=seeds)
+        return apply_drawn_ops(layer, images, op_indices, transforms, seeds)
     finally:
         layer.backend.reset()
 
 
-def _flip_and_augment(image, key, flip, augment):
-    """The per-image draws both recipes share, each of its own fold of ``key``: a horizontal flip
-    (when ``flip``), then RandAugment (when ``augment``, :func:`apply_rand_augment`)."""
+def apply_drawn_ops(layer, images, op_indices, transforms, seeds=None):
+    """``images`` after the ops of ``layer`` (a ``RandAugment``) that ``op_indices`` ``(B, num_ops)``
+    names, step after step, with the per-image parameters ``transforms`` (the layer's
+    ``get_random_transformation(images)["transforms"]``). Each op runs on its images only."""
     tf = _tf()
-    if flip:
-        image = tf.image.stateless_random_flip_left_right(
-            image, tf.random.experimental.stateless_fold_in(key, -2))
-    if augment is not None:
-        image = _seeded(augment, image, key, call=apply_rand_augment)
-    return image
+    names = list(transforms)
+    positions_of_all = tf.range(tf.shape(images)[0])
+    for step in range(op_indices.shape[1]):
+        positions = tf.dynamic_partition(positions_of_all, tf.cast(op_indices[:, step], tf.int32), len(names))
+        parts = []
+        for name, rows in zip(names, positions, strict=True):
+            op, part = getattr(layer, name), tf.gather(images, rows)
+            parts.append(tf.cond(  # some ops index their first image: none may have drawn this one
+                tf.size(rows) > 0,
+                lambda op=op, part=part, rows=rows, name=name: _transform(
+                    op, part, _rows_of(op, transforms[name], part, rows, seeds)),
+                lambda part=part: part))
+        images = tf.ensure_shape(tf.dynamic_stitch(positions, parts), images.shape)
+    return images
+
+
+def _transform(op, images, transformation):
+    """``op.transform_images``, but each image equalized on its own for ``Equalization``: Keras'
+    takes one histogram per channel over the whole batch; RandAugment's equalize (and the layer
+    on one image) takes each image's own (:func:`equalize_images`)."""
+    import keras
+
+    if isinstance(op, keras.layers.Equalization):
+        if tuple(op.value_range) == (0, 255) and op.data_format == "channels_last":
+            return equalize_images(images, op.bins)
+        return _tf().map_fn(lambda image: op.transform_images(image[None], transformation)[0], images)
+    return op.transform_images(images, transformation)
+
+
+def equalize_images(images, bins=256):
+    """``keras.layers.Equalization(value_range=(0, 255), bins=bins)`` applied to each image alone, for
+    a whole batch ``(N, H, W, C)`` at once.
+
+    Per image and channel, as the layer computes it for one image: the histogram of
+    ``int(v (bins - 1) / 255)``, its cumulative sum ``cdf``, the table
+    ``clip(round((cdf - cdf_min) 255 / (cdf[-1] - cdf_min)), 0, 255)`` (``cdf_min`` the first
+    nonzero count; a zero denominator counts as 1) read at ``int(v / 255 (bins - 1))``; a channel
+    with one occupied bin stays as it is. All channels' histograms are one ``bincount``.
+    """
+    tf = _tf()
+    x = tf.cast(images, tf.float32)
+    count, channels = tf.shape(x)[0], x.shape[-1]
+    bin_of = tf.clip_by_value(tf.cast(x * (bins - 1) / 255.0, tf.int32), 0, bins - 1)
+    row = (tf.range(count)[:, None, None, None] * channels + tf.range(channels)) * bins
+    size = count * channels * bins
+    hist = tf.reshape(tf.math.bincount(tf.reshape(bin_of + row, [-1]), minlength=size, maxlength=size,
+                                       dtype=tf.int32), (count, channels, bins))
+    cdf = tf.cumsum(hist, axis=-1)
+    cdf_min = tf.reduce_min(tf.where(cdf > 0, cdf, tf.int32.max), axis=-1, keepdims=True)
+    denominator = cdf[..., -1:] - cdf_min
+    denominator = tf.where(denominator == 0, 1, denominator)
+    table = tf.clip_by_value(tf.round(tf.cast((cdf - cdf_min) * 255, tf.float64)
+                                      / tf.cast(denominator, tf.float64)), 0, 255)
+    look = tf.cast(tf.clip_by_value(x / 255.0 * (bins - 1), 0, bins - 1), tf.int32)  # (N, H, W, C)
+    shape = tf.shape(look)
+    look = tf.reshape(tf.transpose(look, (0, 3, 1, 2)), (count, channels, -1))
+    out = tf.gather(tf.cast(table, tf.float32), look, batch_dims=2)
+    out = tf.transpose(tf.reshape(out, (count, channels, shape[1], shape[2])), (0, 2, 3, 1))
+    flat = tf.math.count_nonzero(hist, axis=-1) <= 1  # (N, C): left as it is
+    return tf.cast(tf.where(flat[:, None, None, :], x, out), images.dtype)
+
+
+def _rows_of(op, transformation, part, rows, seeds):
+    """``op``'s ``transformation`` of a batch, cut to the images ``rows`` (``part``): its per-image
+    tensors (rank >= 1, batch first) gathered; what describes the batch (its size, its shape) as
+    ``op`` draws it for ``part`` (draws that are then dropped)."""
+    if transformation is None:
+        return None
+    tf = _tf()
+    own = op.get_random_transformation(part, training=True, seed=seeds)
+    return tf.nest.map_structure(
+        lambda whole, cut: tf.gather(whole, rows) if tf.is_tensor(whole) and whole.shape.rank else cut,
+        transformation, own)
+
+
+def _flip(image, key):
+    """A horizontal flip with probability 1/2, drawn from its own fold of ``key``."""
+    tf = _tf()
+    return tf.image.stateless_random_flip_left_right(image, tf.random.experimental.stateless_fold_in(key, -2))
+
+
+def _augment_batch(augment, images, key):
+    """:func:`rand_augment_batch` with the draws of its own fold of the batch's ``key``."""
+    return _seeded(augment, images, _tf().random.experimental.stateless_fold_in(key, -3),
+                   call=rand_augment_batch)
 
 
 def element_seed(seed, step, index):
@@ -220,8 +302,9 @@ def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
     flip; optional ``keras.layers.RandAugment(num_ops, factor=magnitude)``; per batch random
     erasing, MixUp and CutMix (:func:`erase_and_mix`, off by default); then
     ``(x / 255 - mean) / std``. Every random choice is a stateless function of ``seed``, the
-    pass and the example's index (the order of pass ``p`` of ``(seed, p)``, an example's crop,
-    flip and RandAugment ops of :func:`element_seed`, a batch's mixing of its first example's),
+    pass and the example's index (the order of pass ``p`` of ``(seed, p)``, an example's crop
+    and flip of :func:`element_seed`, a batch's RandAugment draws and mixing of its first
+    example's),
     so two runs with one seed see the same batches whatever the map's parallelism, and
     ``start_batch`` (batches of the stream to skip, e.g. ``epoch * steps_per_epoch`` when a run
     resumes) starts the stream where an uninterrupted run would be, without augmenting what it
@@ -248,12 +331,15 @@ def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
             image = tf.pad(image, [[pad, pad], [pad, pad], [0, 0]])
             image = tf.image.stateless_random_crop(image, (height, width, channels),
                                                    tf.random.experimental.stateless_fold_in(key, -1))
-        return _flip_and_augment(image, key, flip, augment)
+        return _flip(image, key) if flip else image
 
     def per_batch(indices, step):
         batch = tf.map_fn(lambda i: per_image(i, step), indices,
                           fn_output_signature=tf.TensorSpec((height, width, channels), tf.float32))
-        return batch, tf.gather(labels, indices), element_seed(seed, step, -1 - indices[0])
+        key = element_seed(seed, step, -1 - indices[0])
+        if augment is not None:
+            batch = _augment_batch(augment, batch, key)
+        return batch, tf.gather(labels, indices), key
 
     drop = (True if drop_remainder is None else bool(drop_remainder)) and len(x) >= batch_size
     first_pass, skip = divmod(start_batch, len(x) // batch_size if drop else -(-len(x) // batch_size))
@@ -458,17 +544,24 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
             key = element_seed(seed, -2, position)
             image = random_resized_crop(image, image_size,
                                         seed=tf.random.experimental.stateless_fold_in(key, -1))
-            return _flip_and_augment(image, key, True, augment), label
+            return _flip(image, key), label
+
+        def per_batch(position, batch):  # draws of element_seed(seed, -1, batch position)
+            images, labels = batch
+            key = element_seed(seed, -1, position)
+            if augment is not None:
+                images = _augment_batch(augment, images, key)
+            return images, tf.one_hot(labels, num_classes), key
 
         ds = ds.enumerate().map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
+        ds = ds.batch(batch_size, drop_remainder=True).enumerate().map(per_batch,
+                                                                        num_parallel_calls=tf.data.AUTOTUNE)
+        ds = erase_and_mix(ds, mixup_alpha, cutmix_alpha, random_erasing, seed)
     else:
         crop = keras.layers.CenterCrop(image_size, image_size)
         ds = ds.map(lambda image, label: (crop(image), label), num_parallel_calls=tf.data.AUTOTUNE)
-    ds = ds.batch(batch_size, drop_remainder=training)
-    ds = ds.map(lambda images, labels: (images, tf.one_hot(labels, num_classes)),
-                num_parallel_calls=tf.data.AUTOTUNE)
-    if training:
-        ds = erase_and_mix(ds, mixup_alpha, cutmix_alpha, random_erasing, seed)
+        ds = ds.batch(batch_size).map(lambda images, labels: (images, tf.one_hot(labels, num_classes)),
+                                      num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.map(lambda images, labels: (normalize_images(images, IMAGENET_MEAN, IMAGENET_STD), labels),
                 num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(PREFETCH_BATCHES).with_options(_bounded_memory(tf)), num_classes
