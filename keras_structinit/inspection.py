@@ -35,6 +35,7 @@ from keras_structinit import walker
 from keras_structinit.alignment import misalignment, patch_covariance, random_basis
 from keras_structinit.alignment.apply import conv_targets, weight_covariance
 from keras_structinit.covariance.fit import filter_statistics, fit_sigma
+from keras_structinit.covariance.schedule import depth_fractions
 from keras_structinit.io_utils import write_text
 from keras_structinit.lc import fold_kernels, variance_entropy
 from keras_structinit.reporting import format_table
@@ -96,13 +97,16 @@ def _spatial(model):
         pointwise = {}
     kinds = ["depthwise" if walker.depthwise_kernel(layer) is not None else "lc" if id(layer) in pointwise
              else "conv" for layer, _ in found]
+    depth = {}  # each layer's depth fraction among the layers of its kind
+    for kind in set(kinds):
+        of_kind = [i for i, k in enumerate(kinds) if k == kind]
+        depth.update(zip(of_kind, depth_fractions(len(of_kind)), strict=True))
     rows = []
     for index, (layer, kernel) in enumerate(found):
         values = _numpy(kernel)
         if id(layer) in pointwise:  # an LC block's filters are its spatial ones combined (Def. 3.1)
             values = fold_kernels(values, _numpy(pointwise[id(layer)]))
         kind = kinds[index]
-        of_kind = [i for i, k in enumerate(kinds) if k == kind]  # depth among the layers of its kind
         kernel_size = tuple(values.shape[:-2])
         if len(kernel_size) != 2:
             continue
@@ -110,7 +114,7 @@ def _spatial(model):
         cov = filter_statistics(values)[1] if filters > 1 else np.zeros((math.prod(kernel_size),) * 2)
         row = {"path": kernel.path, "layer": layer.name, "kind": kind,
                "kernel_size": list(kernel_size), "filters": int(filters),
-               "depth_fraction": of_kind.index(index) / max(len(of_kind) - 1, 1),
+               "depth_fraction": depth[index],
                "trainable": bool(kernel.trainable), "covariance_fit": None, "variance_entropy": None}
         if np.linalg.norm(cov) > 0:
             sigma, scale, error = fit_sigma(cov, kernel_size)

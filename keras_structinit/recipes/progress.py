@@ -146,7 +146,9 @@ class InterruptAtBatchEnd(keras.callbacks.Callback):
     batch end (of training, validation or prediction) raises ``KeyboardInterrupt`` there,
     where nothing catches it. A second Ctrl-C interrupts at once (the previous handler is
     back). Nothing changes where SIGINT is ignored (a background job) or off the main thread.
-    Use as a context manager around ``fit`` so the handler is restored whatever happens.
+    As a callback it installs the handler when training begins and restores the previous one
+    when training ends or a Ctrl-C arrives; used as a context manager around ``fit`` as well, the
+    handler is restored whatever else ends ``fit``.
     """
 
     def __init__(self):
@@ -175,7 +177,11 @@ class InterruptAtBatchEnd(keras.callbacks.Callback):
         self.restore()
 
     def on_train_begin(self, logs=None):
+        self.requested = False
         self.install()
+
+    def on_train_end(self, logs=None):
+        self.restore()
 
     def _raise_if_requested(self, *args, **kwargs):
         if self.requested:
