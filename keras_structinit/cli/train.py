@@ -81,7 +81,6 @@ def run(args):
             args.out = _process_out(args.out)
     except (*INPUT_ERRORS, RuntimeError) as err:
         return usage_error("train", err)
-    cifar_options = _cifar_options(args)
     try:
         family, _ = parse_model_name(args.model)
         parts = parse_init_spec(args.init)
@@ -94,7 +93,6 @@ def run(args):
         if args.distill_from is not None:
             _check_distill(args.recipe, args.distill_alpha)
             check_teacher(args.distill_from, "--distill-from")
-        _check_cifar_options(args.recipe, cifar_options)
         config = RecipeConfig.from_args(args)
         check_exists(None if str(args.data).startswith("tfds:") else args.data, "--data")
         check_exists(args.eval_data, "--eval-data")
@@ -264,24 +262,6 @@ def _load_teachers(parts, distill_from, loaded=None):
     if distill_from is not None and distill_from not in loaded:
         loaded[distill_from] = load_teacher(distill_from)
     return loaded
-
-
-#: ``structinit train`` flags that set options of the CIFAR recipe, by option name.
-CIFAR_FLAGS = {"optimizer": "--optimizer", "schedule": "--schedule", "normalization": "--normalization",
-               "pad": "--pad", "flip": "--no-flip", "random_labels": "--random-labels"}
-
-
-def _cifar_options(args):
-    """The CIFAR-recipe options given on the command line (those left at ``None`` are the recipe's)."""
-    return {name: getattr(args, name) for name in CIFAR_FLAGS if getattr(args, name) is not None}
-
-
-def _check_cifar_options(recipe, cifar_options):
-    """The CIFAR-recipe options (``CIFAR_FLAGS``) need a CIFAR recipe."""
-    if recipe == "imagenet" and cifar_options:
-        flags = ", ".join(CIFAR_FLAGS.get(name, name) for name in cifar_options)
-        raise ValueError(f"{flags}: these options apply to the CIFAR recipes (cifar10, cifar100); "
-                         "the imagenet recipe has its own")
 
 
 def _check_distill(recipe, alpha):

@@ -41,6 +41,20 @@ DEFAULT = _Default()
 #: Fields of the CIFAR recipes only, and of the ImageNet recipe only.
 CIFAR_ONLY = ("optimizer", "schedule", "normalization", "pad", "flip", "random_labels")
 IMAGENET_ONLY = ("image_size", "loss")
+#: ``structinit train``'s argument (its ``args`` attribute, its flag) of each field it sets.
+COMMAND_LINE = {
+    "epochs": ("epochs", "--epochs"), "batch_size": ("batch_size", "--batch-size"),
+    "learning_rate": ("lr", "--lr"), "weight_decay": ("weight_decay", "--weight-decay"),
+    "label_smoothing": ("label_smoothing", "--label-smoothing"),
+    "warmup_epochs": ("warmup_epochs", "--warmup-epochs"), "precision": ("precision", "--precision"),
+    "distribution": ("distribution", "--distribution"), "seed": ("seed", "--seed"),
+    "optimizer": ("optimizer", "--optimizer"), "schedule": ("schedule", "--schedule"),
+    "normalization": ("normalization", "--normalization"), "pad": ("pad", "--pad"),
+    "flip": ("flip", "--no-flip"), "image_size": ("image_size", "--image-size"),
+    "mixup_alpha": ("mixup", "--mixup"), "cutmix_alpha": ("cutmix", "--cutmix"),
+    "random_erasing": ("random_erasing", "--random-erasing"),
+    "random_labels": ("random_labels", "--random-labels"),
+}
 
 
 @dataclass(frozen=True)
@@ -174,20 +188,22 @@ class RecipeConfig:
 
     @classmethod
     def from_args(cls, args):
-        """The config of ``structinit train``'s parsed ``args`` (options not given: the recipe's)."""
+        """The config of ``structinit train``'s parsed ``args`` (options not given: the recipe's).
+
+        Raises:
+            ValueError: a flag of the other recipe's options (:data:`CIFAR_ONLY`,
+                :data:`IMAGENET_ONLY`), named as given on the command line.
+        """
         from keras_structinit.recipes.data import parse_rand_augment
 
-        given = {
-            "epochs": args.epochs, "batch_size": args.batch_size, "learning_rate": args.lr,
-            "weight_decay": args.weight_decay, "label_smoothing": args.label_smoothing,
-            "warmup_epochs": args.warmup_epochs, "precision": args.precision,
-            "distribution": args.distribution, "seed": args.seed, "optimizer": args.optimizer,
-            "schedule": args.schedule, "normalization": args.normalization, "pad": args.pad,
-            "flip": args.flip, "image_size": args.image_size, "mixup_alpha": args.mixup,
-            "cutmix_alpha": args.cutmix, "random_erasing": args.random_erasing,
-            "random_labels": args.random_labels,
-        }
+        given = {field: getattr(args, dest) for field, (dest, _) in COMMAND_LINE.items()}
         given = {k: v for k, v in given.items() if v is not None}  # not given: the recipe's
+        other = IMAGENET_ONLY if args.recipe != "imagenet" else CIFAR_ONLY
+        wrong = [COMMAND_LINE[field][1] for field in other if field in given]
+        if wrong:
+            kind = "CIFAR recipes (cifar10, cifar100)" if args.recipe == "imagenet" else "ImageNet recipe"
+            raise ValueError(f"{', '.join(wrong)}: these options apply to the {kind}, not to "
+                             f"--recipe {args.recipe}")
         if args.rand_augment != "recipe":
             given["rand_augment"] = parse_rand_augment(args.rand_augment)  # None: off
         if args.recipe != "imagenet" and args.warmup_epochs is not None and args.schedule != "cosine":
