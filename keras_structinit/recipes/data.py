@@ -1,9 +1,10 @@
 """Input pipelines of the recipes (``tf.data``; they feed ``fit`` on every backend).
 
-Crops and flips run per image; RandAugment runs per batch with each image's own ops and
-parameters (:func:`rand_augment_batch`; Keras' layer draws one list of ops per call); erasing
-and mixing run per batch. Every draw is a stateless function of the run's seed and the
-element's position (:func:`element_seed`). Normalization is the last step.
+Crops and flips run per image; RandAugment runs with each image's own ops and parameters
+(:func:`rand_augment_batch`; Keras' layer draws one list of ops per call), per batch of CIFAR
+images and per ImageNet image; erasing and mixing run per batch. Every draw is a stateless
+function of the run's seed and the element's position (:func:`element_seed`). Normalization is
+the last step.
 """
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ def rand_augment_batch(layer, images):
     Called on a batch, the layer draws one list of ``num_ops`` op indices for all its images,
     and its ``transform_images`` computes each of its 11 ops on every image, keeping one with
     ``where``; applied image by image (so that each gets its own ops) that is 22 transforms per
-    image at ``num_ops=2``: 2.1 ms per CIFAR image on one core, 0.077 ms here
+    image at ``num_ops=2``: 2.2 ms per CIFAR image on one core, 0.11 ms here on batches of 512
     (``benchmarks/results/cpu/input_pipeline.md``). Here the layer draws each op's
     parameters for every image once, as Keras does (an op drawn twice reuses them), and each
     image draws its own ``num_ops`` indices, uniform over the ops as the layer's ``randint``;
@@ -544,24 +545,20 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
             key = element_seed(seed, -2, position)
             image = random_resized_crop(image, image_size,
                                         seed=tf.random.experimental.stateless_fold_in(key, -1))
-            return _flip(image, key), label
-
-        def per_batch(position, batch):  # draws of element_seed(seed, -1, batch position)
-            images, labels = batch
-            key = element_seed(seed, -1, position)
-            if augment is not None:
-                images = _augment_batch(augment, images, key)
-            return images, tf.one_hot(labels, num_classes), key
+            image = _flip(image, key)
+            if augment is not None:  # image by image: a batch of 224 x 224 images would multiply
+                image = _augment_batch(augment, image[None], key)[0]  # each map call's memory
+            return image, label
 
         ds = ds.enumerate().map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
-        ds = ds.batch(batch_size, drop_remainder=True).enumerate().map(per_batch,
-                                                                        num_parallel_calls=tf.data.AUTOTUNE)
-        ds = erase_and_mix(ds, mixup_alpha, cutmix_alpha, random_erasing, seed)
     else:
         crop = keras.layers.CenterCrop(image_size, image_size)
         ds = ds.map(lambda image, label: (crop(image), label), num_parallel_calls=tf.data.AUTOTUNE)
-        ds = ds.batch(batch_size).map(lambda images, labels: (images, tf.one_hot(labels, num_classes)),
-                                      num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.batch(batch_size, drop_remainder=training)
+    ds = ds.map(lambda images, labels: (images, tf.one_hot(labels, num_classes)),
+                num_parallel_calls=tf.data.AUTOTUNE)
+    if training:
+        ds = erase_and_mix(ds, mixup_alpha, cutmix_alpha, random_erasing, seed)
     ds = ds.map(lambda images, labels: (normalize_images(images, IMAGENET_MEAN, IMAGENET_STD), labels),
                 num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(PREFETCH_BATCHES).with_options(_bounded_memory(tf)), num_classes
