@@ -12,14 +12,20 @@ a linear probe on its frozen class-token features (the paper's Table 9
 signal), then fine-tune it on a fixed 5,000-image subset of the 45k and
 record its held-out accuracy.
 
-Both trainings use the weight-selection paper's CIFAR recipe through
+The students train with the weight-selection paper's CIFAR recipe
+(Tables 13 and 15, read from the method record ``selection.method.SELECTION``,
+the settings of ``structinit train --paper selection``) through
 ``recipes.fit_cifar``: AdamW (lr 2e-3 at batch 512, here 5e-4 at batch 128
-by the linear scaling rule; weight decay 0.05), linear warmup for
-1/6 of the run then cosine (50 of 300 epochs in the paper), label smoothing
-0.1, RandAugment 2 ops at magnitude 9/30, random crop and flip. Deviations,
-forced by a 2-core CPU: 32x32 inputs with small patches instead of 224x224
-upsampled ones, far fewer epochs, batch 128 instead of 512, no mixup/cutmix
-or random erasing (short runs).
+by the linear scaling rule; weight decay 0.05), linear warmup for 1/6 of the
+run then cosine (50 of 300 epochs in the paper), label smoothing 0.1,
+RandAugment 2 ops at timm's magnitude 9 of 10 (Keras factor 0.9), mixup 0.8,
+cutmix 1.0, random erasing 0.25, random crop and flip. The teacher stands for
+the paper's ImageNet-21K ViT-S and is trained with the same recipe without
+mixup, cutmix and random erasing, which would only weaken a teacher of a few
+epochs. Deviations, forced by a 2-core CPU: 32x32 inputs with small patches
+instead of 224x224 upsampled ones, far fewer epochs, batch 128 instead of 512.
+Runs recorded before 2026-11-26 (``results/archive/selection_accuracy_no_mixing.json``)
+used RandAugment at magnitude 9/30 and no mixing for the students too.
 
 Results are written after every run (``--out``/selection_accuracy.json and
 .md); a re-run skips finished (variant, seed, teacher) runs, so the script can be
@@ -58,6 +64,7 @@ from benchmarks.bench_utils import (
     resumable_results,
     verdict_of,
 )
+from keras_structinit.selection.method import SELECTION
 
 NAME = "selection_accuracy"
 
@@ -86,14 +93,13 @@ PAPER = {
     "distill": "78.4",
     "uniform+distill": "83.9",
 }
-RECIPE = {
-    "learning_rate": 5e-4,
-    "weight_decay": 0.05,
-    "label_smoothing": 0.1,
-    "rand_augment": (2, 0.3),
-    "schedule": "cosine",
-    "batch_size": 128,
-}
+#: The students' recipe: the paper's (Tables 13, 15), at batch 128 with the learning rate scaled linearly.
+RECIPE = {key: SELECTION.recipe_fields()[key]
+          for key in ("weight_decay", "label_smoothing", "rand_augment", "schedule", "mixup_alpha",
+                      "cutmix_alpha", "random_erasing")}
+RECIPE.update(batch_size=128, learning_rate=SELECTION.recipe_fields()["learning_rate"] * 128 / 512)
+#: Applied to the students only (see the module docstring).
+MIXING = ("mixup_alpha", "cutmix_alpha", "random_erasing")
 
 
 def parse_args(argv=None):
@@ -239,7 +245,8 @@ def render_markdown(data):
     lines += [
         f"Students: ViT {cfg['student']}, fine-tuned {cfg['student_epochs']} epochs on "
         f"{cfg['student_train_size']} images; accuracy on the 5,000 held-out images; seeds {data['seeds']}.",
-        "Recipe (both): "
+        "Recipe (students; the teacher's without "
+        + ", ".join(MIXING) + "): "
         + ", ".join(f"{k}={v}" for k, v in cfg["recipe"].items())
         + ", warmup 1/6 of the run. Linear probe (the paper's Table 9): of each student at initialization, "
         "before fine-tuning (so runs that differ only in distillation share it): softmax on standardized "
@@ -344,7 +351,7 @@ def main(argv=None):
         if args.teacher_train_size is not None:
             teacher_data = subset(args.teacher_train_size)
         history, seconds = _fit(teacher, teacher_data, args.teacher_epochs, held_out, 0, ProgressLog(),
-                                recipe)
+                                {k: v for k, v in recipe.items() if k not in MIXING})
         teacher.save(teacher_path)  # Model.save writes the whole file or raises
         record = {
             "val_accuracy": float(history.history["val_accuracy"][-1]),

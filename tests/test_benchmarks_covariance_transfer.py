@@ -226,6 +226,21 @@ def test_groups_summaries_markdown_and_headline():
     assert len(merge_runs([data, data], ct.RUN_KEYS["groups"])["runs"]) == len(runs)
 
 
+def test_each_budget_is_summarized_apart_and_the_largest_leads():
+    short = group_runs()
+    longer = [{**r, "epochs": 4, "val_accuracy": r["val_accuracy"] + (0.1 if r["group"] == "default" else 0)}
+              for r in short]
+    data = results(short + longer, "groups", kernel_size=9, patch_size=2, narrow_dim=16)
+    headline, pairs = ct.headline_comparisons(data)
+    # At 4 epochs every group is 10 points below A once the budgets are apart (mixed, it would be 5).
+    assert headline.startswith("4 epochs, ") and "C transfer-narrow frozen -8.00 ± 0.00" in headline
+    assert all(np.mean(h) < np.mean(low) for h, low in pairs)
+    text = ct.render_markdown(data)
+    assert text.index("4 epoch(s) per target (124 steps)") < text.index("2 epoch(s) per target (62 steps)")
+    assert "| B transfer-same | 44.00 ± 1.00 | 3.00 ± 0.00 | 42.50 ± 1.00 | 1.50 ± 0.00 |" in text
+    assert "| B transfer-same | 44.00 ± 1.00 | -7.00 ± 0.00 |" in text
+
+
 def test_patch_kernel_summaries_use_the_bank_patch_size():
     runs = []
     for p, k in ((1, 5), (2, 9)):
