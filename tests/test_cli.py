@@ -309,7 +309,7 @@ def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
         (["--init", "default"], "--model is required (or --paper NAME, which sets it)"),
         (["--paper", "lc", "--recipe", "imagenet"], "--paper sets a paper's CIFAR experiment"),
         (["--model", "simple-cnn", "--image-size", "64"],
-         "--image-size: these options apply to the ImageNet recipe, not to --recipe cifar10"),
+         "--image-size: these options apply to the ImageNet recipe (imagenet), not to --recipe cifar10"),
     ],
 )
 def test_train_rejects_bad_arguments(tmp_path, capsys, extra, message):

@@ -127,10 +127,9 @@ class RecipeConfig:
 
     def __post_init__(self):
         validation.one_of(self.recipe, "recipe", RECIPES)
-        other = IMAGENET_ONLY if self.is_cifar else CIFAR_ONLY
-        given = [name for name in other if getattr(self, name) is not DEFAULT]
+        given, kind = _other_recipes_fields(self.recipe, [f.name for f in dataclasses.fields(self)
+                                                          if getattr(self, f.name) is not DEFAULT])
         if given:
-            kind = "ImageNet recipe (imagenet)" if self.is_cifar else "CIFAR recipes (cifar10, cifar100)"
             raise ValueError(f"`{'`, `'.join(given)}` apply to the {kind}, not to recipe={self.recipe!r}")
 
     @property
@@ -198,12 +197,10 @@ class RecipeConfig:
 
         given = {field: getattr(args, dest) for field, (dest, _) in COMMAND_LINE.items()}
         given = {k: v for k, v in given.items() if v is not None}  # not given: the recipe's
-        other = IMAGENET_ONLY if args.recipe != "imagenet" else CIFAR_ONLY
-        wrong = [COMMAND_LINE[field][1] for field in other if field in given]
+        wrong, kind = _other_recipes_fields(args.recipe, given)
         if wrong:
-            kind = "CIFAR recipes (cifar10, cifar100)" if args.recipe == "imagenet" else "ImageNet recipe"
-            raise ValueError(f"{', '.join(wrong)}: these options apply to the {kind}, not to "
-                             f"--recipe {args.recipe}")
+            raise ValueError(f"{', '.join(COMMAND_LINE[field][1] for field in wrong)}: these options apply "
+                             f"to the {kind}, not to --recipe {args.recipe}")
         if args.rand_augment != "recipe":
             given["rand_augment"] = parse_rand_augment(args.rand_augment)  # None: off
         if args.recipe != "imagenet" and args.warmup_epochs is not None and args.schedule != "cosine":
@@ -214,6 +211,14 @@ class RecipeConfig:
                                  f"Received: {args.warmup_epochs}")
             given["warmup_epochs"] = int(args.warmup_epochs)
         return cls(args.recipe, **given)
+
+
+def _other_recipes_fields(recipe, fields):
+    """``(fields among fields that only the other kind of recipe takes, that kind's name)``."""
+    cifar = recipe != "imagenet"
+    other = IMAGENET_ONLY if cifar else CIFAR_ONLY
+    kind = "ImageNet recipe (imagenet)" if cifar else "CIFAR recipes (cifar10, cifar100)"
+    return [field for field in other if field in fields], kind
 
 
 def paper_config(name, recipe="cifar10"):
