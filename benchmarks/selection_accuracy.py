@@ -473,7 +473,7 @@ SUITE = {
             paper="ViT-T on CIFAR-100 from ImageNet-21K ViT-S: random 72.3 -> selection 81.4 %; without "
                   "consistency 77.4; linear probe at init 13.5 -> 28.2; distillation 78.4, selection + "
                   "distillation 83.9",
-            minutes=35,
+            minutes=95,  # 95.5 min on 2 cores with the mixing (2026-11-26): each distilled student ~9.5 min
             eval_data=True,
             figures=("selection_methods",),
         ),
