@@ -869,8 +869,8 @@ SUITE = {
         Benchmark(
             name="covariance_transfer_groups",
             script="covariance_transfer.py",
-            # 4 epochs (64 steps): twice the 32 steps first recorded, whose runs stay in the JSON
-            # (issue 35: the row's verdict was within one budget's noise).
+            # 4 epochs (60 steps): twice the 30 steps first recorded, whose runs stay in the JSON
+            # (issue 35: the row's budget was the reason for its verdict).
             args=("groups", *COV_MODEL, "--train-size", "2000", "--batch-size", "128", "--epochs", "4",
                   "--source-epochs", "5", "--held-out-size", "2000", "--frozen", "both", *TRAIN_SEEDS),
             title="Covariance transfer, the five groups of Fig. 3: A default, B transfer from a same-width "

@@ -94,10 +94,11 @@ PAPER = {
     "uniform+distill": "83.9",
 }
 #: The students' recipe: the paper's (Tables 13, 15), at batch 128 with the learning rate scaled linearly.
-RECIPE = {key: SELECTION.recipe_fields()[key]
+_PAPER_RECIPE = SELECTION.recipe_fields()
+RECIPE = {key: _PAPER_RECIPE[key]
           for key in ("weight_decay", "label_smoothing", "rand_augment", "schedule", "mixup_alpha",
                       "cutmix_alpha", "random_erasing")}
-RECIPE.update(batch_size=128, learning_rate=SELECTION.recipe_fields()["learning_rate"] * 128 / 512)
+RECIPE.update(batch_size=128, learning_rate=_PAPER_RECIPE["learning_rate"] * 128 / 512)
 #: Applied to the students only (see the module docstring).
 MIXING = ("mixup_alpha", "cutmix_alpha", "random_erasing")
 
