@@ -6,6 +6,7 @@ Machine facts and versions come from :mod:`keras_structinit.reporting`
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -105,6 +106,26 @@ def runs_table(rows, part_header, columns):
     ])
 
 
+def script_command(script):
+    """``(argv, cwd)`` that run the benchmark script at ``script`` again in a new process,
+    as a module from the repository root (``python -m benchmarks.<name>``), so that its
+    ``benchmarks.*`` imports resolve without a path edit."""
+    script = Path(script).resolve()
+    return [sys.executable, "-m", f"{script.parent.name}.{script.stem}"], script.parent.parent
+
+
+def installed_backends(announce=True):
+    """The backends of :data:`BACKENDS` whose package is installed, in that order; with
+    ``announce``, prints one line per backend left out (a GPU image may hold JAX and PyTorch
+    but no TensorFlow)."""
+    found = [b for b in BACKENDS if importlib.util.find_spec(b) is not None]
+    if announce:
+        for backend in BACKENDS:
+            if backend not in found:
+                print(f"[{backend}] skipped: the {backend} package is not installed", flush=True)
+    return found
+
+
 def backend_parser(description):
     """An ``ArgumentParser`` with the ``--backend`` / ``--all-backends`` choice."""
     import argparse
@@ -114,7 +135,8 @@ def backend_parser(description):
     which.add_argument("--backend", choices=BACKENDS,
                        help="Keras backend (default: current KERAS_BACKEND)")
     which.add_argument("--all-backends", action="store_true",
-                       help="run every backend, one subprocess each")
+                       help="run every installed backend, one subprocess each (a backend whose "
+                            "package is missing is skipped, with a line saying so)")
     return parser
 
 
@@ -142,9 +164,9 @@ def run_per_backend(script, name, parse_args, run_backend, render_markdown, argv
     args = parse_args(argv)
     if args.all_backends:
         rest = [a for a in argv if a != "--all-backends"]
-        for backend in BACKENDS:
-            command = [sys.executable, str(Path(script).resolve()), "--backend", backend, *rest]
-            subprocess.run(command, check=True)
+        launch, root = script_command(script)
+        for backend in installed_backends():
+            subprocess.run([*launch, "--backend", backend, *rest], cwd=root, check=True)
         return
     if args.backend:
         os.environ["KERAS_BACKEND"] = args.backend

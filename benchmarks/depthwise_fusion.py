@@ -24,7 +24,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -129,14 +128,16 @@ def main(argv=None):
     if args.child:
         print("RESULT " + json.dumps(measure(args.repeats)), flush=True)
         return
+    from benchmarks.bench_utils import script_command
     from keras_structinit.io_utils import write_text
     from keras_structinit.reporting import machine_info, versions
 
     data = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine_info(),
             "versions": versions(), "repeats": args.repeats, "loadavg": os.getloadavg()[0], "settings": {}}
+    launch, root = script_command(__file__)
     for setting, flags in SETTINGS.items():
         env = {**os.environ, "XLA_FLAGS": flags}
-        proc = subprocess.run([sys.executable, __file__, "--child", "--repeats", str(args.repeats)],
+        proc = subprocess.run([*launch, "--child", "--repeats", str(args.repeats)], cwd=root,
                               env=env, check=True, capture_output=True, text=True)
         line = next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))
         data["settings"][setting] = json.loads(line[len("RESULT "):])

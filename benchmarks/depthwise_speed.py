@@ -59,7 +59,7 @@ from benchmarks.bench_utils import (
     timing_cell,
     verdict_of,
 )
-from keras_structinit.reporting import Column, format_table, machine_info, versions
+from keras_structinit.reporting import Column, describe_machine, format_table, machine_info, versions
 
 NAME = "depthwise_speed"
 MODES = {"forward": "forward", "forward_backward": "fwd+bwd", "frozen": "fwd+bwd frozen"}
@@ -496,8 +496,7 @@ def render_markdown(data):
     lines = [
         "# Depthwise convolution speed",
         "",
-        (f"Machine: {machine['cpu']}, {machine['cores']} cores, {machine['ram_gib']} GiB RAM, "
-         f"{machine['os']}; thread settings {machine['thread_env'] or 'default'}. "
+        (f"{describe_machine(machine)} "
          "Wall-clock medians; every measurement has 2 untimed warm-up calls. A call "
          "that takes long gets fewer timed calls, so that they fit in the time budget "
          "below (at least 3); such medians are marked `*` (see `repeats` in the JSON). "
@@ -587,15 +586,15 @@ SUITE = {
             minutes=15,
         ),
     ),
-    # Estimate (not measured): the CPU entry's ~15 min is mostly slow CPU steps; on a GPU each
-    # timing takes far less, so the budget-bound runs of three backends take ~8 min.
+    # The GPU entry at the ConvMixers' kernel size alone (k = 9; the full entry also times 3, 7
+    # and 15). Estimate (not measured): ~8 min for three backends, mostly compilation.
     "gpu-quick": (
         Benchmark(
             name="depthwise_speed",
             script="depthwise_speed.py",
-            args=("--all-backends",),
-            title="Depthwise convolution and ConvMixer-128/6 (k = 9) train step, package vs stock layer, "
-                  "thawed and frozen, every backend, on the GPU",
+            args=("--all-backends", "--kernel-sizes", "9"),
+            title="Depthwise convolution (k = 9) and ConvMixer-128/6 (k = 9) train step, package vs "
+                  "stock layer, thawed and frozen, every backend, on the GPU",
             paper="no timing in the covariance paper; frozen depthwise filters skip their gradient",
             minutes=8,
         ),

@@ -38,7 +38,7 @@ from benchmarks.bench_utils import (
     run_per_backend,
     summarize,
 )
-from keras_structinit.reporting import format_table, machine_info, versions
+from keras_structinit.reporting import describe_machine, format_table, machine_info, versions
 
 TEACHER = {"dim": 768, "depth": 12, "heads": 12}
 STUDENT = {"dim": 192, "depth": 12, "heads": 3}
@@ -128,7 +128,7 @@ def render_markdown(data):
         f"{any_result['teacher_weight_bytes'] / 2**20:.0f} MiB), student {STUDENT}; patch 16, 224x224, "
         f"1000 classes. `select_weights` defaults; {any_result['selected_variables']} variables selected. "
         "Goal: < 5 s, peak memory < 1.5x the teacher's weights.\n\n"
-        f"{table}\n\nMachine: {machine}. Script: `benchmarks/selection_speed.py`.\n"
+        f"{table}\n\n{describe_machine(machine)} Script: `benchmarks/selection_speed.py`.\n"
     )
 
 

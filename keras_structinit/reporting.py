@@ -14,6 +14,8 @@ from __future__ import annotations
 import importlib
 import os
 import platform
+import shutil
+import subprocess
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -21,7 +23,7 @@ import numpy as np
 
 from keras_structinit import validation
 
-__all__ = ["MISSING", "Column", "format_table", "machine_info", "versions"]
+__all__ = ["MISSING", "Column", "describe_machine", "format_table", "gpus", "machine_info", "versions"]
 
 MISSING = "—"  # a cell whose value is None
 _RULES = {None: "---", "left": ":---", "right": "---:", "center": ":---:"}
@@ -111,12 +113,37 @@ def _proc_field(path, key):
     return None
 
 
+def gpus():
+    """The NVIDIA GPUs as ``nvidia-smi`` names them: ``["NVIDIA H100 80GB HBM3, 81559 MiB,
+    driver 580.159.04", ...]``; ``[]`` where there is no ``nvidia-smi`` or it fails.
+
+    Read without a framework, so that a record says which card ran it whatever the backend.
+    """
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return []
+    try:
+        out = subprocess.run([smi, "--query-gpu=name,memory.total,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if out.returncode != 0:
+        return []
+    cards = []
+    for line in out.stdout.splitlines():
+        fields = [field.strip() for field in line.split(",")]
+        if len(fields) == 3:
+            cards.append(f"{fields[0]}, {fields[1]}, driver {fields[2]}")
+    return cards
+
+
 def machine_info():
-    """The machine: ``{"cpu", "cores", "ram_gib", "os", "thread_env"}``.
+    """The machine: ``{"cpu", "cores", "ram_gib", "os", "thread_env", "gpus"}``.
 
     ``cpu`` is the CPU model, ``ram_gib`` the total memory (``None`` where
-    ``/proc/meminfo`` is missing) and ``thread_env`` the thread-count
-    variables set (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``).
+    ``/proc/meminfo`` is missing), ``thread_env`` the thread-count variables set
+    (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS``) and ``gpus``
+    what :func:`gpus` finds (``[]`` on a machine without one).
     """
     mem_kb = _proc_field("/proc/meminfo", "MemTotal")
     return {
@@ -129,4 +156,16 @@ def machine_info():
             for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
             if k in os.environ
         },
+        "gpus": gpus(),
     }
+
+
+def describe_machine(machine):
+    """One sentence for a :func:`machine_info` record, the GPUs first where there are any
+    (records written before ``gpus`` was recorded read as CPU-only)."""
+    host = (f"{machine['cpu']}, {machine['cores']} cores, {machine['ram_gib']} GiB RAM, "
+            f"{machine['os']}; thread settings {machine.get('thread_env') or 'default'}")
+    cards = machine.get("gpus") or []
+    if not cards:
+        return f"Machine: {host}; no GPU."
+    return f"Machine: {'; '.join(cards)}, on a host with {host}."

@@ -7,7 +7,15 @@ import sys
 import keras
 import pytest
 
-from keras_structinit.reporting import MISSING, Column, format_table, machine_info, versions
+from keras_structinit.reporting import (
+    MISSING,
+    Column,
+    describe_machine,
+    format_table,
+    gpus,
+    machine_info,
+    versions,
+)
 
 
 def test_format_table_keys_formats_callables_and_missing_values():
@@ -47,10 +55,41 @@ def test_versions_names_the_backend_in_use():
 
 def test_machine_info_keys():
     info = machine_info()
-    assert list(info) == ["cpu", "cores", "ram_gib", "os", "thread_env"]
+    assert list(info) == ["cpu", "cores", "ram_gib", "os", "thread_env", "gpus"]
     assert isinstance(info["cores"], int) and info["cores"] >= 1
     assert info["ram_gib"] is None or info["ram_gib"] > 0
     assert isinstance(info["thread_env"], dict)
+    assert isinstance(info["gpus"], list)
+
+
+def _fake_smi(tmp_path, monkeypatch, script):
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\n" + script)
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+
+
+def test_gpus_reads_each_card_from_nvidia_smi(tmp_path, monkeypatch):
+    _fake_smi(tmp_path, monkeypatch,
+              'echo "NVIDIA H100 80GB HBM3, 81559 MiB, 580.159.04"\n'
+              'echo "NVIDIA H200, 143771 MiB, 580.159.03"\n')
+    assert gpus() == ["NVIDIA H100 80GB HBM3, 81559 MiB, driver 580.159.04",
+                      "NVIDIA H200, 143771 MiB, driver 580.159.03"]
+
+
+def test_gpus_is_empty_without_nvidia_smi_or_when_it_fails(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert gpus() == []
+    _fake_smi(tmp_path, monkeypatch, "echo 'NVIDIA-SMI has failed' >&2; exit 9\n")
+    assert gpus() == []
+
+
+def test_describe_machine_names_the_gpu_first_and_reads_old_records():
+    host = {"cpu": "AMD EPYC", "cores": 16, "ram_gib": 125.7, "os": "Linux", "thread_env": {}}
+    assert describe_machine(host) == (
+        "Machine: AMD EPYC, 16 cores, 125.7 GiB RAM, Linux; thread settings default; no GPU.")
+    line = describe_machine({**host, "gpus": ["NVIDIA H100 80GB HBM3, 81559 MiB, driver 580"]})
+    assert line.startswith("Machine: NVIDIA H100 80GB HBM3, 81559 MiB, driver 580, on a host with AMD EPYC")
 
 
 def test_importing_reporting_imports_no_keras():
