@@ -215,10 +215,12 @@ def _torch_calls(conv, x, kernel, r):
 
 
 def torch_cases(x, kernel, r):
+    import keras
     import torch
     import torch.nn.functional as F
 
-    x, kernel, r = (torch.from_numpy(a) for a in (x, kernel, r))
+    # On the device Keras computes on (a GPU where there is one), as the layer's inputs would be.
+    x, kernel, r = (keras.ops.convert_to_tensor(a) for a in (x, kernel, r))
     for impl in IMPLEMENTATIONS:
         conv, seen = _conv(impl)
         yield {
@@ -266,7 +268,15 @@ def op_bench(args, backend):
     def sync(out):  # torch on CPU is synchronous
         return out
 
-    if backend == "tensorflow":
+    if backend == "torch":
+        import torch
+
+        if torch.cuda.is_available():
+
+            def sync(out):  # CUDA kernels run asynchronously: wait for them
+                torch.cuda.synchronize()
+                return out
+    elif backend == "tensorflow":
         import tensorflow as tf
 
         def sync(out):
@@ -587,7 +597,8 @@ SUITE = {
         ),
     ),
     # The GPU entry at the ConvMixers' kernel size alone (k = 9; the full entry also times 3, 7
-    # and 15). Estimate (not measured): ~8 min for three backends, mostly compilation.
+    # and 15). Measured on one H100 (2026-11-26, results/gpu/): 0.8 min for JAX and torch (the
+    # image held no TensorFlow); ~2 min with all three.
     "gpu-quick": (
         Benchmark(
             name="depthwise_speed",
@@ -596,7 +607,7 @@ SUITE = {
             title="Depthwise convolution (k = 9) and ConvMixer-128/6 (k = 9) train step, package vs "
                   "stock layer, thawed and frozen, every backend, on the GPU",
             paper="no timing in the covariance paper; frozen depthwise filters skip their gradient",
-            minutes=8,
+            minutes=2,
         ),
     ),
 }

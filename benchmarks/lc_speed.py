@@ -429,7 +429,10 @@ def render_markdown(data):
          "TensorFlow on CPU; torch eager). *Peak RSS*: the row process' peak resident set "
          "(`ru_maxrss`, framework included) after the fwd+bwd calls, and in brackets its growth "
          "over the resident set of the built, compiled model before the first call (activations, "
-         "gradients, optimizer state, compiled code). *Checkpoint*: `model.save(\".keras\")` of the "
+         "gradients, optimizer state, compiled code); on a GPU, the allocator's peak instead "
+         "(torch: `max_memory_allocated`, reset before each mode; JAX: `peak_bytes_in_use`, "
+         "which XLA cannot reset, so it also holds what earlier work in the process used). "
+         "*Checkpoint*: `model.save(\".keras\")` of the "
          "fresh, uncompiled model (no optimizer state). *Params*: "
          "`keras_structinit.lc.parameter_counts` (a shared bank once; BN statistics not counted)."),
         "",
@@ -445,9 +448,11 @@ def render_markdown(data):
         "",
         ("The paper's numbers (LCResNet-20-16x128 on one A100 at batch 64): fwd+bwd 124 ms "
          "learnable, 82.3 ms frozen; checkpoints 146.66 MiB (learnable; freezing stores the same "
-         "weights), 33.84 MiB with global sharing, 17.74 MiB recycled. Times on a 2-core CPU at "
-         "another batch size are not comparable with them in absolute terms; the frozen speed-up "
-         "and the checkpoint sizes are."),
+         "weights), 33.84 MiB with global sharing, 17.74 MiB recycled. "
+         + ("Times on a GPU at batch 64 compare with them, across chips; "
+            if machine.get("gpus") else
+            "Times on a CPU at another batch size are not comparable with them in absolute terms; ")
+         + "the frozen speed-up and the checkpoint sizes compare in any case."),
         "",
         "## Runs",
         "",
@@ -516,7 +521,8 @@ SUITE = {
             minutes=15,
         ),
     ),
-    # Table 3's row alone (E = 128, batch 64). Estimate (not measured): half the GPU entry's ~15 min.
+    # Table 3's row alone (E = 128, batch 64). Measured on one H100 (2026-11-26, results/gpu/):
+    # 2.7 min for JAX and torch (the image held no TensorFlow); ~4 min with all three.
     "gpu-quick": (
         Benchmark(
             name="lc_speed",
@@ -525,7 +531,7 @@ SUITE = {
             title="LC blocks: step time, memory and checkpoint size of LCResNet-20-16x128, frozen vs "
                   "learnable, every backend (Table 3)",
             paper="A100, E = 128, batch 64: fwd+bwd 124 -> 82.3 ms when frozen (1.51x)",
-            minutes=8,
+            minutes=4,
         ),
     ),
 }
