@@ -84,6 +84,10 @@ def parse_args(argv=None):
                              "are cut (default 10; --quick: 5)")
     parser.add_argument("--parts", nargs="+", choices=("op", "model"), default=["op", "model"],
                         help="what to measure (an earlier result of the other part is kept)")
+    parser.add_argument("--model-layers", nargs="+", choices=MODEL_LAYERS, default=["package", "stock"],
+                        help="ConvMixer variants of the model part: the package's layers as built, "
+                             'their depthwise convs forced to implementation="shifted", Keras\' '
+                             "stock layers (default: package stock)")
     parser.add_argument("--time-duplicates", action="store_true",
                         help='also time implementation="native" on TensorFlow/JAX, '
                              "where it is the keras stock op")
@@ -133,7 +137,7 @@ def _conv(impl):
         if impl == "stock":
             seen.setdefault("path", "keras.ops.depthwise_conv")
             return keras.ops.depthwise_conv(x, kernel, strides=1, padding="same")
-        seen.setdefault("path", select_implementation(impl))
+        seen.setdefault("path", select_implementation(impl, kernel_size=tuple(kernel.shape[:2])))
         return depthwise_conv2d(x, kernel, padding="same", implementation=impl)
 
     return conv, seen
@@ -321,8 +325,12 @@ def op_bench(args, backend):
 # ----------------------------------------------------------------------------
 # Model level
 # ----------------------------------------------------------------------------
-def build_convmixer(stock):
-    """ConvMixer-128/6 with the package's conv layers or the stock ones."""
+MODEL_LAYERS = ("package", "shifted", "stock")
+
+
+def build_convmixer(layers="package"):
+    """ConvMixer-128/6 with the package's conv layers (``"package"``; ``"shifted"``: its
+    depthwise layers forced to ``implementation="shifted"``) or the stock ones (``"stock"``)."""
     import keras
 
     from keras_structinit.layers import Conv2D, DepthwiseConv2D
@@ -332,11 +340,15 @@ def build_convmixer(stock):
     model = convmixer(m["dim"], m["depth"], kernel_size=m["kernel_size"],
                       patch_size=m["patch_size"], num_classes=m["num_classes"],
                       input_shape=m["input_shape"])
-    if not stock:
+    if layers == "package":
         return model
 
     def swap(layer):
         config = layer.get_config()
+        if layers == "shifted":
+            if isinstance(layer, DepthwiseConv2D):
+                config["implementation"] = "shifted"
+            return layer.__class__.from_config(config)
         twins = ((DepthwiseConv2D, keras.layers.DepthwiseConv2D), (Conv2D, keras.layers.Conv2D))
         for fast, stock_cls in twins:
             if isinstance(layer, fast):
@@ -377,12 +389,12 @@ def model_bench(args, backend):
     batch = model_batch()
     jit_options = {"tensorflow": (False, True), "jax": (True,), "torch": (False,)}[backend]
     rows = []
-    for layer in ("package", "stock"):
+    for layer in args.model_layers:
         for jit in jit_options:
             row = {"layer": layer, "jit_compile": jit}
             for mode in ("thawed", "frozen"):
                 keras.utils.set_random_seed(0)
-                model = build_convmixer(stock=layer == "stock")
+                model = build_convmixer(layer)
                 frozen = freeze_spatial(model) if mode == "frozen" else []
                 stats = time_train_step(model, jit, batch, args.model_repeats, args.budget)
                 row[mode] = {**stats, "frozen_variables": len(frozen),
@@ -596,21 +608,21 @@ SUITE = {
             minutes=15,
         ),
     ),
-    # The GPU entry at the ConvMixers' kernel size alone (k = 9; the full entry also times 3, 7
-    # and 15). Measured on one H100 (2026-11-26, results/gpu/): 0.8 min for JAX and torch (the
-    # image held no TensorFlow); ~2 min with all three.
-    "gpu-quick": (
-        Benchmark(
-            name="depthwise_speed",
-            script="depthwise_speed.py",
-            args=("--all-backends", "--kernel-sizes", "9"),
-            title="Depthwise convolution (k = 9) and ConvMixer-128/6 (k = 9) train step, package vs "
-                  "stock layer, thawed and frozen, every backend, on the GPU",
-            paper="no timing in the covariance paper; frozen depthwise filters skip their gradient",
-            minutes=2,
-        ),
-    ),
 }
+# On a GPU: every kernel size, and the model also with the depthwise convs forced onto the shifted
+# path (what "auto" picks on CPU XLA), to test the rule that picks the native op on accelerators.
+# Measured on one H100 (2026-11-26, results/gpu/): 0.8 min for JAX and torch at k = 9 alone (the
+# image held no TensorFlow); ~3 min estimated for this entry with all three.
+_GPU = Benchmark(
+    name="depthwise_speed",
+    script="depthwise_speed.py",
+    args=("--all-backends", "--model-layers", *MODEL_LAYERS),
+    title="Depthwise convolution (k = 3, 7, 9, 15) and ConvMixer-128/6 (k = 9) train step, package "
+          "(as built and forced shifted) vs stock layer, thawed and frozen, every backend, on the GPU",
+    paper="no timing in the covariance paper; frozen depthwise filters skip their gradient",
+    minutes=3,
+)
+SUITE["gpu"] = SUITE["gpu-quick"] = (_GPU,)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,9 @@ pytestmark = once_per_suite("the clone swaps layer configs, the same on every ba
 
 def test_stock_convmixer_is_the_package_model_with_stock_conv_layers():
     keras.utils.set_random_seed(0)
-    package = depthwise_speed.build_convmixer(stock=False)
+    package = depthwise_speed.build_convmixer("package")
     keras.utils.set_random_seed(0)
-    stock = depthwise_speed.build_convmixer(stock=True)
+    stock = depthwise_speed.build_convmixer("stock")
     depthwise = [layer for layer in stock.layers if isinstance(layer, keras.layers.DepthwiseConv2D)]
     assert len(depthwise) == depthwise_speed.MODEL["depth"]
     assert not any(isinstance(layer, DepthwiseConv2D) for layer in stock.layers)
@@ -29,3 +29,23 @@ def test_stock_convmixer_is_the_package_model_with_stock_conv_layers():
     np.testing.assert_allclose(
         keras.ops.convert_to_numpy(stock(x)), keras.ops.convert_to_numpy(package(x)), rtol=1e-4, atol=1e-4
     )
+
+
+def test_shifted_convmixer_forces_the_shifted_path_and_computes_the_same():
+    keras.utils.set_random_seed(0)
+    package = depthwise_speed.build_convmixer("package")
+    shifted = depthwise_speed.build_convmixer("shifted")
+    depthwise = [layer for layer in shifted.layers if isinstance(layer, DepthwiseConv2D)]
+    assert len(depthwise) == depthwise_speed.MODEL["depth"]
+    assert {layer.implementation for layer in depthwise} == {"shifted"}
+    shifted.set_weights(package.get_weights())
+    x = np.random.default_rng(1).standard_normal((2, *depthwise_speed.MODEL["input_shape"]), dtype="float32")
+    np.testing.assert_allclose(
+        keras.ops.convert_to_numpy(shifted(x)), keras.ops.convert_to_numpy(package(x)), rtol=1e-4, atol=1e-4
+    )
+
+
+def test_model_layers_default_and_choices():
+    assert depthwise_speed.parse_args([]).model_layers == ["package", "stock"]
+    args = depthwise_speed.parse_args(["--model-layers", "package", "shifted", "stock"])
+    assert args.model_layers == list(depthwise_speed.MODEL_LAYERS)

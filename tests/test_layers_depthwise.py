@@ -237,6 +237,37 @@ def test_freeze_spatial_include_bias():
     assert "stem_conv/kernel" in trainable
 
 
+@pytest.mark.parametrize("device", ["gpu", "tpu"])
+def test_auto_path_on_accelerators_follows_the_gpu_measurements(monkeypatch, device):
+    # benchmarks/results/gpu/depthwise_speed.md (one H100): under JAX the shifted sum beats
+    # XLA's grouped convolution in every mode from k = 9 on, not at k = 3 or 7; TPUs are not measured.
+    monkeypatch.setattr(dw, "on_cpu", lambda: False)
+    monkeypatch.setattr(dw, "accelerator", lambda: device)
+    shifted_on_gpu = BACKEND == "jax" and device == "gpu"
+    large = "shifted" if shifted_on_gpu else {"torch": "torch"}.get(BACKEND, "native")
+    small = {"torch": "torch"}.get(BACKEND, "native")
+    assert select_implementation(kernel_size=(9, 9)) == large
+    assert select_implementation(kernel_size=(dw.GPU_SHIFTED_MIN_KERNEL,) * 2) == large
+    assert select_implementation(kernel_size=(7, 7)) == small
+    assert select_implementation(kernel_size=(3, 3)) == small
+    assert select_implementation(kernel_size=(9, 3)) == small  # the smaller side decides
+    assert select_implementation() == small  # no kernel size: the native op
+    assert select_implementation("native", kernel_size=(9, 9)) == small
+
+
+@pytest.mark.skipif(BACKEND != "torch", reason="the PyTorch path")
+@pytest.mark.parametrize("contiguous", [False, True])
+@pytest.mark.parametrize("strides, padding", [(1, "same"), (2, "same"), (1, "valid")])
+def test_torch_path_computes_the_same_on_a_view_or_a_contiguous_copy(contiguous, strides, padding):
+    # A GPU convolves a contiguous NCHW copy (cuDNN's channels-last depthwise kernel is slow).
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 11, 12, 6)).astype("float32")
+    k = rng.standard_normal((5, 5, 6, 2)).astype("float32")
+    got = dw._torch_depthwise_conv2d(x, k, (strides, strides), padding, contiguous=contiguous)
+    expected = keras.ops.depthwise_conv(x, k, strides=strides, padding=padding)
+    assert_close(to_numpy(got), to_numpy(expected), 1e-5)
+
+
 def test_device_detection():
     assert ks_backend.accelerator() in ("cpu", "gpu", "tpu")
     assert ks_backend.on_cpu() == (ks_backend.accelerator() == "cpu")
