@@ -6,6 +6,10 @@ import sys
 
 from benchmarks import BENCH_DIR, bench_utils
 
+from conftest import once_per_suite
+
+pytestmark = once_per_suite("the runner's backend choice and launch are plain Python")
+
 
 def _without(monkeypatch, missing):
     real = importlib.util.find_spec
