@@ -137,7 +137,8 @@ def _conv(impl):
         if impl == "stock":
             seen.setdefault("path", "keras.ops.depthwise_conv")
             return keras.ops.depthwise_conv(x, kernel, strides=1, padding="same")
-        seen.setdefault("path", select_implementation(impl, kernel_size=tuple(kernel.shape[:2])))
+        seen.setdefault("path", select_implementation(
+            impl, kernel_size=tuple(kernel.shape[:2]), dtype=keras.backend.standardize_dtype(x.dtype)))
         return depthwise_conv2d(x, kernel, padding="same", implementation=impl)
 
     return conv, seen

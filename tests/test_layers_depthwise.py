@@ -246,13 +246,17 @@ def test_auto_path_on_accelerators_follows_the_gpu_measurements(monkeypatch, dev
     shifted_on_gpu = BACKEND == "jax" and device == "gpu"
     large = "shifted" if shifted_on_gpu else {"torch": "torch"}.get(BACKEND, "native")
     small = {"torch": "torch"}.get(BACKEND, "native")
-    assert select_implementation(kernel_size=(9, 9)) == large
-    assert select_implementation(kernel_size=(dw.GPU_SHIFTED_MIN_KERNEL,) * 2) == large
-    assert select_implementation(kernel_size=(7, 7)) == small
-    assert select_implementation(kernel_size=(3, 3)) == small
-    assert select_implementation(kernel_size=(9, 3)) == small  # the smaller side decides
-    assert select_implementation() == small  # no kernel size: the native op
-    assert select_implementation("native", kernel_size=(9, 9)) == small
+
+    def path(kernel_size, dtype="float32"):
+        return select_implementation(kernel_size=kernel_size, dtype=dtype)
+
+    assert path((9, 9)) == large
+    assert path((dw.GPU_SHIFTED_MIN_KERNEL,) * 2) == large
+    assert path((7, 7)) == path((3, 3)) == small
+    assert path((9, 3)) == small  # the smaller side decides
+    assert path((9, 9), "bfloat16") == path((9, 9), "float16") == small  # not measured: native
+    assert select_implementation() == small  # no kernel size or dtype: the native op
+    assert select_implementation("native", kernel_size=(9, 9), dtype="float32") == small
 
 
 @pytest.mark.skipif(BACKEND != "torch", reason="the PyTorch path")

@@ -25,11 +25,12 @@ compiles one very long unrolled sum poorly. Measurements: ``benchmarks/results/a
 Paths (``implementation="auto"``):
 
 * JAX on CPU, TensorFlow inside an XLA-compiled function on CPU: shifted sum.
-* JAX on a GPU, kernels of at least :data:`GPU_SHIFTED_MIN_KERNEL` taps a side:
-  shifted sum. On one H100 at k = 9 and 15 it beat XLA's grouped convolution forward
-  (1.7-6x), forward and backward (3.2-5.9x) and with a frozen kernel (1.7-4.7x), and
-  ConvMixer-128/6's train step ran 2.2x faster; at k = 7 it was faster only forward and
-  backward, at k = 3 slower (``benchmarks/results/gpu/depthwise_speed.md``).
+* JAX on a GPU, float32 inputs, kernels of at least :data:`GPU_SHIFTED_MIN_KERNEL` taps
+  a side: shifted sum. On one H100 at k = 9 and 15 it beat XLA's grouped convolution
+  forward (1.7-6x), forward and backward (3.2-5.9x) and with a frozen kernel (1.7-4.7x),
+  and ConvMixer-128/6's train step ran 2.2x faster; at k = 7 it was faster only forward
+  and backward, at k = 3 slower (``benchmarks/results/gpu/depthwise_speed.md``). 16-bit
+  inputs, not measured there, keep the native op.
 * TensorFlow without XLA: ``tf.nn.depthwise_conv2d`` (oneDNN kernel).
 * PyTorch: ``torch.nn.functional.conv2d(groups=C)`` on a channels-last view on CPU
   (no layout copy), on a contiguous NCHW copy on a GPU (cuDNN's channels-last depthwise
@@ -335,11 +336,11 @@ def check_implementation(implementation):
 
 
 def select_implementation(implementation="auto", data_format="channels_last", dilation_rate=(1, 1),
-                          kernel_size=None):
+                          kernel_size=None, dtype=None):
     """The path ``depthwise_conv2d`` takes: ``"shifted"``, ``"torch"`` or ``"native"``.
 
-    ``kernel_size``: ``(kh, kw)``, which decides ``"auto"`` under JAX on a GPU (without
-    it, the native op there).
+    ``kernel_size`` (``(kh, kw)``) and ``dtype`` (the inputs') decide ``"auto"`` under JAX on
+    a GPU; without them, the native op there.
     """
     check_implementation(implementation)
     if data_format != "channels_last" or tuple(dilation_rate) != (1, 1):
@@ -352,8 +353,9 @@ def select_implementation(implementation="auto", data_format="channels_last", di
     if implementation == "native":
         return "native"
     if not on_cpu():
-        large = kernel_size is not None and min(kernel_size) >= GPU_SHIFTED_MIN_KERNEL
-        return "shifted" if backend == "jax" and large and accelerator() == "gpu" else "native"
+        measured = (kernel_size is not None and min(kernel_size) >= GPU_SHIFTED_MIN_KERNEL
+                     and dtype == "float32")
+        return "shifted" if backend == "jax" and measured and accelerator() == "gpu" else "native"
     if backend == "jax" or in_tf_xla_context():
         return "shifted"
     return "native"
@@ -374,7 +376,8 @@ def depthwise_conv2d(
     (or channels first), ``kernel`` ``(kh, kw, C, m)``.
     """
     strides = tuple(strides)
-    path = select_implementation(implementation, data_format, dilation_rate, tuple(kernel.shape[:2]))
+    path = select_implementation(implementation, data_format, dilation_rate, tuple(kernel.shape[:2]),
+                                 keras.backend.standardize_dtype(inputs.dtype))
     if path == "shifted":
         return shifted_depthwise_conv2d(inputs, kernel, strides, padding)
     if path == "torch":
