@@ -58,6 +58,7 @@ from benchmarks.bench_utils import (
     mean_std,
     ms,
     resumable_results,
+    run_facts,
     shard_of,
     verdict_of,
 )
@@ -178,7 +179,7 @@ def render_markdown(data):
     lines = [
         "# Data-aligned init on CIFAR-10 (issue 15)",
         "",
-        f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.",
+        run_facts(data['machine'], data['versions']),
         "",
         "Model: `simple-cnn-e3` (Maennel et al., App. E.3). Recipe (App. A.3) through `fit_cifar`: "
         + ", ".join(f"{k}={v}" for k, v in cfg["recipe"].items())

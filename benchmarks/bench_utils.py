@@ -114,6 +114,13 @@ def script_command(script):
     return [sys.executable, "-m", f"{script.parent.name}.{script.stem}"], script.parent.parent
 
 
+def run_facts(machine, versions):
+    """The sentence a training benchmark's Markdown opens with: the machine and the software."""
+    from keras_structinit.reporting import describe_machine, describe_software
+
+    return f"{describe_machine(machine)} Software: {describe_software(versions)}."
+
+
 def installed_backends(announce=True):
     """The backends of :data:`BACKENDS` whose package is installed, in that order; with
     ``announce``, prints one line per backend left out (a GPU image may hold JAX and PyTorch

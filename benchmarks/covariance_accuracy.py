@@ -61,6 +61,7 @@ from benchmarks.bench_utils import (
     mean_std,
     ms,
     resumable_results,
+    run_facts,
     shard_of,
     verdict_of,
 )
@@ -181,7 +182,7 @@ def render_markdown(data):
     lines = [
         f"# ConvCovariance on CIFAR-10 ConvMixers: {cfg['experiment']}",
         "",
-        f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.",
+        run_facts(data['machine'], data['versions']),
         "",
         f"ConvMixer-{cfg['dim']}/{cfg['depth']}, patch 2; `default` = PyTorch's uniform init (the model's "
         f"own), `conv-cov` = `apply_conv_covariance(preset={PRESET!r})` (Eq. 5: exp(-d^2 / (2 sigma)))"

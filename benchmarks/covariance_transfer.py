@@ -117,6 +117,7 @@ from benchmarks.bench_utils import (
     held_out_subset,
     mean_std,
     resumable_results,
+    run_facts,
     shard_of,
     verdict_of,
 )
@@ -721,7 +722,7 @@ def render_markdown(data):
         lines = [
             "# Covariance transfer: the five init groups (Fig. 3)",
             "",
-            f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.",
+            run_facts(data['machine'], data['versions']),
             "",
             f"Target ConvMixer-{cfg['dim']}/{cfg['depth']}, kernel {cfg['kernel_size']}, patch "
             f"{cfg['patch_size']}. A: the model's own init (PyTorch's uniform); B: "
@@ -741,7 +742,7 @@ def render_markdown(data):
         lines = [
             "# Covariance transfer across patch and kernel sizes (Fig. 9)",
             "",
-            f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.",
+            run_facts(data['machine'], data['versions']),
             "",
             f"Targets ConvMixer-{cfg['dim']}/{cfg['depth']} of each patch size p and kernel size k; sources "
             f"ConvMixer-{cfg['source_dim']}/{cfg['depth']} of patch size p_s and kernel size k_s. "

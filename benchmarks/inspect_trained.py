@@ -51,6 +51,7 @@ from benchmarks.bench_utils import (
     held_out_subset,
     mean_std,
     resumable_results,
+    run_facts,
     shard_of,
 )
 
@@ -155,7 +156,7 @@ def render_markdown(data):
              "entropy": "trained with learnable filters the first layer's H is balanced; frozen random "
                         "filters stay more diverse (higher H) at every expansion, 75 epochs"}[experiment]
     lines = [f"# {title}", "",
-             f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.", "",
+             run_facts(data['machine'], data['versions']), "",
              f"Model `{c['model']}` {c['model_kwargs'] or ''}, init `{c['init'] or 'the builder default'}`; "
              f"recipe `paper_config({c['paper']!r})` with {c['epochs']} epoch(s), batch {c['batch_size']}, "
              f"learning rate {c['learning_rate']} (the paper: {c['paper_recipe']}). "

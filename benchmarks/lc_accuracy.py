@@ -78,6 +78,7 @@ from benchmarks.bench_utils import (
     held_out_subset,
     mean_std,
     ms,
+    run_facts,
     seed_gaps,
     shard_of,
     verdict_of,
@@ -230,7 +231,7 @@ def render_markdown(data):
     lines = [
         title,
         "",
-        f"Machine: {data['machine']}. Backend: {cfg['backend']}. Versions: {data['versions']}.",
+        run_facts(data['machine'], data['versions']),
         "",
         (f"Training: {cfg['train_size']:,} images of the shared CIFAR-10 training split (after a "
          f"stratified 10% hold-out, seed 0), {cfg['epochs']} epoch(s) (the paper: 50,000 images, 75 "

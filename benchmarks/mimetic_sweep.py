@@ -70,6 +70,7 @@ from benchmarks.bench_utils import (
     mean_std,
     ms,
     resumable_results,
+    run_facts,
     shard_of,
     verdict_of,
 )
@@ -183,7 +184,7 @@ def render_markdown(data):
     lines = [
         "# Mimetic MLP init on CIFAR-10 (issue 14)",
         "",
-        f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.",
+        run_facts(data['machine'], data['versions']),
         "",
         f"Models: isotropic ConvNeXt {cfg['convnext']}, ViT {cfg['vit']}. Trained on {cfg['train_size']} "
         f"images, accuracy on {data.get('held_out_size', 0):,} held-out images ({cfg['held_out']}). "

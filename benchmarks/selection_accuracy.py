@@ -62,6 +62,7 @@ from benchmarks.bench_utils import (
     mean_std,
     ms,
     resumable_results,
+    run_facts,
     verdict_of,
 )
 from keras_structinit.selection.method import SELECTION
@@ -234,7 +235,7 @@ def render_markdown(data):
 
     cfg = data["config"]
     lines = ["# Weight selection on CIFAR-10 (issues 11 and 12)", "",
-             f"Machine: {data['machine']}. Backend: {data['backend']}. Versions: {data['versions']}.", ""]
+             run_facts(data['machine'], data['versions']), ""]
     for tid, teacher in sorted(teachers_of(data).items()):
         lines.append(
             f"Teacher {tid}: ViT {cfg['teacher']} (patch {cfg['patch_size']}), trained "

@@ -23,7 +23,8 @@ import numpy as np
 
 from keras_structinit import validation
 
-__all__ = ["MISSING", "Column", "describe_machine", "format_table", "gpus", "machine_info", "versions"]
+__all__ = ["MISSING", "Column", "describe_machine", "describe_software", "format_table", "gpus",
+           "machine_info", "versions"]
 
 MISSING = "—"  # a cell whose value is None
 _RULES = {None: "---", "left": ":---", "right": "---:", "center": ":---:"}
@@ -163,9 +164,16 @@ def machine_info():
 def describe_machine(machine):
     """One sentence for a :func:`machine_info` record, the GPUs first where there are any
     (records written before ``gpus`` was recorded read as CPU-only)."""
+    threads = ", ".join(f"{k}={v}" for k, v in (machine.get("thread_env") or {}).items()) or "default"
     host = (f"{machine['cpu']}, {machine['cores']} cores, {machine['ram_gib']} GiB RAM, "
-            f"{machine['os']}; thread settings {machine.get('thread_env') or 'default'}")
+            f"{machine['os']}; thread settings {threads}")
     cards = machine.get("gpus") or []
     if not cards:
         return f"Machine: {host}; no GPU."
     return f"Machine: {'; '.join(cards)}, on a host with {host}."
+
+
+def describe_software(software):
+    """``"Python 3.12.3, NumPy 2.4.6, Keras 3.15.1, torch 2.13.0"`` for a :func:`versions` record."""
+    return (f"Python {software['python']}, NumPy {software['numpy']}, Keras {software['keras']}, "
+            f"{software['backend']} {software['backend_version']}")

@@ -69,6 +69,13 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+# What a recorded result holds under "machine" and "versions" (reporting.machine_info, versions),
+# for tests that render results they make up: ``{**RECORDED, ...}``.
+RECORDED = {
+    "machine": {"cpu": "AMD EPYC", "cores": 2, "ram_gib": 23.5, "os": "Linux", "thread_env": {}, "gpus": []},
+    "versions": {"python": "3.11.7", "numpy": "2.4.6", "keras": "3.15.1", "backend": "torch",
+                 "backend_version": "2.13.0+cpu"},
+}
 SHARED_CIFAR10_ZIP = REPO_ROOT.parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
 
 

@@ -11,7 +11,7 @@ import pytest
 from benchmarks import covariance_transfer as ct
 from benchmarks.run import merge_runs
 
-from conftest import REPO_ROOT, once_per_suite
+from conftest import RECORDED, REPO_ROOT, once_per_suite
 
 pytestmark = once_per_suite("the benchmark's bookkeeping is plain Python")
 
@@ -205,7 +205,7 @@ def results(runs, experiment, **config):
     base = {"experiment": experiment, "dim": 128, "depth": 6, "train_size": 4000, "held_out_size": 2000,
             "batch_size": 128, "rand_augment": False, "source_epochs": 8, "source_seed": 0, "data": "d",
             "held_out": "h"}
-    return {"benchmark": f"covariance_transfer_{experiment}", "machine": "m", "versions": "v",
+    return {"benchmark": f"covariance_transfer_{experiment}", **RECORDED,
             "backend": "torch", "config": {**base, **config}, "runs": runs}
 
 

@@ -17,7 +17,7 @@ from benchmarks import report, run
 from benchmarks.bench_utils import ahead, verdict_of
 from benchmarks.suite import CPU, SUITES, Benchmark
 
-from conftest import REPO_ROOT, once_per_suite
+from conftest import RECORDED, REPO_ROOT, once_per_suite
 
 pytestmark = once_per_suite("the runner and report are plain Python; no Keras backend is involved")
 
@@ -188,7 +188,7 @@ def test_lc_and_mimetic_headlines_compute_gaps_and_directions(tmp_path, monkeypa
              "params": {"total": 1, "learnable": 1, "nonzero": 1}, "date": f"2026-01-0{s + 1}"}
             for e, gap in ((1, -0.04), (8, 0.01)) for s in (0, 1, 2)
             for f, acc in ((True, 0.5 + gap + s / 100), (False, 0.5 + s / 100))]
-    data = {"benchmark": "lc_accuracy_fig1", "machine": "m", "versions": "v", "runs": runs,
+    data = {"benchmark": "lc_accuracy_fig1", **RECORDED, "runs": runs,
             "config": {"experiment": "fig1", "epochs": 3, "train_size": 2000, "held_out_size": 2000,
                        "recipe": {"batch_size": 64}, "backend": "torch", "held_out": "h", "data": "d"}}
     text, verdict = headline("lc_accuracy_fig1", data)
@@ -241,7 +241,7 @@ def test_covariance_gains_and_kernel_size_verdict(tmp_path, monkeypatch):
              "val_accuracy": 0.4 + s / 100 + (gain[k] if init == "conv-cov" else 0) + (0.01 if frozen else 0),
              "train_accuracy": 0.5, "train_time_s": 30.0, "date": "2026-01-01"}
             for k in gain for frozen in (True, False) for init in ("default", "conv-cov") for s in (0, 1, 2)]
-    data = {"benchmark": "covariance_kernel_size", "machine": "m", "versions": "v", "backend": "torch",
+    data = {"benchmark": "covariance_kernel_size", **RECORDED, "backend": "torch",
             "runs": runs, "config": {"experiment": "kernel-size", "dim": 128, "depth": 6, "train_size": 4000,
                                      "held_out_size": 2000, "batch_size": 128, "rand_augment": False,
                                      "data": "d", "held_out": "h"}}

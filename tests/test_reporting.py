@@ -11,6 +11,7 @@ from keras_structinit.reporting import (
     MISSING,
     Column,
     describe_machine,
+    describe_software,
     format_table,
     gpus,
     machine_info,
@@ -84,10 +85,18 @@ def test_gpus_is_empty_without_nvidia_smi_or_when_it_fails(tmp_path, monkeypatch
     assert gpus() == []
 
 
+def test_describe_software_names_each_version():
+    software = {"python": "3.12.3", "numpy": "2.4.6", "keras": "3.15.1", "backend": "jax",
+                "backend_version": "0.11.2"}
+    assert describe_software(software) == "Python 3.12.3, NumPy 2.4.6, Keras 3.15.1, jax 0.11.2"
+
+
 def test_describe_machine_names_the_gpu_first_and_reads_old_records():
     host = {"cpu": "AMD EPYC", "cores": 16, "ram_gib": 125.7, "os": "Linux", "thread_env": {}}
     assert describe_machine(host) == (
         "Machine: AMD EPYC, 16 cores, 125.7 GiB RAM, Linux; thread settings default; no GPU.")
+    threads = describe_machine({**host, "thread_env": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}})
+    assert "; thread settings OMP_NUM_THREADS=1, MKL_NUM_THREADS=1; no GPU." in threads
     line = describe_machine({**host, "gpus": ["NVIDIA H100 80GB HBM3, 81559 MiB, driver 580"]})
     assert line.startswith("Machine: NVIDIA H100 80GB HBM3, 81559 MiB, driver 580, on a host with AMD EPYC")
 
