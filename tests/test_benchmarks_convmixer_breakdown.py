@@ -14,9 +14,9 @@ pytestmark = once_per_suite("layer classification and variant lists, the same on
 def test_every_convmixer_layer_of_a_removable_kind_is_classified():
     # ConvMixer: stem conv, GELU, BN; per block depthwise, GELU, BN, (residual), 1x1, GELU, BN.
     depth = depthwise_speed.MODEL["depth"]
-    for stock in (False, True):
+    for layers in ("package", "stock"):
         keras.utils.set_random_seed(0)
-        model = depthwise_speed.build_convmixer(stock=stock)
+        model = depthwise_speed.build_convmixer(layers)
         kinds = Counter(convmixer_breakdown._kind(layer) for layer in model.layers)
         assert kinds["depthwise"] == kinds["pointwise"] == depth
         assert kinds["bn"] == kinds["act"] == 2 * depth + 1
