@@ -90,7 +90,7 @@ def model_rows(args):
     rows = []
     for layers, removed, frozen, kernel_grad, jit in _variants(keras.backend.backend()):
         keras.utils.set_random_seed(0)
-        model = depthwise_speed.build_convmixer("stock" if layers == "stock" else "package")
+        model = depthwise_speed.build_convmixer(layers)
         model = keras.models.clone_model(model, clone_function=lambda layer, removed=removed: (
             PassThrough(name=layer.name) if _kind(layer) in removed
             else layer.__class__.from_config(layer.get_config())))

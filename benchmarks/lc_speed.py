@@ -289,6 +289,7 @@ def run_all(args):
     options = [a for pair in (("--repeats", str(args.repeats)), ("--warmup", str(args.warmup))) for a in pair]
     failed, started = [], time.perf_counter()
     backends = args.backends or installed_backends()
+    launch, root = script_command(__file__)
     # Expansions outermost: the small model is measured on every backend before the large one.
     for expansion, batch_size in zip(args.expansions, args.batch_sizes, strict=True):
         for backend in backends:
@@ -300,7 +301,6 @@ def run_all(args):
                     continue
                 with tempfile.TemporaryDirectory() as tmp:
                     row_json = Path(tmp) / "row.json"
-                    launch, root = script_command(__file__)
                     command = [*launch,
                                "--row", f"{backend}:{expansion}:{batch_size}:{variant}",
                                "--row-json", str(row_json), *options]

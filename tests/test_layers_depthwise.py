@@ -241,7 +241,6 @@ def test_freeze_spatial_include_bias():
 def test_auto_path_on_accelerators_follows_the_gpu_measurements(monkeypatch, device):
     # benchmarks/results/gpu/depthwise_speed.md (one H100): under JAX the shifted sum beats
     # XLA's grouped convolution in every mode from k = 9 on, not at k = 3 or 7; TPUs are not measured.
-    monkeypatch.setattr(dw, "on_cpu", lambda: False)
     monkeypatch.setattr(dw, "accelerator", lambda: device)
     shifted_on_gpu = BACKEND == "jax" and device == "gpu"
     large = "shifted" if shifted_on_gpu else {"torch": "torch"}.get(BACKEND, "native")

@@ -52,7 +52,7 @@ import keras
 from keras import ops
 
 from keras_structinit import validation
-from keras_structinit.backend import accelerator, in_tf_xla_context, on_cpu
+from keras_structinit.backend import accelerator, in_tf_xla_context
 
 __all__ = ["IMPLEMENTATIONS", "check_implementation", "depthwise_conv2d", "select_implementation",
            "shifted_depthwise_conv2d"]
@@ -352,10 +352,11 @@ def select_implementation(implementation="auto", data_format="channels_last", di
         return "torch"
     if implementation == "native":
         return "native"
-    if not on_cpu():
+    device = accelerator()
+    if device != "cpu":
         measured = (kernel_size is not None and min(kernel_size) >= GPU_SHIFTED_MIN_KERNEL
-                     and dtype == "float32")
-        return "shifted" if backend == "jax" and measured and accelerator() == "gpu" else "native"
+                    and dtype == "float32")
+        return "shifted" if backend == "jax" and device == "gpu" and measured else "native"
     if backend == "jax" or in_tf_xla_context():
         return "shifted"
     return "native"
