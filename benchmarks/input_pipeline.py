@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_utils import LOCAL_RESULTS, SHARED_CIFAR10, mean_std
+from benchmarks.bench_utils import LOCAL_RESULTS, SHARED_CIFAR10, mean_std, run_facts
 
 NAME = "input_pipeline"
 CIFAR_STAGES = (
@@ -131,7 +131,7 @@ def _stock(values, rates):
 
 def render_markdown(data):
     lines = ["# Input pipelines alone: images/s per CPU core, stage by stage", "",
-             f"Machine: {data['machine']}. Versions: {data['versions']}. Measured {data['date']}. One core: "
+             f"{run_facts(data['machine'], data['versions'])} Measured {data['date']}. One core: "
              "tf.data's private thread pool of 1 thread, 1 inter-op and 1 intra-op thread. Each rate is "
              f"mean ± std over {data['config']['repeats']} timings of {data['config']['batches']} batches.",
              ""]
