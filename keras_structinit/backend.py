@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import keras
 
-__all__ = ["accelerator", "in_tf_xla_context", "on_cpu"]
+__all__ = ["accelerator", "in_tf_xla_context"]
 
 
 def accelerator():
@@ -29,11 +29,6 @@ def accelerator():
 
         return "gpu" if torch.cuda.is_available() else "cpu"
     return "cpu"
-
-
-def on_cpu():
-    """Whether the backend computes on the CPU (no GPU or TPU visible to it)."""
-    return accelerator() == "cpu"
 
 
 def in_tf_xla_context():
