@@ -36,10 +36,11 @@ trap 'rm -rf "${logs}"' EXIT
 export JAX_COMPILATION_CACHE_DIR="${logs}/jax-cache"  # tests/conftest.py leaves a set one alone
 echo 0 > "${logs}/queue.next"
 
-# GNU time reports each process's peak memory (CI keeps each under 3 GB).
+# GNU time reports each process's peak memory (CI keeps each under 3 GB) and the CPU seconds
+# it and the interpreters it started used (user + system).
 timer=()
-if /usr/bin/time -f "%M" -o /dev/null true 2>/dev/null; then
-  timer=(/usr/bin/time -f "%M" -o)
+if /usr/bin/time -f "%M %U %S" -o /dev/null true 2>/dev/null; then
+  timer=(/usr/bin/time -f "%M %U %S" -o)
 fi
 
 # run_job NAME BACKEND PYTEST_ARGS...: one pytest process, logged under NAME.
@@ -109,7 +110,7 @@ for name in "${JOBS[@]}"; do
   read -r rc seconds < "${logs}/${name}.status"
   peak=""
   if [[ -s "${logs}/${name}.rss" ]]; then
-    peak=", peak memory $(awk '{printf "%.2f GB", $1 / 1048576}' "${logs}/${name}.rss")"
+    peak=$(awk '{printf ", peak memory %.2f GB, CPU %.0f s", $1 / 1048576, $2 + $3}' "${logs}/${name}.rss")
   fi
   echo "=== ${name} (KERAS_BACKEND=${name%%-*}): exit ${rc} after ${seconds}s${peak} ==="
   cat "${logs}/${name}.log"

@@ -1,9 +1,5 @@
 """The package's Conv2D: patch convolutions (kernel size == strides) as a matrix product, equal to Keras'."""
 
-import subprocess
-import sys
-import textwrap
-
 import keras
 import numpy as np
 import pytest
@@ -11,6 +7,8 @@ from conv_helpers import assert_close, to_numpy, value_and_grads
 
 import keras_structinit as ks
 from keras_structinit.layers import Conv2D, patch_conv2d
+
+from conftest import run_in_fresh_process
 
 BACKEND = keras.backend.backend()
 
@@ -126,7 +124,7 @@ def test_keras_round_trip_in_a_fresh_process(tmp_path):
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "y.npy", to_numpy(model(x)))
     model.save(tmp_path / "m.keras")
-    script = textwrap.dedent(f"""
+    run_in_fresh_process(f"""
         import keras, numpy as np
         import keras_structinit  # registers the layers
         model = keras.saving.load_model({str(tmp_path / "m.keras")!r})
@@ -134,8 +132,7 @@ def test_keras_round_trip_in_a_fresh_process(tmp_path):
         assert type(layer) is keras_structinit.layers.Conv2D and layer.implementation == "matmul", layer
         got = keras.ops.convert_to_numpy(model(np.load({str(tmp_path / "x.npy")!r})))
         np.testing.assert_allclose(got, np.load({str(tmp_path / "y.npy")!r}), rtol=0, atol=1e-6)
-    """)
-    subprocess.run([sys.executable, "-c", script], check=True)
+    """, tmp_path)
 
 
 @pytest.mark.skipif(BACKEND != "tensorflow", reason="only TensorFlow traces graphs with unknown sizes")
