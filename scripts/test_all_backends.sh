@@ -9,7 +9,7 @@
 # jobs of a size to balance. The JAX processes share one compilation cache, started empty.
 # Every test runs on every backend; each process stays under 3 GB of memory.
 # STRUCTINIT_TEST_SERIAL=1 runs the processes one after another. Each one's output is
-# printed, in JOBS order, at the end.
+# printed, in JOBS order, at the end, with its time, peak memory and CPU seconds.
 # Usage: bash scripts/test_all_backends.sh [extra pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/.."

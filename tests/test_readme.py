@@ -26,6 +26,8 @@ SHELL_BLOCKS = [code for lang, code in BLOCKS if lang == "bash"]
 # so a README edit that drops one fails here rather than silently running big.
 TINY = {
     "procedural_images(2000)": "procedural_images(64)",
+    "procedural_images(512)": "procedural_images(64)",
+    "convmixer(256, 8, kernel_size=9, patch_size=2)": "convmixer(32, 2, kernel_size=9, patch_size=2)",
     "epochs=10": "epochs=1",
     "epochs=200": "epochs=1",
     "convmixer(256, 16, kernel_size=9)": "convmixer(32, 16, kernel_size=9)",
