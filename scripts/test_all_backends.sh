@@ -48,7 +48,7 @@ run_job() {
   local name="$1" backend="$2" start=${SECONDS}
   local rc=0
   local measure=()
-  [[ ${#timer[@]} -gt 0 ]] && measure=("${timer[@]}" "${logs}/${name}.rss")
+  [[ ${#timer[@]} -gt 0 ]] && measure=("${timer[@]}" "${logs}/${name}.usage")
   KERAS_BACKEND="${backend}" "${measure[@]}" python -m pytest -q -p no:cacheprovider --durations=15 "${@:3}" \
     > "${logs}/${name}.log" 2>&1 || rc=$?
   if (( rc == 5 )); then rc=0; fi  # pytest's "no tests collected" (extra arguments deselected a whole run)
@@ -108,11 +108,13 @@ fi
 
 for name in "${JOBS[@]}"; do
   read -r rc seconds < "${logs}/${name}.status"
-  peak=""
-  if [[ -s "${logs}/${name}.rss" ]]; then
-    peak=$(awk '{printf ", peak memory %.2f GB, CPU %.0f s", $1 / 1048576, $2 + $3}' "${logs}/${name}.rss")
+  usage=""
+  if [[ -s "${logs}/${name}.usage" ]]; then
+    # Its last line: GNU time writes "Command exited with non-zero status N" above it when pytest fails.
+    usage=$(tail -n 1 "${logs}/${name}.usage" |
+            awk '{printf ", peak memory %.2f GB, CPU %.0f s", $1 / 1048576, $2 + $3}')
   fi
-  echo "=== ${name} (KERAS_BACKEND=${name%%-*}): exit ${rc} after ${seconds}s${peak} ==="
+  echo "=== ${name} (KERAS_BACKEND=${name%%-*}): exit ${rc} after ${seconds}s${usage} ==="
   cat "${logs}/${name}.log"
   [[ "${rc}" == "0" ]] || status=1
 done
