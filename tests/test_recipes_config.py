@@ -27,7 +27,7 @@ def test_fields_not_given_take_the_recipe_defaults():
 
 def test_to_dict_is_json_and_epochs_are_required():
     record = RecipeConfig("cifar10", epochs=1, rand_augment=(2, 0.4), distribution=object()).to_dict()
-    assert json.loads(json.dumps(record))["rand_augment"] == [2, 0.4]
+    assert json.loads(json.dumps(record))["rand_augment"] == "keras:n2-f0.4"  # the legacy pair, named
     assert isinstance(record["distribution"], str)
     with pytest.raises(ValueError, match="`epochs` is needed"):
         RecipeConfig("cifar10").resolved()

@@ -10,13 +10,13 @@ from keras_structinit.recipes.data import (
     IMAGENET_MEAN,
     IMAGENET_STD,
     channel_stats,
-    check_rand_augment,
     cifar_dataset,
-    erase_and_mix,
     imagenet_dataset,
     random_labels,
     random_resized_crop,
 )
+
+from keras_structinit.recipes.rand_augment import check_rand_augment, parse_rand_augment
 
 from conftest import once_per_suite
 
@@ -87,7 +87,7 @@ def test_rand_augment_equalization_histogram_is_one_bincount():
 
     # The method replaced on the RandAugment's Equalization must still exist in Keras.
     assert callable(getattr(keras.layers.Equalization, "_custom_histogram_fixed_width", None))
-    layer = _rand_augment_layer((2, 0.5), seed=0)
+    layer = _rand_augment_layer(parse_rand_augment((2, 0.5)), seed=0)
     assert layer.equalization._custom_histogram_fixed_width is bincount_histogram
     rng = np.random.default_rng(0)
     values = rng.uniform(-20, 280, (16, 16)).astype("float32")  # also outside the range: clipped
@@ -141,8 +141,11 @@ def test_imagenet_pipeline_shapes_and_mixed_labels(image_folder):
     assert (np.asarray(e_images) >= lo - 1e-4).all() and (np.asarray(e_images) <= hi + 1e-4).all()
 
 
-def _one_batch(x, labels):
-    return tf.data.Dataset.from_tensor_slices((x.astype("float32"), labels)).batch(len(x))
+def _one_batch(x, labels, **options):
+    """The first training batch of the whole of ``x``, no crop or flip, scaled back to 0-255."""
+    ds = cifar_dataset(x, labels, len(x), (0.0,) * 3, (1 / 255,) * 3, True, pad=0, flip=False, seed=1, **options)
+    images_, labels_ = next(iter(ds))
+    return np.asarray(images_), np.asarray(labels_)
 
 
 def test_mixup_cutmix_and_random_erasing_of_the_cifar_recipe():
@@ -150,24 +153,21 @@ def test_mixup_cutmix_and_random_erasing_of_the_cifar_recipe():
     x, y = images(16, 16)
     labels = np.eye(3, dtype="float32")[y]
     for mixup, cutmix in ((0.8, 0.0), (0.0, 1.0), (0.8, 1.0)):
-        got_x, got_y = next(iter(erase_and_mix(_one_batch(x, labels), mixup, cutmix, seed=1)))
-        got_y = np.asarray(got_y)
+        got_x, got_y = _one_batch(x, labels, mixup_alpha=mixup, cutmix_alpha=cutmix)
         np.testing.assert_allclose(got_y.sum(-1), 1.0, atol=1e-5)  # mixtures of one-hots
         assert (got_y.max(-1) < 1 - 1e-3).any()  # some labels are mixed
-        assert not np.array_equal(np.asarray(got_x), x)
-    erased, kept = (np.asarray(next(iter(erase_and_mix(_one_batch(x, labels), random_erasing=p, seed=2)))[0])
-                    for p in (1.0, 0.0))
-    np.testing.assert_array_equal(kept, x)
-    changed = (erased != x).any(-1).mean(axis=(1, 2))  # per image, the erased box's share of pixels
+        assert not np.allclose(got_x, _one_batch(x, labels)[0])
+    erased, kept = (_one_batch(x, labels, random_erasing=p)[0] for p in (1.0, 0.0))
+    changed = (np.abs(erased - kept) > 1e-3).any(-1).mean(axis=(1, 2))  # per image, the box's share
     assert (changed > 0.01).all() and (changed < 0.5).all()
     ds = cifar_dataset(x, labels, 8, (0.5,) * 3, (0.25,) * 3, True, mixup_alpha=0.8, cutmix_alpha=1.0,
                        random_erasing=0.25)
     _, batch_labels = next(iter(ds))
     np.testing.assert_allclose(np.asarray(batch_labels).sum(-1), 1.0, atol=1e-5)
     with pytest.raises(ValueError, match="`random_erasing` is a probability"):
-        erase_and_mix(_one_batch(x, labels), random_erasing=1.5)
+        cifar_dataset(x, labels, 8, (0.5,) * 3, (0.25,) * 3, True, random_erasing=1.5)
     with pytest.raises(ValueError, match="`mixup_alpha`"):
-        erase_and_mix(_one_batch(x, labels), mixup_alpha=-1)
+        cifar_dataset(x, labels, 8, (0.5,) * 3, (0.25,) * 3, True, mixup_alpha=-1)
 
 
 def test_random_labels_are_fixed_by_the_seed():
@@ -215,8 +215,9 @@ def test_load_labeled_images_forms_and_errors(tmp_path):
 
 @pytest.mark.parametrize(
     "bad, error",
-    [((0, 0.5), ValueError), ((2, 1.5), ValueError), ((2,), ValueError), ("2,0.5", TypeError),
-     ((True, 0.5), TypeError)],
+    [((0, 0.5), ValueError), ((2, 1.5), ValueError), ((2,), ValueError), ("2,0.5", ValueError),
+     ((True, 0.5), TypeError), (2.5, TypeError), ("timm:m9-x3", ValueError), ("torchvision:m31", ValueError),
+     ("imgaug:n2", ValueError)],
 )
 def test_bad_rand_augment(bad, error):
     with pytest.raises(error, match="rand_augment"):
@@ -253,7 +254,7 @@ def test_each_image_gets_its_drawn_ops_as_the_layer_applies_them():
     met at each step, an op drawn twice with the same parameters, ops nobody drew skipped."""
     from keras_structinit.recipes.data import _rand_augment_layer, _rows_of, apply_drawn_ops
 
-    layer = _rand_augment_layer((2, 0.9), seed=0)
+    layer = _rand_augment_layer(parse_rand_augment((2, 0.9)), seed=0)
     x = tf.constant(images(n=12, size=16)[0].astype("float32"))
     count = len(layer._AUGMENT_LAYERS)
     rng = np.random.default_rng(0)

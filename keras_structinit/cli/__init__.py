@@ -155,7 +155,13 @@ def build_parser():
                        help="CIFAR: fraction of training labels replaced by random ones, fixed by --seed "
                             "(Maennel et al. App. A.1; default 0)")
     train.add_argument("--rand-augment", default="recipe",
-                       help="N,M (ops, magnitude in [0,1]), 'none', or 'recipe'")
+                       help="a RandAugment form: timm:m9-n2-mstd0.5[-inc1] (timm's rand-m9-mstd0.5), "
+                            "torchvision:n2-m12 (RandAugment(2, 12), CIFAR default), keras:n2-f0.4 "
+                            "(keras.layers.RandAugment; tf pipeline only); 'none'; or 'recipe'")
+    train.add_argument("--pipeline", choices=("auto", "native", "tf"), default=None,
+                       help="input stream: native (batches augmented on the device in Keras ops, no "
+                            "TensorFlow needed; CIFAR), tf (tf.data), auto (default: native without "
+                            "TensorFlow, else tf)")
     train.add_argument("--train-size", type=positive_int, default=None,
                        help="CIFAR: use this many training images")
     train.add_argument("--val-split", type=float, default=0.1,

@@ -37,7 +37,8 @@ from keras_structinit.methods import check_parts, initialize, load_parts, paper_
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
 from keras_structinit.recipes.config import RecipeConfig
-from keras_structinit.recipes.data import imagenet_source, parse_rand_augment
+from keras_structinit.recipes.data import imagenet_source
+from keras_structinit.recipes.rand_augment import parse_rand_augment_flag
 from keras_structinit.recipes.distill import fit_distill, load_teacher
 from keras_structinit.recipes.progress import CSVLogger, InterruptAtBatchEnd, progress_callbacks
 from keras_structinit.recipes.training import backup_epoch, channel_normalizer
@@ -88,7 +89,7 @@ def run(args):
         _check_out(args.out, args.overwrite, parts, args.data, args.eval_data, args.distill_from,
                    name="--out", hint=OVERWRITE_HINT + " (or --resume, to go on with an unfinished run)",
                    check_only=True, resume=args.resume)
-        parse_rand_augment(args.rand_augment)
+        parse_rand_augment_flag(args.rand_augment)
         validation.rate(args.val_split, "--val-split")
         if args.distill_from is not None:
             _check_distill(args.recipe, args.distill_alpha)
@@ -138,9 +139,10 @@ PAPER_FLAGS = {
 
 
 def _as_flag_value(setting, value):
-    """A setup's value as the command line holds it (``rand_augment``: ``"N,M"`` or ``"none"``)."""
+    """A setup's value as the command line holds it (``rand_augment``: a form's name or ``"none"``)."""
     if setting == "rand_augment":
-        return "none" if value is None else ",".join(f"{v:g}" for v in value)
+        form = None if value is None else parse_rand_augment_flag(value if isinstance(value, str) else str(value))
+        return "none" if form is None else str(form)
     return value
 
 
@@ -166,7 +168,7 @@ def _apply_paper(args):
             wanted, given = _as_flag_value(setting, value), getattr(args, dest)
             if given is None or (dest == "rand_augment" and given == "recipe"):
                 setattr(args, dest, wanted)
-            elif (parse_rand_augment(given) != parse_rand_augment(wanted) if dest == "rand_augment"
+            elif (parse_rand_augment_flag(given) != parse_rand_augment_flag(wanted) if dest == "rand_augment"
                   else given != wanted):
                 departures[setting] = {"flag": flag, "paper": value, "given": given}
         if "model" in departures and extra:  # the paper model's builder arguments fit it alone

@@ -55,10 +55,11 @@ CONVCOV = PaperSetup(
         "learning_rate": (0.01, "Sec. 4: learning rate .01"),
         "weight_decay": (0.01, "Sec. 4: weight decay .01"),
         "schedule": ("triangular", "Sec. 4: a simple triangular schedule (Trockman & Kolter 2022)"),
-        "rand_augment": ((2, 0.4), "Sec. 4: RandAugment; ConvMixer's CIFAR pipeline, N 2 M 12 of 30"),
+        "rand_augment": ("torchvision:n2-m12", "Sec. 4: RandAugment; ConvMixer's CIFAR script (locuslab/"
+                         "convmixer-cifar10 train.py: transforms.RandAugment(num_ops=2, magnitude=12))"),
     },
-    notes=("the paper loads data with FFCV and its own RandAugment; here tf.data and "
-           "keras.layers.RandAugment",),
+    notes=("the paper loads data with FFCV; here torchvision's RandAugment tables "
+           "(recipes.rand_augment) in the native or tf.data input stream",),
 )
 
 METHOD = Method(

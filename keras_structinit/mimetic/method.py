@@ -39,7 +39,8 @@ MIMETIC = PaperSetup(
         "learning_rate": (0.01, "Sec. 3 (Trockman et al. 2022): learning rate .01"),
         "weight_decay": (0.01, "Sec. 3 (Trockman et al. 2022): weight decay .01"),
         "schedule": ("triangular", "Sec. 3 (Trockman et al. 2022): triangular schedule"),
-        "rand_augment": ((2, 0.4), "Sec. 3: RandAugment (ConvMixer's N 2 M 12 of 30)"),
+        "rand_augment": ("torchvision:n2-m12", "Sec. 3: RandAugment as ConvMixer's CIFAR script (train.py: "
+                         "transforms.RandAugment(num_ops=2, magnitude=12))"),
     },
 )
 

@@ -3,9 +3,9 @@
 Defaults follow ConvMixer's CIFAR-10 recipe used by the covariance-init
 paper: batch 512, AdamW with learning rate 0.01 and weight decay 0.01, the
 triangular one-cycle schedule (:class:`TriangularSchedule`), random crop
-with 4-pixel zero padding, horizontal flip and RandAugment with 2 ops at
-magnitude 12/30 (torchvision's ``RandAugment(2, 12)`` scale mapped to
-Keras' ``factor`` in [0, 1]).
+with 4-pixel zero padding, horizontal flip and torchvision's ``RandAugment(2, 12)``
+(``"torchvision:n2-m12"``, ConvMixer's CIFAR script). The input stream is the native one
+(:mod:`~keras_structinit.recipes.native`) or ``tf.data`` (``pipeline``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import numpy as np
 from keras_structinit import validation
 from keras_structinit.datasets import load_labeled_images
 from keras_structinit.recipes.config import RecipeConfig
+from keras_structinit.recipes import augment, native
 from keras_structinit.recipes.data import cifar_dataset, input_normalization, random_labels
+from keras_structinit.recipes.native import choose_pipeline
 from keras_structinit.recipes.optimizers import OPTIMIZERS
 from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
 from keras_structinit.recipes.training import (
@@ -30,7 +32,7 @@ CIFAR_DEFAULTS = {
     "learning_rate": 0.01,
     "weight_decay": 0.01,
     "label_smoothing": 0.0,
-    "rand_augment": (2, 0.4),
+    "rand_augment": "torchvision:n2-m12",
     "pad": 4,
     "schedule": "triangular",
     "optimizer": "adamw",
@@ -117,7 +119,15 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
 
     steps = o["steps_per_epoch"] or max(len(x) // batch_size, 1)
 
+    pipeline = choose_pipeline(o["pipeline"], o["distribution"])
+
     def as_dataset(xs, ys, training):
+        if pipeline == "native":
+            return native.ArrayStream(
+                xs, _one_hot(ys, num_classes), batch_size, mean, std,
+                augmentation=augment.Augmentation(o["pad"], o["flip"], o["rand_augment"], o["random_erasing"],
+                                                  o["mixup_alpha"], o["cutmix_alpha"]) if training else None,
+                seed=o["seed"], start_batch=backup_epoch(backup_dir) * steps if training else 0)
         return cifar_dataset(xs, _one_hot(ys, num_classes), batch_size, mean, std, training,
                              pad=o["pad"], flip=o["flip"], rand_augment=o["rand_augment"], seed=o["seed"],
                              mixup_alpha=o["mixup_alpha"], cutmix_alpha=o["cutmix_alpha"],

@@ -20,9 +20,12 @@ from typing import Any
 
 from keras_structinit import validation
 
-__all__ = ["CIFAR_ONLY", "DEFAULT", "IMAGENET_ONLY", "RECIPES", "RecipeConfig"]
+__all__ = ["CIFAR_ONLY", "DEFAULT", "IMAGENET_ONLY", "PIPELINES", "RECIPES", "RecipeConfig"]
 
 RECIPES = ("cifar10", "cifar100", "imagenet")
+#: The input streams (``pipeline``): "native" (:mod:`~keras_structinit.recipes.native`), "tf"
+#: (``tf.data``) or "auto" (:func:`~keras_structinit.recipes.native.choose_pipeline`).
+PIPELINES = ("auto", "native", "tf")
 
 
 class _Default:
@@ -68,7 +71,12 @@ class RecipeConfig:
         learning_rate: peak learning rate (ImageNet: default ``5e-3 * batch_size / 2048``).
         weight_decay: AdamW's decoupled weight decay (``optimizer="sgd"``: PyTorch's L2).
         label_smoothing: of the categorical cross-entropy.
-        rand_augment: ``(num_ops, magnitude in [0, 1])`` for ``keras.layers.RandAugment``, or ``None``.
+        rand_augment: a RandAugment form (:mod:`~keras_structinit.recipes.rand_augment`):
+            ``"torchvision:n2-m12"`` (CIFAR default, ConvMixer's CIFAR script),
+            ``"timm:m9-n2-mstd0.5-inc1"``, ``"keras:n2-f0.4"`` (a legacy ``(num_ops, factor)``
+            pair is the Keras form), or ``None``.
+        pipeline: the input stream: ``"auto"`` (default), ``"native"`` (batches augmented on the
+            device in Keras ops, no TensorFlow) or ``"tf"`` (``tf.data``).
         mixup_alpha, cutmix_alpha: ``keras.layers.MixUp`` / ``CutMix`` per batch, one of the two
             with probability 1/2 when both are on (0 or ``None``: off; CIFAR default off,
             ImageNet 0.2 and 1.0; weight selection's CIFAR recipe, Table 13: 0.8 and 1.0).
@@ -113,6 +121,7 @@ class RecipeConfig:
     seed: Any = 0
     steps_per_epoch: Any = None
     jit_compile: Any = None
+    pipeline: Any = "auto"
     optimizer: Any = DEFAULT
     schedule: Any = DEFAULT
     normalization: Any = DEFAULT
@@ -127,6 +136,11 @@ class RecipeConfig:
 
     def __post_init__(self):
         validation.one_of(self.recipe, "recipe", RECIPES)
+        validation.one_of(self.pipeline, "pipeline", PIPELINES)
+        if self.rand_augment is not DEFAULT:
+            from keras_structinit.recipes.rand_augment import parse_rand_augment
+
+            parse_rand_augment(self.rand_augment)
         given, kind = _other_recipes_fields(self.recipe, [f.name for f in dataclasses.fields(self)
                                                           if getattr(self, f.name) is not DEFAULT])
         if given:
@@ -181,8 +195,9 @@ class RecipeConfig:
         out = self.resolved()
         if out["distribution"] is not None and not isinstance(out["distribution"], str):
             out["distribution"] = str(out["distribution"])
-        if out.get("rand_augment") is not None:
-            out["rand_augment"] = list(out["rand_augment"])
+        from keras_structinit.recipes.rand_augment import parse_rand_augment, to_record
+
+        out["rand_augment"] = to_record(parse_rand_augment(out["rand_augment"]))
         return out
 
     @classmethod
@@ -193,7 +208,7 @@ class RecipeConfig:
             ValueError: a flag of the other recipe's options (:data:`CIFAR_ONLY`,
                 :data:`IMAGENET_ONLY`), named as given on the command line.
         """
-        from keras_structinit.recipes.data import parse_rand_augment
+        from keras_structinit.recipes.rand_augment import parse_rand_augment_flag
 
         given = {field: getattr(args, dest) for field, (dest, _) in COMMAND_LINE.items()}
         given = {k: v for k, v in given.items() if v is not None}  # not given: the recipe's
@@ -201,8 +216,11 @@ class RecipeConfig:
         if wrong:
             raise ValueError(f"{', '.join(COMMAND_LINE[field][1] for field in wrong)}: these options apply "
                              f"to the {kind}, not to --recipe {args.recipe}")
-        if args.rand_augment != "recipe":
-            given["rand_augment"] = parse_rand_augment(args.rand_augment)  # None: off
+        rand_augment = parse_rand_augment_flag(args.rand_augment)
+        if rand_augment != "recipe":
+            given["rand_augment"] = rand_augment  # None: off
+        if getattr(args, "pipeline", None) is not None:
+            given["pipeline"] = args.pipeline
         if args.recipe != "imagenet" and args.warmup_epochs is not None and args.schedule != "cosine":
             raise ValueError("--warmup-epochs applies to --schedule cosine")
         if args.recipe == "imagenet" and args.warmup_epochs is not None:

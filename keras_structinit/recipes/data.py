@@ -1,10 +1,11 @@
-"""Input pipelines of the recipes (``tf.data``; they feed ``fit`` on every backend).
+"""The recipes' ``tf.data`` input streams (``pipeline="tf"``; they feed ``fit`` on every backend).
 
-Crops and flips run per image; RandAugment runs with each image's own ops and parameters
-(:func:`rand_augment_batch`; Keras' layer draws one list of ops per call), per batch of CIFAR
-images and per ImageNet image; erasing and mixing run per batch. Every draw is a stateless
-function of the run's seed and the element's position (:func:`element_seed`). Normalization is
-the last step.
+Each batch draws on the host (:func:`~keras_structinit.recipes.augment.draw_batch`, in a
+``tf.numpy_function``) and runs the pixel ops of :mod:`~keras_structinit.recipes.image_ops` as
+TensorFlow ops, the same draws and op definitions as the native stream
+(:mod:`keras_structinit.recipes.native`); ``tf.data`` runs batches in parallel on the CPU. The
+Keras RandAugment form (``"keras:n2-f0.4"``) runs ``keras.layers.RandAugment`` with each image's
+own ops (:func:`rand_augment_batch`). Normalization is the last step.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import numpy as np
 
 from keras_structinit import datasets, validation
+from keras_structinit.recipes import augment, image_ops
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
@@ -29,40 +31,6 @@ def _tf():
             "`pip install tensorflow-cpu` (or `keras_structinit[tensorflow]`)."
         ) from err
     return tf
-
-
-def check_rand_augment(rand_augment):
-    """``None`` or ``(num_ops >= 1, magnitude in [0, 1])`` (Keras' ``factor``), as ``(int, float)``."""
-    if rand_augment is None:
-        return None
-    expected = "None or a pair (num_ops >= 1, magnitude in [0, 1])"
-    if not isinstance(rand_augment, (tuple, list)):
-        raise TypeError(
-            f"`rand_augment` must be {expected}. Received: rand_augment={rand_augment!r} "
-            f"of type {type(rand_augment).__name__}"
-        )
-    if len(rand_augment) != 2:
-        raise ValueError(f"`rand_augment` must be {expected}. Received: rand_augment={rand_augment!r}")
-    num_ops, magnitude = rand_augment
-    return (validation.positive_int(num_ops, "rand_augment[0]"),
-            validation.fraction(magnitude, "rand_augment[1]"))
-
-
-def parse_rand_augment(text):
-    """``--rand-augment``'s text: ``"recipe"`` (kept: the recipe's default), ``None`` for ``"none"``,
-    or a checked ``(N, M)`` from ``"N,M"``."""
-    if text == "recipe":
-        return text
-    if text == "none":
-        return None
-    try:
-        ops, magnitude = text.split(",")
-        return check_rand_augment((int(ops), float(magnitude)))
-    except ValueError:
-        raise ValueError(
-            f"--rand-augment must be N,M (N >= 1 ops, magnitude M in [0, 1], e.g. 2,0.4), "
-            f"'none' or 'recipe'. Received: {text!r}"
-        ) from None
 
 
 def channel_stats(x):
@@ -109,7 +77,7 @@ def bincount_histogram(values, value_range, nbins):
     return tf.math.bincount(tf.reshape(indices, [-1]), minlength=nbins, maxlength=nbins, dtype=tf.int32)
 
 
-def _rand_augment_layer(rand_augment, seed):
+def _rand_augment_layer(form, seed):
     """``keras.layers.RandAugment`` for a tf.data pipeline.
 
     Its ``Equalization`` picks a histogram by the global Keras backend: on
@@ -120,8 +88,7 @@ def _rand_augment_layer(rand_augment, seed):
     """
     import keras
 
-    num_ops, magnitude = rand_augment
-    layer = keras.layers.RandAugment(value_range=(0, 255), num_ops=num_ops, factor=magnitude, seed=seed)
+    layer = keras.layers.RandAugment(value_range=(0, 255), num_ops=form.num_ops, factor=form.magnitude, seed=seed)
     layer.equalization._custom_histogram_fixed_width = bincount_histogram
     return layer
 
@@ -272,16 +239,55 @@ def _rows_of(op, transformation, part, rows, seeds):
         transformation, own)
 
 
-def _flip(image, key):
-    """A horizontal flip with probability 1/2, drawn from its own fold of ``key``."""
-    tf = _tf()
-    return tf.image.stateless_random_flip_left_right(image, tf.random.experimental.stateless_fold_in(key, -2))
+def _host_draws(augmentation, seed, count, batch_size, batches_per_pass, start_batch, size, stream=0):
+    """``f(index)``: the example rows and draws of batch ``start_batch + index`` of the stream, as a
+    list for ``tf.numpy_function`` (the order of :data:`_DRAW_KEYS`); ``stream`` keeps the draws of
+    other streams of one run (the ImageNet recipe's per-image and per-batch draws) apart."""
+    orders = {}
+
+    def draws_of(index):
+        epoch_pass, position = divmod(start_batch + int(index), batches_per_pass)
+        if epoch_pass not in orders:  # one pass at a time: keep the newest order only
+            orders.clear()
+            orders[epoch_pass] = augment.pass_order(seed, epoch_pass, count)
+        rows = orders[epoch_pass][position * batch_size:(position + 1) * batch_size]
+        draws = augment.draw_batch(augmentation, seed, epoch_pass, position, len(rows), size, stream=stream)
+        return [rows.astype(np.int64)] + [np.asarray(draws[k]) for k in _DRAW_KEYS[1:]]
+
+    return draws_of
 
 
-def _augment_batch(augment, images, key):
-    """:func:`rand_augment_batch` with the draws of its own fold of the batch's ``key``."""
-    return _seeded(augment, images, _tf().random.experimental.stateless_fold_in(key, -3),
-                   call=rand_augment_batch)
+_DRAW_KEYS = ("examples", "offsets", "flips", "kernels", "arguments", "rows", "boxes", "noise_seed",
+              "mix_weight", "mix_box", "keras_seed")
+_DRAW_DTYPES = ("int64", "int32", "bool", "int32", "float32", "float32", "int32", "int64", "float32",
+                "int32", "int64")
+
+
+def _draws_in_graph(tf, host, index, augmentation, count, size):
+    """:func:`_host_draws` inside ``tf.data``: a dict of tensors with their static shapes."""
+    outs = tf.numpy_function(host, [index], [getattr(tf, d) for d in _DRAW_DTYPES], stateful=False)
+    steps = augmentation.native_rand_augment.num_ops if augmentation.native_rand_augment else 0
+    shapes = ((count,), (count, 2), (count,), (steps, count), (steps, count), (steps, count, 8),
+              (count, 4), (), (), (4,), (2,))
+    return {k: tf.ensure_shape(t, shape) for k, t, shape in zip(_DRAW_KEYS, outs, shapes, strict=True)}
+
+
+def _augment(tf, augmentation, images, labels, draws, mean, std, keras_layer, size):
+    """:func:`~keras_structinit.recipes.augment.transform_batch` in TensorFlow ops (the Keras form
+    of RandAugment through ``keras_layer``)."""
+    K = image_ops.backend_ops("tensorflow")
+    noise = None
+    if augmentation.random_erasing:
+        noise = tf.random.stateless_normal(tf.concat([tf.shape(images)[:1], [*size, images.shape[-1]]], 0),
+                                           tf.stack([draws["noise_seed"], tf.constant(0, tf.int64)]))
+    if keras_layer is None:
+        return augment.transform_batch(K, augmentation, images, labels, draws, noise, mean, std)
+    a = augmentation
+    images = tf.cast(images, tf.float32)
+    if a.pad or a.flip:
+        images = image_ops.crop_and_flip(K, images, draws["offsets"], draws["flips"], a.pad)
+    images = _seeded(keras_layer, images, draws["keras_seed"], call=rand_augment_batch)
+    return augment.finish_batch(K, a, images, labels, draws, noise, mean, std)
 
 
 def element_seed(seed, step, index):
@@ -298,122 +304,50 @@ def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
 
     ``y`` is passed through as given (integer or one-hot labels; one-hot for mixing).
 
-    Training: an endless stream of passes over the data, each in its own order; zero-pad
-    ``pad`` pixels per side and take a random crop of the original size; random horizontal
-    flip; optional ``keras.layers.RandAugment(num_ops, factor=magnitude)``; per batch random
-    erasing, MixUp and CutMix (:func:`erase_and_mix`, off by default); then
-    ``(x / 255 - mean) / std``. Every random choice is a stateless function of ``seed``, the
-    pass and the example's index (the order of pass ``p`` of ``(seed, p)``, an example's crop
-    and flip of :func:`element_seed`, a batch's RandAugment draws and mixing of its first
-    example's),
-    so two runs with one seed see the same batches whatever the map's parallelism, and
-    ``start_batch`` (batches of the stream to skip, e.g. ``epoch * steps_per_epoch`` when a run
-    resumes) starts the stream where an uninterrupted run would be, without augmenting what it
-    skips. Each pass drops its last partial batch unless ``drop_remainder=False``.
+    Training: an endless stream of passes over the data, each in its own order; per image
+    zero-pad ``pad`` pixels per side and take a random crop of the original size, a random
+    horizontal flip, ``rand_augment`` (a form of :mod:`~keras_structinit.recipes.rand_augment`:
+    ``"torchvision:n2-m12"``, ``"timm:m9-n2-mstd0.5"``, ``"keras:n2-f0.4"``), random erasing
+    with probability ``random_erasing``; per batch MixUp / CutMix (:class:`~keras_structinit.
+    recipes.augment.Augmentation`); then ``(x / 255 - mean) / std``. Every draw is a stateless
+    function of ``seed``, the pass and the batch's position in it
+    (:func:`~keras_structinit.recipes.augment.draw_batch`): two runs with one seed see the same
+    batches, and the native stream (:class:`~keras_structinit.recipes.native.ArrayStream`) sees
+    them too. ``start_batch`` (batches of the stream to skip, e.g. ``epoch * steps_per_epoch`` when
+    a run resumes) starts the stream where an uninterrupted run would be. Each pass drops its last
+    partial batch unless ``drop_remainder=False`` (then the data must fill whole batches or one).
     Evaluation: normalization only, in order, one pass.
     """
     tf = _tf()
     batch_size = validation.positive_int(batch_size, "batch_size")
     start_batch = validation.int_value(start_batch, "start_batch", minimum=0)
-    rand_augment = check_rand_augment(rand_augment)
-    height, width, channels = x.shape[1:]
+    seed = validation.random_seed(seed)
+    a = augment.Augmentation(pad, flip, rand_augment, random_erasing, mixup_alpha, cutmix_alpha)
     if not training:
         ds = tf.data.Dataset.from_tensor_slices((x, np.asarray(y))).batch(
             batch_size, drop_remainder=bool(drop_remainder) and len(x) >= batch_size)
         return ds.map(lambda images, labels: (normalize_images(images, mean, std), labels),
                       num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
-    augment = _rand_augment_layer(rand_augment, seed) if rand_augment else None
+    count, size = len(x), tuple(x.shape[1:3])
+    drop = (True if drop_remainder is None else bool(drop_remainder)) and count >= batch_size
+    batches_per_pass = count // batch_size if drop else -(-count // batch_size)
+    if not drop and count > batch_size and count % batch_size:
+        raise ValueError(f"The tf stream keeps one batch size: with drop_remainder=False the data "
+                         f"({count} images) must fill whole batches of {batch_size}; use pipeline='native'")
+    per_batch = min(batch_size, count)
+    keras_layer = None
+    if a.rand_augment is not None and a.rand_augment.library == "keras":
+        keras_layer = _rand_augment_layer(a.rand_augment, seed)
     images, labels = tf.convert_to_tensor(x), tf.convert_to_tensor(np.asarray(y))
+    host = _host_draws(a, seed, count, batch_size, batches_per_pass, start_batch, size)
 
-    def per_image(index, step):
-        key = element_seed(seed, step, index)
-        image = tf.cast(tf.gather(images, index), tf.float32)
-        if pad:
-            image = tf.pad(image, [[pad, pad], [pad, pad], [0, 0]])
-            image = tf.image.stateless_random_crop(image, (height, width, channels),
-                                                   tf.random.experimental.stateless_fold_in(key, -1))
-        return _flip(image, key) if flip else image
+    def make_batch(index):
+        draws = _draws_in_graph(tf, host, index, a, per_batch, size)
+        batch, batch_labels = tf.gather(images, draws["examples"]), tf.gather(labels, draws["examples"])
+        return _augment(tf, a, batch, batch_labels, draws, mean, std, keras_layer, size)
 
-    def per_batch(indices, step):
-        batch = tf.map_fn(lambda i: per_image(i, step), indices,
-                          fn_output_signature=tf.TensorSpec((height, width, channels), tf.float32))
-        key = element_seed(seed, step, -1 - indices[0])
-        if augment is not None:
-            batch = _augment_batch(augment, batch, key)
-        return batch, tf.gather(labels, indices), key
-
-    drop = (True if drop_remainder is None else bool(drop_remainder)) and len(x) >= batch_size
-    first_pass, skip = divmod(start_batch, len(x) // batch_size if drop else -(-len(x) // batch_size))
-    first_pass = tf.constant(first_pass, tf.int64)
-
-    def one_pass(step):  # batches of example indices: cheap to shuffle and to skip
-        order = tf.random.experimental.stateless_shuffle(
-            tf.range(len(x), dtype=tf.int64), tf.stack([tf.constant(seed, tf.int64), step]))
-        batches = tf.data.Dataset.from_tensor_slices(order).batch(batch_size, drop_remainder=drop)
-        batches = batches.skip(tf.where(tf.equal(step, first_pass), tf.constant(skip, tf.int64), 0))
-        return batches.map(lambda indices: (indices, step))
-
-    ds = tf.data.Dataset.range(first_pass, np.iinfo(np.int64).max).flat_map(one_pass)
-    ds = ds.map(per_batch, num_parallel_calls=tf.data.AUTOTUNE)
-    ds = erase_and_mix(ds, mixup_alpha, cutmix_alpha, random_erasing, seed)
-    ds = ds.map(lambda images, labels: (normalize_images(images, mean, std), labels),
-                num_parallel_calls=tf.data.AUTOTUNE)
+    ds = tf.data.Dataset.range(np.iinfo(np.int64).max).map(make_batch, num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
-
-
-def erase_and_mix(ds, mixup_alpha=0.0, cutmix_alpha=0.0, random_erasing=0.0, seed=0):
-    """Batches of ``(images in [0, 255], one-hot labels)`` with random erasing, then MixUp or CutMix.
-
-    ``keras.layers.RandomErasing`` erases one box of each image with probability
-    ``random_erasing`` (``factor=(p, p)``; box area 2-33% of the image, filled with
-    noise, as timm's ``RandomErasing(mode="pixel")``); then each batch goes through
-    ``keras.layers.MixUp(alpha=mixup_alpha)`` or ``keras.layers.CutMix(factor=cutmix_alpha)``,
-    one of the two with probability 1/2 when both are on (timm's ``Mixup`` with
-    ``switch_prob=0.5``). 0 (or ``None``) turns each off.
-
-    A batch's draws are stateless functions of its key: the third item of ``(images, labels,
-    key)`` elements (:func:`cifar_dataset`'s), or else of ``seed`` and the batch's position in
-    ``ds``. The result's elements are ``(images, labels)``.
-    """
-    import keras
-
-    tf = _tf()
-    mixup_alpha, cutmix_alpha, random_erasing = (
-        validation.optional(validation.non_negative_float, value, name) or 0.0
-        for value, name in ((mixup_alpha, "mixup_alpha"), (cutmix_alpha, "cutmix_alpha"),
-                            (random_erasing, "random_erasing")))
-    if random_erasing > 1:
-        raise ValueError(f"`random_erasing` is a probability in [0, 1]. Received: {random_erasing}")
-    if len(ds.element_spec) == 2:
-        ds = ds.enumerate().map(lambda n, batch: (*batch, element_seed(seed, -1, n)))
-    eraser = None
-    if random_erasing:
-        eraser = keras.layers.RandomErasing(factor=(random_erasing, random_erasing), scale=(0.02, 1 / 3),
-                                            value_range=(0, 255), seed=seed)
-    mixers = []
-    if mixup_alpha:
-        mixers.append(keras.layers.MixUp(alpha=mixup_alpha, seed=seed))
-    if cutmix_alpha:
-        mixers.append(keras.layers.CutMix(factor=cutmix_alpha, seed=seed))
-    if not (eraser or mixers):
-        return ds.map(lambda images, labels, key: (images, labels))
-
-    def apply(mixer, images, labels, key):
-        out = _seeded(mixer, {"images": images, "labels": labels}, key)
-        return out["images"], out["labels"]
-
-    def erase_and_mix_batch(images, labels, key):
-        if eraser is not None:
-            images = _seeded(eraser, images, tf.random.experimental.stateless_fold_in(key, -1), training=True)
-        if not mixers:
-            return images, labels
-        if len(mixers) == 1:
-            return apply(mixers[0], images, labels, key)
-        pick = tf.random.stateless_uniform((), tf.random.experimental.stateless_fold_in(key, -2)) < 0.5
-        return tf.cond(pick, lambda: apply(mixers[0], images, labels, key),
-                       lambda: apply(mixers[1], images, labels, key))  # one of the two
-
-    return ds.map(erase_and_mix_batch, num_parallel_calls=tf.data.AUTOTUNE)
 
 
 def random_labels(y, fraction, num_classes, seed=0):
@@ -516,39 +450,54 @@ def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
 
 
 def imagenet_dataset(source, batch_size, training, image_size=224, split="train",
-                     num_classes=None, rand_augment=(2, 0.7), mixup_alpha=0.2, cutmix_alpha=1.0,
-                     random_erasing=0.0, crop_fraction=0.875, seed=0, name="data"):
+                     num_classes=None, rand_augment="timm:m9-n2-mstd0.5-inc1", mixup_alpha=0.2,
+                     cutmix_alpha=1.0, random_erasing=0.0, crop_fraction=0.875, seed=0, name="data"):
     """``(dataset, num_classes)``: normalized ``(images, one-hot labels)`` batches.
 
-    Training: random-resized crop to ``image_size`` (scale 0.08-1, ratio
-    3/4-4/3), horizontal flip, RandAugment, then per batch random erasing,
-    MixUp and CutMix (:func:`erase_and_mix`). Evaluation:
-    images loaded at ``image_size / crop_fraction`` and centre-cropped. Labels
-    are one-hot (soft after mixing); ImageNet mean/std normalization.
+    Training: random-resized crop to ``image_size`` (scale 0.08-1, ratio 3/4-4/3), horizontal
+    flip and RandAugment per image (a form of :mod:`~keras_structinit.recipes.rand_augment`),
+    then per batch random erasing, MixUp and CutMix
+    (:func:`~keras_structinit.recipes.augment.finish_batch`). Evaluation: images loaded at
+    ``image_size / crop_fraction`` and centre-cropped. Labels are one-hot (soft after mixing);
+    ImageNet mean/std normalization. Per-image draws are stateless functions of ``seed`` and the
+    image's position in the stream, per-batch ones of the batch's.
     """
     import keras
 
     tf = _tf()
     batch_size = validation.positive_int(batch_size, "batch_size")
     image_size = validation.positive_int(image_size, "image_size")
-    rand_augment = check_rand_augment(rand_augment)
+    seed = validation.random_seed(seed)
+    a = augment.Augmentation(0, False, rand_augment, random_erasing, mixup_alpha, cutmix_alpha)
     if validation.positive_float(crop_fraction, "crop_fraction") > 1.0:
         raise ValueError(f"`crop_fraction` must be in (0, 1]. Received: crop_fraction={crop_fraction!r}")
     load_size = round(image_size / crop_fraction)
     ds, found_classes = imagenet_source(source, split, load_size, training, seed, name=name)
     num_classes = num_classes or found_classes
+    size = (image_size, image_size)
     if training:  # shuffled by imagenet_source, where elements are small
-        augment = _rand_augment_layer(rand_augment, seed) if rand_augment else None
+        form = a.rand_augment
+        keras_layer = _rand_augment_layer(form, seed) if form is not None and form.library == "keras" else None
+        one_image = _host_draws(augment.Augmentation(rand_augment=a.native_rand_augment), seed, 1, 1, 1, 0, size,
+                                stream=1)
 
-        def per_image(position, example):  # draws of element_seed(seed, -2, position in the pass)
-            image, label = example
+        def per_image(position, example):  # image by image: a batch of 224 x 224 images would
+            image, label = example  # multiply each map call's memory
             key = element_seed(seed, -2, position)
             image = random_resized_crop(image, image_size,
                                         seed=tf.random.experimental.stateless_fold_in(key, -1))
-            image = _flip(image, key)
-            if augment is not None:  # image by image: a batch of 224 x 224 images would multiply
-                image = _augment_batch(augment, image[None], key)[0]  # each map call's memory
-            return image, label
+            image = tf.image.stateless_random_flip_left_right(
+                image, tf.random.experimental.stateless_fold_in(key, -2))[None]
+            if keras_layer is not None:
+                image = _seeded(keras_layer, image, tf.random.experimental.stateless_fold_in(key, -3),
+                                call=rand_augment_batch)
+            elif form is not None:
+                draws = _draws_in_graph(tf, one_image, position, a, 1, size)
+                for step in range(form.num_ops):
+                    image = image_ops.apply_step(image_ops.backend_ops("tensorflow"), image,
+                                                 draws["kernels"][step], draws["arguments"][step],
+                                                 draws["rows"][step], form.fill, form.interpolation)
+            return image[0], label
 
         ds = ds.enumerate().map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
     else:
@@ -558,9 +507,22 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
     ds = ds.map(lambda images, labels: (images, tf.one_hot(labels, num_classes)),
                 num_parallel_calls=tf.data.AUTOTUNE)
     if training:
-        ds = erase_and_mix(ds, mixup_alpha, cutmix_alpha, random_erasing, seed)
-    ds = ds.map(lambda images, labels: (normalize_images(images, IMAGENET_MEAN, IMAGENET_STD), labels),
-                num_parallel_calls=tf.data.AUTOTUNE)
+        batch_augmentation = augment.Augmentation(0, False, None, a.random_erasing, a.mixup_alpha, a.cutmix_alpha)
+        per_batch = _host_draws(batch_augmentation, seed, batch_size, batch_size, 1, 0, size, stream=2)
+
+        def finish(index, batch):
+            draws = _draws_in_graph(tf, per_batch, index, batch_augmentation, batch_size, size)
+            noise = None
+            if a.random_erasing:
+                noise = tf.random.stateless_normal(tf.shape(batch[0]),
+                                                   tf.stack([draws["noise_seed"], tf.constant(0, tf.int64)]))
+            return augment.finish_batch(image_ops.backend_ops("tensorflow"), a, *batch, draws, noise,
+                                        IMAGENET_MEAN, IMAGENET_STD)
+
+        ds = ds.enumerate().map(finish, num_parallel_calls=tf.data.AUTOTUNE)
+    else:
+        ds = ds.map(lambda images, labels: (normalize_images(images, IMAGENET_MEAN, IMAGENET_STD), labels),
+                    num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(PREFETCH_BATCHES).with_options(_bounded_memory(tf)), num_classes
 
 

@@ -3,8 +3,8 @@
 Defaults and how they relate to A1 (Wightman et al. 2021), the recipe the
 covariance paper's ImageNet runs follow:
 
-* random-resized crop (scale 0.08-1) to 224, horizontal flip, RandAugment
-  with 2 ops at magnitude 0.7 (A1: rand-m7), MixUp alpha 0.2 / CutMix alpha
+* random-resized crop (scale 0.08-1) to 224, horizontal flip, timm's RandAugment
+  ``rand-m7-mstd0.5-inc1`` (A1's; ``"timm:m7-n2-mstd0.5-inc1"``), MixUp alpha 0.2 / CutMix alpha
   1.0 (one of them per batch, as A1), binary cross-entropy on the mixed
   one-hot targets (A1's loss), no label smoothing;
 * AdamW (A1 uses LAMB) with peak learning rate 5e-3 at a global batch of
@@ -20,7 +20,8 @@ import keras
 
 from keras_structinit import validation
 from keras_structinit.recipes.config import RecipeConfig
-from keras_structinit.recipes.data import check_rand_augment, imagenet_dataset
+from keras_structinit.recipes.data import imagenet_dataset
+from keras_structinit.recipes.rand_augment import check_rand_augment
 from keras_structinit.recipes.schedules import warmup_cosine
 from keras_structinit.recipes.training import (
     check_fit_arguments,
@@ -35,7 +36,7 @@ IMAGENET_DEFAULTS = {
     "base_learning_rate": 5e-3,  # at batch 2048
     "weight_decay": 0.01,
     "warmup_epochs": 5,
-    "rand_augment": (2, 0.7),
+    "rand_augment": "timm:m7-n2-mstd0.5-inc1",
     "mixup_alpha": 0.2,
     "cutmix_alpha": 1.0,
     "random_erasing": 0.0,
@@ -87,6 +88,9 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     jit_compile = o["jit_compile"]
     validation.one_of(loss, "loss", LOSSES)
     check_rand_augment(rand_augment)
+    if o["pipeline"] == "native":
+        raise ValueError("pipeline='native' streams in-memory arrays (the CIFAR recipes); the ImageNet recipe "
+                         "decodes its images with tf.data: use pipeline='tf' or 'auto'")
     check_fit_arguments(model, epochs, precision, distribution, ema)
     check_training_options(
         batch_size, learning_rate, weight_decay, label_smoothing, steps_per_epoch, callbacks

@@ -1,0 +1,156 @@
+"""The native input stream and the pixel ops it shares with tf.data, on every backend."""
+
+import importlib.util
+
+import keras
+import numpy as np
+import pytest
+
+from keras_structinit.recipes import augment, image_ops, native
+from keras_structinit.recipes.rand_augment import KERNELS, TIMM_FILL, affine_rows
+
+HAS_TF = importlib.util.find_spec("tensorflow") is not None
+
+
+def images(n=12, size=8, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 256, (n, size, size, 3), dtype=np.uint8), np.eye(3, dtype="float32")[np.arange(n) % 3]
+
+
+def numpy_of(batch):
+    return tuple(keras.ops.convert_to_numpy(t) for t in batch)
+
+
+def stream(x, y, batch=6, seed=0, start_batch=0, **options):
+    return native.ArrayStream(x, y, batch, (0.5,) * 3, (0.25,) * 3, augment.Augmentation(**options), seed=seed,
+                              start_batch=start_batch)
+
+
+def test_crops_are_windows_of_the_padded_image_and_flips_mirror():
+    x, y = images(n=16)
+    s = native.ArrayStream(x, y, 16, (0.0,) * 3, (1 / 255,) * 3, augment.Augmentation(pad=2, flip=True), seed=3)
+    out, _ = numpy_of(s[0])
+    _, _, rows = s.indices(0)
+    assert sorted(rows) == list(range(16))  # one pass: a permutation
+    kinds = set()
+    for image, i in zip(np.rint(out), rows, strict=True):
+        padded = np.pad(x[i], ((2, 2), (2, 2), (0, 0)))
+        found = [(a, b, f) for a in range(5) for b in range(5) for f in (False, True)
+                 if np.array_equal((padded[:, ::-1] if f else padded)[a:a + 8, b:b + 8], image)]
+        assert found, f"image {i} is not a (mirrored) window of its padded original"
+        kinds.add(found[0][2])
+    assert kinds == {False, True}
+
+
+def test_the_stream_is_a_function_of_the_seed_and_resumes_at_any_batch():
+    x, y = images(n=20, size=12)
+    options = dict(pad=4, flip=True, rand_augment="timm:m9-n2-mstd0.5", random_erasing=0.5, mixup_alpha=0.8,
+                   cutmix_alpha=1.0)
+    first = [numpy_of(stream(x, y, **options)[i]) for i in range(7)]  # 3 batches a pass: crosses 2 passes
+    again = stream(x, y, **options)
+    resumed = stream(x, y, start_batch=4, **options)
+    for i, (a, b) in enumerate(zip(first, [numpy_of(again[i]) for i in range(7)], strict=True)):
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[1], b[1])
+        if i >= 4:
+            np.testing.assert_array_equal(a[0], numpy_of(resumed[i - 4])[0])
+    assert not np.array_equal(first[0][0], first[3][0])
+    assert not np.array_equal(first[0][0], numpy_of(stream(x, y, seed=1, **options)[0])[0])
+    np.testing.assert_allclose(first[0][1].sum(-1), 1.0, atol=1e-6)  # mixtures of one-hot labels
+
+
+def test_evaluation_normalizes_in_order():
+    x, y = images(n=13)
+    s = native.ArrayStream(x, y, 5, (0.5,) * 3, (0.25,) * 3)
+    assert s.num_batches == 3
+    got = np.concatenate([numpy_of(s[i])[0] for i in range(3)])
+    np.testing.assert_allclose(got, (x / 255.0 - 0.5) / 0.25, atol=1e-5)
+
+
+def _reference_step(x, kernel, value):
+    """NumPy versions of the non-geometric ops (PIL's and torchvision's definitions)."""
+    out = x.copy()
+    gray = np.round(0.299 * x[..., 0:1] + 0.587 * x[..., 1:2] + 0.114 * x[..., 2:3])
+    for i, (k, v) in enumerate(zip(kernel, value, strict=True)):
+        name, img = KERNELS[k], x[i]
+        if name == "invert":
+            out[i] = 255 - img
+        elif name == "posterize":
+            out[i] = img - np.mod(img, 2.0 ** (8 - v))
+        elif name == "solarize":
+            out[i] = np.where(img >= v, 255 - img, img)
+        elif name == "solarize_add":
+            out[i] = np.where(img < 128, np.minimum(img + v, 255), img)
+        elif name in ("brightness", "color", "contrast"):
+            degenerate = {"brightness": 0.0, "color": gray[i], "contrast": np.round(gray[i].mean())}[name]
+            out[i] = np.clip(np.round(degenerate + v * (img - degenerate)), 0, 255)
+        elif name == "auto_contrast":
+            lo, hi = img.min((0, 1)), img.max((0, 1))
+            out[i] = np.where(hi > lo, np.clip(np.round((img - lo) * 255 / np.maximum(hi - lo, 1)), 0, 255), img)
+        elif name == "equalize":
+            for c in range(3):  # torchvision's _scale_channel
+                hist = np.bincount(img[..., c].astype(int).ravel(), minlength=256)
+                step = (hist.sum() - hist[np.nonzero(hist)[0][-1]]) // 255
+                if step:
+                    lut = np.clip((np.cumsum(hist) - hist + step // 2) // step, 0, 255)
+                    out[i, ..., c] = lut[img[..., c].astype(int)]
+    return out
+
+
+def test_pixel_ops_against_their_definitions():
+    K = image_ops.backend_ops()
+    rng = np.random.default_rng(0)
+    names = ["invert", "posterize", "solarize", "solarize_add", "brightness", "color", "contrast",
+             "auto_contrast", "equalize", "identity"]
+    x = rng.integers(20, 200, (len(names) * 2, 9, 7, 3)).astype("float32")
+    x[-1, ..., 1] = 77  # a channel in one bin
+    kernel = np.array([KERNELS.index(n) for n in names] * 2, np.int32)
+    value = np.array([0, 3, 100, 60, 1.4, 0.3, 1.7, 0, 0, 0] * 2, np.float32)
+    rows = affine_rows(kernel, value, (9, 7)).astype("float32")
+    got = keras.ops.convert_to_numpy(image_ops.apply_step(
+        K, keras.ops.convert_to_tensor(x), keras.ops.convert_to_tensor(kernel), keras.ops.convert_to_tensor(value),
+        keras.ops.convert_to_tensor(rows), (0.0, 0.0, 0.0), "nearest"))
+    np.testing.assert_allclose(got, _reference_step(x, kernel, value), atol=1e-3)
+
+
+def test_geometric_ops_move_pixels_and_fill():
+    K = image_ops.backend_ops()
+    x = np.arange(2 * 6 * 6 * 3, dtype="float32").reshape(2, 6, 6, 3) % 256
+    kernel = np.array([KERNELS.index("translate_x"), KERNELS.index("rotate")], np.int32)
+    rows = affine_rows(kernel, np.array([2.0, 180.0]), (6, 6)).astype("float32")
+    got = keras.ops.convert_to_numpy(image_ops.affine(K, keras.ops.convert_to_tensor(x), keras.ops.convert_to_tensor(rows),
+                                                      TIMM_FILL, "bilinear"))
+    np.testing.assert_allclose(got[0, :, :4], x[0, :, 2:], atol=1e-3)  # output x reads input x + 2
+    np.testing.assert_allclose(got[0, :, 4:], np.broadcast_to(TIMM_FILL, (6, 2, 3)), atol=1e-3)  # filled
+    np.testing.assert_allclose(got[1], x[1, ::-1, ::-1], atol=1e-3)  # a half turn about the centre
+
+
+@pytest.mark.skipif(not HAS_TF, reason="compares the native ops with their tf.data (TensorFlow) run")
+def test_both_streams_give_the_same_batches():
+    """One seed, one distribution: the native stream on this backend and tf.data (TensorFlow ops)
+    see the same examples and draws; pixels agree up to a rounding step at float ties."""
+    from keras_structinit.recipes.data import cifar_dataset
+
+    x, y = images(n=40, size=16)
+    for form in ("torchvision:n2-m12", "timm:m9-n2-mstd0.5-inc1"):
+        options = dict(pad=4, flip=True, rand_augment=form, mixup_alpha=0.8, cutmix_alpha=1.0)
+        ours = stream(x, y, batch=16, seed=5, start_batch=1, **options)
+        ds = cifar_dataset(x, y, 16, (0.5,) * 3, (0.25,) * 3, True, seed=5, start_batch=1, **options)
+        for i, theirs in enumerate(ds.take(3)):
+            a, b = numpy_of(ours[i]), tuple(np.asarray(t) for t in theirs)
+            np.testing.assert_allclose(a[1], b[1], atol=1e-6)
+            off = np.abs(a[0] - b[0]) > 1e-4
+            assert off.mean() < 1e-3, (form, i, off.mean())
+            assert np.abs(a[0] - b[0]).max() <= 1.01 / 255 / 0.25  # one level at most
+
+
+def test_choose_pipeline():
+    assert native.choose_pipeline("native") == "native"
+    assert native.choose_pipeline("auto") == ("tf" if HAS_TF else "native")
+    with pytest.raises(ValueError, match="pipeline"):
+        native.choose_pipeline("grain")
+    with pytest.raises(ValueError, match="multi_worker"):
+        native.choose_pipeline("native", "multi_worker")
+    if not HAS_TF:
+        with pytest.raises(ImportError, match="native"):
+            native.choose_pipeline("tf")
