@@ -30,7 +30,10 @@ for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
 # started. At 11cb2c4 (2026-11-26, s): jax 614, torch 476, jax-split 185, tensorflow 458,
 # tensorflow-split 204 ran in the order jax, torch, jax-split, tensorflow, tensorflow-split: the
 # lanes ended 207 s apart (1072 s and 865 s).
-JOBS=(jax torch tensorflow jax-split tensorflow-split)
+# The no-TensorFlow lanes: what `pip install -e ".[jax]"` (or ".[torch]") gets, in a venv of its own
+# with no TensorFlow: the native input stream, structinit train, one seed one log, kill and resume.
+NO_TF_FILES=(tests/test_no_tensorflow.py tests/test_recipes_native.py tests/test_recipes_rand_augment.py)
+JOBS=(jax torch tensorflow jax-split tensorflow-split jax-notf torch-notf)
 logs="$(mktemp -d)"
 trap 'rm -rf "${logs}"' EXIT
 export JAX_COMPILATION_CACHE_DIR="${logs}/jax-cache"  # tests/conftest.py leaves a set one alone
@@ -43,22 +46,34 @@ if /usr/bin/time -f "%M %U %S" -o /dev/null true 2>/dev/null; then
   timer=(/usr/bin/time -f "%M %U %S" -o)
 fi
 
-# run_job NAME BACKEND PYTEST_ARGS...: one pytest process, logged under NAME.
+# run_job NAME BACKEND PYTEST_ARGS...: one pytest process, logged under NAME (with the interpreter
+# PYTHON, default python).
 run_job() {
   local name="$1" backend="$2" start=${SECONDS}
   local rc=0
   local measure=()
   [[ ${#timer[@]} -gt 0 ]] && measure=("${timer[@]}" "${logs}/${name}.usage")
-  KERAS_BACKEND="${backend}" "${measure[@]}" python -m pytest -q -p no:cacheprovider --durations=15 "${@:3}" \
+  KERAS_BACKEND="${backend}" "${measure[@]}" "${PYTHON:-python}" -m pytest -q -p no:cacheprovider --durations=15 "${@:3}" \
     > "${logs}/${name}.log" 2>&1 || rc=$?
   if (( rc == 5 )); then rc=0; fi  # pytest's "no tests collected" (extra arguments deselected a whole run)
   echo "${rc} $((SECONDS - start))" > "${logs}/${name}.status"
 }
 
-# run_named NAME PYTEST_ARGS...: the job NAME (a backend, "-split" for SPLIT_FILES only).
+# run_named NAME PYTEST_ARGS...: the job NAME (a backend, "-split" for SPLIT_FILES only, "-notf" for
+# NO_TF_FILES in a new venv with that backend and no TensorFlow).
 run_named() {
   local name="$1" backend="${1%%-split}"
-  if [[ "${name}" == *-split ]]; then
+  backend="${backend%%-notf}"
+  if [[ "${name}" == *-notf ]]; then
+    local venv="${logs}/venv-${backend}"
+    if python -m venv "${venv}" && "${venv}/bin/python" -m pip install --quiet --disable-pip-version-check \
+        -e ".[${backend},test]" > "${logs}/${name}.install" 2>&1; then
+      PYTHON="${venv}/bin/python" run_job "${name}" "${backend}" "${@:2}" "${NO_TF_FILES[@]}"
+    else
+      cat "${logs}/${name}.install" > "${logs}/${name}.log"
+      echo "1 0" > "${logs}/${name}.status"
+    fi
+  elif [[ "${name}" == *-split ]]; then
     run_job "${name}" "${backend}" "${@:2}" "${SPLIT_FILES[@]}"
   elif [[ "${name}" == torch ]]; then  # one process: torch keeps little of what it built
     run_job "${name}" "${backend}" "${@:2}" tests

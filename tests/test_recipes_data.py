@@ -15,7 +15,6 @@ from keras_structinit.recipes.data import (
     random_labels,
     random_resized_crop,
 )
-
 from keras_structinit.recipes.rand_augment import check_rand_augment, parse_rand_augment
 
 from conftest import once_per_suite
@@ -143,7 +142,8 @@ def test_imagenet_pipeline_shapes_and_mixed_labels(image_folder):
 
 def _one_batch(x, labels, **options):
     """The first training batch of the whole of ``x``, no crop or flip, scaled back to 0-255."""
-    ds = cifar_dataset(x, labels, len(x), (0.0,) * 3, (1 / 255,) * 3, True, pad=0, flip=False, seed=1, **options)
+    ds = cifar_dataset(x, labels, len(x), (0.0,) * 3, (1 / 255,) * 3, True, pad=0, flip=False, seed=1,
+                       **options)
     images_, labels_ = next(iter(ds))
     return np.asarray(images_), np.asarray(labels_)
 

@@ -14,7 +14,8 @@ HAS_TF = importlib.util.find_spec("tensorflow") is not None
 
 def images(n=12, size=8, seed=0):
     rng = np.random.default_rng(seed)
-    return rng.integers(0, 256, (n, size, size, 3), dtype=np.uint8), np.eye(3, dtype="float32")[np.arange(n) % 3]
+    x = rng.integers(0, 256, (n, size, size, 3), dtype=np.uint8)
+    return x, np.eye(3, dtype="float32")[np.arange(n) % 3]
 
 
 def numpy_of(batch):
@@ -22,13 +23,14 @@ def numpy_of(batch):
 
 
 def stream(x, y, batch=6, seed=0, start_batch=0, **options):
-    return native.ArrayStream(x, y, batch, (0.5,) * 3, (0.25,) * 3, augment.Augmentation(**options), seed=seed,
-                              start_batch=start_batch)
+    return native.ArrayStream(x, y, batch, (0.5,) * 3, (0.25,) * 3, augment.Augmentation(**options),
+                              seed=seed, start_batch=start_batch)
 
 
 def test_crops_are_windows_of_the_padded_image_and_flips_mirror():
     x, y = images(n=16)
-    s = native.ArrayStream(x, y, 16, (0.0,) * 3, (1 / 255,) * 3, augment.Augmentation(pad=2, flip=True), seed=3)
+    s = native.ArrayStream(x, y, 16, (0.0,) * 3, (1 / 255,) * 3, augment.Augmentation(pad=2, flip=True),
+                           seed=3)
     out, _ = numpy_of(s[0])
     _, _, rows = s.indices(0)
     assert sorted(rows) == list(range(16))  # one pass: a permutation
@@ -86,7 +88,8 @@ def _reference_step(x, kernel, value):
             out[i] = np.clip(np.round(degenerate + v * (img - degenerate)), 0, 255)
         elif name == "auto_contrast":
             lo, hi = img.min((0, 1)), img.max((0, 1))
-            out[i] = np.where(hi > lo, np.clip(np.round((img - lo) * 255 / np.maximum(hi - lo, 1)), 0, 255), img)
+            stretched = np.clip(np.round((img - lo) * 255 / np.maximum(hi - lo, 1)), 0, 255)
+            out[i] = np.where(hi > lo, stretched, img)
         elif name == "equalize":
             for c in range(3):  # torchvision's _scale_channel
                 hist = np.bincount(img[..., c].astype(int).ravel(), minlength=256)
@@ -107,9 +110,9 @@ def test_pixel_ops_against_their_definitions():
     kernel = np.array([KERNELS.index(n) for n in names] * 2, np.int32)
     value = np.array([0, 3, 100, 60, 1.4, 0.3, 1.7, 0, 0, 0] * 2, np.float32)
     rows = affine_rows(kernel, value, (9, 7)).astype("float32")
-    got = keras.ops.convert_to_numpy(image_ops.apply_step(
-        K, keras.ops.convert_to_tensor(x), keras.ops.convert_to_tensor(kernel), keras.ops.convert_to_tensor(value),
-        keras.ops.convert_to_tensor(rows), (0.0, 0.0, 0.0), "nearest"))
+    t = keras.ops.convert_to_tensor
+    got = image_ops.apply_step(K, t(x), t(kernel), t(value), t(rows), (0.0, 0.0, 0.0), "nearest")
+    got = keras.ops.convert_to_numpy(got)
     np.testing.assert_allclose(got, _reference_step(x, kernel, value), atol=1e-3)
 
 
@@ -118,8 +121,8 @@ def test_geometric_ops_move_pixels_and_fill():
     x = np.arange(2 * 6 * 6 * 3, dtype="float32").reshape(2, 6, 6, 3) % 256
     kernel = np.array([KERNELS.index("translate_x"), KERNELS.index("rotate")], np.int32)
     rows = affine_rows(kernel, np.array([2.0, 180.0]), (6, 6)).astype("float32")
-    got = keras.ops.convert_to_numpy(image_ops.affine(K, keras.ops.convert_to_tensor(x), keras.ops.convert_to_tensor(rows),
-                                                      TIMM_FILL, "bilinear"))
+    t = keras.ops.convert_to_tensor
+    got = keras.ops.convert_to_numpy(image_ops.affine(K, t(x), t(rows), TIMM_FILL, "bilinear"))
     np.testing.assert_allclose(got[0, :, :4], x[0, :, 2:], atol=1e-3)  # output x reads input x + 2
     np.testing.assert_allclose(got[0, :, 4:], np.broadcast_to(TIMM_FILL, (6, 2, 3)), atol=1e-3)  # filled
     np.testing.assert_allclose(got[1], x[1, ::-1, ::-1], atol=1e-3)  # a half turn about the centre

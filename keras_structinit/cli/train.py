@@ -38,9 +38,9 @@ from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
 from keras_structinit.recipes.config import RecipeConfig
 from keras_structinit.recipes.data import imagenet_source
-from keras_structinit.recipes.rand_augment import parse_rand_augment_flag
 from keras_structinit.recipes.distill import fit_distill, load_teacher
 from keras_structinit.recipes.progress import CSVLogger, InterruptAtBatchEnd, progress_callbacks
+from keras_structinit.recipes.rand_augment import parse_rand_augment_flag
 from keras_structinit.recipes.training import backup_epoch, channel_normalizer
 from keras_structinit.reporting import format_table, machine_info, versions
 from keras_structinit.walker import find_kernels
@@ -141,7 +141,7 @@ PAPER_FLAGS = {
 def _as_flag_value(setting, value):
     """A setup's value as the command line holds it (``rand_augment``: a form's name or ``"none"``)."""
     if setting == "rand_augment":
-        form = None if value is None else parse_rand_augment_flag(value if isinstance(value, str) else str(value))
+        form = None if value is None else parse_rand_augment_flag(str(value))
         return "none" if form is None else str(form)
     return value
 
@@ -452,6 +452,10 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
     except KeyboardInterrupt:
         _write_interrupted(out, run_record, epochs, time.perf_counter() - start)
         raise
+    except Exception:
+        if not resume:
+            _forget_unstarted(out, log_path, backup_dir)
+        raise
     total = time.perf_counter() - start
     metrics = _logged_metrics(log_path) if resume else {
         k: [float(v) for v in vs] for k, vs in history.history.items()}
@@ -531,6 +535,18 @@ def _check_same_run(previous, config):
     if differ:
         raise ValueError(f"--resume: the run in --out was started with other settings ({', '.join(differ)}); "
                          "pass them as they were, or start a new run with --overwrite")
+
+
+def _forget_unstarted(out, log_path, backup_dir):
+    """A run that failed before finishing an epoch (a missing dependency, a bad argument found late)
+    leaves nothing that says "running": its ``--out`` takes a new run without ``--overwrite``."""
+    if os.path.exists(log_path) and os.path.getsize(log_path) > 0:
+        return  # an epoch finished: the record stays for --resume
+    for name in ("results.json", "log.csv"):
+        path = os.path.join(out, name)
+        if os.path.exists(path):
+            os.remove(path)
+    shutil.rmtree(backup_dir, ignore_errors=True)
 
 
 def _write_interrupted(out, record, epochs, seconds):

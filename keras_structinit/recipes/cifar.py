@@ -14,8 +14,8 @@ import numpy as np
 
 from keras_structinit import validation
 from keras_structinit.datasets import load_labeled_images
-from keras_structinit.recipes.config import RecipeConfig
 from keras_structinit.recipes import augment, native
+from keras_structinit.recipes.config import RecipeConfig
 from keras_structinit.recipes.data import cifar_dataset, input_normalization, random_labels
 from keras_structinit.recipes.native import choose_pipeline
 from keras_structinit.recipes.optimizers import OPTIMIZERS

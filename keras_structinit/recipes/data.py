@@ -88,7 +88,8 @@ def _rand_augment_layer(form, seed):
     """
     import keras
 
-    layer = keras.layers.RandAugment(value_range=(0, 255), num_ops=form.num_ops, factor=form.magnitude, seed=seed)
+    layer = keras.layers.RandAugment(value_range=(0, 255), num_ops=form.num_ops, factor=form.magnitude,
+                                     seed=seed)
     layer.equalization._custom_histogram_fixed_width = bincount_histogram
     return layer
 
@@ -477,9 +478,11 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
     size = (image_size, image_size)
     if training:  # shuffled by imagenet_source, where elements are small
         form = a.rand_augment
-        keras_layer = _rand_augment_layer(form, seed) if form is not None and form.library == "keras" else None
-        one_image = _host_draws(augment.Augmentation(rand_augment=a.native_rand_augment), seed, 1, 1, 1, 0, size,
-                                stream=1)
+        keras_layer = None
+        if form is not None and form.library == "keras":
+            keras_layer = _rand_augment_layer(form, seed)
+        image_augmentation = augment.Augmentation(rand_augment=a.native_rand_augment)
+        one_image = _host_draws(image_augmentation, seed, 1, 1, 1, 0, size, stream=1)
 
         def per_image(position, example):  # image by image: a batch of 224 x 224 images would
             image, label = example  # multiply each map call's memory
@@ -507,7 +510,8 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
     ds = ds.map(lambda images, labels: (images, tf.one_hot(labels, num_classes)),
                 num_parallel_calls=tf.data.AUTOTUNE)
     if training:
-        batch_augmentation = augment.Augmentation(0, False, None, a.random_erasing, a.mixup_alpha, a.cutmix_alpha)
+        batch_augmentation = augment.Augmentation(0, False, None, a.random_erasing, a.mixup_alpha,
+                                                  a.cutmix_alpha)
         per_batch = _host_draws(batch_augmentation, seed, batch_size, batch_size, 1, 0, size, stream=2)
 
         def finish(index, batch):

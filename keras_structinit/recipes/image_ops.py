@@ -67,7 +67,8 @@ def affine(K, images, rows, fill, interpolation):
     def sample(row, column):
         inside = (row >= 0) & (row <= height - 1) & (column >= 0) & (column <= width - 1)
         flat = K.core.cast(np_.clip(row, 0, height - 1) * width + np_.clip(column, 0, width - 1), "int32")
-        flat = np_.broadcast_to(np_.reshape(flat, (count, height * width, 1)), (count, height * width, channels))
+        flat = np_.reshape(flat, (count, height * width, 1))
+        flat = np_.broadcast_to(flat, (count, height * width, channels))
         got = np_.reshape(np_.take_along_axis(pixels, flat, axis=1), (count, height, width, channels))
         return np_.where(inside[..., None], got, 0.0)
 
@@ -128,8 +129,8 @@ def equalize(K, images):
     before = np_.cumsum(hist, axis=-1) - hist
     table = np_.clip(np_.floor((before + np_.floor(step / 2.0)) / np_.maximum(step, 1.0)), 0.0, 255.0)
     table = np_.where(step > 0, table, bins)  # (B, C, 256)
-    looked = np_.take_along_axis(table, np_.reshape(np_.transpose(values, (0, 3, 1, 2)), (count, channels, -1)),
-                                 axis=-1)
+    per_channel = np_.reshape(np_.transpose(values, (0, 3, 1, 2)), (count, channels, -1))
+    looked = np_.take_along_axis(table, per_channel, axis=-1)
     return np_.transpose(np_.reshape(looked, (count, channels, height, width)), (0, 2, 3, 1))
 
 

@@ -89,7 +89,8 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     validation.one_of(loss, "loss", LOSSES)
     check_rand_augment(rand_augment)
     if o["pipeline"] == "native":
-        raise ValueError("pipeline='native' streams in-memory arrays (the CIFAR recipes); the ImageNet recipe "
+        raise ValueError("pipeline='native' streams in-memory arrays (the CIFAR recipes); the ImageNet "
+                         "recipe "
                          "decodes its images with tf.data: use pipeline='tf' or 'auto'")
     check_fit_arguments(model, epochs, precision, distribution, ema)
     check_training_options(

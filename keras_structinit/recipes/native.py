@@ -17,6 +17,7 @@ import numpy as np
 from keras_structinit import validation
 from keras_structinit.recipes import augment, image_ops
 
+
 def tensorflow_available():
     """Whether TensorFlow can be imported (without importing it)."""
     import importlib.util
@@ -111,7 +112,8 @@ class ArrayStream(keras.utils.PyDataset):
     def indices(self, index):
         """``(pass, position, example indices)`` of item ``index``."""
         if self.augmentation is None:
-            return 0, index, np.arange(index * self.batch_size, min((index + 1) * self.batch_size, self.count))
+            stop = min((index + 1) * self.batch_size, self.count)
+            return 0, index, np.arange(index * self.batch_size, stop)
         epoch_pass, position = divmod(self.start_batch + index, self.batches_per_pass)
         if self._order[0] != epoch_pass:
             self._order = (epoch_pass, augment.pass_order(self.seed, epoch_pass, self.count))

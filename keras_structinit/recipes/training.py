@@ -167,7 +167,8 @@ def fit_classifier(
             jit_compile=default_jit_compile() if jit_compile is None else jit_compile,
         )
         if backup_dir is not None and not model.built:  # BackupAndRestore loads into built models
-            first = train_data[0] if isinstance(train_data, keras.utils.PyDataset) else next(iter(train_data.take(1)))
+            native = isinstance(train_data, keras.utils.PyDataset)
+            first = train_data[0] if native else next(iter(train_data.take(1)))
             model(first[0])  # e.g. a Distiller, built by its first call
         start = time.perf_counter()
         history = model.fit(

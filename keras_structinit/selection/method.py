@@ -62,8 +62,8 @@ SELECTION = PaperSetup(
         "weight_decay": (0.05, "Table 13: weight decay 0.05"),
         "schedule": ("cosine", "Table 13: cosine decay"),
         "warmup_epochs": (50.0, "Table 15: 50 warmup epochs, linear (Table 13)"),
-        "rand_augment": ("timm:m9-n2-mstd0.5-inc1", "Table 13: RandAugment (9, 0.5); the ConvNeXt main.py the "
-                         "code builds on: --aa rand-m9-mstd0.5-inc1"),
+        "rand_augment": ("timm:m9-n2-mstd0.5-inc1", "Table 13: RandAugment (9, 0.5); the ConvNeXt main.py "
+                         "the code builds on: --aa rand-m9-mstd0.5-inc1"),
         "mixup_alpha": (0.8, "Table 13: mixup 0.8"),
         "cutmix_alpha": (1.0, "Table 13: cutmix 1.0"),
         "random_erasing": (0.25, "Table 13: random erasing 0.25"),

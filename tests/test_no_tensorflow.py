@@ -1,0 +1,98 @@
+"""``structinit train`` where TensorFlow is not installed: the native input stream end to end.
+
+Runs in the no-TensorFlow lanes of ``scripts/test_all_backends.sh`` (a venv with
+``pip install -e ".[jax,test]"`` or ``".[torch,test]"`` only); skipped where TensorFlow is
+installed, whose processes test the same commands with ``--pipeline native`` elsewhere.
+"""
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+
+from keras_structinit import cli
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is not None,
+                                reason="TensorFlow is installed: the no-TensorFlow lanes run these")
+
+
+def _data(path, count=160, seed=0):
+    rng = np.random.default_rng(seed)
+    np.savez(path, x=rng.integers(0, 256, (count, 32, 32, 3), dtype=np.uint8), y=np.arange(count) % 10)
+    return str(path)
+
+
+def _argv(data, out, epochs=2, *extra):
+    return ["train", "--model", "convmixer-16/2", "--epochs", str(epochs), "--train-size", "128",
+            "--batch-size", "16", "--data", data, "--seed", "0", "--out", str(out), *extra]
+
+
+def _weights(path):
+    return [np.asarray(w) for w in keras.saving.load_model(path).get_weights()]
+
+
+def test_tensorflow_is_absent_and_auto_is_native():
+    from keras_structinit.recipes.native import choose_pipeline
+
+    assert importlib.util.find_spec("tensorflow") is None
+    assert choose_pipeline("auto") == "native"
+    with pytest.raises(ImportError, match="pipeline='native'"):
+        choose_pipeline("tf")
+
+
+@pytest.mark.parametrize("extra", [(), ("--mixup", "0.8", "--cutmix", "1.0", "--random-erasing", "0.25")])
+def test_train_without_tensorflow_writes_the_model_and_one_seed_one_log(tmp_path, extra):
+    data = _data(tmp_path / "train.npz")
+    logs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        assert cli.main(_argv(data, out, 2, *extra)) == 0
+        results = json.loads((out / "results.json").read_text())
+        assert results["status"] == "finished"
+        assert results["config"]["pipeline"] == "auto"
+        assert results["config"]["rand_augment"] == "torchvision:n2-m12"
+        assert (out / "model.keras").is_file()
+        logs.append((out / "log.csv").read_text())
+    assert logs[0] == logs[1] and len(logs[0].splitlines()) == 3
+    assert "tensorflow" not in sys.modules
+
+
+def test_a_killed_native_run_resumes_to_the_uninterrupted_weights(tmp_path):
+    data = _data(tmp_path / "train.npz")
+    whole = tmp_path / "whole"
+    assert cli.main(_argv(data, whole, 3)) == 0
+    out = tmp_path / "killed"
+    script = tmp_path / "child.py"
+    script.write_text(textwrap.dedent(f"""
+        import os, signal, sys
+        import keras
+        import keras_structinit.cli.train as train
+
+        class KillAfterFirstEpoch(keras.callbacks.Callback):  # backed up after epoch 1, then killed
+            def on_epoch_begin(self, epoch, logs=None):
+                if epoch == 1:
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+        progress = train.progress_callbacks
+        train.progress_callbacks = lambda *a, **k: (progress(*a, **k)[0],
+                                                    [*progress(*a, **k)[1], KillAfterFirstEpoch()])
+        from keras_structinit import cli
+        sys.exit(cli.main({_argv(data, out, 3)!r}))
+        """))
+    child = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, KERAS_BACKEND=keras.backend.backend()))
+    assert child.returncode == -signal.SIGKILL, child.stderr[-3000:]
+    assert json.loads((out / "results.json").read_text())["status"] == "running"
+    assert cli.main([*_argv(data, out, 3), "--resume"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "finished" and results["resumed_at_epoch"] == 1
+    assert (out / "log.csv").read_text() == (whole / "log.csv").read_text()
+    for got, want in zip(_weights(out / "model.keras"), _weights(whole / "model.keras"), strict=True):
+        np.testing.assert_array_equal(got, want)
