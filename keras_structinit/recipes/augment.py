@@ -142,17 +142,20 @@ def _mix(rng, a, height, width):
     return np.float32(weight), np.array([top, left, bottom - top, right - left], np.int32)
 
 
-def transform_batch(K, augmentation, images, labels, draws, noise, mean, std):
+def transform_batch(K, augmentation, images, labels, draws, noise, mean, std, rand_augment=None):
     """One training batch: uint8-valued ``images`` ``(B, H, W, C)`` and one-hot ``labels`` through
     crop and flip, RandAugment (:attr:`Augmentation.native_rand_augment`), erasing, mixing and
     normalization with the ``draws`` of :func:`draw_batch` (as ``K`` tensors); ``noise``: N(0, 1)
-    ``(B, H, W, C)`` for erasing (``None`` without it). Returns ``(images, labels)``."""
+    ``(B, H, W, C)`` for erasing (``None`` without it). ``rand_augment``: a function of the
+    float32 images run in RandAugment's place (the Keras form's layer). Returns ``(images, labels)``."""
     a = augmentation
     images = K.core.cast(images, "float32")
     if a.pad or a.flip:
         images = image_ops.crop_and_flip(K, images, draws["offsets"], draws["flips"], a.pad)
     form = a.native_rand_augment
-    if form is not None:
+    if rand_augment is not None:
+        images = rand_augment(images)
+    elif form is not None:
         for step in range(form.num_ops):
             images = image_ops.apply_step(K, images, draws["kernels"][step], draws["arguments"][step],
                                           draws["rows"][step], form.fill, form.interpolation)

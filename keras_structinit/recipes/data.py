@@ -240,18 +240,24 @@ def _rows_of(op, transformation, part, rows, seeds):
         transformation, own)
 
 
-def _host_draws(augmentation, seed, count, batch_size, batches_per_pass, start_batch, size, stream=0):
+def _host_draws(augmentation, seed, count, batch_size, batches_per_pass, start_batch, size, stream=0,
+                shuffle=True):
     """``f(index)``: the example rows and draws of batch ``start_batch + index`` of the stream, as a
     list for ``tf.numpy_function`` (the order of :data:`_DRAW_KEYS`); ``stream`` keeps the draws of
-    other streams of one run (the ImageNet recipe's per-image and per-batch draws) apart."""
+    other streams of one run (the ImageNet recipe's per-image and per-batch draws) apart.
+    ``shuffle=False``: the stream is in order already (the rows are ``0..count-1``, no pass order
+    drawn)."""
     orders = {}
 
     def draws_of(index):
         epoch_pass, position = divmod(start_batch + int(index), batches_per_pass)
-        if epoch_pass not in orders:  # one pass at a time: keep the newest order only
-            orders.clear()
-            orders[epoch_pass] = augment.pass_order(seed, epoch_pass, count)
-        rows = orders[epoch_pass][position * batch_size:(position + 1) * batch_size]
+        if not shuffle:
+            rows = np.arange(count)
+        else:
+            if epoch_pass not in orders:  # one pass at a time: keep the newest order only
+                orders.clear()
+                orders[epoch_pass] = augment.pass_order(seed, epoch_pass, count)
+            rows = orders[epoch_pass][position * batch_size:(position + 1) * batch_size]
         draws = augment.draw_batch(augmentation, seed, epoch_pass, position, len(rows), size, stream=stream)
         return [rows.astype(np.int64)] + [np.asarray(draws[k]) for k in _DRAW_KEYS[1:]]
 
@@ -273,22 +279,26 @@ def _draws_in_graph(tf, host, index, augmentation, count, size):
     return {k: tf.ensure_shape(t, shape) for k, t, shape in zip(_DRAW_KEYS, outs, shapes, strict=True)}
 
 
-def _augment(tf, augmentation, images, labels, draws, mean, std, keras_layer, size):
+def _erase_noise(tf, augmentation, images, draws):
+    """N(0, 1) of ``images``' shape for random erasing, from the batch's ``noise_seed`` (``None``
+    without erasing)."""
+    if not augmentation.random_erasing:
+        return None
+    seed = tf.stack([draws["noise_seed"], tf.constant(0, tf.int64)])
+    return tf.random.stateless_normal(tf.shape(images), seed)
+
+
+def _augment(tf, augmentation, images, labels, draws, mean, std, keras_layer):
     """:func:`~keras_structinit.recipes.augment.transform_batch` in TensorFlow ops (the Keras form
     of RandAugment through ``keras_layer``)."""
-    K = image_ops.backend_ops("tensorflow")
-    noise = None
-    if augmentation.random_erasing:
-        noise = tf.random.stateless_normal(tf.concat([tf.shape(images)[:1], [*size, images.shape[-1]]], 0),
-                                           tf.stack([draws["noise_seed"], tf.constant(0, tf.int64)]))
-    if keras_layer is None:
-        return augment.transform_batch(K, augmentation, images, labels, draws, noise, mean, std)
-    a = augmentation
-    images = tf.cast(images, tf.float32)
-    if a.pad or a.flip:
-        images = image_ops.crop_and_flip(K, images, draws["offsets"], draws["flips"], a.pad)
-    images = _seeded(keras_layer, images, draws["keras_seed"], call=rand_augment_batch)
-    return augment.finish_batch(K, a, images, labels, draws, noise, mean, std)
+    keras_rand_augment = None
+    if keras_layer is not None:
+        def keras_rand_augment(images):
+            return _seeded(keras_layer, images, draws["keras_seed"], call=rand_augment_batch)
+
+    return augment.transform_batch(image_ops.backend_ops("tensorflow"), augmentation, images, labels, draws,
+                                   _erase_noise(tf, augmentation, images, draws), mean, std,
+                                   rand_augment=keras_rand_augment)
 
 
 def element_seed(seed, step, index):
@@ -345,7 +355,7 @@ def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
     def make_batch(index):
         draws = _draws_in_graph(tf, host, index, a, per_batch, size)
         batch, batch_labels = tf.gather(images, draws["examples"]), tf.gather(labels, draws["examples"])
-        return _augment(tf, a, batch, batch_labels, draws, mean, std, keras_layer, size)
+        return _augment(tf, a, batch, batch_labels, draws, mean, std, keras_layer)
 
     ds = tf.data.Dataset.range(np.iinfo(np.int64).max).map(make_batch, num_parallel_calls=tf.data.AUTOTUNE)
     return ds.prefetch(tf.data.AUTOTUNE)
@@ -451,7 +461,7 @@ def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
 
 
 def imagenet_dataset(source, batch_size, training, image_size=224, split="train",
-                     num_classes=None, rand_augment="timm:m9-n2-mstd0.5-inc1", mixup_alpha=0.2,
+                     num_classes=None, rand_augment="timm:m7-n2-mstd0.5-inc1", mixup_alpha=0.2,
                      cutmix_alpha=1.0, random_erasing=0.0, crop_fraction=0.875, seed=0, name="data"):
     """``(dataset, num_classes)``: normalized ``(images, one-hot labels)`` batches.
 
@@ -482,7 +492,7 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
         if form is not None and form.library == "keras":
             keras_layer = _rand_augment_layer(form, seed)
         image_augmentation = augment.Augmentation(rand_augment=a.native_rand_augment)
-        one_image = _host_draws(image_augmentation, seed, 1, 1, 1, 0, size, stream=1)
+        one_image = _host_draws(image_augmentation, seed, 1, 1, 1, 0, size, stream=1, shuffle=False)
 
         def per_image(position, example):  # image by image: a batch of 224 x 224 images would
             image, label = example  # multiply each map call's memory
@@ -512,16 +522,13 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
     if training:
         batch_augmentation = augment.Augmentation(0, False, None, a.random_erasing, a.mixup_alpha,
                                                   a.cutmix_alpha)
-        per_batch = _host_draws(batch_augmentation, seed, batch_size, batch_size, 1, 0, size, stream=2)
+        per_batch = _host_draws(batch_augmentation, seed, batch_size, batch_size, 1, 0, size, stream=2,
+                                shuffle=False)
 
         def finish(index, batch):
             draws = _draws_in_graph(tf, per_batch, index, batch_augmentation, batch_size, size)
-            noise = None
-            if a.random_erasing:
-                noise = tf.random.stateless_normal(tf.shape(batch[0]),
-                                                   tf.stack([draws["noise_seed"], tf.constant(0, tf.int64)]))
-            return augment.finish_batch(image_ops.backend_ops("tensorflow"), a, *batch, draws, noise,
-                                        IMAGENET_MEAN, IMAGENET_STD)
+            return augment.finish_batch(image_ops.backend_ops("tensorflow"), a, *batch, draws,
+                                        _erase_noise(tf, a, batch[0], draws), IMAGENET_MEAN, IMAGENET_STD)
 
         ds = ds.enumerate().map(finish, num_parallel_calls=tf.data.AUTOTUNE)
     else:
