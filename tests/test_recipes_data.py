@@ -15,7 +15,7 @@ from keras_structinit.recipes.data import (
     random_labels,
     random_resized_crop,
 )
-from keras_structinit.recipes.rand_augment import check_rand_augment, parse_rand_augment
+from keras_structinit.recipes.rand_augment import parse_rand_augment
 
 from conftest import once_per_suite
 
@@ -221,7 +221,7 @@ def test_load_labeled_images_forms_and_errors(tmp_path):
 )
 def test_bad_rand_augment(bad, error):
     with pytest.raises(error, match="rand_augment"):
-        check_rand_augment(bad)
+        parse_rand_augment(bad)
 
 
 @once_per_suite("the stream's draws are TensorFlow's stateless ops in tf.data on every backend (the CLI's "

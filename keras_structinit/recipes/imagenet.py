@@ -21,7 +21,7 @@ import keras
 from keras_structinit import validation
 from keras_structinit.recipes.config import RecipeConfig
 from keras_structinit.recipes.data import imagenet_dataset
-from keras_structinit.recipes.rand_augment import check_rand_augment
+from keras_structinit.recipes.rand_augment import parse_rand_augment
 from keras_structinit.recipes.schedules import warmup_cosine
 from keras_structinit.recipes.training import (
     check_fit_arguments,
@@ -87,7 +87,7 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     mixup_alpha, cutmix_alpha, steps_per_epoch = o["mixup_alpha"], o["cutmix_alpha"], o["steps_per_epoch"]
     jit_compile = o["jit_compile"]
     validation.one_of(loss, "loss", LOSSES)
-    check_rand_augment(rand_augment)
+    parse_rand_augment(rand_augment)
     if o["pipeline"] == "native":
         raise ValueError("pipeline='native' streams in-memory arrays (the CIFAR recipes); the ImageNet "
                          "recipe "

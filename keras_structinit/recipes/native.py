@@ -28,9 +28,10 @@ def tensorflow_available():
 def choose_pipeline(pipeline="auto", distribution=None):
     """The input stream a run uses: ``"native"`` or ``"tf"``.
 
-    ``"auto"`` takes the native stream where TensorFlow is not installed and ``tf.data``
-    where it is (on the 2-core CPU, tf.data's parallel map and the native stream are within
-    noise of each other: ``benchmarks/results/cpu/input_pipeline.md``); a multi-process run takes
+    ``"auto"`` takes the native stream where TensorFlow is not installed and ``tf.data`` where
+    it is, as before the native stream existed (on one core of the 2-core CPU, JAX, the native
+    stream measured 2.4-4.9x tf.data's images/s: ``benchmarks/results/cpu/input_streams.md``;
+    making it ``auto``'s choice everywhere is still to be validated); a multi-process run takes
     ``tf.data``, which Keras shards across processes. ``"tf"`` without TensorFlow is an
     ``ImportError`` that says what to install.
     """

@@ -188,16 +188,11 @@ def _torchvision_argument(op, bin_index, num_bins, size):
         return linspace(0.0, 30.0)
     if op in ("Brightness", "Color", "Contrast", "Sharpness"):
         return linspace(0.0, 0.9)
-    if op == "Posterize":  # 8 - (arange(b) / ((b - 1) / 4)).round()
-        return float(8 - round_half_even(bin_index / ((num_bins - 1) / 4)))
+    if op == "Posterize":  # 8 - (arange(b) / ((b - 1) / 4)).round(): torch.round halves to even, as round
+        return float(8 - round(bin_index / ((num_bins - 1) / 4)))
     if op == "Solarize":
         return linspace(255.0, 0.0)
     raise ValueError(f"unknown torchvision op {op!r}")
-
-
-def round_half_even(value):
-    """``torch.round``'s rounding (halves to even), as Python's ``round``."""
-    return float(round(value))
 
 
 _FORM_RE = {
@@ -255,11 +250,6 @@ def parse_rand_augment(value, name="rand_augment"):
                            magnitude_std=math.inf if magnitude_std > 100 else magnitude_std,
                            magnitude_max=float(fields.get("mmax", _TIMM_LEVEL_DENOM)),
                            increasing=fields.get("inc") == "1")
-
-
-def check_rand_augment(value, name="rand_augment"):
-    """:func:`parse_rand_augment` (kept under the name the recipes check with)."""
-    return parse_rand_augment(value, name)
 
 
 def to_record(form):
