@@ -112,6 +112,38 @@ def run_fresh_python(code, cwd):
     return result.stdout
 
 
+def run_cli_in_child(tmp_path, code, argv):
+    """Runs ``structinit`` with ``argv`` in a child process on this Keras backend, after ``code``
+    (SIGINT as a terminal gives it, even when the suite runs where SIGINT is ignored); returns
+    the completed process."""
+    import keras
+
+    script = tmp_path / "child.py"
+    script.write_text("import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+                      + textwrap.dedent(code)
+                      + f"\nimport sys\nfrom keras_structinit import cli\nsys.exit(cli.main({argv!r}))\n")
+    env = dict(os.environ, KERAS_BACKEND=keras.backend.backend())
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+
+
+def kill_at_epoch(hook, epoch):
+    """``run_cli_in_child`` code that SIGKILLs the run in the Keras callback ``hook``
+    (``"on_epoch_begin"``, ``"on_epoch_end"``) of epoch ``epoch`` (0-based)."""
+    return f"""
+        import os, signal
+        import keras
+        import keras_structinit.cli.train as train
+
+        class Kill(keras.callbacks.Callback):
+            def {hook}(self, epoch, logs=None):
+                if epoch == {epoch}:
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+        progress = train.progress_callbacks
+        train.progress_callbacks = lambda *a, **k: (progress(*a, **k)[0], [*progress(*a, **k)[1], Kill()])
+        """
+
+
 # The loader process: it imports Keras and keras_structinit (nothing of the tests), then runs each
 # script it is sent in fresh globals and in the folder the request names, answering one JSON
 # line per script.

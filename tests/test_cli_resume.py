@@ -2,10 +2,6 @@
 after a kill, Ctrl-C on every backend (issue 37)."""
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 
 import keras
 import numpy as np
@@ -14,23 +10,14 @@ from test_cli import write_tiny_cifar
 
 from keras_structinit import cli
 
+from conftest import kill_at_epoch, run_cli_in_child
+
 # The default augmentation of the CIFAR recipe: pad-and-crop, flip and RandAugment.
 TRAIN = ["train", "--model", "simple-cnn", "--batch-size", "8", "--seed", "0", "--val-split", "0.25"]
 
 
 def _argv(data, out, epochs=3):
     return [*TRAIN, "--epochs", str(epochs), "--data", data, "--out", str(out)]
-
-
-def _child(tmp_path, code, argv):
-    """Runs ``structinit`` with ``argv`` in a child process after ``code`` (SIGINT as a terminal
-    gives it, even when the suite runs where SIGINT is ignored); returns the completed process."""
-    script = tmp_path / "child.py"
-    script.write_text("import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
-                      + textwrap.dedent(code)
-                      + f"\nfrom keras_structinit import cli\nsys.exit(cli.main({argv!r}))\n")
-    env = dict(os.environ, KERAS_BACKEND=keras.backend.backend())
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
 
 
 def _weights(path):
@@ -56,20 +43,8 @@ def test_one_seed_gives_one_log_and_a_killed_run_resumes_to_the_uninterrupted_we
     assert (whole / "results.json").read_text() == before
 
     out = tmp_path / "killed"
-    killed = _child(tmp_path, """
-        import os, signal, sys
-        import keras
-        import keras_structinit.cli.train as train
-
-        class KillAfterSecondEpoch(keras.callbacks.Callback):  # logged, not yet backed up: SIGKILL
-            def on_epoch_end(self, epoch, logs=None):
-                if epoch == 1:
-                    os.kill(os.getpid(), signal.SIGKILL)
-
-        progress = train.progress_callbacks
-        train.progress_callbacks = lambda *a, **k: (progress(*a, **k)[0],
-                                                    [*progress(*a, **k)[1], KillAfterSecondEpoch()])
-        """, _argv(data, out))
+    # SIGKILL at the end of the second epoch: logged, not yet backed up.
+    killed = run_cli_in_child(tmp_path, kill_at_epoch("on_epoch_end", 1), _argv(data, out))
     assert killed.returncode == -9, killed.stderr[-3000:]
     assert json.loads((out / "results.json").read_text())["status"] == "running"  # never "finished"
     whole_log = (whole / "log.csv").read_text()
@@ -90,7 +65,7 @@ def test_ctrl_c_mid_epoch_with_validation_exits_130_and_says_interrupted(tmp_pat
     """On JAX, Keras' log conversion swallows a KeyboardInterrupt; the handler stops at a batch end."""
     data = write_tiny_cifar(tmp_path / "train.npz", 80, 0)
     out = tmp_path / "run"
-    child = _child(tmp_path, """
+    child = run_cli_in_child(tmp_path, """
         import os, signal, sys, threading
         import keras_structinit.recipes.progress as progress
 

@@ -7,17 +7,16 @@ installed, whose processes test the same commands with ``--pipeline native`` els
 
 import importlib.util
 import json
-import os
 import signal
-import subprocess
 import sys
-import textwrap
 
 import keras
 import numpy as np
 import pytest
 
 from keras_structinit import cli
+
+from conftest import kill_at_epoch, run_cli_in_child
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is not None,
                                 reason="TensorFlow is installed: the no-TensorFlow lanes run these")
@@ -69,25 +68,8 @@ def test_a_killed_native_run_resumes_to_the_uninterrupted_weights(tmp_path):
     whole = tmp_path / "whole"
     assert cli.main(_argv(data, whole, 3)) == 0
     out = tmp_path / "killed"
-    script = tmp_path / "child.py"
-    script.write_text(textwrap.dedent(f"""
-        import os, signal, sys
-        import keras
-        import keras_structinit.cli.train as train
-
-        class KillAfterFirstEpoch(keras.callbacks.Callback):  # backed up after epoch 1, then killed
-            def on_epoch_begin(self, epoch, logs=None):
-                if epoch == 1:
-                    os.kill(os.getpid(), signal.SIGKILL)
-
-        progress = train.progress_callbacks
-        train.progress_callbacks = lambda *a, **k: (progress(*a, **k)[0],
-                                                    [*progress(*a, **k)[1], KillAfterFirstEpoch()])
-        from keras_structinit import cli
-        sys.exit(cli.main({_argv(data, out, 3)!r}))
-        """))
-    child = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
-                           env=dict(os.environ, KERAS_BACKEND=keras.backend.backend()))
+    # SIGKILL as epoch 2 begins: epoch 1 is logged and backed up.
+    child = run_cli_in_child(tmp_path, kill_at_epoch("on_epoch_begin", 1), _argv(data, out, 3))
     assert child.returncode == -signal.SIGKILL, child.stderr[-3000:]
     assert json.loads((out / "results.json").read_text())["status"] == "running"
     assert cli.main([*_argv(data, out, 3), "--resume"]) == 0
