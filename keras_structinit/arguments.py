@@ -75,5 +75,6 @@ def add_overwrite_argument(parser, what):
 def usage_error(command, error):
     """Prints ``structinit COMMAND: error: ...`` to stderr, on one line; returns the exit status 2."""
     text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    text = validation.clipped(text, 2 * validation.SHOWN_CHARS)  # a long input is echoed in part
     print(f"structinit {command}: error: {text}", file=sys.stderr)
     return 2

@@ -305,6 +305,35 @@ def _decode_all(files, read_bytes, source, name):
     return x
 
 
+def _list_directory(path, source, name):
+    rel_paths = []
+    for folder, dirs, names in os.walk(path, followlinks=True):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        rel_folder = os.path.relpath(folder, path)
+        for file_name in names:
+            rel = file_name if rel_folder == "." else os.path.join(rel_folder, file_name)
+            rel = rel.replace(os.sep, "/")
+            if _is_image(rel):
+                rel_paths.append(rel)
+    return _group_by_class(rel_paths, source, name)
+
+
+def list_image_folder(source, name="source"):
+    """The files of an image-classification directory, not decoded: ``(paths, labels, class_names)``.
+
+    The layout, order and class names are those of :func:`read_image_folder`; images may differ
+    in size. For a stream that decodes each image when it needs it (the ImageNet recipe's).
+    """
+    path = validation.path(source, name)
+    if not os.path.isdir(path):
+        raise ValueError(f"`{name}` must be a directory of <class>/<image> files. "
+                         f"Received: {name}={source!r}")
+    class_names, files = _list_directory(path, source, name)
+    paths = [os.path.join(path, *rel.split("/")) for rel, _ in files]
+    labels = np.fromiter((label for _, label in files), dtype=np.int64, count=len(files))
+    return paths, labels, class_names
+
+
 def read_image_folder(source, name="source"):
     """Decodes an image-classification folder (directory or ``.zip``) to arrays.
 
@@ -327,16 +356,7 @@ def read_image_folder(source, name="source"):
     """
     path = validation.path(source, name)
     if os.path.isdir(path):
-        rel_paths = []
-        for folder, dirs, names in os.walk(path, followlinks=True):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            rel_folder = os.path.relpath(folder, path)
-            for file_name in names:
-                rel = file_name if rel_folder == "." else os.path.join(rel_folder, file_name)
-                rel = rel.replace(os.sep, "/")
-                if _is_image(rel):
-                    rel_paths.append(rel)
-        class_names, files = _group_by_class(rel_paths, source, name)
+        class_names, files = _list_directory(path, source, name)
 
         def read_bytes(rel):
             with open(os.path.join(path, *rel.split("/")), "rb") as f:

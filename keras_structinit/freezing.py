@@ -105,18 +105,52 @@ def _record_frozen(model, paths):
         trainable = {v.path: v.trainable for v in model.variables}
         still = [p for p in record if trainable.get(p) is False]
         with open(os.path.join(dir_path, FROZEN_RECORD), "w", encoding="utf-8") as f:
-            json.dump({"format_version": 1, "frozen": still}, f, indent=1)
+            json.dump({"format_version": RECORD_FORMAT, "frozen": still}, f, indent=1)
 
     model.__dict__["save_assets"] = save_assets
 
 
+#: The record's layout this version writes and reads.
+RECORD_FORMAT = 1
+#: The largest frozen record read (one path per frozen variable: kilobytes for real models), checked
+#: while inflating, before Keras' own archive checks run on the rest of the file.
+MAX_RECORD_BYTES = 4 << 20
+
+
+def _read_record(archive, name, filepath):
+    """The frozen paths of the record ``name`` in ``archive``; one-line ``ValueError`` naming the file."""
+    where = f"{os.fspath(filepath)!r} ({name})"
+    with archive.open(name) as f:  # inflated piece by piece: a zip bomb stops at the cap
+        text = f.read(MAX_RECORD_BYTES + 1)
+    if len(text) > MAX_RECORD_BYTES:
+        raise ValueError(f"The frozen record in {where} is larger than {MAX_RECORD_BYTES} bytes: not a "
+                         "record this package writes")
+    try:
+        record = json.loads(text)
+    except ValueError as err:
+        raise ValueError(f"The frozen record in {where} is not JSON: {err}") from None
+    if not isinstance(record, dict) or record.get("format_version") != RECORD_FORMAT:
+        version = record.get("format_version") if isinstance(record, dict) else None
+        raise ValueError(f"The frozen record in {where} has format_version {version!r}; this version "
+                         f"reads {RECORD_FORMAT}")
+    frozen = record.get("frozen")
+    if not isinstance(frozen, list) or not all(isinstance(p, str) for p in frozen):
+        raise ValueError(f"The frozen record in {where} must hold `frozen`, a list of variable paths. "
+                         f"Received: {type(frozen).__name__}")
+    return frozen
+
+
 def frozen_paths_in_file(filepath):
-    """The variable paths recorded as frozen in a ``.keras`` file (``[]`` when none are)."""
+    """The variable paths recorded as frozen in a ``.keras`` file (``[]`` when none are).
+
+    A record over :data:`MAX_RECORD_BYTES` inflated, not JSON, of another ``format_version`` or
+    whose ``frozen`` is not a list of strings is a ``ValueError`` that names the file.
+    """
     paths = {}
     with zipfile.ZipFile(filepath) as archive:
         for name in archive.namelist():
             if name.startswith("assets/") and posixpath.basename(name) == FROZEN_RECORD:
-                paths.update(dict.fromkeys(json.loads(archive.read(name))["frozen"]))
+                paths.update(dict.fromkeys(_read_record(archive, name, filepath)))
     return list(paths)
 
 

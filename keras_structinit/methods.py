@@ -402,31 +402,35 @@ def parse_init_spec(spec):
     """
     validation.text(spec, "init")
     parts = []
+    received = validation.shown(spec)
     for text in spec.split("+"):
         name, colon, arg = text.partition(":")
+        shown_part = validation.shown(text, 100)
         form = init_forms().get(name)
         if form is None:
-            raise ValueError(f"`init` part {text!r} is not one of {form_usage()}. Received: init={spec!r}")
+            raise ValueError(f"`init` part {shown_part} is not one of {form_usage()}. "
+                             f"Received: init={received}")
         if form.arg is None and colon:
-            raise ValueError(f"`init` part {text!r}: {name} takes no argument. Received: init={spec!r}")
+            raise ValueError(f"`init` part {shown_part}: {name} takes no argument. Received: init={received}")
         if form.arg is not None and not arg and (colon or form.default is None):
-            raise ValueError(f"`init` part {text!r} needs its argument: {form.usage()}. "
-                             f"Received: init={spec!r}")
+            raise ValueError(f"`init` part {shown_part} needs its argument: {form.usage()}. "
+                             f"Received: init={received}")
         value = form.default_value()
         if arg:
             try:
                 value = form.parse(arg)
             except ValueError as err:
-                raise ValueError(f"`init` part {text!r}: {name} {err}. Received: init={spec!r}") from None
+                raise ValueError(f"`init` part {shown_part}: {name} {validation.clipped(str(err))}. "
+                                 f"Received: init={received}") from None
         parts.append(InitPart(form, value))
     if len(parts) > 1 and any(p.name == "default" for p in parts):
-        raise ValueError(f"`init` 'default' cannot be combined with other forms. Received: init={spec!r}")
+        raise ValueError(f"`init` 'default' cannot be combined with other forms. Received: init={received}")
     stages = [p.form.stage for p in parts]
     repeated = sorted({s for s in stages if stages.count(s) > 1})
     if repeated:
         clash = [p.name for p in parts if p.form.stage in repeated]
         raise ValueError(f"`init` combines {' and '.join(clash)}, which act on the same {repeated[0]} stage; "
-                         f"use one of them. Received: init={spec!r}")
+                         f"use one of them. Received: init={received}")
     for part in list(parts):
         base = init_forms()[part.form.base] if part.form.base is not None else None
         if base is not None and base.stage not in {p.form.stage for p in parts}:
@@ -490,14 +494,40 @@ def initialize(model, spec, *, data=None, seed=None):
     return list(dict.fromkeys(paths))
 
 
+def _spec_parts(spec):
+    if isinstance(spec, str):
+        return parse_init_spec(spec)
+    if isinstance(spec, (list, tuple)) and all(isinstance(p, InitPart) for p in spec):
+        return list(spec)
+    hint = ("; join forms with '+', e.g. 'conv-cov+mean-shift'" if isinstance(spec, (list, tuple))
+            and all(isinstance(p, str) for p in spec) else "")
+    raise TypeError(f"`spec` must be an init spec (a str such as 'conv-cov+mean-shift') or the list of "
+                    f"InitPart that parse_init_spec returns. Received: spec={validation.shown(spec, 200)} "
+                    f"of type {type(spec).__name__}{hint}")
+
+
+
+
 def apply_parts(model, spec, *, data=None, seed=None):
     """:func:`initialize`, returning ``[(part, paths it wrote), ...]`` in the order applied (what
-    ``structinit init`` reports: the form that last wrote a variable is its initializer)."""
-    parts = parse_init_spec(spec) if isinstance(spec, str) else list(spec)
+    ``structinit init`` reports: the form that last wrote a variable is its initializer).
+
+    All or nothing: where a form refuses the model (an error from any part), every variable's
+    value and ``trainable`` flag are restored before the error propagates."""
+    parts = _spec_parts(spec)
     seed = validation.optional(validation.random_seed, seed, "seed")
     missing = [p.name for p in parts if p.form.needs_data and data is None]
     if missing:
         raise ValueError(f"`data` is needed by init {', '.join(missing)}: images (N, H, W, C) scaled as the "
                          "model's input is")
-    return [(part, list(part.form.apply(model, part.value, data=data, seed=part_seed)))
-            for part, part_seed in zip(parts, part_seeds(seed, len(parts)), strict=True)]
+    import keras
+
+    saved = [(v, keras.ops.convert_to_numpy(v), v.trainable) for v in getattr(model, "variables", ())]
+    try:
+        return [(part, list(part.form.apply(model, part.value, data=data, seed=part_seed)))
+                for part, part_seed in zip(parts, part_seeds(seed, len(parts)), strict=True)]
+    except BaseException:
+        for variable, value, trainable in saved:
+            variable.assign(value)
+            variable.trainable = trainable
+        raise

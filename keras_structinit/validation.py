@@ -21,6 +21,7 @@ from numbers import Integral, Real
 
 __all__ = [
     "boolean",
+    "clipped",
     "finite_float",
     "fraction",
     "input_shape",
@@ -37,16 +38,31 @@ __all__ = [
     "derive_seed",
     "rate",
     "shape_rank",
+    "shown",
     "text",
 ]
 
+#: The most characters of a received value an error message echoes.
+SHOWN_CHARS = 1000
+
+
+def clipped(text, limit=SHOWN_CHARS):
+    """``text`` cut to ``limit`` characters, with its length said where it was cut."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def shown(value, limit=SHOWN_CHARS):
+    """``repr(value)`` :func:`clipped` to ``limit`` characters (what an error message echoes)."""
+    return clipped(repr(value), limit)
+
 
 def _fail_type(name, expected, value):
-    raise TypeError(f"`{name}` must be {expected}. Received: {name}={value!r} of type {type(value).__name__}")
+    raise TypeError(f"`{name}` must be {expected}. Received: {name}={shown(value)} "
+                    f"of type {type(value).__name__}")
 
 
 def _fail_value(name, expected, value):
-    raise ValueError(f"`{name}` must be {expected}. Received: {name}={value!r}")
+    raise ValueError(f"`{name}` must be {expected}. Received: {name}={shown(value)}")
 
 
 def _is_int(value):

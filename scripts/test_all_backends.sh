@@ -32,7 +32,8 @@ for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
 # lanes ended 207 s apart (1072 s and 865 s).
 # The no-TensorFlow lanes: what `pip install -e ".[jax]"` (or ".[torch]") gets, in a venv of its own
 # with no TensorFlow: the native input stream, structinit train, one seed one log, kill and resume.
-NO_TF_FILES=(tests/test_no_tensorflow.py tests/test_recipes_native.py tests/test_recipes_rand_augment.py)
+NO_TF_FILES=(tests/test_no_tensorflow.py tests/test_recipes_native.py tests/test_recipes_rand_augment.py
+             tests/test_recipes_backup.py)
 JOBS=(jax torch tensorflow jax-split tensorflow-split jax-notf torch-notf)
 logs="$(mktemp -d)"
 trap 'rm -rf "${logs}"' EXIT

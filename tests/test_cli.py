@@ -786,7 +786,7 @@ def test_train_distribution_the_machine_cannot_run_is_one_line_exit_2(tmp_path, 
     assert not (tmp_path / "out").exists()
 
 
-@once_per_suite("the train command imports TensorFlow for its input pipeline on every backend")
+@once_per_suite("the start-up of the train command does not depend on the backend")
 def test_a_usage_error_is_the_only_line_on_stderr(tmp_path):
     """Issue 33: TensorFlow's GPU build (pulled in by KerasHub) printed CUDA probe lines on every start."""
     result = subprocess.run(

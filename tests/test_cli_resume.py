@@ -1,6 +1,7 @@
 """structinit train on long runs: the same numbers from one seed, outputs that cannot lie, resume
 after a kill, Ctrl-C on every backend (issue 37)."""
 
+import hashlib
 import json
 
 import keras
@@ -85,3 +86,139 @@ def test_ctrl_c_mid_epoch_with_validation_exits_130_and_says_interrupted(tmp_pat
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "interrupted" and results["finished_epochs"] == 1
     assert "--resume goes on from there" in child.stderr
+
+
+def _kill_at_backup(point, occurrence):
+    """``run_cli_in_child`` code: SIGKILL at the ``occurrence``-th time the backup reaches ``point``."""
+    return f"""
+        import os, signal
+        from keras_structinit.recipes import backup
+
+        seen = []
+
+        def reached(point):
+            if point == {point!r}:
+                seen.append(point)
+                if len(seen) == {occurrence}:
+                    os.kill(os.getpid(), signal.SIGKILL)
+
+        backup.reached = reached
+        """
+
+
+_KILL_IN_MODEL_SAVE = """
+    import contextlib, os, signal
+    import keras_structinit.cli.train as train
+
+    atomic = train.atomic_path
+
+    @contextlib.contextmanager
+    def atomic_path(path, *args, **kwargs):
+        with atomic(path, *args, **kwargs) as tmp:
+            yield tmp
+            if str(path).endswith("model.keras"):  # written, not yet in place
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    train.atomic_path = atomic_path
+    """
+
+
+@pytest.fixture(scope="module")
+def whole_run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("whole")
+    data = write_tiny_cifar(root / "train.npz", 40, 0)
+    assert cli.main(_argv(data, root / "out")) == 0
+    return data, root / "out"
+
+
+KILL_POINTS = ["before_weights", "after_weights", "after_record", "between_renames", "after_swap",
+               "model.keras"]
+
+
+@pytest.mark.parametrize("point", KILL_POINTS if keras.backend.backend() == "jax" else ["between_renames"])
+def test_a_kill_anywhere_in_the_backup_or_final_save_resumes_to_the_uninterrupted_weights(
+        tmp_path, whole_run, point):
+    data, whole = whole_run
+    out = tmp_path / "killed"
+    code = _KILL_IN_MODEL_SAVE if point == "model.keras" else _kill_at_backup(point, 2)  # epoch 2's backup
+    killed = run_cli_in_child(tmp_path, code, _argv(data, out))
+    assert killed.returncode == -9, killed.stderr[-3000:]
+    assert json.loads((out / "results.json").read_text())["status"] == "running"
+    assert not (out / "model.keras").exists()
+    assert cli.main([*_argv(data, out), "--resume"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "finished"
+    assert results["resumed_at_epoch"] == {"after_swap": 2, "model.keras": 3}.get(point, 1)
+    assert (out / "log.csv").read_text() == (whole / "log.csv").read_text()
+    for got, want in zip(_weights(out / "model.keras"), _weights(whole / "model.keras"), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert not (out / "backup").exists()  # removed once the results were safe
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="folder checks, before any backend work")
+def test_used_locked_or_backup_less_folders_are_refused_in_one_line(tmp_path, whole_run, capsys):
+    import fcntl
+
+    data, _ = whole_run
+    only_backup = tmp_path / "only_backup"
+    (only_backup / "backup" / "current").mkdir(parents=True)
+    assert cli.main(_argv(data, only_backup)) == 2
+    err = capsys.readouterr().err
+    assert "holds the backup of a run" in err and len(err.strip().splitlines()) == 1
+    # --resume of an unfinished run whose backup is gone, and of one with no whole backup
+    for name, files in (("gone", {}), ("torn", {"backup/current/backup.json": "{"})):
+        out = tmp_path / name
+        out.mkdir()
+        (out / "results.json").write_text(json.dumps({"status": "running"}))
+        (out / "log.csv").write_text("epoch,loss\n1,2.0\n")
+        for rel, text in files.items():
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_text(text)
+        assert cli.main([*_argv(data, out), "--resume"]) == 2
+        err = capsys.readouterr().err
+        assert ("holds no backup" if name == "gone" else "no whole backup") in err, err
+        assert len(err.strip().splitlines()) == 1
+        assert (out / "log.csv").read_text() == "epoch,loss\n1,2.0\n"
+        assert json.loads((out / "results.json").read_text()) == {"status": "running"}
+    # --resume with a setting that differs: one line, the run's files untouched
+    other = tmp_path / "other"
+    (other / "backup" / "current").mkdir(parents=True)
+    (other / "backup" / "current" / "state.weights.h5").write_bytes(b"weights")
+    (other / "backup" / "current" / "backup.json").write_text(json.dumps(
+        {"format_version": 1, "epoch": 1, "iterations": 4, "steps_per_epoch": 4,
+         "sha256": hashlib.sha256(b"weights").hexdigest()}))
+    (other / "results.json").write_text(json.dumps({"status": "running", "config": {"epochs": 7}}))
+    (other / "log.csv").write_text("epoch,loss\n1,2.0\n")
+    assert cli.main([*_argv(data, other), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "started with other settings" in err and len(err.strip().splitlines()) == 1
+    assert (other / "log.csv").read_text() == "epoch,loss\n1,2.0\n"
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    with open(busy / ".structinit.lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)  # another run holds the folder
+        assert cli.main(_argv(data, busy)) == 2
+    err = capsys.readouterr().err
+    assert "in use by another run" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.skipif(keras.backend.backend() == "tensorflow", reason="JAX's XLA and torch's eager suffice")
+def test_a_diverging_run_stops_with_exit_3_and_writes_no_model(tmp_path, whole_run, capsys):
+    data, _ = whole_run
+    out = tmp_path / "diverged"
+    assert cli.main([*_argv(data, out, epochs=4), "--lr", "1e6"]) == 3
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "diverged", results["status"]
+    assert results["diverged"]["epoch"] <= 4 and results["diverged"]["step"] >= 1
+    assert not (out / "model.keras").exists()
+    assert "no model.keras written" in capsys.readouterr().err
+    if results["last_finite_backup_epoch"] is not None:
+        weights_file = out / "backup" / "current" / "state.weights.h5"
+        assert weights_file.exists()
+
+
+def test_a_huge_init_is_echoed_in_part(tmp_path, capsys):
+    data = write_tiny_cifar(tmp_path / "train.npz", 8, 0)
+    assert cli.main([*_argv(data, tmp_path / "out"), "--init", "conv-cov:" + "y" * 100_000]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and len(err) < 2100 and "characters)" in err

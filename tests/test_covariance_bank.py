@@ -315,8 +315,13 @@ def test_save_load_round_trip(tmp_path):
 def test_load_bad_files(tmp_path):
     garbage = tmp_path / "garbage.npz"
     garbage.write_bytes(b"this is not an npz file")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="is not a FilterCovariance bank") as info:
         FilterCovariance.load(garbage)
+    assert "pickle" not in str(info.value)  # not NumPy's allow_pickle advice
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    with pytest.raises(ValueError, match=r"notes\.txt' is not a FilterCovariance bank"):
+        FilterCovariance.load(notes)
     truncated = tmp_path / "truncated.npz"
     data = open(random_bank().save(tmp_path / "good.npz"), "rb").read()
     truncated.write_bytes(data[: len(data) // 2])

@@ -191,3 +191,59 @@ def test_a_torch_saved_adamw_loads_and_trains_on_this_backend(tmp_path):
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(variable), want)  # its state, loaded
     model.fit(np.ones((8, 4)), np.arange(24.0).reshape(8, 3), verbose=0)
     assert int(model.optimizer.iterations) == 2
+
+
+def _with_record(source, target, write):
+    """``source`` (a .keras zip) copied to ``target`` with its frozen record written by ``write(f)``."""
+    import zipfile
+
+    from keras_structinit.freezing import FROZEN_RECORD
+
+    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED,
+                                                         compresslevel=1) as new:
+        for info in old.infolist():
+            if not info.filename.endswith(FROZEN_RECORD):
+                new.writestr(info, old.read(info))
+        with new.open(f"assets/{FROZEN_RECORD}", "w", force_zip64=True) as f:
+            write(f)
+    return target
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="reading a zip: the same on every backend")
+def test_a_frozen_record_that_is_too_large_or_malformed_is_refused_naming_the_file(tmp_path):
+    import time
+    import tracemalloc
+
+    from keras_structinit.freezing import frozen_paths_in_file
+
+    model = compiled(stock_model())
+    ks.freeze_spatial(model, which="all_spatial")
+    model.save(tmp_path / "m.keras")
+
+    def bomb(f):  # 400 MB of JSON whitespace: about 0.6 MB deflated
+        block = b" " * (1 << 20)
+        for _ in range(400):
+            f.write(block)
+
+    path = _with_record(tmp_path / "m.keras", tmp_path / "bomb.keras", bomb)
+    assert path.stat().st_size < 3 << 20
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(ValueError, match=r"bomb\.keras.*larger than"):
+            load_frozen_model(path)
+        seconds, peak = time.perf_counter() - start, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert seconds < 2.0 and peak < 100 << 20, (seconds, peak)
+    for name, text, message in [
+        ("garbage", b"{not json", "not JSON"),
+        ("version", b'{"format_version": 99, "frozen": []}', "format_version 99"),
+        ("string", b'{"format_version": 1, "frozen": "abc"}', "a list of variable paths"),
+        ("numbers", b'{"format_version": 1, "frozen": [1, 2]}', "a list of variable paths"),
+        ("list", b'["conv3/kernel"]', "format_version None"),
+    ]:
+        path = _with_record(tmp_path / "m.keras", tmp_path / f"{name}.keras", lambda f, t=text: f.write(t))
+        with pytest.raises(ValueError, match=rf"{name}\.keras.*{message}") as info:
+            frozen_paths_in_file(path)
+        assert "\n" not in str(info.value)

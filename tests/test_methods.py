@@ -111,3 +111,45 @@ def test_mean_shift_zero_is_torch_default_bit_for_bit(name):
             np.testing.assert_allclose(delta, 0.1, atol=1e-6)
         else:
             np.testing.assert_array_equal(delta, 0)
+
+
+def _sources():
+    """Models of each kind :func:`initialize` takes: the package's, keras.applications, a user's."""
+    from keras_structinit.models import build_model
+
+    inputs = keras.Input((8, 8, 3))
+    hidden = keras.layers.Conv2D(4, 3, name="conv")(inputs)
+    user = keras.Model(inputs, keras.layers.Dense(3, name="head")(keras.layers.Flatten()(hidden)))
+    return {
+        "convmixer-16/2": build_model("convmixer-16/2"),
+        "MobileNetV3Small": keras.applications.MobileNetV3Small(
+            weights=None, input_shape=(32, 32, 3), classes=10, include_preprocessing=False),
+        "user": user,
+    }
+
+
+@pytest.mark.parametrize("spec", ["conv-cov", "mean-shift", "conv-cov+mean-shift", "torch-default-depthwise",
+                                  "data-aligned"])
+def test_a_refused_initialize_leaves_every_variable_as_it_was(spec):
+    """Issue 49: forms apply one after another; one that refuses the model undoes the others."""
+    refused = []
+    for name, model in _sources().items():
+        before = {v.path: (to_numpy(v).copy(), v.trainable) for v in model.variables}
+        try:
+            initialize(model, spec, seed=0, data=np.zeros((4, 8, 8, 3), "float32"))
+        except (ValueError, TypeError):
+            refused.append(name)
+            for v in model.variables:
+                np.testing.assert_array_equal(to_numpy(v), before[v.path][0], err_msg=f"{name} {v.path}")
+                assert v.trainable == before[v.path][1]
+    # Every spec is refused by one source at least (no MLP blocks, no depthwise convs, ...).
+    assert refused, f"{spec}: no source refused it, so nothing was checked"
+
+
+@pytest.mark.parametrize("spec", [None, 5, ["conv-cov"], ("conv-cov", "mean-shift")])
+def test_initialize_spec_of_a_wrong_type_is_a_type_error(spec):
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
+    with pytest.raises(TypeError, match="`spec` must be an init spec") as info:
+        initialize(model, spec)
+    if isinstance(spec, list | tuple):
+        assert "join forms with '+'" in str(info.value)

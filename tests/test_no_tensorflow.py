@@ -78,3 +78,22 @@ def test_a_killed_native_run_resumes_to_the_uninterrupted_weights(tmp_path):
     assert (out / "log.csv").read_text() == (whole / "log.csv").read_text()
     for got, want in zip(_weights(out / "model.keras"), _weights(whole / "model.keras"), strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def test_the_imagenet_recipe_trains_on_a_folder_without_tensorflow(tmp_path):
+    from PIL import Image
+
+    rng = np.random.default_rng(0)
+    for i in range(24):
+        folder = tmp_path / "images" / f"class_{i % 3}"
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(rng.integers(0, 256, (40 + i, 50, 3), dtype=np.uint8)).save(folder / f"{i}.jpg")
+    out = tmp_path / "run"
+    argv = ["train", "--recipe", "imagenet", "--model", "convmixer-16/2", "--image-size", "32",
+            "--epochs", "2", "--batch-size", "8", "--data", str(tmp_path / "images"), "--seed", "0",
+            "--out", str(out)]
+    assert cli.main(argv) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert results["status"] == "finished" and len(results["metrics"]["loss"]) == 2
+    assert (out / "model.keras").is_file()
+    assert "tensorflow" not in sys.modules

@@ -1,5 +1,6 @@
 """fit_cifar / fit_imagenet smoke runs: steps, eval_data reporting, precision, distribution."""
 
+import dataclasses
 import os
 import textwrap
 
@@ -156,22 +157,33 @@ def test_fit_cifar_with_the_random_labels_papers_recipe(monkeypatch):
         recipes.fit_cifar(tiny_model(), (x, y), 1, flip=1, verbose=0)
 
 
-def test_fit_cifar_with_random_labels_and_the_selection_papers_mixing(monkeypatch):
-    """App. A.1's random labels reach the training pipeline only; Table 13's mixing trains."""
-    from keras_structinit.recipes import cifar
+@pytest.mark.parametrize("pipeline", ["native", "tf"])
+def test_fit_cifar_with_random_labels_and_the_selection_papers_mixing(monkeypatch, pipeline):
+    """App. A.1's random labels reach the training stream only; Table 13's mixing trains."""
+    from keras_structinit.recipes import cifar, native
 
-    pipelines = []
-    build = cifar.cifar_dataset
-    monkeypatch.setattr(cifar, "cifar_dataset", lambda *a, **k: pipelines.append((a, k)) or build(*a, **k))
+    streams = []
+    if pipeline == "tf":
+        build = cifar.cifar_dataset
+        monkeypatch.setattr(cifar, "cifar_dataset",
+                            lambda *a, **k: streams.append((a[1], k)) or build(*a, **k))
+    else:
+        stream_class = native.ArrayStream
+
+        def spy(x, y, *args, **kwargs):
+            augmentation = kwargs["augmentation"]
+            streams.append((y, augmentation and dataclasses.asdict(augmentation)))
+            return stream_class(x, y, *args, **kwargs)
+
+        monkeypatch.setattr(native, "ArrayStream", spy)
     x, y = tiny_data(n=24)
     history = recipes.fit_cifar(tiny_model(), (x, y), 1, batch_size=8, random_labels=1.0, mixup_alpha=0.8,
-                                cutmix_alpha=1.0, random_erasing=0.25, validation_data=(x, y), verbose=0)
-    (train_args, train_kwargs), (val_args, _) = pipelines
-    trained_on, validated_on = train_args[1].argmax(-1), val_args[1].argmax(-1)
-    np.testing.assert_array_equal(trained_on, cifar.random_labels(y, 1.0, 3, seed=0))
-    np.testing.assert_array_equal(validated_on, y)  # held-out labels stay true
-    assert (train_kwargs["mixup_alpha"], train_kwargs["cutmix_alpha"], train_kwargs["random_erasing"]) == (
-        0.8, 1.0, 0.25)
+                                cutmix_alpha=1.0, random_erasing=0.25, validation_data=(x, y), verbose=0,
+                                pipeline=pipeline)
+    (trained_on, options), (validated_on, _) = streams
+    np.testing.assert_array_equal(trained_on.argmax(-1), cifar.random_labels(y, 1.0, 3, seed=0))
+    np.testing.assert_array_equal(validated_on.argmax(-1), y)  # held-out labels stay true
+    assert (options["mixup_alpha"], options["cutmix_alpha"], options["random_erasing"]) == (0.8, 1.0, 0.25)
     assert np.isfinite(history.history["loss"]).all()
     assert history.config.random_labels == 1.0
 

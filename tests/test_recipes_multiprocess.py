@@ -33,7 +33,7 @@ TRAIN = textwrap.dedent("""
     data = rng.integers(0, 256, (64, 8, 8, 3), dtype=np.uint8), np.arange(64) % 3
     history = recipes.fit_cifar(build, data, 2, batch_size=16, learning_rate=0.05, rand_augment=(2, 0.5),
                                 distribution=None if distribution == "none" else distribution,
-                                validation_data=data, verbose=0)
+                                validation_data=data, verbose=0, pipeline="tf")  # multi_worker's stream
     np.save(out, np.concatenate([np.ravel(w) for w in history.model.get_weights()]))
     """)
 

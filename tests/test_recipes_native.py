@@ -149,11 +149,129 @@ def test_both_streams_give_the_same_batches():
 
 def test_choose_pipeline():
     assert native.choose_pipeline("native") == "native"
-    assert native.choose_pipeline("auto") == ("tf" if HAS_TF else "native")
+    assert native.choose_pipeline("auto") == "native"
+    slower = keras.backend.backend() == "torch" and HAS_TF
+    assert native.choose_pipeline("auto", recipe="imagenet") == ("tf" if slower else "native")
+    if HAS_TF:
+        assert native.choose_pipeline("auto", "multi_worker") == "tf"
+        assert native.choose_pipeline("auto", "data_parallel") == (
+            "tf" if keras.backend.backend() == "tensorflow" else "native")
+        assert native.choose_pipeline("auto", needs_tf=["data='tfds:x'"]) == "tf"
+    else:
+        with pytest.raises(ImportError, match="distribution='multi_worker' is read with tf.data"):
+            native.choose_pipeline("auto", "multi_worker")
     with pytest.raises(ValueError, match="pipeline"):
         native.choose_pipeline("grain")
     with pytest.raises(ValueError, match="multi_worker"):
         native.choose_pipeline("native", "multi_worker")
+    with pytest.raises(ValueError, match="tfds"):
+        native.choose_pipeline("native", needs_tf=["data='tfds:x'"])
     if not HAS_TF:
         with pytest.raises(ImportError, match="native"):
             native.choose_pipeline("tf")
+
+
+def test_resized_crop_box_is_torchvisions_get_params():
+    rng = np.random.default_rng(0)
+    height, width = 200, 300
+    uniforms = rng.random((4000, 10, 4))
+    boxes = np.array([augment.resized_crop_box(u, height, width) for u in uniforms])
+    top, left, h, w = boxes.T
+    assert (top >= 0).all() and (left >= 0).all() and (top + h <= height).all() and (left + w <= width).all()
+    area = h * w / (height * width)
+    assert area.min() > 0.075 and area.max() <= 1.0
+    assert np.all((w / h > 0.74) & (w / h < 1.35))
+    # Where the first try's box (area fraction 0.08 + 0.92 u, aspect e^(log(3/4) + u log(16/9))) fits,
+    # it is the box: area and aspect as drawn, up to rounding to whole pixels.
+    target = 0.08 + 0.92 * uniforms[:, 0, 0]
+    aspect = np.exp(np.log(3 / 4) + uniforms[:, 0, 1] * np.log(16 / 9))
+    pixels = height * width
+    first = (np.sqrt(target * aspect * pixels) < width - 1) & (np.sqrt(target / aspect * pixels) < height - 1)
+    assert 0.3 < first.mean() < 0.9
+    np.testing.assert_allclose(area[first], target[first], rtol=0.05)
+    np.testing.assert_allclose((w / h)[first], aspect[first], rtol=0.1)
+    # Positions uniform over the places the box fits.
+    slack = (top / np.maximum(height - h, 1))[h < height - 20]
+    assert abs(slack.mean() - 0.5) < 0.03
+    # No try fits a 10 x 100 strip at a whole-image area: the central crop, aspect clamped to 4/3.
+    assert augment.resized_crop_box(np.full((10, 4), [1.0, 0.5, 0.0, 0.0]), 10, 100) == (0, 43, 10, 13)
+    assert augment.resized_crop_box(np.full((10, 4), [1.0, 0.5, 0.0, 0.0]), 100, 10) == (43, 0, 13, 10)
+    assert augment.resized_crop_box(np.full((10, 4), 0.999), 50, 50) == (0, 0, 50, 50)  # the whole image
+
+
+def _folder(root, sizes, seed=0):
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    for i, (h, w) in enumerate(sizes):
+        (root / f"c{i % 3}").mkdir(parents=True, exist_ok=True)
+        Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(root / f"c{i % 3}" / f"{i}.png")
+    return str(root)
+
+
+def test_image_stream_evaluates_the_central_square():
+    x = np.zeros((1, 20, 60, 3), np.uint8)
+    x[:, :, 16:44] = 200  # the central square of a 20 x 60 image, and the resize filter's reach
+    s = native.ImageStream(x, np.ones((1, 1), "float32"), 1, 10, (0.0,) * 3, (1 / 255,) * 3,
+                           crop_fraction=1.0)
+    assert s.num_batches == 1
+    np.testing.assert_allclose(numpy_of(s[0])[0], 200.0, atol=1e-3)
+
+
+def test_image_stream_decodes_files_of_any_size_and_resumes_at_any_batch(tmp_path):
+    from keras_structinit import datasets
+
+    sizes = [(30 + 7 * i, 50 - 3 * i) for i in range(9)]
+    paths, labels, classes = datasets.list_image_folder(_folder(tmp_path / "f", sizes))
+    assert classes == ["c0", "c1", "c2"] and len(paths) == 9
+    assert labels.tolist() == sorted(labels.tolist())
+    y = np.eye(3, dtype="float32")[labels]
+    a = augment.Augmentation(flip=True, rand_augment="timm:m7-n2-mstd0.5-inc1", mixup_alpha=0.2,
+                             cutmix_alpha=1.0)
+
+    def make(start_batch=0, workers=1):
+        return native.ImageStream(paths, y, 4, 16, augment.IMAGENET_MEAN, augment.IMAGENET_STD, a, seed=2,
+                                  start_batch=start_batch, workers=workers)
+
+    s = make()
+    assert s.batches_per_pass == 2 and s.num_batches is None
+    first = [numpy_of(s[i]) for i in range(5)]
+    assert first[0][0].shape == (4, 16, 16, 3) and np.isfinite(first[0][0]).all()
+    np.testing.assert_allclose(first[0][1].sum(-1), 1.0, atol=1e-6)
+    resumed = make(start_batch=3, workers=3)
+    for i in (3, 4):
+        np.testing.assert_array_equal(first[i][0], numpy_of(resumed[i - 3])[0])
+    assert not np.array_equal(first[0][0], first[2][0])
+
+
+def test_image_stream_crops_are_resized_boxes_flipped_as_drawn():
+    from PIL import Image
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 256, (4, 40, 64, 3), dtype=np.uint8)
+    s = native.ImageStream(x, np.eye(4, dtype="float32"), 4, 12, (0.0,) * 3, (1 / 255,) * 3,
+                           augment.Augmentation(flip=True), seed=5)
+    out, _ = numpy_of(s[1])
+    mirrored = []
+    epoch_pass, position, rows = s.indices(1)
+    uniforms = augment.draw_crops(5, epoch_pass, position, 4)
+    for image, row, u in zip(out, rows, uniforms, strict=True):
+        top, left, h, w = augment.resized_crop_box(u, 40, 64)
+        crop = Image.fromarray(x[row]).crop((left, top, left + w, top + h))
+        want = np.asarray(crop.resize((12, 12), Image.Resampling.BILINEAR), "float32")
+        mirrored.append(np.allclose(image, want[:, ::-1], atol=1e-3))
+        np.testing.assert_allclose(image, want[:, ::-1] if mirrored[-1] else want, atol=1e-3)
+    assert mirrored == list(augment.draw_batch(s.augmentation, 5, epoch_pass, position, 4, (12, 12))["flips"])
+
+
+def test_fit_imagenet_native_trains_on_a_folder(tmp_path):
+    from keras_structinit import recipes
+
+    folder = _folder(tmp_path / "f", [(36 + i, 48) for i in range(12)])
+    inputs = keras.Input((16, 16, 3))
+    hidden = keras.layers.GlobalAveragePooling2D()(keras.layers.Conv2D(4, 3)(inputs))
+    model = keras.Model(inputs, keras.layers.Dense(3)(hidden))
+    history = recipes.fit_imagenet(model, folder, 2, batch_size=4, image_size=16, pipeline="native",
+                                   validation_data=folder, verbose=0)
+    assert int(model.optimizer.iterations.value) == 6
+    assert np.isfinite(history.history["loss"]).all() and len(history.history["val_accuracy"]) == 2

@@ -268,6 +268,13 @@ def _ensure_backend(backend, argv):
         os.execve(sys.executable, [sys.executable, "-m", "keras_structinit.cli", *argv], env)
 
 
+def _reads_tf_data(args):
+    """Whether a ``train`` run imports TensorFlow for ``tf.data`` (``recipes.native.choose_pipeline``)."""
+    return (args.pipeline == "tf" or args.distribution == "multi_worker"
+            or str(args.data or "").startswith("tfds:")
+            or (args.recipe == "imagenet" and os.environ.get("KERAS_BACKEND") == "torch"))  # SLOWER_NATIVE
+
+
 def _quiet_tensorflow_import():
     """Imports TensorFlow with the C++ lines of its start-up silenced.
 
@@ -300,8 +307,8 @@ def _quiet_tensorflow_import():
 def main(argv=None):
     """Runs ``structinit`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
-    0 on success, 2 for a usage or data error (one line on stderr), 130 when
-    interrupted with Ctrl-C (after saying where partial results are).
+    0 on success, 2 for a usage or data error (one line on stderr), 3 for a ``train`` run stopped
+    by a non-finite loss, 130 when interrupted with Ctrl-C (after saying where partial results are).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
@@ -309,8 +316,8 @@ def main(argv=None):
         _ensure_backend(args.backend, argv)
     except ValueError as err:
         return usage_error(args.command, err)
-    if args.command == "train" or os.environ.get("KERAS_BACKEND") == "tensorflow":
-        _quiet_tensorflow_import()  # train's input pipelines are tf.data on every backend
+    if os.environ.get("KERAS_BACKEND") == "tensorflow" or (args.command == "train" and _reads_tf_data(args)):
+        _quiet_tensorflow_import()
     try:
         if args.command in CORE_COMMANDS:
             return importlib.import_module(CORE_COMMANDS[args.command]).run(args)

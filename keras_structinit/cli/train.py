@@ -35,24 +35,33 @@ from keras_structinit.freezing import freeze_spatial
 from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_json, write_text
 from keras_structinit.methods import check_parts, initialize, load_parts, paper_setups, parse_init_spec
 from keras_structinit.models.registry import build_model, parse_model_name
-from keras_structinit.recipes import cifar, imagenet
+from keras_structinit.recipes import backup, cifar, imagenet, native
 from keras_structinit.recipes.config import RecipeConfig
 from keras_structinit.recipes.data import imagenet_source
 from keras_structinit.recipes.distill import fit_distill, load_teacher
 from keras_structinit.recipes.progress import CSVLogger, InterruptAtBatchEnd, progress_callbacks
 from keras_structinit.recipes.rand_augment import parse_rand_augment_flag
-from keras_structinit.recipes.training import backup_epoch, channel_normalizer
+from keras_structinit.recipes.training import channel_normalizer
 from keras_structinit.reporting import format_table, machine_info, versions
 from keras_structinit.walker import find_kernels
 
 #: The files a run writes to its ``out`` folder.
 OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png", "model.keras")
-#: The folder in ``out`` where a run keeps what ``--resume`` needs (Keras' ``BackupAndRestore``).
+#: The folder in ``out`` where a run keeps what ``--resume`` needs (:class:`recipes.backup.RunBackup`).
 BACKUP_DIR = "backup"
+#: The file a run holds an exclusive lock on while it uses ``out`` (the kernel releases it on a kill).
+LOCK_FILE = ".structinit.lock"
 #: ``results.json``'s ``status``: written ``running`` first, so a killed run never looks finished.
-STATUSES = ("running", "finished", "interrupted")
+STATUSES = ("running", "finished", "interrupted", "diverged")
 #: The statuses of a run ``--resume`` goes on with.
-UNFINISHED = tuple(s for s in STATUSES if s != "finished")
+UNFINISHED = ("running", "interrupted")
+#: The exit status of a run stopped by a non-finite loss.
+EXIT_DIVERGED = 3
+
+
+class RunRefused(ValueError):
+    """The run cannot start or go on in ``--out`` as asked (another run holds it, it holds a run
+    that a new one may not replace, or ``--resume`` with other settings)."""
 # Training images whose patches data-aligned init measures (a seeded random subset).
 ALIGN_IMAGES = 10_000
 TABLE = (
@@ -108,13 +117,16 @@ def run(args):
                    **{k: v for k, v in model_kwargs.items() if v is not None})
     except INPUT_ERRORS as err:
         return usage_error("train", err)
-    run_train(
-        args.model, data, args.out, config, init=args.init, frozen=args.frozen,
-        distill_from=args.distill_from, distill_alpha=args.distill_alpha, distill_mode=args.distill_mode,
-        overwrite=args.overwrite, teachers=teachers, paper=paper, resume=args.resume,
-        model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
-    )
-    return 0
+    try:
+        results = run_train(
+            args.model, data, args.out, config, init=args.init, frozen=args.frozen,
+            distill_from=args.distill_from, distill_alpha=args.distill_alpha, distill_mode=args.distill_mode,
+            overwrite=args.overwrite, teachers=teachers, paper=paper, resume=args.resume,
+            model_kwargs={k: v for k, v in model_kwargs.items() if v is not None},
+        )
+    except RunRefused as err:
+        return usage_error("train", err)
+    return EXIT_DIVERGED if results["status"] == "diverged" else 0
 
 
 #: ``{setting: (args attribute, flag)}``: the ``structinit train`` option of each setting a
@@ -235,7 +247,11 @@ def _check_out(out, overwrite, parts, data, eval_data, distill_from, resume=Fals
     """
     name = options.pop("name", "out")
     inputs = [data, eval_data, distill_from, *(p.value for p in parts if p.form.reads_file)]
+    backup_dir = os.path.join(os.fspath(out), BACKUP_DIR)
     if not resume:
+        if not overwrite and backup.holds_backup(backup_dir):
+            raise RunRefused(f"`{name}` {os.fspath(out)!r} holds the backup of a run ({backup_dir}): pass "
+                              "--resume to go on with it, or --overwrite to replace it")
         prepared = prepare_output_dir(out, OUTPUT_FILES, name, overwrite=overwrite, inputs=inputs, **options)
         if overwrite and not options.get("check_only"):
             shutil.rmtree(os.path.join(prepared, BACKUP_DIR), ignore_errors=True)
@@ -251,6 +267,10 @@ def _check_out(out, overwrite, parts, data, eval_data, distill_from, resume=Fals
     if previous.get("status") not in UNFINISHED:
         raise ValueError(f"--resume: `{name}` {os.fspath(out)!r} holds no unfinished run (a results.json "
                          f"with status {' or '.join(UNFINISHED)})")
+    if backup.latest(backup_dir) is None:  # a folder of no whole backup: latest's one-line ValueError
+        raise ValueError(f"--resume: `{name}` {os.fspath(out)!r} holds no backup to go on from ({backup_dir} "
+                         "is missing: the run finished no epoch, or it was removed); start anew with "
+                         "--overwrite")
     # Its files stay; only the checks that no output replaces an input (or the folder is a file).
     prepare_output_dir(out, OUTPUT_FILES, name, overwrite=True, inputs=inputs, check_only=True)
     return previous
@@ -322,7 +342,10 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, validation_split=0.1,
     validation.one_of(recipe, "recipe", RECIPES)
     name, eval_name = ("--data", "--eval-data") if cli else ("data", "eval_data")
     if recipe == "imagenet":
-        num_classes = imagenet_source(data, "train", 8, False, seed, name=name)[1]
+        if isinstance(data, str) and data.startswith("tfds:"):
+            num_classes = imagenet_source(data, "train", 8, False, seed, name=name)[1]
+        else:
+            num_classes = native.count_classes(data, name)
         return TrainingData(data, None, eval_data, num_classes,
                             f"ImageNet-style data from {data} ({num_classes} classes)",
                             str(data), None if eval_data is None else str(eval_data))
@@ -412,90 +435,112 @@ def run_train(model, data, out, config, *, init="default", frozen=False, eval_da
               + f"; backend {keras.backend.backend()}", flush=True)
         return m
 
-    _check_out(out, overwrite, parts, data_source, eval_source, distill_from, resume=resume)
-    log_path = os.path.join(out, "log.csv")
-    backup_dir = os.path.join(out, BACKUP_DIR)
-    verbose, progress = progress_callbacks(interactive)
-    interrupt = InterruptAtBatchEnd()
-    fit_callbacks = [CSVLogger(log_path, append=resume), *progress, *callbacks, interrupt]
-    config_record = dict(
-        model=model, init=init, frozen=bool(frozen), data=data.source, eval_data=data.eval_source,
-        train_size=train_size, validation_split=validation_split if recipe != "imagenet" else None,
-        model_kwargs=model_kwargs, distill_from=None if teacher is None else str(distill_from),
-        distill_alpha=None if teacher is None else distill_alpha,
-        distill_mode=None if teacher is None else distill_mode, **config.to_dict(), paper=paper)
-    epochs = config_record["epochs"]
-    resumed_at = backup_epoch(backup_dir) if resume else None
-    if resume:
-        _check_same_run(previous, config_record)
-        _truncate_log(log_path, resumed_at)
-    results_path = os.path.join(out, "results.json")
-    run_record = {"status": "running", "config": config_record, "data": data.description,
-                  "versions": versions(), "machine": machine_info(), "resumed_at_epoch": resumed_at}
-    write_json(results_path, run_record)
-    start = time.perf_counter()
-    fit_options = dict(callbacks=fit_callbacks, verbose=verbose, backup_dir=backup_dir)
     try:
-        if recipe == "imagenet":
-            with interrupt:
-                history = imagenet.fit_imagenet(builder, data.train, config=config, eval_data=data.eval,
-                                                **fit_options)
-        else:
-            fit_options.update(config=config, validation_data=data.validation, eval_data=data.eval,
-                               num_classes=data.num_classes)
-            with interrupt:
-                if teacher is None:
-                    history = cifar.fit_cifar(builder, data.train, **fit_options)
-                else:
-                    history = fit_distill(builder, teacher, data.train, mode=distill_mode,
-                                          alpha=distill_alpha, **fit_options)
-    except KeyboardInterrupt:
-        _write_interrupted(out, run_record, epochs, time.perf_counter() - start)
-        raise
-    except Exception:
-        if not resume:
-            _forget_unstarted(out, log_path, backup_dir)
-        raise
-    total = time.perf_counter() - start
-    metrics = _logged_metrics(log_path) if resume else {
-        k: [float(v) for v in vs] for k, vs in history.history.items()}
-    val = metrics.get("val_accuracy")
-    row = {
-        "model": model, "init": init, "frozen": bool(frozen), "epochs": epochs,
-        "final_val_accuracy": val[-1] if val else None, "best_val_accuracy": max(val) if val else None,
-        "eval_accuracy": history.eval_results["accuracy"] if history.eval_results else None,
-        "train_seconds": round(history.train_seconds, 1),
-    }
-    table = format_table([row], TABLE)
-    print("\n" + table, flush=True)
-    results = {
-        **run_record,
-        "status": "finished",
-        "model_params": int(getattr(history.model, "student", history.model).count_params()),
-        "model_file": "model.keras",
-        "metrics": metrics,
-        "eval": history.eval_results,
-        "normalization": getattr(history, "normalization", None),
-        "summary": row,
-        "wall_seconds": round(total, 1),
-    }
-    trained = getattr(history.model, "student", history.model)  # a distiller's student
-    with atomic_path(os.path.join(out, "model.keras")) as tmp:
-        trained.save(tmp)  # frozen kernels of stock layers are recorded in it (see load_frozen_model)
-    write_text(os.path.join(out, "results.md"), table + "\n")
-    write_json(results_path, results)  # last: "finished" only once everything is written
-    written = ["model.keras", "results.json", "results.md", "log.csv"]
-    try:
-        from keras_structinit import viz
+        _check_out(out, overwrite, parts, data_source, eval_source, distill_from, resume=resume)
+        lock = _lock(out)
+    except (ValueError, FileExistsError) as err:
+        raise RunRefused(str(err)) from err
+    with lock:  # closing the file releases the lock; a killed process's lock the kernel releases
+        log_path = os.path.join(out, "log.csv")
+        backup_dir = os.path.join(out, BACKUP_DIR)
+        verbose, progress = progress_callbacks(interactive)
+        interrupt = InterruptAtBatchEnd()
+        fit_callbacks = [CSVLogger(log_path, append=resume), *progress, *callbacks, interrupt]
+        config_record = dict(
+            model=model, init=init, frozen=bool(frozen), data=data.source, eval_data=data.eval_source,
+            train_size=train_size, validation_split=validation_split if recipe != "imagenet" else None,
+            model_kwargs=model_kwargs, distill_from=None if teacher is None else str(distill_from),
+            distill_alpha=None if teacher is None else distill_alpha,
+            distill_mode=None if teacher is None else distill_mode, **config.to_dict(), paper=paper)
+        epochs = config_record["epochs"]
+        resumed_at = backup.latest(backup_dir).epoch if resume else None
+        if resume:
+            _check_same_run(previous, config_record)
+            _truncate_log(log_path, resumed_at)
+        results_path = os.path.join(out, "results.json")
+        run_record = {"status": "running", "config": config_record, "data": data.description,
+                      "versions": versions(), "machine": machine_info(), "resumed_at_epoch": resumed_at}
+        write_json(results_path, run_record)
+        start = time.perf_counter()
+        fit_options = dict(callbacks=fit_callbacks, verbose=verbose, backup_dir=backup_dir, resume=resume)
+        try:
+            if recipe == "imagenet":
+                with interrupt:
+                    history = imagenet.fit_imagenet(builder, data.train, config=config, eval_data=data.eval,
+                                                    **fit_options)
+            else:
+                fit_options.update(config=config, validation_data=data.validation, eval_data=data.eval,
+                                   num_classes=data.num_classes)
+                with interrupt:
+                    if teacher is None:
+                        history = cifar.fit_cifar(builder, data.train, **fit_options)
+                    else:
+                        history = fit_distill(builder, teacher, data.train, mode=distill_mode,
+                                              alpha=distill_alpha, **fit_options)
+        except KeyboardInterrupt:
+            _write_interrupted(out, run_record, epochs, time.perf_counter() - start)
+            raise
+        except Exception:
+            if not resume:
+                _forget_unstarted(out, log_path, backup_dir)
+            raise
+        total = time.perf_counter() - start
+        metrics = _logged_metrics(log_path) if resume else {
+            k: [float(v) for v in vs] for k, vs in history.history.items()}
+        if history.diverged is not None:
+            return _write_diverged(out, run_record, history.diverged, metrics, total, backup_dir)
+        val = metrics.get("val_accuracy")
+        row = {
+            "model": model, "init": init, "frozen": bool(frozen), "epochs": epochs,
+            "final_val_accuracy": val[-1] if val else None, "best_val_accuracy": max(val) if val else None,
+            "eval_accuracy": history.eval_results["accuracy"] if history.eval_results else None,
+            "train_seconds": round(history.train_seconds, 1),
+        }
+        table = format_table([row], TABLE)
+        print("\n" + table, flush=True)
+        results = {
+            **run_record,
+            "status": "finished",
+            "model_params": int(getattr(history.model, "student", history.model).count_params()),
+            "model_file": "model.keras",
+            "metrics": metrics,
+            "eval": history.eval_results,
+            "normalization": getattr(history, "normalization", None),
+            "summary": row,
+            "wall_seconds": round(total, 1),
+        }
+        trained = getattr(history.model, "student", history.model)  # a distiller's student
+        with atomic_path(os.path.join(out, "model.keras")) as tmp:
+            trained.save(tmp)  # frozen kernels of stock layers are recorded in it (see load_frozen_model)
+        write_text(os.path.join(out, "results.md"), table + "\n")
+        write_json(results_path, results)  # last: "finished" only once everything is written
+        backup.remove(backup_dir)  # the results are safe
+        written = ["model.keras", "results.json", "results.md", "log.csv"]
+        try:
+            from keras_structinit import viz
 
-        viz.plot_learning_curves({f"{model} {init}": metrics}, os.path.join(out, "learning_curves.png"),
-                                 metrics=("val_accuracy", "loss") if val else ("accuracy", "loss"),
-                                 title=data.description)
-        written.append("learning_curves.png")
-    except ImportError as err:
-        print(f"Skipping plots: {err}")
-    print(f"Wrote {', '.join(os.path.join(out, name) for name in written)}", flush=True)
-    return results
+            viz.plot_learning_curves({f"{model} {init}": metrics}, os.path.join(out, "learning_curves.png"),
+                                     metrics=("val_accuracy", "loss") if val else ("accuracy", "loss"),
+                                     title=data.description)
+            written.append("learning_curves.png")
+        except ImportError as err:
+            print(f"Skipping plots: {err}")
+        print(f"Wrote {', '.join(os.path.join(out, name) for name in written)}", flush=True)
+        return results
+
+
+def _lock(out):
+    """An exclusive ``fcntl`` lock on ``out``'s :data:`LOCK_FILE` (the open file; closing releases it)."""
+    import fcntl
+
+    handle = open(os.path.join(os.fspath(out), LOCK_FILE), "a+")  # noqa: SIM115 - held for the run
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise RunRefused(f"`--out` {os.fspath(out)!r} is in use by another run (it holds the lock on "
+                          f"{LOCK_FILE})") from None
+    return handle
 
 
 def alignment_images(x, normalization, seed, count=ALIGN_IMAGES):
@@ -533,7 +578,7 @@ def _check_same_run(previous, config):
     before = previous.get("config", {})
     differ = sorted(k for k in {*now, *before} if now.get(k) != before.get(k))
     if differ:
-        raise ValueError(f"--resume: the run in --out was started with other settings ({', '.join(differ)}); "
+        raise RunRefused(f"--resume: the run in --out was started with other settings ({', '.join(differ)}); "
                          "pass them as they were, or start a new run with --overwrite")
 
 
@@ -547,6 +592,20 @@ def _forget_unstarted(out, log_path, backup_dir):
         if os.path.exists(path):
             os.remove(path)
     shutil.rmtree(backup_dir, ignore_errors=True)
+
+
+def _write_diverged(out, record, diverged, metrics, seconds, backup_dir):
+    """Records a run stopped by a non-finite loss: no ``model.keras``; its last finite backup stays."""
+    found = backup.latest(backup_dir)
+    results = {**record, "status": "diverged", "diverged": diverged, "metrics": metrics,
+               "last_finite_backup_epoch": None if found is None else found.epoch,
+               "wall_seconds": round(seconds, 1)}
+    write_json(os.path.join(out, "results.json"), results)
+    kept = f"; the weights after epoch {found.epoch} are in {found.path}" if found else ""
+    print(f"structinit train: the training loss became {diverged['loss']} at epoch {diverged['epoch']}, step "
+          f"{diverged['step']}: stopped, no model.keras written{kept} (exit {EXIT_DIVERGED})",
+          file=sys.stderr, flush=True)
+    return results
 
 
 def _write_interrupted(out, record, epochs, seconds):

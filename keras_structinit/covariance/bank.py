@@ -28,6 +28,7 @@ import itertools
 import json
 import math
 import os
+import zipfile
 
 import numpy as np
 
@@ -356,6 +357,9 @@ class FilterCovariance:
             path = path + ".npz"
         if not os.path.exists(path):
             raise FileNotFoundError(f"No FilterCovariance file at {path!r}.")
+        if not zipfile.is_zipfile(path):  # NumPy would read it as a pickle and advise allow_pickle
+            raise ValueError(f"{path!r} is not a FilterCovariance bank (an .npz written by "
+                             "FilterCovariance.save).")
         try:
             with np.load(path, allow_pickle=False) as data:
                 missing = [key for key in _ARRAY_KEYS if key not in data.files]

@@ -28,6 +28,13 @@ from keras_structinit.recipes.rand_augment import RandAugmentForm, affine_rows, 
 ERASE_AREA = (0.02, 1 / 3)
 ERASE_LOG_RATIO = (math.log(0.3), math.log(1 / 0.3))
 ERASE_TRIES = 10
+#: torchvision's ``RandomResizedCrop.get_params``: up to 10 tries for a box inside the image.
+CROP_TRIES = 10
+#: The key of the crop draws (:func:`draw_crops`) beside :func:`draw_batch`'s streams.
+CROP_STREAM = 3
+#: ImageNet's channel mean and std (0-1 scale), the ImageNet recipe's normalization.
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,6 +113,35 @@ def draw_batch(augmentation, seed, epoch_pass, position, count, size, stream=0):
     return draws
 
 
+def draw_crops(seed, epoch_pass, position, count):
+    """Uniforms ``(count, CROP_TRIES, 4)`` for :func:`resized_crop_box`, one row per try: area,
+    log aspect ratio, top, left; keyed like :func:`draw_batch`."""
+    rng = np.random.default_rng([seed, epoch_pass, 1 + CROP_STREAM, position])
+    return rng.random((count, CROP_TRIES, 4))
+
+
+def resized_crop_box(uniforms, height, width, scale=(0.08, 1.0), ratio=(3 / 4, 4 / 3)):
+    """torchvision's ``RandomResizedCrop.get_params`` on the uniforms of :func:`draw_crops`:
+    ``(top, left, h, w)`` of the first try whose box (area ``scale`` of the image's, aspect
+    log-uniform in ``ratio``) fits; else the central crop with the aspect clamped to ``ratio``."""
+    area = height * width
+    log_ratio = np.log(ratio)
+    for u_area, u_ratio, u_top, u_left in uniforms:
+        target = area * (scale[0] + u_area * (scale[1] - scale[0]))
+        aspect = math.exp(log_ratio[0] + u_ratio * (log_ratio[1] - log_ratio[0]))
+        w = int(round(math.sqrt(target * aspect)))
+        h = int(round(math.sqrt(target / aspect)))
+        if 0 < w <= width and 0 < h <= height:
+            return int(u_top * (height - h + 1)), int(u_left * (width - w + 1)), h, w
+    if width / height < min(ratio):
+        w, h = width, int(round(width / min(ratio)))
+    elif width / height > max(ratio):
+        h, w = height, int(round(height * max(ratio)))
+    else:
+        h, w = height, width
+    return (height - h) // 2, (width - w) // 2, h, w
+
+
 def _erase_boxes(rng, probability, count, height, width):
     """timm's ``RandomErasing._erase`` per image: with ``probability``, the first of
     :data:`ERASE_TRIES` boxes (area and log-ratio uniform) that fits inside, at a uniform place."""
@@ -147,7 +183,15 @@ def transform_batch(K, augmentation, images, labels, draws, noise, mean, std, ra
     crop and flip, RandAugment (:attr:`Augmentation.native_rand_augment`), erasing, mixing and
     normalization with the ``draws`` of :func:`draw_batch` (as ``K`` tensors); ``noise``: N(0, 1)
     ``(B, H, W, C)`` for erasing (``None`` without it). ``rand_augment``: a function of the
-    float32 images run in RandAugment's place (the Keras form's layer). Returns ``(images, labels)``."""
+    float32 images run in RandAugment's place (the Keras form's layer). Returns ``(images, labels)``:
+    :func:`finish_batch` of :func:`augment_images`."""
+    images = augment_images(K, augmentation, images, draws, rand_augment)
+    return finish_batch(K, augmentation, images, labels, draws, noise, mean, std)
+
+
+def augment_images(K, augmentation, images, draws, rand_augment=None):
+    """The per-image half of :func:`transform_batch`: float32 0-255 images after crop, flip and
+    RandAugment."""
     a = augmentation
     images = K.core.cast(images, "float32")
     if a.pad or a.flip:
@@ -159,7 +203,7 @@ def transform_batch(K, augmentation, images, labels, draws, noise, mean, std, ra
         for step in range(form.num_ops):
             images = image_ops.apply_step(K, images, draws["kernels"][step], draws["arguments"][step],
                                           draws["rows"][step], form.fill, form.interpolation)
-    return finish_batch(K, a, images, labels, draws, noise, mean, std)
+    return images
 
 
 def finish_batch(K, augmentation, images, labels, draws, noise, mean, std):

@@ -21,10 +21,10 @@ from keras_structinit.recipes.native import choose_pipeline
 from keras_structinit.recipes.optimizers import OPTIMIZERS
 from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
 from keras_structinit.recipes.training import (
-    backup_epoch,
     check_fit_arguments,
     check_training_options,
     fit_classifier,
+    resume_epoch,
 )
 
 CIFAR_DEFAULTS = {
@@ -47,7 +47,7 @@ SCHEDULES = ("triangular", "cosine", "step")
 
 
 def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, eval_data=None, callbacks=(),
-              verbose="auto", num_classes=None, wrap=None, backup_dir=None, **options):
+              verbose="auto", num_classes=None, wrap=None, backup_dir=None, resume=False, **options):
     """Trains a classifier on CIFAR images with ``model.fit``; returns the ``History``.
 
     Args:
@@ -70,10 +70,12 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
         num_classes: width of the one-hot labels; default ``max(y) + 1``.
         wrap: ``None`` or ``(model, loss) -> (model to fit, loss)``, e.g. a
             distiller around the model (:func:`fit_distill` passes one).
-        backup_dir: resume a killed run (Keras' ``BackupAndRestore`` in this folder, see
-            :func:`~keras_structinit.recipes.training.fit_classifier`); the input stream
-            starts at the resumed epoch's first batch, so a resumed run sees the batches an
-            uninterrupted one would (:func:`~keras_structinit.recipes.data.cifar_dataset`).
+        backup_dir, resume: a folder where the run is backed up after every epoch
+            (:class:`~keras_structinit.recipes.backup.RunBackup`); a new run needs one that holds
+            no backup, and ``resume=True`` goes on after the newest whole backup there, the input
+            stream at the resumed epoch's first batch, so a resumed run sees the batches an
+            uninterrupted one would. The folder stays after the run (see
+            :func:`~keras_structinit.recipes.training.resume_epoch`).
 
     The normalization's mean/std are stored in ``history.normalization``;
     ``validation_data`` and ``eval_data`` are normalized the same way.
@@ -120,6 +122,7 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
     steps = o["steps_per_epoch"] or max(len(x) // batch_size, 1)
 
     pipeline = choose_pipeline(o["pipeline"], o["distribution"])
+    start_epoch = resume_epoch(backup_dir, resume, steps)
 
     def as_dataset(xs, ys, training):
         if pipeline == "native":
@@ -127,12 +130,12 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
                 xs, _one_hot(ys, num_classes), batch_size, mean, std,
                 augmentation=augment.Augmentation(o["pad"], o["flip"], o["rand_augment"], o["random_erasing"],
                                                   o["mixup_alpha"], o["cutmix_alpha"]) if training else None,
-                seed=o["seed"], start_batch=backup_epoch(backup_dir) * steps if training else 0)
+                seed=o["seed"], start_batch=start_epoch * steps if training else 0)
         return cifar_dataset(xs, _one_hot(ys, num_classes), batch_size, mean, std, training,
                              pad=o["pad"], flip=o["flip"], rand_augment=o["rand_augment"], seed=o["seed"],
                              mixup_alpha=o["mixup_alpha"], cutmix_alpha=o["cutmix_alpha"],
                              random_erasing=o["random_erasing"],
-                             start_batch=backup_epoch(backup_dir) * steps if training else 0,
+                             start_batch=start_epoch * steps if training else 0,
                              drop_remainder=None if training else o["distribution"] == "multi_worker")
 
     if o["random_labels"]:  # the training labels only; validation and evaluation keep the true ones

@@ -18,8 +18,7 @@ import numpy as np
 from keras_structinit import datasets, validation
 from keras_structinit.recipes import augment, image_ops
 
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
+IMAGENET_MEAN, IMAGENET_STD = augment.IMAGENET_MEAN, augment.IMAGENET_STD
 
 
 def _tf():

@@ -25,11 +25,11 @@ def backend_ops(name=None):
 def crop_and_flip(K, images, offsets, flips, pad):
     """Zero-pads ``pad`` pixels per side, then cuts each image's window at ``offsets`` ``(B, 2)``
     (row, column in [0, 2 pad]) and mirrors it left-right where ``flips`` ``(B,)`` is true; one
-    gather. ``images``: float32 ``(B, H, W, C)``."""
-    np_ = K.numpy
-    count, height, width, channels = images.shape
-    if pad:
-        images = np_.pad(images, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    gather (a flip alone: one select). ``images``: float32 ``(B, H, W, C)``."""
+    np_, (count, height, width, channels) = K.numpy, images.shape
+    if not pad:
+        return np_.where(flips[:, None, None, None], np_.flip(images, axis=2), images)
+    images = np_.pad(images, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
     padded_width = width + 2 * pad
     rows = np_.arange(height, dtype="int32")[None, :, None] + offsets[:, 0, None, None]
     columns = np_.arange(width, dtype="int32")[None, None, :]

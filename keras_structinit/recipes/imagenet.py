@@ -19,14 +19,17 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
+from keras_structinit.recipes import augment
 from keras_structinit.recipes.config import RecipeConfig
 from keras_structinit.recipes.data import imagenet_dataset
+from keras_structinit.recipes.native import choose_pipeline, image_stream
 from keras_structinit.recipes.rand_augment import parse_rand_augment
 from keras_structinit.recipes.schedules import warmup_cosine
 from keras_structinit.recipes.training import (
     check_fit_arguments,
     check_training_options,
     fit_classifier,
+    resume_epoch,
     steps_of,
 )
 
@@ -47,7 +50,7 @@ LOSSES = ("bce", "ce")
 
 
 def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None, eval_data=None, callbacks=(),
-                 verbose="auto", backup_dir=None, **options):
+                 verbose="auto", backup_dir=None, resume=False, **options):
     """Trains ``model`` on an ImageFolder directory or a TFDS dataset; returns the ``History``.
 
     Args:
@@ -71,10 +74,13 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
             arrays; ``eval_data`` accuracy is printed at the end and stored in
             ``history.eval_results``.
         callbacks, verbose: as in ``model.fit``.
-        backup_dir: resume a killed run from this folder (Keras' ``BackupAndRestore``: weights,
-            optimizer state and epoch; see :func:`~keras_structinit.recipes.training.fit_classifier`).
-            The input stream starts afresh: unlike :func:`fit_cifar`, a resumed ImageNet run
-            does not see the batches an uninterrupted one would.
+        backup_dir, resume: as in :func:`fit_cifar`. With the native stream a resumed run sees
+            the batches an uninterrupted one would; the ``tf.data`` stream starts afresh.
+
+    The input stream (``pipeline``, :func:`~keras_structinit.recipes.native.choose_pipeline`):
+    ``"native"`` decodes and random-resized-crops on host threads and augments on the device
+    (:class:`~keras_structinit.recipes.native.ImageStream`); ``"tf"`` runs it all in ``tf.data``
+    (:func:`~keras_structinit.recipes.data.imagenet_dataset`; a ``"tfds:"`` source needs it).
     """
     if epochs is not None:
         options["epochs"] = epochs
@@ -88,20 +94,28 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     jit_compile = o["jit_compile"]
     validation.one_of(loss, "loss", LOSSES)
     parse_rand_augment(rand_augment)
-    if o["pipeline"] == "native":
-        raise ValueError("pipeline='native' streams in-memory arrays (the CIFAR recipes); the ImageNet "
-                         "recipe "
-                         "decodes its images with tf.data: use pipeline='tf' or 'auto'")
     check_fit_arguments(model, epochs, precision, distribution, ema)
     check_training_options(
         batch_size, learning_rate, weight_decay, label_smoothing, steps_per_epoch, callbacks
     )
     validation.int_value(warmup_epochs, "warmup_epochs", minimum=0)
-    train, num_classes = imagenet_dataset(
-        data, batch_size, training=True, image_size=image_size, rand_augment=rand_augment,
-        mixup_alpha=mixup_alpha, cutmix_alpha=cutmix_alpha, random_erasing=o["random_erasing"], seed=seed,
-    )
-    steps = steps_per_epoch or steps_of(train, "data")
+    sources = {"data": data, "validation_data": validation_data, "eval_data": eval_data}
+    tfds = [f"{name}={source!r}" for name, source in sources.items()
+            if isinstance(source, str) and source.startswith("tfds:")]
+    pipeline = choose_pipeline(o["pipeline"], distribution, needs_tf=tfds, recipe="imagenet")
+    augmentation = augment.Augmentation(0, True, rand_augment, o["random_erasing"], mixup_alpha, cutmix_alpha)
+    if pipeline == "native":
+        train, num_classes = image_stream(data, batch_size, image_size, augmentation, seed)
+        steps = steps_per_epoch or train.batches_per_pass
+        train.start_batch = resume_epoch(backup_dir, resume, steps) * steps  # the batches it would see
+    else:
+        train, num_classes = imagenet_dataset(
+            data, batch_size, training=True, image_size=image_size, rand_augment=rand_augment,
+            mixup_alpha=mixup_alpha, cutmix_alpha=cutmix_alpha, random_erasing=o["random_erasing"], seed=seed,
+        )
+        steps = steps_per_epoch or steps_of(train, "data")
+        resume_epoch(backup_dir, resume, steps)
+        train = train.repeat()
     peak = learning_rate if learning_rate is not None else (
         IMAGENET_DEFAULTS["base_learning_rate"] * batch_size / 2048)
     warmup = min(warmup_epochs, epochs - 1) * steps
@@ -110,13 +124,16 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
         return warmup_cosine(peak, total, warmup)
 
     def eval_dataset(source, name):
+        if pipeline == "native":
+            return image_stream(source, batch_size, image_size, None, seed, num_classes=num_classes,
+                                name=name)[0]
         return imagenet_dataset(source, batch_size, training=False, image_size=image_size,
                                 split="validation", num_classes=num_classes, name=name)[0]
 
     loss_fn = (keras.losses.BinaryCrossentropy(from_logits=True) if loss == "bce"
                else keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=label_smoothing))
     history = fit_classifier(
-        model, train.repeat(), epochs, steps, make_schedule, loss=loss_fn, weight_decay=weight_decay,
+        model, train, epochs, steps, make_schedule, loss=loss_fn, weight_decay=weight_decay,
         validation_data=None if validation_data is None else eval_dataset(
             validation_data, "validation_data"),
         eval_data=None if eval_data is None else eval_dataset(eval_data, "eval_data"),

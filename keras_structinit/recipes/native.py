@@ -11,6 +11,9 @@ eagerly. Its batches are the backend's tensors, which ``fit`` takes as they are.
 
 from __future__ import annotations
 
+import os
+import threading
+
 import keras
 import numpy as np
 
@@ -25,26 +28,70 @@ def tensorflow_available():
     return importlib.util.find_spec("tensorflow") is not None
 
 
-def choose_pipeline(pipeline="auto", distribution=None):
+#: ``(recipe, backend)`` where the native stream measured slower than ``tf.data`` on one core of the
+#: 2-core CPU (``benchmarks/results/cpu/input_streams.md``): the ImageNet recipe on torch, whose
+#: eager ops at 224 x 224 ran RandAugment at 10 images/s against tf.data's 17 (JAX: 79 against 12).
+SLOWER_NATIVE = frozenset({("imagenet", "torch")})
+
+
+def choose_pipeline(pipeline="auto", distribution=None, needs_tf=(), recipe="cifar"):
     """The input stream a run uses: ``"native"`` or ``"tf"``.
 
-    ``"auto"`` takes the native stream where TensorFlow is not installed and ``tf.data`` where
-    it is, as before the native stream existed (on one core of the 2-core CPU, JAX, the native
-    stream measured 2.4-4.9x tf.data's images/s: ``benchmarks/results/cpu/input_streams.md``;
-    making it ``auto``'s choice everywhere is still to be validated); a multi-process run takes
-    ``tf.data``, which Keras shards across processes. ``"tf"`` without TensorFlow is an
+    ``"auto"`` takes the native stream, except where ``tf.data`` is needed: a ``multi_worker``
+    run (Keras shards ``tf.data`` across processes), a distributed run on the TensorFlow backend
+    (``tf.distribute`` takes ``tf.data``), or ``needs_tf`` (names of arguments that only
+    ``tf.data`` reads, e.g. a ``"tfds:"`` source); and, where TensorFlow is installed, the
+    ``(recipe, backend)`` pairs of :data:`SLOWER_NATIVE`. Elsewhere the native stream measured
+    at least as fast as ``tf.data`` on one core of the 2-core CPU
+    (``benchmarks/results/cpu/input_streams.md``). ``"tf"`` without TensorFlow is an
     ``ImportError`` that says what to install.
     """
     validation.one_of(pipeline, "pipeline", ("auto", "native", "tf"))
+    needs_tf = list(needs_tf)
+    if distribution == "multi_worker":
+        needs_tf.append("distribution='multi_worker'")
+    elif distribution is not None and keras.backend.backend() == "tensorflow":
+        needs_tf.append(f"distribution={distribution!r} on the TensorFlow backend")
     if pipeline == "auto":
-        pipeline = "tf" if tensorflow_available() or distribution == "multi_worker" else "native"
+        slower = (recipe, keras.backend.backend()) in SLOWER_NATIVE and tensorflow_available()
+        pipeline = "tf" if needs_tf or slower else "native"
     if pipeline == "tf" and not tensorflow_available():
         raise ImportError("pipeline='tf' needs TensorFlow (`pip install tensorflow-cpu`, or keras_structinit"
-                          "[recipes]); pipeline='native' (or 'auto') trains without it")
-    if pipeline == "native" and distribution == "multi_worker":
-        raise ValueError("pipeline='native' feeds one process; a multi_worker run needs pipeline='tf' "
-                         "(Keras shards tf.data across processes)")
+                          "[tensorflow])" + (f"; {needs_tf[0]} is read with tf.data" if needs_tf else
+                                             "; pipeline='native' (or 'auto') trains without it"))
+    if pipeline == "native" and needs_tf:
+        raise ValueError(f"pipeline='native' cannot serve {needs_tf[0]}: use pipeline='tf' (or 'auto')")
     return pipeline
+
+
+def _labeled_sources(source, name):
+    """``(images, labels)``: file paths of an ImageFolder directory (not decoded), else the arrays
+    :func:`~keras_structinit.datasets.load_labeled_images` reads."""
+    from keras_structinit import datasets
+
+    if isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
+        return datasets.list_image_folder(source, name)[:2]
+    return datasets.load_labeled_images(source, name=name)
+
+
+def count_classes(source, name="data"):
+    """The class count of an ImageNet-style source as the native stream reads it."""
+    return int(_labeled_sources(source, name)[1].max(initial=0)) + 1
+
+
+def image_stream(source, batch_size, image_size, augmentation, seed, num_classes=None, name="data"):
+    """``(ImageStream, num_classes)`` of an ImageFolder directory, or of what
+    :func:`~keras_structinit.datasets.load_labeled_images` reads (arrays, an .npz, a zip),
+    with one-hot labels and ImageNet's mean and std."""
+    images, labels = _labeled_sources(source, name)
+    num_classes = num_classes or int(labels.max(initial=0)) + 1
+    if labels.max(initial=0) >= num_classes:
+        raise ValueError(f"`{name}` holds labels up to {int(labels.max())}, beyond the training data's "
+                         f"{num_classes} classes")
+    one_hot = np.eye(num_classes, dtype=np.float32)[labels]
+    stream = ImageStream(images, one_hot, batch_size, image_size, augment.IMAGENET_MEAN, augment.IMAGENET_STD,
+                         augmentation, seed)
+    return stream, num_classes
 
 
 #: The draws the compiled batch function takes (the rest are host-side seeds).
@@ -68,7 +115,84 @@ def _compiled(function):
     return function
 
 
-class ArrayStream(keras.utils.PyDataset):
+class _DeviceStream(keras.utils.PyDataset):
+    """What both native streams share: the order of a pass, the draws of a batch, and the
+    compiled device half (:func:`~keras_structinit.recipes.augment.transform_batch`)."""
+
+    def __init__(self, count, size, batch_size, mean, std, augmentation, seed, start_batch, drop_remainder,
+                 workers=1):
+        # About a batch in flight per worker: each is a float32 batch on the device.
+        super().__init__(workers=workers, use_multiprocessing=False, max_queue_size=max(2, workers))
+        self.batch_size = validation.positive_int(batch_size, "batch_size")
+        self.seed = validation.random_seed(seed)
+        self.start_batch = validation.int_value(start_batch, "start_batch", minimum=0)
+        self.augmentation = augmentation
+        self.count, self.size = count, tuple(size)
+        self.mean, self.std = tuple(mean), tuple(std)
+        if drop_remainder is None:  # training drops a pass's last partial batch, evaluation keeps it
+            drop_remainder = augmentation is not None
+        drop = bool(drop_remainder) and self.count >= self.batch_size
+        self.batches_per_pass = self.count // self.batch_size if drop else -(-self.count // self.batch_size)
+        self._K = image_ops.backend_ops()
+        self._order = (None, None)
+        self._order_lock = threading.Lock()  # workers > 1 call __getitem__ from several threads
+        # Two compiled calls: in one, XLA on CPU fused the per-image ops into each of the mixing's
+        # uses of their output, computing them again (JAX, one core, CIFAR with RandAugment and
+        # MixUp/CutMix: 3451 images/s as one call, 5887 as two).
+        self._augment = _compiled(self._augment_images)
+        self._finish = _compiled(self._finish_batch)
+        self._eval = _compiled(self._eval_batch)
+
+    @property
+    def num_batches(self):
+        return None if self.augmentation is not None else self.batches_per_pass
+
+    def _augment_images(self, images, draws):
+        return augment.augment_images(self._K, self.augmentation, images, draws)
+
+    def _finish_batch(self, images, labels, draws, noise):
+        return augment.finish_batch(self._K, self.augmentation, images, labels, draws, noise, self.mean,
+                                    self.std)
+
+    def _train(self, images, labels, draws, noise):
+        """:func:`~keras_structinit.recipes.augment.transform_batch` as two compiled calls."""
+        return self._finish(self._augment(images, draws), labels, draws, noise)
+
+    def _eval_batch(self, images):
+        return image_ops.normalize(self._K, self._K.core.cast(images, "float32"), self.mean, self.std)
+
+    def indices(self, index):
+        """``(pass, position, example indices)`` of item ``index``."""
+        if self.augmentation is None:
+            stop = min((index + 1) * self.batch_size, self.count)
+            return 0, index, np.arange(index * self.batch_size, stop)
+        epoch_pass, position = divmod(self.start_batch + index, self.batches_per_pass)
+        with self._order_lock:
+            if self._order[0] != epoch_pass:
+                self._order = (epoch_pass, augment.pass_order(self.seed, epoch_pass, self.count))
+            order = self._order[1]
+        return epoch_pass, position, order[position * self.batch_size:(position + 1) * self.batch_size]
+
+    def _images(self, rows, epoch_pass, position):
+        """The uint8 images ``(B, H, W, C)`` of ``rows``, a backend tensor."""
+        raise NotImplementedError
+
+    def __getitem__(self, index):
+        epoch_pass, position, rows = self.indices(index)
+        images = self._images(rows, epoch_pass, position)
+        labels = self._labels[rows]
+        if self.augmentation is None:
+            return self._eval(images), keras.ops.convert_to_tensor(labels)
+        draws = augment.draw_batch(self.augmentation, self.seed, epoch_pass, position, len(rows), self.size)
+        noise = None
+        if self.augmentation.random_erasing:
+            shape = (len(rows), *self.size, images.shape[-1])
+            noise = keras.random.normal(shape, seed=int(draws["noise_seed"]))
+        device_draws = {k: keras.ops.convert_to_tensor(draws[k]) for k in _DEVICE_DRAWS}
+        return self._train(images, keras.ops.convert_to_tensor(labels), device_draws, noise)
+
+
+class ArrayStream(_DeviceStream):
     """Normalized ``(images, labels)`` batches of uint8 arrays, for ``model.fit``.
 
     Training (``augmentation`` given): an endless stream of passes, each in its own order
@@ -80,57 +204,88 @@ class ArrayStream(keras.utils.PyDataset):
 
     def __init__(self, x, y, batch_size, mean, std, augmentation=None, seed=0, start_batch=0,
                  drop_remainder=None):
-        super().__init__(workers=1, use_multiprocessing=False)
-        self.batch_size = validation.positive_int(batch_size, "batch_size")
-        self.seed = validation.random_seed(seed)
-        self.start_batch = validation.int_value(start_batch, "start_batch", minimum=0)
-        self.augmentation = augmentation
-        self.count = len(x)
-        self.size = tuple(x.shape[1:3])
-        self.mean, self.std = tuple(mean), tuple(std)
-        if drop_remainder is None:  # training drops a pass's last partial batch, evaluation keeps it
-            drop_remainder = augmentation is not None
-        drop = bool(drop_remainder) and self.count >= self.batch_size
-        self.batches_per_pass = self.count // self.batch_size if drop else -(-self.count // self.batch_size)
-        self._K = image_ops.backend_ops()
-        self._images = keras.ops.convert_to_tensor(np.asarray(x, np.uint8))
+        super().__init__(len(x), x.shape[1:3], batch_size, mean, std, augmentation, seed, start_batch,
+                         drop_remainder)
+        self._pixels = keras.ops.convert_to_tensor(np.asarray(x, np.uint8))
         self._labels = np.asarray(y, np.float32)
-        self._order = (None, None)
-        self._train = _compiled(self._train_batch)
-        self._eval = _compiled(self._eval_batch)
 
-    @property
-    def num_batches(self):
-        return None if self.augmentation is not None else self.batches_per_pass
+    def _images(self, rows, epoch_pass, position):
+        return keras.ops.take(self._pixels, keras.ops.convert_to_tensor(rows.astype(np.int32)), axis=0)
 
-    def _train_batch(self, images, labels, draws, noise):
-        return augment.transform_batch(self._K, self.augmentation, images, labels, draws, noise,
-                                       self.mean, self.std)
 
-    def _eval_batch(self, images):
-        return image_ops.normalize(self._K, self._K.core.cast(images, "float32"), self.mean, self.std)
+#: The default most threads an :class:`ImageStream` decodes with (each holds a batch in flight).
+MAX_WORKERS = 8
 
-    def indices(self, index):
-        """``(pass, position, example indices)`` of item ``index``."""
-        if self.augmentation is None:
-            stop = min((index + 1) * self.batch_size, self.count)
-            return 0, index, np.arange(index * self.batch_size, stop)
-        epoch_pass, position = divmod(self.start_batch + index, self.batches_per_pass)
-        if self._order[0] != epoch_pass:
-            self._order = (epoch_pass, augment.pass_order(self.seed, epoch_pass, self.count))
-        order = self._order[1]
-        return epoch_pass, position, order[position * self.batch_size:(position + 1) * self.batch_size]
 
-    def __getitem__(self, index):
-        epoch_pass, position, rows = self.indices(index)
-        images = keras.ops.take(self._images, keras.ops.convert_to_tensor(rows.astype(np.int32)), axis=0)
-        labels = self._labels[rows]
-        if self.augmentation is None:
-            return self._eval(images), keras.ops.convert_to_tensor(labels)
-        draws = augment.draw_batch(self.augmentation, self.seed, epoch_pass, position, len(rows), self.size)
-        noise = None
-        if self.augmentation.random_erasing:
-            shape = (len(rows), *self.size, images.shape[-1])
-            noise = keras.random.normal(shape, seed=int(draws["noise_seed"]))
-        device_draws = {k: keras.ops.convert_to_tensor(draws[k]) for k in _DEVICE_DRAWS}
-        return self._train(images, keras.ops.convert_to_tensor(labels), device_draws, noise)
+def _cores():
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+class ImageStream(_DeviceStream):
+    """ImageNet-style batches for ``model.fit``: images of any size decoded on the host, then
+    augmented on the device.
+
+    ``images``: image file paths (JPEG, PNG, ...; decoded with Pillow) or a uint8 array
+    ``(N, H, W, 3)``. ``workers`` threads (default: the cores this process may use, at most
+    :data:`MAX_WORKERS`) each prepare a batch: decode, then, training, the random-resized crop of
+    :func:`~keras_structinit.recipes.augment.resized_crop_box` (torchvision's
+    ``RandomResizedCrop``: area ``scale``, aspect ``ratio``, bilinear to ``image_size``);
+    evaluating, the central square resized to ``image_size / crop_fraction`` and its central
+    ``image_size`` crop. The rest of ``augmentation`` (flip, RandAugment, erasing, mixing) and
+    the normalization run on the device as in :class:`ArrayStream`, with the same order, draws
+    and ``start_batch``. Pillow releases the GIL while it decodes and resizes, so threads
+    scale without copies of the data in worker processes.
+    """
+
+    def __init__(self, images, y, batch_size, image_size, mean, std, augmentation=None, seed=0,
+                 start_batch=0, drop_remainder=None, crop_fraction=0.875, scale=(0.08, 1.0),
+                 ratio=(3 / 4, 4 / 3), workers=None):
+        image_size = validation.positive_int(image_size, "image_size")
+        if workers is None:
+            workers = min(_cores(), MAX_WORKERS)
+        workers = validation.positive_int(workers, "workers")
+        if not 0 < validation.finite_float(crop_fraction, "crop_fraction") <= 1:
+            raise ValueError(f"`crop_fraction` must be in (0, 1]. Received: crop_fraction={crop_fraction!r}")
+        if augmentation is not None and augmentation.pad:
+            raise ValueError("ImageStream crops with `scale` and `ratio`; its augmentation takes pad=0. "
+                             f"Received: pad={augmentation.pad}")
+        super().__init__(len(images), (image_size, image_size), batch_size, mean, std, augmentation, seed,
+                         start_batch, drop_remainder, workers=workers)
+        from keras_structinit.datasets import _import_pil
+
+        self._pil = _import_pil()
+        self._sources = images
+        self._labels = np.asarray(y, np.float32)
+        self.load_size = round(image_size / crop_fraction)
+        self.scale, self.ratio = tuple(scale), tuple(ratio)
+
+    def _open(self, row):
+        source = self._sources[row]
+        if isinstance(source, (str, os.PathLike)):
+            with self._pil.open(source) as image:
+                return image.convert("RGB")
+        return self._pil.fromarray(np.asarray(source, np.uint8))
+
+    def _images(self, rows, epoch_pass, position):
+        side = self.size[0]
+        out = np.empty((len(rows), side, side, 3), np.uint8)
+        bilinear = self._pil.Resampling.BILINEAR
+        uniforms = None
+        if self.augmentation is not None:
+            uniforms = augment.draw_crops(self.seed, epoch_pass, position, len(rows))
+        for i, row in enumerate(rows):
+            image = self._open(int(row))
+            width, height = image.size
+            if uniforms is not None:
+                top, left, h, w = augment.resized_crop_box(uniforms[i], height, width, self.scale,
+                                                           self.ratio)
+                crop = image.crop((left, top, left + w, top + h))  # then resized: torchvision's resized_crop
+                out[i] = np.asarray(crop.resize((side, side), bilinear))
+            else:  # resized at load_size, then cropped, as torchvision's Resize + CenterCrop
+                edge = min(width, height)
+                top, left = (height - edge) // 2, (width - edge) // 2
+                square = image.resize((self.load_size, self.load_size), bilinear,
+                                      box=(left, top, left + edge, top + edge))
+                start = (self.load_size - side) // 2
+                out[i] = np.asarray(square)[start:start + side, start:start + side]
+        return keras.ops.convert_to_tensor(out)

@@ -10,6 +10,7 @@ run interrupted with Ctrl-C can still report.
 
 from __future__ import annotations
 
+import math
 import signal
 import sys
 import threading
@@ -188,3 +189,44 @@ class InterruptAtBatchEnd(keras.callbacks.Callback):
             raise KeyboardInterrupt
 
     on_train_batch_end = on_test_batch_end = on_predict_batch_end = _raise_if_requested
+
+
+class StopOnDivergence(keras.callbacks.Callback):
+    """Stops ``fit`` at the first batch whose loss is not finite and records where.
+
+    Keras' ``TerminateOnNaN`` stops too but keeps no record; here ``diverged`` is ``None`` or
+    ``{"epoch": e, "step": s, "loss": value}`` (both from 1), which the recipes copy to
+    ``history.diverged``. At each epoch's end the weights (batch-norm statistics too) are checked as well.
+    :class:`~keras_structinit.recipes.backup.RunBackup` given this callback backs up no
+    diverged epoch, so the last backup holds finite weights.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.diverged = None
+        self._epoch = 0
+
+    def on_train_begin(self, logs=None):
+        self.diverged = None
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        loss = (logs or {}).get("loss")
+        if loss is None or self.diverged is not None:
+            return
+        value = float(keras.ops.convert_to_numpy(loss))
+        if not math.isfinite(value):
+            self._stop(batch + 1, str(value))
+
+    def on_epoch_end(self, epoch, logs=None):
+        """A finite loss over non-finite weights (an overflow late in the epoch) diverged too."""
+        if self.diverged is None and not all(
+                bool(keras.ops.convert_to_numpy(keras.ops.all(keras.ops.isfinite(w))))
+                for w in self.model.weights):
+            self._stop(self.params.get("steps"), "finite, but the weights are not")
+
+    def _stop(self, step, loss):
+        self.diverged = {"epoch": self._epoch + 1, "step": step, "loss": loss}
+        self.model.stop_training = True

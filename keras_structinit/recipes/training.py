@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -10,9 +9,11 @@ import keras
 import numpy as np
 
 from keras_structinit import validation
+from keras_structinit.recipes import backup
 from keras_structinit.recipes.data import input_normalization
 from keras_structinit.recipes.devices import DISTRIBUTIONS, accelerator, device_setup, resolve_precision
 from keras_structinit.recipes.optimizers import make_optimizer
+from keras_structinit.recipes.progress import StopOnDivergence
 from keras_structinit.recipes.schedules import warmup_cosine
 
 
@@ -146,9 +147,13 @@ def fit_classifier(
     ``keras.distillation.Distiller`` that trains it; see
     :func:`~keras_structinit.recipes.fit_distill`).
 
-    ``backup_dir``: a folder where ``keras.callbacks.BackupAndRestore`` keeps the weights, the
-    optimizer's state and the epoch after every epoch; a run given the folder of a killed one
-    resumes after its last finished epoch (:func:`backup_epoch`), and a finished run deletes it.
+    ``backup_dir``: a folder where :class:`~keras_structinit.recipes.backup.RunBackup` keeps the
+    weights, the optimizer's state and the epoch after every epoch with a finite loss; with it a
+    caller has checked :func:`resume_epoch`, and a backup there is resumed from. The folder stays
+    when ``fit`` returns (remove it once the results are safe).
+
+    A non-finite training loss stops ``fit`` at that batch (:class:`StopOnDivergence`);
+    ``history.diverged`` is then ``{"epoch", "step", "loss"}`` (else ``None``).
 
     Returns the ``History``; with ``eval_data`` (a dataset), its accuracy and
     loss after training are in ``history.eval_results`` (``None`` otherwise)
@@ -166,23 +171,25 @@ def fit_classifier(
             metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
             jit_compile=default_jit_compile() if jit_compile is None else jit_compile,
         )
-        if backup_dir is not None and not model.built:  # BackupAndRestore loads into built models
+        if backup_dir is not None and not model.built:  # a backup loads into a built model
             native = isinstance(train_data, keras.utils.PyDataset)
             first = train_data[0] if native else next(iter(train_data.take(1)))
             model(first[0])  # e.g. a Distiller, built by its first call
         start = time.perf_counter()
+        divergence = StopOnDivergence()  # before the backup: a diverged epoch is not backed up
+        backups = [] if backup_dir is None else [backup.RunBackup(backup_dir, steps_per_epoch, divergence)]
         history = model.fit(
             train_data, epochs=epochs, steps_per_epoch=steps_per_epoch,
             validation_data=validation_data, verbose=verbose,
-            callbacks=[*callbacks, *([] if backup_dir is None else [keras.callbacks.BackupAndRestore(
-                os.fspath(backup_dir), double_checkpoint=True)])],
+            callbacks=[divergence, *callbacks, *backups],
             shuffle=False,  # the datasets shuffle themselves
         )
         history.train_seconds = time.perf_counter() - start
+        history.diverged = divergence.diverged
         if ema:
             model.optimizer.finalize_variable_values(model.trainable_variables)
         history.eval_results = None
-        if eval_data is not None:
+        if eval_data is not None and history.diverged is None:
             values = model.evaluate(eval_data, verbose=0, return_dict=True)
             history.eval_results = {k: float(v) for k, v in values.items()}
             print(f"eval_data: accuracy {history.eval_results['accuracy']:.4f}, "
@@ -190,15 +197,29 @@ def fit_classifier(
     return history
 
 
-def backup_epoch(backup_dir):
-    """The epoch a run resumes at from ``backup_dir`` (``BackupAndRestore``'s record; 0 if none)."""
+def resume_epoch(backup_dir, resume, steps_per_epoch):
+    """The epoch a run starts after: 0 for a new run, the newest whole backup's with ``resume``.
+
+    A new run (``resume=False``) refuses a ``backup_dir`` that holds a backup (another run's, or
+    this one's to go on with); ``resume=True`` needs a whole backup made at ``steps_per_epoch``
+    (:func:`~keras_structinit.recipes.backup.latest`). Errors are one-line ``ValueError`` errors.
+    """
+    validation.boolean(resume, "resume")
     if backup_dir is None:
+        if resume:
+            raise ValueError("`resume=True` needs the `backup_dir` of the run to go on with")
         return 0
-    path = os.path.join(os.fspath(backup_dir), "training_metadata.json")
-    if not os.path.exists(path):
+    if not resume:
+        if backup.holds_backup(backup_dir):
+            raise ValueError(f"`backup_dir` {os.fspath(backup_dir)!r} holds a run's backup: pass resume=True "
+                             "to go on with that run, or remove the folder for a new one")
         return 0
-    with open(path, encoding="utf-8") as f:
-        return int(json.load(f)["epoch"])
+    found = backup.latest(backup_dir)
+    if found is None:
+        raise ValueError(f"resume=True: `backup_dir` {os.fspath(backup_dir)!r} holds no backup (the run "
+                         "finished no epoch, or the folder was removed)")
+    backup.check_steps(found, steps_per_epoch)
+    return found.epoch
 
 
 def steps_of(dataset, name="data"):
