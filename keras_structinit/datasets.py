@@ -17,7 +17,6 @@ imported, and ``keras`` only when the Keras cache is used.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import pickle
@@ -29,6 +28,7 @@ import zipfile
 import numpy as np
 
 from keras_structinit import validation
+from keras_structinit.io_utils import file_sha256
 
 __all__ = [
     "CIFAR_DATASETS",
@@ -124,14 +124,6 @@ def cifar10_cache_available():
     return os.path.isfile(_cifar10_archive())
 
 
-def _sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class _ArrayUnpickler(pickle.Unpickler):
     """Unpickles plain containers and NumPy arrays only; any other global is refused.
 
@@ -163,7 +155,7 @@ def _read_cifar10_archive(path):
     equals the published one, and each batch goes through
     :class:`_ArrayUnpickler`: a planted file runs no code.
     """
-    if _sha256(path) != _CIFAR10_ARCHIVE_SHA256:
+    if file_sha256(path) != _CIFAR10_ARCHIVE_SHA256:
         return None
     xs, ys = [], []
     with tarfile.open(path, "r:gz") as archive:

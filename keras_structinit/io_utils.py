@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import json
 import os
 import re
@@ -191,3 +192,12 @@ def write_text(path, text):
 def write_json(path, obj):
     """Atomically writes ``obj`` as indented JSON to ``path``."""
     write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def file_sha256(path):
+    """The SHA-256 of a file's bytes, hex, read a megabyte at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -17,13 +17,14 @@ whole (its record parses, its digest matches, ``iterations == epoch * steps_per_
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 from typing import NamedTuple
 
 import keras
+
+from keras_structinit.io_utils import file_sha256
 
 #: The layout of ``backup.json``; a record of another version is refused.
 FORMAT_VERSION = 1
@@ -55,14 +56,6 @@ def _fsync(path):
         os.close(fd)
 
 
-def _digest(path):
-    sha = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
-
-
 def _whole(folder):
     """The :class:`Backup` in ``folder``, or the reason it is not whole."""
     record_path, weights_path = os.path.join(folder, RECORD), os.path.join(folder, WEIGHTS)
@@ -84,7 +77,7 @@ def _whole(folder):
                 f"steps_per_epoch={steps_per_epoch!r}")
     if iterations != epoch * steps_per_epoch:
         return f"{iterations} optimizer steps for {epoch} epoch(s) of {steps_per_epoch} steps"
-    if _digest(weights_path) != digest:
+    if file_sha256(weights_path) != digest:
         return f"{WEIGHTS} does not match its digest"
     return Backup(epoch, iterations, steps_per_epoch, folder)
 
@@ -174,7 +167,7 @@ class RunBackup(keras.callbacks.Callback):
         reached("after_weights")
         iterations = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
         record = {"format_version": FORMAT_VERSION, "epoch": int(epoch), "iterations": iterations,
-                  "steps_per_epoch": self.steps_per_epoch, "sha256": _digest(weights)}
+                  "steps_per_epoch": self.steps_per_epoch, "sha256": file_sha256(weights)}
         with open(os.path.join(incoming, RECORD), "w", encoding="utf-8") as f:
             json.dump(record, f)
             f.flush()

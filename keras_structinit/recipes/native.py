@@ -30,7 +30,7 @@ def tensorflow_available():
 
 #: ``(recipe, backend)`` where the native stream measured slower than ``tf.data`` on one core of the
 #: 2-core CPU (``benchmarks/results/cpu/input_streams.md``): the ImageNet recipe on torch, whose
-#: eager ops at 224 x 224 ran RandAugment at 10 images/s against tf.data's 17 (JAX: 79 against 12).
+#: eager ops at 224 x 224 ran the full recipe at 11 images/s against tf.data's 18 (JAX: 78 against 17).
 SLOWER_NATIVE = frozenset({("imagenet", "torch")})
 
 
