@@ -102,16 +102,21 @@ def _record_frozen(model, paths):
     def save_assets(dir_path):
         if own is not None:
             own(model, dir_path)
-        trainable = {v.path: v.trainable for v in model.variables}
-        still = [p for p in record if trainable.get(p) is False]
+        variables = model.variables
+        position = {v.path: i for i, v in enumerate(variables)}
+        still = [p for p in record if p in position and variables[position[p]].trainable is False]
         with open(os.path.join(dir_path, FROZEN_RECORD), "w", encoding="utf-8") as f:
-            json.dump({"format_version": RECORD_FORMAT, "frozen": still}, f, indent=1)
+            json.dump({"format_version": RECORD_FORMAT, "frozen": still, "variables": len(variables),
+                       "indices": [position[p] for p in still]}, f, indent=1)
 
     model.__dict__["save_assets"] = save_assets
 
 
-#: The record's layout this version writes and reads.
-RECORD_FORMAT = 1
+#: The record's layout this version writes (it reads 1 too). 2 adds each variable's place in
+#: ``model.variables``: Keras rebuilds the variables of a nested model without its parent's
+#: path prefix (``outer/inner/conv2d/kernel`` reloads as ``conv2d/kernel``), while their order,
+#: set by the saved config, stays.
+RECORD_FORMAT = 2
 #: The largest frozen record read (one path per frozen variable: kilobytes for real models), checked
 #: while inflating, before Keras' own archive checks run on the rest of the file.
 MAX_RECORD_BYTES = 4 << 20
@@ -129,29 +134,68 @@ def _read_record(archive, name, filepath):
         record = json.loads(text)
     except ValueError as err:
         raise ValueError(f"The frozen record in {where} is not JSON: {err}") from None
-    if not isinstance(record, dict) or record.get("format_version") != RECORD_FORMAT:
-        version = record.get("format_version") if isinstance(record, dict) else None
+    version = record.get("format_version") if isinstance(record, dict) else None
+    if version not in (1, RECORD_FORMAT) or type(version) is not int:
         raise ValueError(f"The frozen record in {where} has format_version {version!r}; this version "
-                         f"reads {RECORD_FORMAT}")
+                         f"reads 1 and {RECORD_FORMAT}")
     frozen = record.get("frozen")
     if not isinstance(frozen, list) or not all(isinstance(p, str) for p in frozen):
         raise ValueError(f"The frozen record in {where} must hold `frozen`, a list of variable paths. "
                          f"Received: {type(frozen).__name__}")
-    return frozen
+    if version == 1:
+        return frozen, None, None
+    indices, count = record.get("indices"), record.get("variables")
+    if not (isinstance(indices, list) and len(indices) == len(frozen) and type(count) is int
+            and all(type(i) is int and 0 <= i < count for i in indices)):
+        raise ValueError(f"The frozen record in {where} must hold `indices`, one place in "
+                         "`model.variables` per frozen path, below `variables`")
+    return frozen, indices, count
+
+
+def _records(filepath):
+    """``[(paths, indices, count), ...]`` of the frozen records in a ``.keras`` file."""
+    with zipfile.ZipFile(filepath) as archive:
+        return [_read_record(archive, name, filepath) for name in archive.namelist()
+                if name.startswith("assets/") and posixpath.basename(name) == FROZEN_RECORD]
 
 
 def frozen_paths_in_file(filepath):
-    """The variable paths recorded as frozen in a ``.keras`` file (``[]`` when none are).
+    """The variable paths recorded as frozen in a ``.keras`` file, as they were when it was saved
+    (``[]`` when none are; a nested model's variables reload under shorter paths, see
+    :data:`RECORD_FORMAT`).
 
     A record over :data:`MAX_RECORD_BYTES` inflated, not JSON, of another ``format_version`` or
     whose ``frozen`` is not a list of strings is a ``ValueError`` that names the file.
     """
     paths = {}
-    with zipfile.ZipFile(filepath) as archive:
-        for name in archive.namelist():
-            if name.startswith("assets/") and posixpath.basename(name) == FROZEN_RECORD:
-                paths.update(dict.fromkeys(_read_record(archive, name, filepath)))
+    for frozen, _, _ in _records(filepath):
+        paths.update(dict.fromkeys(frozen))
     return list(paths)
+
+
+def _recorded_variables(model, filepath):
+    """The variables of the loaded ``model`` that the file records as frozen: by place where the
+    record has places and the model as many variables (each checked to be a variable of the same
+    name), else by path."""
+    variables = model.variables
+    by_path = {v.path: v for v in variables}
+    found = {}
+    for paths, indices, count in _records(filepath):
+        if indices is not None and count == len(variables):
+            for path, index in zip(paths, indices, strict=True):
+                variable = variables[index]
+                if variable.path.rsplit("/", 1)[-1] != path.rsplit("/", 1)[-1]:
+                    raise ValueError(f"The frozen record in {os.fspath(filepath)!r} places {path!r} at "
+                                     f"variable {index}, which is {variable.path!r}: the file's config and "
+                                     "record disagree")
+                found[id(variable)] = variable
+            continue
+        missing = [p for p in paths if p not in by_path]
+        if missing:
+            raise ValueError(f"The frozen record in {os.fspath(filepath)!r} names variables the model does "
+                             f"not have: {validation.clipped(str(missing), 300)}")
+        found.update((id(by_path[p]), by_path[p]) for p in paths)
+    return list(found.values())
 
 
 def portable_optimizers(config):
@@ -206,19 +250,23 @@ def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=T
     if not filepath.endswith(".keras"):
         raise ValueError(f"`filepath` must be a .keras file. Received: filepath={filepath!r}")
     if frozen is None:
-        frozen = frozen_paths_in_file(filepath)
+        _records(filepath)  # a bad record is refused before the model is read
     elif isinstance(frozen, str) or not isinstance(frozen, (list, tuple)):
         raise TypeError(f"`frozen` must be None or a list of variable paths. Received: frozen={frozen!r}")
     model = keras.saving.load_model(
         filepath, custom_objects=custom_objects, compile=False, safe_mode=safe_mode
     )
-    by_path = {variable.path: variable for variable in model.variables}
-    missing = [p for p in frozen if p not in by_path]
-    if missing:
-        raise ValueError(f"`frozen` names variables the model does not have: {missing}")
-    for p in frozen:
-        by_path[p].trainable = False
-    _record_frozen(model, frozen)  # saved again, it keeps the record
+    if frozen is None:
+        targets = _recorded_variables(model, filepath)
+    else:
+        by_path = {variable.path: variable for variable in model.variables}
+        missing = [p for p in frozen if p not in by_path]
+        if missing:
+            raise ValueError(f"`frozen` names variables the model does not have: {missing}")
+        targets = [by_path[p] for p in frozen]
+    for variable in targets:
+        variable.trainable = False
+    _record_frozen(model, [v.path for v in targets])  # saved again, it keeps the record
     with zipfile.ZipFile(filepath) as archive:
         compile_config = portable_optimizers(json.loads(archive.read("config.json")).get("compile_config"))
     if compile_config:

@@ -247,3 +247,64 @@ def test_a_frozen_record_that_is_too_large_or_malformed_is_refused_naming_the_fi
         with pytest.raises(ValueError, match=rf"{name}\.keras.*{message}") as info:
             frozen_paths_in_file(path)
         assert "\n" not in str(info.value)
+
+
+def _nested_sources():
+    """Models whose variable paths nest: a user model holding auto-named sub-models,
+    keras.applications ConvNeXt, and KerasHub's MiT and DINOV2 built from config."""
+    inner = keras.Sequential([keras.layers.Conv2D(4, 3, padding="same"),
+                              keras.layers.DepthwiseConv2D(3, padding="same")])
+    inputs = keras.Input((16, 16, 3))
+    hidden = keras.Sequential([inner, keras.layers.Conv2D(4, 3)])(inputs)
+    user = keras.Model(inputs, keras.layers.Dense(3)(keras.layers.GlobalAveragePooling2D()(hidden)))
+    sources = {"nested user model": user,
+               "keras.applications ConvNeXtTiny": keras.applications.ConvNeXtTiny(
+                   weights=None, input_shape=(32, 32, 3), classes=3)}
+    try:
+        import keras_hub
+    except ImportError:
+        return sources
+    sources["KerasHub MiT"] = keras_hub.models.MiTBackbone(
+        layerwise_depths=[1, 1], num_layers=2, layerwise_num_heads=[1, 2], layerwise_sr_ratios=[2, 1],
+        max_drop_path_rate=0.0, layerwise_patch_sizes=[7, 3], layerwise_strides=[4, 2], hidden_dims=[8, 16],
+        image_shape=(32, 32, 3))
+    sources["KerasHub DINOV2"] = keras_hub.models.DINOV2Backbone(
+        patch_size=4, num_layers=1, hidden_dim=16, num_heads=2, intermediate_dim=32, image_shape=(16, 16, 3),
+        position_embedding_shape=(16, 16, 3))
+    return sources
+
+
+def test_load_frozen_model_restores_nested_models_in_a_fresh_process(tmp_path):
+    """Issue 49: the record's paths are those Keras rebuilds on load, for nested and library models
+    (built, frozen and saved in one fresh process, loaded in another: the suite's stays small)."""
+    from conftest import REPO_ROOT, run_fresh_python
+
+    save = f"""
+import json, sys
+sys.path.insert(0, {str(REPO_ROOT / "tests")!r})
+import keras
+import keras_structinit as ks
+from test_freezing import _nested_sources
+want = {{}}
+for i, (name, model) in enumerate(_nested_sources().items()):
+    frozen = ks.freeze_spatial(model, which="all_spatial")
+    model.compile(keras.optimizers.AdamW(1e-3), "mse")
+    path = {str(tmp_path)!r} + f"/{{i}}.keras"
+    model.save(path)
+    want[path] = [name, [j for j, v in enumerate(model.variables) if not v.trainable], len(frozen)]
+print(json.dumps(want))
+"""
+    want = json.loads(run_fresh_python(save, cwd=str(REPO_ROOT)).strip().splitlines()[-1])
+    assert len(want) >= 2 and all(count for _, _, count in want.values())
+    load = f"""
+import json
+from keras_structinit.freezing import load_frozen_model
+out = {{}}
+for path in {sorted(want)!r}:
+    model = load_frozen_model(path)
+    out[path] = [j for j, v in enumerate(model.variables) if not v.trainable]
+print(json.dumps(out))
+"""
+    got = json.loads(run_fresh_python(load, cwd=str(REPO_ROOT)).strip().splitlines()[-1])
+    for path, (name, frozen, _) in want.items():  # the same variables, by place: paths change on reload
+        assert got[path] == frozen, name

@@ -103,3 +103,47 @@ def test_the_command_line_offers_every_distribution_the_recipes_take(tmp_path, c
                 "--out", str(tmp_path / "out"), "--distribution", "multi_worker"]
         assert cli.main(argv) == 2
         assert "JAX or TensorFlow" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def _train_process(tmp_path, env):
+    argv = [sys.executable, "-m", "keras_structinit.cli", "train", "--model", "simple-cnn", "--epochs", "1",
+            "--data", str(tmp_path / "missing.npz"), "--out", str(tmp_path / "out"),
+            "--distribution", "multi_worker"]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "KERAS_BACKEND": "jax", **env})
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="KERAS_DISTRIBUTION_* are JAX's variables")
+@pytest.mark.parametrize("env, message", [
+    ({"KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": "5"},
+     "KERAS_DISTRIBUTION_PROCESS_ID` must be an int in [0, 2)"),
+    ({"KERAS_DISTRIBUTION_NUM_PROCESSES": "abc", "KERAS_DISTRIBUTION_PROCESS_ID": "0"},
+     "KERAS_DISTRIBUTION_NUM_PROCESSES` must be a positive int"),
+    ({"KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": "0",
+      "KERAS_DISTRIBUTION_JOB_ADDRESSES": "nohost"}, "must be host:port"),
+    ({"KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": "0",
+      "STRUCTINIT_PEER_TIMEOUT": "x"}, "STRUCTINIT_PEER_TIMEOUT` must be a positive int"),
+])
+def test_a_bad_process_environment_is_one_line(tmp_path, env, message):
+    result = _train_process(tmp_path, {"KERAS_DISTRIBUTION_JOB_ADDRESSES": "localhost:1", **env})
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="JAX's coordination service")
+def test_a_peer_that_never_starts_ends_the_run_within_the_timeout(tmp_path):
+    """Issue 49: a started process waited silently past 420 s; now at most STRUCTINIT_PEER_TIMEOUT."""
+    import time
+
+    start = time.monotonic()
+    result = _train_process(tmp_path, {"KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
+                                       "KERAS_DISTRIBUTION_PROCESS_ID": "0",
+                                       "KERAS_DISTRIBUTION_JOB_ADDRESSES": f"localhost:{_free_port()}",
+                                       "STRUCTINIT_PEER_TIMEOUT": "6"})
+    # JAX's coordination client ends the process itself (SIGABRT) at the deadline; the first line
+    # said what was awaited and for how long.
+    assert result.returncode != 0, result.stderr[-2000:]
+    assert result.stderr.startswith("Joining a run of 2 processes as process 0 at localhost:")
+    assert "waiting up to 6 s" in result.stderr.splitlines()[0]
+    assert time.monotonic() - start < 120
+    assert not (tmp_path / "out").exists()

@@ -13,9 +13,11 @@ import contextlib
 import functools
 import json
 import os
+import sys
 
 import keras
 
+from keras_structinit import validation
 from keras_structinit.arguments import DISTRIBUTIONS, PRECISIONS  # also imported from here
 from keras_structinit.backend import accelerator  # also imported from here by the recipes
 
@@ -122,7 +124,59 @@ def check_distribution(distribution):
         )
     if distribution == "tpu":
         tpu_resolver()
+    if distribution == "multi_worker" and backend == "jax":
+        process_environment()
     return distribution
+
+
+#: ``KERAS_DISTRIBUTION_*``: the variables a JAX multi-process run reads (Keras' names).
+PROCESS_VARIABLES = ("KERAS_DISTRIBUTION_JOB_ADDRESSES", "KERAS_DISTRIBUTION_NUM_PROCESSES",
+                     "KERAS_DISTRIBUTION_PROCESS_ID")
+#: Seconds a JAX multi-process run waits for its peers to join, and for a silent peer before the
+#: others stop (``STRUCTINIT_PEER_TIMEOUT`` overrides it; JAX's own defaults: 300 and 100).
+PEER_TIMEOUT = 300
+
+
+def process_environment():
+    """``(coordinator address, process count, process index)`` of a JAX multi-process run, from
+    :data:`PROCESS_VARIABLES` (``None`` each where unset: JAX detects them itself), checked:
+    a one-line ``ValueError`` naming the variable for a count that is not a positive int, an index
+    outside ``[0, count)``, or an address that is not ``host:port``."""
+    addresses, count, index = (os.environ.get(name) for name in PROCESS_VARIABLES)
+
+    def number(name, text, bound):
+        value = int(text) if text is not None and text.strip().isdigit() else None
+        if value is None or (bound is not None and not value < bound) or (bound is None and value < 1):
+            expected = f"an int in [0, {bound})" if bound is not None else "a positive int"
+            raise ValueError(f"`{name}` must be {expected}. Received: {name}={text!r}")
+        return value
+
+    if count is not None:
+        count = number(PROCESS_VARIABLES[1], count, None)
+    if index is not None:
+        index = number(PROCESS_VARIABLES[2], index, count)
+    if addresses is not None:
+        first = addresses.split(",")[0]
+        host, _, port = first.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"`{PROCESS_VARIABLES[0]}` must be host:port[,host:port...] (the first is the "
+                             f"coordinator). Received: {PROCESS_VARIABLES[0]}={addresses!r}")
+        if count is not None and "," in addresses and len(addresses.split(",")) != count:
+            raise ValueError(f"`{PROCESS_VARIABLES[0]}` lists {len(addresses.split(','))} processes, "
+                             f"{PROCESS_VARIABLES[1]}={count}")
+        addresses = first
+    return addresses, count, index
+
+
+def peer_timeout():
+    """:data:`PEER_TIMEOUT`, or the positive int in ``STRUCTINIT_PEER_TIMEOUT``."""
+    text = os.environ.get("STRUCTINIT_PEER_TIMEOUT")
+    if text is None:
+        return PEER_TIMEOUT
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"`STRUCTINIT_PEER_TIMEOUT` must be a positive int (seconds). "
+                         f"Received: STRUCTINIT_PEER_TIMEOUT={text!r}")
+    return int(text)
 
 
 def resolve_distribution(distribution):
@@ -174,9 +228,11 @@ def initialize_processes():
 
     * JAX: ``keras.distribution.initialize()`` with ``KERAS_DISTRIBUTION_JOB_ADDRESSES`` (the
       coordinator's ``host:port``), ``KERAS_DISTRIBUTION_NUM_PROCESSES`` and
-      ``KERAS_DISTRIBUTION_PROCESS_ID``, or, without them, what ``jax.distributed.initialize()``
-      detects itself (Cloud TPU pod slices, SLURM, Open MPI). Collectives between CPU devices go
-      through gloo (``jax_cpu_collectives_implementation``).
+      ``KERAS_DISTRIBUTION_PROCESS_ID`` (checked by :func:`process_environment`), or, without
+      them, what ``jax.distributed.initialize()`` detects itself (Cloud TPU pod slices, SLURM,
+      Open MPI). Peers that do not join within :func:`peer_timeout` seconds end the run with a
+      one-line ``RuntimeError``; a peer silent that long ends the others (JAX's heartbeat).
+      Collectives between CPU devices go through gloo (``jax_cpu_collectives_implementation``).
     * TensorFlow: ``TF_CONFIG`` (its ``cluster`` and ``task``), through
       :func:`multi_worker_strategy`, which TensorFlow needs created before any other op runs.
     """
@@ -192,10 +248,28 @@ def initialize_processes():
     import jax
 
     if not getattr(initialize_processes, "done", False):
+        coordinator, count, index = process_environment()
+        timeout = peer_timeout()
         # Asking JAX for its devices would start its backends too early: the CPU collectives are
         # set to gloo whatever the accelerator (they serve CPU arrays only).
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
-        keras.distribution.initialize()
+        # JAX's coordination client ends the process itself (SIGABRT, its own message) when the
+        # peers do not join in time: say first what is awaited and for how long.
+        who = "" if index is None else f" as process {index}"
+        print(f"Joining a run of {count or 'the detected'} processes{who} at "
+              f"{coordinator or 'the detected coordinator'}, waiting up to {timeout} s for the others "
+              "(STRUCTINIT_PEER_TIMEOUT)", file=sys.stderr, flush=True)
+        try:  # keras.distribution.initialize without its fixed timeouts
+            jax.distributed.initialize(coordinator_address=coordinator, num_processes=count, process_id=index,
+                                       initialization_timeout=timeout, heartbeat_timeout_seconds=timeout)
+        except Exception as err:  # JAX raises its runtime's error types
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise RuntimeError(f"The multi-process run could not start: {count or 'all'} processes did not "
+                               f"join {coordinator or 'the detected coordinator'} within {timeout} s "
+                               f"(STRUCTINIT_PEER_TIMEOUT): {validation.clipped(first, 300)}") from None
+        from keras.src.backend.jax.distribution_lib import initialize_rng
+
+        initialize_rng()  # what keras.distribution.initialize does next: one seed on every process
         initialize_processes.done = True
     return jax.process_count(), jax.process_index()
 
