@@ -147,3 +147,39 @@ def test_a_peer_that_never_starts_ends_the_run_within_the_timeout(tmp_path):
     assert "waiting up to 6 s" in result.stderr.splitlines()[0]
     assert time.monotonic() - start < 120
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="JAX's coordination service")
+def test_a_killed_peer_ends_the_other_process_within_the_timeout(tmp_path):
+    import signal
+    import time
+
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "train.npz", x=rng.integers(0, 256, (64, 8, 8, 3), dtype=np.uint8),
+             y=np.arange(64) % 4)
+    shared = {"KERAS_BACKEND": "jax", "KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "STRUCTINIT_PEER_TIMEOUT": "8",
+              "KERAS_DISTRIBUTION_JOB_ADDRESSES": f"localhost:{_free_port()}"}
+    argv = [sys.executable, "-m", "keras_structinit.cli", "train", "--model", "simple-cnn", "--epochs", "500",
+            "--batch-size", "16", "--val-split", "0", "--data", str(tmp_path / "train.npz"),
+            "--out", str(tmp_path / "out"), "--distribution", "multi_worker", "--rand-augment", "none"]
+    logs = [open(tmp_path / f"stderr_{i}.txt", "w") for i in range(2)]  # noqa: SIM115 - closed below
+    workers = [subprocess.Popen(argv, env={**os.environ, **shared, "KERAS_DISTRIBUTION_PROCESS_ID": str(i)},
+                                stdout=subprocess.DEVNULL, stderr=logs[i]) for i in range(2)]
+    try:
+        log = tmp_path / "out" / "process_1" / "log.csv"
+        deadline = time.monotonic() + 240
+        while not (log.exists() and log.stat().st_size > 0):  # both train: process 1 logged an epoch
+            running = time.monotonic() < deadline and workers[0].poll() is None
+            assert running, (tmp_path / "stderr_0.txt").read_text()[-2000:]
+            time.sleep(0.5)
+        workers[1].send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        workers[0].wait(timeout=120)
+        assert workers[0].returncode != 0
+        assert time.monotonic() - killed < 60  # the timeout (8 s) and JAX's detection, not forever
+    finally:
+        for worker, log_file in zip(workers, logs, strict=True):
+            if worker.poll() is None:
+                worker.kill()
+            log_file.close()
