@@ -183,3 +183,17 @@ def test_a_killed_peer_ends_the_other_process_within_the_timeout(tmp_path):
             if worker.poll() is None:
                 worker.kill()
             log_file.close()
+
+
+@pytest.mark.skipif(keras.backend.backend() == "torch", reason="Keras' torch trainer runs on one device")
+def test_a_set_smaller_than_one_global_batch_is_refused_before_training():
+    from keras_structinit import recipes
+
+    rng = np.random.default_rng(0)
+    data = rng.integers(0, 256, (32, 8, 8, 3), dtype=np.uint8), np.arange(32) % 3
+    small = data[0][:8], data[1][:8]
+    with pytest.raises(ValueError, match=r"`validation_data` holds 8 images, less than one global batch"):
+        recipes.fit_cifar(lambda: None, data, 1, batch_size=16, distribution="multi_worker",
+                          validation_data=small)
+    with pytest.raises(ValueError, match="`data` holds 8 images"):
+        recipes.fit_cifar(lambda: None, small, 1, batch_size=16, distribution="multi_worker")

@@ -41,7 +41,7 @@ from keras_structinit.recipes.data import imagenet_source
 from keras_structinit.recipes.distill import fit_distill, load_teacher
 from keras_structinit.recipes.progress import CSVLogger, InterruptAtBatchEnd, progress_callbacks
 from keras_structinit.recipes.rand_augment import parse_rand_augment_flag
-from keras_structinit.recipes.training import channel_normalizer
+from keras_structinit.recipes.training import channel_normalizer, check_whole_batches
 from keras_structinit.reporting import format_table, machine_info, versions
 from keras_structinit.walker import find_kernels
 
@@ -111,6 +111,11 @@ def run(args):
             raise ValueError("--recipe imagenet needs --data (an ImageFolder directory or tfds:NAME)")
         data = prepare_data(args.recipe, args.data, seed=args.seed, train_size=args.train_size,
                             validation_split=args.val_split, eval_data=args.eval_data, cli=True)
+        if config.is_cifar:  # before any process trains (each would fail after its first epoch)
+            sizes = {name: None if part is None else len(part[0]) for name, part in
+                     (("--data", data.train), ("the --val-split hold-out", data.validation),
+                      ("--eval-data", data.eval))}
+            check_whole_batches(config.resolved()["batch_size"], args.distribution, **sizes)
         teachers = _load_teachers(parts, args.distill_from)
         model_kwargs = {**paper_kwargs, "kernel_size": args.kernel_size, "patch_size": args.patch_size}
         check_init(args.model, data, parts, seed=args.seed, teachers=teachers, image_size=args.image_size,

@@ -23,6 +23,7 @@ from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, w
 from keras_structinit.recipes.training import (
     check_fit_arguments,
     check_training_options,
+    check_whole_batches,
     fit_classifier,
     resume_epoch,
 )
@@ -138,6 +139,12 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
                              start_batch=start_epoch * steps if training else 0,
                              drop_remainder=None if training else o["distribution"] == "multi_worker")
 
+    validation_set = None if validation_data is None else load_labeled_images(validation_data,
+                                                                              name="validation_data")
+    eval_set = None if eval_data is None else load_labeled_images(eval_data, name="eval_data")
+    check_whole_batches(batch_size, o["distribution"], data=len(x),
+                        validation_data=None if validation_set is None else len(validation_set[0]),
+                        eval_data=None if eval_set is None else len(eval_set[0]))
     if o["random_labels"]:  # the training labels only; validation and evaluation keep the true ones
         y = random_labels(y, o["random_labels"], num_classes, seed=o["seed"])
     train = as_dataset(x, y, True)
@@ -157,10 +164,8 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
         model, train, epochs, steps, make_schedule,
         loss=keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=o["label_smoothing"]),
         weight_decay=o["weight_decay"],
-        validation_data=None if validation_data is None else as_dataset(
-            *load_labeled_images(validation_data, name="validation_data"), False),
-        eval_data=None if eval_data is None else as_dataset(
-            *load_labeled_images(eval_data, name="eval_data"), False),
+        validation_data=None if validation_set is None else as_dataset(*validation_set, False),
+        eval_data=None if eval_set is None else as_dataset(*eval_set, False),
         precision=o["precision"], distribution=o["distribution"], ema=o["ema"],
         callbacks=callbacks, verbose=verbose, jit_compile=o["jit_compile"], wrap=wrap,
         optimizer=o["optimizer"], backup_dir=backup_dir,

@@ -95,6 +95,19 @@ def check_fit_arguments(model, epochs, precision, distribution, ema=False):
             )
 
 
+def check_whole_batches(batch_size, distribution, **sets):
+    """A multi-process run drops every set's last partial global batch, so each set (``name=``
+    its image count, ``None`` for no set) must hold one ``batch_size`` at least; checked before
+    training (Keras' ``distribute_tf_dataset`` failed after the first epoch otherwise)."""
+    if distribution != "multi_worker":
+        return
+    for name, count in sets.items():
+        if count is not None and count < batch_size:
+            raise ValueError(f"`{name}` holds {count} images, less than one global batch ({batch_size}) of a "
+                             "multi_worker run, which drops partial batches: use a larger set or a smaller "
+                             "batch_size")
+
+
 def check_training_options(batch_size, learning_rate, weight_decay, label_smoothing, steps_per_epoch,
                            callbacks):
     """Fails fast on the options every recipe shares (``learning_rate`` may be ``None``: a default)."""
