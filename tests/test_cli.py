@@ -13,6 +13,7 @@ import keras
 import numpy as np
 import pytest
 
+import keras_structinit
 from keras_structinit import cli
 from keras_structinit.covariance.cli import run_demo
 
@@ -93,7 +94,7 @@ def test_train_smoke_writes_log_results_and_eval(tmp_path, capsys):
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     # Not a terminal: what runs on what, then plain progress lines with time per step.
-    assert "Data: 70 training / 10 held-out validation images 32x32 from" in printed
+    assert "Data: 70 training / 10 held-out validation images 32x32, 10 classes, from" in printed
     assert re.search(r"Model: convmixer-8/2 32x32, [\d,]+ parameters \([\d,]+ trainable\); "
                      r"init conv-cov:cifar-p1; 2 spatial kernels frozen", printed)
     assert re.search(r"epoch 1/1 done in \d+s \(\d+ ms/step\): .*loss [\d.]+", printed)
@@ -798,3 +799,31 @@ def test_a_usage_error_is_the_only_line_on_stderr(tmp_path):
     assert result.returncode == 2
     assert result.stderr.splitlines() == [f"structinit train: error: --data '{tmp_path / 'missing.zip'}' "
                                           "does not exist"]
+
+
+def test_version_and_paper_init_specs_compared_as_parsed(capsys):
+    """Issue 50: --version; `--paper` took `mean-shift+conv-cov` for a departure (order only)."""
+    from keras_structinit.cli.train import _differs
+
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"structinit {keras_structinit.__version__}"
+    assert not _differs("init", "mean-shift+conv-cov", "conv-cov+mean-shift")
+    assert not _differs("init", "conv-cov+torch-default", "torch-default+conv-cov:cifar-p2")  # default preset
+    assert _differs("init", "conv-cov", "torch-default+conv-cov:cifar-p2")  # no torch-default stage
+    assert _differs("init", "conv-cov", "conv-cov+mean-shift")
+    assert _differs("epochs", 3, 120) and not _differs("epochs", 120, 120)
+
+
+def test_train_takes_the_class_count_of_its_data(tmp_path, capsys):
+    """Issue 50: a 3-class folder trained a 10-output model; a 1-class folder trained and exited 0."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (24, 32, 32, 3), dtype=np.uint8)
+    np.savez(tmp_path / "three.npz", x=x, y=np.arange(24) % 3)
+    np.savez(tmp_path / "one.npz", x=x, y=np.zeros(24, int))
+    argv = ["train", "--model", "simple-cnn", "--epochs", "1", "--batch-size", "8", "--rand-augment", "none"]
+    assert cli.main([*argv, "--data", str(tmp_path / "one.npz"), "--out", str(tmp_path / "one")]) == 2
+    assert "2 classes at least" in capsys.readouterr().err and not (tmp_path / "one").exists()
+    assert cli.main([*argv, "--data", str(tmp_path / "three.npz"), "--out", str(tmp_path / "three")]) == 0
+    assert keras.saving.load_model(tmp_path / "three" / "model.keras").output_shape[-1] == 3

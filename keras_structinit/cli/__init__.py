@@ -68,11 +68,22 @@ def _example_spec():
     return "+".join(chosen) or "default"
 
 
+def _version():
+    """The installed package's version (``importlib.metadata``; no Keras import)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("keras_structinit")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
+
+
 def build_parser():
     """The ``structinit`` argument parser (``args.command`` names the subcommand)."""
     parser = _Parser(
         prog="structinit", description="Structured initialization for Keras 3 vision models."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser(
         "train",

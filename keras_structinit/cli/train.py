@@ -163,6 +163,17 @@ def _as_flag_value(setting, value):
     return value
 
 
+def _differs(dest, given, wanted):
+    """Whether a flag's value departs from a paper's: RandAugment forms and init specs compare as
+    parsed (``mean-shift+conv-cov`` is ``conv-cov+mean-shift``)."""
+    if dest == "rand_augment":
+        return parse_rand_augment_flag(given) != parse_rand_augment_flag(wanted)
+    if dest == "init":
+        return ([(p.name, p.value) for p in parse_init_spec(given)]
+                != [(p.name, p.value) for p in parse_init_spec(wanted)])
+    return given != wanted
+
+
 def _apply_paper(args):
     """With ``--paper NAME``: fills every option the command line left unset from the setup, prints
     the setup, and returns ``(record, model_kwargs)``: what ``results.json`` keeps (the settings with
@@ -185,8 +196,7 @@ def _apply_paper(args):
             wanted, given = _as_flag_value(setting, value), getattr(args, dest)
             if given is None or (dest == "rand_augment" and given == "recipe"):
                 setattr(args, dest, wanted)
-            elif (parse_rand_augment_flag(given) != parse_rand_augment_flag(wanted) if dest == "rand_augment"
-                  else given != wanted):
+            elif _differs(dest, given, wanted):
                 departures[setting] = {"flag": flag, "paper": value, "given": given}
         if "model" in departures and extra:  # the paper model's builder arguments fit it alone
             departures["model_kwargs"] = {"flag": "--model", "paper": extra, "given": {}}
@@ -357,11 +367,20 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, validation_split=0.1,
     (x, y), (x_val, y_val) = datasets.load_cifar(
         data, recipe, validation_split=validation_split, seed=seed, train_size=train_size, name=name)
     evaluation = None if eval_data is None else datasets.load_labeled_images(eval_data, eval_name)
+    # The data's classes (keras.datasets' CIFAR-10/100: 10/100); a recipe's name does not set them.
+    num_classes = 100 if data is None and recipe == "cifar100" else (
+        10 if data is None else int(max(y.max(initial=0), y_val.max(initial=0))) + 1)
+    if len(np.unique(y)) < 2:
+        raise ValueError(f"`{name}` must hold images of 2 classes at least to train a classifier. "
+                         f"Received: 1 class in {data!r}")
+    if evaluation is not None and evaluation[1].max(initial=0) >= num_classes:
+        raise ValueError(f"`{eval_name}` has labels up to {int(evaluation[1].max())}, beyond the "
+                         f"{num_classes} classes of `{name}`")
     description = (f"{len(x)} training / {len(x_val)} held-out validation images "
-                   f"{x.shape[1]}x{x.shape[2]} from {data or 'keras.datasets.' + recipe}"
+                   f"{x.shape[1]}x{x.shape[2]}, {num_classes} classes, from "
+                   f"{data or 'keras.datasets.' + recipe}"
                    + (f"; {len(evaluation[0])} evaluation images from {eval_data}" if evaluation else ""))
-    return TrainingData((x, y), (x_val, y_val) if len(x_val) else None, evaluation,
-                        100 if recipe == "cifar100" else 10, description,
+    return TrainingData((x, y), (x_val, y_val) if len(x_val) else None, evaluation, num_classes, description,
                         None if data is None else str(data), None if eval_data is None else str(eval_data))
 
 
