@@ -54,3 +54,25 @@ def test_ctrl_c_stops_at_the_batch_end_and_the_next_fit_starts_afresh(default_si
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # a second Ctrl-C interrupts
     _fit([stop])  # the same callback in a new fit: no stale request
     assert not stop.requested
+
+
+def test_the_eta_leaves_out_the_compiling_first_step(monkeypatch):
+    """Issue 50: the first ETA of a minutes-long run read 5h18m (the first step compiles)."""
+    import io
+
+    from keras_structinit.recipes import progress
+
+    clock = iter([0.0, 300.0, 301.0, 302.0, 303.0, 304.0])  # epoch start; steps end at 300 (compiles), 301...
+    monkeypatch.setattr(progress.time, "perf_counter", lambda: next(clock))
+    out = io.StringIO()
+    log = progress.ProgressLog(interval=1e-9, stream=out)
+    log.set_params({"epochs": 10, "steps": 4})
+    log.on_train_begin()
+    log.on_epoch_begin(0)
+    for batch in range(4):
+        log.on_train_batch_end(batch, {"loss": 1.0})
+    log.on_epoch_end(0, {"loss": 1.0})
+    lines = out.getvalue().splitlines()
+    assert lines[-2].startswith("epoch 1/10 step 4/4 (1000 ms/step), ETA 36s"), lines  # 36 steps at 1 s
+    # The epoch took 304 s; with its first step at 1 s it is 5 s: 9 epochs left, 45 s.
+    assert lines[-1].startswith("epoch 1/10 done in 5m04s (76000 ms/step), ETA 45s"), lines

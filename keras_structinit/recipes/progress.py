@@ -37,8 +37,10 @@ class ProgressLog(keras.callbacks.Callback):
     """Prints training progress as plain lines: per epoch, and every ``interval`` seconds within one.
 
     ETA = (steps left in the run) x (mean time per step of the current
-    epoch); at an epoch's end, (epochs left) x (that epoch's wall time,
-    validation included).
+    epoch after its first step); at an epoch's end, (epochs left) x (that
+    epoch's wall time, validation included, with its first step counted at
+    the mean time of the others). The first step of a run compiles: counted
+    as it took, it made the first ETA of a minutes-long run read hours.
 
     Args:
         interval: seconds between two lines inside an epoch (``None``: per
@@ -76,14 +78,25 @@ class ProgressLog(keras.callbacks.Callback):
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
         self._epoch_start = self._last_print = time.perf_counter()
+        self._first_end = self._last_end = None
+        self._batches = 0
+
+    def _per_step(self, now, batch):
+        """Mean seconds per step of this epoch, its first (compiling) step left out once there are others."""
+        if batch == 0 or self._first_end is None:
+            return now - self._epoch_start
+        return (now - self._first_end) / batch
 
     def on_train_batch_end(self, batch, logs=None):
         now = time.perf_counter()
+        if batch == 0:
+            self._first_end = now
+        self._last_end, self._batches = now, batch + 1
         if self.quiet or self.interval is None or now - self._last_print < self.interval:
             return
         self._last_print = now
         epochs, steps = self._plan()
-        per_step = (now - self._epoch_start) / (batch + 1)
+        per_step = self._per_step(now, batch)
         line = f"epoch {self._epoch + 1}/{epochs} step {batch + 1}"
         if steps:
             left = (steps - batch - 1) + (epochs - self._epoch - 1) * steps
@@ -101,7 +114,11 @@ class ProgressLog(keras.callbacks.Callback):
         if steps:
             line += f" ({seconds / steps * 1000:.0f} ms/step)"
         if epoch + 1 < epochs:
-            line += f", ETA {format_seconds((epochs - epoch - 1) * seconds)}"
+            typical = seconds
+            if self._batches > 1:  # the first step at the others' mean: it compiled
+                first = self._first_end - self._epoch_start
+                typical = seconds - first + self._per_step(self._last_end, self._batches - 1)
+            line += f", ETA {format_seconds((epochs - epoch - 1) * typical)}"
         self._print(line + _metrics(logs))
 
 
