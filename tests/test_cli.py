@@ -827,3 +827,13 @@ def test_train_takes_the_class_count_of_its_data(tmp_path, capsys):
     assert "2 classes at least" in capsys.readouterr().err and not (tmp_path / "one").exists()
     assert cli.main([*argv, "--data", str(tmp_path / "three.npz"), "--out", str(tmp_path / "three")]) == 0
     assert keras.saving.load_model(tmp_path / "three" / "model.keras").output_shape[-1] == 3
+
+
+def test_the_model_help_names_every_model_the_registry_builds():
+    from keras_structinit.cli import MODEL_FORMS
+    from keras_structinit.models.registry import available_models
+
+    listed = {part for item in MODEL_FORMS.replace(" (D = 6n + 2)", "").split(", ")
+              for part in ([item] if "|" not in item else
+                           [f"convnext-{v}" for v in item.removeprefix("convnext-").split("|")])}
+    assert listed == set(available_models())

@@ -68,6 +68,13 @@ def _example_spec():
     return "+".join(chosen) or "default"
 
 
+#: The model names ``--model`` takes, as ``models.registry.available_models()`` lists them (written
+#: out so that the parser imports no Keras; a test checks the two agree).
+MODEL_FORMS = ("convmixer-H/D, convnext-iso-H/D, lcresnet-D-WxE (D = 6n + 2), "
+               "convnext-atto|femto|pico|nano|tiny, vit-tiny, vit-small, vit-tiny-8/2, simple-cnn, "
+               "simple-cnn-a2, simple-cnn-e3, vgg16, resnet18-gn")
+
+
 def _version():
     """The installed package's version (``importlib.metadata``; no Keras import)."""
     import importlib.metadata
@@ -103,10 +110,7 @@ def build_parser():
                             "recorded as departures: "
                             + "; ".join(f"{s.name}: {s.paper.split(',')[0]}" for s in setups.values()))
     train.add_argument("--model", default=None,
-                       help="(required unless --paper) convmixer-H/D, convnext-iso-H/D, "
-                            "convnext-atto|femto|pico|nano|tiny, "
-                            "vit-tiny, vit-tiny-8/2, vit-small, simple-cnn, simple-cnn-a2, simple-cnn-e3, "
-                            "vgg16, resnet18-gn")
+                       help="(required unless --paper) " + MODEL_FORMS)
     train.add_argument("--init", default=None,
                        help="an init spec: one or more of " + methods.form_usage() + ", joined by + (applied "
                             "in the order weights, spatial, data, MLP; e.g. " + _example_spec() + "). "
