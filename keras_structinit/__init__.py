@@ -11,6 +11,7 @@ Keras objects are registered as soon as Keras itself is imported, so saved
 """
 
 from keras_structinit import _registry
+from keras_structinit import methods as _methods  # noqa: F401 - hands the records' selectors to the walker
 from keras_structinit._lazy import lazy_exports
 
 __version__ = "0.2.0"

@@ -13,6 +13,11 @@ BACKENDS = ("tensorflow", "jax", "torch")
 #: The recipes' ``precision`` and ``distribution`` names (:mod:`keras_structinit.recipes.devices`).
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
 DISTRIBUTIONS = ("data_parallel", "multi_worker", "mirrored", "tpu", "auto")
+#: The recipes ``structinit train --recipe`` runs.
+RECIPES = ("cifar10", "cifar100", "imagenet")
+#: How ``structinit init`` and ``inspect`` scale ``--data`` for the model (the CIFAR recipe's
+#: per-channel standardization, [-1, 1], or raw 0-255).
+DATA_SCALINGS = ("channel", "symmetric", "raw")
 #: What a bad input raises while it is read (a truncated zip, a refused Lambda, a missing module, a
 #: failed download).
 INPUT_ERRORS = (ValueError, TypeError, OSError, ImportError, EOFError, zipfile.BadZipFile, RuntimeError)

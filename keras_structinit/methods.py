@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from keras_structinit import validation
+from keras_structinit import _hooks, validation
 
 __all__ = [
     "Command",
@@ -279,6 +279,9 @@ def paper_setups():
 def selectors():
     """``{name: Selector}`` that the records add to the walker."""
     return {selector.name: selector for record in records() for selector in record.selectors}
+
+
+_hooks.record_selectors = selectors  # the walker's lookup of the records' selectors
 
 
 def commands():

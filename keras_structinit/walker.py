@@ -32,7 +32,7 @@ from numbers import Integral
 
 import keras
 
-from keras_structinit import validation
+from keras_structinit import _hooks, validation
 
 __all__ = [
     "KINDS",
@@ -167,12 +167,10 @@ _CORE_SELECTORS = {
 def selector(which):
     """``(find, singular, description)`` of the selector ``which``: the walker's own
     (:data:`KINDS` and ``"dense"``) or one a method record adds
-    (:func:`keras_structinit.methods.selectors`)."""
+    (:func:`keras_structinit.methods.selectors`, handed down through :mod:`._hooks`)."""
     if which in _CORE_SELECTORS:
         return _CORE_SELECTORS[which]
-    from keras_structinit import methods
-
-    added = methods.selectors()
+    added = _hooks.record_selectors() if _hooks.record_selectors is not None else {}
     if which not in added:
         validation.one_of(which, "which", (*_CORE_SELECTORS, *added))
     found = added[which]

@@ -18,8 +18,10 @@ import sys
 from keras_structinit import methods
 from keras_structinit.arguments import (
     BACKENDS,
+    DATA_SCALINGS,
     DISTRIBUTIONS,
     PRECISIONS,
+    RECIPES,
     add_overwrite_argument,
     non_negative_float,
     non_negative_int,
@@ -31,8 +33,6 @@ from keras_structinit.arguments import (
 )
 
 __all__ = ["build_parser", "main"]
-
-RECIPES = ("cifar10", "cifar100", "imagenet")
 
 
 def _shape(text):
@@ -249,9 +249,6 @@ def build_parser():
 
 BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
 #: The subcommands of the command line itself (the method records add theirs).
-#: How ``structinit init`` and ``inspect`` scale ``--data`` for the model (the CIFAR recipe's
-#: per-channel standardization, [-1, 1], or raw 0-255).
-DATA_SCALINGS = ("channel", "symmetric", "raw")
 CORE_COMMANDS = {"train": "keras_structinit.cli.train", "init": "keras_structinit.cli.init",
                  "inspect": "keras_structinit.cli.inspect"}
 

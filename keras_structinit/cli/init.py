@@ -18,8 +18,7 @@ import keras
 import numpy as np
 
 from keras_structinit import datasets, validation
-from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
-from keras_structinit.cli import DATA_SCALINGS
+from keras_structinit.arguments import DATA_SCALINGS, INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
 from keras_structinit.cli.train import alignment_images
 from keras_structinit.freezing import freeze_spatial
 from keras_structinit.io_utils import atomic_path, check_output, write_text

@@ -26,11 +26,11 @@ from keras_structinit import datasets, validation
 from keras_structinit.arguments import (
     INPUT_ERRORS,
     OVERWRITE_HINT,
+    RECIPES,
     check_exists,
     check_teacher,
     usage_error,
 )
-from keras_structinit.cli import RECIPES
 from keras_structinit.freezing import freeze_spatial
 from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_json, write_text
 from keras_structinit.methods import check_parts, initialize, load_parts, paper_setups, parse_init_spec

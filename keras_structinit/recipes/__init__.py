@@ -7,12 +7,18 @@ in :mod:`keras_structinit.datasets` (``load_cifar_data`` here is
 """
 
 from keras_structinit.datasets import load_cifar as load_cifar_data  # documented here too
-from keras_structinit.recipes.cifar import CIFAR_DEFAULTS, fit_cifar
-from keras_structinit.recipes.config import DEFAULT, RecipeConfig, paper_config
+from keras_structinit.recipes.cifar import fit_cifar
+from keras_structinit.recipes.config import (
+    CIFAR_DEFAULTS,
+    DEFAULT,
+    IMAGENET_DEFAULTS,
+    RecipeConfig,
+    paper_config,
+)
 from keras_structinit.recipes.data import cifar_dataset, imagenet_dataset, random_resized_crop
 from keras_structinit.recipes.devices import device_setup, resolve_distribution, resolve_precision
 from keras_structinit.recipes.distill import fit_distill
-from keras_structinit.recipes.imagenet import IMAGENET_DEFAULTS, fit_imagenet
+from keras_structinit.recipes.imagenet import fit_imagenet
 from keras_structinit.recipes.optimizers import TorchSGD
 from keras_structinit.recipes.schedules import PiecewiseLinearSchedule, TriangularSchedule, warmup_cosine
 

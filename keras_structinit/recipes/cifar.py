@@ -28,22 +28,6 @@ from keras_structinit.recipes.training import (
     resume_epoch,
 )
 
-CIFAR_DEFAULTS = {
-    "batch_size": 512,
-    "learning_rate": 0.01,
-    "weight_decay": 0.01,
-    "label_smoothing": 0.0,
-    "rand_augment": "torchvision:n2-m12",
-    "pad": 4,
-    "schedule": "triangular",
-    "optimizer": "adamw",
-    "normalization": "channel",
-    "flip": True,
-    "mixup_alpha": 0.0,
-    "cutmix_alpha": 0.0,
-    "random_erasing": 0.0,
-    "random_labels": 0.0,
-}
 SCHEDULES = ("triangular", "cosine", "step")
 
 
@@ -62,7 +46,7 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
         config: a :class:`~keras_structinit.recipes.RecipeConfig` of a CIFAR recipe;
             ``options`` (its fields as keywords: ``batch_size``, ``learning_rate``,
             ``optimizer``, ``schedule``, ``warmup_epochs``, ``rand_augment``, ``seed``, ...)
-            replace its fields. Fields not given take :data:`CIFAR_DEFAULTS`.
+            replace its fields. Fields not given take :data:`~keras_structinit.recipes.CIFAR_DEFAULTS`.
         validation_data: ``(x, y)`` evaluated after every epoch.
         eval_data: an external evaluation set (``(x, y)``, an .npz or an
             ImageFolder directory/.zip); its accuracy is printed at the end and

@@ -23,6 +23,40 @@ from keras_structinit import validation
 __all__ = ["CIFAR_ONLY", "DEFAULT", "IMAGENET_ONLY", "PIPELINES", "RECIPES", "RecipeConfig"]
 
 RECIPES = ("cifar10", "cifar100", "imagenet")
+#: The CIFAR recipes' defaults (:func:`~keras_structinit.recipes.fit_cifar`; ConvMixer's CIFAR
+#: script: batch 512, AdamW .01/.01, triangular schedule, torchvision's RandAugment n2 m12).
+CIFAR_DEFAULTS = {
+    "batch_size": 512,
+    "learning_rate": 0.01,
+    "weight_decay": 0.01,
+    "label_smoothing": 0.0,
+    "rand_augment": "torchvision:n2-m12",
+    "pad": 4,
+    "schedule": "triangular",
+    "optimizer": "adamw",
+    "normalization": "channel",
+    "flip": True,
+    "mixup_alpha": 0.0,
+    "cutmix_alpha": 0.0,
+    "random_erasing": 0.0,
+    "random_labels": 0.0,
+}
+#: The ImageNet recipe's defaults, close to "ResNet strikes back" A1
+#: (:func:`~keras_structinit.recipes.fit_imagenet` lists the differences).
+IMAGENET_DEFAULTS = {
+    "image_size": 224,
+    "batch_size": 1024,
+    "base_learning_rate": 5e-3,  # at batch 2048
+    "weight_decay": 0.01,
+    "warmup_epochs": 5,
+    "rand_augment": "timm:m7-n2-mstd0.5-inc1",
+    "mixup_alpha": 0.2,
+    "cutmix_alpha": 1.0,
+    "random_erasing": 0.0,
+    "loss": "bce",
+    "label_smoothing": 0.0,
+}
+
 #: The input streams (``pipeline``): "native" (:mod:`~keras_structinit.recipes.native`), "tf"
 #: (``tf.data``) or "auto" (:func:`~keras_structinit.recipes.native.choose_pipeline`).
 PIPELINES = ("auto", "native", "tf")
@@ -172,9 +206,6 @@ class RecipeConfig:
     def resolved(self):
         """Every field as a dict, with the recipe's defaults filled in (``learning_rate`` may stay
         ``None`` for ImageNet: scaled with the batch size when the run starts)."""
-        from keras_structinit.recipes.cifar import CIFAR_DEFAULTS
-        from keras_structinit.recipes.imagenet import IMAGENET_DEFAULTS
-
         defaults = (dict(CIFAR_DEFAULTS, warmup_epochs=None) if self.is_cifar
                     else dict(IMAGENET_DEFAULTS, learning_rate=None))
         skip = IMAGENET_ONLY if self.is_cifar else CIFAR_ONLY

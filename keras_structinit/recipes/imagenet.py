@@ -20,7 +20,7 @@ import keras
 
 from keras_structinit import validation
 from keras_structinit.recipes import augment
-from keras_structinit.recipes.config import RecipeConfig
+from keras_structinit.recipes.config import IMAGENET_DEFAULTS, RecipeConfig
 from keras_structinit.recipes.data import imagenet_dataset
 from keras_structinit.recipes.native import choose_pipeline, image_stream
 from keras_structinit.recipes.rand_augment import parse_rand_augment
@@ -33,19 +33,6 @@ from keras_structinit.recipes.training import (
     steps_of,
 )
 
-IMAGENET_DEFAULTS = {
-    "image_size": 224,
-    "batch_size": 1024,
-    "base_learning_rate": 5e-3,  # at batch 2048
-    "weight_decay": 0.01,
-    "warmup_epochs": 5,
-    "rand_augment": "timm:m7-n2-mstd0.5-inc1",
-    "mixup_alpha": 0.2,
-    "cutmix_alpha": 1.0,
-    "random_erasing": 0.0,
-    "loss": "bce",
-    "label_smoothing": 0.0,
-}
 LOSSES = ("bce", "ce")
 
 
@@ -68,7 +55,7 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
             ``random_erasing``,
             ``loss`` ("bce": A1's sigmoid cross-entropy on the mixed one-hot targets, or
             "ce" with ``label_smoothing``), ...) replace its fields. Fields not given take
-            :data:`IMAGENET_DEFAULTS`.
+            :data:`~keras_structinit.recipes.IMAGENET_DEFAULTS`.
         validation_data, eval_data: a directory, ``"tfds:<name>"`` (split
             "validation"), an .npz with uint8 ``x``/int ``y`` or a tuple of
             arrays; ``eval_data`` accuracy is printed at the end and stored in
