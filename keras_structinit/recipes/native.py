@@ -1,12 +1,15 @@
-"""The native input stream: uint8 images on the device, each batch augmented there, no TensorFlow.
+"""The native input streams: each batch augmented on the device, no TensorFlow.
 
-:class:`ArrayStream` is a ``keras.utils.PyDataset`` with no worker (``model.fit`` calls it in its
-own thread, so no process holds a copy of the images): the uint8 images live on the device (host
-memory on a CPU); per batch it draws on the host (:func:`~keras_structinit.recipes.augment.draw_batch`,
-a few kB), gathers the batch on the device and runs
-:func:`~keras_structinit.recipes.augment.transform_batch` there, compiled once with XLA on JAX
-(``jax.jit``) and run as a ``tf.function`` on TensorFlow (XLA on an accelerator); PyTorch runs it
-eagerly. Its batches are the backend's tensors, which ``fit`` takes as they are.
+:class:`ArrayStream` (the CIFAR recipes) is a ``keras.utils.PyDataset`` with one worker thread
+(no process holds a copy of the images): the uint8 images live on the device (host memory on a
+CPU); per batch it draws on the host (:func:`~keras_structinit.recipes.augment.draw_batch`, a few
+kB), gathers the batch on the device and runs
+:func:`~keras_structinit.recipes.augment.transform_batch` there as two compiled calls (the
+per-image ops, then erasing, mixing and normalization): ``jax.jit`` on JAX, ``tf.function`` on
+TensorFlow (XLA on an accelerator), eager on PyTorch. :class:`ImageStream` (the ImageNet recipe)
+decodes and random-resized-crops image files on worker threads, then runs the same device half.
+Their batches are the backend's tensors, which ``fit`` takes as they are.
+:func:`choose_pipeline` picks between them and ``tf.data``.
 """
 
 from __future__ import annotations
