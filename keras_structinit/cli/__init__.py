@@ -22,6 +22,7 @@ from keras_structinit.arguments import (
     DISTRIBUTIONS,
     PRECISIONS,
     RECIPES,
+    SLOWER_NATIVE,
     add_overwrite_argument,
     non_negative_float,
     non_negative_int,
@@ -284,7 +285,7 @@ def _reads_tf_data(args):
     """Whether a ``train`` run imports TensorFlow for ``tf.data`` (``recipes.native.choose_pipeline``)."""
     return (args.pipeline == "tf" or args.distribution == "multi_worker"
             or str(args.data or "").startswith("tfds:")
-            or (args.recipe == "imagenet" and os.environ.get("KERAS_BACKEND") == "torch"))  # SLOWER_NATIVE
+            or (args.recipe, os.environ.get("KERAS_BACKEND")) in SLOWER_NATIVE)
 
 
 def _quiet_tensorflow_import():

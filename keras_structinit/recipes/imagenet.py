@@ -90,8 +90,9 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     tfds = [f"{name}={source!r}" for name, source in sources.items()
             if isinstance(source, str) and source.startswith("tfds:")]
     pipeline = choose_pipeline(o["pipeline"], distribution, needs_tf=tfds, recipe="imagenet")
-    augmentation = augment.Augmentation(0, True, rand_augment, o["random_erasing"], mixup_alpha, cutmix_alpha)
     if pipeline == "native":
+        augmentation = augment.Augmentation(0, True, rand_augment, o["random_erasing"], mixup_alpha,
+                                            cutmix_alpha)
         train, num_classes = image_stream(data, batch_size, image_size, augmentation, seed)
         steps = steps_per_epoch or train.batches_per_pass
         train.start_batch = resume_epoch(backup_dir, resume, steps) * steps  # the batches it would see

@@ -21,6 +21,7 @@ import keras
 import numpy as np
 
 from keras_structinit import validation
+from keras_structinit.arguments import SLOWER_NATIVE
 from keras_structinit.recipes import augment, image_ops
 
 
@@ -31,10 +32,6 @@ def tensorflow_available():
     return importlib.util.find_spec("tensorflow") is not None
 
 
-#: ``(recipe, backend)`` where the native stream measured slower than ``tf.data`` on one core of the
-#: 2-core CPU (``benchmarks/results/cpu/input_streams.md``): the ImageNet recipe on torch, whose
-#: eager ops at 224 x 224 ran the full recipe at 11 images/s against tf.data's 18 (JAX: 78 against 17).
-SLOWER_NATIVE = frozenset({("imagenet", "torch")})
 
 
 def choose_pipeline(pipeline="auto", distribution=None, needs_tf=(), recipe="cifar"):
@@ -44,8 +41,8 @@ def choose_pipeline(pipeline="auto", distribution=None, needs_tf=(), recipe="cif
     run (Keras shards ``tf.data`` across processes), a distributed run on the TensorFlow backend
     (``tf.distribute`` takes ``tf.data``), or ``needs_tf`` (names of arguments that only
     ``tf.data`` reads, e.g. a ``"tfds:"`` source); and, where TensorFlow is installed, the
-    ``(recipe, backend)`` pairs of :data:`SLOWER_NATIVE`. Elsewhere the native stream measured
-    at least as fast as ``tf.data`` on one core of the 2-core CPU
+    ``(recipe, backend)`` pairs of :data:`~keras_structinit.arguments.SLOWER_NATIVE`. Elsewhere
+    the native stream measured at least as fast as ``tf.data`` on one core of the 2-core CPU
     (``benchmarks/results/cpu/input_streams.md``). ``"tf"`` without TensorFlow is an
     ``ImportError`` that says what to install.
     """
