@@ -14,6 +14,8 @@ code from a data file or a string (``pickle.load``, ``np.load(allow_pickle=True)
 """
 
 import ast
+import hashlib
+import json
 import math
 
 import keras
@@ -21,7 +23,7 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit import recipes
+from keras_structinit import recipes, validation
 from keras_structinit.recipes.devices import jax_cpu_only
 
 from conftest import REPO_ROOT, once_per_suite
@@ -595,6 +597,13 @@ ROWS = [
         -1, ValueError, "`seed`", "select_weights-negative-seed"),
     row(lambda n: ks.models.parse_model_name(n), 42, TypeError, "`model` must be a model name",
         "parse_model_name-int"),
+    # issue 49, point 11: the docstring's spec forms only (an InitPart list, not a list of strings)
+    row(lambda s: ks.initialize(conv_model(), s), None, TypeError, "`spec` must be an init spec",
+        "initialize-None"),
+    row(lambda s: ks.initialize(conv_model(), s), 5, TypeError, "`spec` must be an init spec",
+        "initialize-int"),
+    row(lambda s: ks.initialize(conv_model(), s), ["conv-cov"], TypeError, "join forms with '+'",
+        "initialize-list-of-str"),
 ]
 
 
@@ -613,6 +622,96 @@ def test_the_table_covers_every_kind_of_bad_input():
     ids = [param.id for param in ROWS]
     assert len(ids) == len(set(ids)), "row ids must be unique"
     assert len(ROWS) >= 60
+
+
+# --- the command line: one line, exit 2, nothing on disk changed -----------------------------------
+
+
+def _train(tmp_path, *extra, model="simple-cnn"):
+    from test_cli import write_tiny_cifar
+
+    data = write_tiny_cifar(tmp_path / "train.npz", 16, 0)
+    return ["train", "--model", model, "--epochs", "2", "--batch-size", "8", "--data", data, *extra]
+
+
+def _unfinished_run(tmp_path, backup=None, config=None):
+    """An ``--out`` whose run stopped: ``results.json`` says running, ``log.csv`` has an epoch."""
+    out = tmp_path / "out"
+    out.mkdir()
+    results = {"status": "running", **({"config": config} if config else {})}
+    (out / "results.json").write_text(json.dumps(results))
+    (out / "log.csv").write_text("epoch,loss\n1,2.0\n")
+    for rel, content in (backup or {}).items():
+        (out / "backup" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / "backup" / rel).write_bytes(content)
+    return str(out)
+
+
+def _whole_backup(epoch=1, steps=2):
+    weights = b"weights"
+    record = {"format_version": 1, "epoch": epoch, "iterations": epoch * steps, "steps_per_epoch": steps,
+              "sha256": hashlib.sha256(weights).hexdigest()}
+    return {"current/state.weights.h5": weights, "current/backup.json": json.dumps(record).encode()}
+
+
+def _busy(tmp_path, stack):
+    """An ``--out`` another run holds (its ``fcntl`` lock)."""
+    import fcntl
+
+    (tmp_path / "out").mkdir()
+    held = stack.enter_context(open(tmp_path / "out" / ".structinit.lock", "a+"))  # noqa: SIM115
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return str(tmp_path / "out")
+
+
+def _text(tmp_path, name, content):
+    (tmp_path / name).write_text(content)
+    return str(tmp_path / name)
+
+
+#: ``(build(tmp_path, stack) -> argv, phrase)``: issue 49's point 11 and the folder rules beside it.
+CLI_ROWS = [
+    pytest.param(lambda t, _: _train(t, "--out", _unfinished_run(t, _whole_backup(), {"epochs": 7}),
+                                     "--resume"), "started with other settings", id="resume-other-settings"),
+    pytest.param(lambda t, _: _train(t, "--out", _unfinished_run(t), "--resume"), "holds no backup",
+                 id="resume-backup-gone"),
+    pytest.param(lambda t, _: _train(t, "--out", _unfinished_run(t, {"current/backup.json": b"{"}),
+                                     "--resume"), "no whole backup", id="resume-torn-backup"),
+    pytest.param(lambda t, _: _train(t, "--out", _unfinished_run(t, _whole_backup())), "--resume",
+                 id="fresh-run-into-used-out"),
+    pytest.param(lambda t, s: _train(t, "--out", _busy(t, s)), "in use by another run",
+                 id="second-run-at-once"),
+    pytest.param(lambda t, _: _train(t, "--init", f"cov-transfer:{_text(t, 'notes.txt', 'mine')}",
+                                     "--out", str(t / "out"), model="convmixer-8/1"),
+                 "is not a FilterCovariance bank", id="bank-not-npz"),
+    pytest.param(lambda t, _: _train(t, "--init", "x" * 100_000, "--out", str(t / "out")),
+                 "(100002 characters)", id="init-of-100000-characters"),
+]
+
+
+def _tree(root):
+    """Every path under ``root`` and its bytes, less the run's lock file (an empty file that stays:
+    removing a ``flock``-ed file lets two runs hold two locks)."""
+    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))
+            if p.name != ".structinit.lock"}
+
+
+@pytest.mark.parametrize("build, phrase", CLI_ROWS)
+def test_bad_command_line_is_one_line_exit_2_and_changes_nothing(build, phrase, tmp_path, capsys):
+    import contextlib
+
+    from keras_structinit import cli
+
+    with contextlib.ExitStack() as stack:
+        argv = build(tmp_path, stack)
+        before = _tree(tmp_path)
+        assert cli.main(argv) == 2
+        after = _tree(tmp_path)
+    err = capsys.readouterr().err
+    assert phrase in err, err[-2000:]
+    assert len(err.strip().splitlines()) == 1, err[-2000:]
+    assert len(err) < 3 * validation.SHOWN_CHARS, len(err)  # echoed input is clipped
+    assert after == before  # no folder made, no results.json, log.csv or backup touched
 
 
 # --- no code from data files or strings ------------------------------------------------------------

@@ -14,6 +14,7 @@ import functools
 import json
 import os
 import sys
+import threading
 
 import keras
 
@@ -230,8 +231,8 @@ def initialize_processes():
       coordinator's ``host:port``), ``KERAS_DISTRIBUTION_NUM_PROCESSES`` and
       ``KERAS_DISTRIBUTION_PROCESS_ID`` (checked by :func:`process_environment`), or, without
       them, what ``jax.distributed.initialize()`` detects itself (Cloud TPU pod slices, SLURM,
-      Open MPI). Peers that do not join within :func:`peer_timeout` seconds end the run with a
-      one-line ``RuntimeError``; a peer silent that long ends the others (JAX's heartbeat).
+      Open MPI). Peers that do not join within :func:`peer_timeout` seconds end the process with one
+      line (exit 1); a peer silent that long ends the others (JAX's heartbeat).
       Collectives between CPU devices go through gloo (``jax_cpu_collectives_implementation``).
     * TensorFlow: ``TF_CONFIG`` (its ``cluster`` and ``task``), through
       :func:`multi_worker_strategy`, which TensorFlow needs created before any other op runs.
@@ -253,25 +254,62 @@ def initialize_processes():
         # Asking JAX for its devices would start its backends too early: the CPU collectives are
         # set to gloo whatever the accelerator (they serve CPU arrays only).
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
-        # JAX's coordination client ends the process itself (SIGABRT, its own message) when the
-        # peers do not join in time: say first what is awaited and for how long.
+        where = coordinator or "the detected coordinator"
         who = "" if index is None else f" as process {index}"
-        print(f"Joining a run of {count or 'the detected'} processes{who} at "
-              f"{coordinator or 'the detected coordinator'}, waiting up to {timeout} s for the others "
-              "(STRUCTINIT_PEER_TIMEOUT)", file=sys.stderr, flush=True)
-        try:  # keras.distribution.initialize without its fixed timeouts
-            jax.distributed.initialize(coordinator_address=coordinator, num_processes=count, process_id=index,
-                                       initialization_timeout=timeout, heartbeat_timeout_seconds=timeout)
-        except Exception as err:  # JAX raises its runtime's error types
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise RuntimeError(f"The multi-process run could not start: {count or 'all'} processes did not "
-                               f"join {coordinator or 'the detected coordinator'} within {timeout} s "
-                               f"(STRUCTINIT_PEER_TIMEOUT): {validation.clipped(first, 300)}") from None
+        late = (f"The multi-process run could not start: {count or 'all'} processes did not join "
+                f"{where}{who} within {timeout} s (STRUCTINIT_PEER_TIMEOUT)")
+        with _join_deadline(timeout, late):
+            try:  # keras.distribution.initialize without its fixed timeouts
+                # JAX's own deadline is later than ours: at its deadline its coordination client
+                # aborts the process with a stack trace instead of raising.
+                jax.distributed.initialize(
+                    coordinator_address=coordinator, num_processes=count, process_id=index,
+                    initialization_timeout=timeout + JAX_DEADLINE_MARGIN, heartbeat_timeout_seconds=timeout)
+            except Exception as err:  # JAX raises its runtime's error types
+                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                raise RuntimeError(f"The multi-process run could not start at {where}{who}: "
+                                   f"{validation.clipped(first, 300)}") from None
         from keras.src.backend.jax.distribution_lib import initialize_rng
 
         initialize_rng()  # what keras.distribution.initialize does next: one seed on every process
         initialize_processes.done = True
     return jax.process_count(), jax.process_index()
+
+
+JAX_DEADLINE_MARGIN = 60
+"""Seconds JAX's own join deadline is given beyond :func:`peer_timeout` (ours ends the run first)."""
+JOIN_NOTICE_AFTER = 10
+"""Seconds of waiting for the peers before saying, once, what is awaited."""
+
+
+@contextlib.contextmanager
+def _join_deadline(timeout, message):
+    """Ends the process with ``message`` (one line, exit 1) if the block runs past ``timeout`` s.
+
+    The join blocks inside JAX's runtime with the GIL released, so a timer thread can end it;
+    ``os._exit`` skips JAX's exit hooks, which would print the unjoined service's errors.
+    """
+
+    def notice():
+        print(f"Waiting for the other processes (up to {timeout} s, STRUCTINIT_PEER_TIMEOUT)",
+              file=sys.stderr, flush=True)
+
+    def give_up():
+        sys.stdout.flush()
+        print(message, file=sys.stderr, flush=True)
+        os._exit(1)
+
+    timers = [threading.Timer(timeout, give_up)]
+    if timeout > 2 * JOIN_NOTICE_AFTER:
+        timers.append(threading.Timer(JOIN_NOTICE_AFTER, notice))
+    for timer in timers:
+        timer.daemon = True
+        timer.start()
+    try:
+        yield
+    finally:
+        for timer in timers:
+            timer.cancel()
 
 
 @functools.cache
