@@ -27,7 +27,8 @@ import zipfile
 import keras
 
 from keras_structinit import validation
-from keras_structinit.walker import find_kernels, model_function
+from keras_structinit.contract import model_function
+from keras_structinit.walker import find_kernels
 
 __all__ = ["FROZEN_RECORD", "freeze_spatial", "frozen_paths_in_file", "load_frozen_model",
            "portable_optimizers"]

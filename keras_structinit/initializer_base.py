@@ -1,4 +1,5 @@
-"""Seed handling shared by the package's random initializers, and the check of initializer arguments.
+"""Seed handling shared by the package's random initializers and model functions, and the check of
+initializer arguments.
 
 Follows the semantics of Keras' own random initializers: an ``int`` seed (or
 ``None``, which draws one int at construction) gives the same values on every
@@ -8,16 +9,44 @@ call; a ``keras.random.SeedGenerator`` gives fresh values on every call.
 from __future__ import annotations
 
 import random
+from numbers import Integral
 
 import keras
 
 from keras_structinit import validation
-from keras_structinit.walker import check_seed
+
+
+def check_seed(seed):
+    """``seed`` if it is ``None``, an int (returned as ``int``) or a ``keras.random.SeedGenerator``.
+
+    Int seeds must lie in ``[0, 2**32 - 1]`` (:func:`keras_structinit.validation.random_seed`):
+    Keras on JAX holds a seed as a uint32, so other ints would work on TensorFlow and
+    torch but overflow on JAX; every backend refuses them here instead.
+    """
+    if seed is None or isinstance(seed, keras.random.SeedGenerator):
+        return seed
+    expected = "None, an int in [0, 2**32 - 1] or a keras.random.SeedGenerator"
+    if not (isinstance(seed, Integral) and not isinstance(seed, bool)):
+        raise TypeError(f"`seed` must be {expected}. Received: seed={seed!r} of type {type(seed).__name__}")
+    low, high = validation.SEED_RANGE
+    if not low <= seed <= high:
+        raise ValueError(f"`seed` must be {expected}. Received: seed={seed!r}")
+    return int(seed)
+
+
+def seed_generator(seed):
+    """A ``keras.random.SeedGenerator`` from ``None``, an int or a generator.
+
+    An int gives a new generator seeded with it, so a call using it is
+    reproducible while successive draws differ.
+    """
+    seed = check_seed(seed)
+    return seed if isinstance(seed, keras.random.SeedGenerator) else keras.random.SeedGenerator(seed)
 
 
 class SeededInitializer(keras.Initializer):
     """A ``keras.Initializer`` holding a Keras-style ``seed``: ``None``, an int in ``[0, 2**32 - 1]``
-    or a ``keras.random.SeedGenerator`` (see :func:`~keras_structinit.walker.check_seed`)."""
+    or a ``keras.random.SeedGenerator`` (see :func:`check_seed`)."""
 
     def __init__(self, seed=None):
         self._init_seed = seed

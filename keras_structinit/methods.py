@@ -3,15 +3,16 @@
 A method is one folder: ``keras_structinit/<name>/method.py`` holding ``METHOD = Method(...)``
 (a third-party package declares the module holding its record under the entry-point
 group ``keras_structinit.methods``). The record names the method's init forms, its
-public exports per namespace, its serializable modules, the walker selectors it adds
-and its command-line subcommands; :func:`records` finds them, and the CLI's ``--init``
-help, the lazy exports of ``keras_structinit``, ``.initializers``, ``.callbacks`` and
-``.layers``, ``_registry`` and the walker's selectors read them (nothing else names a method).
+public exports per namespace, its serializable modules, the walker selectors it adds,
+its sections of ``structinit inspect`` and its command-line subcommands; :func:`records`
+finds them, and the CLI's ``--init`` help, the lazy exports of ``keras_structinit``,
+``.initializers``, ``.callbacks`` and ``.layers``, ``_registry``, :mod:`.inspection` and the
+walker's selectors read them (nothing else names a method, this module included).
 
 An init spec names one or more forms joined by ``+``, each ``NAME`` or
-``NAME:ARG``, e.g. ``"conv-cov:cifar-p2+mean-shift:0.2"``. Forms act on the model in
-stage order, whatever order the spec gives them (teacher weights, then spatial filters,
-then data-aligned convs, then MLP blocks), at most one form per stage. The first form
+``NAME:ARG``, e.g. ``"A:ARG+B"`` (the forms: ``docs/initialize.md``). Forms act on the model in
+stage order, whatever order the spec gives them (whole-model weights, then spatial filters,
+then data-measuring convs, then MLP blocks), at most one form per stage. The first form
 applied gets ``seed``; each later one a seed derived from the previous one
 (:func:`~keras_structinit.validation.derive_seed`), so adding a form never changes what
 the earlier ones draw.
@@ -38,6 +39,7 @@ __all__ = [
     "Command",
     "InitForm",
     "InitPart",
+    "Inspector",
     "Method",
     "PaperSetup",
     "Selector",
@@ -61,12 +63,12 @@ class InitForm:
     """One ``--init`` form.
 
     Attributes:
-        name: the form's name in a spec (``"conv-cov"``).
+        name: the form's name in a spec.
         summary: one line for ``--help``.
         apply: called as ``apply(model, value, *, data, seed)``; returns the variable paths it
             wrote (each applier imports its method when called).
         stage: one of :data:`STAGES` (when it acts, and what it competes with).
-        arg: the argument's placeholder (``"PRESET"``), ``None`` for a form without one.
+        arg: the argument's placeholder (``"PATH"``), ``None`` for a form without one.
         default: the argument when the spec omits it (a callable is called then); ``None``
             makes it required.
         parse: ``str -> value``; raises ``ValueError`` (its message is put after the form).
@@ -77,8 +79,8 @@ class InitForm:
         targets: what the form acts on, as ``walker`` selectors (for checks and docs).
         needs_data: the form measures images (``initialize(..., data=images)``).
         base: a form applied first (without an argument) when the spec has no form of its
-            stage: ``mean-shift`` shifts the ``torch-default`` MLP kernels (so ``mean-shift:0``
-            is ``torch-default``); ``None`` for a form that stands alone.
+            stage (e.g. the weights that a form shifting MLP kernels starts from); ``None`` for none.
+        alone: a spec naming this form names no other.
     """
 
     name: str
@@ -94,6 +96,7 @@ class InitForm:
     targets: tuple = ()
     needs_data: bool = False
     base: str | None = None
+    alone: bool = False
 
     def usage(self):
         """``name``, ``name[:ARG]`` or ``name:ARG``."""
@@ -144,6 +147,33 @@ class Command:
     module: str
 
 
+@dataclass(frozen=True)
+class Inspector:
+    """A section that a method adds to the report of :func:`keras_structinit.inspection.inspect`
+    (``structinit inspect``), or its part of another method's section.
+
+    Attributes:
+        section: the section's key in the report (``report.<section>``, ``to_dict()[section]``).
+        function: ``"module:function"`` (the module relative to the record's package when it starts
+            with ``.``), imported when a model is inspected. A section's function is called as
+            ``f(model, *, data, parts)``, ``parts`` being the loaded functions of the parts added
+            to it, and returns the section (:mod:`keras_structinit.inspection` says what it holds);
+            a part's function is called as the section's function documents.
+        order: where the section comes in the report, lower first (unused for a part).
+        part: the function adds to ``section``, which another record declares.
+    """
+
+    section: str
+    function: str
+    order: int = 0
+    part: bool = False
+
+    def load(self):
+        """The function that ``function`` names (its module imported now)."""
+        module, _, name = self.function.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
 #: What a :class:`PaperSetup` may set besides the :class:`~keras_structinit.recipes.RecipeConfig`
 #: fields of a CIFAR recipe: the model, its builder's arguments, the init, frozen filters, the
 #: training-set size.
@@ -181,11 +211,11 @@ class Method:
     """One method, declared once in its package's ``method.py`` as ``METHOD``.
 
     Attributes:
-        name: short name (``"covariance"``).
+        name: short name (``"toy"``).
         title: one line (what it does).
         paper: the paper it implements.
-        package: the package holding it (``"keras_structinit.covariance"``).
-        docs: its user guide, relative to the repository (``"docs/covariance.md"``).
+        package: the package holding it (``"keras_structinit.toy"``).
+        docs: its user guide, relative to the repository (``"docs/toy.md"``).
         forms: its :class:`InitForm` records.
         exports: ``{public name: module}`` of the package's lazily imported objects
             (a module starting with ``.`` is relative to ``package``).
@@ -197,6 +227,11 @@ class Method:
         selectors: :class:`Selector` records the walker gains.
         commands: :class:`Command` records the ``structinit`` command line gains.
         setups: :class:`PaperSetup` records of the paper's experiments (``--paper``).
+        inspectors: :class:`Inspector` records of its sections of ``structinit inspect``.
+        pure: its modules that import neither Keras nor a backend (relative allowed; ``"."`` is
+            the package itself); a test imports each alone.
+        order: where its forms come in ``--help`` and its record in :func:`records`: lower
+            first, then by folder name.
     """
 
     name: str
@@ -212,6 +247,9 @@ class Method:
     selectors: tuple = ()
     commands: tuple = ()
     setups: tuple = ()
+    inspectors: tuple = ()
+    pure: tuple = ()
+    order: int = 1
 
     def __post_init__(self):
         absolute = functools.partial(importlib.util.resolve_name, package=self.package)
@@ -219,6 +257,9 @@ class Method:
         object.__setattr__(self, "serializable", tuple(absolute(m) for m in self.serializable))
         object.__setattr__(self, "commands", tuple(
             dataclasses.replace(c, module=absolute(c.module)) for c in self.commands))
+        object.__setattr__(self, "inspectors", tuple(
+            dataclasses.replace(i, function=absolute(i.function)) for i in self.inspectors))
+        object.__setattr__(self, "pure", tuple(absolute(m) for m in self.pure))
         unknown = [n for names in self.public.values() for n in names if n not in self.exports]
         unknown += [n for n in self.model_functions if n not in self.exports]
         if unknown or set(self.public) - set(NAMESPACES):
@@ -243,8 +284,10 @@ def _record_of(obj, where):
 
 @functools.cache
 def records():
-    """Every :class:`Method`: the core's, this package's methods (by folder name), then plug-ins."""
-    found = [CORE] + [_record_of(importlib.import_module(m), m) for m in _builtin_record_modules()]
+    """Every :class:`Method`: the core's, this package's methods (by :attr:`Method.order`, then folder
+    name), then plug-ins."""
+    builtin = [_record_of(importlib.import_module(m), m) for m in _builtin_record_modules()]
+    found = [CORE] + sorted(builtin, key=lambda r: r.order)
     for point in sorted(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
         found.append(_record_of(point.load(), f"entry point {point.name!r} ({point.value})"))
     names = [r.name for r in found]
@@ -287,6 +330,19 @@ _hooks.record_selectors = selectors  # the walker's lookup of the records' selec
 def commands():
     """``{name: Command}`` that the records add to the command line."""
     return {command.name: command for record in records() for command in record.commands}
+
+
+def inspectors():
+    """``{section: (Inspector, [its parts])}`` that the records add to ``structinit inspect``, in the
+    sections' order."""
+    found = [i for record in records() for i in record.inspectors]
+    sections = {i.section: (i, []) for i in sorted(found, key=lambda i: i.order) if not i.part}
+    for part in (i for i in found if i.part):
+        if part.section not in sections:
+            raise ValueError(f"inspector {part.function!r} adds to section {part.section!r}, which no "
+                             f"record declares; sections: {sorted(sections)}")
+        sections[part.section][1].append(part)
+    return sections
 
 
 # ------------------------------------------------------------------ argument parsers for records
@@ -333,61 +389,37 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-# ------------------------------------------------------------------ the core's own forms
+# ------------------------------------------------------------------ the core's own record
 
 
 def _default(model, value, *, data, seed):
     return []
 
 
-def _torch_default(model, value, *, data, seed):
-    from keras_structinit.torch_default import apply_torch_default
-
-    return apply_torch_default(model, seed=seed)
-
-
-def _torch_default_depthwise(model, value, *, data, seed):
-    from keras_structinit.torch_default import apply_torch_uniform
-
-    return apply_torch_uniform(model, seed=seed)
-
-
-#: The record of what the core itself provides: the baseline forms and PyTorch's default init.
+#: What the core itself provides: the ``default`` form (no init: what the command line runs without
+#: ``--init``) and the functions that act on any model.
 CORE = Method(
     name="core",
-    title="the builders' own initialization and PyTorch's default uniform init (the papers' baseline)",
-    paper="PyTorch's default init of conv and Linear layers, U[-1/sqrt(fan_in), 1/sqrt(fan_in)]",
+    title="the builders' own initialization; initializing any model by spec, freezing, redrawing",
+    paper="none: the package's own functions",
     package=__package__,
     docs="docs/initialize.md",
-    forms=(
-        InitForm("default", "the model builder's own initialization", _default, "weights"),
-        InitForm("torch-default", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on every conv and "
-                 "Dense kernel and bias (the papers' baseline)", _torch_default, "weights"),
-        InitForm("torch-default-depthwise", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on the "
-                 "depthwise kernels only", _torch_default_depthwise, "spatial", targets=("depthwise",)),
-    ),
+    forms=(InitForm("default", "the model builder's own initialization", _default, "weights", alone=True),),
     exports={
-        "TorchDefaultUniform": ".torch_default",
-        "apply_torch_default": ".torch_default",
-        "apply_torch_uniform": ".torch_default",
         "freeze_spatial": ".freezing",
         "reinitialize": ".reinit",
         "load_frozen_model": ".freezing",
         "initialize": ".methods",
         "parse_init_spec": ".methods",
     },
-    public={
-        "": ("apply_torch_default", "apply_torch_uniform", "freeze_spatial", "load_frozen_model",
-             "initialize", "parse_init_spec", "reinitialize"),
-        "initializers": ("TorchDefaultUniform", "apply_torch_default"),
-    },
-    model_functions=("apply_torch_default", "apply_torch_uniform", "freeze_spatial", "reinitialize"),
-    serializable=(".torch_default",),
+    public={"": ("freeze_spatial", "load_frozen_model", "initialize", "parse_init_spec", "reinitialize")},
+    model_functions=("freeze_spatial", "reinitialize"),
+    pure=(".", ".methods", ".validation", ".datasets", ".arguments"),
 )
 
 
 def form_usage():
-    """``"default | torch-default | conv-cov[:PRESET] | ..."``: the forms for a help text."""
+    """``"NAME | NAME[:ARG] | NAME:ARG | ..."``: every form's usage, for a help text."""
     return " | ".join(form.usage() for form in init_forms().values())
 
 
@@ -395,13 +427,13 @@ def parse_init_spec(spec):
     """The :class:`InitPart` list of ``spec``, in the order the forms are applied.
 
     ``ValueError`` (one line, naming the bad part and the forms) for an
-    unknown form, a bad or missing argument, ``default`` combined with
-    another form, or two forms of one stage; ``TypeError`` for a non-str. A form's
-    :attr:`InitForm.base` is added when no form of the base's stage is given.
+    unknown form, a bad or missing argument, a form that stands alone
+    (:attr:`InitForm.alone`) combined with another, or two forms of one stage;
+    ``TypeError`` for a non-str. A form's :attr:`InitForm.base` is added when no
+    form of the base's stage is given.
 
-    Example:
-        >>> [(p.name, p.value) for p in parse_init_spec("mean-shift:0.1+conv-cov")]
-        [('torch-default', None), ('conv-cov', 'cifar-p2'), ('mean-shift', 0.1)]
+    Example (``docs/initialize.md`` lists the forms):
+        >>> [(p.name, p.value) for p in parse_init_spec(spec)]
     """
     validation.text(spec, "init")
     parts = []
@@ -426,8 +458,10 @@ def parse_init_spec(spec):
                 raise ValueError(f"`init` part {shown_part}: {name} {validation.clipped(str(err))}. "
                                  f"Received: init={received}") from None
         parts.append(InitPart(form, value))
-    if len(parts) > 1 and any(p.name == "default" for p in parts):
-        raise ValueError(f"`init` 'default' cannot be combined with other forms. Received: init={received}")
+    alone = [p.name for p in parts if p.form.alone]
+    if len(parts) > 1 and alone:
+        raise ValueError(f"`init` {alone[0]!r} cannot be combined with other forms. "
+                         f"Received: init={received}")
     stages = [p.form.stage for p in parts]
     repeated = sorted({s for s in stages if stages.count(s) > 1})
     if repeated:
@@ -483,15 +517,15 @@ def initialize(model, spec, *, data=None, seed=None):
     Args:
         model: a built ``keras.Model`` (the package's, keras.applications,
             KerasHub or your own).
-        spec: an init spec (``"conv-cov+mean-shift"``, see :func:`parse_init_spec`
+        spec: an init spec (forms joined by ``+``, see :func:`parse_init_spec`
             and :func:`init_forms`), or the list it parses to.
         data: images ``(N, H, W, C)`` as the model's input is scaled, for the
-            forms that measure them (``data-aligned``).
+            forms that measure them (:attr:`InitForm.needs_data`).
         seed: ``None`` or an int; each later form gets a seed derived from it.
 
     Example:
         >>> model = keras.applications.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10)
-        >>> paths = keras_structinit.initialize(model, "conv-cov+mean-shift", seed=0)
+        >>> paths = keras_structinit.initialize(model, spec, seed=0)  # spec: see docs/initialize.md
     """
     paths = [path for _, written in apply_parts(model, spec, data=data, seed=seed) for path in written]
     return list(dict.fromkeys(paths))
@@ -502,13 +536,11 @@ def _spec_parts(spec):
         return parse_init_spec(spec)
     if isinstance(spec, (list, tuple)) and all(isinstance(p, InitPart) for p in spec):
         return list(spec)
-    hint = ("; join forms with '+', e.g. 'conv-cov+mean-shift'" if isinstance(spec, (list, tuple))
-            and all(isinstance(p, str) for p in spec) else "")
-    raise TypeError(f"`spec` must be an init spec (a str such as 'conv-cov+mean-shift') or the list of "
+    hint = (f"; join forms with '+', e.g. {validation.shown('+'.join(spec), 200)}"
+            if isinstance(spec, (list, tuple)) and spec and all(isinstance(p, str) for p in spec) else "")
+    raise TypeError(f"`spec` must be an init spec (a str such as 'NAME+NAME:ARG') or the list of "
                     f"InitPart that parse_init_spec returns. Received: spec={validation.shown(spec, 200)} "
                     f"of type {type(spec).__name__}{hint}")
-
-
 
 
 def apply_parts(model, spec, *, data=None, seed=None):

@@ -13,7 +13,7 @@ import zipfile
 
 import keras
 
-from keras_structinit import walker
+from keras_structinit.contract import check_model
 
 __all__ = ["APPLICATIONS", "MODEL_FORMS", "application_builder", "load_model"]
 
@@ -63,7 +63,7 @@ def load_model(spec, *, name="model", **kwargs):
     >>> model = load_model("/data/presets/vit_small")   # KerasHub preset directory
     """
     if isinstance(spec, keras.Model):
-        return walker.check_model(spec, name)
+        return check_model(spec, name)
     if not isinstance(spec, (str, os.PathLike)):
         raise TypeError(f"`{name}` must be {MODEL_FORMS}. Received: {name}={spec!r}")
     spec = os.fspath(spec)

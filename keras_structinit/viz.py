@@ -1,7 +1,7 @@
-"""Plots of covariances, filters and learning curves (needs the ``viz`` extra).
+"""Plots of filters, values over depth and learning curves (needs the ``viz`` extra).
 
 Each function writes one image to ``path`` atomically and refuses to replace an
-existing file unless ``overwrite=True``.
+existing file unless ``overwrite=True`` (:func:`save_figure`, which the methods' own plots use too).
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import math
 
 import numpy as np
 
-from keras_structinit.covariance import vector_to_block
 from keras_structinit.io_utils import atomic_path, check_output
 
 
-def _pyplot():
+def pyplot():
+    """``matplotlib.pyplot`` on the Agg backend; an ``ImportError`` naming the extra without it."""
     try:
         import matplotlib
 
@@ -27,8 +27,10 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path, overwrite):
-    plt = _pyplot()
+def save_figure(fig, path, overwrite):
+    """Writes ``fig`` to ``path`` atomically (refused where a file exists, unless ``overwrite``) and
+    closes it; returns ``path``."""
+    plt = pyplot()
     try:
         check_output(path, "path", overwrite=overwrite)
     except ValueError:
@@ -46,43 +48,6 @@ METRIC_LABELS = {
     "val_loss": "validation loss",
     "val_accuracy": "validation accuracy",
 }
-
-
-def plot_covariances(covariances, kernel_size, titles, path, title=None, overwrite=False):
-    """Block-form covariances side by side, as in Fig. 5 of Trockman et al.
-
-    Each panel is one ``(kh kw) x (kh kw)`` covariance drawn as ``kh x kw``
-    blocks: block ``(i, j)`` shows the covariance of pixel ``(i, j)`` with
-    every pixel of the filter, laid out as a ``kh x kw`` image; thin lines
-    separate blocks. One shared, symmetric colour scale with a colorbar.
-
-    Args:
-        covariances: list of vector-form ``Sigma'`` matrices.
-        kernel_size: ``(kh, kw)`` or int.
-        titles: one title per matrix.
-        path: output image path.
-        title: a line above the panels (default: how to read them).
-        overwrite: replace an existing file at ``path`` (otherwise a ``ValueError``).
-    """
-    plt = _pyplot()
-    kh, kw = (kernel_size, kernel_size) if isinstance(kernel_size, int) else kernel_size
-    fig, axes = plt.subplots(1, len(covariances), figsize=(3.2 * len(covariances) + 0.8, 3.8), squeeze=False)
-    blocks = [vector_to_block(cov, (kh, kw)) for cov in covariances]
-    limit = max(np.abs(b).max() for b in blocks)
-    for ax, block, panel_title in zip(axes[0], blocks, titles, strict=True):
-        image = ax.imshow(block, cmap="RdBu_r", vmin=-limit, vmax=limit, interpolation="nearest")
-        for b in range(1, kh):
-            ax.axhline(b * kh - 0.5, color="k", lw=0.3)
-        for b in range(1, kw):
-            ax.axvline(b * kw - 0.5, color="k", lw=0.3)
-        ax.set_title(panel_title, fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="covariance")
-    fig.suptitle(
-        title or f"{kh * kw}x{kh * kw} filter covariance drawn as {kh}x{kw} blocks: "
-        f"block (i, j) = covariance of pixel (i, j) with every pixel", fontsize=9)
-    return _save(fig, path, overwrite)
 
 
 def _filter_grid(filters, cols, rows):
@@ -107,7 +72,7 @@ def plot_filters(kernels, titles, path, num_filters=32, title=None, overwrite=Fa
     filters of a kernel with ``a = 3`` input channels as one colour image (0 maps to grey), as the
     random-label paper shows first-layer filters and the data's eigenvectors (Maennel et al., Fig. 2).
     """
-    plt = _pyplot()
+    plt = pyplot()
     cols = 8
     rows = math.ceil(num_filters / cols)
     fig, axes = plt.subplots(
@@ -131,7 +96,7 @@ def plot_filters(kernels, titles, path, num_filters=32, title=None, overwrite=Fa
         fig.colorbar(image, ax=axes[:, 0].tolist(), shrink=0.8, label="weight / max |weight| of its filter")
     if title:
         fig.suptitle(title, fontsize=9)
-    return _save(fig, path, overwrite)
+    return save_figure(fig, path, overwrite)
 
 
 def plot_over_depth(panels, path, title=None, overwrite=False):
@@ -140,7 +105,7 @@ def plot_over_depth(panels, path, title=None, overwrite=False):
     ``panels``: ``{y label: {series label: (depths, values)}}``, e.g. the fitted ``sigma`` and the
     variance entropy of the depthwise and the ``k x k`` convs (the covariance paper's Fig. 6 view).
     """
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(4.5 * len(panels), 3.2), squeeze=False)
     for ax, (label, series) in zip(axes[0], panels.items(), strict=True):
         for name, (depths, values) in series.items():
@@ -152,7 +117,7 @@ def plot_over_depth(panels, path, title=None, overwrite=False):
             ax.legend(fontsize=8)
     if title:
         fig.suptitle(title, fontsize=9)
-    return _save(fig, path, overwrite)
+    return save_figure(fig, path, overwrite)
 
 
 def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss"), title=None, overwrite=False):
@@ -160,7 +125,7 @@ def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss"), titl
 
     ``title``: a line above the panels, e.g. which data the runs used.
     """
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.ticker import MaxNLocator
 
     fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.2), squeeze=False)
@@ -176,4 +141,4 @@ def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss"), titl
         ax.legend(fontsize=8)
     if title:
         fig.suptitle(title, fontsize=9)
-    return _save(fig, path, overwrite)
+    return save_figure(fig, path, overwrite)

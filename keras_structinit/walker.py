@@ -1,12 +1,9 @@
 """The one model walker: finds the layers and variables a method acts on.
 
-Every public function that changes a model has the same shape::
-
-    apply_X(model, *, layers=None, seed=None, ...) -> list[str]   # variable paths
-
-and gets its targets from :func:`find` (or :func:`find_kernels`), which walks nested
-models, layers that own sub-layers (KerasHub blocks) and shared layers (visited once) in
-model order, asking a *selector* for each layer's variable. The walker's own selectors:
+Every function that changes a model (:mod:`keras_structinit.contract`) gets its targets from
+:func:`find` (or :func:`find_kernels`), which walks nested models, layers that own sub-layers
+(KerasHub blocks) and shared layers (visited once) in model order, asking a *selector* for each
+layer's variable. The walker's own selectors:
 
 * ``"depthwise"``: the spatial kernel of ``DepthwiseConv1D/2D``, the depthwise
   kernel of ``SeparableConv1D/2D``, and ``Conv1D/2D/3D`` kernels with
@@ -26,27 +23,23 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import math
-from numbers import Integral
 
 import keras
 
 from keras_structinit import _hooks, validation
+from keras_structinit.contract import check_model
 
 __all__ = [
     "KINDS",
     "SPATIAL_KERNEL",
-    "check_model",
     "dense_kernel",
     "depthwise_kernel",
     "find",
     "find_kernels",
     "is_depthwise_layout",
     "iter_layers",
-    "model_function",
     "own_variables",
-    "seed_generator",
     "resolve_layers",
     "selector",
     "spatial_kernel",
@@ -177,21 +170,6 @@ def selector(which):
     return found.find, found.singular, found.description
 
 
-def check_model(model, name="model"):
-    """``TypeError`` unless ``model`` is a Keras layer/model, ``ValueError`` unless built."""
-    if not isinstance(model, keras.layers.Layer):
-        raise TypeError(
-            f"`{name}` must be a keras.Model or keras.layers.Layer. "
-            f"Received: {name} of type {type(model).__name__}"
-        )
-    if not model.built:
-        raise ValueError(
-            f"`{name}` ({model.name}) must be built before its variables can be changed: "
-            "call it on data or build it with an input shape."
-        )
-    return model
-
-
 def find_kernels(model, which="depthwise", layers=None, *, name="model"):
     """``[(layer, kernel_variable), ...]`` of ``which`` kind, in model order.
 
@@ -266,43 +244,3 @@ def _restrict(found, model, layers, singular, description):
             )
         wanted.add(id(item))
     return [(layer, kernel) for layer, kernel in found if id(layer) in wanted]
-
-
-def check_seed(seed):
-    """``seed`` if it is ``None``, an int (returned as ``int``) or a ``keras.random.SeedGenerator``.
-
-    Int seeds must lie in ``[0, 2**32 - 1]`` (:func:`keras_structinit.validation.random_seed`):
-    Keras on JAX holds a seed as a uint32, so other ints would work on TensorFlow and
-    torch but overflow on JAX; every backend refuses them here instead.
-    """
-    if seed is None or isinstance(seed, keras.random.SeedGenerator):
-        return seed
-    expected = "None, an int in [0, 2**32 - 1] or a keras.random.SeedGenerator"
-    if not (isinstance(seed, Integral) and not isinstance(seed, bool)):
-        raise TypeError(f"`seed` must be {expected}. Received: seed={seed!r} of type {type(seed).__name__}")
-    low, high = validation.SEED_RANGE
-    if not low <= seed <= high:
-        raise ValueError(f"`seed` must be {expected}. Received: seed={seed!r}")
-    return int(seed)
-
-
-def seed_generator(seed):
-    """A ``keras.random.SeedGenerator`` from ``None``, an int or a generator.
-
-    An int gives a new generator seeded with it, so a call using it is
-    reproducible while successive draws differ.
-    """
-    seed = check_seed(seed)
-    return seed if isinstance(seed, keras.random.SeedGenerator) else keras.random.SeedGenerator(seed)
-
-
-def model_function(fn):
-    """Decorator for ``apply_X(model, *, layers=None, seed=None, ...)``: checks ``model``
-    (a built Keras layer or model) before ``fn`` runs."""
-
-    @functools.wraps(fn)
-    def wrapper(model, *args, **kwargs):
-        check_model(model)
-        return fn(model, *args, **kwargs)
-
-    return wrapper

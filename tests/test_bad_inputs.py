@@ -354,7 +354,7 @@ ROWS = [
     row(lambda m: ks.walker.find_kernels(m, which="x"), CONV, ValueError, "`which`", "find_kernels-unknown"),
     row(lambda m: ks.lc.find_pointwise_kernels(m), CONV, ValueError, "has no LC blocks",
         "find_pointwise_kernels-model-without-lc"),
-    row(lambda s: ks.walker.check_seed(s), "1", TypeError, "`seed`", "check_seed-str"),
+    row(lambda s: ks.initializer_base.check_seed(s), "1", TypeError, "`seed`", "check_seed-str"),
     # --- LC blocks ------------------------------------------------------------------------------------
     row(lambda m: ks.lc.fold_model(m), 3, TypeError, "`model`", "fold_model-int"),
     row(lambda m: ks.lc.apply_pointwise_l1(m), DENSE, ValueError, "has no LC blocks",

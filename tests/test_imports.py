@@ -1,4 +1,5 @@
-"""Import structure: no cycles, Keras-free math, lazy namespaces, registration on Keras import."""
+"""Import structure: the package's layers and no cycles (:mod:`architecture`), Keras-free math, lazy
+namespaces, registration on Keras import."""
 
 import importlib.util
 import json
@@ -11,8 +12,9 @@ import keras
 import pytest
 
 import keras_structinit
-from keras_structinit import _registry
+from keras_structinit import _registry, methods
 
+import architecture
 from conftest import once_per_suite
 
 BACKEND_MODULES = ("keras", "tensorflow", "jax", "torch")
@@ -125,28 +127,76 @@ def test_forked_imports_report_a_broken_module(tmp_path):
     assert "No module named 'keras_structinit.no_such_module'" in failed["broken_module_for_test"]
 
 
-@pytest.mark.parametrize(
-    "module",
-    [
-        "keras_structinit",
-        "keras_structinit.alignment",
-        "keras_structinit.alignment.patches",
-        "keras_structinit.covariance",
-        "keras_structinit.covariance.closed_form",
-        "keras_structinit.covariance.bank",
-        "keras_structinit.lc",
-        "keras_structinit.lc.counting",
-        "keras_structinit.mimetic",
-        "keras_structinit.mimetic.shift",
-        "keras_structinit.validation",
-        "keras_structinit.datasets",
-    ],
-)
+#: Every module that imports neither Keras nor a backend, as the records declare (``Method.pure``).
+PURE_MODULES = sorted({module for record in methods.records() for module in record.pure})
+
+
+def test_every_method_package_is_pure_and_lists_its_math():
+    for record in methods.records():
+        assert record.package in record.pure, record.name  # importing a method loads no backend
+        assert record.name == "core" or record.name == architecture.BASELINE or len(record.pure) > 1
+    assert {"keras_structinit.selection.indices", "keras_structinit.selection.resample"} <= set(PURE_MODULES)
+
+
+@pytest.mark.parametrize("module", PURE_MODULES)
 def test_pure_modules_import_no_backend(module):
     code = f"import sys, {module}; print(sorted(m for m in {BACKEND_MODULES!r} if m in sys.modules))"
     result = fresh(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+# ------------------------------------------------------------------ layers and cycles (see architecture.py)
+
+
+def test_no_import_from_a_lower_layer_to_a_higher_one():
+    """core < methods < models < recipes < cli < facade, imports inside functions and relative imports
+    included; methods stay apart (but for the baseline) and drivers import no method."""
+    assert architecture.wrong_imports() == []
+
+
+def test_every_layer_holds_modules():
+    """The layer map sees the method folders (the baseline's included) and every layer."""
+    layers = {architecture.layer(architecture.module_name(p)) for p in architecture.source_files()}
+    assert {name for name, _ in layers} == set(architecture.LAYERS)
+    assert {method for _, method in layers if method} == architecture.method_packages()
+    assert architecture.BASELINE in architecture.method_packages()
+    assert architecture.layer("keras_structinit.baseline.torch_default") == ("methods", "baseline")
+    assert architecture.layer("keras_structinit.inspection") == ("methods", None)
+
+
+@pytest.mark.parametrize("module, source, wrong", [
+    ("keras_structinit.walker", "def f():\n    from keras_structinit.methods import records\n", True),
+    ("keras_structinit.walker", "from . import validation\n", False),
+    ("keras_structinit.io_utils", "from .recipes import config\n", True),
+    ("keras_structinit.covariance.fit", "def f():\n    from ..lc import folding\n", True),
+    ("keras_structinit.covariance.fit", "from ..baseline import torch_default\n", False),
+    ("keras_structinit.covariance.fit", "from keras_structinit import initializers\n", True),
+    ("keras_structinit.covariance.fit", "from keras_structinit.inspection import values\n", False),
+    ("keras_structinit.inspection", "import keras_structinit.mimetic.inspect\n", True),
+    ("keras_structinit.models.vit", "X = 'keras_structinit.recipes.cifar'\n", True),
+    ("keras_structinit.recipes.cifar", "from keras_structinit.models import vit\n", False),
+    ("keras_structinit.recipes.cifar", "from ..cli import train\n", True),
+])
+def test_the_layer_check_sees_an_upward_import(tmp_path, module, source, wrong):
+    path = tmp_path / "module.py"
+    path.write_text(source)
+    assert bool(architecture.wrong_imports([(path, module)])) is wrong
+
+
+@pytest.mark.parametrize("module_level", [True, False], ids=["module-level", "with-function-imports"])
+def test_no_import_cycle(module_level):
+    """The modules' imports form no cycle: those run at import, and with the imports inside functions
+    and the modules named in strings (issue 50: three circles had grown back through those)."""
+    edges = architecture.graph(module_level)
+    assert "keras_structinit.baseline.torch_default" in edges
+    assert architecture.cycle(edges) is None
+
+
+def test_the_cycle_check_finds_a_cycle():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert architecture.cycle(edges) == ["a", "b", "c", "a"]
+    assert architecture.cycle({"a": {"b"}, "b": set()}) is None
 
 
 @once_per_suite("registration does not depend on the backend")

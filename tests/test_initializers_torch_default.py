@@ -1,5 +1,7 @@
 """TorchDefaultUniform: PyTorch's default conv/linear initialization."""
 
+import zipfile
+
 import keras
 import numpy as np
 import pytest
@@ -115,3 +117,22 @@ def test_fan_ins_are_pytorchs():
         "up/kernel": torch.nn.ConvTranspose2d(8, 4, 2), "head/kernel": torch.nn.Linear(4, 5)}
     for path, layer in torch_layers.items():
         assert fan_in(layer.weight)[0] == FAN_INS[path], path
+
+
+def test_a_keras_file_saved_before_the_baseline_folder_still_loads(tmp_path):
+    """``TorchDefaultUniform`` moved from ``keras_structinit.torch_default`` to ``.baseline``; files
+    saved before name the old module, and load through the registered name, which did not change."""
+    assert keras.saving.get_registered_name(TorchDefaultUniform) == "keras_structinit>TorchDefaultUniform"
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(
+        3, kernel_initializer=TorchDefaultUniform(fan_in=4, seed=2))])
+    model.save(tmp_path / "new.keras")
+    with zipfile.ZipFile(tmp_path / "new.keras") as new, zipfile.ZipFile(tmp_path / "old.keras", "w") as old:
+        for item in new.infolist():
+            data = new.read(item)
+            if item.filename == "config.json":
+                moved = b'"keras_structinit.baseline.torch_default"'
+                assert moved in data
+                data = data.replace(moved, b'"keras_structinit.torch_default"')
+            old.writestr(item, data)
+    loaded = keras.saving.load_model(tmp_path / "old.keras").layers[0].kernel_initializer
+    assert type(loaded) is TorchDefaultUniform and loaded.fan_in == 4

@@ -1,7 +1,7 @@
 """A method is one record: what derives from the records, the contract every model function keeps,
-the layering of the package, and a sixth method added as one folder (a plug-in) with nothing else edited."""
+and a sixth method added as one folder (a plug-in) with nothing else edited. The package's layering
+and import cycles: ``tests/test_imports.py``."""
 
-import ast
 import inspect
 import os
 import re
@@ -16,6 +16,8 @@ import pytest
 
 import keras_structinit as ks
 from keras_structinit import _registry, methods
+
+import architecture
 
 PACKAGE = Path(ks.__file__).parent
 METHODS = [r for r in methods.records() if r.name != "core"]
@@ -70,104 +72,42 @@ def _method_tokens():
     return re.compile("|".join(tokens))
 
 
+#: The drivers: they run the methods (init specs, ``structinit inspect``) through the records alone.
+DRIVERS = ("methods.py", "inspection.py")
+
+
+def _method_words():
+    """Each method's name, package and forms as whole words (the drivers do not even mention one)."""
+    words = {w for r in METHODS for w in (r.name, r.package.rsplit(".", 1)[-1], *(f.name for f in r.forms))}
+    return re.compile("|".join(rf"(?<![\w-]){re.escape(w)}(?![\w-])" for w in sorted(words)))
+
+
 def test_no_method_is_named_outside_the_records():
-    """The CLI, the walker, the registry and the lazy namespaces reach methods through the records."""
+    """The CLI, the walker, the registry, the lazy namespaces and the drivers reach methods through the
+    records: no line names a method's package or form, no import reaches a method's package (relative
+    imports included), and the drivers name no method even in prose."""
     files = [*sorted((PACKAGE / "cli").glob("*.py")), *(PACKAGE / name for name in (
         "walker.py", "_registry.py", "__init__.py", "callbacks.py", "initializers/__init__.py",
-        "layers/__init__.py"))]
-    pattern = _method_tokens()
+        "layers/__init__.py", *DRIVERS))]
+    pattern, words = _method_tokens(), _method_words()
     found = [f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
              for path in files for n, line in enumerate(path.read_text().splitlines(), 1)
-             if pattern.search(line)]
+             if pattern.search(line) or (path.name in DRIVERS and words.search(line))]
+    packages = {r.package for r in METHODS}
+    found += [f"{path.relative_to(PACKAGE)} imports {target}" for path in files
+              for target in architecture.imports(path)
+              if any(target == p or target.startswith(p + ".") for p in packages)]
     assert found == []
 
 
-# ------------------------------------------------------------------ layering
-
-#: Levels, lowest first: a module may import its own level and those below (and, at the method
-#: level, only its own method). A method's ``cli.py`` is its command line, at the CLI level.
-LEVELS = ("core", "methods", "namespaces", "models", "cli", "facade")
-
-
-def _level(module):
-    parts = module.split(".")
-    if module in ("keras_structinit", "keras_structinit._registry"):
-        return "facade", None
-    if len(parts) == 2 and parts[1] in ("callbacks", "initializers"):
-        return "namespaces", None
-    top = parts[1] if len(parts) > 1 else ""
-    if top == "cli" or (top in _method_packages() and parts[-1] == "cli"):
-        return "cli", None
-    if top in _method_packages():
-        return "methods", top
-    if top in ("models", "recipes", "viz", "inspection"):
-        return "models", None
-    return "core", None
-
-
-def _method_packages():
-    return {r.package.rsplit(".", 1)[-1] for r in METHODS}
-
-
-def _imports(path, module_level=False):
-    """Every ``keras_structinit`` module ``path`` imports, at module level or inside functions,
-    including modules named in strings (lazy imports); with ``module_level``, only the import
-    statements run when the module itself is imported."""
-    nodes = ast.parse(path.read_text()).body if module_level else ast.walk(ast.parse(path.read_text()))
-    for node in nodes:
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("keras_structinit"):
-            for alias in node.names:
-                full = f"{node.module}.{alias.name}"
-                yield full if _is_module(full) else node.module
-        elif isinstance(node, ast.Import):
-            yield from (a.name for a in node.names if a.name.startswith("keras_structinit"))
-        elif (not module_level and isinstance(node, ast.Constant) and isinstance(node.value, str)
-              and re.fullmatch(r"keras_structinit(\.\w+)+", node.value)):
-            yield node.value
-
-
-def _is_module(name):
-    relative = Path(*name.split(".")[1:])
-    return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
-
-
-def test_no_module_imports_one_above_it_and_methods_stay_apart():
-    wrong = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        level, method = _level(module)
-        for target in _imports(path):
-            t_level, t_method = _level(target)
-            if LEVELS.index(t_level) > LEVELS.index(level) or (method and t_method and t_method != method):
-                wrong.append(f"{module} ({level}) imports {target} ({t_level})")
-    assert sorted(set(wrong)) == []
-
-
-@pytest.mark.parametrize("module_level", [True, False], ids=["module-level", "with-function-imports"])
-def test_no_import_cycle(module_level):
-    """The modules' imports form no cycle: those run at import, and with the imports inside functions
-    and the modules named in strings (issue 50: three circles had grown back through those)."""
-    graph = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        graph[module] = {t for t in _imports(path, module_level=module_level) if t != module}
-    done, stack = set(), []
-
-    def visit(module):
-        if module in stack:
-            pytest.fail("import cycle: " + " -> ".join(stack[stack.index(module):] + [module]))
-        if module in done or module not in graph:
-            return
-        stack.append(module)
-        for target in sorted(graph[module]):
-            visit(target)
-        stack.pop()
-        done.add(module)
-
-    for module in sorted(graph):
-        visit(module)
+def test_the_grep_sees_a_method_named_in_a_driver(tmp_path):
+    """The patterns above catch a driver that names a method's form or imports its package."""
+    form = next(f.name for r in METHODS for f in r.forms)
+    short = METHODS[0].package.rsplit(".", 1)[-1]
+    assert _method_words().search(f"applies {form} first") and _method_words().search(f"the {short} paper")
+    driver = tmp_path / "driver.py"
+    driver.write_text(f"def f():\n    from .{short} import method\n")
+    assert list(architecture.imports(driver, "keras_structinit.driver")) == [f"{METHODS[0].package}.method"]
 
 
 # ------------------------------------------------------------------ the model-function contract
@@ -198,7 +138,7 @@ def _required_keywords(params):
 TOY_METHOD = '''
     """A toy method: every Dense kernel becomes a constant, recorded as its initializer."""
 
-    from keras_structinit.methods import InitForm, Method, finite_number
+    from keras_structinit.methods import InitForm, Inspector, Method, finite_number
 
 
     def _toy(model, value, *, data, seed):
@@ -219,12 +159,15 @@ TOY_METHOD = '''
         public={"": ("apply_toy",), "initializers": ("ToyConstant",)},
         model_functions=("apply_toy",),
         serializable=(".apply",),
+        inspectors=(Inspector("toy", ".apply:toy_section", order=40),),
     )
 '''
 TOY_APPLY = '''
     import keras
 
-    from keras_structinit.walker import find, model_function
+    from keras_structinit.contract import model_function
+    from keras_structinit.inspection import Section
+    from keras_structinit.walker import find
 
 
     @keras.saving.register_keras_serializable(package="toy_method")
@@ -241,6 +184,15 @@ TOY_APPLY = '''
             kernel.assign(ToyConstant(value)(kernel.shape, kernel.dtype))
             paths.append(kernel.path)
         return paths
+
+
+    class ToySection(Section):
+        def markdown(self):
+            return ["## Dense kernels", "", f"{len(self.value)} of them", ""]
+
+
+    def toy_section(model, *, data, parts):
+        return ToySection([kernel.path for _, kernel in find(model, "dense")])
 '''
 
 
@@ -284,6 +236,9 @@ def test_a_sixth_method_is_one_folder_and_one_record(toy_path):
         assert all((np.asarray(layer.kernel) == 0.5).all() for layer in model.layers)
         import toy_method.apply
         assert ks.initializers.ToyConstant is toy_method.apply.ToyConstant
+        report = ks.inspect(model)  # its section comes after the built-in ones
+        assert report.toy == paths and list(report.to_dict())[-1] == "toy", report.to_dict()
+        assert "## Dense kernels\\n\\n2 of them" in report.to_markdown()
         model.save("toy.keras")
         x = np.ones((2, 4), "float32")
         np.save("want.npy", keras.ops.convert_to_numpy(model(x)))
@@ -305,6 +260,18 @@ def test_records_are_checked_when_declared():
         methods.Method("x", "t", "p", "keras_structinit", exports={}, public={"": ("missing",)})
     with pytest.raises(ValueError, match="namespaces"):
         methods.Method("x", "t", "p", "keras_structinit", public={"models": ()})
+
+
+def test_inspect_sections_come_from_the_records_in_their_order(monkeypatch):
+    sections = methods.inspectors()
+    assert list(sections) == ["spatial", "mlp", "first_layer"]
+    assert [p.function for p in sections["spatial"][1]] == ["keras_structinit.lc.inspect:spatial_part"]
+    records = methods.records()
+    orphan = methods.Method("x", "t", "p", "keras_structinit",
+                            inspectors=(methods.Inspector("nope", ".inspection:values", part=True),))
+    monkeypatch.setattr(methods, "records", lambda: (*records, orphan))
+    with pytest.raises(ValueError, match="adds to section 'nope', which no record declares"):
+        methods.inspectors()
 
 
 def test_walker_errors_use_the_selector_a_record_adds():

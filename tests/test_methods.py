@@ -154,4 +154,4 @@ def test_initialize_spec_of_a_wrong_type_is_a_type_error(spec):
     with pytest.raises(TypeError, match="`spec` must be an init spec") as info:
         initialize(model, spec)
     if isinstance(spec, list | tuple):
-        assert "join forms with '+'" in str(info.value)
+        assert f"join forms with '+', e.g. {'+'.join(spec)!r}" in str(info.value)

@@ -19,7 +19,8 @@ Keras objects, imported on first use:
 * :mod:`.initializers`: ``DataAligned`` (also in :mod:`keras_structinit.initializers`);
 * :mod:`.apply`: ``align_conv_layers``, ``weight_covariance``, ``weight_norms``,
   ``rescale_to_initial_norms`` (the transfer protocol of App. A.4);
-* :mod:`.callbacks`: ``RecordInitialNorms``.
+* :mod:`.callbacks`: ``RecordInitialNorms``;
+* :mod:`.inspect`: its section of ``structinit inspect`` (the first layer against the data).
 
 Example:
     >>> images = x_train[:10000] / 127.5 - 1.0

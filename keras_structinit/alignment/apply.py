@@ -17,7 +17,9 @@ from keras_structinit.alignment.components import MODES
 from keras_structinit.alignment.initializers import DataAligned
 from keras_structinit.alignment.misalignment import filter_covariance
 from keras_structinit.alignment.patches import DEFAULT_BATCH_SIZE, patch_covariance
-from keras_structinit.walker import check_model, find_kernels, model_function, seed_generator
+from keras_structinit.contract import check_model, model_function
+from keras_structinit.initializer_base import seed_generator
+from keras_structinit.walker import find_kernels
 
 __all__ = ["COMPONENTS", "align_conv_layers", "chosen_components", "conv_targets", "rescale_to_initial_norms",
            "weight_covariance", "weight_norms"]

@@ -1,6 +1,6 @@
 """The data-aligned method's record: the ``data-aligned`` form and its exports."""
 
-from keras_structinit.methods import InitForm, Method, PaperSetup, count
+from keras_structinit.methods import InitForm, Inspector, Method, PaperSetup, count
 
 
 def _data_aligned(model, value, *, data, seed):
@@ -73,4 +73,6 @@ METHOD = Method(
     model_functions=("align_conv_layers",),
     serializable=(".initializers",),
     setups=(ALIGNMENT,),
+    inspectors=(Inspector("first_layer", ".inspect:first_layer", order=30),),
+    pure=(".", ".patches", ".misalignment", ".components"),
 )

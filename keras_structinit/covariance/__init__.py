@@ -14,6 +14,8 @@ Keras objects, imported on first use:
 * :mod:`.apply`: ``apply_conv_covariance``, ``apply_covariance_transfer``;
 * :mod:`.filter_transfer`: ``apply_filter_transfer`` (direct-copy baseline);
 * :mod:`.callbacks`: ``RecordFilterCovariance``;
+* :mod:`.plots`: ``plot_covariances`` (Fig. 5's block form);
+* :mod:`.inspect`: its section of ``structinit inspect`` (the spatial convs);
 * :mod:`.cli`: ``structinit demo``.
 
 :mod:`.method` declares the method (its init forms and exports) once.

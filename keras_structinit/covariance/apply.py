@@ -10,6 +10,7 @@ the i-th of the ``D`` kernels found the depth fraction ``d = i / (D - 1)``::
 from __future__ import annotations
 
 from keras_structinit import validation
+from keras_structinit.contract import model_function
 from keras_structinit.covariance.bank import RESIZE_METHODS
 from keras_structinit.covariance.initializers import (
     ConvCovariance,
@@ -19,7 +20,8 @@ from keras_structinit.covariance.initializers import (
 )
 from keras_structinit.covariance.psd import PSD_MODES
 from keras_structinit.covariance.schedule import depth_fractions, resolve_schedule
-from keras_structinit.walker import find_kernels, model_function, seed_generator
+from keras_structinit.initializer_base import seed_generator
+from keras_structinit.walker import find_kernels
 
 __all__ = ["apply_conv_covariance", "apply_covariance_transfer"]
 

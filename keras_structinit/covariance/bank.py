@@ -263,7 +263,8 @@ class FilterCovariance:
         # Keras is only needed here; the rest of the module is NumPy.
         import keras
 
-        from keras_structinit.walker import check_model, find_kernels
+        from keras_structinit.contract import check_model
+        from keras_structinit.walker import find_kernels
 
         check_model(model)  # before the patch size is read off its layers
         if isinstance(patch_size, str):

@@ -234,13 +234,14 @@ def _verdict(baseline, method):
 def _write_plots(out, cfg, histories, first_kernels, data_line):
     try:
         from keras_structinit import viz
+        from keras_structinit.covariance.plots import plot_covariances
 
         k = cfg["kernel_size"]
         schedule = covariance.PRESETS[cfg["preset"]]
         depths = (0.0, 0.5, 1.0)
         sigmas = [covariance.variance_schedule(d, *schedule) for d in depths]
         return [
-            viz.plot_covariances(
+            plot_covariances(
                 [covariance.conv_covariance(k, s) for s in sigmas], k,
                 [f"d={d:g}, sigma={s:.3f}" for d, s in zip(depths, sigmas, strict=True)],
                 os.path.join(out, "covariance.png"),

@@ -14,8 +14,9 @@ import keras
 import numpy as np
 
 from keras_structinit import validation
+from keras_structinit.contract import check_model, model_function
 from keras_structinit.covariance.schedule import depth_fractions
-from keras_structinit.walker import check_model, find_kernels, model_function
+from keras_structinit.walker import find_kernels
 
 __all__ = ["apply_filter_transfer"]
 

@@ -1,7 +1,7 @@
 """The covariance method's record: its init forms, exports and the ``structinit demo`` command."""
 
 from keras_structinit.arguments import add_overwrite_argument, non_negative_int, positive_int
-from keras_structinit.methods import Command, InitForm, Method, PaperSetup, existing_file
+from keras_structinit.methods import Command, InitForm, Inspector, Method, PaperSetup, existing_file
 
 
 def _preset(text):
@@ -101,4 +101,6 @@ METHOD = Method(
                 _demo_arguments, ".cli"),
     ),
     setups=(CONVCOV,),
+    inspectors=(Inspector("spatial", ".inspect:spatial", order=10),),
+    pure=(".", ".closed_form", ".schedule", ".psd", ".bank", ".fit"),
 )

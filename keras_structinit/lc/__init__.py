@@ -20,7 +20,8 @@ Keras objects, imported on first use:
   :mod:`keras_structinit.layers`);
 * :mod:`.apply`: ``fold_model``, ``apply_pointwise_l1``, ``prune_pointwise``,
   ``pointwise_sparsity``, ``parameter_counts``, ``find_pointwise_kernels``;
-* :mod:`.callbacks`: ``PrunePointwise`` (also in :mod:`keras_structinit.callbacks`).
+* :mod:`.callbacks`: ``PrunePointwise`` (also in :mod:`keras_structinit.callbacks`);
+* :mod:`.inspect`: its part of ``structinit inspect``'s spatial section.
 
 The LCResNets are :func:`keras_structinit.models.lcresnet`.
 """

@@ -18,10 +18,11 @@ import keras
 import numpy as np
 
 from keras_structinit import validation
+from keras_structinit.contract import check_model, model_function
 from keras_structinit.layers.conv import Conv2D
 from keras_structinit.lc.layers import LCConv2D
 from keras_structinit.lc.pruning import magnitude_masks
-from keras_structinit.walker import check_model, find, iter_layers, model_function
+from keras_structinit.walker import find, iter_layers
 
 __all__ = [
     "apply_pointwise_l1",

@@ -1,6 +1,6 @@
 """The LC-block method's record: its layers, callback, model functions and the ``"lc_pointwise"`` selector."""
 
-from keras_structinit.methods import Method, PaperSetup, Selector
+from keras_structinit.methods import Inspector, Method, PaperSetup, Selector
 
 
 def _lc_pointwise(layer):
@@ -57,4 +57,6 @@ METHOD = Method(
     selectors=(Selector("lc_pointwise", _lc_pointwise, "LC block",
                         "LC blocks (keras_structinit.layers.LCConv2D)"),),
     setups=(LC,),
+    inspectors=(Inspector("spatial", ".inspect:spatial_part", part=True),),
+    pure=(".", ".folding", ".sharing", ".pruning", ".counting", ".diversity"),
 )

@@ -15,7 +15,8 @@ Pure math (NumPy float64, no Keras import):
 Keras objects, imported on first use:
 
 * :mod:`.initializers`: ``MeanShift`` (also in :mod:`keras_structinit.initializers`);
-* :mod:`.apply`: ``apply_mean_shift``.
+* :mod:`.apply`: ``apply_mean_shift``;
+* :mod:`.inspect`: its section of ``structinit inspect`` (the MLP blocks).
 
 Example:
     >>> model = ks.models.convnext_isotropic(256, 8)

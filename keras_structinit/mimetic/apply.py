@@ -13,10 +13,12 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
+from keras_structinit.contract import model_function
+from keras_structinit.initializer_base import seed_generator
 from keras_structinit.mimetic.blocks import MLP_FIRST_PATTERN
 from keras_structinit.mimetic.initializers import MeanShift, check_base
 from keras_structinit.mimetic.shift import resolve_shift
-from keras_structinit.walker import dense_kernel, find, model_function, seed_generator
+from keras_structinit.walker import dense_kernel, find
 
 __all__ = ["apply_mean_shift", "find_mlp_kernels", "mlp_first_kernel"]
 

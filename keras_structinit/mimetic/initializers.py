@@ -7,9 +7,9 @@ import math
 import keras
 
 from keras_structinit import validation
+from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.initializer_base import SeededInitializer, resolve_dtype
 from keras_structinit.mimetic.shift import resolve_shift, shift_shape
-from keras_structinit.torch_default import TorchDefaultUniform
 
 __all__ = ["MeanShift", "check_base"]
 

@@ -1,6 +1,6 @@
 """The mimetic method's record: the ``mean-shift`` form, its exports and the ``"mlp_first"`` selector."""
 
-from keras_structinit.methods import InitForm, Method, PaperSetup, Selector, finite_number
+from keras_structinit.methods import InitForm, Inspector, Method, PaperSetup, Selector, finite_number
 from keras_structinit.mimetic.blocks import MLP_DESCRIPTION
 
 
@@ -67,4 +67,6 @@ METHOD = Method(
     serializable=(".initializers",),
     selectors=(Selector("mlp_first", _mlp_first, "first layer of an MLP block", MLP_DESCRIPTION),),
     setups=(MIMETIC,),
+    inspectors=(Inspector("mlp", ".inspect:mlp", order=20),),
+    pure=(".", ".shift", ".blocks"),
 )

@@ -5,9 +5,9 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
+from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.covariance import depth_fractions
 from keras_structinit.initializer_base import check_initializer  # noqa: F401 - re-exported
-from keras_structinit.torch_default import TorchDefaultUniform
 
 
 def positive_int_arguments(**arguments):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
+from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.covariance import depth_fractions
 from keras_structinit.layers.conv import Conv2D
 from keras_structinit.layers.depthwise import DepthwiseConv2D
@@ -15,7 +16,6 @@ from keras_structinit.models.common import (
     positive_int_arguments,
     torch_default_head,
 )
-from keras_structinit.torch_default import TorchDefaultUniform
 
 
 def convmixer(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
+from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.layers.shortcut import ZeroPadShortcut
 from keras_structinit.lc.counting import SHARING, check_depth, lcresnet_convs
 from keras_structinit.lc.layers import LCConv2D, SharedKernelBank
@@ -15,7 +16,6 @@ from keras_structinit.models.common import (
     positive_int_arguments,
     torch_default_head,
 )
-from keras_structinit.torch_default import TorchDefaultUniform
 
 BN_EPSILON = 1e-5
 SHORTCUTS = ("A", "B")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
+from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.models.common import (
     check_initializer,
     check_min_size,
@@ -13,7 +14,6 @@ from keras_structinit.models.common import (
     scaled_he_normal,
     torch_default_head,
 )
-from keras_structinit.torch_default import TorchDefaultUniform
 
 #: Where :func:`simple_cnn` max-pools: after every conv, once after the last, or nowhere.
 POOLINGS = ("every", "last", "none")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
+from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.models.common import (
     check_initializer,
     check_min_size,
@@ -12,7 +13,6 @@ from keras_structinit.models.common import (
     scaled_he_normal,
     torch_default_head,
 )
-from keras_structinit.torch_default import TorchDefaultUniform
 
 # Filters per conv, one tuple per block (a 2 x 2 max-pool ends each block).
 BLOCKS = ((64, 64), (128, 128), (256, 256, 256), (512, 512, 512), (512, 512, 512))

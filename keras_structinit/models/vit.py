@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
+from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.layers.class_token import ClassToken
 from keras_structinit.layers.position_embedding import PositionEmbedding
 from keras_structinit.models.common import (
@@ -13,7 +14,6 @@ from keras_structinit.models.common import (
     positive_int_arguments,
     trunc_normal,
 )
-from keras_structinit.torch_default import TorchDefaultUniform
 
 LN_EPSILON = 1e-6
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation, walker
+from keras_structinit import validation
+from keras_structinit.contract import check_model
 
 __all__ = ["FeatureProjector", "paper_distiller"]
 
@@ -182,8 +183,8 @@ def paper_distiller(teacher, student, loss, alpha=1.0, mode="logits", teacher_la
     >>> distiller, student_loss = paper_distiller(teacher, student, "categorical_crossentropy")
     >>> distiller.compile("adamw", loss=student_loss, metrics=["accuracy"])
     """
-    walker.check_model(teacher, "teacher")
-    walker.check_model(student, "student")
+    check_model(teacher, "teacher")
+    check_model(student, "student")
     alpha = validation.positive_float(alpha, "alpha")
     validation.one_of(mode, "mode", MODES)
     if mode == "features":

@@ -103,4 +103,5 @@ METHOD = Method(
                 "keeps the student's own initialization.", _select_arguments, ".cli"),
     ),
     setups=(SELECTION,),
+    pure=(".", ".indices", ".families", ".plan", ".resample"),
 )

@@ -13,6 +13,7 @@ import keras
 import numpy as np
 
 from keras_structinit import validation, walker
+from keras_structinit.contract import check_model, model_function
 from keras_structinit.io_utils import check_output, write_json
 from keras_structinit.reporting import format_table
 from keras_structinit.selection.plan import plan_selection, take
@@ -130,7 +131,7 @@ def selection_report(
         write=write)
 
 
-@walker.model_function
+@model_function
 def select_weights(
     model,
     *,
@@ -196,7 +197,7 @@ def select_weights(
 def _select(student, teacher, layers, options, write):
     """Plans the selection into ``student``, writes it when ``write``; the :class:`SelectionReport`."""
     teacher = load_teacher(teacher)
-    student = walker.check_model(student, "model")
+    student = check_model(student, "model")
     t_vars = {v.path: v for v in teacher.weights}
     s_vars = {v.path: v for v in student.weights}
     plan = plan_selection(

@@ -7,7 +7,7 @@ from where users keep them, with each library's own loader.
 
 from __future__ import annotations
 
-from keras_structinit import walker
+from keras_structinit.contract import check_model
 from keras_structinit.sources import MODEL_FORMS, application_builder, load_model
 
 __all__ = ["TEACHER_FORMS", "application_builder", "load_teacher", "smaller_config"]
@@ -43,7 +43,7 @@ def smaller_config(teacher, **changes):
     >>> config = smaller_config(teacher, hidden_dim=192, num_heads=3, mlp_dim=768, num_layers=6)
     >>> student = type(teacher).from_config(config)
     """
-    teacher = walker.check_model(teacher, "teacher")
+    teacher = check_model(teacher, "teacher")
     config = teacher.get_config()
     if "layers" in config or "input_layers" in config:
         raise TypeError(

@@ -15,15 +15,9 @@ import math
 import keras
 
 from keras_structinit import validation
-from keras_structinit.initializer_base import SeededInitializer, resolve_dtype
-from keras_structinit.walker import (
-    find_kernels,
-    is_depthwise_layout,
-    iter_layers,
-    model_function,
-    resolve_layers,
-    seed_generator,
-)
+from keras_structinit.contract import model_function
+from keras_structinit.initializer_base import SeededInitializer, resolve_dtype, seed_generator
+from keras_structinit.walker import find_kernels, is_depthwise_layout, iter_layers, resolve_layers
 
 __all__ = ["TorchDefaultUniform", "apply_torch_default", "apply_torch_uniform", "torch_default_fan_ins"]
 

@@ -1,0 +1,73 @@
+"""The data-aligned paper's section of ``structinit inspect``: with ``data``, the first plain
+conv's patch covariance spectrum and the layer's misalignment with it (Maennel et al., Prop. 2)
+against a random basis."""
+
+from __future__ import annotations
+
+import os
+
+import keras
+import numpy as np
+
+from keras_structinit.alignment.apply import conv_targets, weight_covariance
+from keras_structinit.alignment.misalignment import misalignment, random_basis
+from keras_structinit.alignment.patches import patch_covariance
+from keras_structinit.inspection import FIGURE_FILTERS, Section, values
+
+__all__ = ["FirstLayerSection", "first_layer"]
+
+
+class FirstLayerSection(Section):
+    """``report.first_layer``: a dict, ``None`` when inspected without data."""
+
+    def markdown(self):
+        if not self.value:
+            return []
+        f = self.value
+        top = ", ".join(f"{v:.3g}" for v in f["spectrum"][:5])
+        measured = (f"misalignment with the data's patch covariance {f['misalignment']:.4g} (a random "
+                    f"basis: {f['random_baseline']:.4g}; Maennel et al., Prop. 2)" if f["note"] is None
+                    else f"no misalignment: {f['note']}")
+        return ["## First layer and the data", "",
+                f"`{f['path']}`: {measured}; the five largest patch eigenvalues {top}.", ""]
+
+    def figures(self, directory, *, overwrite=False):
+        """``first_layer.png``: the first layer's filters above the data's top patch-covariance
+        eigenvectors (the random-label paper's Fig. 2 view)."""
+        if not self.value or "eigenvectors" not in self.arrays:
+            return []
+        from keras_structinit import viz
+
+        filters, eigenvectors = self.arrays["filters"], self.arrays["eigenvectors"]
+        return [viz.plot_filters(
+            [filters, eigenvectors],
+            [f"{self.value['layer']}: its first {filters.shape[-1]} filters",
+             f"the data's top {eigenvectors.shape[-1]} patch-covariance eigenvectors"],
+            os.path.join(directory, "first_layer.png"), num_filters=FIGURE_FILTERS, rgb=filters.shape[2] == 3,
+            overwrite=overwrite)]
+
+
+def first_layer(model, *, data, parts):
+    """The :class:`FirstLayerSection` of ``model`` against ``data`` (images ``(N, H, W, C)``; ``None``:
+    an empty section); ``parts`` unused."""
+    if data is None:
+        return FirstLayerSection(None)
+    images = np.asarray(keras.ops.convert_to_numpy(data), dtype=np.float32)
+    if images.ndim != 4:
+        raise ValueError(f"`data` must be images (N, H, W, C). Received shape {images.shape}")
+    (layer, kernel), = conv_targets(model, 1)
+    eigvals, eigvecs = patch_covariance(images, layer.kernel_size)
+    sigma_x = (eigvecs * eigvals) @ eigvecs.T
+    sigma_w = weight_covariance(layer)
+    row = {"path": kernel.path, "layer": layer.name, "misalignment": None, "random_baseline": None,
+           "spectrum": [float(v) for v in eigvals], "note": None}
+    shape = (*layer.kernel_size, images.shape[-1], -1)  # eigenvectors in a Conv2D kernel's flatten order
+    arrays = {"filters": values(kernel)[..., :FIGURE_FILTERS],
+              "eigenvectors": eigvecs[:, :FIGURE_FILTERS].reshape(shape)}
+    try:
+        row["misalignment"] = float(misalignment(sigma_x, sigma_w))
+        basis = random_basis(len(eigvals), seed=0)
+        row["random_baseline"] = float(misalignment(sigma_x, sigma_w, basis=basis))
+    except ValueError as err:  # fewer filters than weights per filter: Sigma_w is singular
+        row["note"] = str(err)
+    return FirstLayerSection(row, arrays)
