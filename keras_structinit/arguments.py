@@ -20,6 +20,14 @@ DISTRIBUTIONS = ("data_parallel", "multi_worker", "mirrored", "tpu", "auto")
 SLOWER_NATIVE = frozenset({("imagenet", "torch")})
 #: The recipes ``structinit train --recipe`` runs.
 RECIPES = ("cifar10", "cifar100", "imagenet")
+#: ``RecipeConfig`` fields of the CIFAR recipes only, and of the ImageNet recipe only.
+CIFAR_ONLY = ("optimizer", "schedule", "normalization", "pad", "flip", "random_labels")
+IMAGENET_ONLY = ("image_size", "loss")
+#: The zoo's model names (``models.registry.available_models()``; written out so that the parser
+#: imports no Keras, and a test checks the two agree).
+MODEL_FORMS = ("convmixer-H/D, convnext-iso-H/D, lcresnet-D-WxE (D = 6n + 2), "
+               "convnext-atto|femto|pico|nano|tiny, vit-tiny, vit-small, vit-tiny-8/2, simple-cnn, "
+               "simple-cnn-a2, simple-cnn-e3, vgg16, resnet18-gn")
 #: How ``structinit init`` and ``inspect`` scale ``--data`` for the model (the CIFAR recipe's
 #: per-channel standardization, [-1, 1], or raw 0-255).
 DATA_SCALINGS = ("channel", "symmetric", "raw")
@@ -80,6 +88,18 @@ def check_teacher(spec, flag):
 def add_overwrite_argument(parser, what):
     parser.add_argument("--overwrite", action="store_true",
                         help=f"replace {what} (refused by default; an input is never replaced)")
+
+
+#: ``structinit init`` and ``inspect``'s flags of :func:`keras_structinit.recipes.run.model_from`'s arguments.
+SIZE_FLAGS = {"input_shape": "--input-shape", "classes": "--classes"}
+
+
+def spelled(message, flags):
+    """``message`` with each field it names in backticks (```learning_rate```) shown as its flag
+    (``flags``: ``{field: flag}``): the Python API's messages, in the command line's words."""
+    for field, flag in flags.items():
+        message = message.replace(f"`{field}`", flag)
+    return message
 
 
 def usage_error(command, error):

@@ -132,15 +132,15 @@ def kill_at_epoch(hook, epoch):
     return f"""
         import os, signal
         import keras
-        import keras_structinit.cli.train as train
+        import keras_structinit.recipes.run as run
 
         class Kill(keras.callbacks.Callback):
             def {hook}(self, epoch, logs=None):
                 if epoch == {epoch}:
                     os.kill(os.getpid(), signal.SIGKILL)
 
-        progress = train.progress_callbacks
-        train.progress_callbacks = lambda *a, **k: (progress(*a, **k)[0], [*progress(*a, **k)[1], Kill()])
+        progress = run.progress_callbacks
+        run.progress_callbacks = lambda *a, **k: (progress(*a, **k)[0], [*progress(*a, **k)[1], Kill()])
         """
 
 

@@ -714,6 +714,79 @@ def test_bad_command_line_is_one_line_exit_2_and_changes_nothing(build, phrase, 
     assert after == before  # no folder made, no results.json, log.csv or backup touched
 
 
+def _head_of_10(tmp_path):
+    inputs = keras.Input((32, 32, 3))
+    x = keras.layers.GlobalAveragePooling2D()(keras.layers.Conv2D(4, 3)(inputs))
+    keras.Model(inputs, keras.layers.Dense(10)(x)).save(tmp_path / "ten.keras")
+    return str(tmp_path / "ten.keras")
+
+
+def _three_classes(tmp_path):
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 256, (24, 32, 32, 3), dtype=np.uint8)
+    np.savez(tmp_path / "three.npz", x=x, y=np.arange(24) % 3)
+    return str(tmp_path / "three.npz")
+
+
+def _one_class(tmp_path):
+    np.savez(tmp_path / "one.npz", x=np.zeros((16, 32, 32, 3), np.uint8), y=np.zeros(16, int))
+    return str(tmp_path / "one.npz")
+
+
+#: ``({field: bad value}, phrase)``: runs ``Run.check`` refuses, as fields and as flags.
+RUN_ROWS = [
+    pytest.param({"model": "resnet-50"}, "must be one of", id="unknown-model"),
+    pytest.param({"model": Make("<missing .keras>", lambda t: str(t / "none.keras"))}, "does not exist",
+                 id="missing-model-file"),
+    pytest.param({"model": Make("<10-output .keras>", _head_of_10),
+                  "data": Make("<3 classes>", _three_classes)},
+                 "ends in 10 outputs; the data has 3 classes", id="head-of-another-size"),
+    pytest.param({"data": Make("<1 class>", _one_class)}, "2 classes at least", id="one-class"),
+    pytest.param({"model": "vit-tiny", "frozen": True}, "has no spatial depthwise",
+                 id="frozen-without-depthwise"),
+    pytest.param({"model": "convmixer-8/2", "init": "mean-shift"}, "has no MLP blocks", id="mlp-init-no-mlp"),
+    pytest.param({"init": "kaiming"}, "is not one of default", id="unknown-init"),
+    pytest.param({"image_size": 64}, "apply to the ImageNet recipe", id="imagenet-field-on-cifar"),
+    pytest.param({"validation_split": 1.5}, "in [0, 1)", id="hold-out-above-1"),
+    pytest.param({"train_size": 10_000}, "10000", id="more-images-than-held"),
+    pytest.param({"data": Make("<missing .npz>", lambda t: str(t / "none.npz"))}, "does not exist",
+                 id="missing-data"),
+]
+
+
+def _argv(values, flags):
+    """``structinit train``'s arguments of a run's ``values`` (a flag's dest is its field)."""
+    argv = []
+    for field, value in values.items():
+        argv += [flags[field]] if value is True else [flags[field], str(value)]
+    return argv
+
+
+@pytest.mark.parametrize("bad, phrase", RUN_ROWS)
+def test_a_bad_run_is_refused_by_run_check_and_the_command_line_alike(bad, phrase, tmp_path, capsys):
+    """Issue 50: ``Run.check`` is the one place a run is checked; the command line shows its message
+    with fields spelled as flags."""
+    from test_cli import write_tiny_cifar
+
+    from keras_structinit import cli
+    from keras_structinit.arguments import spelled
+    from keras_structinit.cli.train import _flags
+    from keras_structinit.recipes.run import Run
+
+    values = {"model": "simple-cnn", "epochs": 1, "batch_size": 8,
+              "data": write_tiny_cifar(tmp_path / "train.npz", 16, 0)}
+    values.update({k: v.build(tmp_path) if isinstance(v, Make) else v for k, v in bad.items()})
+    with pytest.raises(Exception) as info:
+        Run.from_values("cifar10", **values).check()
+    assert isinstance(info.value, (TypeError, ValueError, FileNotFoundError)), repr(info.value)
+    assert phrase in str(info.value) and "\n" not in str(info.value).strip()
+    flags = _flags(cli.build_parser().train_parser)
+    assert cli.main(["train", *_argv(values, flags), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"structinit train: error: {spelled(str(info.value), flags)}\n"
+    assert not (tmp_path / "out").exists()
+
+
 # --- no code from data files or strings ------------------------------------------------------------
 
 #: Files allowed to make one of the calls :func:`unsafe_calls` finds, with the reason it is safe.

@@ -137,7 +137,9 @@ def test_train_with_selection_and_distillation_from_one_teacher(tmp_path, capsys
     for a, b in zip(reloaded.weights, before, strict=True):
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), b)
     bad = [*argv[:-1], "0", "--overwrite"]  # --out holds this run's results
-    assert cli.main(bad) == 2 and "--distill-alpha" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:  # argparse's own check, before any import
+        cli.main(bad)
+    assert exit_info.value.code == 2 and "--distill-alpha" in capsys.readouterr().err
     missing = [*argv[:-5], str(tmp_path / "none.keras"), "--overwrite"]
     assert cli.main(missing) == 2 and "--distill-from" in capsys.readouterr().err
     imagenet = ["train", "--recipe", "imagenet", "--model", "convmixer-8/2", "--epochs", "1",
@@ -157,15 +159,15 @@ class _InterruptAtEpoch(keras.callbacks.Callback):
 
 @pytest.mark.parametrize("at_epoch", [0, 1])
 def test_train_interrupted_records_the_finished_epochs(tmp_path, capsys, at_epoch):
-    from keras_structinit.cli.train import run_train
     from keras_structinit.recipes import RecipeConfig
+    from keras_structinit.recipes.run import Run
 
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
     out = tmp_path / "run"
+    checked = Run("simple-cnn", RecipeConfig("cifar10", epochs=2, batch_size=16, rand_augment=None),
+                  data=data).check()
     with pytest.raises(KeyboardInterrupt):
-        run_train("simple-cnn", data, str(out), RecipeConfig("cifar10", epochs=2, batch_size=16,
-                                                             rand_augment=None),
-                  callbacks=[_InterruptAtEpoch(at_epoch)], interactive=False)
+        checked.execute(str(out), callbacks=[_InterruptAtEpoch(at_epoch)], interactive=False)
     results = json.loads((out / "results.json").read_text())
     assert results["interrupted"] and results["finished_epochs"] == at_epoch
     assert len(results["metrics"].get("loss", [])) == at_epoch
@@ -289,28 +291,30 @@ def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--model", "resnet-50"], "`model` must be one of"),
+        (["--model", "resnet-50"], "--model must be one of"),
         (["--model", "convmixer-256"], "convmixer-H/D"),
         (["--model", "convmixer-a/8"], "convmixer-H/D"),
-        (["--model", "convmixer-8/2", "--init", "kaiming"], "`init` part 'kaiming' is not one of default |"),
+        (["--model", "convmixer-8/2", "--init", "kaiming"], "--init part 'kaiming' is not one of default |"),
         (["--model", "convmixer-8/2", "--init", "conv-cov:nope"], "preset"),
         (["--model", "convmixer-8/2", "--rand-augment", "two"], "--rand-augment"),
         (["--model", "convmixer-8/2", "--rand-augment", "2,1.5"], "--rand-augment"),
-        (["--model", "vit-tiny", "--frozen"], "--frozen acts on spatial depthwise convs"),
-        (["--model", "vit-tiny", "--init", "conv-cov"], "--init conv-cov acts on spatial depthwise"),
-        (["--model", "vit-tiny", "--init", "conv-cov", "--frozen"], "--init conv-cov and --frozen act on"),
-        (["--model", "convmixer-8/2", "--init", "mean-shift"], "acts on the first Dense of MLP blocks"),
-        (["--model", "vit-tiny", "--init", "conv-cov+mean-shift"], "conv-cov+mean-shift acts on spatial"),
+        (["--model", "vit-tiny", "--frozen"], "--frozen: --model (vit_tiny_16) has no spatial depthwise"),
+        (["--model", "vit-tiny", "--init", "conv-cov"], "--init conv-cov: --model (vit_tiny_16) has no"),
+        (["--model", "vit-tiny", "--init", "conv-cov", "--frozen"], "--init conv-cov: --model (vit_tiny_16)"),
+        (["--model", "convmixer-8/2", "--init", "mean-shift"],
+         "--init mean-shift: --model (convmixer_8_2) has no MLP blocks"),
+        (["--model", "vit-tiny", "--init", "conv-cov+mean-shift"],
+         "conv-cov+mean-shift: --model (vit_tiny_16) has no spatial depthwise"),
         (["--model", "vit-tiny-8/2", "--init", "mean-shift:big"], "mean-shift takes a finite number"),
         (["--model", "convnext-iso-8/2", "--init", "conv-cov+torch-default-depthwise"],
          "combines conv-cov and torch-default-depthwise, which act on the same spatial stage"),
         (["--model", "vit-tiny", "--recipe", "imagenet", "--optimizer", "sgd"], "apply to the CIFAR recipes"),
         (["--model", "vit-tiny", "--recipe", "imagenet", "--pad", "0", "--no-flip"],
-         "--pad, --no-flip: these options apply to the CIFAR recipes"),
+         "--pad, --no-flip apply to the CIFAR recipes (cifar10, cifar100), not to recipe='imagenet'"),
         (["--init", "default"], "--model is required (or --paper NAME, which sets it)"),
         (["--paper", "lc", "--recipe", "imagenet"], "--paper sets a paper's CIFAR experiment"),
         (["--model", "simple-cnn", "--image-size", "64"],
-         "--image-size: these options apply to the ImageNet recipe (imagenet), not to --recipe cifar10"),
+         "--image-size apply to the ImageNet recipe (imagenet), not to recipe='cifar10'"),
     ],
 )
 def test_train_rejects_bad_arguments(tmp_path, capsys, extra, message):
@@ -356,17 +360,17 @@ def test_train_paper_sets_the_papers_setup_and_records_departures(tmp_path, caps
     assert paper["name"] == "alignment" and paper["settings"]["learning_rate"] == {
         "value": 0.01, "source": "App. A.5: learning rate 0.01"}
     assert set(paper["departures"]) == {"model", "model_kwargs", "epochs", "train_size", "batch_size"}
-    assert paper["departures"]["epochs"] == {"flag": "--epochs", "paper": 120, "given": 1}
+    assert paper["departures"]["epochs"] == {"paper": 120, "given": 1}
     assert config["model_kwargs"] == {}  # VGG16's init_scale is not passed to another model
 
 
 def test_every_paper_setup_is_a_valid_run_citing_its_sources():
     from keras_structinit import methods, recipes
-    from keras_structinit.cli.train import PAPER_FLAGS
     from keras_structinit.methods import RUN_SETTINGS, paper_setups
     from keras_structinit.models import parse_model_name
 
     setups = paper_setups()
+    flags = {action.dest for action in _train_parser()._actions}
     assert set(setups) == {"convcov", "lc", "alignment", "mimetic", "selection"}
     for name, setup in setups.items():
         config = recipes.paper_config(name)
@@ -374,7 +378,7 @@ def test_every_paper_setup_is_a_valid_run_citing_its_sources():
         for setting, (value, source) in setup.settings.items():
             assert isinstance(source, str) and len(source) > 10, (name, setting)
             assert setting in RUN_SETTINGS or resolved[setting] == value, (name, setting)
-            assert setting in PAPER_FLAGS or setting == "model_kwargs", (name, setting)
+            assert setting in flags or setting == "model_kwargs", (name, setting)  # a flag's dest: the field
         parse_model_name(setup.value("model"))
         methods.parse_init_spec(setup.value("init", "default"))
         args = cli.build_parser().parse_args(["train", "--paper", name])
@@ -457,9 +461,8 @@ def test_initialize_dispatches_to_the_public_api():
 
 def test_init_mean_shift_forms(tmp_path, capsys):
     from keras_structinit import initialize, parse_init_spec
-    from keras_structinit.cli.train import _check_spatial_target
     from keras_structinit.mimetic import DEFAULT_B
-    from keras_structinit.models import build_model, parse_model_name
+    from keras_structinit.models import build_model
     from keras_structinit.validation import derive_seed
 
     def parsed(spec):
@@ -490,9 +493,10 @@ def test_init_mean_shift_forms(tmp_path, capsys):
     ks.apply_mean_shift(by_hand, b=0.5, redraw=False, seed=derive_seed(derive_seed(0)))
     for a, b in zip(model.weights, by_hand.weights, strict=True):
         np.testing.assert_array_equal(keras.ops.convert_to_numpy(a), keras.ops.convert_to_numpy(b))
+    from keras_structinit.methods import check_parts, load_parts
+
     for model_name in ("vit-tiny-8/2", "vit-small", "convnext-atto"):  # MLP blocks: the check passes
-        args = argparse.Namespace(init="mean-shift", frozen=False, model=model_name, recipe="cifar10")
-        _check_spatial_target(args, parse_model_name(model_name)[0], parse_init_spec("mean-shift"))
+        check_parts(build_model(model_name, 10, (32, 32, 3)), load_parts(parse_init_spec("mean-shift")))
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
     argv = ["train", "--model", "convnext-iso-8/1", "--kernel-size", "3", "--init", "conv-cov+mean-shift:0.1",
             "--epochs", "1", "--data", data, "--out", str(tmp_path / "run"), "--batch-size", "16",
@@ -782,7 +786,7 @@ def test_train_distribution_the_machine_cannot_run_is_one_line_exit_2(tmp_path, 
     err = capsys.readouterr().err
     expected = {"tensorflow": "distribution='tpu' needs a TPU, and none was found here",
                 "jax": "distribution='tpu' needs the TensorFlow backend",
-                "torch": "`distribution` is not supported on the torch backend"}[keras.backend.backend()]
+                "torch": "--distribution is not supported on the torch backend"}[keras.backend.backend()]
     assert expected in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
 
@@ -803,7 +807,7 @@ def test_a_usage_error_is_the_only_line_on_stderr(tmp_path):
 
 def test_version_and_paper_init_specs_compared_as_parsed(capsys):
     """Issue 50: --version; `--paper` took `mean-shift+conv-cov` for a departure (order only)."""
-    from keras_structinit.cli.train import _differs
+    from keras_structinit.recipes.run import differs as _differs
 
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["--version"])

@@ -108,9 +108,9 @@ def _kill_at_backup(point, occurrence):
 
 _KILL_IN_MODEL_SAVE = """
     import contextlib, os, signal
-    import keras_structinit.cli.train as train
+    import keras_structinit.recipes.run_files as run_files
 
-    atomic = train.atomic_path
+    atomic = run_files.atomic_path
 
     @contextlib.contextmanager
     def atomic_path(path, *args, **kwargs):
@@ -119,7 +119,7 @@ _KILL_IN_MODEL_SAVE = """
             if str(path).endswith("model.keras"):  # written, not yet in place
                 os.kill(os.getpid(), signal.SIGKILL)
 
-    train.atomic_path = atomic_path
+    run_files.atomic_path = atomic_path
     """
 
 

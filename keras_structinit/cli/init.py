@@ -11,21 +11,27 @@ init has run; the model is saved atomically and never over ``MODEL`` or a file t
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import keras
 import numpy as np
 
-from keras_structinit import datasets, validation
-from keras_structinit.arguments import DATA_SCALINGS, INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
-from keras_structinit.cli.train import alignment_images
+from keras_structinit import validation
+from keras_structinit.arguments import (
+    DATA_SCALINGS,
+    INPUT_ERRORS,
+    OVERWRITE_HINT,
+    SIZE_FLAGS,
+    check_exists,
+    spelled,
+    usage_error,
+)
 from keras_structinit.freezing import freeze_spatial
 from keras_structinit.io_utils import atomic_path, check_output, write_text
 from keras_structinit.methods import apply_parts, load_parts, parse_init_spec
-from keras_structinit.models.registry import build_model, parse_model_name
+from keras_structinit.recipes.run import model_from
+from keras_structinit.recipes.training_data import scaled_images
 from keras_structinit.reporting import format_table
-from keras_structinit.sources import APPLICATIONS, application_builder, load_model
 from keras_structinit.walker import iter_layers, own_variables
 
 __all__ = ["InitReport", "init_model", "run"]
@@ -68,38 +74,6 @@ class InitReport:
         return "\n".join(lines) + "\n"
 
 
-def _is_path(spec):
-    return spec.endswith(".keras") or os.path.isdir(spec)
-
-
-def _load(spec, input_shape, classes):
-    """The model ``MODEL`` names (see the module docstring)."""
-    sized = input_shape is not None or classes is not None
-    application = spec.startswith(APPLICATIONS) and ":" not in spec[len(APPLICATIONS):]
-    try:
-        family = parse_model_name(spec)[0] if not (_is_path(spec) or spec.startswith(APPLICATIONS)) else None
-    except ValueError:
-        family = None
-    if family is not None:
-        return build_model(spec, classes or 10, input_shape or (32, 32, 3))
-    if application:
-        name = spec[len(APPLICATIONS):]
-        if application_builder(name) is None:
-            raise ValueError(f"MODEL {spec!r}: keras.applications has no model {name!r} "
-                             "(e.g. keras.applications:ConvNeXtTiny)")
-        return application_builder(name)(weights=None, input_shape=input_shape or (224, 224, 3),
-                                         classes=classes or 1000, classifier_activation=None)
-    if sized:
-        raise ValueError("--input-shape and --classes apply to zoo and keras.applications models; "
-                         f"MODEL {spec!r} brings its own")
-    return load_model(spec, name="MODEL")
-
-
-def _images(data, scaling, seed):
-    """A seeded random subset of ``--data`` (as ``structinit train`` measures), scaled by ``scaling``."""
-    return alignment_images(datasets.load_labeled_images(data, name="--data")[0], scaling, seed)
-
-
 def _stats(variable):
     values = np.asarray(keras.ops.convert_to_numpy(keras.ops.cast(variable, "float32")), dtype=np.float64)
     return float(values.mean()), float(values.std())
@@ -122,16 +96,14 @@ def init_model(model, spec, out, *, data=None, data_scaling="channel", seed=0, f
         raise ValueError(f"--init {', '.join(needs)} measures images: pass --data (an .npz, an ImageFolder "
                          "directory or its .zip)")
     check_exists(data, "--data")
-    if _is_path(model) and not os.path.exists(model):
-        raise ValueError(f"MODEL {model!r} does not exist")
     inputs = [model, data, *(p.value for p in parts if p.form.reads_file)]
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
     if report is not None:
         report = check_output(report, "--report", overwrite=overwrite, inputs=[*inputs, out],
                               hint=OVERWRITE_HINT)
     run_parts = load_parts(parts)
-    net = _load(model, input_shape, classes)
-    images = None if not needs else _images(data, data_scaling, seed)
+    net = model_from(model, input_shape=input_shape, classes=classes)
+    images = None if not needs else scaled_images(data, data_scaling, seed, "--data")
     layer_of = {id(v): layer for layer in [*iter_layers(net), net] for v in own_variables(layer)}
     by_path = {v.path: v for v in net.weights}
     before = {path: _stats(v) for path, v in by_path.items()}
@@ -167,7 +139,7 @@ def run(args):
             freeze=args.freeze, report=args.report, overwrite=args.overwrite, input_shape=args.input_shape,
             classes=args.classes)
     except INPUT_ERRORS as err:
-        return usage_error("init", err)
+        return usage_error("init", spelled(str(err), SIZE_FLAGS))
     print(result.to_markdown(), flush=True)
     print(f"Wrote {result.out}" + (f" and {args.report}" if args.report else ""), flush=True)
     return 0

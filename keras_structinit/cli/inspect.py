@@ -8,8 +8,15 @@ import importlib.util
 import os
 
 from keras_structinit import validation
-from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
-from keras_structinit.cli.init import DATA_SCALINGS, _images, _is_path, _load
+from keras_structinit.arguments import (
+    DATA_SCALINGS,
+    INPUT_ERRORS,
+    OVERWRITE_HINT,
+    SIZE_FLAGS,
+    check_exists,
+    spelled,
+    usage_error,
+)
 from keras_structinit.inspection import inspect
 from keras_structinit.io_utils import check_output, write_text
 
@@ -27,14 +34,15 @@ def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, over
     validation.text(model, "MODEL")
     validation.one_of(data_scaling, "--data-scaling", DATA_SCALINGS)
     check_exists(data, "--data")
-    if _is_path(model) and not os.path.exists(model):
-        raise ValueError(f"MODEL {model!r} does not exist")
     names = ("report.md", "report.json", *(FIGURES if importlib.util.find_spec("matplotlib") else ()))
     for name in names:
         check_output(os.path.join(out, name), "--out", overwrite=overwrite, inputs=[model, data],
                      hint=OVERWRITE_HINT)
-    net = _load(model, input_shape, classes)
-    report = inspect(net, data=None if data is None else _images(data, data_scaling, seed))
+    from keras_structinit.recipes.run import model_from
+    from keras_structinit.recipes.training_data import scaled_images
+
+    net = model_from(model, input_shape=input_shape, classes=classes)
+    report = inspect(net, data=None if data is None else scaled_images(data, data_scaling, seed, "--data"))
     if not (report.spatial or report.mlp or report.first_layer):
         raise ValueError(f"MODEL {model!r} has no spatial convolution and no MLP block to inspect")
     os.makedirs(out, exist_ok=True)
@@ -52,7 +60,7 @@ def run(args):
                                seed=args.seed, overwrite=args.overwrite, input_shape=args.input_shape,
                                classes=args.classes)
     except INPUT_ERRORS as err:
-        return usage_error("inspect", err)
+        return usage_error("inspect", spelled(str(err), SIZE_FLAGS))
     text = report.to_markdown()
     print(text.split("## Every layer")[0].rstrip(), flush=True)
     print(f"\nWrote {', '.join(written)}", flush=True)

@@ -20,15 +20,20 @@ from keras_structinit.recipes.devices import device_setup, resolve_distribution,
 from keras_structinit.recipes.distill import fit_distill
 from keras_structinit.recipes.imagenet import fit_imagenet
 from keras_structinit.recipes.optimizers import TorchSGD
+from keras_structinit.recipes.run import CheckedRun, Run
 from keras_structinit.recipes.schedules import PiecewiseLinearSchedule, TriangularSchedule, warmup_cosine
+from keras_structinit.recipes.training_data import TrainingData, prepare_data
 
 __all__ = [
     "CIFAR_DEFAULTS",
+    "CheckedRun",
     "DEFAULT",
     "IMAGENET_DEFAULTS",
     "PiecewiseLinearSchedule",
     "RecipeConfig",
+    "Run",
     "TorchSGD",
+    "TrainingData",
     "TriangularSchedule",
     "cifar_dataset",
     "device_setup",
@@ -38,6 +43,7 @@ __all__ = [
     "imagenet_dataset",
     "load_cifar_data",
     "paper_config",
+    "prepare_data",
     "random_resized_crop",
     "resolve_distribution",
     "resolve_precision",

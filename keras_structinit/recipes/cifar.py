@@ -74,27 +74,25 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
     if epochs is not None:
         options["epochs"] = epochs
     config = RecipeConfig.build("cifar", config, **options)
-    o = config.resolved()
-    epochs, batch_size, learning_rate = o["epochs"], o["batch_size"], o["learning_rate"]
-    schedule = o["schedule"]
+    o = config.filled()
+    epochs, batch_size, learning_rate = o.epochs, o.batch_size, o.learning_rate
+    schedule = o.schedule
     if not (isinstance(data, tuple) and len(data) == 2):
         raise TypeError("`data` must be a tuple (x, y) of uint8 images and integer labels; "
                         "use `keras_structinit.datasets.load_cifar(path)` to read files.")
-    check_fit_arguments(model, epochs, o["precision"], o["distribution"], o["ema"])
+    check_fit_arguments(model, epochs, o.precision, o.distribution, o.ema)
     check_training_options(
-        batch_size, learning_rate, o["weight_decay"], o["label_smoothing"], o["steps_per_epoch"], callbacks
+        batch_size, learning_rate, o.weight_decay, o.label_smoothing, o.steps_per_epoch, callbacks
     )
-    validation.int_value(o["pad"], "pad", minimum=0)
+    validation.int_value(o.pad, "pad", minimum=0)
     x, y = load_labeled_images(data, name="data")
     if len(x) == 0:
         raise ValueError("`data` must hold at least one image. Received: 0 images")
     validation.one_of(schedule, "schedule", SCHEDULES)
-    validation.one_of(o["optimizer"], "optimizer", OPTIMIZERS)
-    validation.boolean(o["flip"], "flip")
-    warmup_epochs = o["warmup_epochs"]
-    if warmup_epochs is not None:
-        if schedule != "cosine":
-            raise ValueError(f"`warmup_epochs` applies to schedule='cosine'. Received: schedule={schedule!r}")
+    validation.one_of(o.optimizer, "optimizer", OPTIMIZERS)
+    validation.boolean(o.flip, "flip")
+    warmup_epochs = o.warmup_epochs
+    if warmup_epochs is not None:  # only with schedule="cosine" (RecipeConfig)
         warmup_epochs = validation.finite_float(warmup_epochs, "warmup_epochs")
         if not 0 <= warmup_epochs < epochs:
             raise ValueError(f"`warmup_epochs` must be in [0, epochs={epochs}). Received: {warmup_epochs}")
@@ -102,35 +100,35 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
         num_classes = int(y.max()) + 1
     else:
         num_classes = validation.int_value(num_classes, "num_classes", minimum=2)
-    mean, std = input_normalization(x, o["normalization"])
+    mean, std = input_normalization(x, o.normalization)
 
-    steps = o["steps_per_epoch"] or max(len(x) // batch_size, 1)
+    steps = o.steps_per_epoch or max(len(x) // batch_size, 1)
 
-    pipeline = choose_pipeline(o["pipeline"], o["distribution"])
+    pipeline = choose_pipeline(o.pipeline, o.distribution)
     start_epoch = resume_epoch(backup_dir, resume, steps)
 
     def as_dataset(xs, ys, training):
         if pipeline == "native":
             return native.ArrayStream(
                 xs, _one_hot(ys, num_classes), batch_size, mean, std,
-                augmentation=augment.Augmentation(o["pad"], o["flip"], o["rand_augment"], o["random_erasing"],
-                                                  o["mixup_alpha"], o["cutmix_alpha"]) if training else None,
-                seed=o["seed"], start_batch=start_epoch * steps if training else 0)
+                augmentation=augment.Augmentation(o.pad, o.flip, o.rand_augment, o.random_erasing,
+                                                  o.mixup_alpha, o.cutmix_alpha) if training else None,
+                seed=o.seed, start_batch=start_epoch * steps if training else 0)
         return cifar_dataset(xs, _one_hot(ys, num_classes), batch_size, mean, std, training,
-                             pad=o["pad"], flip=o["flip"], rand_augment=o["rand_augment"], seed=o["seed"],
-                             mixup_alpha=o["mixup_alpha"], cutmix_alpha=o["cutmix_alpha"],
-                             random_erasing=o["random_erasing"],
+                             pad=o.pad, flip=o.flip, rand_augment=o.rand_augment, seed=o.seed,
+                             mixup_alpha=o.mixup_alpha, cutmix_alpha=o.cutmix_alpha,
+                             random_erasing=o.random_erasing,
                              start_batch=start_epoch * steps if training else 0,
-                             drop_remainder=None if training else o["distribution"] == "multi_worker")
+                             drop_remainder=None if training else o.distribution == "multi_worker")
 
     validation_set = None if validation_data is None else load_labeled_images(validation_data,
                                                                               name="validation_data")
     eval_set = None if eval_data is None else load_labeled_images(eval_data, name="eval_data")
-    check_whole_batches(batch_size, o["distribution"], data=len(x),
+    check_whole_batches(batch_size, o.distribution, data=len(x),
                         validation_data=None if validation_set is None else len(validation_set[0]),
                         eval_data=None if eval_set is None else len(eval_set[0]))
-    if o["random_labels"]:  # the training labels only; validation and evaluation keep the true ones
-        y = random_labels(y, o["random_labels"], num_classes, seed=o["seed"])
+    if o.random_labels:  # the training labels only; validation and evaluation keep the true ones
+        y = random_labels(y, o.random_labels, num_classes, seed=o.seed)
     train = as_dataset(x, y, True)
     if schedule == "triangular":
         def make_schedule(total):
@@ -146,13 +144,13 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
 
     history = fit_classifier(
         model, train, epochs, steps, make_schedule,
-        loss=keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=o["label_smoothing"]),
-        weight_decay=o["weight_decay"],
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=o.label_smoothing),
+        weight_decay=o.weight_decay,
         validation_data=None if validation_set is None else as_dataset(*validation_set, False),
         eval_data=None if eval_set is None else as_dataset(*eval_set, False),
-        precision=o["precision"], distribution=o["distribution"], ema=o["ema"],
-        callbacks=callbacks, verbose=verbose, jit_compile=o["jit_compile"], wrap=wrap,
-        optimizer=o["optimizer"], backup_dir=backup_dir,
+        precision=o.precision, distribution=o.distribution, ema=o.ema,
+        callbacks=callbacks, verbose=verbose, jit_compile=o.jit_compile, wrap=wrap,
+        optimizer=o.optimizer, backup_dir=backup_dir,
     )
     history.normalization = {"mean": list(mean), "std": list(std)}
     history.config = config

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from keras_structinit import validation
+from keras_structinit.arguments import CIFAR_ONLY, IMAGENET_ONLY, RECIPES  # also the parser's
 
 __all__ = ["CIFAR_ONLY", "DEFAULT", "IMAGENET_ONLY", "PIPELINES", "RECIPES", "RecipeConfig"]
 
-RECIPES = ("cifar10", "cifar100", "imagenet")
 #: The CIFAR recipes' defaults (:func:`~keras_structinit.recipes.fit_cifar`; ConvMixer's CIFAR
 #: script: batch 512, AdamW .01/.01, triangular schedule, torchvision's RandAugment n2 m12).
 CIFAR_DEFAULTS = {
@@ -74,25 +74,6 @@ class _Default:
 
 #: A field left at this takes the recipe's default.
 DEFAULT = _Default()
-
-#: Fields of the CIFAR recipes only, and of the ImageNet recipe only.
-CIFAR_ONLY = ("optimizer", "schedule", "normalization", "pad", "flip", "random_labels")
-IMAGENET_ONLY = ("image_size", "loss")
-#: ``structinit train``'s argument (its ``args`` attribute, its flag) of each field it sets.
-COMMAND_LINE = {
-    "epochs": ("epochs", "--epochs"), "batch_size": ("batch_size", "--batch-size"),
-    "learning_rate": ("lr", "--lr"), "weight_decay": ("weight_decay", "--weight-decay"),
-    "label_smoothing": ("label_smoothing", "--label-smoothing"),
-    "warmup_epochs": ("warmup_epochs", "--warmup-epochs"), "precision": ("precision", "--precision"),
-    "distribution": ("distribution", "--distribution"), "seed": ("seed", "--seed"),
-    "optimizer": ("optimizer", "--optimizer"), "schedule": ("schedule", "--schedule"),
-    "normalization": ("normalization", "--normalization"), "pad": ("pad", "--pad"),
-    "flip": ("flip", "--no-flip"), "image_size": ("image_size", "--image-size"),
-    "mixup_alpha": ("mixup", "--mixup"), "cutmix_alpha": ("cutmix", "--cutmix"),
-    "random_erasing": ("random_erasing", "--random-erasing"),
-    "random_labels": ("random_labels", "--random-labels"),
-}
-
 
 @dataclass(frozen=True)
 class RecipeConfig:
@@ -179,6 +160,15 @@ class RecipeConfig:
                                                           if getattr(self, f.name) is not DEFAULT])
         if given:
             raise ValueError(f"`{'`, `'.join(given)}` apply to the {kind}, not to recipe={self.recipe!r}")
+        if self.warmup_epochs not in (DEFAULT, None):
+            schedule = CIFAR_DEFAULTS["schedule"] if self.schedule is DEFAULT else self.schedule
+            if self.is_cifar and schedule != "cosine":
+                raise ValueError("`warmup_epochs` applies to schedule='cosine'. "
+                                 f"Received: schedule={schedule!r}")
+            if not self.is_cifar:  # whole epochs (5.0 from a flag: 5)
+                whole = isinstance(self.warmup_epochs, float) and self.warmup_epochs.is_integer()
+                object.__setattr__(self, "warmup_epochs", validation.int_value(
+                    int(self.warmup_epochs) if whole else self.warmup_epochs, "warmup_epochs", minimum=0))
 
     @property
     def is_cifar(self):
@@ -221,6 +211,11 @@ class RecipeConfig:
             out[field.name] = value
         return out
 
+    def filled(self):
+        """This config with the recipe's default in every field left at :data:`DEFAULT` (the typed
+        form of :meth:`resolved`; the other recipe's fields stay unset)."""
+        return dataclasses.replace(self, **self.resolved())
+
     def to_dict(self):
         """:meth:`resolved`, JSON-ready (a distribution instance as its text)."""
         out = self.resolved()
@@ -230,36 +225,6 @@ class RecipeConfig:
 
         out["rand_augment"] = to_record(parse_rand_augment(out["rand_augment"]))
         return out
-
-    @classmethod
-    def from_args(cls, args):
-        """The config of ``structinit train``'s parsed ``args`` (options not given: the recipe's).
-
-        Raises:
-            ValueError: a flag of the other recipe's options (:data:`CIFAR_ONLY`,
-                :data:`IMAGENET_ONLY`), named as given on the command line.
-        """
-        from keras_structinit.recipes.rand_augment import parse_rand_augment_flag
-
-        given = {field: getattr(args, dest) for field, (dest, _) in COMMAND_LINE.items()}
-        given = {k: v for k, v in given.items() if v is not None}  # not given: the recipe's
-        wrong, kind = _other_recipes_fields(args.recipe, given)
-        if wrong:
-            raise ValueError(f"{', '.join(COMMAND_LINE[field][1] for field in wrong)}: these options apply "
-                             f"to the {kind}, not to --recipe {args.recipe}")
-        rand_augment = parse_rand_augment_flag(args.rand_augment)
-        if rand_augment != "recipe":
-            given["rand_augment"] = rand_augment  # None: off
-        if getattr(args, "pipeline", None) is not None:
-            given["pipeline"] = args.pipeline
-        if args.recipe != "imagenet" and args.warmup_epochs is not None and args.schedule != "cosine":
-            raise ValueError("--warmup-epochs applies to --schedule cosine")
-        if args.recipe == "imagenet" and args.warmup_epochs is not None:
-            if not float(args.warmup_epochs).is_integer():
-                raise ValueError(f"--warmup-epochs must be a whole number of epochs for the imagenet recipe. "
-                                 f"Received: {args.warmup_epochs}")
-            given["warmup_epochs"] = int(args.warmup_epochs)
-        return cls(args.recipe, **given)
 
 
 def _other_recipes_fields(recipe, fields):

@@ -72,13 +72,13 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     if epochs is not None:
         options["epochs"] = epochs
     config = RecipeConfig.build("imagenet", config, **options)
-    o = config.resolved()
-    epochs, batch_size, learning_rate, loss = o["epochs"], o["batch_size"], o["learning_rate"], o["loss"]
-    rand_augment, warmup_epochs, seed = o["rand_augment"], o["warmup_epochs"], o["seed"]
-    precision, distribution, ema = o["precision"], o["distribution"], o["ema"]
-    weight_decay, label_smoothing, image_size = o["weight_decay"], o["label_smoothing"], o["image_size"]
-    mixup_alpha, cutmix_alpha, steps_per_epoch = o["mixup_alpha"], o["cutmix_alpha"], o["steps_per_epoch"]
-    jit_compile = o["jit_compile"]
+    o = config.filled()
+    epochs, batch_size, learning_rate, loss = o.epochs, o.batch_size, o.learning_rate, o.loss
+    rand_augment, warmup_epochs, seed = o.rand_augment, o.warmup_epochs, o.seed
+    precision, distribution, ema = o.precision, o.distribution, o.ema
+    weight_decay, label_smoothing, image_size = o.weight_decay, o.label_smoothing, o.image_size
+    mixup_alpha, cutmix_alpha, steps_per_epoch = o.mixup_alpha, o.cutmix_alpha, o.steps_per_epoch
+    jit_compile = o.jit_compile
     validation.one_of(loss, "loss", LOSSES)
     parse_rand_augment(rand_augment)
     check_fit_arguments(model, epochs, precision, distribution, ema)
@@ -89,9 +89,9 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     sources = {"data": data, "validation_data": validation_data, "eval_data": eval_data}
     tfds = [f"{name}={source!r}" for name, source in sources.items()
             if isinstance(source, str) and source.startswith("tfds:")]
-    pipeline = choose_pipeline(o["pipeline"], distribution, needs_tf=tfds, recipe="imagenet")
+    pipeline = choose_pipeline(o.pipeline, distribution, needs_tf=tfds, recipe="imagenet")
     if pipeline == "native":
-        augmentation = augment.Augmentation(0, True, rand_augment, o["random_erasing"], mixup_alpha,
+        augmentation = augment.Augmentation(0, True, rand_augment, o.random_erasing, mixup_alpha,
                                             cutmix_alpha)
         train, num_classes = image_stream(data, batch_size, image_size, augmentation, seed)
         steps = steps_per_epoch or train.batches_per_pass
@@ -99,7 +99,7 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     else:
         train, num_classes = imagenet_dataset(
             data, batch_size, training=True, image_size=image_size, rand_augment=rand_augment,
-            mixup_alpha=mixup_alpha, cutmix_alpha=cutmix_alpha, random_erasing=o["random_erasing"], seed=seed,
+            mixup_alpha=mixup_alpha, cutmix_alpha=cutmix_alpha, random_erasing=o.random_erasing, seed=seed,
         )
         steps = steps_per_epoch or steps_of(train, "data")
         resume_epoch(backup_dir, resume, steps)

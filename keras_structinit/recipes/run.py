@@ -1,0 +1,454 @@
+"""A training run as one value: ``Run(...).check().execute(out)``.
+
+A :class:`Run` holds everything a run is: the model (a zoo name, a ``.keras`` file,
+``keras.applications:NAME`` or a KerasHub preset directory), the init spec, frozen filters,
+the data, the :class:`~keras_structinit.recipes.RecipeConfig`, distillation and the paper
+setup it follows. :meth:`Run.check` checks all of it once, before anything is written
+(the data loaded, teachers loaded, the init and freezing tried on a throwaway model), and
+returns a :class:`CheckedRun`, whose :meth:`~CheckedRun.execute` trains and writes ``out``
+(:class:`~keras_structinit.recipes.run_files.RunFiles`). ``structinit train`` builds its
+runs this way; :meth:`Run.from_paper` is ``--paper``.
+
+Example:
+    >>> run = Run("convmixer-256/8", RecipeConfig("cifar10", epochs=200), init="conv-cov", frozen=True)
+    >>> results = run.check().execute("runs/convcov")
+    >>> Run.from_paper("lc", epochs=10).check().execute("runs/lc")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import keras
+
+from keras_structinit import validation
+from keras_structinit.arguments import check_exists, check_teacher
+from keras_structinit.freezing import freeze_spatial
+from keras_structinit.methods import check_parts, initialize, load_parts, paper_setups, parse_init_spec
+from keras_structinit.models.registry import build_model, parse_model_name
+from keras_structinit.recipes import cifar, imagenet
+from keras_structinit.recipes.config import RecipeConfig
+from keras_structinit.recipes.distill import fit_distill, load_teacher
+from keras_structinit.recipes.progress import InterruptAtBatchEnd, progress_callbacks
+from keras_structinit.recipes.rand_augment import parse_rand_augment
+from keras_structinit.recipes.run_files import RunFiles
+from keras_structinit.recipes.training import check_whole_batches
+from keras_structinit.recipes.training_data import TrainingData, alignment_images, prepare_data
+from keras_structinit.reporting import format_table, machine_info, versions
+from keras_structinit.sources import APPLICATIONS, application_builder, load_model
+from keras_structinit.walker import find_kernels
+
+__all__ = ["CheckedRun", "Run", "model_from", "model_source"]
+
+TABLE = (
+    ("model", "model"),
+    ("init", "init"),
+    ("filters", lambda row: "frozen" if row["frozen"] else "trained"),
+    ("epochs", "epochs"),
+    ("final val acc", "final_val_accuracy", ".4f"),
+    ("best val acc", "best_val_accuracy", ".4f"),
+    ("eval acc", "eval_accuracy", ".4f"),
+    ("train time (s)", "train_seconds", ".1f"),
+)
+DISTILL_MODES = ("logits", "features")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run (see the module docstring).
+
+    Attributes:
+        model: a zoo name (``"convmixer-256/8"``), a ``.keras`` file, ``keras.applications:NAME``
+            (built without weights) or a KerasHub preset directory.
+        config: the :class:`RecipeConfig` (recipe, epochs, optimizer, ...).
+        init: an init spec (:func:`keras_structinit.parse_init_spec`).
+        frozen: freeze the spatial (depthwise) filters (an LCResNet's LC blocks).
+        data, eval_data, train_size, validation_split: as :func:`prepare_data` takes them.
+        model_kwargs: a zoo model's builder arguments (``kernel_size``, ``patch_size``, ...).
+        new_head: give a loaded model whose last Dense does not match the data's classes a new one
+            (otherwise such a model is refused).
+        distill_from, distill_mode, distill_alpha: the weight-selection paper's distillation
+            (:func:`~keras_structinit.recipes.fit_distill`).
+        paper: what :meth:`from_paper` set: the setup's settings with their sources and the
+            departures from them (kept in ``results.json``).
+    """
+
+    model: Any
+    config: RecipeConfig = RecipeConfig("cifar10")
+    init: str = "default"
+    frozen: bool = False
+    data: Any = None
+    eval_data: Any = None
+    train_size: int | None = None
+    validation_split: float = 0.1
+    model_kwargs: Mapping = field(default_factory=dict)
+    new_head: bool = False
+    distill_from: str | None = None
+    distill_mode: str = "logits"
+    distill_alpha: float = 1.0
+    paper: Mapping | None = None
+
+    @classmethod
+    def from_values(cls, recipe="cifar10", **values):
+        """A run from flat ``values``: this class's fields, :class:`RecipeConfig`'s, and a zoo model's
+        builder arguments (the rest)."""
+        own = {f.name for f in dataclasses.fields(cls)} - {"config"}
+        recipe_fields = {f.name for f in dataclasses.fields(RecipeConfig)} - {"recipe"}
+        config = RecipeConfig(recipe, **{k: v for k, v in values.items() if k in recipe_fields})
+        extra = {k: v for k, v in values.items() if k not in own and k not in recipe_fields}
+        run = {k: v for k, v in values.items() if k in own}
+        return cls(config=config, **{**run, "model_kwargs": {**run.get("model_kwargs", {}), **extra}})
+
+    @classmethod
+    def from_paper(cls, name, recipe="cifar10", **given):
+        """The run of a paper's CIFAR experiment (:func:`keras_structinit.methods.paper_setups`), with
+        ``given`` values (as :meth:`from_values` takes them) replacing the setup's. A value that
+        differs from the paper's (init specs and RandAugment forms compared as parsed) is a departure,
+        recorded field by field in :attr:`paper`."""
+        setups = paper_setups()
+        validation.one_of(name, "paper", tuple(setups))
+        if recipe == "imagenet":
+            raise ValueError("`paper` sets a paper's CIFAR experiment; use recipe 'cifar10' or 'cifar100'")
+        setup = setups[name]
+        settings = dict(setup.settings)
+        builder_args, source = settings.pop("model_kwargs", ({}, ""))
+        settings.update({k: (v, source) for k, v in builder_args.items()})
+        departures = {k: {"paper": settings[k][0], "given": v} for k, v in given.items()
+                      if k in settings and differs(k, v, settings[k][0])}
+        values = {k: v for k, (v, _) in settings.items()}
+        if "model" in departures:  # the paper model's builder arguments fit it alone
+            dropped = {k: values.pop(k) for k in builder_args if k not in given}
+            if dropped:
+                departures["model_kwargs"] = {"paper": dropped, "given": {}}
+        paper = {"name": setup.name, "paper": setup.paper,
+                 "settings": {k: {"value": v, "source": s} for k, (v, s) in settings.items()},
+                 "departures": departures, "notes": list(setup.notes)}
+        return cls.from_values(recipe, **{**values, **given, "paper": paper})
+
+    def check(self, names=None):
+        """Checks everything once, before anything is written; a :class:`CheckedRun`.
+
+        ``names`` spells the fields in messages (``{"data": "--data"}`` on the command line;
+        default ```data```). ``TypeError``/``ValueError`` for a bad value, ``FileNotFoundError``
+        for a missing file, ``RuntimeError`` for a download that fails offline.
+        """
+        return _check(self, _Names(names or {}))
+
+    def execute(self, out, **options):
+        """``self.check().execute(out, **options)``."""
+        return self.check().execute(out, **options)
+
+    def inputs(self):
+        """The files the run reads (no output of it may replace one)."""
+        return [self.data, self.eval_data, self.distill_from,
+                *(p.value for p in parse_init_spec(self.init) if p.form.reads_file)]
+
+    def record(self):
+        """What ``results.json`` keeps as the run's ``config`` (JSON-ready)."""
+        imagenet_recipe = not self.config.is_cifar
+        distilled = self.distill_from is not None
+        return dict(model=str(self.model), init=self.init, frozen=bool(self.frozen),
+                    data=None if self.data is None else str(self.data),
+                    eval_data=None if self.eval_data is None else str(self.eval_data),
+                    train_size=self.train_size,
+                    validation_split=None if imagenet_recipe else self.validation_split,
+                    model_kwargs=dict(self.model_kwargs), **({"new_head": True} if self.new_head else {}),
+                    distill_from=str(self.distill_from) if distilled else None,
+                    distill_alpha=self.distill_alpha if distilled else None,
+                    distill_mode=self.distill_mode if distilled else None,
+                    **self.config.to_dict(), paper=None if self.paper is None else dict(self.paper))
+
+
+def differs(setting, given, wanted):
+    """Whether ``given`` departs from a setup's ``wanted``: init specs and RandAugment forms compare
+    as parsed (``mean-shift+conv-cov`` is ``conv-cov+mean-shift``)."""
+    if setting == "init":
+        return ([(p.name, p.value) for p in parse_init_spec(given)]
+                != [(p.name, p.value) for p in parse_init_spec(wanted)])
+    if setting == "rand_augment":
+        return parse_rand_augment(given) != parse_rand_augment(wanted)
+    return given != wanted
+
+
+class _Names:
+    """How messages spell a field: ``names[field]``, else ```field```."""
+
+    def __init__(self, names):
+        self.names = dict(names)
+
+    def __call__(self, field):
+        return self.names.get(field, f"`{field}`")
+
+
+def model_source(spec, *, model_kwargs=None, name="model"):
+    """``build(num_classes, input_shape) -> keras.Model`` for ``spec``: a zoo name (built),
+    ``keras.applications:NAME`` (built without weights), or anything
+    :func:`keras_structinit.sources.load_model` reads (a ``.keras`` file, a KerasHub preset
+    directory; loaded as saved, whatever the two arguments)."""
+    validation.text(spec, name)
+    model_kwargs = dict(model_kwargs or {})
+    application = spec.startswith(APPLICATIONS)
+    if not (application or spec.endswith(".keras") or os.path.isdir(spec)):
+        try:
+            parse_model_name(spec)
+        except ValueError as err:
+            raise ValueError(f"{err}; or a .keras file, keras.applications:NAME or a KerasHub preset "
+                             "folder") from None
+        return lambda num_classes, input_shape: build_model(spec, num_classes, input_shape, **model_kwargs)
+    if model_kwargs:
+        raise ValueError(f"{', '.join(f'`{k}`' for k in model_kwargs)} apply to the zoo's models; "
+                         f"{name} {spec!r} brings its own")
+    if application and ":" not in spec[len(APPLICATIONS):]:
+        constructor = application_builder(spec[len(APPLICATIONS):])
+        if constructor is None:
+            raise ValueError(f"{name} {spec!r}: keras.applications has no model {spec[len(APPLICATIONS):]!r} "
+                             "(e.g. keras.applications:ConvNeXtTiny)")
+        return lambda num_classes, input_shape: constructor(
+            weights=None, input_shape=input_shape, classes=num_classes, classifier_activation=None)
+    if spec.endswith(".keras") and not os.path.exists(spec):
+        raise FileNotFoundError(f"{name} {spec!r} does not exist")
+    return lambda num_classes, input_shape: load_model(spec, name=name.strip("`"))
+
+
+def model_from(spec, *, input_shape=None, classes=None, name="MODEL"):
+    """The model ``spec`` names (:func:`model_source`), a zoo or ``keras.applications:NAME`` one of
+    ``input_shape`` (default ``(32, 32, 3)`` / ``(224, 224, 3)``) and ``classes`` (10 / 1000); a
+    loaded one as saved (then the two are refused)."""
+    validation.text(spec, name)
+    application = spec.startswith(APPLICATIONS) and ":" not in spec[len(APPLICATIONS):]
+    if parse_family(spec) is None and not application and (input_shape or classes):
+        raise ValueError(f"`input_shape` and `classes` apply to zoo and keras.applications models; "
+                         f"{name} {spec!r} brings its own")
+    shape, count = ((224, 224, 3), 1000) if application else ((32, 32, 3), 10)
+    return model_source(spec, name=name)(classes or count, input_shape or shape)
+
+
+def _fitted(model, spec, num_classes, image_shape, new_head, spell):
+    """A loaded ``model`` checked against the data: its input takes ``image_shape`` and its last
+    layer has ``num_classes`` outputs (or, with ``new_head``, a new last Dense that has)."""
+    if image_shape is not None:
+        wanted = tuple(model.input_shape[1:]) if isinstance(model.input_shape, tuple) else None
+        if wanted is not None and any(w not in (None, g) for w, g in zip(wanted, image_shape, strict=False)):
+            raise ValueError(f"{spell('model')} {spec!r} takes inputs of shape {wanted}; the images of "
+                             f"{spell('data')} are {image_shape}")
+    outputs = model.output_shape[-1] if isinstance(model.output_shape, tuple) else None
+    if outputs == num_classes:
+        return model
+    if not new_head:
+        raise ValueError(f"{spell('model')} {spec!r} ends in {outputs} outputs; the data has {num_classes} "
+                         f"classes: pass {spell('new_head')} to give it a new last Dense of {num_classes}")
+    last = model.layers[-1]
+    if not isinstance(last, keras.layers.Dense):
+        raise ValueError(f"{spell('new_head')} replaces a last Dense layer; {spell('model')} ends in a "
+                         f"{type(last).__name__}")
+    head = keras.layers.Dense(num_classes, name=f"{last.name}_{num_classes}")
+    return keras.Model(model.inputs, head(last.input), name=model.name)
+
+
+def _check(run, spell):
+    """:meth:`Run.check`: every check of a run, in the order of their cost."""
+    if not isinstance(run.config, RecipeConfig):
+        raise TypeError("`config` must be a RecipeConfig. "
+                        f"Received: config of type {type(run.config).__name__}")
+    config, recipe = run.config, run.config.recipe
+    validation.boolean(run.frozen, spell("frozen"))
+    validation.boolean(run.new_head, spell("new_head"))
+    filled = config.filled()  # `epochs` is needed
+    parts = parse_init_spec(run.init)
+    validation.rate(run.validation_split, spell("validation_split"))
+    if run.distill_from is not None:
+        if not config.is_cifar:
+            raise ValueError(f"{spell('distill_from')} works with the CIFAR recipes (cifar10, cifar100)")
+        validation.positive_float(run.distill_alpha, spell("distill_alpha"))
+        validation.one_of(run.distill_mode, spell("distill_mode"), DISTILL_MODES)
+        check_teacher(run.distill_from, spell("distill_from"))
+    if any(p.form.needs_data for p in parts) and not config.is_cifar:
+        raise ValueError(f"{spell('init')} {run.init} measures the training images of the CIFAR recipes "
+                         "(cifar10, cifar100)")
+    if not config.is_cifar and run.data is None:
+        raise ValueError(f"recipe imagenet needs {spell('data')} (an ImageFolder directory or tfds:NAME)")
+    check_exists(None if str(run.data).startswith("tfds:") else run.data, spell("data"))
+    check_exists(run.eval_data, spell("eval_data"))
+    lc_model = parse_family(run.model) == "lcresnet"  # its LC blocks take `frozen` themselves
+    source = model_source(run.model, name=spell("model"),
+                          model_kwargs={**run.model_kwargs, **({"frozen": run.frozen} if lc_model else {})})
+    from keras_structinit.recipes import devices
+
+    devices.resolve_precision(config.precision)
+    devices.check_distribution(config.distribution)
+    data = prepare_data(recipe, run.data, seed=config.seed, train_size=run.train_size,
+                        validation_split=run.validation_split, eval_data=run.eval_data,
+                        names={"data": spell("data"), "eval_data": spell("eval_data")})
+    if config.is_cifar:  # before any process trains (each would fail after its first epoch)
+        check_whole_batches(filled.batch_size, config.distribution, **{
+            name: None if part is None else len(part[0]) for name, part in
+            ((spell("data"), data.train), (f"the {spell('validation_split')} hold-out", data.validation),
+             (spell("eval_data"), data.eval))})
+    teachers = {}
+    load_parts(parts, teachers)  # loads each argument (a teacher, a bank) into `teachers` once
+    if run.distill_from is not None and run.distill_from not in teachers:
+        teachers[run.distill_from] = load_teacher(run.distill_from)
+    checked = CheckedRun(run, parts, data, teachers, source)
+    model = checked.throwaway_model()
+    try:
+        check_parts(model, load_parts(parts, dict(teachers)), seed=config.seed)
+        if run.frozen and not lc_model:
+            freeze_spatial(model)
+    except ValueError as err:
+        flag = spell("init") + f" {run.init}" if run.init != "default" else spell("frozen")
+        raise ValueError(f"{flag}: {err}") from None
+    return checked
+
+
+@dataclass(frozen=True)
+class CheckedRun:
+    """A :class:`Run` checked, with its data and teachers loaded: :meth:`execute` trains it."""
+
+    run: Run
+    parts: list
+    data: TrainingData
+    teachers: Mapping
+    source: Any
+
+    @property
+    def input_shape(self):
+        config = self.run.config
+        return self.data.image_shape or (config.filled().image_size,) * 2 + (3,)
+
+    def throwaway_model(self):
+        """The model as built or loaded, checked against the data (:attr:`Run.new_head`)."""
+        model = self.source(self.data.num_classes, self.input_shape)
+        zoo = isinstance(self.run.model, str) and not _loaded(self.run.model)
+        return model if zoo else _fitted(model, self.run.model, self.data.num_classes, self.data.image_shape,
+                                         self.run.new_head, _Names({}))
+
+    def build(self, images=None):
+        """A fresh model of the run: built (or loaded), initialized with ``images`` for the forms
+        that measure data, its spatial filters frozen if asked."""
+        run = self.run
+        lc_model = parse_family(run.model) == "lcresnet"
+        m = self.throwaway_model()
+        initialize(m, load_parts(self.parts, dict(self.teachers)), data=images, seed=run.config.seed)
+        if lc_model:  # the LC blocks freeze their own spatial kernels (kept frozen in the .keras config)
+            frozen = [v.path for _, v in find_kernels(m, "all_spatial") if not v.trainable]
+        else:
+            frozen = freeze_spatial(m) if run.frozen else []
+        trainable = sum(math.prod(v.shape) for v in m.trainable_weights)
+        size = "x".join(str(n) for n in self.input_shape[:2])
+        print(f"Model: {run.model} {size}, {m.count_params():,} parameters "
+              f"({trainable:,} trainable); init {run.init}; "
+              + (f"{len(frozen)} spatial kernels frozen" if run.frozen else "all filters trained")
+              + f"; backend {keras.backend.backend()}", flush=True)
+        return m
+
+    def execute(self, out, *, resume=False, overwrite=False, callbacks=(), interactive=None, names=None):
+        """Trains the run into ``out``; returns the results dict (also in ``out/results.json``).
+
+        See :class:`~keras_structinit.recipes.run_files.RunFiles` for ``out``'s rules (``resume``,
+        ``overwrite``, the lock) and statuses. Progress: Keras' bar on a terminal, else a line per
+        epoch and every minute (``interactive`` overrides ``sys.stdout.isatty()``); Ctrl-C stops at the
+        next batch end, records the finished epochs and raises ``KeyboardInterrupt`` again.
+        """
+        run, data = self.run, self.data
+        files = RunFiles(out, resume=resume, overwrite=overwrite, inputs=run.inputs(), names=names)
+        files.check()
+        keras.utils.set_random_seed(run.config.seed)
+        print(f"Data: {data.description}", flush=True)
+        images = None
+        if any(p.form.needs_data for p in self.parts):
+            images = alignment_images(data.train[0], run.config.filled().normalization, run.config.seed)
+        record = {"config": run.record(), "data": data.description, "versions": versions(),
+                  "machine": machine_info()}
+        with files.open(record):
+            return self._train(files, images, callbacks, interactive)
+
+    def _train(self, files, images, callbacks, interactive):
+        run, data = self.run, self.data
+        verbose, progress = progress_callbacks(interactive)
+        interrupt = InterruptAtBatchEnd()
+        options = dict(callbacks=[files, *progress, *callbacks, interrupt], verbose=verbose,
+                       backup_dir=files.backup_dir, resume=files.resume, config=run.config,
+                       eval_data=data.eval)
+        cifar_data = dict(validation_data=data.validation, num_classes=data.num_classes)
+        start = time.perf_counter()
+        try:
+            with interrupt:
+                if not run.config.is_cifar:
+                    history = imagenet.fit_imagenet(lambda: self.build(images), data.train, **options)
+                elif run.distill_from is None:
+                    history = cifar.fit_cifar(lambda: self.build(images), data.train, **cifar_data, **options)
+                else:
+                    history = fit_distill(lambda: self.build(images), self.teachers[run.distill_from],
+                                          data.train, mode=run.distill_mode, alpha=run.distill_alpha,
+                                          **cifar_data, **options)
+        except KeyboardInterrupt:
+            files.interrupted(run.config.filled().epochs, time.perf_counter() - start)
+            raise
+        except Exception:
+            files.forget_unstarted()
+            raise
+        seconds = time.perf_counter() - start
+        metrics = files.logged_metrics() if files.resume else {
+            k: [float(v) for v in vs] for k, vs in history.history.items()}
+        if history.diverged is not None:
+            return _diverged(files, history.diverged, metrics, seconds)
+        return _finished(files, run, history, metrics, seconds)
+
+
+def _loaded(spec):
+    """Whether a model spec is loaded or built outside the zoo (not a zoo name)."""
+    try:
+        parse_model_name(spec)
+    except ValueError:
+        return True
+    return spec.endswith(".keras") or os.path.isdir(spec) or spec.startswith(APPLICATIONS)
+
+
+def parse_family(spec):
+    """A zoo model's family (``"convmixer"``), else ``None``."""
+    return None if _loaded(spec) else parse_model_name(spec)[0]
+
+
+def _diverged(files, diverged, metrics, seconds):
+    results, found = files.diverged(diverged, metrics, seconds)
+    kept = f"; the weights after epoch {found.epoch} are in {found.path}" if found else ""
+    print(f"structinit train: the training loss became {diverged['loss']} at epoch {diverged['epoch']}, step "
+          f"{diverged['step']}: stopped, no model.keras written{kept}", file=sys.stderr, flush=True)
+    return results
+
+
+def _finished(files, run, history, metrics, seconds):
+    val = metrics.get("val_accuracy")
+    row = {"model": str(run.model), "init": run.init, "frozen": bool(run.frozen),
+           "epochs": run.config.filled().epochs,
+           "final_val_accuracy": val[-1] if val else None, "best_val_accuracy": max(val) if val else None,
+           "eval_accuracy": history.eval_results["accuracy"] if history.eval_results else None,
+           "train_seconds": round(history.train_seconds, 1)}
+    table = format_table([row], TABLE)
+    print("\n" + table, flush=True)
+    trained = getattr(history.model, "student", history.model)  # a distiller's student
+    results = files.finish({"model_params": int(trained.count_params()), "model_file": "model.keras",
+                            "metrics": metrics, "eval": history.eval_results,
+                            "normalization": getattr(history, "normalization", None), "summary": row,
+                            "wall_seconds": round(seconds, 1)}, trained, table)
+    names = ("model.keras", "results.json", "results.md", "log.csv")
+    written = [os.path.join(files.out, name) for name in names]
+    try:
+        from keras_structinit import viz
+
+        path = os.path.join(files.out, "learning_curves.png")
+        viz.plot_learning_curves({f"{run.model} {run.init}": metrics}, path,
+                                 metrics=("val_accuracy", "loss") if val else ("accuracy", "loss"),
+                                 title=files.record["data"])
+        written.append(path)
+    except ImportError as err:
+        print(f"Skipping plots: {err}")
+    print(f"Wrote {', '.join(written)}", flush=True)
+    return results

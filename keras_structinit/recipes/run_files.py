@@ -1,0 +1,233 @@
+"""The files of a training run in its ``out`` folder, kept by one Keras callback.
+
+:class:`RunFiles` owns what a run writes besides its backup: ``results.json`` and its
+``status`` (``running`` -> ``finished`` / ``interrupted`` / ``diverged``), ``log.csv`` (a
+:class:`~keras_structinit.recipes.progress.CSVLogger` it holds, as Keras composes callbacks),
+``model.keras`` and ``results.md``; and the folder's rules: a used folder is refused unless
+``overwrite``, ``resume`` needs an unfinished run with a whole backup and the same settings,
+and a ``fcntl`` lock keeps a second run out (the kernel releases it on a kill).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import sys
+
+import keras
+
+from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_json, write_text
+from keras_structinit.recipes import backup
+from keras_structinit.recipes.progress import CSVLogger
+
+__all__ = ["BACKUP_DIR", "LOCK_FILE", "OUTPUT_FILES", "STATUSES", "UNFINISHED", "RunFiles", "RunRefused"]
+
+#: The files a run writes to its ``out`` folder.
+OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png", "model.keras")
+#: The folder in ``out`` where a run keeps what ``resume`` needs (:class:`~.backup.RunBackup`).
+BACKUP_DIR = "backup"
+#: The file a run holds an exclusive lock on while it uses ``out``.
+LOCK_FILE = ".structinit.lock"
+#: ``results.json``'s ``status``: written ``running`` first, so a killed run never looks finished.
+STATUSES = ("running", "finished", "interrupted", "diverged")
+#: The statuses of a run ``resume`` goes on with.
+UNFINISHED = ("running", "interrupted")
+
+
+class RunRefused(ValueError):
+    """The run cannot start or go on in ``out`` as asked (another run holds it, it holds a run
+    that a new one may not replace, or ``resume`` with other settings)."""
+
+
+class RunFiles(keras.callbacks.Callback):
+    """A run's files in ``out`` (see the module docstring); ``names`` spells the arguments
+    (``{"out": "--out", "resume": "--resume", "overwrite": "--overwrite"}`` on the command line).
+
+    Use: :meth:`check` before anything is loaded, then ``with files.open(record):`` around
+    ``fit`` (with ``files`` among its callbacks), then :meth:`finish`, :meth:`interrupted` or
+    :meth:`diverged`.
+    """
+
+    def __init__(self, out, *, resume=False, overwrite=False, inputs=(), names=None):
+        super().__init__()
+        self.out, self.resume, self.overwrite, self.inputs = os.fspath(out), resume, overwrite, list(inputs)
+        self.names = {k: (names or {}).get(k, f"`{k}`") for k in ("out", "resume", "overwrite")}
+        self.log_path = os.path.join(self.out, "log.csv")
+        self.results_path = os.path.join(self.out, "results.json")
+        self.backup_dir = os.path.join(self.out, BACKUP_DIR)
+        self.record, self._lock, self._csv = None, None, None
+
+    # ------------------------------------------------------------------ before the run
+
+    def check(self, *, check_only=True):
+        """Raises if the run may not use ``out``; returns the earlier ``results.json`` with ``resume``."""
+        out, names = self.out, self.names
+        if not self.resume:
+            if not self.overwrite and backup.holds_backup(self.backup_dir):
+                raise RunRefused(f"{names['out']} {out!r} holds the backup of a run ({self.backup_dir}): "
+                                 f"pass {names['resume']} to go on with it, or {names['overwrite']} to "
+                                 "replace it")
+            prepare_output_dir(out, OUTPUT_FILES, names["out"].strip("`"), overwrite=self.overwrite,
+                               inputs=self.inputs, check_only=check_only,
+                               hint=f"{names['overwrite']} (or {names['resume']}, to go on with an "
+                                    "unfinished run)")
+            if self.overwrite and not check_only:
+                shutil.rmtree(self.backup_dir, ignore_errors=True)
+            return None
+        if self.overwrite:
+            raise ValueError(f"{names['resume']} goes on with the run in {names['out']}, "
+                             f"{names['overwrite']} replaces it: pass one of them")
+        try:
+            with open(self.results_path, encoding="utf-8") as f:
+                previous = json.load(f)
+        except (OSError, ValueError):
+            previous = {}
+        if previous.get("status") not in UNFINISHED:
+            raise ValueError(f"{names['resume']}: {names['out']} {out!r} holds no unfinished run (a "
+                             f"results.json with status {' or '.join(UNFINISHED)})")
+        if backup.latest(self.backup_dir) is None:  # a folder of no whole backup: latest's one line
+            raise ValueError(f"{names['resume']}: {names['out']} {out!r} holds no backup to go on from "
+                             f"({self.backup_dir} is missing: the run finished no epoch, or it was removed); "
+                             f"start anew with {names['overwrite']}")
+        prepare_output_dir(out, OUTPUT_FILES, names["out"].strip("`"), overwrite=True, inputs=self.inputs,
+                           check_only=True)
+        return previous
+
+    def open(self, record):
+        """Locks ``out``, checks it again, and writes ``results.json`` with ``"status": "running"``
+        (``record``: what it holds besides; its ``config`` must equal the earlier run's with
+        ``resume``). A context manager: leaving it releases the lock."""
+        try:
+            previous = self.check(check_only=False)
+            self._lock = _lock(self.out, self.names["out"])
+        except (ValueError, FileExistsError) as err:
+            raise RunRefused(str(err)) from err
+        try:
+            self.resumed_at = backup.latest(self.backup_dir).epoch if self.resume else None
+            if self.resume:
+                _check_same_run(previous, record["config"], self.names)
+                self._truncate_log(self.resumed_at)
+        except BaseException:
+            self.close()
+            raise
+        self.record = {**record, "resumed_at_epoch": self.resumed_at}
+        write_json(self.results_path, {"status": "running", **self.record})
+        self._csv = CSVLogger(self.log_path, append=self.resume)
+        return self
+
+    def close(self):
+        if self._lock is not None:
+            self._lock.close()  # closing the file releases the lock
+            self._lock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # ------------------------------------------------------------------ during the run (Keras hooks)
+
+    def set_model(self, model):
+        super().set_model(model)
+        self._csv.set_model(model)
+
+    def on_train_begin(self, logs=None):
+        self._csv.on_train_begin(logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._csv.on_epoch_end(epoch, logs)
+
+    def on_train_end(self, logs=None):
+        self._csv.on_train_end(logs)
+
+    # ------------------------------------------------------------------ how the run ended
+
+    def logged_metrics(self):
+        """``{metric: [per epoch]}`` of ``log.csv`` (every epoch, a resumed run's included)."""
+        if not os.path.exists(self.log_path):
+            return {}
+        with open(self.log_path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        return {key: [None if row[key] in ("", "NA") else float(row[key]) for row in rows]  # NA: not logged
+                for key in (rows[0] if rows else ()) if key != "epoch"}
+
+    def finish(self, results, model, table):
+        """Writes ``model.keras`` (atomically), ``results.md``, then ``results.json`` with
+        ``"status": "finished"``; only then is the backup removed."""
+        with atomic_path(os.path.join(self.out, "model.keras")) as tmp:
+            model.save(tmp)  # frozen kernels of stock layers are recorded in it (load_frozen_model)
+        write_text(os.path.join(self.out, "results.md"), table + "\n")
+        results = {"status": "finished", **self.record, **results}
+        write_json(self.results_path, results)  # last: "finished" once everything is written
+        backup.remove(self.backup_dir)
+        return results
+
+    def diverged(self, diverged, metrics, seconds):
+        """Records a run stopped by a non-finite loss: no ``model.keras``; its last finite backup stays."""
+        found = backup.latest(self.backup_dir)
+        results = {"status": "diverged", **self.record, "diverged": diverged, "metrics": metrics,
+                   "last_finite_backup_epoch": None if found is None else found.epoch,
+                   "wall_seconds": round(seconds, 1)}
+        write_json(self.results_path, results)
+        return results, found
+
+    def interrupted(self, epochs, seconds):
+        """Records the finished epochs of an interrupted run and says where they are."""
+        if os.path.exists(self.log_path) and os.path.getsize(self.log_path) == 0:
+            os.remove(self.log_path)  # CSVLogger writes its header with the first finished epoch
+        metrics = self.logged_metrics()
+        finished = len(next(iter(metrics.values()), []))
+        write_json(self.results_path, {"status": "interrupted", **self.record, "interrupted": True,
+                                       "finished_epochs": finished, "metrics": metrics,
+                                       "wall_seconds": round(seconds, 1)})
+        where = self.results_path + (f" and {self.log_path}" if finished else "")
+        print(f"\nInterrupted in epoch {finished + 1}/{epochs}: {finished} finished epoch(s) recorded in "
+              f"{where}; {self.names['resume'].strip('`')} goes on from there.", file=sys.stderr, flush=True)
+
+    def forget_unstarted(self):
+        """A new run that failed before finishing an epoch leaves nothing that says "running": its
+        ``out`` takes a new run without ``overwrite``."""
+        if self.resume or (os.path.exists(self.log_path) and os.path.getsize(self.log_path) > 0):
+            return  # an epoch finished: the record stays for resume
+        for path in (self.results_path, self.log_path):
+            if os.path.exists(path):
+                os.remove(path)
+        shutil.rmtree(self.backup_dir, ignore_errors=True)
+
+    def _truncate_log(self, epochs):
+        """Keeps the header and the first ``epochs`` rows of ``log.csv``: a run killed after logging
+        an epoch but before backing it up logs that epoch again when it resumes."""
+        if not os.path.exists(self.log_path):
+            return
+        with open(self.log_path, encoding="utf-8") as f:
+            lines = f.read().splitlines(keepends=True)
+        write_text(self.log_path, "".join(lines[: 1 + epochs]) if epochs else "")
+
+
+def _lock(out, name):
+    """An exclusive ``fcntl`` lock on ``out``'s :data:`LOCK_FILE` (the open file; closing releases it)."""
+    import fcntl
+
+    handle = open(os.path.join(out, LOCK_FILE), "a+")  # noqa: SIM115 - held for the run
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        message = f"{name} {out!r} is in use by another run (it holds the lock on {LOCK_FILE})"
+        raise RunRefused(message) from None
+    return handle
+
+
+def _check_same_run(previous, config, names):
+    """``resume`` goes on with the same run: :class:`RunRefused` naming the settings that differ."""
+    now = json.loads(json.dumps(config, default=str))
+    before = previous.get("config", {})
+    differ = sorted(k for k in {*now, *before} if now.get(k) != before.get(k))
+    if differ:
+        raise RunRefused(f"{names['resume']}: the run in {names['out']} was started with other settings "
+                         f"({', '.join(differ)}); pass them as they were, or start a new run with "
+                         f"{names['overwrite']}")
