@@ -21,8 +21,14 @@ BACKENDS = ("tensorflow", "jax", "torch")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 #: Where a script run on its own writes by default (ignored by git): the suites write to results/<suite>.
 LOCAL_RESULTS = RESULTS_DIR / "local"
-# The shared CIFAR-10 training split beside the repository (not part of it).
-SHARED_CIFAR10 = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
+# The shared CIFAR-10 training split beside the repository (not part of it); where that is absent
+# (a lent GPU: only the working tree travels), the copy scripts/gpu_bundle.sh puts in .data/.
+_CIFAR10_ZIP = "cifar10-train-jpeg.zip"
+_SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / _CIFAR10_ZIP
+_BUNDLED = Path(__file__).resolve().parents[1] / ".data" / _CIFAR10_ZIP
+SHARED_CIFAR10 = _SHARED if _SHARED.exists() or not _BUNDLED.exists() else _BUNDLED
+#: An environment variable: a Unix time by which a training benchmark stops (scripts/gpu_quick.sh sets it).
+DEADLINE_VARIABLE = "BENCH_DEADLINE"
 WARMUP = 2  # untimed calls before the timed ones
 MIN_REPEATS = 3  # timed calls a time budget may not cut below
 
@@ -243,13 +249,18 @@ def held_out_subset(held_out, size):
 
 
 def fit_and_measure(model, train, held_out, epochs, *, batch_size, seed, rand_augment=False,
-                    eval_data=None, callbacks=()):
+                    eval_data=None, callbacks=(), pipeline=None):
     """Trains ``model`` on ``train`` with ``recipes.fit_cifar`` (its defaults; RandAugment (2, 0.4)
     when ``rand_augment``; progress lines) and evaluates it on ``held_out``.
 
+    ``pipeline``: ``fit_cifar``'s input stream (its default, ``"auto"``, when ``None``). Where
+    :data:`DEADLINE_VARIABLE` is set, training stops after the epoch past which another would end
+    after it (:func:`deadline_callbacks`); the model is evaluated as it is then.
+
     Returns ``(history, fields)``: the measurements a training benchmark records
-    for a run (``val_accuracy``, ``train_accuracy``, ``train_time_s``, ``date``,
-    and with ``eval_data`` its path and ``eval_data_accuracy``).
+    for a run (``val_accuracy``, ``train_accuracy``, ``train_time_s``, ``epochs_done``
+    (fewer than ``epochs`` when the deadline cut it short), ``date``, and with ``eval_data``
+    its path and ``eval_data_accuracy``).
     """
     import datetime
 
@@ -257,18 +268,55 @@ def fit_and_measure(model, train, held_out, epochs, *, batch_size, seed, rand_au
     from keras_structinit.recipes.progress import progress_callbacks
 
     verbose, progress = progress_callbacks()
+    deadline = deadline_callbacks()
     start = time.perf_counter()
     history = recipes.fit_cifar(model, train, epochs, batch_size=batch_size, seed=seed,
                                 rand_augment=(2, 0.4) if rand_augment else None, eval_data=held_out,
-                                callbacks=[*progress, *callbacks], verbose=verbose)
+                                callbacks=[*progress, *callbacks, *deadline], verbose=verbose,
+                                **({"pipeline": pipeline} if pipeline else {}))
     fields = {"val_accuracy": history.eval_results["accuracy"],
               "train_accuracy": float(history.history["accuracy"][-1]),
               "train_time_s": time.perf_counter() - start,
+              "epochs_done": len(history.history["accuracy"]),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     if eval_data is not None:
         fields.update(eval_data=str(eval_data),
                       eval_data_accuracy=external_accuracy(model, history.normalization, eval_data))
     return history, fields
+
+
+def deadline():
+    """The Unix time in :data:`DEADLINE_VARIABLE`, or ``None`` when it is not set."""
+    value = os.environ.get(DEADLINE_VARIABLE)
+    return float(value) if value else None
+
+
+def past_deadline(margin_s=0.0):
+    """Whether :func:`deadline` is set and less than ``margin_s`` seconds away."""
+    end = deadline()
+    return end is not None and time.time() + margin_s >= end
+
+
+def deadline_callbacks():
+    """``[callback]`` that stops ``fit`` at the end of an epoch when the next one would end after
+    :func:`deadline` (judged by the longest epoch so far); ``[]`` when no deadline is set."""
+    end = deadline()
+    if end is None:
+        return []
+    import keras
+
+    class StopAtDeadline(keras.callbacks.Callback):
+        def on_epoch_begin(self, epoch, logs=None):
+            self._start = time.time()
+
+        def on_epoch_end(self, epoch, logs=None):
+            self._longest = max(getattr(self, "_longest", 0.0), time.time() - self._start)
+            if time.time() + self._longest > end:
+                print(f"{DEADLINE_VARIABLE}: stopping after epoch {epoch + 1} (another would end past "
+                      "the deadline)", flush=True)
+                self.model.stop_training = True
+
+    return [StopAtDeadline()]
 
 
 def held_out_note(subset_size=None):
@@ -395,7 +443,8 @@ class Benchmark:
             are added by the runner).
         title: what is measured, one line.
         paper: the paper's number or statement this is compared with.
-        minutes: expected wall time on 2 cores (a guide for ``--list``).
+        minutes: expected wall time: on 2 cores for the CPU suite, on one H100 for the GPU
+            suites (a guide for ``--list``; ``gpu-quick``'s must add up to ``GPU_QUICK_MINUTES``).
         run_key: fields of one entry of ``data["runs"]`` that identify a run;
             ``None`` for benchmarks whose runs cannot be split across processes
             (timings, which need the machine to themselves).
@@ -406,6 +455,10 @@ class Benchmark:
             a single argument list cannot plan, e.g. another model or a longer
             budget for a subset of the variants. Their configuration must
             match ``args``'s.
+        smoke_args: the script's arguments under ``python -m benchmarks.run --smoke``: the same
+            work at tiny sizes (a few images, steps, epochs) that a CPU runs in about a minute,
+            so that what a lent GPU runs has run here first; ``None``: the entry has none.
+        estimated: ``minutes`` is an estimate, not a measured time (``--list`` says so).
     """
 
     name: str
@@ -418,6 +471,8 @@ class Benchmark:
     eval_data: bool = False
     figures: tuple = field(default=())
     more_args: tuple = field(default=())
+    smoke_args: tuple | None = None
+    estimated: bool = False
 
     @property
     def invocations(self):

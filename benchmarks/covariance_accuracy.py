@@ -27,7 +27,9 @@ held out (seed 0; ``--held-out-size`` of it), ``--train-size`` training
 images. Each (init, frozen, kernel size, epochs, seed) is one run; results are
 written after every run (``<out>/covariance_<experiment>.json`` / ``.md``), a
 re-run resumes, ``--shard I/N`` runs one part of the plan and ``--eval-data``
-also evaluates on an external set.
+also evaluates on an external set. Where ``BENCH_DEADLINE`` (a Unix time) is set, a run stops at
+the end of the epoch after which another would end past it, and is recorded with the epochs it
+did (``epochs_done``; a resume runs it again in full); no run starts after it.
 
 Usage::
 
@@ -54,12 +56,14 @@ from benchmarks.bench_utils import (
     add_eval_data_argument,
     add_shard_argument,
     ahead,
+    deadline,
     eval_data_lines,
     fit_and_measure,
     held_out_note,
     held_out_subset,
     mean_std,
     ms,
+    past_deadline,
     resumable_results,
     run_facts,
     shard_of,
@@ -92,6 +96,9 @@ def parse_args(argv=None):
     parser.add_argument("--rand-augment", action="store_true", help="RandAugment (2, 0.4) as in the paper")
     parser.add_argument("--frozen", choices=("both", "frozen", "thawed"), default="both")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--pipeline", choices=("auto", "native", "tf"), default="auto",
+                        help="fit_cifar's input stream (default auto: native where TensorFlow is absent); "
+                             "the GPU entries take native, which needs no TensorFlow")
     add_shard_argument(parser)
     add_eval_data_argument(parser)
     args = parser.parse_args(argv)
@@ -133,14 +140,19 @@ def initialize(model, init, seed):
 # ----------------------------------------------------------------------------
 # Output
 # ----------------------------------------------------------------------------
+def complete(runs):
+    """The runs that trained all their epochs (not cut short by ``BENCH_DEADLINE``)."""
+    return [r for r in runs if r.get("epochs_done", r["epochs"]) >= r["epochs"]]
+
+
 def _acc(runs, **match):
-    return [100 * r["val_accuracy"] for r in runs if all(r[k] == v for k, v in match.items())]
+    return [100 * r["val_accuracy"] for r in complete(runs) if all(r[k] == v for k, v in match.items())]
 
 
 def gains(runs, init):
     """``{(kernel_size, epochs, frozen): [init's accuracy minus default's, per seed with both (points)]}``."""
     acc = {(r["kernel_size"], r["epochs"], r["frozen"], r["seed"], r["init"]): r["val_accuracy"]
-           for r in runs}
+           for r in complete(runs)}
     cells = {}
     for (k, epochs, frozen, seed, which), value in acc.items():
         if which == init and (k, epochs, frozen, seed, "default") in acc:
@@ -150,7 +162,7 @@ def gains(runs, init):
 
 
 def summary_rows(data):
-    rows, runs = [], data["runs"]
+    rows, runs = [], complete(data["runs"])
     cell_gains = {init: gains(runs, init) for init in ("conv-cov", "conv-cov-listing")}
     cells = dict.fromkeys((r["kernel_size"], r["epochs"], r["frozen"]) for r in runs)
     for k, epochs, frozen in sorted(cells, key=lambda c: (c[0], c[1], not c[2])):
@@ -189,7 +201,8 @@ def render_markdown(data):
         + (", `conv-cov-listing` = the same with every sigma halved (exp(-d^2 / sigma), the paper's "
            "Fig. 15 listing)" if sigma else "")
         + f". Recipe: `fit_cifar` (AdamW lr 0.01, weight decay 0.01, triangular schedule, pad-4 crop + "
-        f"flip), batch {cfg['batch_size']}, RandAugment {'(2, 0.4)' if cfg['rand_augment'] else 'off'}; "
+        f"flip), batch {cfg['batch_size']}, RandAugment {'(2, 0.4)' if cfg['rand_augment'] else 'off'}, "
+        f"input stream {cfg.get('pipeline', 'auto')}; "
         f"{cfg['train_size']:,} training images, accuracy on {cfg['held_out_size']:,} held-out images "
         f"({cfg['held_out']}). Every row is complete runs with their own schedule; mean ± std over "
         f"seeds {sorted({r['seed'] for r in data['runs']})}; gains are per seed.",
@@ -197,7 +210,14 @@ def render_markdown(data):
         format_table(summary_rows(data), columns),
         "",
     ]
-    return "\n".join(lines + eval_data_lines(data["runs"]))
+    cut = [r for r in data["runs"] if r not in complete(data["runs"])]
+    if cut:
+        lines += ["Cut short by `BENCH_DEADLINE` (not in the table; a resume runs them again in full): " +
+                  "; ".join(f"{r['init']} k={r['kernel_size']} {'frozen' if r['frozen'] else 'thawed'} seed "
+                            f"{r['seed']}: {r['epochs_done']} of {r['epochs']} epochs, "
+                            f"{100 * r['val_accuracy']:.2f} % after {r['train_time_s'] / 60:.1f} min"
+                            for r in cut) + ".", ""]
+    return "\n".join(lines + eval_data_lines(complete(data["runs"])))
 
 
 def main(argv=None):
@@ -217,25 +237,33 @@ def main(argv=None):
         "experiment": args.experiment, "dim": args.dim, "depth": args.depth, "train_size": len(train[0]),
         "held_out_size": len(held_out[0]), "batch_size": args.batch_size, "rand_augment": args.rand_augment,
         "data": str(args.data), "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
+        **({"pipeline": args.pipeline} if args.pipeline != "auto" else {}),
     }
     data, save = resumable_results(args.out, f"{NAME}_{args.experiment.replace('-', '_')}", config,
                                    render_markdown)
-    done = {(r["init"], r["frozen"], r["kernel_size"], r["epochs"], r["seed"]) for r in data["runs"]}
+    done = {(r["init"], r["frozen"], r["kernel_size"], r["epochs"], r["seed"])
+            for r in complete(data["runs"])}
     mine = shard_of(plan(args), args.shard)
     todo = [run for run in mine if run not in done]
     print(f"{len(todo)} run(s) to do, {len(mine) - len(todo)} done already", flush=True)
     for i, (init, frozen, k, epochs, seed) in enumerate(todo, 1):
         label = f"[{i}/{len(todo)}] k={k} {epochs} ep. {init} {'frozen' if frozen else 'thawed'} seed {seed}"
+        if past_deadline(margin_s=30):
+            print(f"BENCH_DEADLINE ({deadline():.0f}) reached: {len(todo) - i + 1} run(s) not started",
+                  flush=True)
+            break
         keras.utils.set_random_seed(seed)
         model = convmixer(args.dim, args.depth, kernel_size=k, patch_size=2)
         initialize(model, init, seed)
         if frozen:
             freeze_spatial(model)
         _, measured = fit_and_measure(model, train, held_out, epochs, batch_size=args.batch_size, seed=seed,
-                                      rand_augment=args.rand_augment, eval_data=args.eval_data)
+                                      rand_augment=args.rand_augment, eval_data=args.eval_data,
+                                      pipeline=args.pipeline)
         run = {"init": init, "frozen": frozen, "kernel_size": k, "epochs": epochs, "seed": seed, **measured}
         minutes = run["train_time_s"] / 60
-        print(f"{label}: held-out accuracy {run['val_accuracy']:.4f} after {minutes:.1f} min", flush=True)
+        print(f"{label}: held-out accuracy {run['val_accuracy']:.4f} after {run['epochs_done']} epoch(s), "
+              f"{minutes:.1f} min", flush=True)
         data["runs"].append(run)
         save()
     print(render_markdown(data))
@@ -321,11 +349,19 @@ FIGURES = {"covariance_kernel": _figure_covariance_kernel, "covariance_budget": 
 COV_MODEL = ("--backend", "torch", "--dim", "128", "--depth", "6")
 COV_SIGMA = (*COV_MODEL, "--train-size", "4000", "--batch-size", "128", "--held-out-size", "2000")
 COV_SMALL = (*COV_MODEL, "--train-size", "2000", "--batch-size", "64", "--held-out-size", "2000")
-COV_KEY = ("init", "frozen", "kernel_size", "epochs", "seed")
-# The paper's scale (ConvMixer-256/8, 45,000 images, batch 512, RandAugment, 20 epochs): the GPU suite
-# and its quick tier share it, so one's runs count for the other.
-COV_GPU = ("kernel-size", "--dim", "256", "--depth", "8", "--epochs", "20", "--train-size", "45000",
-           "--batch-size", "512", "--rand-augment")
+# epochs_done: a run cut short by BENCH_DEADLINE and the full run of it later are both kept.
+COV_KEY = ("init", "frozen", "kernel_size", "epochs", "seed", "epochs_done")
+# The paper's scale (ConvMixer-256/8, 45,000 images, batch 512, RandAugment; 20 epochs in Table 10),
+# on JAX (the fastest backend measured on an H100: results/gpu/depthwise_speed.md) with the native
+# input stream (a GPU image has no TensorFlow): the GPU suite and its quick tier share it, so one's
+# runs count for the other.
+COV_PAPER = ("--backend", "jax", "--pipeline", "native", "--dim", "256", "--depth", "8", "--train-size",
+             "45000", "--batch-size", "512", "--rand-augment")
+COV_GPU = ("kernel-size", *COV_PAPER, "--epochs", "20")
+# --smoke (python -m benchmarks.run --suite gpu-quick --smoke): the same arguments, then these, which
+# argparse lets win: a ConvMixer-16/2 on 256 images for 2 epochs, on a CPU in about a minute.
+COV_SMOKE = ("--dim", "16", "--depth", "2", "--train-size", "256", "--batch-size", "32",
+             "--held-out-size", "128")
 SUITE = {
     "cpu": (
         Benchmark(
@@ -378,21 +414,47 @@ SUITE = {
             eval_data=True,
             figures=("covariance_kernel",),
         ),
-    ),
-    # The headline of Fig. 3 in one GPU loan: 2 runs of 20 epochs x 45,000 images at batch 512
-    # (1,760 steps each). Estimate (not measured): ~5 min per run, the tf.data RandAugment
-    # pipeline on 16 cores being the bottleneck, plus start-up and compilation.
-    "gpu-quick": (
         Benchmark(
-            name="covariance_kernel_size",
+            name="covariance_convergence",
             script="covariance_accuracy.py",
-            args=(*COV_GPU, "--kernel-sizes", "9", "--frozen", "frozen", "--seeds", "0"),
-            title="ConvCovariance on ConvMixer-256/8 (patch 2, k = 9), frozen, 20 epochs, 1 seed "
-                  "(Fig. 3's headline; part of the GPU entry)",
-            paper="84.97 -> 90.56 % (frozen, k = 9, 20 epochs)",
-            minutes=12,
+            args=("convergence", *COV_PAPER, "--budgets", "5", "10", "20", *TRAIN_SEEDS),
+            title="ConvCovariance vs default init on ConvMixer-256/8 (patch 2, k = 9) at 5, 10 and 20 "
+                  "epochs, each a complete run, frozen and thawed (Fig. 8 at the paper's scale)",
+            paper="ConvCovariance converges faster; at 20 epochs 84.97 -> 90.56 % frozen, 89.26 -> 90.85 % "
+                  "thawed (Fig. 3)",
+            minutes=2 * 60,  # 36 runs, 420 epochs of 87 steps at ~0.2 s a step (estimate, see below)
+            estimated=True,
             run_key=COV_KEY,
             eval_data=True,
+            figures=("covariance_budget",),
+        ),
+    ),
+    # The covariance pair (default vs conv-cov, frozen 9x9 filters) at the paper's scale in one GPU
+    # loan, cut to what fits. Estimate, not measured: XLA's cost analysis of the jitted train step
+    # (compiled on this CPU) gives 690 GFLOP a step for ConvMixer-256/8 at batch 512, frozen (707
+    # thawed), 15.2x the 45.5 GFLOP of ConvMixer-128/6 at batch 128, whose frozen step took 15 ms on
+    # one H100 (JAX, results/gpu/depthwise_speed.md): 3.0 TFLOP/s, 4.5% of the H100's published
+    # 67 TFLOP/s FP32 (at which the step would take 10 ms). At that efficiency: 0.23 s a step, so a
+    # 20-epoch run (1,740 steps) ~7 min and the pair ~14.6 min with start-up (does not fit); at 5
+    # epochs (435 steps, 1.7 min, + ~0.5 min to build and compile each run, + ~0.3 min to read the
+    # data) the pair takes ~4.6 min. The step time it records is the check: if the pair at 5 epochs
+    # takes under ~1.5 min, the 20-epoch pair (part of the GPU suite's covariance_kernel_size)
+    # fits a loan of its own.
+    "gpu-quick": (
+        Benchmark(
+            name="covariance_convergence",
+            script="covariance_accuracy.py",
+            args=("convergence", *COV_PAPER, "--budgets", "5", "--frozen", "frozen", "--seeds", "0"),
+            title="ConvCovariance vs default init on ConvMixer-256/8 (patch 2, k = 9, frozen), 5 epochs, "
+                  "1 seed (Fig. 3's pair at a quarter of its budget; part of the GPU entry)",
+            paper="84.97 -> 90.56 % (frozen, k = 9, 20 epochs); ConvCovariance's lead is larger at short "
+                  "budgets (Fig. 8)",
+            minutes=4.6,
+            estimated=True,
+            run_key=COV_KEY,
+            eval_data=True,
+            smoke_args=("convergence", *COV_PAPER, "--budgets", "2", "--frozen", "frozen", "--seeds", "0",
+                        *COV_SMOKE),
         ),
     ),
 }

@@ -6,7 +6,8 @@ Usage (from the repository root)::
     python -m benchmarks.run --suite cpu --only lc_accuracy_fig1 mimetic_sweep
     python -m benchmarks.run --suite cpu --eval-data test.npz   # also evaluate on an external set
     python -m benchmarks.run --suite cpu --list            # what would run, and what is done
-    python -m benchmarks.run --suite gpu-quick             # the GPU headlines in ~40 min (results/gpu/)
+    python -m benchmarks.run --suite gpu-quick             # the GPU headlines in ~9 min (results/gpu/)
+    python -m benchmarks.run --suite gpu-quick --smoke     # the same entries at tiny sizes, on a CPU
     python -m benchmarks.run --report                      # only rebuild REPORT.md
 
 Each benchmark (:mod:`benchmarks.suite`) is its script run in subprocesses
@@ -20,14 +21,23 @@ into ``<name>.json`` when all have finished. Timing benchmarks run alone, with
 every core. ``results/<suite>/suite.json`` records what finished, with its
 arguments and wall time; a finished benchmark is skipped unless its arguments
 changed or ``--rerun`` names it.
+
+``--smoke`` runs each entry with its ``smoke_args`` (a few images, steps and epochs) instead,
+into ``<--results>/<folder>`` (default ``results/local/smoke/``; each entry's earlier smoke
+results removed first) with a
+``REPORT.md`` beside it: what runs on a lent GPU runs end to end on a CPU first. A runner stopped
+by SIGTERM (``timeout``) merges the runs its entry's parts finished before it exits.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -35,7 +45,11 @@ import time
 from pathlib import Path
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
+from benchmarks.bench_utils import LOCAL_RESULTS
 from benchmarks.suite import DEFAULT_JOBS, FOLDERS, SUITES
+
+#: Where ``--smoke`` writes unless ``--results`` says otherwise (ignored by git).
+SMOKE_RESULTS = LOCAL_RESULTS / "smoke"
 
 # Start-up chatter of TensorFlow/XLA (absl logging) that would drown the progress lines.
 NOISE = ("I0000 ", "E0000 ", "W0000 ", "WARNING: All log messages before absl")
@@ -54,7 +68,11 @@ def parse_args(argv=None):
     parser.add_argument("--jobs", type=int, default=None,
                         help="processes per splittable benchmark (default: one per core for the CPU "
                              "suite, 1 for the GPU suite)")
-    parser.add_argument("--results", type=Path, default=RESULTS_DIR, help=argparse.SUPPRESS)
+    parser.add_argument("--results", type=Path, default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--smoke", action="store_true",
+                        help="run every entry at tiny sizes (its smoke arguments), on a CPU, into "
+                             "results/local/smoke/ (the entry's earlier smoke results removed first): "
+                             "a check that the suite runs end to end")
     parser.add_argument("--list", action="store_true", help="list the suite's benchmarks and exit")
     parser.add_argument("--report", action="store_true", help="only rebuild REPORT.md and exit")
     args = parser.parse_args(argv)
@@ -68,6 +86,16 @@ def parse_args(argv=None):
         parser.error(f"--jobs must be >= 1; got {args.jobs}")
     if args.eval_data is not None and not args.eval_data.exists():
         parser.error(f"--eval-data {str(args.eval_data)!r} does not exist")
+    if args.smoke:
+        if args.report:
+            parser.error("--smoke runs the suite; --report only rebuilds REPORT.md")
+        missing = [b.name for b in SUITES[args.suite] if b.smoke_args is None]
+        if missing:
+            parser.error(f"--smoke: no smoke arguments for {', '.join(missing)} of suite {args.suite!r}")
+        if args.results is not None and args.results.resolve() == RESULTS_DIR:
+            parser.error("--smoke does not write into benchmarks/results (it removes earlier results)")
+    if args.results is None:
+        args.results = SMOKE_RESULTS if args.smoke else RESULTS_DIR
     return args
 
 
@@ -188,6 +216,16 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
                                (index, jobs) if bench.run_key is not None else None)
             launched.append(_launch(command, mine, prefix, parts_dir / f"{index}.log"))
         failed = []
+        try:
+            for process, _, _ in launched:
+                process.wait()
+        except BaseException:  # SIGTERM (see main) or Ctrl-C: keep the runs the parts finished
+            for process, _, _ in launched:
+                process.terminate()
+            if bench.run_key is not None:
+                _merge_parts(bench, suite_dir, parts_dir, jobs)
+                print(f"[{bench.name}] interrupted: the runs its parts finished are in {final}", flush=True)
+            raise
         for index, (process, thread, log) in enumerate(launched):
             process.wait()
             thread.join()
@@ -199,13 +237,37 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
             raise RuntimeError(f"{bench.name}: " + "; ".join(failed))
     if bench.run_key is None:
         return _read_json(final)
+    return _merge_parts(bench, suite_dir, parts_dir, jobs)
+
+
+def _merge_parts(bench, suite_dir, parts_dir, jobs):
+    """Merges the runs of ``bench``'s ``jobs`` parts into ``<suite_dir>/<name>.json`` and ``.md``."""
+    final = suite_dir / f"{bench.name}.json"
     merged = merge_runs([_read_json(final)] + [_read_json(parts_dir / str(i) / f"{bench.name}.json")
                                                for i in range(jobs)], bench.run_key)
+    if merged is None:
+        return None
     from keras_structinit.io_utils import write_text
 
     _write_json(final, merged)
     write_text(suite_dir / f"{bench.name}.md", _render(bench, merged))
     return merged
+
+
+def _smoke(bench):
+    """``bench`` as ``--smoke`` runs it: its smoke arguments, no further invocations."""
+    return dataclasses.replace(bench, args=tuple(bench.smoke_args), more_args=())
+
+
+def _clear(bench, suite_dir):
+    """Removes what ``bench`` wrote under ``suite_dir`` (its results, Markdown and parts)."""
+    for path in (suite_dir / f"{bench.name}.json", suite_dir / f"{bench.name}.md"):
+        path.unlink(missing_ok=True)
+    shutil.rmtree(suite_dir / "parts" / bench.name, ignore_errors=True)
+
+
+def _sigterm(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 # ----------------------------------------------------------------------------
@@ -217,6 +279,8 @@ def main(argv=None):
 
     suite_dir = args.results / FOLDERS[args.suite]
     benches = SUITES[args.suite]
+    if args.smoke:
+        benches = tuple(_smoke(b) for b in benches)
     state_path = suite_dir / "suite.json"
     state = _read_json(state_path) or {"suite": args.suite, "benchmarks": {}}
     if args.list:
@@ -225,9 +289,13 @@ def main(argv=None):
             done = state["benchmarks"].get(bench.name, {})
             status = ("done " + done["finished"] if _finished_with(done, bench) else
                       "to run" if not done else "to re-run (arguments changed)")
-            print(f"{bench.name:<{width}} ~{bench.minutes:>4.0f} min  {status:<32} {bench.title}")
-        print(f"{'total':<{width}} ~{sum(b.minutes for b in benches):>4.0f} min")
+            estimate = " (est.)" if bench.estimated else "       "
+            print(f"{bench.name:<{width}} ~{bench.minutes:>5.1f} min{estimate}  {status:<32} {bench.title}")
+        estimated = sum(b.minutes for b in benches if b.estimated)
+        print(f"{'total':<{width}} ~{sum(b.minutes for b in benches):>5.1f} min"
+              + (f" ({estimated:.1f} of them estimated, not measured)" if estimated else ""))
         return 0
+    signal.signal(signal.SIGTERM, _sigterm)
     if not args.report:
         chosen = [b for b in benches if args.only is None or b.name in args.only]
         jobs = args.jobs or DEFAULT_JOBS.get(args.suite) or len(
@@ -235,7 +303,9 @@ def main(argv=None):
         total = time.perf_counter()
         for i, bench in enumerate(chosen, 1):
             done = state["benchmarks"].get(bench.name, {})
-            if _finished_with(done, bench) and bench.name not in args.rerun \
+            if args.smoke:  # every time from nothing
+                _clear(bench, suite_dir)
+            elif _finished_with(done, bench) and bench.name not in args.rerun \
                     and (args.eval_data is None or done.get("eval_data") == str(args.eval_data)):
                 print(f"[{i}/{len(chosen)}] {bench.name}: done {done['finished']}; skipped", flush=True)
                 continue
