@@ -521,19 +521,9 @@ SUITE = {
             minutes=15,
         ),
     ),
-    # Table 3's row alone (E = 128, batch 64). Measured on one H100 (2026-11-26, results/gpu/):
-    # 2.7 min for JAX and torch (the image held no TensorFlow); ~4 min with all three.
-    "gpu-quick": (
-        Benchmark(
-            name="lc_speed",
-            script="lc_speed.py",
-            args=("--expansions", "128", "--batch-sizes", "64"),
-            title="LC blocks: step time, memory and checkpoint size of LCResNet-20-16x128, frozen vs "
-                  "learnable, every backend (Table 3)",
-            paper="A100, E = 128, batch 64: fwd+bwd 124 -> 82.3 ms when frozen (1.51x)",
-            minutes=4,
-        ),
-    ),
+    # The gpu-quick tier ran Table 3's row alone (E = 128, batch 64; --expansions 128 --batch-sizes 64)
+    # on one H100 on 2026-11-26 (results/gpu/: 2.7 min for JAX and torch); since then the tier's
+    # minutes go to the covariance pair (benchmarks/suite.py).
 }
 
 

@@ -166,19 +166,8 @@ SUITE = {
             minutes=3,
         ),
     ),
-    # Measured on an H100 host (2026-11-26, results/gpu/): 0.5 min for JAX and torch; ~1 min
-    # with TensorFlow too.
-    "gpu-quick": (
-        Benchmark(
-            name="selection_speed",
-            script="selection_speed.py",
-            args=("--all-backends",),
-            title="Initialization cost: weight selection from a ViT-B-sized teacher into a ViT-T, on the "
-                  "GPU host",
-            paper="no number in the paper; the package's goal: < 5 s and < 1.5x the teacher's weights",
-            minutes=1,
-        ),
-    ),
+    # The gpu-quick tier ran this entry on an H100 host on 2026-11-26 (results/gpu/: 0.5 min for JAX
+    # and torch); since then the tier's minutes go to the covariance pair (benchmarks/suite.py).
 }
 
 

@@ -17,11 +17,26 @@ large for a few hundred CPU steps, the entry takes a smaller batch and says so.
 The selection entry cannot be split across processes (every student reads the
 teacher it trains first), so it runs as one process with every core.
 
-The GPU suite takes days; a GPU is lent here for about 40 minutes at a time. The
-``gpu-quick`` tier holds the GPU headlines that fit 40 minutes on one H100 (its
-entries' ``minutes`` are estimates, not yet measured: see each entry). It writes
-to ``results/gpu/`` (:data:`FOLDERS`): its training entry is a part of the GPU suite's
-(same configuration, fewer runs), so a later full GPU run resumes from it.
+The GPU suite takes days; a GPU is lent here for about 15 minutes at a time, start-up and
+idle time included, at most 10 minutes a command. The ``gpu-quick`` tier holds what fits
+:data:`GPU_QUICK_MINUTES` on one H100, run by ``scripts/gpu_quick.sh`` on an image without
+Keras or TensorFlow (CONTRIBUTING.md, "Benchmarks on a GPU"); ``--smoke`` runs each entry at
+tiny sizes on a CPU first. Its entries' ``minutes`` (``estimated=True`` where not yet measured;
+``--list`` marks them) and how each was found are beside each entry. At present:
+
+* ``covariance_convergence`` (covariance_accuracy.py): the covariance pair, default vs
+  ``conv-cov``, frozen 9x9 filters, at the paper's scale but 5 epochs, on JAX: ~4.6 min
+  (estimate: the step's FLOPs from XLA's cost analysis on this CPU, at the efficiency the H100
+  reached on a smaller ConvMixer; 20 epochs would take ~14.6 min, more than a loan);
+* ``input_share`` (input_streams.py): the native input stream's share of that model's step, ~1 min
+  (estimate);
+* room for ~3 min: a plain-PyTorch reference ConvMixer timed beside the package's model (~1-2 min)
+  and a frozen-vs-thawed step table (~1 min), entries being added in other scripts.
+
+The speed entries that ran on 2026-11-26 (``depthwise_speed``, ``lc_speed``,
+``selection_speed``: 5.7 min, ``results/gpu/``) stay in the GPU suite only. The tier writes to
+``results/gpu/`` (:data:`FOLDERS`): its training entry is a part of the GPU suite's (same
+configuration, fewer runs), so a later full GPU run resumes from it.
 """
 
 from __future__ import annotations
@@ -31,13 +46,18 @@ import importlib
 from benchmarks import BENCH_DIR
 from benchmarks.bench_utils import TRAIN_SEEDS, Benchmark
 
-__all__ = ["CPU", "DEFAULT_JOBS", "FOLDERS", "GPU", "GPU_QUICK", "GPU_QUICK_MINUTES", "SUITES", "TRAIN_SEEDS",
-           "Benchmark", "folder_benchmarks"]
+__all__ = ["CPU", "DEFAULT_JOBS", "FOLDERS", "GPU", "GPU_QUICK", "GPU_QUICK_FIRST", "GPU_QUICK_MINUTES",
+           "SUITES", "TRAIN_SEEDS", "Benchmark", "folder_benchmarks"]
 
 #: The results folder (under ``results/``) of each suite.
 FOLDERS = {"cpu": "cpu", "gpu": "gpu", "gpu-quick": "gpu"}
-#: The time a GPU is lent for; the ``gpu-quick`` entries' estimates must add up to at most this.
-GPU_QUICK_MINUTES = 40
+#: Minutes of one H100 the ``gpu-quick`` entries may take together (their ``minutes`` add up to at
+#: most this): a 15-minute loan less the machine's start, the transfers and the wheels' install
+#: (~2 min), a margin for a second try's start, and a 10-minute limit per command.
+GPU_QUICK_MINUTES = 9
+#: The ``gpu-quick`` entries ``scripts/gpu_quick.sh`` runs first, in this order (the rest follow in
+#: the suite's order): the headline, before anything can run out of time.
+GPU_QUICK_FIRST = ("covariance_convergence",)
 
 
 def _collect():

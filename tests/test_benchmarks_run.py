@@ -329,18 +329,32 @@ def test_the_readme_lists_every_script():
 
 
 def test_the_gpu_quick_tier_fits_a_gpu_loan_and_writes_where_the_gpu_suite_does():
-    from benchmarks.covariance_accuracy import COV_GPU
-    from benchmarks.suite import FOLDERS, GPU, GPU_QUICK, GPU_QUICK_MINUTES, folder_benchmarks
+    from benchmarks.covariance_accuracy import COV_PAPER
+    from benchmarks.suite import (
+        FOLDERS,
+        GPU,
+        GPU_QUICK,
+        GPU_QUICK_FIRST,
+        GPU_QUICK_MINUTES,
+        folder_benchmarks,
+    )
 
     names = {bench.name for bench in GPU_QUICK}
-    assert {"covariance_kernel_size", "depthwise_speed", "lc_speed", "selection_speed"} <= names
+    assert "covariance_convergence" in names and set(GPU_QUICK_FIRST) <= names
+    # Nine minutes of one H100 (a 15-minute loan, its start and a retry's included), 3 of them kept
+    # for the reference-ConvMixer and frozen-vs-thawed entries (suite.py's docstring).
+    assert GPU_QUICK_MINUTES == 9
     assert sum(bench.minutes for bench in GPU_QUICK) <= GPU_QUICK_MINUTES
     assert FOLDERS["gpu-quick"] == FOLDERS["gpu"] == "gpu"
     # The quick training entry is a part of the GPU entry: the same configuration, fewer runs.
-    quick = next(b for b in GPU_QUICK if b.name == "covariance_kernel_size")
-    full = next(b for b in GPU if b.name == "covariance_kernel_size")
-    assert quick.args[:len(COV_GPU)] == full.args[:len(COV_GPU)] == COV_GPU
+    quick = next(b for b in GPU_QUICK if b.name == "covariance_convergence")
+    full = next(b for b in GPU if b.name == "covariance_convergence")
+    assert quick.args[:1 + len(COV_PAPER)] == full.args[:1 + len(COV_PAPER)] == ("convergence", *COV_PAPER)
+    assert {"--backend", "jax", "--pipeline", "native"} <= set(COV_PAPER)  # no TensorFlow on the image
     assert {b.name for b in folder_benchmarks(SUITES)["gpu"]} == {b.name for b in GPU} | names
+    # --smoke runs every entry; a training entry's smoke arguments are its own, made small.
+    assert all(b.smoke_args is not None for b in GPU_QUICK)
+    assert quick.smoke_args[:1 + len(COV_PAPER)] == quick.args[:1 + len(COV_PAPER)]
 
 
 def test_list_prints_each_estimate_and_the_total(capsys, tmp_path):
@@ -350,5 +364,35 @@ def test_list_prints_each_estimate_and_the_total(capsys, tmp_path):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == len(GPU_QUICK) + 1
     for line, bench in zip(lines, GPU_QUICK, strict=False):
-        assert line.startswith(bench.name) and f"~{bench.minutes:>4.0f} min" in line
-    assert lines[-1].startswith("total") and f"~{sum(b.minutes for b in GPU_QUICK):>4.0f} min" in lines[-1]
+        assert line.startswith(bench.name) and f"~{bench.minutes:>5.1f} min" in line
+        assert ("(est.)" in line) == bench.estimated
+    assert lines[-1].startswith("total") and f"~{sum(b.minutes for b in GPU_QUICK):>5.1f} min" in lines[-1]
+
+
+def test_smoke_never_writes_into_the_recorded_results(capsys):
+    with pytest.raises(SystemExit):
+        run.parse_args(["--suite", "gpu-quick", "--smoke", "--results", str(run.RESULTS_DIR)])
+    assert "--smoke does not write into benchmarks/results" in capsys.readouterr().err
+    assert run.parse_args(["--suite", "gpu-quick", "--smoke"]).results == run.SMOKE_RESULTS
+    assert run.parse_args(["--suite", "gpu-quick"]).results == run.RESULTS_DIR
+
+
+def test_a_deadline_stops_training_at_an_epoch_end(monkeypatch):
+    import time
+
+    from benchmarks import bench_utils
+
+    monkeypatch.delenv(bench_utils.DEADLINE_VARIABLE, raising=False)
+    assert bench_utils.deadline_callbacks() == [] and not bench_utils.past_deadline()
+    monkeypatch.setenv(bench_utils.DEADLINE_VARIABLE, str(time.time() + 3600))
+    (callback,) = bench_utils.deadline_callbacks()
+    model = type("Model", (), {"stop_training": False})()
+    callback.set_model(model)
+    callback.on_epoch_begin(0)
+    callback.on_epoch_end(0)
+    assert not model.stop_training and not bench_utils.past_deadline(margin_s=60)
+    assert bench_utils.past_deadline(margin_s=7200)
+    callback._longest = 7200.0  # an epoch as long as two hours would end past the deadline
+    callback.on_epoch_begin(1)
+    callback.on_epoch_end(1)
+    assert model.stop_training
