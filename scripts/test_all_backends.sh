@@ -36,7 +36,12 @@ for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
 # with no TensorFlow: the native input stream, structinit train, one seed one log, kill and resume.
 NO_TF_FILES=(tests/test_no_tensorflow.py tests/test_recipes_native.py tests/test_recipes_rand_augment.py
              tests/test_recipes_backup.py)
-JOBS=(jax torch tensorflow jax-split tensorflow-split jax-notf torch-notf)
+# The gpu-smoke lane: a venv like the lent GPU's image (JAX and torch, no TensorFlow, no Keras), Keras
+# from the wheels scripts/gpu_bundle.sh downloads (for this Python), and tests/test_gpu_quick_smoke.py,
+# which runs scripts/gpu_quick.sh --smoke: the gpu-quick tier end to end at tiny sizes.
+GPU_SMOKE_PACKAGES=(jax "torch==2.13.0" numpy h5py rich absl-py ml-dtypes packaging typing-extensions pillow
+                    pytest)
+JOBS=(jax torch tensorflow jax-split tensorflow-split jax-notf torch-notf gpu-smoke)
 logs="$(mktemp -d)"
 trap 'rm -rf "${logs}"' EXIT
 export JAX_COMPILATION_CACHE_DIR="${logs}/jax-cache"  # tests/conftest.py leaves a set one alone
@@ -67,7 +72,24 @@ run_job() {
 run_named() {
   local name="$1" backend="${1%%-split}"
   backend="${backend%%-notf}"
-  if [[ "${name}" == *-notf ]]; then
+  if [[ "${name}" == gpu-smoke ]]; then
+    local venv="${logs}/venv-gpu-smoke" wheels="${logs}/gpu-wheels"
+    local version
+    version=$(python -c 'import sys; print(f"{sys.version_info.major}.{sys.version_info.minor}")')
+    if bash scripts/gpu_bundle.sh --python-version "${version}" --wheels "${wheels}" --no-data \
+          > "${logs}/${name}.install" 2>&1 && python -m venv "${venv}" \
+        && "${venv}/bin/python" -m pip install --quiet --disable-pip-version-check "${GPU_SMOKE_PACKAGES[@]}" \
+          >> "${logs}/${name}.install" 2>&1; then
+      # pytest's conftest imports Keras: the bundle's, installed as on the device.
+      "${venv}/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --no-deps \
+        --target "${logs}/gpu-site" "${wheels}"/*.whl >> "${logs}/${name}.install" 2>&1
+      GPU_QUICK_WHEELS="${wheels}" PYTHON="${venv}/bin/python" PYTHONPATH="${logs}/gpu-site" \
+        run_job "${name}" jax "${@:2}" tests/test_gpu_quick_smoke.py
+    else
+      cat "${logs}/${name}.install" > "${logs}/${name}.log"
+      echo "1 0" > "${logs}/${name}.status"
+    fi
+  elif [[ "${name}" == *-notf ]]; then
     local venv="${logs}/venv-${backend}"
     if python -m venv "${venv}" && "${venv}/bin/python" -m pip install --quiet --disable-pip-version-check \
         -e ".[${backend},test]" > "${logs}/${name}.install" 2>&1; then
