@@ -29,6 +29,9 @@ _BUNDLED = Path(__file__).resolve().parents[1] / ".data" / _CIFAR10_ZIP
 SHARED_CIFAR10 = _SHARED if _SHARED.exists() or not _BUNDLED.exists() else _BUNDLED
 #: An environment variable: a Unix time by which a training benchmark stops (scripts/gpu_quick.sh sets it).
 DEADLINE_VARIABLE = "BENCH_DEADLINE"
+#: The exit status of a benchmark that stopped at the deadline with work left (its finished runs
+#: saved): the runner keeps them but does not mark the entry finished.
+DEADLINE_EXIT = 75
 WARMUP = 2  # untimed calls before the timed ones
 MIN_REPEATS = 3  # timed calls a time budget may not cut below
 

@@ -49,6 +49,7 @@ import numpy as np
 
 from benchmarks.bench_utils import (
     BACKENDS,
+    DEADLINE_EXIT,
     LOCAL_RESULTS,
     SHARED_CIFAR10,
     TRAIN_SEEDS,
@@ -246,11 +247,13 @@ def main(argv=None):
     mine = shard_of(plan(args), args.shard)
     todo = [run for run in mine if run not in done]
     print(f"{len(todo)} run(s) to do, {len(mine) - len(todo)} done already", flush=True)
+    stopped = False
     for i, (init, frozen, k, epochs, seed) in enumerate(todo, 1):
         label = f"[{i}/{len(todo)}] k={k} {epochs} ep. {init} {'frozen' if frozen else 'thawed'} seed {seed}"
         if past_deadline(margin_s=30):
             print(f"BENCH_DEADLINE ({deadline():.0f}) reached: {len(todo) - i + 1} run(s) not started",
                   flush=True)
+            stopped = True
             break
         keras.utils.set_random_seed(seed)
         model = convmixer(args.dim, args.depth, kernel_size=k, patch_size=2)
@@ -266,7 +269,10 @@ def main(argv=None):
               f"{minutes:.1f} min", flush=True)
         data["runs"].append(run)
         save()
+        stopped |= run["epochs_done"] < epochs
     print(render_markdown(data))
+    if stopped:  # the runner keeps the saved runs but does not mark the entry finished
+        raise SystemExit(DEADLINE_EXIT)
 
 
 # ----------------------------------------------------------------------------

@@ -262,9 +262,7 @@ def fit_share(x, y, model_name, batch, steps):
 
 
 def render_share(record):
-    s = record["seconds_per_step"]
-    constant = min(s["constant batch"], s["constant batch again"])
-    share = 1 - constant / s["native stream"]
+    s, share = record["seconds_per_step"], _share(record)
     return "\n".join([
         f"# The input's share of a {record['model']} training step (batch {record['batch']})", "",
         record["facts"], "",
@@ -274,6 +272,28 @@ def render_share(record):
         "| Feed | s per step |", "|---|---:|",
         *[f"| {name} | {value:.4f} |" for name, value in s.items()], "",
         f"Input's share of a step: {100 * share:.1f} %.", ""])
+
+
+def _share(record):
+    s = record["seconds_per_step"]
+    return 1 - min(s["constant batch"], s["constant batch again"]) / s["native stream"]
+
+
+def render_markdown(data):
+    """The suite report's section of a results file of this script (``input_share.json`` or
+    ``input_streams.json``)."""
+    if "seconds_per_step" in data:
+        return render_share(data)
+    return render(data["records"])
+
+
+def headline(name, data):
+    """The suite report's line for the ``input_share`` entry: the input's share of a step."""
+    if "seconds_per_step" not in data:
+        return "", None
+    s = data["seconds_per_step"]
+    return (f"{data['model']} at batch {data['batch']} ({data['backend']}): {s['native stream']:.4f} s a "
+            f"step fed by the native stream, the input's share {100 * _share(data):.1f} %"), None
 
 
 def _one_thread(tf):

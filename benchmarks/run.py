@@ -26,7 +26,8 @@ changed or ``--rerun`` names it.
 into ``<--results>/<folder>`` (default ``results/local/smoke/``; each entry's earlier smoke
 results removed first) with a
 ``REPORT.md`` beside it: what runs on a lent GPU runs end to end on a CPU first. A runner stopped
-by SIGTERM (``timeout``) merges the runs its entry's parts finished before it exits.
+by SIGTERM (``timeout``), or an entry that stopped at ``BENCH_DEADLINE`` with runs left
+(exit status ``DEADLINE_EXIT``), merges the runs its parts finished and does not mark it finished.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import time
 from pathlib import Path
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
-from benchmarks.bench_utils import LOCAL_RESULTS
+from benchmarks.bench_utils import DEADLINE_EXIT, LOCAL_RESULTS
 from benchmarks.suite import DEFAULT_JOBS, FOLDERS, SUITES
 
 #: Where ``--smoke`` writes unless ``--results`` says otherwise (ignored by git).
@@ -230,10 +231,16 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
             process.wait()
             thread.join()
             log.close()
-            if process.returncode:
+            if process.returncode == DEADLINE_EXIT:
+                failed.append(f"part {index} stopped at BENCH_DEADLINE with runs left")
+            elif process.returncode:
                 failed.append(f"part {index} exited with status {process.returncode} "
                               f"(log: {parts_dir / f'{index}.log'})")
         if failed:
+            # Stopped by the deadline (a GPU loan running out): the runs that finished are merged,
+            # as after SIGTERM. After a crash nothing is merged; a resume starts from the parts.
+            if bench.run_key is not None and any(p.returncode == DEADLINE_EXIT for p, _, _ in launched):
+                _merge_parts(bench, suite_dir, parts_dir, jobs)
             raise RuntimeError(f"{bench.name}: " + "; ".join(failed))
     if bench.run_key is None:
         return _read_json(final)
@@ -316,7 +323,7 @@ def main(argv=None):
             except (RuntimeError, ValueError) as error:
                 print(f"{error}", file=sys.stderr, flush=True)
                 write_report(args.results)
-                return 1
+                return DEADLINE_EXIT if "BENCH_DEADLINE" in str(error) else 1
             wall = time.perf_counter() - start
             # Re-read: another runner (`--only` on other entries) may have finished one meanwhile.
             state = _read_json(state_path) or state

@@ -127,6 +127,7 @@ for line in "${entries[@]}"; do
   case ${rc} in
     0) what="finished" ;;
     124|137) what="cut at its limit (what finished is kept)"; status=1 ;;
+    75) what="stopped at BENCH_DEADLINE with runs left (what finished is kept)"; status=1 ;;
     *) what="failed (exit ${rc})"; status=1 ;;
   esac
   echo "| ${name} | ${minutes} | ${limit} | ${what} | $(( SECONDS - begun )) |" >> "${summary}"
