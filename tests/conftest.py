@@ -236,6 +236,69 @@ def assert_round_trip_in_process(model, x, tmp_path, atol=1e-6):
     return loaded
 
 
+def run_layer_test(layer_cls, init_kwargs, input_shape, *, expected_output_shape=None,
+                   expected_trainable=None, expected_non_trainable=None, frozen=(), training=True,
+                   mixed_precision=True, tmp_path=None):
+    """The checks Keras' ``run_layer_test`` makes (``keras.src.testing.TestCase``), for the package's
+    layers, as one helper every layer test calls.
+
+    ``layer_cls(**init_kwargs)`` on a float32 batch of ``input_shape``: the output's shape (and the
+    symbolic one, on ``keras.Input``); the number of trainable and non-trainable weights; the config
+    round trip (``from_config`` gives the same config, and the same outputs with the same weights);
+    Keras' serialization by registered name; with ``training``, one ``fit`` step changes the
+    trainable weights and leaves the non-trainable ones (``frozen``: names of weights expected
+    frozen) bit-identical; with ``mixed_precision``, a ``mixed_float16`` layer keeps float32
+    variables and computes in float16; with ``tmp_path``, a ``.keras`` round trip reproduces outputs.
+    Returns the layer.
+    """
+    x = np.random.default_rng(0).normal(size=input_shape).astype("float32")
+    layer = layer_cls(**init_kwargs)
+    y = to_numpy(layer(x))
+    if expected_output_shape is not None:
+        assert y.shape == tuple(expected_output_shape), (y.shape, expected_output_shape)
+    symbolic = layer_cls(**init_kwargs)(keras.Input(input_shape[1:], batch_size=input_shape[0]))
+    assert tuple(symbolic.shape) == y.shape, (symbolic.shape, y.shape)
+    if expected_trainable is not None:
+        assert len(layer.trainable_weights) == expected_trainable, [w.path for w in layer.trainable_weights]
+    if expected_non_trainable is not None:
+        assert len(layer.non_trainable_weights) == expected_non_trainable, [
+            w.path for w in layer.non_trainable_weights]
+    for name in frozen:
+        assert any(w.name == name for w in layer.non_trainable_weights), (name, layer.non_trainable_weights)
+    config = layer.get_config()
+    clone = layer_cls.from_config(config)
+    clone(x)
+    assert clone.get_config() == config
+    clone.set_weights(layer.get_weights())
+    np.testing.assert_allclose(to_numpy(clone(x)), y, rtol=1e-5, atol=1e-5)
+    restored = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(layer))
+    assert type(restored) is layer_cls and restored.get_config() == config
+    if training:
+        _one_fit_step(layer_cls, init_kwargs, x)
+    if mixed_precision:
+        half = layer_cls(**{**init_kwargs, "dtype": "mixed_float16"})
+        out = half(x)
+        assert keras.backend.standardize_dtype(out.dtype) == "float16", out.dtype
+        assert all(keras.backend.standardize_dtype(w.dtype) == "float32" for w in half.weights)
+    if tmp_path is not None:
+        model = keras.Sequential([keras.Input(input_shape[1:]), layer_cls(**init_kwargs)])
+        assert_round_trip_in_process(model, x, tmp_path)
+    return layer
+
+
+def _one_fit_step(layer_cls, init_kwargs, x):
+    """One SGD step through the layer: trainable weights move, non-trainable ones do not."""
+    layer = layer_cls(**init_kwargs)
+    model = keras.Sequential([keras.Input(x.shape[1:]), layer, keras.layers.Flatten(), keras.layers.Dense(1)])
+    model.compile(keras.optimizers.SGD(0.1), "mse")
+    before = {w.path: to_numpy(w).copy() for w in layer.weights}
+    logs = model.fit(x, np.ones((len(x), 1), "float32"), epochs=1, batch_size=len(x), verbose=0).history
+    assert np.isfinite(logs["loss"][0])
+    moved = {w.path: not np.array_equal(to_numpy(w), before[w.path]) for w in layer.weights}
+    assert not any(moved[w.path] for w in layer.non_trainable_weights), moved
+    assert all(moved[w.path] for w in layer.trainable_weights), moved
+
+
 def run_in_fresh_process(code, tmp_path):
     """Runs ``code`` in the loader process (an interpreter that has imported only ``keras`` and
     ``keras_structinit``) in ``tmp_path``; fails the test with its output unless it completes."""
