@@ -278,6 +278,18 @@ def main(argv=None):
 # ----------------------------------------------------------------------------
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
+def _monotone(by_k):
+    means = [float(np.mean(values)) for _, values in by_k]
+    return all(b >= a for a, b in zip(means, means[1:], strict=False))
+
+
+def kernel_size_checks(by_k):
+    """The checks of "the gain grows with k" (``by_k``: ``[(k, per-seed gains)]`` in k order): the
+    largest k ahead of the smallest beyond noise, and the mean gain not falling at any step of k
+    (a fall counts as within noise: the extremes alone would hide it)."""
+    return [ahead(by_k[-1][1], by_k[0][1]), True if _monotone(by_k) else None]
+
+
 def _covariance(data):
 
     experiment = data["config"]["experiment"]
@@ -291,7 +303,9 @@ def _covariance(data):
             for frozen in (True, False):
                 by_k = sorted((k, values) for (k, _, f), values in cells.items() if f == frozen)
                 if len(by_k) >= 2:
-                    verdicts.append(ahead(by_k[-1][1], by_k[0][1]))
+                    verdicts += kernel_size_checks(by_k)
+                    parts.append(f"{'frozen' if frozen else 'thawed'}: mean gain "
+                                 f"{'grows' if _monotone(by_k) else 'does not grow'} with k at every step")
         elif experiment == "convergence":  # the paper: ConvCovariance ahead at every budget
             verdicts += [ahead(values) for values in cells.values()]
     verdict = verdict_of(verdicts) if experiment != "sigma" else None

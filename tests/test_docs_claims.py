@@ -1,0 +1,61 @@
+"""The docs' verdict words agree with the recorded results (issue 52): each claim below is
+computed from its JSON with the suite's own test (``bench_utils.ahead``) and must appear in the
+page as written."""
+
+import collections
+import json
+
+import numpy as np
+
+from benchmarks.bench_utils import ahead
+from benchmarks.covariance_accuracy import kernel_size_checks
+
+from conftest import REPO_ROOT, once_per_suite
+
+pytestmark = once_per_suite("reading recorded JSON: no backend")
+RESULTS = REPO_ROOT / "benchmarks" / "results" / "cpu"
+
+
+def _load(name):
+    return json.loads((RESULTS / f"{name}.json").read_text())
+
+
+def _page(name):
+    return " ".join((REPO_ROOT / "docs" / name).read_text().split())
+
+
+def test_data_aligned_layers_against_the_default():
+    acc = collections.defaultdict(list)
+    for run in _load("alignment_accuracy")["runs"]:
+        for iterations, split in run["accuracy"].items():
+            acc[run["variant"], int(iterations)].append(split["test"])
+    verdicts = {n: {ahead(acc[f"aligned_{n}", it], acc["default", it]) for it in (100, 1000)} for n in (2, 3)}
+    assert verdicts == {2: {True}, 3: {None}}, verdicts
+    page = _page("data-aligned.md")
+    assert "Aligning two layers beats the default at both budgets" in page
+    assert "three aligned layers are within noise of the default at both" in page
+
+
+def test_transfer_across_patch_sizes():
+    runs = [r for r in _load("covariance_transfer_patch_kernel")["runs"]
+            if r["epochs"] == 4 and r["target"]["kernel_size"] == 9]
+    acc = {(r["init"], r["target"]["patch_size"], r["seed"]): r["val_accuracy"] for r in runs}
+    verdict = {}
+    for patch in (1, 2, 4):
+        gains = [100 * (acc["transfer:p2-k9", patch, s] - acc["default", patch, s]) for s in (0, 1, 2)]
+        verdict[patch] = ahead(gains)
+    assert verdict == {1: True, 2: True, 4: None}, verdict
+    assert "Transfer across patch sizes helps at patch 1 and 2, and is within noise at patch 4" in _page(
+        "covariance.md")
+
+
+def test_kernel_size_verdict_asks_for_growth_at_every_step():
+    runs = _load("covariance_kernel_size")["runs"]
+    acc = {(r["init"], r["kernel_size"], r["frozen"], r["seed"]): r["val_accuracy"] for r in runs}
+    for frozen, grows in ((True, False), (False, True)):
+        by_k = [(k, [100 * (acc["conv-cov", k, frozen, s] - acc["default", k, frozen, s]) for s in (0, 1, 2)])
+                for k in (3, 7, 9, 15)]
+        means = [np.mean(g) for _, g in by_k]
+        assert (all(b >= a for a, b in zip(means, means[1:], strict=False))) is grows
+        assert kernel_size_checks(by_k) == [True, True if grows else None]
+    assert "it does not grow at every step of k here" in _page("covariance.md")
