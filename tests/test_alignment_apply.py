@@ -414,3 +414,28 @@ def test_cli_init_data_aligned(tmp_path, capsys):
             "--epochs", "1", "--data", str(tmp_path)]
     assert cli.main(argv) == 2
     assert "--init data-aligned measures the training images of the CIFAR recipes" in capsys.readouterr().err
+
+
+def test_a_2x2_rgb_stem_takes_as_many_components_as_its_patch_has(tmp_path):
+    """Issue 52: data-aligned always refused the zoo's 2x2 RGB stems (patch dimension 12 < 16)."""
+    import keras_structinit as ks
+    from keras_structinit.alignment.apply import PAPER_COMPONENTS
+    from keras_structinit.alignment.patches import patch_covariance
+
+    model = ks.models.convmixer(8, 1, kernel_size=3, patch_size=2, num_classes=3, input_shape=(8, 8, 3))
+    images = np.random.default_rng(0).normal(size=(32, 8, 8, 3)).astype("float32")
+    paths = ks.initialize(model, "data-aligned", data=images, seed=0)
+    kernel = next(v for v in model.weights if v.path == paths[0])
+    assert tuple(kernel.shape)[:3] == (2, 2, 3) and PAPER_COMPONENTS == 16
+    # the 8 filters lie in the span of the 12 eigenvectors (all of them): Sigma_w's rank is min(8, 12)
+    w = np.asarray(keras.ops.convert_to_numpy(kernel)).reshape(12, -1)
+    assert np.linalg.matrix_rank(w) == 8
+    fewer = ks.models.convmixer(8, 1, kernel_size=3, patch_size=2, num_classes=3, input_shape=(8, 8, 3))
+    ks.initialize(fewer, "data-aligned:1:4", data=images, seed=0)  # L:N, 4 eigenvectors
+    w4 = np.asarray(keras.ops.convert_to_numpy(next(v for v in fewer.weights if v.path == paths[0])))
+    _, eigvecs = patch_covariance(images, (2, 2))
+    top = eigvecs[:, :4]
+    residual = w4.reshape(12, -1) - top @ (top.T @ w4.reshape(12, -1))
+    np.testing.assert_allclose(residual, 0, atol=1e-4)  # every filter in the top-4 subspace
+    with pytest.raises(ValueError, match="components"):
+        ks.parse_init_spec("data-aligned:1:0")

@@ -138,3 +138,18 @@ def test_every_model_source_gets_its_sections(source):
     assert len(report["layers"]) == len({v.path for v in model.variables})
     for row in report["spatial"]:
         assert len(row["kernel_size"]) == 2 and row["kind"] in ("depthwise", "conv", "lc")
+
+
+def test_first_layer_is_measured_on_the_input_it_sees():
+    """Issue 52: the raw images' patch covariance was measured against the first Conv2D even when a
+    Rescaling (or a stem) sat before it: a silently wrong scale."""
+    from keras_structinit.alignment.patches import patch_covariance
+
+    inputs = keras.Input((8, 8, 3))
+    x = keras.layers.Conv2D(32, 3, name="conv")(keras.layers.Rescaling(1 / 255)(inputs))
+    model = keras.Model(inputs, keras.layers.Dense(2)(keras.layers.GlobalAveragePooling2D()(x)))
+    images = np.random.default_rng(0).integers(0, 256, (16, 8, 8, 3)).astype("float32")
+    report = ks.inspect(model, data=images)
+    want, _ = patch_covariance(images / 255, (3, 3))
+    np.testing.assert_allclose(report.first_layer["spectrum"], want, rtol=1e-4)
+    assert report.first_layer["misalignment"] is not None

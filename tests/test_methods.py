@@ -128,7 +128,7 @@ def _sources():
 
 
 @pytest.mark.parametrize("spec", ["conv-cov", "mean-shift", "conv-cov+mean-shift", "torch-default-depthwise",
-                                  "data-aligned"])
+                                  "data-aligned:2"])
 def test_a_refused_initialize_leaves_every_variable_as_it_was(spec):
     """Issue 49: forms apply one after another; one that refuses the model undoes the others."""
     if keras.backend.backend() == "tensorflow" and spec != "conv-cov+mean-shift":

@@ -21,8 +21,8 @@ from keras_structinit.contract import check_model, model_function
 from keras_structinit.initializer_base import seed_generator
 from keras_structinit.walker import find_kernels
 
-__all__ = ["COMPONENTS", "align_conv_layers", "chosen_components", "conv_targets", "rescale_to_initial_norms",
-           "weight_covariance", "weight_norms"]
+__all__ = ["COMPONENTS", "PAPER_COMPONENTS", "align_conv_layers", "chosen_components", "conv_targets",
+           "layer_inputs", "rescale_to_initial_norms", "weight_covariance", "weight_norms"]
 
 #: Named choices of the eigenvectors :func:`align_conv_layers` uses (``"smallest"``: the paper's
 #: control); it also takes offsets and slices.
@@ -111,6 +111,13 @@ def _layer_inputs(model, layer, images, batch_size, first):
         yield batch
 
 
+def layer_inputs(model, layer, images, batch_size=DEFAULT_BATCH_SIZE):
+    """``layer``'s input on ``images`` (float32 batches, through the layers before it: a
+    ``Rescaling``, ``Normalization`` or stem before the first conv included)."""
+    images = _as_float32(np.asarray(keras.ops.convert_to_numpy(images)))
+    return _layer_inputs(model, layer, images, batch_size, _takes_the_images(model, layer))
+
+
 def _takes_the_images(model, layer):
     """Whether ``layer`` is applied to the model's input itself (no forward pass needed)."""
     try:
@@ -191,6 +198,10 @@ def chosen_components(eigvals, eigvecs, choice, n_components):
     return eigvals[start:stop], eigvecs[:, start:stop], stop - start
 
 
+#: Eigenvectors per aligned layer in the paper's experiments (Maennel et al., Sec. 2.3, Table 2).
+PAPER_COMPONENTS = 16
+
+
 @model_function
 def align_conv_layers(
     model,
@@ -199,7 +210,7 @@ def align_conv_layers(
     num_layers=1,
     layers=None,
     seed=None,
-    n_components=16,
+    n_components=None,
     f=None,
     mode="eigvecs",
     scale=1.0,
@@ -223,7 +234,9 @@ def align_conv_layers(
         layers: optional list of layer names/objects to choose from (each a
             spatial ``Conv2D``, groups 1, dilation 1).
         seed: ``None``, an int or a ``keras.random.SeedGenerator``.
-        n_components, f, mode, scale: as in :class:`DataAligned`.
+        n_components: eigenvectors per layer, as in :class:`DataAligned`; ``None``: the smaller of
+            16 (the paper's) and the layer's patch dimension ``kh * kw * C`` (a 2x2 RGB stem: 12).
+        f, mode, scale: as in :class:`DataAligned`.
         components: which eigenvectors, in order of decreasing eigenvalue:
             ``"largest"`` (the method: the first ``n_components``),
             ``"smallest"`` (the paper's control, Table 5), an int offset ``k``
@@ -265,7 +278,8 @@ def align_conv_layers(
             layer.kernel_size, max_patches=max_patches,
             seed=patch_seed + index,
         )
-        eigvals, eigvecs, count = chosen_components(eigvals, eigvecs, per_layer[index], n_components)
+        wanted = min(PAPER_COMPONENTS, len(eigvals)) if n_components is None else n_components
+        eigvals, eigvecs, count = chosen_components(eigvals, eigvecs, per_layer[index], wanted)
         init = DataAligned(eigvals, eigvecs, n_components=count, f=f, mode=mode, scale=scale,
                            seed=generator)
         kernel.assign(init(tuple(kernel.shape), dtype=kernel.dtype))

@@ -9,7 +9,7 @@ import os
 import keras
 import numpy as np
 
-from keras_structinit.alignment.apply import conv_targets, weight_covariance
+from keras_structinit.alignment.apply import conv_targets, layer_inputs, weight_covariance
 from keras_structinit.alignment.misalignment import misalignment, random_basis
 from keras_structinit.alignment.patches import patch_covariance
 from keras_structinit.inspection import FIGURE_FILTERS, Section, values
@@ -56,12 +56,13 @@ def first_layer(model, *, data, parts):
     if images.ndim != 4:
         raise ValueError(f"`data` must be images (N, H, W, C). Received shape {images.shape}")
     (layer, kernel), = conv_targets(model, 1)
-    eigvals, eigvecs = patch_covariance(images, layer.kernel_size)
+    inputs = layer_inputs(model, layer, images)  # what the conv sees: after any Rescaling or stem before it
+    eigvals, eigvecs = patch_covariance(inputs, layer.kernel_size)
     sigma_x = (eigvecs * eigvals) @ eigvecs.T
     sigma_w = weight_covariance(layer)
     row = {"path": kernel.path, "layer": layer.name, "misalignment": None, "random_baseline": None,
            "spectrum": [float(v) for v in eigvals], "note": None}
-    shape = (*layer.kernel_size, images.shape[-1], -1)  # eigenvectors in a Conv2D kernel's flatten order
+    shape = (*layer.kernel_size, kernel.shape[2], -1)  # eigenvectors in a Conv2D kernel's flatten order
     arrays = {"filters": values(kernel)[..., :FIGURE_FILTERS],
               "eigenvectors": eigvecs[:, :FIGURE_FILTERS].reshape(shape)}
     try:

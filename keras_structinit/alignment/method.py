@@ -3,16 +3,25 @@
 from keras_structinit.methods import InitForm, Inspector, Method, PaperSetup, count
 
 
+def _layers_and_components(text):
+    """``L`` or ``L:N``: how many convs, and how many eigenvectors each (default: the smaller of 16
+    and the patch dimension)."""
+    layers, _, components = text.partition(":")
+    parse = count("conv layers")
+    return (parse(layers), count("components")(components)) if components else parse(layers)
+
+
 def _data_aligned(model, value, *, data, seed):
     from keras_structinit.alignment.apply import align_conv_layers
 
-    return align_conv_layers(model, images=data, num_layers=value, seed=seed)
+    layers, components = value if isinstance(value, tuple) else (value, None)
+    return align_conv_layers(model, images=data, num_layers=layers, n_components=components, seed=seed)
 
 
 def _check_layers(model, value):
     from keras_structinit.alignment.apply import conv_targets
 
-    conv_targets(model, value)
+    conv_targets(model, value[0] if isinstance(value, tuple) else value)
 
 
 
@@ -53,9 +62,10 @@ METHOD = Method(
     package=__package__,
     docs="docs/data-aligned.md",
     forms=(
-        InitForm("data-aligned", "the first L Conv2D layers from the images' patch covariance "
-                 "(Maennel et al. 2020)", _data_aligned, "data", arg="L", default=1,
-                 parse=count("conv layers"), check=_check_layers, targets=("all_spatial",),
+        InitForm("data-aligned", "the first L Conv2D layers from the images' patch covariance, N "
+                 "eigenvectors each (default: 16 or the patch dimension if smaller; Maennel et al. 2020)",
+                 _data_aligned, "data", arg="L[:N]", default=1,
+                 parse=_layers_and_components, check=_check_layers, targets=("all_spatial",),
                  needs_data=True),
     ),
     exports={
