@@ -575,6 +575,7 @@ def rows_table(data):
             if "median_s" not in measured:
                 continue
             cell[f"{mode}_s"] = f"{measured['median_s']:.3f}"
+            cell[f"{mode}_min"] = f"{min(measured['times_s']):.3f}"
             cell[f"{mode}_x"] = f"{measured['median_s'] / base:.2f}" if base else ""
             cell[f"{mode}_first"] = f"{measured['warmup_s'][0]:.1f}" if measured.get("warmup_s") else ""
         thawed, frozen = _median(data, row, "thawed"), _median(data, row, "frozen")
@@ -585,8 +586,10 @@ def rows_table(data):
 
     return format_table(cells, [
         ("Row", get("row")), ("What", get("what")), ("Compile", get("compile")),
-        ("Thawed s/step", get("thawed_s"), "", "right"), ("x eager", get("thawed_x"), "", "right"),
-        ("Frozen s/step", get("frozen_s"), "", "right"), ("x eager", get("frozen_x"), "", "right"),
+        ("Thawed s/step", get("thawed_s"), "", "right"), ("min", get("thawed_min"), "", "right"),
+        ("x eager", get("thawed_x"), "", "right"),
+        ("Frozen s/step", get("frozen_s"), "", "right"), ("min", get("frozen_min"), "", "right"),
+        ("x eager", get("frozen_x"), "", "right"),
         ("Frozen speed-up", get("speedup"), "", "right"),
         ("First step s (thawed / frozen)", lambda c: " / ".join(
             filter(None, (c.get("thawed_first"), c.get("frozen_first")))), "", "right"),
@@ -628,7 +631,8 @@ def render_markdown(data):
         f"weight decay {c['optimizer']['weight_decay']:g}): one training step, median of {c['steps']} timed "
         f"steps after {c['warmup']} warm-up steps (the first holds any compilation: *First step s*). "
         "*Frozen*: the depthwise kernels not trainable. *x eager* = the row's median / plain PyTorch "
-        "eager's, same mode. Every process ran alone, one after another.",
+        "eager's, same mode; *min*: the fastest timed step (less sensitive to other work on the machine "
+        "than the median: check the load averages). Every process ran alone, one after another.",
         "",
     ]
     if "machine" in data:
