@@ -27,6 +27,10 @@ instead of 224x224 upsampled ones, far fewer epochs, batch 128 instead of 512.
 Runs recorded before 2026-11-26 (``results/archive/selection_accuracy_no_mixing.json``)
 used RandAugment at magnitude 9/30 and no mixing for the students too.
 
+Table 7's pruning baselines (issue 52) are the variants ``l1_pruning`` and
+``magnitude_pruning`` (``element_selection="l1"`` / ``"magnitude"``), run when
+named in ``--variants`` (not by default, not in the suites' entries yet).
+
 Results are written after every run (``--out``/selection_accuracy.json and
 .md); a re-run skips finished (variant, seed, teacher) runs, so the script can be
 stopped and resumed. The teacher's ``.keras`` file is not committed: where it is
@@ -81,18 +85,26 @@ VARIANTS = {
     "distill": None,
     "uniform+distill": {"element_selection": "uniform"},
     "uniform+distill_features": {"element_selection": "uniform"},
+    # Issue 52: Table 7's pruning baselines as element selections (per tensor, from the teacher's values).
+    "l1_pruning": {"element_selection": "l1"},
+    "magnitude_pruning": {"element_selection": "magnitude"},
 }
 DISTILLED = {"distill": "logits", "uniform+distill": "logits", "uniform+distill_features": "features"}
-ISSUE_11 = [v for v in VARIANTS if v not in DISTILLED]
+#: Table 7 ("Comparison with pruning"); run when named in --variants.
+PRUNING = ("l1_pruning", "magnitude_pruning")
+ISSUE_11 = [v for v in VARIANTS if v not in DISTILLED and v not in PRUNING]
 # The paper's numbers beside ours: ViT-T on CIFAR-100 from an ImageNet-21K ViT-S
 # (Table 1: random 72.3, selection 81.4; Table 3: random selection without
-# consistency 77.4) and the linear probe of Table 9 (13.5 -> 28.2).
+# consistency 77.4), the linear probe of Table 9 (13.5 -> 28.2) and Table 7's pruning baselines
+# (L1 pruning 79.5, magnitude pruning 73.8).
 PAPER = {
     "random_init": "72.3 (probe 13.5)",
     "uniform": "81.4 (probe 28.2)",
     "random_inconsistent": "77.4",
     "distill": "78.4",
     "uniform+distill": "83.9",
+    "l1_pruning": "79.5",
+    "magnitude_pruning": "73.8",
 }
 #: The students' recipe: the paper's (Tables 13, 15), at batch 128 with the learning rate scaled linearly.
 _PAPER_RECIPE = SELECTION.recipe_fields()
@@ -428,7 +440,9 @@ def _selection(data):
     text = "; ".join(f"{v} {ms(a, 100)} % (probe {ms(probes[v], 100)})" for v, a in accs.items())
     # The paper: selection beats random init (fine-tuned and probed), consistent selection beats
     # inconsistent, and selection + distillation beats selection alone.
-    pairs = [("uniform", "random_init"), ("uniform", "random_inconsistent"), ("uniform+distill", "uniform")]
+    # Table 7: selection beats both pruning baselines (runs only where they were run).
+    pairs = [("uniform", "random_init"), ("uniform", "random_inconsistent"), ("uniform+distill", "uniform"),
+             ("uniform", "l1_pruning"), ("uniform", "magnitude_pruning")]
     checks = [ahead(accs[a], accs[b]) for a, b in pairs if a in accs and b in accs]
     if "uniform" in probes and "random_init" in probes:
         checks.append(ahead(probes["uniform"], probes["random_init"]))

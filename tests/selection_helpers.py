@@ -23,6 +23,8 @@ def teacher_slice(teacher_value, entry):
     """The teacher value at the report's indices (a flattened heads x head_dim pair reports its
     indices on its first axis and ``None`` on its second)."""
     value, indices = np.asarray(teacher_value), entry["indices"]
+    if "elements" in entry:  # element_selection="magnitude": flat row-major indices, squeezed
+        return value.reshape(-1)[entry["elements"]].reshape(entry["student_shape"])
     extra = len(indices) - value.ndim  # leading size-1 axes, e.g. a KerasHub (N, d) position embedding
     value = value.reshape((1,) * extra + value.shape if extra >= 0 else value.shape[-extra:])
     a = out = 0

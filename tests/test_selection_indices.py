@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from keras_structinit.selection import element_indices, layer_indices
+from keras_structinit.selection.indices import l1_indices, magnitude_elements
 
 from conftest import once_per_suite
 
@@ -84,3 +85,67 @@ def test_errors_name_the_problem():
         layer_indices(3, 4)
     with pytest.raises(ValueError, match="method"):
         layer_indices(4, 2, "every_other")
+
+
+def l1_rule(array, axis, s):
+    """L1 structured pruning in plain Python: the ``s`` slices along ``axis`` whose entries have the
+    largest sum of absolute values, ties to the lower index, in increasing order."""
+    moved = np.moveaxis(np.asarray(array, dtype=np.float64), axis, 0)
+    norms = [sum(abs(float(x)) for x in moved[i].ravel()) for i in range(moved.shape[0])]
+    order = sorted(range(len(norms)), key=lambda i: (-norms[i], i))
+    return sorted(order[:s])
+
+
+def magnitude_rule(array, k):
+    """Magnitude pruning in plain Python: the flat row-major positions of the ``k`` largest ``|w|``."""
+    flat = [abs(float(x)) for x in np.asarray(array).ravel()]
+    return sorted(sorted(range(len(flat)), key=lambda i: (-flat[i], i))[:k])
+
+
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (3, 3, 4, 8), (2, 4, 6)])
+def test_l1_and_magnitude_match_their_rules(shape):
+    rng = np.random.default_rng(len(shape))
+    array = rng.standard_normal(shape)
+    for axis, t in enumerate(shape):
+        for s in {1, max(1, t // 2), t}:
+            got = l1_indices(array, axis, s)
+            assert got.dtype == np.int64 and got.tolist() == l1_rule(array, axis, s), (axis, s)
+    for k in {1, array.size // 3, array.size}:
+        got = magnitude_elements(array, (k,))
+        assert got.tolist() == magnitude_rule(array, k)
+    # Ties (equal norms) go to the lower index; the whole axis is the identity.
+    assert l1_indices(np.ones((4, 3)), 0, 2).tolist() == [0, 1]
+    assert magnitude_elements(np.ones((2, 2)), (1, 3)).tolist() == [0, 1, 2]
+
+
+def test_l1_and_magnitude_agree_with_torch_prune():
+    """PyTorch's ``ln_structured(n=1)`` and ``l1_unstructured`` keep the same slices and elements."""
+    torch = pytest.importorskip("torch")
+    from torch.nn.utils import prune
+
+    rng = np.random.default_rng(0)
+    array = rng.standard_normal((6, 10, 3)).astype("float32")
+    for axis, s in ((0, 4), (1, 3), (2, 1)):
+        module = torch.nn.Module()
+        module.weight = torch.nn.Parameter(torch.from_numpy(array.copy()))
+        prune.ln_structured(module, "weight", amount=array.shape[axis] - s, n=1, dim=axis)
+        mask = np.moveaxis(module.weight_mask.numpy(), axis, 0).reshape(array.shape[axis], -1)
+        assert np.flatnonzero(mask.any(axis=1)).tolist() == l1_indices(array, axis, s).tolist()
+    module = torch.nn.Module()
+    module.weight = torch.nn.Parameter(torch.from_numpy(array.copy()))
+    prune.l1_unstructured(module, "weight", amount=array.size - 45)
+    kept = np.flatnonzero(module.weight_mask.numpy().ravel())
+    assert kept.tolist() == magnitude_elements(array, (5, 9)).tolist()
+
+
+def test_value_methods_errors():
+    with pytest.raises(ValueError, match="reads the teacher's values: use l1_indices"):
+        element_indices(4, 2, "l1")
+    with pytest.raises(ValueError, match="larger than the teacher along axis 1 of 'w'"):
+        l1_indices(np.ones((2, 3)), 1, 4, what="axis 1 of 'w'")
+    with pytest.raises(ValueError, match="out of range"):
+        l1_indices(np.ones((2, 3)), 2, 1)
+    with pytest.raises(ValueError, match="non-finite"):
+        magnitude_elements([1.0, np.nan], (1,))
+    with pytest.raises(ValueError, match="number of elements"):
+        magnitude_elements(np.ones((2, 2)), (5,))

@@ -152,6 +152,114 @@ def test_heads_fused_equals_the_authors_selection_of_fused_qkv_384_to_320():
         select_weights(vit(320, 1, 5), teacher=teacher, heads="fused", element_selection="random")
 
 
+def _numpy_fused_reference(teacher_weights, prefix, t_dim, s_dim):
+    """The authors' selection from timm's fused ``(3 D, D)`` qkv weight (weight_selection.py: uniform
+    per axis, ``arange(s) * (t // s)`` or ``round(linspace(0, t - 1, s))``) in NumPy, split back into
+    query, key and value as ``(s_dim, s_dim)`` out x in matrices and biases."""
+    def uniform(t, s):
+        return np.arange(s) * (t // s) if t % s == 0 else np.round(np.linspace(0, t - 1, s)).astype(int)
+
+    fused = np.concatenate([teacher_weights[f"{prefix}{p}/kernel"].reshape(t_dim, t_dim).T for p in QKV])
+    bias = np.concatenate([teacher_weights[f"{prefix}{p}/bias"].reshape(t_dim) for p in QKV])
+    rows, cols = uniform(3 * t_dim, 3 * s_dim), uniform(t_dim, s_dim)
+    kernel, bias = fused[rows][:, cols], bias[rows]
+    # The output projection's input (timm's proj: D x D, in = the flattened heads): uniform too.
+    proj = teacher_weights[f"{prefix}attention_output/kernel"].reshape(t_dim, t_dim)[np.ix_(cols, cols)]
+    return ([kernel[i * s_dim:(i + 1) * s_dim] for i in range(3)],
+            [bias[i * s_dim:(i + 1) * s_dim] for i in range(3)], proj)
+
+
+# (teacher width, heads) -> (student width, heads): head_dim shrinking, equal, growing (96/4 -> 64/2 is
+# 24 -> 32), more student heads than teacher heads, widths that divide and widths that do not.
+FUSED_LAYOUTS = [((96, 4), (64, 2)), ((96, 4), (48, 2)), ((64, 4), (48, 4)), ((64, 2), (48, 4)),
+                 ((80, 5), (56, 7)), ((96, 6), (40, 2)), ((48, 3), (48, 6)), ((60, 5), (27, 3))]
+
+
+@pytest.mark.parametrize("teacher_layout, student_layout", FUSED_LAYOUTS)
+def test_heads_fused_matches_the_authors_rule_at_every_head_layout(teacher_layout, student_layout):
+    (t_dim, t_heads), (s_dim, s_heads) = teacher_layout, student_layout
+    teacher, student = randomize(vit(t_dim, 1, t_heads)), vit(s_dim, 1, s_heads)
+    weights = {v.path: to_numpy(v) for v in teacher.weights}
+    prefix = "block_1_attention/"
+    kernels, biases, proj = _numpy_fused_reference(weights, prefix, t_dim, s_dim)
+    report = select_and_check(teacher, student, heads="fused")
+    got = {v.path: to_numpy(v) for v in student.weights}
+    for i, p in enumerate(QKV):
+        np.testing.assert_array_equal(got[f"{prefix}{p}/kernel"].reshape(s_dim, s_dim).T, kernels[i])
+        np.testing.assert_array_equal(got[f"{prefix}{p}/bias"].reshape(s_dim), biases[i])
+    np.testing.assert_array_equal(got[f"{prefix}attention_output/kernel"].reshape(s_dim, s_dim), proj)
+    assert report.options["heads"] == "fused"
+    # "flatten" accepts the same layouts; "select" keeps whole heads, so it refuses a growing head_dim
+    # or more heads.
+    select_and_check(teacher, vit(s_dim, 1, s_heads), heads="flatten")
+    if s_dim // s_heads > t_dim // t_heads or s_heads > t_heads:
+        with pytest.raises(ValueError, match="larger than the teacher along axis"):
+            select_weights(vit(s_dim, 1, s_heads), teacher=teacher, heads="select")
+
+
+def test_heads_fused_refuses_only_a_wider_attention():
+    from keras_structinit.selection.plan import plan_selection
+
+    # The package's ViT ties the attention width to the model's; a plan of the kernels alone can widen it.
+    path = "block_1_attention/query/kernel"
+    for heads in ("fused", "flatten"):
+        with pytest.raises(ValueError, match=r"head_dim, flattened\): student_size=64 > teacher_size=48"):
+            plan_selection({path: (48, 4, 12)}, {path: (48, 2, 32)}, heads=heads)
+        assert plan_selection({path: (48, 4, 12)}, {path: (48, 2, 20)}, heads=heads).entries
+
+
+def _l1_keep(array, axis, s):
+    norms = np.abs(array).sum(axis=tuple(a for a in range(array.ndim) if a != axis))
+    return np.sort(np.argsort(-norms, kind="stable")[:s])
+
+
+def _attention_view(path, array):
+    """The package's attention variables with heads x head_dim flattened (timm's 2-D layout)."""
+    if "/attention_output/kernel" in path:
+        return array.reshape(-1, array.shape[-1])
+    if "_attention/" in path and path.endswith("/kernel"):
+        return array.reshape(array.shape[0], -1)
+    if "_attention/" in path and path.endswith("/bias"):
+        return array.reshape(-1)
+    return array
+
+
+@pytest.mark.parametrize("family", ["vit", "convnext"])
+@pytest.mark.parametrize("method", ["l1", "magnitude"])
+def test_pruning_selections_match_a_numpy_reference(family, method):
+    """Table 7's baselines: per tensor, L1 keeps along each shrinking axis the slices of largest L1 norm;
+    magnitude keeps the largest-|w| elements, squeezed into the student's shape in row-major order."""
+    teacher, student = randomize(PAIRS[family][0]()), PAIRS[family][1]()
+    report = select_and_check(teacher, student, element_selection=method)
+    t_vars, s_vars = {v.path: to_numpy(v) for v in teacher.weights}, {v.path: v for v in student.weights}
+    for entry in report.entries:
+        t_value, s_shape = t_vars[entry["teacher"]], tuple(s_vars[entry["student"]].shape)
+        if method == "magnitude":
+            kept = np.sort(np.argsort(-np.abs(t_value).ravel(), kind="stable")[:int(np.prod(s_shape))])
+            want = t_value.ravel()[kept].reshape(s_shape)
+        else:
+            view = _attention_view(entry["teacher"], t_value)
+            s_view = _attention_view(entry["student"], np.zeros(s_shape)).shape
+            want = view[np.ix_(*[_l1_keep(view, a, s) for a, s in enumerate(s_view)])].reshape(s_shape)
+        np.testing.assert_array_equal(to_numpy(s_vars[entry["student"]]), want, err_msg=entry["student"])
+    if method == "l1" and family == "vit":
+        # Per tensor: tensors sharing the width keep different indices ("L1 norm inevitably breaks
+        # consistency", Sec. 5), unlike every consistent rule.
+        width = indices_of(report, [("patch_embedding/kernel", 3), ("block_1_norm_1/gamma", 0),
+                                    ("block_1_mlp_2/kernel", 1), ("final_norm/beta", 0)])
+        assert len({tuple(w) for w in width}) > 1
+    assert report.options["element_selection"] == method
+
+
+def test_pruning_selections_refuse_non_finite_teachers_and_fused_heads():
+    teacher = randomize(vit(32, 1, 4))
+    teacher.get_layer("block_1_mlp_1").kernel.assign(np.full((32, 128), np.nan, "float32"))
+    with pytest.raises(ValueError, match="'block_1_mlp_1/kernel'.*non-finite"):
+        select_weights(vit(16, 1, 2), teacher=teacher, element_selection="l1")
+    with pytest.raises(ValueError, match="element_selection='uniform'"):
+        select_weights(vit(16, 1, 2), teacher=teacher, heads="fused", element_selection="magnitude")
+
+
 @pytest.mark.parametrize("image", [(8, 8, 3), (12, 12, 3), (24, 24, 3)])
 def test_resized_position_embedding_for_another_image_size(image):
     from keras_structinit.selection.resample import resize_tokens

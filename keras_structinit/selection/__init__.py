@@ -5,8 +5,9 @@ of the same family: layer selection, component mapping, element selection.
 
 Pure math (NumPy, no Keras import):
 
-* :mod:`.indices`: ``element_indices`` (uniform, consecutive, random) and
-  ``layer_indices`` (first_n, last_n, mid_n, uniform);
+* :mod:`.indices`: ``element_indices`` (uniform, consecutive, random),
+  ``l1_indices`` and ``magnitude_elements`` (Table 7's pruning baselines, from
+  values) and ``layer_indices`` (first_n, last_n, mid_n, uniform);
 * :mod:`.families`: family adapters (blocks and dimension roles per variable)
   for the package's ViT, ConvNeXt, isotropic ConvNeXt, ConvMixer and ResNets;
 * :mod:`.plan`: ``plan_selection``, consistent indices per dimension role.
@@ -19,7 +20,14 @@ Keras, imported on first use: :mod:`.select`: ``select_weights``,
 
 from keras_structinit._lazy import lazy_exports
 from keras_structinit.selection.families import FAMILIES
-from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS, element_indices, layer_indices
+from keras_structinit.selection.indices import (
+    ELEMENT_METHODS,
+    LAYER_METHODS,
+    element_indices,
+    l1_indices,
+    layer_indices,
+    magnitude_elements,
+)
 from keras_structinit.selection.method import METHOD
 from keras_structinit.selection.plan import HEAD_MODES, plan_selection
 
@@ -33,8 +41,10 @@ __all__ = [
     "SelectWeightsFrom",
     "SelectionReport",
     "element_indices",
+    "l1_indices",
     "layer_indices",
     "load_teacher",
+    "magnitude_elements",
     "plan_selection",
     "select_weights",
     "selection_report",

@@ -22,6 +22,23 @@ Element rules (:data:`ELEMENT_METHODS`):
   without replacement; the first is drawn once per dimension role and shared
   by every tensor with that role, the second afresh per tensor (the paper's
   ablation). Which one applies is the caller's bookkeeping; here both draw.
+* ``"l1"`` and ``"magnitude"``: the pruning baselines of the paper's Table 7
+  ("Comparison with pruning", Sec. 5), which read the teacher's values
+  (:data:`VALUE_METHODS`; :func:`l1_indices`, :func:`magnitude_elements`).
+  The paper gives one sentence each and its public code (``weight_selection.py``,
+  the notebook) has no pruning code, so the rules follow the text and the
+  pruning functions it cites, as PyTorch's ``torch.nn.utils.prune`` computes
+  them. ``"l1"`` (L1 structured pruning, Li et al. 2017): along each axis
+  that shrinks, keep the ``s`` slices with the largest L1 norm (the sum of
+  ``|w|`` over every other axis of that tensor; ``prune.ln_structured(n=1)``),
+  per tensor: tensors that share a dimension get their own indices, which
+  is why the paper says "L1 norm inevitably breaks consistency".
+  ``"magnitude"`` (magnitude pruning, Han et al. 2015;
+  ``prune.l1_unstructured``): keep the tensor's ``prod(student shape)``
+  elements of largest ``|w|`` and "squeeze [them] into the required shape of
+  student": the kept elements in their order in the teacher's flattened
+  (row-major) tensor, reshaped to the student's shape.
+  Ties go to the lower index (a stable sort) in both.
 
 Layer rules (:data:`LAYER_METHODS`): ``"first_n"`` (the paper's default),
 ``"last_n"``, ``"mid_n"`` (the ``Ns`` central blocks) and ``"uniform"``
@@ -34,9 +51,12 @@ import numpy as np
 
 from keras_structinit import validation
 
-__all__ = ["ELEMENT_METHODS", "LAYER_METHODS", "element_indices", "layer_indices"]
+__all__ = ["ELEMENT_METHODS", "LAYER_METHODS", "VALUE_METHODS", "element_indices", "l1_indices",
+           "layer_indices", "magnitude_elements"]
 
-ELEMENT_METHODS = ("uniform", "consecutive", "random", "random_inconsistent")
+ELEMENT_METHODS = ("uniform", "consecutive", "random", "random_inconsistent", "l1", "magnitude")
+#: The element methods that read the teacher's values, per tensor (Table 7's pruning baselines).
+VALUE_METHODS = ("l1", "magnitude")
 LAYER_METHODS = ("first_n", "last_n", "mid_n", "uniform")
 
 
@@ -57,7 +77,8 @@ def element_indices(teacher_size, student_size, method="uniform", rng=None, what
     Args:
         teacher_size: ``t``, the teacher's length along the axis.
         student_size: ``s <= t``, the student's.
-        method: one of :data:`ELEMENT_METHODS` (see the module docstring).
+        method: one of :data:`ELEMENT_METHODS` but :data:`VALUE_METHODS` (see the module
+            docstring; those read values: :func:`l1_indices`, :func:`magnitude_elements`).
         rng: a ``numpy.random.Generator`` or an int seed for the random
             methods (default: seed 0).
         what: how errors name the axis, e.g. ``"axis 1 of 'block_1/fc1/kernel'"``.
@@ -71,6 +92,9 @@ def element_indices(teacher_size, student_size, method="uniform", rng=None, what
     """
     t, s = _sizes(teacher_size, student_size, what)
     validation.one_of(method, "method", ELEMENT_METHODS)
+    if method in VALUE_METHODS:
+        raise ValueError(f"`method`={method!r} reads the teacher's values: use "
+                         f"{'l1_indices' if method == 'l1' else 'magnitude_elements'}(array, ...).")
     if method == "consecutive":
         return np.arange(s, dtype=np.int64)
     if method == "uniform":
@@ -102,3 +126,41 @@ def layer_indices(teacher_depth, student_depth, method="first_n", what="the bloc
     else:
         return np.round(np.linspace(0, t - 1, s)).astype(np.int64)
     return np.arange(start, start + s, dtype=np.int64)
+
+
+def _finite_array(array, what):
+    array = np.asarray(array, dtype=np.float64)
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{what} has non-finite (NaN or inf) values: no L1 norm or magnitude to rank.")
+    return array
+
+
+def l1_indices(array, axis, student_size, what="an axis"):
+    """Indices (int64, increasing) of the ``student_size`` slices of ``array`` along ``axis`` with the
+    largest L1 norm (``sum |w|`` over every other axis): L1 structured pruning of one tensor.
+
+    >>> l1_indices([[1.0, -5.0, 0.0], [2.0, 1.0, 0.5]], 1, 2)  # column norms 3, 6, 0.5
+    array([0, 1])
+    """
+    array = _finite_array(array, what)
+    axis = validation.int_value(axis, "axis")
+    if not -array.ndim <= axis < array.ndim:
+        raise ValueError(f"`axis`={axis} is out of range for an array of {array.ndim} dimension(s).")
+    _, s = _sizes(array.shape[axis], student_size, what)
+    others = tuple(a for a in range(array.ndim) if a != axis % array.ndim)
+    norms = np.abs(array).sum(axis=others)
+    return np.sort(np.argsort(-norms, kind="stable")[:s]).astype(np.int64)
+
+
+def magnitude_elements(array, student_shape, what="a tensor"):
+    """Flat (row-major) indices, increasing, of the ``prod(student_shape)`` elements of ``array`` with the
+    largest ``|w|``: magnitude pruning of one tensor; ``array.ravel()[indices].reshape(student_shape)``
+    is the squeezed student value.
+
+    >>> magnitude_elements([[1.0, -5.0], [0.5, 2.0]], (2,))  # |w| 5 and 2
+    array([1, 3])
+    """
+    array = _finite_array(array, what)
+    shape = validation.positive_ints(tuple(student_shape), "student_shape")
+    _, k = _sizes(array.size, int(np.prod(shape, dtype=np.int64)), f"{what} (its number of elements)")
+    return np.sort(np.argsort(-np.abs(array).ravel(), kind="stable")[:k]).astype(np.int64)

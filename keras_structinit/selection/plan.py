@@ -23,7 +23,15 @@ import numpy as np
 
 from keras_structinit import validation
 from keras_structinit.selection.families import FAMILIES, SAME, TOKENS
-from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS, element_indices, layer_indices
+from keras_structinit.selection.indices import (
+    ELEMENT_METHODS,
+    LAYER_METHODS,
+    VALUE_METHODS,
+    element_indices,
+    l1_indices,
+    layer_indices,
+    magnitude_elements,
+)
 from keras_structinit.selection.resample import grid_layout, resize_tokens
 
 __all__ = ["HEAD_MODES", "Entry", "Plan", "detect_family", "plan_selection", "take"]
@@ -44,7 +52,9 @@ class Entry:
     ``resize`` is ``(axis, student_tokens)`` when a position embedding's
     token axis is resized (``resize_position_embeddings=True``), else ``()``.
     ``teacher_shape`` is the teacher variable's shape with leading size-1 axes
-    aligned to the student's rank.
+    aligned to the student's rank. ``elements`` (``element_selection="magnitude"``
+    only) holds the flat row-major indices of the teacher elements kept, in order
+    (after the resize, if any); ``indices`` is then all ``None``.
     """
 
     student_path: str
@@ -54,6 +64,7 @@ class Entry:
     merge: tuple = ()
     resize: tuple = ()
     teacher_shape: tuple = ()
+    elements: object = None
 
 
 @dataclass
@@ -114,13 +125,15 @@ def _resolve_last(role, groups):
 
 def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selection="first_n",
                    element_selection="uniform", heads="flatten", skip=("head",), seed=0, strict=True,
-                   resize_position_embeddings=False):
+                   resize_position_embeddings=False, teacher_values=None):
     """Plans weight selection from ``teacher_shapes`` into ``student_shapes`` (``{path: shape}``).
 
     Args:
         family: a name in :data:`~.families.FAMILIES` or ``"auto"``.
         layer_selection: one of :data:`~.indices.LAYER_METHODS`, per stage.
-        element_selection: one of :data:`~.indices.ELEMENT_METHODS`.
+        element_selection: one of :data:`~.indices.ELEMENT_METHODS`. ``"l1"`` and
+            ``"magnitude"`` (Table 7's pruning baselines) choose per tensor from
+            ``teacher_values``.
         heads: ``"flatten"`` selects over the flattened heads x head_dim axis
             of attention kernels, one index set for query, key, value and the
             output projection's input; ``"fused"`` selects the query, key and
@@ -128,8 +141,12 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
             uniformly over its ``3 D`` rows (``element_selection="uniform"``
             only), the output projection's input as ``"flatten"``; the two are
             equal when the widths divide (384 -> 192), not otherwise (384 -> 320:
-            32 of the 320 query rows and 32 value rows differ); ``"select"``
-            keeps whole heads (chosen uniformly) and selects head_dim within them.
+            32 of the 320 query rows and 32 value rows differ). Both need only
+            the flattened width ``heads x head_dim`` to shrink, as the authors'
+            code (which sees a ``(3 D, D)`` matrix) does: the student may have
+            more or fewer heads and a larger head_dim (96 wide with 4 heads of 24
+            -> 64 wide with 2 heads of 32). ``"select"`` keeps whole heads (chosen
+            uniformly) and selects head_dim within them, so neither may grow.
         skip: path prefixes left at the student's own initialization
             (``"head"`` matches ``head/kernel``, not ``head_norm/gamma``),
             matched against the variable paths and the family's component
@@ -143,12 +160,19 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
             student's and keep the class token
             (:mod:`~keras_structinit.selection.resample`; an extension, not
             in the paper). Otherwise a differing token count is an error.
+        teacher_values: for ``element_selection="l1"`` or ``"magnitude"``: a
+            function of a teacher variable's path returning its value (an
+            array), called once per variable selected from.
 
     Returns:
         A :class:`Plan`.
     """
     _check_arguments(teacher_shapes, student_shapes, layer_selection, element_selection, heads, skip,
                      seed, strict, resize_position_embeddings)
+    if element_selection in VALUE_METHODS and not callable(teacher_values):
+        raise TypeError(f"`element_selection`={element_selection!r} reads the teacher's values: pass "
+                        "`teacher_values`, a function of a teacher variable's path returning its value. "
+                        f"Received: teacher_values={teacher_values!r}")
     # What `skip` names is left alone: it takes no part in finding the family either (a user's own
     # head around a KerasHub backbone, say, is of no family).
     t_fam, s_fam = _families(family, [p for p in teacher_shapes if not _skipped(p, p, skip)],
@@ -157,7 +181,7 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
     students, teachers = _describe(s_fam, student_shapes, skip), _describe(t_fam, teacher_shapes)
     plan.block_map = _map_blocks(students, teachers, layer_selection)
     pending, role_sizes = _match(plan, students, teachers, teacher_shapes, student_shapes, skip,
-                                 resize_position_embeddings)
+                                 resize_position_embeddings, heads)
     if strict and plan.unmatched:
         raise ValueError(
             f"{len(plan.unmatched)} student variable(s) have no teacher variable, e.g. {plan.unmatched[:3]}; "
@@ -168,6 +192,10 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
     plan.entries = [_entry(plan.role_indices, heads, rng, student_shapes[match[0]], *match,
                            key=students[match[0]].key)
                     for match in pending]
+    if element_selection in VALUE_METHODS:
+        plan.entries = [_by_values(entry, element_selection, teacher_values(entry.teacher_path),
+                                   tuple(student_shapes[entry.student_path]))
+                        for entry in plan.entries]
     return plan
 
 
@@ -224,7 +252,8 @@ def _map_blocks(students, teachers, layer_selection):
     return block_map
 
 
-def _match(plan, students, teachers, teacher_shapes, student_shapes, skip, resize_position_embeddings):
+def _match(plan, students, teachers, teacher_shapes, student_shapes, skip, resize_position_embeddings,
+           heads="flatten"):
     """Component mapping: each student variable's teacher variable and axis roles, checked.
 
     Fills ``plan.skipped`` and ``plan.unmatched``; returns ``(pending, role_sizes)``: one
@@ -268,7 +297,8 @@ def _match(plan, students, teachers, teacher_shapes, student_shapes, skip, resiz
                     raise ValueError(f"The teacher and the student must have the same size along {what}: "
                                      f"teacher {t_shape} ({teacher_path!r}), student {s_shape}{hint}.")
                 continue
-            if s > t:
+            flattened = heads in ("flatten", "fused") and r.startswith(("heads@", "head_dim@"))
+            if s > t and not flattened:  # heads x head_dim flattened: only their product must shrink
                 element_indices(t, s, what=what)  # raises, naming the axis
             if role_sizes.setdefault(r, (t, s, what))[:2] != (t, s):
                 t0, s0, first = role_sizes[r]
@@ -282,7 +312,7 @@ def _role_indices(role_sizes, heads, element_selection, rng):
     """Element selection: one index set per role (``None`` per role for ``random_inconsistent``,
     which draws per tensor axis)."""
     sizes = _flatten_heads(role_sizes) if heads in ("flatten", "fused") else role_sizes
-    consistent = element_selection != "random_inconsistent"
+    consistent = element_selection != "random_inconsistent" and element_selection not in VALUE_METHODS
     chosen = {}
     for r in sorted(sizes):
         t, s, what = sizes[r]
@@ -361,6 +391,8 @@ def _flatten_heads(role_sizes):
             scope = r[len("heads@"):]
             td, sd, _ = sizes.pop("head_dim@" + scope)
             del sizes[r]
+            what = f"{what} and the next axis (heads x head_dim, flattened)"
+            element_indices(t * td, s * sd, what=what)  # raises when the flattened width grows
             sizes["attn@" + scope] = (t * td, s * sd, what)
     return sizes
 
@@ -369,8 +401,10 @@ def _none_if_whole(chosen, size):
     return None if len(chosen) == size and np.array_equal(chosen, np.arange(size)) else chosen
 
 
-def take(array, entry, student_shape):
-    """The student's value: ``array`` (the teacher variable) at ``entry``'s indices, as ``student_shape``."""
+def _merged(array, entry):
+    """``array`` (the teacher variable) reshaped to ``entry``'s teacher shape, its token axis resized
+    when ``entry.resize`` says so, and each merged pair of axes flattened into one; with the
+    index array of each of its axes."""
     array = np.asarray(array)
     if entry.teacher_shape:
         array = array.reshape(entry.teacher_shape)
@@ -388,11 +422,33 @@ def take(array, entry, student_shape):
                 shape.append(array.shape[axis])
                 axis += 1
         array = array.reshape(shape)
-        indices = [ix for a, ix in enumerate(entry.indices) if a - 1 not in merged]
-    else:
-        indices = entry.indices
+        return array, [ix for a, ix in enumerate(entry.indices) if a - 1 not in merged]
+    return array, list(entry.indices)
+
+
+def _by_values(entry, method, value, student_shape):
+    """``entry`` with the indices of a value-based element method, read from the teacher's ``value``:
+    per axis the largest-L1 slices (``"l1"``), or the largest-magnitude elements (``"magnitude"``)."""
+    what = f"teacher variable {entry.teacher_path!r} (for {entry.student_path!r})"
+    array, indices = _merged(value, entry)
+    if method == "magnitude":
+        entry.elements = magnitude_elements(array, student_shape, what)
+        entry.indices = [None] * len(entry.indices)
+        return entry
+    second = {b for _, b in entry.merge}
+    axes = [a for a in range(len(entry.indices)) if a not in second]  # the merged view's axes
+    for view_axis, (axis, chosen) in enumerate(zip(axes, indices, strict=True)):
+        if chosen is not None:  # an axis that shrinks: the same count, chosen by L1 norm
+            entry.indices[axis] = l1_indices(array, view_axis, len(chosen), what)
+    return entry
+
+
+def take(array, entry, student_shape):
+    """The student's value: ``array`` (the teacher variable) at ``entry``'s indices, as ``student_shape``."""
+    array, indices = _merged(array, entry)
+    if entry.elements is not None:  # magnitude: the kept elements, squeezed in their row-major order
+        return array.reshape(-1)[entry.elements].reshape(student_shape)
     for axis, chosen in enumerate(indices):
         if chosen is not None:
             array = np.take(array, chosen, axis=axis)
     return array.reshape(student_shape)
-

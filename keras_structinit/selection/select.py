@@ -31,7 +31,9 @@ class SelectionReport:
         entries: one dict per student variable written: ``student``,
             ``teacher``, ``student_shape``, ``teacher_shape`` and ``indices``
             (per axis a list of teacher indices, or ``"all"``; a flattened
-            heads x head_dim pair is reported on its first axis).
+            heads x head_dim pair is reported on its first axis). With
+            ``element_selection="magnitude"``, ``indices`` is ``"magnitude"`` and
+            ``elements`` lists the teacher's flat (row-major) indices kept, in order.
         skipped: student variables left at their initialization by ``skip``.
         unmatched: student variables with no teacher variable (``strict=False``).
         block_map: per stage, student block -> teacher block.
@@ -66,6 +68,9 @@ class SelectionReport:
         """A markdown table: every student variable, its teacher variable and what each axis kept."""
 
         def kept(entry):
+            if "elements" in entry:
+                total = int(np.prod(entry["teacher_shape"]))
+                return f"{len(entry['elements'])}/{total} elements of largest magnitude"
             parts = []
             for axis, (chosen, t) in enumerate(zip(entry["indices"], entry["teacher_shape"], strict=True)):
                 if chosen == "all":
@@ -165,7 +170,12 @@ def select_weights(
         layer_selection: ``"first_n"`` (default), ``"last_n"``, ``"mid_n"`` or
             ``"uniform"``, per stage.
         element_selection: ``"uniform"`` (default), ``"consecutive"``,
-            ``"random"`` (consistent) or ``"random_inconsistent"``.
+            ``"random"`` (consistent), ``"random_inconsistent"``, or the pruning
+            baselines of the paper's Table 7, chosen per tensor from the teacher's
+            values: ``"l1"`` (along each axis that shrinks, the slices of largest
+            L1 norm) and ``"magnitude"`` (the elements of largest ``|w|``,
+            squeezed into the student's shape in their row-major order); see
+            :mod:`keras_structinit.selection.indices`.
         heads: ``"flatten"``, ``"fused"`` or ``"select"`` (see
             :func:`~keras_structinit.selection.plan.plan_selection`).
         skip: path prefixes that keep the student's initialization (default
@@ -204,6 +214,7 @@ def _select(student, teacher, layers, options, write):
         {p: tuple(v.shape) for p, v in t_vars.items()},
         {p: tuple(v.shape) for p, v in s_vars.items()},
         **options,
+        teacher_values=lambda path: keras.ops.convert_to_numpy(t_vars[path]),
     )
     entries = plan.entries
     if layers is not None:
@@ -215,7 +226,9 @@ def _select(student, teacher, layers, options, write):
             "teacher": entry.teacher_path,
             "student_shape": list(s_vars[entry.student_path].shape),
             "teacher_shape": list(t_vars[entry.teacher_path].shape),
-            "indices": [_indices_json(entry, a, entry.teacher_shape) for a in range(len(entry.indices))],
+            **({"indices": "magnitude", "elements": entry.elements.tolist()} if entry.elements is not None
+               else {"indices": [_indices_json(entry, a, entry.teacher_shape)
+                                 for a in range(len(entry.indices))]}),
         }
         for entry in entries
     ]
