@@ -35,6 +35,12 @@ Data: the shared CIFAR-10 training split with a stratified 10% held out
 networks train on ``--train-size`` of the other 45,000 and are evaluated on
 the held-out images after the last epoch.
 
+``--fgsm`` also measures each trained network's robust accuracy on the same
+held-out images under one l_inf FGSM step of eps = 1/255 in pixel units
+(``keras_structinit.fgsm_accuracy`` with the run's normalization), the paper's
+Fig. 4, recorded per run (``fgsm_accuracy``) and shown beside the clean
+accuracy; runs recorded without it show none.
+
 ``--batch-size`` / ``--learning-rate`` change the recipe's batch (256) and
 peak learning rate (0.01) for CPU-sized budgets, where a few hundred steps are
 all there is (the config records them). ``--eval-data`` also evaluates every
@@ -49,6 +55,7 @@ Usage::
     python -m benchmarks.lc_accuracy fig3 --backend torch
     python -m benchmarks.lc_accuracy fig1 --epochs 1 --train-size 512 --held-out-size 500 \\
         --expansions 1 --seeds 0 --out /tmp/lc_smoke               # smoke test
+    python -m benchmarks.lc_accuracy fig1 --fgsm --backend torch   # with Fig. 4's robust accuracy
 """
 
 from __future__ import annotations
@@ -108,6 +115,8 @@ FIG3_MODELS = {
 }
 # The paper's statements beside our numbers.
 PAPER_FIG1 = {128: {True: "91.89 ± 0.10", False: "91.39 ± 0.29"}}
+#: Fig. 4: l_inf FGSM at eps = 1/255 (pixel units), on the held-out images.
+FGSM_EPSILON = 1 / 255
 PAPER_FIG3 = {"resnet18-gn": "loses >= 16 points (no 1x1 convs)",
               "convmixer-256/8-k3": "loses < 2 points (networks with 1x1 convs)",
               "lcresnet-20-16x8": "about break-even at E = 8 (Fig. 1)"}
@@ -135,6 +144,9 @@ def parse_args(argv=None):
     parser.add_argument("--learning-rate", type=float, default=RECIPE["learning_rate"],
                         help=f"peak learning rate (paper: {RECIPE['learning_rate']})")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--fgsm", action="store_true",
+                        help="also measure the robust held-out accuracy under l_inf FGSM, eps = 1/255 "
+                             "in pixel units (the paper's Fig. 4)")
     parser.add_argument("--expansions", type=int, nargs="+", default=[1, 4, 8, 16],
                         help="fig1: E of LCResNet-20-16xE (default 1 4 8 16)")
     parser.add_argument("--models", nargs="+", choices=list(FIG3_MODELS),
@@ -205,7 +217,11 @@ def _summary_rows(data):
         paper = PAPER_FIG1.get(expansion, {}) if fig1 else {}
         external = [100 * r["eval_data_accuracy"] for r in runs
                     if r["model"] == name and "eval_data_accuracy" in r]
+        robust = {f: [100 * r["fgsm_accuracy"] for r in runs
+                      if r["model"] == name and r["frozen"] == f and "fgsm_accuracy" in r]
+                  for f in (True, False)}
         rows.append({
+            "robust": " / ".join(mean_std(robust[f]) if robust[f] else "-" for f in (True, False)),
             "external": mean_std(external) if external else "",
             "model": name,
             "convs": "" if fig1 else FIG3_MODELS[name][0],
@@ -256,6 +272,8 @@ def render_markdown(data):
             ("Gap frozen − learnable (points)", "gap", "", "right"),
             *([("--eval-data acc. % (all runs)", "external", "", "right")]
               if any("eval_data_accuracy" in r for r in data["runs"]) else []),
+            *([("FGSM acc. % frozen / learnable (Fig. 4, eps 1/255)", "robust", "", "right")]
+              if any("fgsm_accuracy" in r for r in data["runs"]) else []),
             ("Runs frozen / learnable", "seeds", "", "right"),
             ("Learnable params frozen / learnable", "params", "", "right"),
             ("Min per run", "minutes", "", "right"),
@@ -270,6 +288,10 @@ def render_markdown(data):
                      "points when all spatial convs are frozen, bottleneck networks with 1x1 convs "
                      "lose < 2.")),
         "",
+        *(["FGSM (`--fgsm`, the paper's Fig. 4): accuracy on the same held-out images after one l_inf "
+           "FGSM step of eps = 1/255 in pixel units, taken before the per-channel normalization "
+           "(`keras_structinit.fgsm_accuracy`); over the runs that measured it.", ""]
+          if any("fgsm_accuracy" in r for r in data["runs"]) else []),
     ]
     return "\n".join(lines)
 
@@ -280,7 +302,7 @@ def main(argv=None):
         os.environ["KERAS_BACKEND"] = args.backend
     import keras
 
-    from keras_structinit import recipes
+    from keras_structinit import fgsm_accuracy, recipes
     from keras_structinit.datasets import load_cifar
     from keras_structinit.io_utils import write_text
     from keras_structinit.lc import parameter_counts
@@ -335,6 +357,11 @@ def main(argv=None):
             external = {"eval_data": str(args.eval_data),
                         "eval_data_accuracy": external_accuracy(model, history.normalization, args.eval_data)}
             print(f"{label}: --eval-data accuracy {external['eval_data_accuracy']:.4f}", flush=True)
+        if args.fgsm:
+            external.update(fgsm_epsilon=FGSM_EPSILON,
+                            fgsm_accuracy=fgsm_accuracy(model, held_out, FGSM_EPSILON,
+                                                        normalization=history.normalization, batch_size=500))
+            print(f"{label}: FGSM (eps 1/255) accuracy {external['fgsm_accuracy']:.4f}", flush=True)
         data["runs"].append({
             "model": model_name,
             "frozen": frozen,

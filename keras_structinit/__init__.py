@@ -23,6 +23,7 @@ _SUBMODULES = (
     "cli",
     "contract",
     "datasets",
+    "evaluation",
     "freezing",
     "initializer_base",
     "initializers",

@@ -411,8 +411,10 @@ CORE = Method(
         "load_frozen_model": ".freezing",
         "initialize": ".methods",
         "parse_init_spec": ".methods",
+        "fgsm_accuracy": ".evaluation",
     },
-    public={"": ("freeze_spatial", "load_frozen_model", "initialize", "parse_init_spec", "reinitialize")},
+    public={"": ("fgsm_accuracy", "freeze_spatial", "load_frozen_model", "initialize", "parse_init_spec",
+                 "reinitialize")},
     model_functions=("freeze_spatial", "reinitialize"),
     pure=(".", ".methods", ".validation", ".datasets", ".arguments"),
 )
