@@ -249,6 +249,9 @@ def test_pruning_selections_match_a_numpy_reference(family, method):
                                     ("block_1_mlp_2/kernel", 1), ("final_norm/beta", 0)])
         assert len({tuple(w) for w in width}) > 1
     assert report.options["element_selection"] == method
+    saved = json.loads(json.dumps(report.to_dict()))  # magnitude's flat indices as a list
+    assert all((e["indices"] == "magnitude") == (method == "magnitude") for e in saved["entries"])
+    assert ("elements of largest magnitude" in report.summary()) == (method == "magnitude")
 
 
 def test_pruning_selections_refuse_non_finite_teachers_and_fused_heads():

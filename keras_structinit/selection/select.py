@@ -33,7 +33,8 @@ class SelectionReport:
             (per axis a list of teacher indices, or ``"all"``; a flattened
             heads x head_dim pair is reported on its first axis). With
             ``element_selection="magnitude"``, ``indices`` is ``"magnitude"`` and
-            ``elements`` lists the teacher's flat (row-major) indices kept, in order.
+            ``elements`` holds the teacher's flat (row-major) indices kept, in order
+            (an int64 array; a list in :meth:`to_dict`).
         skipped: student variables left at their initialization by ``skip``.
         unmatched: student variables with no teacher variable (``strict=False``).
         block_map: per stage, student block -> teacher block.
@@ -54,7 +55,8 @@ class SelectionReport:
             "block_map": {
                 str(group): {str(s): t for s, t in blocks.items()} for group, blocks in self.block_map.items()
             },
-            "entries": self.entries,
+            "entries": [{**e, "elements": e["elements"].tolist()} if "elements" in e else e
+                        for e in self.entries],
             "skipped": self.skipped,
             "unmatched": self.unmatched,
         }
@@ -226,7 +228,7 @@ def _select(student, teacher, layers, options, write):
             "teacher": entry.teacher_path,
             "student_shape": list(s_vars[entry.student_path].shape),
             "teacher_shape": list(t_vars[entry.teacher_path].shape),
-            **({"indices": "magnitude", "elements": entry.elements.tolist()} if entry.elements is not None
+            **({"indices": "magnitude", "elements": entry.elements} if entry.elements is not None
                else {"indices": [_indices_json(entry, a, entry.teacher_shape)
                                  for a in range(len(entry.indices))]}),
         }
