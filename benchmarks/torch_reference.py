@@ -683,7 +683,8 @@ SUITE = {
 # compilation: JAX ~10 s per mode, torch.compile ~20 s per mode and row (4 of them) with a warm
 # inductor cache, ~2 min with a cold one. ~2 min warm; --group-timeout bounds a cold one.
 _GPU = Benchmark(name=NAME, script="torch_reference.py", args=("--steps", "20", "--group-timeout", "240"),
-                 title=_TITLE + ", on the GPU", paper=_PAPER, minutes=2)
+                 title=_TITLE + ", on the GPU", paper=_PAPER, minutes=2, estimated=True,
+                 smoke_args=("--quick", "--steps", "2", "--warmup", "1", "--group-timeout", "120"))
 SUITE["gpu"] = SUITE["gpu-quick"] = (_GPU,)
 
 
