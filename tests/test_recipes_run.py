@@ -139,3 +139,22 @@ def test_an_argument_error_comes_before_any_backend_import():
     assert result.stdout.strip() == "[] 2", result.stdout + result.stderr
     assert result.stderr.strip().endswith("argument --lr: expected a positive number, got '-1' "
                                           "(see structinit train --help)")
+
+
+@once_per_suite("reading source files: no backend")
+def test_the_command_line_stays_thin():
+    """Issue 50: cli/train.py was 547 lines with a 155-line run; the run path is now recipes.run."""
+    import ast
+
+    from conftest import REPO_ROOT
+
+    cli_dir = REPO_ROOT / "keras_structinit" / "cli"
+    assert len((cli_dir / "train.py").read_text().splitlines()) < 200
+    long = [f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in sorted(cli_dir.glob("*.py")) for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.end_lineno - node.lineno >= 60]
+    assert not long, long
+    config = REPO_ROOT / "keras_structinit" / "recipes" / "config.py"
+    source = (cli_dir / "train.py").read_text() + config.read_text()
+    assert "PAPER_FLAGS" not in source and "COMMAND_LINE" not in source
