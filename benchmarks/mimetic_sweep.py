@@ -1,6 +1,8 @@
 #!/usr/bin/env python
 """Mimetic MLP init on CIFAR-10: a sweep of the mean shift b, and ConvCovariance alone / mean shift / both.
 
+Options add the mimetic self-attention comparison on the ViT and the scalar-bias baseline.
+
 The paper's setup (Trockman & Kolter, "Mimetic Initialization of MLPs") is
 the isotropic ConvNeXt-256/8 (kernel 7, patch 2) and a depth-8 tiny ViT
 (192 wide, 3 heads, patch 2) trained on CIFAR-10 with the covariance paper's
@@ -20,7 +22,18 @@ its ViT), each an init spec applied by :func:`keras_structinit.initialize`:
   ``mean-shift:0`` is that baseline itself, bit for bit;
 * ConvNeXt only: ``torch-default+conv-cov`` (the baseline with ConvCovariance
   on the depthwise convs) and ``conv-cov+mean-shift:B`` for every ``B`` of
-  ``--combo-b``.
+  ``--combo-b``;
+* ViT only, with ``--attention``: the mimetic MLP paper's Fig. 2 comparison, in conjunction with
+  the mimetic self-attention init (Trockman & Kolter, ICML 2023): ``torch-default+mimetic-attention``
+  (attention init alone), ``mimetic-attention+mean-shift:B`` for every ``B`` of ``--combo-b`` (both;
+  the MLP init alone is ``mean-shift:B``);
+* with ``--scalar-bias B ...``: the scalar-bias baseline of the paper's Fig. 4,
+  ``scalar-bias+mean-shift:B``: the model built with a learnable scalar ``b`` per MLP block's first
+  layer (``mlp_scalar_bias=True``: ``W1 x + b sum(x) 1_p``, ``b`` starting at 0), then ``mean-shift:B``
+  (``B = 0``: the baseline alone, on ``torch-default``). Does the learnable scalar absorb the init?
+
+The attention and scalar-bias variants are not in the suite entries and have not been run at
+the entries' scale yet (a smoke run only).
 
 Runs recorded before 2026-11-25 (``results/archive/mimetic_sweep_mlp_baseline.json``)
 had the PyTorch default on the MLP blocks only, the rest at the builder's init.
@@ -43,6 +56,7 @@ Usage::
     python -m benchmarks.mimetic_sweep --backend torch                     # the sweep, 3 seeds
     python -m benchmarks.mimetic_sweep --train-size 200 --epochs 1 --seeds 0 --dim 16 --depth 2 \\
         --vit-dim 24 --vit-depth 2 --b-values 0 0.05 --out /tmp/mimetic_smoke   # a smoke test
+    python -m benchmarks.mimetic_sweep --models vit --attention --scalar-bias 0 0.2 ...   # the ViT comparison
 """
 
 from __future__ import annotations
@@ -105,10 +119,16 @@ def parse_args(argv=None):
     parser.add_argument("--epochs", type=int, nargs="+", default=[2, 5], help="one complete run per value")
     parser.add_argument("--b-values", type=float, nargs="+", default=list(B_VALUES))
     parser.add_argument("--combo-b", type=float, nargs="+", default=[DEFAULT_B],
-                        help="b of the ConvNeXt conv-cov+mean-shift runs")
+                        help="b of the ConvNeXt conv-cov+mean-shift runs (and of the ViT's "
+                             "mimetic-attention+mean-shift runs with --attention)")
+    parser.add_argument("--attention", action="store_true",
+                        help="ViT: add the mimetic self-attention init alone, and with mean-shift:B "
+                             "for each B of --combo-b")
+    parser.add_argument("--scalar-bias", type=float, nargs="+", default=[], metavar="B",
+                        help="add the scalar-bias baseline (Fig. 4) with mean-shift:B for each B")
     parser.add_argument("--only", nargs="+", metavar="VARIANT", default=None,
                         help="run only these variants (e.g. mean-shift:0 mean-shift:0.1), a subset of "
-                             "what --b-values / --combo-b define")
+                             "what --b-values / --combo-b / --attention / --scalar-bias define")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--backend", choices=BACKENDS, default=None)
     add_shard_argument(parser)
@@ -118,7 +138,8 @@ def parse_args(argv=None):
         parser.exit(2, f"{NAME}: error: --data {str(args.data)!r} does not exist\n")
     if args.only is not None:
         known = {name for model in args.models for name in variants(model, argparse.Namespace(
-            b_values=args.b_values, combo_b=args.combo_b, only=None))}
+            b_values=args.b_values, combo_b=args.combo_b, attention=args.attention,
+            scalar_bias=args.scalar_bias, only=None))}
         unknown = [name for name in args.only if name not in known]
         if unknown:
             parser.error(f"--only: unknown variant(s) {', '.join(unknown)}; expected some of: "
@@ -133,26 +154,36 @@ def variants(model, args):
     names = ["default"] + [f"mean-shift:{b:g}" for b in args.b_values]
     if model == "convnext":
         names += ["torch-default+conv-cov"] + [f"conv-cov+mean-shift:{b:g}" for b in args.combo_b]
+    if model == "vit" and getattr(args, "attention", False):
+        names += ["torch-default+mimetic-attention"] + [f"mimetic-attention+mean-shift:{b:g}"
+                                                         for b in args.combo_b]
+    names += [f"{SCALAR_BIAS}mean-shift:{b:g}" for b in getattr(args, "scalar_bias", [])]
     return [name for name in names if args.only is None or name in args.only]
 
 
-def build(model, config):
+#: The prefix of the scalar-bias variants: the model is built with ``mlp_scalar_bias=True``.
+SCALAR_BIAS = "scalar-bias+"
+
+
+def build(model, config, variant="default"):
     import keras_structinit as ks
 
+    scalar_bias = variant.startswith(SCALAR_BIAS)
     if model == "convnext":
         c = config["convnext"]
         return ks.models.convnext_isotropic(c["dim"], c["depth"], kernel_size=c["kernel_size"],
-                                            patch_size=c["patch_size"])
+                                            patch_size=c["patch_size"], mlp_scalar_bias=scalar_bias)
     c = config["vit"]
-    return ks.models.vit(c["patch_size"], c["dim"], c["depth"], c["heads"])
+    return ks.models.vit(c["patch_size"], c["dim"], c["depth"], c["heads"], mlp_scalar_bias=scalar_bias)
 
 
 def initialize(model, variant, seed):
     """Applies ``variant`` (see the module docstring) to a freshly built ``model``."""
     import keras_structinit as ks
 
-    if variant != "default":
-        ks.initialize(model, variant, seed=seed)
+    spec = variant.removeprefix(SCALAR_BIAS)
+    if spec != "default":
+        ks.initialize(model, spec, seed=seed)
 
 
 def best_b(runs):
@@ -198,7 +229,8 @@ def render_markdown(data):
         for epochs in sorted({r["epochs"] for r in data["runs"] if r["model"] == model}):
             runs = [r for r in data["runs"] if r["model"] == model and r["epochs"] == epochs]
             order = list(dict.fromkeys(r["variant"] for r in runs))
-            order.sort(key=lambda v: (not v == "default", "conv-cov" in v,
+            order.sort(key=lambda v: (not v == "default", "conv-cov" in v or "attention" in v,
+                                      v.startswith(SCALAR_BIAS),
                                       float(v.rsplit(":", 1)[1]) if ":" in v else -1.0))
             rows = []
             for variant in order:
@@ -261,7 +293,7 @@ def main(argv=None):
     print(f"{len(todo)} run(s) to do, {len(mine) - len(todo)} done already", flush=True)
     for model_name, variant, epochs, seed in todo:
         keras.utils.set_random_seed(seed)
-        model = build(model_name, config)
+        model = build(model_name, config, variant)
         initialize(model, variant, seed)
         start = time.perf_counter()
         history = recipes.fit_cifar(

@@ -12,7 +12,7 @@ walker's selectors read them (nothing else names a method, this module included)
 An init spec names one or more forms joined by ``+``, each ``NAME`` or
 ``NAME:ARG``, e.g. ``"A:ARG+B"`` (the forms: ``docs/initialize.md``). Forms act on the model in
 stage order, whatever order the spec gives them (whole-model weights, then spatial filters,
-then data-measuring convs, then MLP blocks), at most one form per stage. The first form
+then data-measuring convs, then attention layers, then MLP blocks), at most one form per stage. The first form
 applied gets ``seed``; each later one a seed derived from the previous one
 (:func:`~keras_structinit.validation.derive_seed`), so adding a form never changes what
 the earlier ones draw.
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 #: Stages in the order forms are applied.
-STAGES = ("weights", "spatial", "data", "mlp")
+STAGES = ("weights", "spatial", "data", "attention", "mlp")
 #: The namespaces a record exports into (``""``: ``keras_structinit`` itself).
 NAMESPACES = ("", "initializers", "callbacks", "layers")
 #: Entry-point group of methods defined outside this package.

@@ -162,6 +162,7 @@ METHODS = {
         m, source=ks.models.build_model("convmixer-8/2", 10, SHAPE, kernel_size=3, patch_size=2), seed=0)),
     "freeze spatial": lambda m, b: len(ks.freeze_spatial(m, which="all_spatial")),
     "mean shift": lambda m, b: len(ks.apply_mean_shift(m, b=0.2, seed=0)),
+    "mimetic attention": lambda m, b: len(ks.apply_mimetic_attention(m, seed=0)),
     "data-aligned": lambda m, b: len(ks.align_conv_layers(m, images=_images(), n_components=4, seed=0)),
     "weight selection": lambda m, b: len(ks.select_weights(m, teacher=b(), skip=())),
     "LC fold": _fold,

@@ -67,6 +67,18 @@ def mlp_model(_=None):
     return keras.Model(inputs, keras.layers.Dense(2, name="head")(x), name="mlp")
 
 
+def attention_model(_=None):
+    """One self-attention layer over 3 tokens of width 4."""
+    inputs = keras.Input((3, 4))
+    return keras.Model(inputs, keras.layers.MultiHeadAttention(2, 2, name="mha")(inputs, inputs))
+
+
+def cross_attention_model(_=None):
+    """Queries of width 4 attending to keys/values of width 6."""
+    query, other = keras.Input((3, 4)), keras.Input((5, 6))
+    return keras.Model([query, other], keras.layers.MultiHeadAttention(2, 2, name="mha")(query, other))
+
+
 def convmixer(dim):
     return ks.models.convmixer(dim, 1, kernel_size=3, num_classes=3, input_shape=(8, 8, 3))
 
@@ -390,6 +402,33 @@ ROWS = [
         "`base_variance`", "expected_statistics-negative-variance"),
     row(lambda s: ks.validation.derive_seed(s), "a", TypeError, "`seed`", "derive_seed-str"),
     row(lambda s: ks.mimetic.shift_shape(s, "constant"), (4,), ValueError, "`shape`", "shift_shape-bias"),
+    # --- mimetic attention and the scalar-bias baseline (issue 52) ----------------------------------------
+    row(lambda m: ks.apply_mimetic_attention(m), DENSE, ValueError, "self-attention layers",
+        "apply_mimetic_attention-model-without-attention"),
+    row(lambda m: ks.apply_mimetic_attention(m), Make("<cross-attention 4 -> 6 wide>", cross_attention_model),
+        ValueError, "not a self-attention", "apply_mimetic_attention-cross-attention-widths"),
+    row(lambda a: ks.apply_mimetic_attention(attention_model(), alpha=a), "x", TypeError, "`alpha`",
+        "apply_mimetic_attention-str-alpha"),
+    row(lambda a: ks.apply_mimetic_attention(attention_model(), alpha=a), (0.1, 0.2, 0.3), ValueError,
+        "`alpha`", "apply_mimetic_attention-alpha-triple"),
+    row(lambda b: ks.apply_mimetic_attention(attention_model(), beta=b), -0.4, ValueError, "`beta`",
+        "apply_mimetic_attention-negative-beta"),
+    row(lambda p: ks.apply_mimetic_attention(attention_model(), position_embedding=p), "learned", ValueError,
+        "`position_embedding`", "apply_mimetic_attention-unknown-position-embedding"),
+    row(lambda m: ks.apply_mimetic_attention(m, layers=["dense"]), DENSE, ValueError, "`layers`",
+        "apply_mimetic_attention-dense-layer-named"),
+    row(lambda n: ks.mimetic.query_key_factors(n, 2), np.ones((4, 4)), ValueError, "`noise`",
+        "query_key_factors-one-matrix"),
+    row(lambda n: ks.mimetic.value_projection_factors(n, 2, 2), np.ones((4, 3)), ValueError, "`noise`",
+        "value_projection_factors-non-square"),
+    row(lambda d: ks.mimetic.sincos_position_embedding(2, 2, d), 0, ValueError, "`dim`",
+        "sincos_position_embedding-zero-dim"),
+    row(lambda s: ks.layers.ScalarBiasDense(4, scalar=s), NAN, ValueError, "`scalar`",
+        "ScalarBiasDense-nan-scalar"),
+    row(lambda s: ks.layers.ScalarBiasDense(4, scalar=s), "0.1", TypeError, "`scalar`",
+        "ScalarBiasDense-str-scalar"),
+    row(lambda f: ks.models.vit(4, 8, 1, 2, input_shape=(8, 8, 3), mlp_scalar_bias=f), "yes", TypeError,
+        "`mlp_scalar_bias`", "vit-str-mlp-scalar-bias"),
     # --- covariance math ------------------------------------------------------------------------------
     row(lambda s: ks.covariance.conv_covariance(3, s), 0, ValueError, "`sigma`",
         "conv_covariance-zero-sigma"),

@@ -61,6 +61,7 @@ def layer_examples():
             (2, 6, 6, 4),
         ),
         "ZeroPadShortcut": (layers.ZeroPadShortcut(7, strides=2), (2, 6, 6, 4)),
+        "ScalarBiasDense": (layers.ScalarBiasDense(5, activation="gelu", scalar=0.3), (2, 3, 4)),
     }
 
 

@@ -1,4 +1,5 @@
-"""Mimetic initialization of MLPs (Trockman & Kolter, "Mimetic Initialization of MLPs").
+"""Mimetic initialization of MLPs (Trockman & Kolter, "Mimetic Initialization of MLPs") and of
+self-attention (Trockman & Kolter, "Mimetic Initialization of Self-Attention Layers", ICML 2023).
 
 Trained first layers ``W1`` of MLP blocks are striped: each input carries a
 nonzero mean shared by all outputs. Giving ``W1`` such a mean at init,
@@ -10,12 +11,17 @@ Pure math (NumPy float64, no Keras import):
 
 * :mod:`.shift`: ``MODES``, ``DEFAULT_B`` (0.2, from the CPU-suite sweep), ``resolve_shift``,
   ``shift_shape``, ``expected_statistics``, ``row_mean_statistics`` (measure
-  the stripe of a trained kernel).
+  the stripe of a trained kernel);
+* :mod:`.attention`: ``DEFAULT_ALPHA``, ``DEFAULT_BETA``, ``query_key_factors``,
+  ``value_projection_factors`` (the SVD split of ``alpha Z +- beta I``), ``attention_statistics``,
+  ``sincos_position_embedding``, ``token_grid``.
 
 Keras objects, imported on first use:
 
 * :mod:`.initializers`: ``MeanShift`` (also in :mod:`keras_structinit.initializers`);
-* :mod:`.apply`: ``apply_mean_shift``;
+* :mod:`.apply`: ``apply_mean_shift``, ``apply_mimetic_attention``;
+* :mod:`.layers`: ``ScalarBiasDense`` (the scalar-bias baseline of Fig. 4; also in
+  :mod:`keras_structinit.layers`);
 * :mod:`.inspect`: its section of ``structinit inspect`` (the MLP blocks).
 
 Example:
@@ -24,6 +30,15 @@ Example:
 """
 
 from keras_structinit._lazy import lazy_exports
+from keras_structinit.mimetic.attention import (
+    DEFAULT_ALPHA,
+    DEFAULT_BETA,
+    attention_statistics,
+    query_key_factors,
+    sincos_position_embedding,
+    token_grid,
+    value_projection_factors,
+)
 from keras_structinit.mimetic.method import METHOD
 from keras_structinit.mimetic.shift import (
     DEFAULT_B,
@@ -38,15 +53,25 @@ from keras_structinit.mimetic.shift import (
 __getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)
 
 __all__ = [
+    "DEFAULT_ALPHA",
     "DEFAULT_B",
+    "DEFAULT_BETA",
     "MODES",
     "MLP_FIRST_LAYERS",
     "MeanShift",
+    "ScalarBiasDense",
     "apply_mean_shift",
+    "apply_mimetic_attention",
+    "attention_statistics",
     "expected_statistics",
+    "find_attention_layers",
     "find_mlp_kernels",
+    "query_key_factors",
     "resolve_shift",
     "row_mean_statistics",
     "shift_shape",
+    "sincos_position_embedding",
+    "token_grid",
     "torch_default_variance",
+    "value_projection_factors",
 ]

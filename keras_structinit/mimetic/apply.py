@@ -1,11 +1,14 @@
-"""Model-level function of the mimetic MLP init::
+"""Model-level functions of the mimetic inits::
 
     apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None,
                      redraw=True, layers=None, seed=None) -> paths
+    apply_mimetic_attention(model, *, alpha=None, beta=None, position_embedding="sinusoidal",
+                            layers=None, seed=None) -> paths
 
 The first Dense / 1x1 conv of each MLP block is found by :func:`find_mlp_kernels`
 (the ``"mlp_first"`` selector of the method's record), by the names in
-:data:`~keras_structinit.mimetic.blocks.MLP_FIRST_LAYERS`.
+:data:`~keras_structinit.mimetic.blocks.MLP_FIRST_LAYERS`; the attention layers by type
+(``keras.layers.MultiHeadAttention``, the ``"attention"`` selector).
 """
 
 from __future__ import annotations
@@ -15,12 +18,21 @@ import keras
 from keras_structinit import validation
 from keras_structinit.contract import model_function
 from keras_structinit.initializer_base import seed_generator
+from keras_structinit.mimetic.attention import resolve_pair
 from keras_structinit.mimetic.blocks import MLP_FIRST_PATTERN
 from keras_structinit.mimetic.initializers import MeanShift, check_base
 from keras_structinit.mimetic.shift import resolve_shift
-from keras_structinit.walker import dense_kernel, find
+from keras_structinit.walker import dense_kernel, find, iter_layers
 
-__all__ = ["apply_mean_shift", "find_mlp_kernels", "mlp_first_kernel"]
+__all__ = [
+    "apply_mean_shift",
+    "apply_mimetic_attention",
+    "attention_query_kernel",
+    "find_attention_layers",
+    "find_mlp_kernels",
+    "mlp_first_kernel",
+    "position_embedding_variable",
+]
 
 def mlp_first_kernel(layer):
     """The kernel of a built layer that is the first Dense / 1x1 conv of an MLP block, or ``None``."""
@@ -96,3 +108,126 @@ def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None
         drawn = init(tuple(kernel.shape), dtype=kernel.dtype)
         kernel.assign(drawn if redraw else keras.ops.add(kernel, drawn))
     return [kernel.path for _, kernel in found]
+
+
+# ------------------------------------------------------------------ mimetic self-attention
+
+
+def attention_query_kernel(layer):
+    """The query kernel of a built ``keras.layers.MultiHeadAttention`` (the ``"attention"`` selector:
+    the layer stands for its four projections), or ``None``."""
+    if not isinstance(layer, keras.layers.MultiHeadAttention) or not layer.built:
+        return None
+    return getattr(layer.query_dense, "kernel", None)
+
+
+def find_attention_layers(model, layers=None):
+    """``[(layer, query_kernel), ...]`` of every ``keras.layers.MultiHeadAttention`` in ``model``, in
+    model order (the package's ViT, KerasHub's ViT blocks, your own); ``layers`` restricts them.
+    Errors as in :func:`keras_structinit.walker.find`."""
+    return find(model, "attention", layers)
+
+
+def position_embedding_variable(layer):
+    """The learned position table of ``layer``: the package's ``PositionEmbedding`` (``embedding``,
+    ``(1, N, d)``) or a ``keras.layers.Embedding`` named ``position_embedding`` (KerasHub's ViT,
+    ``embeddings``, ``(N, d)``); ``None`` for any other layer."""
+    from keras_structinit.layers.position_embedding import PositionEmbedding
+
+    if isinstance(layer, PositionEmbedding):
+        return getattr(layer, "embedding", None)
+    if isinstance(layer, keras.layers.Embedding) and layer.name == "position_embedding":
+        return getattr(layer, "embeddings", None)
+    return None
+
+
+def _attention_kernels(layer):
+    kernels = [getattr(getattr(layer, part), "kernel", None)
+               for part in ("query_dense", "key_dense", "value_dense", "output_dense")]
+    q, k, v, o = (tuple(kernel.shape) if kernel is not None else None for kernel in kernels)
+    ok = (None not in (q, k, v, o) and len(q) == 3 and q == k and len(v) == 3 and v[1] == q[1]
+          and o == (v[1], v[2], q[0]) and v[0] == q[0])
+    if not ok:
+        raise ValueError(f"`model` layer {layer.name!r} is not a self-attention the mimetic init applies "
+                         f"to: it needs query, key and value inputs and an output of one width d "
+                         f"(query/key kernels (d, H, k), value (d, H, k_v), output (H, k_v, d)). "
+                         f"Received kernel shapes {q}, {k}, {v}, {o}")
+    return kernels
+
+
+@model_function
+def apply_mimetic_attention(model, *, alpha=None, beta=None, position_embedding="sinusoidal", layers=None,
+                            seed=None):
+    """Mimetic init of every self-attention layer (Trockman & Kolter, ICML 2023, Sec. 3).
+
+    For each ``keras.layers.MultiHeadAttention`` (width ``d``, ``H`` heads of width ``k``),
+    per head ``W_q,h W_k,h^T`` becomes the rank-``k`` truncation of ``alpha_1 Z + beta_1 I``, and
+    ``W_v W_proj`` (all heads) that of ``alpha_2 Z' - beta_2 I`` (exact when ``H k_v = d``), each
+    ``Z`` of i.i.d. ``N(0, 1/d)`` entries, drawn anew per head and per layer; the SVD split
+    gives each factor the square root of the singular values
+    (:mod:`keras_structinit.mimetic.attention`). The four kernels change; their biases do not.
+
+    With ``position_embedding="sinusoidal"`` (the paper's choice) the learned position tables
+    the function recognises are set to 2-D sine-cosine embeddings (still trainable): the
+    package's ``PositionEmbedding`` and KerasHub ViT's ``position_embedding`` (the class token
+    first, its row zero; the grid from :func:`~keras_structinit.mimetic.attention.token_grid`);
+    a model without one keeps nothing else changed. ``None`` leaves them as built.
+
+    Args:
+        model: a built ``keras.Model`` (nested models and KerasHub blocks are searched).
+        alpha: ``(alpha_1, alpha_2)``, or one number for both; ``None``: ``(0.7, 0.4)``.
+        beta: ``(beta_1, beta_2)``, or one number for both; ``None``: ``(0.7, 0.4)``.
+        position_embedding: ``"sinusoidal"`` or ``None``.
+        layers: optional list of ``MultiHeadAttention`` layer names or objects to restrict to.
+        seed: ``None``, an int (reproducible) or a ``keras.random.SeedGenerator``.
+
+    Returns:
+        The written variables' paths, in model order: per attention layer its query, key, value
+        and output kernels, then the position tables.
+
+    Raises:
+        ValueError: no ``MultiHeadAttention`` in ``model``, a cross-attention whose widths differ,
+            or a bad ``alpha``, ``beta`` or ``position_embedding``.
+
+    Example:
+        >>> paths = apply_mimetic_attention(ks.models.build_model("vit-tiny-8/2"), seed=0)
+    """
+    from keras_structinit.mimetic.attention import (
+        DEFAULT_ALPHA,
+        DEFAULT_BETA,
+        POSITION_MODES,
+        query_key_factors,
+        sincos_position_embedding,
+        token_grid,
+        value_projection_factors,
+    )
+
+    alpha = resolve_pair(alpha, "alpha", DEFAULT_ALPHA)
+    beta = resolve_pair(beta, "beta", DEFAULT_BETA)
+    if position_embedding not in POSITION_MODES:
+        raise ValueError(f"`position_embedding` must be one of {POSITION_MODES}. "
+                         f"Received: position_embedding={position_embedding!r}")
+    found = find_attention_layers(model, layers=layers)
+    checked = [(layer, _attention_kernels(layer)) for layer, _ in found]
+    generator = seed_generator(seed)
+    paths = []
+    for _, (q, k, v, o) in checked:
+        d, heads, key_dim = q.shape
+        z1 = keras.ops.convert_to_numpy(keras.random.normal((heads, d, d), seed=generator))
+        z2 = keras.ops.convert_to_numpy(keras.random.normal((d, d), seed=generator))
+        wq, wk = query_key_factors(z1, key_dim, alpha[0], beta[0])
+        wv, wo = value_projection_factors(z2, heads, v.shape[2], alpha[1], beta[1])
+        for variable, value in ((q, wq), (k, wk), (v, wv), (o, wo)):
+            variable.assign(keras.ops.cast(value, variable.dtype))
+            paths.append(variable.path)
+    if position_embedding == "sinusoidal":
+        for layer in iter_layers(model):
+            table = position_embedding_variable(layer)
+            if table is None:
+                continue
+            tokens, dim = table.shape[-2], table.shape[-1]
+            extra, rows, cols = token_grid(tokens)
+            value = sincos_position_embedding(rows, cols, dim, class_tokens=extra).reshape(table.shape)
+            table.assign(keras.ops.cast(value, table.dtype))
+            paths.append(table.path)
+    return paths

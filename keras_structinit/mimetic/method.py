@@ -1,4 +1,5 @@
-"""The mimetic method's record: the ``mean-shift`` form, its exports and the ``"mlp_first"`` selector."""
+"""The mimetic method's record: the ``mean-shift`` and ``mimetic-attention`` forms, their exports and the
+``"mlp_first"`` and ``"attention"`` selectors."""
 
 from keras_structinit.methods import InitForm, Inspector, Method, PaperSetup, Selector, finite_number
 from keras_structinit.mimetic.blocks import MLP_DESCRIPTION
@@ -16,11 +17,22 @@ def _mean_shift(model, value, *, data, seed):
     return apply_mean_shift(model, b=value, redraw=False, seed=seed)
 
 
+def _mimetic_attention(model, value, *, data, seed):
+    from keras_structinit.mimetic.apply import apply_mimetic_attention
+
+    return apply_mimetic_attention(model, seed=seed)
+
+
+def _attention(layer):
+    from keras_structinit.mimetic.apply import attention_query_kernel
+
+    return attention_query_kernel(layer)
+
+
 def _mlp_first(layer):
     from keras_structinit.mimetic.apply import mlp_first_kernel
 
     return mlp_first_kernel(layer)
-
 
 
 #: Trockman & Kolter, mimetic MLP init, CIFAR-10: the isotropic ConvNeXt-256/8 (Sec. 3, Fig. 2).
@@ -46,7 +58,8 @@ MIMETIC = PaperSetup(
 
 METHOD = Method(
     name="mimetic",
-    title="Mimetic MLP init: the first Dense layer of each MLP block gets a small nonzero mean",
+    title="Mimetic init: the first Dense layer of each MLP block gets a small nonzero mean; "
+          "self-attention's W_q W_k^T ~ +I, W_v W_proj ~ -I",
     paper="Trockman & Kolter, Mimetic Initialization of MLPs",
     package=__package__,
     docs="docs/mimetic.md",
@@ -55,18 +68,28 @@ METHOD = Method(
                  "unless another form sets the weights (Trockman & Kolter, Sec. 3)",
                  _mean_shift, "mlp", arg="B", default=_default_b, parse=finite_number,
                  targets=("mlp_first",), base="torch-default"),
+        InitForm("mimetic-attention", "mimetic self-attention init: per head W_q W_k^T ~ 0.7 Z + 0.7 I, "
+                 "W_v W_proj ~ 0.4 Z - 0.4 I, sinusoidal position embeddings (Trockman & Kolter, ICML "
+                 "2023, Sec. 3); the rest of the model as built", _mimetic_attention, "attention",
+                 targets=("attention",)),
     ),
     exports={
         "MeanShift": ".initializers",
+        "ScalarBiasDense": ".layers",
+        "apply_mimetic_attention": ".apply",
+        "find_attention_layers": ".apply",
         "MLP_FIRST_LAYERS": ".blocks",
         "apply_mean_shift": ".apply",
         "find_mlp_kernels": ".apply",
     },
-    public={"": ("apply_mean_shift",), "initializers": ("MeanShift",)},
-    model_functions=("apply_mean_shift",),
-    serializable=(".initializers",),
-    selectors=(Selector("mlp_first", _mlp_first, "first layer of an MLP block", MLP_DESCRIPTION),),
+    public={"": ("apply_mean_shift", "apply_mimetic_attention"), "initializers": ("MeanShift",),
+            "layers": ("ScalarBiasDense",)},
+    model_functions=("apply_mean_shift", "apply_mimetic_attention"),
+    serializable=(".initializers", ".layers"),
+    selectors=(Selector("mlp_first", _mlp_first, "first layer of an MLP block", MLP_DESCRIPTION),
+               Selector("attention", _attention, "keras.layers.MultiHeadAttention",
+                        "self-attention layers (keras.layers.MultiHeadAttention, built)")),
     setups=(MIMETIC,),
     inspectors=(Inspector("mlp", ".inspect:mlp", order=20),),
-    pure=(".", ".shift", ".blocks"),
+    pure=(".", ".shift", ".blocks", ".attention"),
 )

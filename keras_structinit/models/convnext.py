@@ -9,6 +9,7 @@ from keras_structinit.covariance import depth_fractions
 from keras_structinit.layers.depthwise import DepthwiseConv2D
 from keras_structinit.layers.layer_scale import LayerScale
 from keras_structinit.layers.stochastic_depth import StochasticDepth
+from keras_structinit.mimetic.layers import ScalarBiasDense
 from keras_structinit.models.common import (
     check_initializer,
     check_min_size,
@@ -40,6 +41,7 @@ def convnext_block(
     depthwise_initializer,
     mlp_initializer,
     dense_initializer,
+    mlp_scalar_bias=False,
 ):
     """``x + DropPath(gamma * W2 GELU(W1 LN(DWConv_k(x))))`` at constant width ``d``.
 
@@ -48,7 +50,9 @@ def convnext_block(
     Dense d), ``_layer_scale`` (if ``layer_scale_init``), ``_drop_path`` (if
     ``drop_rate > 0``) and ``_residual``; biases start at zero, and each
     kernel at a clone of its initializer (see
-    :func:`~keras_structinit.models.common.clone_initializer`).
+    :func:`~keras_structinit.models.common.clone_initializer`). With ``mlp_scalar_bias`` the first
+    layer is a :class:`~keras_structinit.layers.ScalarBiasDense` (the mimetic paper's scalar-bias
+    baseline, its scalar starting at 0).
     """
     dim = x.shape[-1]
     residual = x
@@ -60,7 +64,8 @@ def convnext_block(
         name=f"{prefix}_depthwise_conv",
     )(x)
     x = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=f"{prefix}_norm")(x)
-    x = keras.layers.Dense(
+    first = ScalarBiasDense if mlp_scalar_bias else keras.layers.Dense
+    x = first(
         4 * dim,
         activation="gelu",
         kernel_initializer=clone_initializer(mlp_initializer),
@@ -102,6 +107,7 @@ def convnext(
     depthwise_initializer=None,
     mlp_initializer=None,
     dense_initializer=None,
+    mlp_scalar_bias=False,
     name=None,
 ):
     """Builds a ConvNeXt as a functional ``keras.Model`` (logits).
@@ -147,6 +153,8 @@ def convnext(
             block's MLP, e.g. the mimetic
             :class:`~keras_structinit.initializers.MeanShift`.
         dense_initializer: ``W2`` (``*_pointwise_2``), the second Dense.
+        mlp_scalar_bias: ``W1`` is a :class:`~keras_structinit.layers.ScalarBiasDense` (the mimetic
+            paper's learnable scalar-bias baseline, Fig. 4; the scalar starts at 0).
         name: model name, default ``convnext``.
 
     Example:
@@ -203,6 +211,7 @@ def convnext(
                 initializer_at_depth(depthwise_initializer, fractions[index], index),
                 mlp_initializer,
                 dense_initializer,
+                mlp_scalar_bias=validation.boolean(mlp_scalar_bias, "mlp_scalar_bias"),
             )
             index += 1
     x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
@@ -262,7 +271,7 @@ def convnext_isotropic(
             as in :func:`convnext`, with CIFAR defaults.
         **kwargs: the other arguments of :func:`convnext` (``drop_path``,
             ``kernel_initializer``, ``depthwise_initializer``,
-            ``mlp_initializer``, ``dense_initializer``), and ``name``, default
+            ``mlp_initializer``, ``dense_initializer``, ``mlp_scalar_bias``), and ``name``, default
             ``convnext_isotropic_{dim}_{depth}``.
 
     Example:

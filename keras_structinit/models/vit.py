@@ -8,6 +8,7 @@ from keras_structinit import validation
 from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.layers.class_token import ClassToken
 from keras_structinit.layers.position_embedding import PositionEmbedding
+from keras_structinit.mimetic.layers import ScalarBiasDense
 from keras_structinit.models.common import (
     check_initializer,
     clone_initializer,
@@ -34,6 +35,7 @@ def vit(
     kernel_initializer=None,
     mlp_initializer=None,
     dense_initializer=None,
+    mlp_scalar_bias=False,
     name=None,
 ):
     """Builds ViT (pre-norm, class token) as a functional ``keras.Model`` (logits).
@@ -77,6 +79,8 @@ def vit(
             :class:`~keras_structinit.initializers.MeanShift`.
         dense_initializer: ``W_2`` (``block_{i}_mlp_2``) and the query, key,
             value and output projections of the attention.
+        mlp_scalar_bias: ``W_1`` is a :class:`~keras_structinit.layers.ScalarBiasDense` (the mimetic
+            MLP paper's learnable scalar-bias baseline, Fig. 4; the scalar starts at 0).
         name: model name, default ``vit_{dim}_{depth}``.
 
     Example:
@@ -103,8 +107,10 @@ def vit(
         )
     num_patches = (height // patch_size) * (width // patch_size)
 
-    def dense(x, units, initializer, name, activation=None):
-        return keras.layers.Dense(
+    mlp_scalar_bias = validation.boolean(mlp_scalar_bias, "mlp_scalar_bias")
+
+    def dense(x, units, initializer, name, activation=None, layer=keras.layers.Dense):
+        return layer(
             units,
             activation=activation,
             kernel_initializer=clone_initializer(initializer),
@@ -137,7 +143,8 @@ def vit(
         y = _dropout(y, dropout, f"block_{i}_attention_dropout")
         x = keras.layers.Add(name=f"block_{i}_attention_residual")([x, y])
         y = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=f"block_{i}_norm_2")(x)
-        y = dense(y, mlp_ratio * dim, mlp_initializer, f"block_{i}_mlp_1", activation="gelu")
+        y = dense(y, mlp_ratio * dim, mlp_initializer, f"block_{i}_mlp_1", activation="gelu",
+                  layer=ScalarBiasDense if mlp_scalar_bias else keras.layers.Dense)
         y = _dropout(y, dropout, f"block_{i}_mlp_1_dropout")
         y = dense(y, dim, dense_initializer, f"block_{i}_mlp_2")
         y = _dropout(y, dropout, f"block_{i}_mlp_2_dropout")
