@@ -25,6 +25,7 @@ CASES = [
     (L.MaxPooling2D, {"pool_size": 2, "strides": 2, "padding": "same"}, (2, 6, 6, 3), (2, 3, 3, 3), 0, 0, ()),
     (L.ZeroPadShortcut, {"filters": 8, "strides": 2}, (2, 6, 6, 4), (2, 3, 3, 8), 0, 0, ()),
     (L.LCConv2D, {"filters": 4, "kernel_size": 3, "expansion": 2}, (2, 6, 6, 3), (2, 6, 6, 4), 1, 1, ()),
+    (L.ScalarBiasDense, {"units": 4, "scalar": 0.1}, (2, 5, 8), (2, 5, 4), 3, 0, ()),
 ]
 
 
