@@ -43,6 +43,26 @@ class _FastConv:
         super().__init__(*args, **kwargs)
         self.implementation = check_implementation(implementation)
         self.kernel_trainable = kernel_trainable
+        #: The path of the last call (trace): "shifted", "native" or "torch"; None before one.
+        self.last_path = None
+
+    @property
+    def kernel_is_trainable(self):
+        """Whether the kernel trains now: the layer and its kernel variable both trainable. Read at
+        each call (each trace of a compiled train step), so a kernel frozen after ``build`` (e.g. by
+        ``freeze_spatial`` before ``compile``) takes the frozen kernels' path
+        (:data:`keras_structinit.ops.depthwise.AUTO_PATHS`)."""
+        return bool(self.trainable and self._kernel_variable.trainable)
+
+    def _path_arguments(self, kernel, inputs):
+        """Picks the path (recorded in ``last_path``) and returns ``depthwise_conv2d``'s arguments."""
+        trainable = self.kernel_is_trainable
+        self.last_path = select_implementation(
+            self.implementation, self.data_format, self.dilation_rate, tuple(kernel.shape[:2]),
+            keras.backend.standardize_dtype(inputs.dtype), trainable)
+        return {"strides": self.strides, "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate, "implementation": self.implementation,
+                "kernel_trainable": trainable}
 
     @property
     def _kernel_variable(self):
@@ -73,15 +93,7 @@ class DepthwiseConv2D(SymmetricPadding, _FastConv, keras.layers.DepthwiseConv2D)
 
     def call(self, inputs):
         inputs = self.pad_inputs(inputs)
-        outputs = depthwise_conv2d(
-            inputs,
-            self.kernel,
-            strides=self.strides,
-            padding=self.padding,
-            data_format=self.data_format,
-            dilation_rate=self.dilation_rate,
-            implementation=self.implementation,
-        )
+        outputs = depthwise_conv2d(inputs, self.kernel, **self._path_arguments(self.kernel, inputs))
         channels = self._get_input_channel(inputs.shape) * self.depth_multiplier
         return _add_bias_and_activate(self, outputs, channels)
 
@@ -103,12 +115,4 @@ class GroupedConv2D(SymmetricPadding, _FastConv, keras.layers.Conv2D):
         if in_per_group != 1 or self.groups == 1 or self.data_format != "channels_last":
             return super().convolution_op(inputs, kernel)
         depthwise = ops.reshape(kernel, (kh, kw, self.groups, filters // self.groups))
-        return depthwise_conv2d(
-            inputs,
-            depthwise,
-            strides=self.strides,
-            padding=self.padding,
-            data_format=self.data_format,
-            dilation_rate=self.dilation_rate,
-            implementation=self.implementation,
-        )
+        return depthwise_conv2d(inputs, depthwise, **self._path_arguments(depthwise, inputs))

@@ -22,7 +22,9 @@ the kernel is frozen nothing consumes the kernel gradient and the compiler
 drops it. Kernels of more than 11 x 11 taps loop over kernel rows, since XLA
 compiles one very long unrolled sum poorly. Measurements: ``benchmarks/results/archive/depthwise_goals.md``.
 
-Paths (``implementation="auto"``):
+Paths (``implementation="auto"``; the table is :data:`AUTO_PATHS`, ``(trainable, frozen)`` kernel,
+read at each call, so a kernel frozen after ``build`` is seen; on a CPU the frozen kernels' fastest
+path was the trainable ones' in every case measured, ``benchmarks/results/cpu/frozen_speed.md``):
 
 * JAX on CPU, TensorFlow inside an XLA-compiled function on CPU: shifted sum.
 * JAX on a GPU, float32 inputs, kernels of at least :data:`GPU_SHIFTED_MIN_KERNEL` taps
@@ -54,8 +56,8 @@ from keras import ops
 from keras_structinit import validation
 from keras_structinit.backend import accelerator, in_tf_xla_context
 
-__all__ = ["IMPLEMENTATIONS", "check_implementation", "depthwise_conv2d", "select_implementation",
-           "shifted_depthwise_conv2d"]
+__all__ = ["AUTO_PATHS", "IMPLEMENTATIONS", "check_implementation", "depthwise_conv2d",
+           "select_implementation", "shifted_depthwise_conv2d"]
 
 IMPLEMENTATIONS = ("auto", "native", "shifted")
 #: The smallest kernel side for which ``"auto"`` takes the shifted sum under JAX on a GPU.
@@ -243,12 +245,13 @@ def _kernel_grad(x_pad, g, kh, kw):
 
 
 @functools.cache
-def _stride1_op(pads):
+def _stride1_op(pads, kernel_grad=True):
     """Stride-1 depthwise conv with padding ``pads`` and explicit gradients.
 
     With ``x_pad`` the padded input, ``dL/dx`` is the shifted sum of ``g``
     (padded by ``k - 1 - pad_before`` / ``k - 1 - pad_after``) with the flipped
-    kernel, evaluated only on the input's own ``H x W`` grid.
+    kernel, evaluated only on the input's own ``H x W`` grid. ``kernel_grad=False``
+    (PyTorch, a kernel that does not require grad) leaves the kernel's gradient out.
     """
     (top, bottom), (left, right) = pads
 
@@ -267,11 +270,21 @@ def _stride1_op(pads):
             )
             flipped = ops.flip(ops.flip(kernel, axis=0), axis=1)
             grad_x = _shifted_sum(g_full, flipped, h, w, (1, 1))
-            return grad_x, _kernel_grad(x_pad, g, kh, kw)
+            return grad_x, _kernel_grad(x_pad, g, kh, kw) if kernel_grad else None
 
         return y, grad
 
     return op
+
+
+def _needs_kernel_grad(kernel):
+    """Whether the shifted op computes the kernel's gradient: always where a compiler drops an
+    unused gradient (XLA, TensorFlow graphs: verified on JAX's compiled HLO); on PyTorch, whose
+    eager autograd runs the whole backward rule, only for a kernel that requires grad (a frozen
+    kernel variable does not), which made the frozen step no faster on this path."""
+    if keras.backend.backend() != "torch":
+        return True
+    return bool(ops.convert_to_tensor(kernel).requires_grad)
 
 
 def shifted_depthwise_conv2d(inputs, kernel, strides=(1, 1), padding="valid"):
@@ -295,7 +308,7 @@ def shifted_depthwise_conv2d(inputs, kernel, strides=(1, 1), padding="valid"):
     out_h = _output_size(in_h + top + bottom, kh, strides[0])
     out_w = _output_size(in_w + left + right, kw, strides[1])
     if tuple(strides) == (1, 1):
-        return _stride1_op(((top, bottom), (left, right)))(inputs, kernel)
+        return _stride1_op(((top, bottom), (left, right)), _needs_kernel_grad(kernel))(inputs, kernel)
     # Pad (or crop) so each padded axis is exactly stride * (out + (k-1)//stride)
     # long, which the phase view in _tap needs.
     need_h = strides[0] * (out_h + (kh - 1) // strides[0])
@@ -335,31 +348,56 @@ def check_implementation(implementation):
     return validation.one_of(implementation, "implementation", IMPLEMENTATIONS)
 
 
+#: ``implementation="auto"``'s path per (backend, where it computes): ``(trainable kernel, frozen
+#: kernel)``. "where": ``"cpu"``; ``"cpu-xla"`` (TensorFlow tracing a function XLA compiles);
+#: ``"gpu"``. ``"shifted-large"``: the shifted sum for float32 kernels of at least
+#: :data:`GPU_SHIFTED_MIN_KERNEL` taps a side, else the native op. Anything not listed: the native op
+#: (``"torch"`` on PyTorch). The frozen column was measured on a 2-core CPU (issue 51,
+#: ``benchmarks/results/cpu/frozen_speed.md``: a ConvMixer train step, every path, k = 3, 7, 9, 15,
+#: thawed and frozen) and, for JAX on a GPU, taken from one H100
+#: (``benchmarks/results/gpu/depthwise_speed.md``: with a frozen kernel the shifted sum beat XLA's
+#: grouped convolution at k = 9 and 15, not at 7).
+AUTO_PATHS = {
+    ("jax", "cpu"): ("shifted", "shifted"),
+    ("tensorflow", "cpu"): ("native", "native"),
+    ("tensorflow", "cpu-xla"): ("shifted", "shifted"),
+    ("torch", "cpu"): ("torch", "torch"),
+    ("torch", "gpu"): ("torch", "torch"),
+    ("jax", "gpu"): ("shifted-large", "shifted-large"),
+}
+
+
+def _where(backend):
+    device = accelerator()
+    if device == "cpu" and backend == "tensorflow" and in_tf_xla_context():
+        return "cpu-xla"
+    return device
+
+
 def select_implementation(implementation="auto", data_format="channels_last", dilation_rate=(1, 1),
-                          kernel_size=None, dtype=None):
+                          kernel_size=None, dtype=None, kernel_trainable=True):
     """The path ``depthwise_conv2d`` takes: ``"shifted"``, ``"torch"`` or ``"native"``.
 
-    ``kernel_size`` (``(kh, kw)``) and ``dtype`` (the inputs') decide ``"auto"`` under JAX on
-    a GPU; without them, the native op there.
+    ``"auto"`` follows :data:`AUTO_PATHS` for the backend, where it computes and whether the kernel
+    is trainable (``kernel_trainable``); ``kernel_size`` (``(kh, kw)``) and ``dtype`` (the inputs')
+    decide its ``"shifted-large"`` entries (JAX on a GPU); without them, the native op there.
     """
     check_implementation(implementation)
+    validation.boolean(kernel_trainable, "kernel_trainable")
     if data_format != "channels_last" or tuple(dilation_rate) != (1, 1):
         return "native"
     if implementation == "shifted":
         return "shifted"
     backend = keras.backend.backend()
-    if backend == "torch":
-        return "torch"
+    native = "torch" if backend == "torch" else "native"
     if implementation == "native":
-        return "native"
-    device = accelerator()
-    if device != "cpu":
-        measured = (kernel_size is not None and min(kernel_size) >= GPU_SHIFTED_MIN_KERNEL
-                    and dtype == "float32")
-        return "shifted" if backend == "jax" and device == "gpu" and measured else "native"
-    if backend == "jax" or in_tf_xla_context():
-        return "shifted"
-    return "native"
+        return native
+    path = AUTO_PATHS.get((backend, _where(backend)), (native, native))[0 if kernel_trainable else 1]
+    if path == "shifted-large":
+        large = (kernel_size is not None and min(kernel_size) >= GPU_SHIFTED_MIN_KERNEL
+                 and dtype == "float32")
+        return "shifted" if large else native
+    return native if path == "native" else path
 
 
 def depthwise_conv2d(
@@ -370,15 +408,18 @@ def depthwise_conv2d(
     data_format="channels_last",
     dilation_rate=(1, 1),
     implementation="auto",
+    kernel_trainable=True,
 ):
     """Depthwise 2-D convolution (Eq. 1) by the fastest path for the backend.
 
     Same contract as ``keras.ops.depthwise_conv``: ``inputs`` ``(B, H, W, C)``
-    (or channels first), ``kernel`` ``(kh, kw, C, m)``.
+    (or channels first), ``kernel`` ``(kh, kw, C, m)``. ``kernel_trainable=False`` (a frozen
+    kernel, whose gradient no one asks for) picks the path :data:`AUTO_PATHS` lists for frozen
+    kernels; gradients are the same either way.
     """
     strides = tuple(strides)
     path = select_implementation(implementation, data_format, dilation_rate, tuple(kernel.shape[:2]),
-                                 keras.backend.standardize_dtype(inputs.dtype))
+                                 keras.backend.standardize_dtype(inputs.dtype), kernel_trainable)
     if path == "shifted":
         return shifted_depthwise_conv2d(inputs, kernel, strides, padding)
     if path == "torch":
