@@ -464,6 +464,8 @@ SUITE["gpu"] = SUITE["gpu-quick"] = (
               "depthwise path, every installed backend, on the GPU",
         paper="no timing in the covariance paper; frozen depthwise filters skip their gradient",
         minutes=1,
+        estimated=True,
+        smoke_args=("--all-backends", "--quick"),
     ),
 )
 
