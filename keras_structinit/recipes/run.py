@@ -195,7 +195,7 @@ def model_source(spec, *, model_kwargs=None, name="model"):
     validation.text(spec, name)
     model_kwargs = dict(model_kwargs or {})
     application = spec.startswith(APPLICATIONS)
-    if not (application or spec.endswith(".keras") or os.path.isdir(spec)):
+    if not _names_a_file_or_library(spec):
         try:
             parse_model_name(spec)
         except ValueError as err:
@@ -402,13 +402,20 @@ class CheckedRun:
         return _finished(files, run, history, metrics, seconds)
 
 
+def _names_a_file_or_library(spec):
+    """Whether ``spec`` is a ``.keras`` file, a preset folder or ``keras.applications:NAME``."""
+    return spec.startswith(APPLICATIONS) or spec.endswith(".keras") or os.path.isdir(spec)
+
+
 def _loaded(spec):
     """Whether a model spec is loaded or built outside the zoo (not a zoo name)."""
+    if _names_a_file_or_library(spec):
+        return True
     try:
         parse_model_name(spec)
     except ValueError:
         return True
-    return spec.endswith(".keras") or os.path.isdir(spec) or spec.startswith(APPLICATIONS)
+    return False
 
 
 def parse_family(spec):
