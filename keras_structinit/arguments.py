@@ -21,7 +21,7 @@ SLOWER_NATIVE = frozenset({("imagenet", "torch")})
 #: The recipes ``structinit train --recipe`` runs.
 RECIPES = ("cifar10", "cifar100", "imagenet")
 #: ``RecipeConfig`` fields of the CIFAR recipes only, and of the ImageNet recipe only.
-CIFAR_ONLY = ("optimizer", "schedule", "normalization", "pad", "flip", "random_labels")
+CIFAR_ONLY = ("optimizer", "schedule", "normalization", "pad", "flip", "random_labels", "random_classes")
 IMAGENET_ONLY = ("image_size", "loss")
 #: The zoo's model names (``models.registry.available_models()``; written out so that the parser
 #: imports no Keras, and a test checks the two agree).

@@ -481,10 +481,14 @@ def _random_subset(count, size, seed):
     return np.random.default_rng(seed).permutation(count)[:size]
 
 
-def _check_train_size(train_size, available, validation_split):
-    """``ValueError`` when ``train_size`` asks for more images than the ``available`` ones."""
+def _check_train_size(train_size, available, validation_split, train_offset=0):
+    """``ValueError`` when ``train_offset + train_size`` asks for more images than the ``available`` ones."""
+    held = f" after holding out {validation_split:g} for validation" if validation_split else ""
+    if train_offset and train_offset + (train_size or 1) > available:
+        raise ValueError(
+            f"`train_offset` + `train_size` must be at most the {available} training images the data "
+            f"holds{held}. Received: train_offset={train_offset}, train_size={train_size}")
     if train_size is not None and train_size > available:
-        held = f" after holding out {validation_split:g} for validation" if validation_split else ""
         raise ValueError(
             f"`train_size` must be at most the {available} training images the data holds{held}. "
             f"Received: train_size={train_size}"
@@ -504,7 +508,7 @@ def _cifar_arrays(source, dataset, name):
 
 
 def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train_size=None, name="data", *,
-               full_hold_out=False):
+               train_offset=0, full_hold_out=False):
     """CIFAR training images for a recipe, with a stratified validation hold-out.
 
     Args:
@@ -526,6 +530,10 @@ def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train
             validation images, stratified), so that a short run does not
             spend its time validating.
         name: what error messages call ``data`` (e.g. ``"--data"``).
+        train_offset: skip this many images of the seeded order the ``train_size`` subset is drawn
+            from (default 0): with the same ``seed``, ``train_offset=N`` gives images that a run
+            with ``train_size=N`` never saw (Maennel et al., App. A.1 step 2: upstream and
+            downstream sets disjoint); the validation hold-out is apart from both.
         full_hold_out: keep the whole hold-out whatever ``train_size`` is (the benchmarks: one
             fixed evaluation set for every training size).
 
@@ -535,11 +543,14 @@ def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train
     validation.one_of(dataset, "dataset", CIFAR_DATASETS)
     validation_split = validation.rate(validation_split, "validation_split")
     train_size = validation.optional(validation.positive_int, train_size, "train_size")
+    train_offset = validation.int_value(train_offset, "train_offset", minimum=0)
     (x, y), held_out = _split(*_cifar_arrays(data, dataset, name), validation_split, seed)
-    _check_train_size(train_size, len(x), validation_split)
-    if train_size is not None and train_size < len(x):
-        keep = np.sort(_random_subset(len(x), train_size, seed))
+    _check_train_size(train_size, len(x), validation_split, train_offset)
+    if train_offset or (train_size is not None and train_size < len(x)):
+        order = _random_subset(len(x), len(x), seed)
+        keep = np.sort(order[train_offset: None if train_size is None else train_offset + train_size])
         x, y = x[keep], y[keep]
+        train_size = len(keep)
         wanted = round(train_size * validation_split / (1.0 - validation_split))
         if 0 < wanted < len(held_out[1]) and not validation.boolean(full_hold_out, "full_hold_out"):
             _, pick = stratified_split(held_out[1], wanted / len(held_out[1]), seed + 1)

@@ -36,6 +36,8 @@ from typing import Any
 from keras_structinit import _hooks, validation
 
 __all__ = [
+    "CONVMIXER_PIPELINE_NOTES",
+    "HELD_OUT_NOTE",
     "Command",
     "InitForm",
     "InitPart",
@@ -178,6 +180,19 @@ class Inspector:
 #: fields of a CIFAR recipe: the model, its builder's arguments, the init, frozen filters, the
 #: training-set size.
 RUN_SETTINGS = ("model", "model_kwargs", "init", "frozen", "train_size")
+
+
+#: A departure of every setup: the recipes hold out their own validation split.
+HELD_OUT_NOTE = ("trains on 90% of the training split and validates on the rest (--val-split); the paper "
+                 "trains on all of it and reports the test split (--val-split 0 --eval-data TEST)")
+#: The departures of the setups that follow ConvMixer's CIFAR pipeline (Trockman & Kolter 2022).
+CONVMIXER_PIPELINE_NOTES = (
+    "the text names RandAugment only; here also a pad-4 random crop and flips. The cited CIFAR script "
+    "(locuslab/convmixer-cifar10 train.py) flips and by default takes a square RandomResizedCrop of "
+    "scale 0.75-1, ColorJitter 0.1 and random erasing 0.25; its README's 92.5% command turns those "
+    "three off (--scale 1.0 --jitter 0 --reprob 0). Neither has a pad crop; none of the three is here",
+    "the script trains in mixed precision (torch.cuda.amp); here float32 unless --precision",
+)
 
 
 @dataclass(frozen=True)

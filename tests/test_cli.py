@@ -371,7 +371,7 @@ def test_every_paper_setup_is_a_valid_run_citing_its_sources():
 
     setups = paper_setups()
     flags = {action.dest for action in _train_parser()._actions}
-    assert set(setups) == {"convcov", "lc", "alignment", "mimetic", "selection"}
+    assert set(setups) == {"convcov", "lc", "alignment", "mimetic", "mimetic-vit", "selection"}
     for name, setup in setups.items():
         config = recipes.paper_config(name)
         resolved = config.resolved()  # every field valid for the CIFAR recipe

@@ -324,6 +324,32 @@ def test_load_cifar_sources_split_and_train_size(tmp_path):
         datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=29)
 
 
+def test_load_cifar_train_offset_gives_images_a_smaller_run_never_saw(tmp_path):
+    """Maennel et al., App. A.1 step 2: the downstream set comes from the remainder of the upstream draw."""
+    x, y = _labelled_npz(tmp_path / "d.npz", n=40, size=16)
+    (up, _), (held, _) = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=12)
+    (down, yd), (held_down, _) = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=10,
+                                                     train_offset=12)
+    (rest, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_offset=12)
+    (whole, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1)
+    up, down, rest = up[:, 0, 0, 0], down[:, 0, 0, 0], rest[:, 0, 0, 0]
+    assert len(down) == 10 and not set(up) & set(down) and not set(up) & set(rest)
+    assert set(up) | set(rest) == set(whole[:, 0, 0, 0]) and set(down) <= set(rest)
+    assert not (set(held[:, 0, 0, 0]) | set(held_down[:, 0, 0, 0])) & (set(up) | set(rest))
+    np.testing.assert_array_equal(yd, y[down])
+    (zero, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=12, train_offset=0)
+    np.testing.assert_array_equal(zero[:, 0, 0, 0], up)
+    with pytest.raises(ValueError, match=r"`train_offset` \+ `train_size` must be at most the 28 .* "
+                                         r"train_offset=20, train_size=9"):
+        datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=9, train_offset=20)
+    with pytest.raises(ValueError, match="train_offset"):
+        datasets.load_cifar((x, y), validation_split=0.3, train_offset=28)
+    with pytest.raises(ValueError, match="train_offset"):
+        datasets.load_cifar((x, y), train_offset=-1)
+    with pytest.raises(TypeError, match="train_offset"):
+        datasets.load_cifar((x, y), train_offset=2.0)
+
+
 def test_load_cifar_bad_arguments(tmp_path):
     x, y = _labelled_npz(tmp_path / "d.npz")
     with pytest.raises(ValueError, match="dataset"):

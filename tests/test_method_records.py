@@ -34,7 +34,7 @@ def test_every_method_folder_has_its_record_and_its_guide():
 
 def test_each_guide_names_what_its_record_declares():
     """A method's page in docs/ names its init forms, public functions and classes, commands and
-    paper setups (``--paper NAME``, with each setting's value)."""
+    paper setups (``--paper NAME``, with each setting's value and each note of a departure)."""
     for record in methods.records():
         text = (PACKAGE.parent / record.docs).read_text()
         names = [name for names in record.public.values() for name in names]
@@ -42,6 +42,7 @@ def test_each_guide_names_what_its_record_declares():
         names += [f"--paper {setup.name}" for setup in record.setups]
         names += [f"| `{k}` | `{v if isinstance(v, str) else repr(v)}` |"  # the setup's table
                   for setup in record.setups for k, (v, _) in setup.settings.items()]
+        names += [f"- {note}" for setup in record.setups for note in setup.notes]  # every departure
         missing = [n for n in names if n not in text]
         missing += [f.name for f in record.forms
                     if not re.search(rf"(?<![\w-]){re.escape(f.name)}(?![\w-])", text)]

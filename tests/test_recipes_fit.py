@@ -188,6 +188,33 @@ def test_fit_cifar_with_random_labels_and_the_selection_papers_mixing(monkeypatc
     assert history.config.random_labels == 1.0
 
 
+def test_fit_cifar_random_classes_label_every_set_from_those_classes(monkeypatch):
+    """App. A.1 step 3: upstream labels from num_classes_upstream random classes, a head that wide."""
+    from keras_structinit.recipes import native
+
+    streams = []
+    stream_class = native.ArrayStream
+    monkeypatch.setattr(native, "ArrayStream",
+                        lambda x, y, *a, **k: streams.append(y) or stream_class(x, y, *a, **k))
+    x, y = tiny_data(n=24)
+    y = np.arange(24) % 6  # 6 true classes, 2 random ones
+    history = recipes.fit_cifar(tiny_model(num_classes=2), (x, y), 1, batch_size=8, random_labels=1.0,
+                                random_classes=2, validation_data=(x, y), verbose=0, pipeline="native")
+    trained_on, validated_on = streams
+    assert trained_on.shape == validated_on.shape == (24, 2)
+    np.testing.assert_array_equal(trained_on.argmax(-1), recipes.cifar.random_labels(y, 1.0, 2, seed=0))
+    np.testing.assert_array_equal(validated_on.argmax(-1), recipes.cifar.random_labels(y, 1.0, 2, seed=1))
+    assert history.config.random_classes == 2
+    with pytest.raises(ValueError, match="`random_classes` .* needs random_labels=1"):
+        recipes.fit_cifar(tiny_model(), (x, y), 1, random_classes=2)
+    with pytest.raises(ValueError, match="random_classes"):
+        recipes.RecipeConfig("cifar10", random_labels=1.0, random_classes=1)
+    with pytest.raises(TypeError, match="random_classes"):
+        recipes.RecipeConfig("cifar10", random_labels=1.0, random_classes=2.0)
+    with pytest.raises(ValueError, match="`random_classes` apply to the CIFAR recipes"):
+        recipes.RecipeConfig("imagenet", random_classes=2)
+
+
 def test_fit_imagenet_on_a_tiny_image_folder(tmp_path):
     from PIL import Image
 

@@ -8,6 +8,7 @@ import pytest
 
 from keras_structinit import cli
 from keras_structinit.recipes import RecipeConfig, Run
+from keras_structinit.recipes.config import DEFAULT
 from keras_structinit.recipes.run import differs
 
 from conftest import once_per_suite
@@ -33,6 +34,37 @@ def test_from_paper_records_departures_field_by_field():
     assert differs("init", "conv-cov", "conv-cov+mean-shift") and differs("epochs", 3, 20)
     with pytest.raises(ValueError, match="`paper` must be one of"):
         Run.from_paper("resnet")
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="the upstream/downstream plumbing: one backend")
+def test_the_alignment_setup_pretrains_on_5_random_classes_then_fine_tunes_apart(tmp_path, capsys):
+    """Maennel et al. App. A.1: upstream labels from 5 random classes (a 5-way head); the downstream
+    run (a fresh head, App. A.4) trains on images the upstream run never saw (step 2)."""
+    from test_cli import write_tiny_cifar
+
+    data = write_tiny_cifar(tmp_path / "train.npz", 80, 0)
+    small = dict(model="simple-cnn", epochs=1, batch_size=8, train_size=24, data=data)
+    upstream = Run.from_paper("alignment", **small)
+    assert (upstream.config.random_labels, upstream.config.random_classes) == (1.0, 5)
+    checked = upstream.check()
+    assert checked.num_classes == 5 and checked.data.num_classes == 10
+    assert checked.execute(tmp_path / "up", interactive=False)["status"] == "finished"
+    pretrained = tmp_path / "up" / "model.keras"
+    assert keras.saving.load_model(pretrained).output_shape == (None, 5)
+    downstream = Run.from_paper("alignment", **{**small, "model": str(pretrained), "train_size": 40},
+                                new_head=True, train_offset=24, random_labels=0.0)
+    assert downstream.config.random_classes is DEFAULT
+    assert downstream.paper["departures"]["random_classes"] == {"paper": 5, "given": None}
+    checked_down = downstream.check()
+    seen = {tuple(image[0, 0]) for image in checked.data.train[0]}
+    assert not seen & {tuple(image[0, 0]) for image in checked_down.data.train[0]}
+    assert len(checked_down.data.train[0]) == 40 and checked_down.num_classes == 10
+    assert checked_down.execute(tmp_path / "down", interactive=False)["status"] == "finished"
+    assert keras.saving.load_model(tmp_path / "down" / "model.keras").output_shape == (None, 10)
+    config = json.loads((tmp_path / "down" / "results.json").read_text())["config"]
+    assert (config["train_offset"], config["random_classes"], config["random_labels"]) == (24, None, 0.0)
+    with pytest.raises(ValueError, match="`random_classes` .* needs random_labels=1"):
+        Run.from_paper("alignment", random_labels=0.5, random_classes=5)
 
 
 def _image_folder(root, classes, per_class=8):

@@ -1,6 +1,6 @@
 """The data-aligned method's record: the ``data-aligned`` form and its exports."""
 
-from keras_structinit.methods import InitForm, Inspector, Method, PaperSetup, count
+from keras_structinit.methods import HELD_OUT_NOTE, InitForm, Inspector, Method, PaperSetup, count
 
 
 def _layers_and_components(text):
@@ -36,6 +36,7 @@ ALIGNMENT = PaperSetup(
         "init": ("default", "App. A.3: the builder's He normal init"),
         "train_size": (20000, "App. A.5: 20,000 upstream examples"),
         "random_labels": (1.0, "App. A.1, A.5: pre-training on random labels"),
+        "random_classes": (5, "App. A.1 step 3, A.5 (experiments 1-2): num_classes_upstream = 5"),
         "epochs": (120, "App. A.5: 120 upstream epochs"),
         "batch_size": (256, "App. A.3: batch 256"),
         "optimizer": ("sgd_momentum", "App. A.3: SGD with momentum 0.9"),
@@ -48,10 +49,14 @@ ALIGNMENT = PaperSetup(
         "flip": (False, "App. A.3: no data augmentation"),
         "normalization": ("symmetric", "App. A.3: inputs scaled to [-1, 1]"),
     },
-    notes=("the paper's upstream labels are 5 random classes; --random-labels draws from the "
-           "dataset's 10",
-           "then fine-tune on the true labels with a fresh head: keras_structinit.reinitialize("
-           "model, layers=['head']) (App. A.4)"),
+    notes=("the upstream run only: fine-tune downstream (App. A.4) from its saved model with "
+           "--new-head (a fresh head), --train-offset 20000 and the same --seed (A.1 step 2: images "
+           "the upstream run never saw), the true labels, and the same learning rate and schedule",
+           "no rescaling of each layer to its initial L2 norm before fine-tuning (A.4): in Python, "
+           "RecordInitialNorms while pre-training, then rescale_to_initial_norms(model, norms)",
+           "held-out labels are random too (a 5-way head does not fit the true classes); App. A.3 "
+           "reports accuracy on the whole training set, Keras' logs the mean over an epoch's batches",
+           HELD_OUT_NOTE),
 )
 
 METHOD = Method(

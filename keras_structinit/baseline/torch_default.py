@@ -19,7 +19,8 @@ from keras_structinit.contract import model_function
 from keras_structinit.initializer_base import SeededInitializer, resolve_dtype, seed_generator
 from keras_structinit.walker import find_kernels, is_depthwise_layout, iter_layers, resolve_layers
 
-__all__ = ["TorchDefaultUniform", "apply_torch_default", "apply_torch_uniform", "torch_default_fan_ins"]
+__all__ = ["TorchDefaultUniform", "apply_torch_default", "apply_torch_uniform", "conv_and_dense_variables",
+           "torch_default_fan_ins"]
 
 
 def _check_shape(shape):
@@ -146,6 +147,23 @@ def torch_default_fan_ins(layer):
     return fan_ins
 
 
+def conv_and_dense_variables(model, layers, drawn_by):
+    """``[(variable, fan_in), ...]`` of :func:`torch_default_fan_ins` over ``model``'s layers (or
+    ``layers``); ``ValueError`` for none, or for a layer of ``layers`` without such variables."""
+    candidates = [*iter_layers(model), model] if layers is None else resolve_layers(model, layers)
+    found = []
+    for layer in candidates:
+        fan_ins = torch_default_fan_ins(layer)
+        if layers is not None and not fan_ins:
+            raise ValueError(f"`layers` includes {layer.name!r}, which has no conv or Dense weights that "
+                             f"{drawn_by}.")
+        found += fan_ins
+    if not found:
+        raise ValueError(f"`model` ({model.name}) has no conv or Dense layer (Conv*, DepthwiseConv*, "
+                         "SeparableConv*, Dense, EinsumDense).")
+    return found
+
+
 @model_function
 def apply_torch_default(model, *, layers=None, seed=None):
     """Re-initializes every conv and Dense layer of a built model as PyTorch does by default.
@@ -169,17 +187,7 @@ def apply_torch_default(model, *, layers=None, seed=None):
     Raises:
         ValueError: the model (or a layer of ``layers``) has no conv or Dense layer.
     """
-    candidates = [*iter_layers(model), model] if layers is None else resolve_layers(model, layers)
-    found = []
-    for layer in candidates:
-        fan_ins = torch_default_fan_ins(layer)
-        if layers is not None and not fan_ins:
-            raise ValueError(f"`layers` includes {layer.name!r}, which has no conv or Dense weights that "
-                             "PyTorch's default init draws.")
-        found += fan_ins
-    if not found:
-        raise ValueError(f"`model` ({model.name}) has no conv or Dense layer (Conv*, DepthwiseConv*, "
-                         "SeparableConv*, Dense, EinsumDense).")
+    found = conv_and_dense_variables(model, layers, "PyTorch's default init draws")
     generator = seed_generator(seed)
     for variable, fan_in in found:
         init = TorchDefaultUniform(fan_in=fan_in, seed=generator)

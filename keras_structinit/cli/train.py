@@ -47,10 +47,8 @@ def add_arguments(parser, full):
                        help="a paper's CIFAR experiment: its settings, cited; flags given too are departures")
     group.add_argument("--new-head", action="store_const", const=True,
                        help="a new last Dense of the data's classes (default: refuse a head of another size)")
-    group.add_argument("--kernel-size", type=positive_int, help=more("a zoo model's depthwise kernel size "
-                                                                     "(default: the model's)"))
-    group.add_argument("--patch-size", type=positive_int, help=more("a zoo model's stem patch size (default: "
-                                                                    "the model's)"))
+    group.add_argument("--kernel-size", type=positive_int, help=more("a zoo model's depthwise kernel size"))
+    group.add_argument("--patch-size", type=positive_int, help=more("a zoo model's stem patch size"))
     group = parser.add_argument_group("initialization")
     summaries = "; ".join(f"{f.name}: {f.summary}" for f in methods.init_forms().values())
     forms = f": {methods.form_usage()}. {summaries}"
@@ -63,15 +61,15 @@ def add_arguments(parser, full):
     group.add_argument("--distill-mode", choices=("logits", "features"),
                        help=more("logits: CE + alpha KL(p_t||p_s); features: CE + alpha L1(O_t, MLP(O_s)) "
                                  "(default logits)"))
-    group.add_argument("--distill-alpha", type=positive_float,
-                       help=more("alpha of --distill-from (default 1)"))
+    group.add_argument("--distill-alpha", type=positive_float, help=more("the alpha (default 1)"))
     group = parser.add_argument_group("data")
     group.add_argument("--recipe", choices=RECIPES, default="cifar10", help="the recipe (default cifar10)")
     group.add_argument("--data", help="CIFAR: an ImageFolder folder/.zip or .npz (default keras.datasets); "
                        "ImageNet: an ImageFolder folder or tfds:NAME")
     group.add_argument("--eval-data", help="an evaluation set, as --data (default: none)")
-    group.add_argument("--train-size", type=positive_int, help=more(cifar + "train on this many images "
-                                                                    "(default all)"))
+    group.add_argument("--train-size", type=positive_int, help=more(cifar + "N images (default all)"))
+    group.add_argument("--train-offset", type=non_negative_int, help=more(
+        cifar + "skip the N images --train-size N draws with this --seed: disjoint runs (default 0)"))
     group.add_argument("--val-split", dest="validation_split", type=float,
                        help=more(cifar + "held-out fraction per class (default 0.1)"))
     group.add_argument("--image-size", type=positive_int, help=more("crop size (default 224)"))
@@ -126,6 +124,8 @@ def _recipe_arguments(group, more):
     group.add_argument("--random-erasing", type=probability, help=more("probability per image (default 0)"))
     group.add_argument("--random-labels", type=probability,
                        help=more("fraction of labels made random, fixed by --seed (default 0)"))
+    group.add_argument("--random-classes", type=positive_int, help=more(
+        "with --random-labels 1: the random labels' classes and outputs (default: the data's)"))
     group.add_argument("--precision", choices=PRECISIONS, help=more("(default float32)"))
     group.add_argument("--distribution", choices=DISTRIBUTIONS,
                        help=more("data_parallel (JAX), mirrored or tpu (TensorFlow), multi_worker (several "

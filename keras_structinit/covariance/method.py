@@ -1,7 +1,16 @@
 """The covariance method's record: its init forms, exports and the ``structinit demo`` command."""
 
 from keras_structinit.arguments import add_overwrite_argument, non_negative_int, positive_int
-from keras_structinit.methods import Command, InitForm, Inspector, Method, PaperSetup, existing_file
+from keras_structinit.methods import (
+    CONVMIXER_PIPELINE_NOTES,
+    HELD_OUT_NOTE,
+    Command,
+    InitForm,
+    Inspector,
+    Method,
+    PaperSetup,
+    existing_file,
+)
 
 
 def _preset(text):
@@ -58,8 +67,9 @@ CONVCOV = PaperSetup(
         "rand_augment": ("torchvision:n2-m12", "Sec. 4: RandAugment; ConvMixer's CIFAR script (locuslab/"
                          "convmixer-cifar10 train.py: transforms.RandAugment(num_ops=2, magnitude=12))"),
     },
-    notes=("the paper loads data with FFCV; here torchvision's RandAugment tables "
-           "(recipes.rand_augment) in the native or tf.data input stream",),
+    notes=("the paper loads data with FFCV and its own RandAugment; here torchvision's RandAugment "
+           "tables (recipes.rand_augment) in the native or tf.data input stream",
+           *CONVMIXER_PIPELINE_NOTES, HELD_OUT_NOTE),
 )
 
 METHOD = Method(

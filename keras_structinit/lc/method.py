@@ -1,6 +1,6 @@
 """The LC-block method's record: its layers, callback, model functions and the ``"lc_pointwise"`` selector."""
 
-from keras_structinit.methods import Inspector, Method, PaperSetup, Selector
+from keras_structinit.methods import HELD_OUT_NOTE, Inspector, Method, PaperSetup, Selector
 
 
 def _lc_pointwise(layer):
@@ -31,6 +31,7 @@ LC = PaperSetup(
         "flip": (True, "App. C: random horizontal flips"),
         "normalization": ("channel", "App. C: channel mean and standard deviation"),
     },
+    notes=(HELD_OUT_NOTE,),
 )
 
 METHOD = Method(

@@ -1,7 +1,16 @@
 """The mimetic method's record: the ``mean-shift`` and ``mimetic-attention`` forms, their exports and the
 ``"mlp_first"`` and ``"attention"`` selectors."""
 
-from keras_structinit.methods import InitForm, Inspector, Method, PaperSetup, Selector, finite_number
+from keras_structinit.methods import (
+    CONVMIXER_PIPELINE_NOTES,
+    HELD_OUT_NOTE,
+    InitForm,
+    Inspector,
+    Method,
+    PaperSetup,
+    Selector,
+    finite_number,
+)
 from keras_structinit.mimetic.blocks import MLP_DESCRIPTION
 
 
@@ -54,6 +63,22 @@ MIMETIC = PaperSetup(
         "rand_augment": ("torchvision:n2-m12", "Sec. 3: RandAugment as ConvMixer's CIFAR script (train.py: "
                          "transforms.RandAugment(num_ops=2, magnitude=12))"),
     },
+    notes=(*CONVMIXER_PIPELINE_NOTES, HELD_OUT_NOTE),
+)
+
+#: The same paper's ViT comparison (Sec. 3, Fig. 2): a tiny ViT with the MLP and self-attention inits.
+MIMETIC_VIT = PaperSetup(
+    name="mimetic-vit",
+    paper="Trockman & Kolter, Mimetic Initialization of MLPs",
+    settings={
+        "model": ("vit-tiny-8/2", "Sec. 3, ViT results: dimension 192, depth 8, 3 heads; 2x2 patches "
+                  "for 32x32 inputs"),
+        "init": ("mean-shift+mimetic-attention", "Sec. 3 and Fig. 2: the MLP init with the self-attention "
+                 "mimetic init (Trockman & Kolter 2023) on PyTorch's default"),
+        **{k: v for k, v in MIMETIC.settings.items() if k not in ("model", "model_kwargs", "init")},
+    },
+    notes=("the self-attention init's alpha and beta (0.7, 0.4) come from that paper's public code; this "
+           "paper gives none", *CONVMIXER_PIPELINE_NOTES, HELD_OUT_NOTE),
 )
 
 METHOD = Method(
@@ -89,7 +114,7 @@ METHOD = Method(
     selectors=(Selector("mlp_first", _mlp_first, "first layer of an MLP block", MLP_DESCRIPTION),
                Selector("attention", _attention, "keras.layers.MultiHeadAttention",
                         "self-attention layers (keras.layers.MultiHeadAttention, built)")),
-    setups=(MIMETIC,),
+    setups=(MIMETIC, MIMETIC_VIT),
     inspectors=(Inspector("mlp", ".inspect:mlp", order=20),),
     pure=(".", ".shift", ".blocks", ".attention"),
 )

@@ -66,7 +66,8 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
     ``validation_data`` and ``eval_data`` are normalized the same way.
     Weight selection's CIFAR recipe (Xu et al., Table 13) adds ``mixup_alpha=0.8,
     cutmix_alpha=1.0, random_erasing=0.25``; the random-label setting of Maennel
-    et al. (App. A.1) is ``random_labels=1.0``.
+    et al. (App. A.1) is ``random_labels=1.0`` (with ``random_classes=5``: labels of 5 random classes,
+    a 5-way head; held-out labels random too).
     Maennel et al.'s recipe (App. A.3): ``optimizer="sgd_momentum",
     weight_decay=0, schedule="step", learning_rate=0.002, batch_size=256,
     rand_augment=None, pad=0, flip=False, normalization="symmetric"``.
@@ -96,7 +97,9 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
         warmup_epochs = validation.finite_float(warmup_epochs, "warmup_epochs")
         if not 0 <= warmup_epochs < epochs:
             raise ValueError(f"`warmup_epochs` must be in [0, epochs={epochs}). Received: {warmup_epochs}")
-    if num_classes is None:
+    if o.random_classes is not None:  # App. A.1 step 3: the upstream head has these many outputs
+        num_classes = o.random_classes
+    elif num_classes is None:
         num_classes = int(y.max()) + 1
     else:
         num_classes = validation.int_value(num_classes, "num_classes", minimum=2)
@@ -127,8 +130,12 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
     check_whole_batches(batch_size, o.distribution, data=len(x),
                         validation_data=None if validation_set is None else len(validation_set[0]),
                         eval_data=None if eval_set is None else len(eval_set[0]))
-    if o.random_labels:  # the training labels only; validation and evaluation keep the true ones
+    if o.random_labels:  # the training labels; validation and evaluation keep the true ones ...
         y = random_labels(y, o.random_labels, num_classes, seed=o.seed)
+    if o.random_classes is not None:  # ... unless the head has other classes than the data
+        validation_set, eval_set = (
+            None if part is None else (part[0], random_labels(part[1], 1.0, num_classes, seed=o.seed + k))
+            for k, part in ((1, validation_set), (2, eval_set)))
     train = as_dataset(x, y, True)
     if schedule == "triangular":
         def make_schedule(total):

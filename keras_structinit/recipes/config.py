@@ -40,6 +40,7 @@ CIFAR_DEFAULTS = {
     "cutmix_alpha": 0.0,
     "random_erasing": 0.0,
     "random_labels": 0.0,
+    "random_classes": None,
 }
 #: The ImageNet recipe's defaults, close to "ResNet strikes back" A1
 #: (:func:`~keras_structinit.recipes.fit_imagenet` lists the differences).
@@ -116,6 +117,10 @@ class RecipeConfig:
         flip: random horizontal flips.
         random_labels: the fraction of training labels replaced by random ones, fixed per
             example by ``seed`` (Maennel et al., App. A.1; default 0).
+        random_classes: with ``random_labels=1``, how many classes the random labels are drawn
+            from, and the model's outputs (App. A.1 step 3, ``num_classes_upstream``; default: the
+            data's classes). The held-out labels are then random too (seeds ``seed + 1``,
+            ``seed + 2``): the true classes do not fit such a head.
 
     ImageNet recipe (:data:`IMAGENET_ONLY`):
         image_size: the crop size.
@@ -143,6 +148,7 @@ class RecipeConfig:
     pad: Any = DEFAULT
     flip: Any = DEFAULT
     random_labels: Any = DEFAULT
+    random_classes: Any = DEFAULT
     mixup_alpha: Any = DEFAULT
     cutmix_alpha: Any = DEFAULT
     random_erasing: Any = DEFAULT
@@ -160,6 +166,12 @@ class RecipeConfig:
                                                           if getattr(self, f.name) is not DEFAULT])
         if given:
             raise ValueError(f"`{'`, `'.join(given)}` apply to the {kind}, not to recipe={self.recipe!r}")
+        if self.random_classes not in (DEFAULT, None):
+            validation.int_value(self.random_classes, "random_classes", minimum=2)
+            labels = CIFAR_DEFAULTS["random_labels"] if self.random_labels is DEFAULT else self.random_labels
+            if labels != 1:
+                raise ValueError("`random_classes` sets the classes of random labels: it needs "
+                                 f"random_labels=1 (every label random). Received: random_labels={labels!r}")
         if self.warmup_epochs not in (DEFAULT, None):
             schedule = CIFAR_DEFAULTS["schedule"] if self.schedule is DEFAULT else self.schedule
             if self.is_cifar and schedule != "cosine":

@@ -34,7 +34,7 @@ from keras_structinit.freezing import freeze_spatial
 from keras_structinit.methods import check_parts, initialize, load_parts, paper_setups, parse_init_spec
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.recipes import cifar, imagenet
-from keras_structinit.recipes.config import RecipeConfig
+from keras_structinit.recipes.config import DEFAULT, RecipeConfig
 from keras_structinit.recipes.distill import fit_distill, load_teacher
 from keras_structinit.recipes.progress import InterruptAtBatchEnd, progress_callbacks
 from keras_structinit.recipes.rand_augment import parse_rand_augment
@@ -70,7 +70,8 @@ class Run:
         config: the :class:`RecipeConfig` (recipe, epochs, optimizer, ...).
         init: an init spec (:func:`keras_structinit.parse_init_spec`).
         frozen: freeze the spatial (depthwise) filters (an LCResNet's LC blocks).
-        data, eval_data, train_size, validation_split: as :func:`prepare_data` takes them.
+        data, eval_data, train_size, train_offset, validation_split: as :func:`prepare_data` takes
+            them (``train_offset``: a downstream run on images its upstream run never saw).
         model_kwargs: a zoo model's builder arguments (``kernel_size``, ``patch_size``, ...).
         new_head: give a loaded model whose last Dense does not match the data's classes a new one
             (otherwise such a model is refused).
@@ -87,6 +88,7 @@ class Run:
     data: Any = None
     eval_data: Any = None
     train_size: int | None = None
+    train_offset: int = 0
     validation_split: float = 0.1
     model_kwargs: Mapping = field(default_factory=dict)
     new_head: bool = False
@@ -127,6 +129,9 @@ class Run:
             dropped = {k: values.pop(k) for k in builder_args if k not in given}
             if dropped:
                 departures["model_kwargs"] = {"paper": dropped, "given": {}}
+        if "random_labels" in departures and "random_classes" in values and "random_classes" not in given:
+            # the classes of random labels go with them (a fine-tuning run on the true labels)
+            departures["random_classes"] = {"paper": values.pop("random_classes"), "given": None}
         paper = {"name": setup.name, "paper": setup.paper,
                  "settings": {k: {"value": v, "source": s} for k, (v, s) in settings.items()},
                  "departures": departures, "notes": list(setup.notes)}
@@ -157,7 +162,7 @@ class Run:
         return dict(model=str(self.model), init=self.init, frozen=bool(self.frozen),
                     data=None if self.data is None else str(self.data),
                     eval_data=None if self.eval_data is None else str(self.eval_data),
-                    train_size=self.train_size,
+                    train_size=self.train_size, train_offset=self.train_offset,
                     validation_split=None if imagenet_recipe else self.validation_split,
                     model_kwargs=dict(self.model_kwargs), **({"new_head": True} if self.new_head else {}),
                     distill_from=str(self.distill_from) if distilled else None,
@@ -284,7 +289,8 @@ def _check(run, spell):
     devices.resolve_precision(config.precision)
     devices.check_distribution(config.distribution)
     data = prepare_data(recipe, run.data, seed=config.seed, train_size=run.train_size,
-                        validation_split=run.validation_split, eval_data=run.eval_data,
+                        train_offset=run.train_offset, validation_split=run.validation_split,
+                        eval_data=run.eval_data,
                         names={"data": spell("data"), "eval_data": spell("eval_data")})
     if config.is_cifar:  # before any process trains (each would fail after its first epoch)
         check_whole_batches(filled.batch_size, config.distribution, **{
@@ -322,11 +328,17 @@ class CheckedRun:
         config = self.run.config
         return self.data.image_shape or (config.filled().image_size,) * 2 + (3,)
 
+    @property
+    def num_classes(self):
+        """The model's outputs: the data's classes, or ``random_classes`` (Maennel et al., App. A.1)."""
+        classes = self.run.config.random_classes
+        return self.data.num_classes if classes in (DEFAULT, None) else classes
+
     def throwaway_model(self):
         """The model as built or loaded, checked against the data (:attr:`Run.new_head`)."""
-        model = self.source(self.data.num_classes, self.input_shape)
+        model = self.source(self.num_classes, self.input_shape)
         zoo = isinstance(self.run.model, str) and not _loaded(self.run.model)
-        return model if zoo else _fitted(model, self.run.model, self.data.num_classes, self.data.image_shape,
+        return model if zoo else _fitted(model, self.run.model, self.num_classes, self.data.image_shape,
                                          self.run.new_head, _Names({}))
 
     def build(self, images=None):
@@ -376,7 +388,7 @@ class CheckedRun:
         options = dict(callbacks=[files, *progress, *callbacks, interrupt], verbose=verbose,
                        backup_dir=files.backup_dir, resume=files.resume, config=run.config,
                        eval_data=data.eval)
-        cifar_data = dict(validation_data=data.validation, num_classes=data.num_classes)
+        cifar_data = dict(validation_data=data.validation, num_classes=self.num_classes)
         start = time.perf_counter()
         try:
             with interrupt:

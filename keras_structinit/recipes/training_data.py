@@ -44,8 +44,8 @@ class TrainingData(NamedTuple):
         return tuple(self.train[0].shape[1:]) if isinstance(self.train, tuple) else None
 
 
-def prepare_data(recipe, data, *, seed=0, train_size=None, validation_split=0.1, eval_data=None,
-                 names=None):
+def prepare_data(recipe, data, *, seed=0, train_size=None, train_offset=0, validation_split=0.1,
+                 eval_data=None, names=None):
     """Loads and checks a run's data: a :class:`TrainingData`.
 
     ``names`` (``{"data": ..., "eval_data": ...}``) is how messages call the two arguments
@@ -65,7 +65,8 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, validation_split=0.1,
                             f"ImageNet-style data from {data} ({num_classes} classes)",
                             str(data), None if eval_data is None else str(eval_data))
     (x, y), (x_val, y_val) = datasets.load_cifar(
-        data, recipe, validation_split=validation_split, seed=seed, train_size=train_size, name=name)
+        data, recipe, validation_split=validation_split, seed=seed, train_size=train_size,
+        train_offset=train_offset, name=name)
     evaluation = None if eval_data is None else datasets.load_labeled_images(eval_data, eval_name)
     # The data's classes (keras.datasets' CIFAR-10/100: 10/100); a recipe's name does not set them.
     num_classes = 100 if data is None and recipe == "cifar100" else (

@@ -1,7 +1,7 @@
 """The weight-selection method's record: the ``select`` form, its exports and ``structinit select``."""
 
 from keras_structinit.arguments import add_overwrite_argument
-from keras_structinit.methods import Command, InitForm, Method, PaperSetup, existing_file
+from keras_structinit.methods import HELD_OUT_NOTE, Command, InitForm, Method, PaperSetup, existing_file
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
 from keras_structinit.selection.plan import HEAD_MODES
 
@@ -71,7 +71,13 @@ SELECTION = PaperSetup(
     },
     notes=("the paper's ConvNeXt pipeline trains on images resized to 224 with ViT-T's 16x16 "
            "patches; the CIFAR recipe trains at 32x32, with 4x4 patches",
-           "timm's RandAugment draws bilinear or bicubic resampling per op; here always bilinear"),
+           "the ConvNeXt pipeline crops at random scale and aspect (timm's RandomResizedCrop, scale "
+           "0.08-1, ratio 3/4-4/3); here a pad-4 random crop and flips",
+           "timm's RandAugment draws bilinear or bicubic resampling per op; here always bilinear",
+           "the baseline is ViT-T as timm's code builds it: truncated normal 0.02 on Dense layers, "
+           "PyTorch's default on the patch-embedding conv. Sec. 4 says truncated normal 0.02 for linear "
+           "and convolution layers: that reading is --init trunc-normal",
+           HELD_OUT_NOTE),
 )
 
 METHOD = Method(
