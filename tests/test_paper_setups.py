@@ -1,0 +1,202 @@
+"""Each ``--paper`` setup against its paper, fact by fact (issue 52).
+
+The tables below are written from the papers' texts (``../shared/papers``), not from the setups:
+each row is a value the paper states, with the section that states it. A test builds the run
+``Run.from_paper(name)`` and checks what it would train with: its fields, the optimizer and schedule
+the recipe makes of them, and the model it builds. A departure a setup documents in its notes is
+not a row here.
+"""
+
+import math
+
+import keras
+import numpy as np
+import pytest
+
+from keras_structinit import methods
+from keras_structinit.models import build_model
+from keras_structinit.recipes import Run
+from keras_structinit.recipes.optimizers import make_optimizer
+from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
+
+from conftest import once_per_suite
+
+#: ``{setup: {field: (the paper's value, where the paper says it)}}``: run fields, recipe fields,
+#: and builder arguments (``model_kwargs``) as ``Run.from_paper`` exposes them.
+FACTS = {
+    "convcov": {
+        "model": ("convmixer-256/8", "App. B: the grid search used ConvMixer-256/8"),
+        "patch_size": (2, "App. B: values chosen for 2x2-patch models"),
+        "kernel_size": (9, "App. B: frozen 9x9 filters"),
+        "frozen": (True, "App. B: frozen 9x9 filters"),
+        "epochs": (20, "App. B: trained for 20 epochs"),
+        "batch_size": (512, "Sec. 4: batch size of 512"),
+        "optimizer": ("adamw", "Sec. 4: the AdamW optimizer"),
+        "learning_rate": (0.01, "Sec. 4: a learning rate of .01"),
+        "weight_decay": (0.01, "Sec. 4: weight decay of .01"),
+        "schedule": ("triangular", "Sec. 4: a simple triangular learning rate schedule"),
+    },
+    "mimetic": {
+        "model": ("convnext-iso-256/8", "Sec. 3: an isotropic ConvNeXt-256/8"),
+        "kernel_size": (7, "Sec. 3: with 7x7 filters"),
+        "patch_size": (2, "Sec. 3: 2x2 patches for 32x32 inputs"),
+        "frozen": (False, "Sec. 3: filters trained (no freezing mentioned)"),
+        "batch_size": (512, "Sec. 3: the pipeline of Trockman et al. (2022), whose Sec. 4 says batch 512"),
+        "optimizer": ("adamw", "Trockman et al. (2022), Sec. 4: AdamW"),
+        "learning_rate": (0.01, "Trockman et al. (2022), Sec. 4: learning rate .01"),
+        "weight_decay": (0.01, "Trockman et al. (2022), Sec. 4: weight decay .01"),
+        "schedule": ("triangular", "Trockman et al. (2022), Sec. 4: triangular schedule"),
+    },
+    "mimetic-vit": {
+        "model": ("vit-tiny-8/2", "Sec. 3, ViT results: tiny ViTs of dimension 192, depth 8, 3 heads"),
+        "batch_size": (512, "Sec. 3: the same pipeline as the ConvNeXt runs"),
+        "optimizer": ("adamw", "Trockman et al. (2022), Sec. 4: AdamW"),
+        "learning_rate": (0.01, "Trockman et al. (2022), Sec. 4: learning rate .01"),
+        "weight_decay": (0.01, "Trockman et al. (2022), Sec. 4: weight decay .01"),
+        "schedule": ("triangular", "Trockman et al. (2022), Sec. 4: triangular schedule"),
+    },
+    "lc": {
+        "model": ("lcresnet-20-16x8", "Fig. 1: LCResNet-20-16xE; frozen and learned break even at E = 8"),
+        "frozen": (True, "Sec. 4: frozen random spatial convolutions"),
+        "epochs": (75, "App. C: all CIFAR models for 75 epochs"),
+        "optimizer": ("sgd", "App. C: SGD with Nesterov momentum of 0.9"),
+        "learning_rate": (0.01, "App. C: initial learning rate of 1e-2"),
+        "schedule": ("cosine", "App. C: cosine annealing"),
+        "weight_decay": (0.01, "App. C: weight decay of 1e-2"),
+        "batch_size": (256, "App. C: batch size of 256"),
+        "label_smoothing": (0.1, "App. C: label smoothing of 1e-1"),
+        "pad": (4, "App. C: zero-padded by 4 px, then 32 px random crops"),
+        "flip": (True, "App. C: random horizontal flips"),
+        "rand_augment": (None, "App. C: no augmentation besides pad, crop and flip"),
+        "normalization": ("channel", "App. C: normalized by the channel mean and standard deviation"),
+    },
+    "alignment": {
+        "model": ("vgg16", "App. A.5: VGG16 (App. A.2: configuration D without the FC-4096 layers)"),
+        "init_scale": (0.526, "App. A.5, experiments 1-2: init_scale = 0.526"),
+        "learning_rate": (0.01, "App. A.5, experiments 1-2: learning_rate = 0.01"),
+        "random_classes": (5, "App. A.5, experiments 1-2: num_classes_upstream = 5"),
+        "train_size": (20000, "App. A.5, experiments 1-2: num_examples_upstream = 20000"),
+        "epochs": (120, "App. A.5, experiments 1-2: epochs_upstream = 120"),
+        "random_labels": (1.0, "App. A.1 step 3: upstream examples labelled randomly and uniformly"),
+        "train_offset": (0, "App. A.1 step 1: the upstream set is the first draw"),
+        "optimizer": ("sgd_momentum", "App. A.3: SGD with momentum 0.9"),
+        "batch_size": (256, "App. A.3: batch size 256"),
+        "schedule": ("step", "App. A.3: divided by 3 after 1/3 and after 2/3 of the steps"),
+        "weight_decay": (0.0, "App. A.3: no weight decay"),
+        "label_smoothing": (0.0, "App. A.3: cross-entropy, no other regularization"),
+        "rand_augment": (None, "App. A.3: no data augmentation"),
+        "pad": (0, "App. A.3: no data augmentation"),
+        "flip": (False, "App. A.3: no data augmentation"),
+        "normalization": ("symmetric", "App. A.3: CIFAR10 inputs scaled to [-1, 1]"),
+    },
+    "selection": {
+        "model": ("vit-tiny", "Sec. 4: ViT-T, the student"),
+        "epochs": (300, "Table 15, ViT-T on C-10: 300 training epochs"),
+        "batch_size": (512, "Table 15, ViT-T on C-10: batch size 512"),
+        "warmup_epochs": (50.0, "Table 15, ViT-T on C-10: 50 warmup epochs"),
+        "learning_rate": (0.002, "App. A: base learning rate 2e-3 for ViT-T"),
+        "optimizer": ("adamw", "Table 13: AdamW"),
+        "weight_decay": (0.05, "Table 13: weight decay 0.05"),
+        "schedule": ("cosine", "Table 13: cosine decay, linear warmup"),
+        "mixup_alpha": (0.8, "Table 13: mixup 0.8"),
+        "cutmix_alpha": (1.0, "Table 13: cutmix 1.0"),
+        "random_erasing": (0.25, "Table 13: random erasing 0.25"),
+        "label_smoothing": (0.1, "Table 13: label smoothing 0.1"),
+    },
+}
+
+
+def _value(run, key):
+    """A field of ``run``, of its recipe config (defaults filled) or of its builder arguments."""
+    if key in run.model_kwargs:
+        return run.model_kwargs[key]
+    if hasattr(run, key) and key != "config":
+        return getattr(run, key)
+    return getattr(run.config.filled(), key)
+
+
+def test_every_setup_has_a_table_of_facts():
+    assert set(FACTS) == set(methods.paper_setups())
+
+
+@pytest.mark.parametrize("name", sorted(FACTS))
+def test_the_setup_runs_with_the_papers_values(name):
+    run = Run.from_paper(name)
+    wrong = {key: (_value(run, key), wanted, where) for key, (wanted, where) in FACTS[name].items()
+             if _value(run, key) != wanted}
+    assert not wrong, wrong
+
+
+def test_the_optimizers_are_the_papers():
+    """LC App. C: Nesterov 0.9; Maennel App. A.3: momentum 0.9 (no Nesterov); the rest AdamW."""
+    for name, momentum, nesterov in (("lc", 0.9, True), ("alignment", 0.9, False)):
+        config = Run.from_paper(name).config.filled()
+        optimizer = make_optimizer(config.optimizer, config.learning_rate, config.weight_decay)
+        assert (optimizer.momentum, optimizer.nesterov) == (momentum, nesterov), name
+        assert optimizer.l2 == config.weight_decay  # PyTorch's coupled L2 (LC: 1e-2, alignment: 0)
+    for name in ("convcov", "mimetic", "mimetic-vit", "selection"):
+        config = Run.from_paper(name).config.filled()
+        optimizer = make_optimizer(config.optimizer, config.learning_rate, config.weight_decay)
+        assert isinstance(optimizer, keras.optimizers.AdamW) and optimizer.weight_decay == config.weight_decay
+
+
+def test_the_schedules_are_the_papers():
+    rate = lambda schedule, step: float(keras.ops.convert_to_numpy(schedule(step)))  # noqa: E731
+    # Maennel App. A.3: divided by 3 after 1/3 and 2/3 of the steps.
+    schedule = step_decay(0.01, 300)
+    assert [rate(schedule, s) for s in (0, 99, 101, 199, 201, 299)] == pytest.approx(
+        [0.01, 0.01, 0.01 / 3, 0.01 / 3, 0.01 / 9, 0.01 / 9])
+    # Trockman et al. Sec. 4 (the ConvMixer script): interp(t, [0, 2/5, 4/5, 1], [0, lr, lr/20, 0]).
+    schedule = TriangularSchedule(0.01, 100)
+    assert [rate(schedule, s) for s in (0, 40, 80, 100)] == pytest.approx([0.0, 0.01, 0.0005, 0.0], abs=1e-9)
+    # Xu et al. Table 13/15: linear warmup over 50 of 300 epochs, then cosine decay to 0.
+    schedule = warmup_cosine(0.002, 300, 50)
+    assert [rate(schedule, s) for s in (25, 50, 175, 300)] == pytest.approx(
+        [0.001, 0.002, 0.001, 0.0], abs=2e-5)
+
+
+@once_per_suite("the models the setups build: their structure, not the backend's numbers")
+def test_the_setups_build_the_papers_models():
+    def layers(model, kind):
+        return [layer for layer in model._flatten_layers(include_self=False) if type(layer).__name__ == kind]
+
+    def built(name):
+        run = Run.from_paper(name)
+        return build_model(run.model, 10, (32, 32, 3), **run.model_kwargs)
+
+    convmixer = built("convcov")  # Trockman et al. Sec. 4: ConvMixer-H/D has D depthwise layers of H filters
+    depthwise = layers(convmixer, "DepthwiseConv2D")
+    assert len(depthwise) == 8 and {d.kernel_size for d in depthwise} == {(9, 9)}
+    stem = layers(convmixer, "Conv2D")[0]
+    assert (stem.filters, stem.kernel_size, stem.strides) == (256, (2, 2), (2, 2))
+    assert {bn.momentum for bn in layers(convmixer, "BatchNormalization")} == {0.9}  # PyTorch's 0.1
+    preset = methods.parse_init_spec(Run.from_paper("convcov").init)[-1].value
+    from keras_structinit.covariance.schedule import PRESETS
+
+    assert PRESETS[preset] == (0.08, 0.37, 2.9)  # App. B: sigma_0 .08, v_sigma .37, a_sigma 2.9
+
+    convnext = built("mimetic")  # Sec. 3: isotropic ConvNeXt-256/8, 7x7 filters, 2x2 patches
+    assert len(layers(convnext, "DepthwiseConv2D")) == 8
+    assert {d.kernel_size for d in layers(convnext, "DepthwiseConv2D")} == {(7, 7)}
+    assert layers(convnext, "Conv2D")[0].strides == (2, 2)
+
+    for name, depth in (("mimetic-vit", 8), ("selection", 12)):  # Sec. 3 / Xu et al. Table 1: 192, 3 heads
+        vit = built(name)
+        attention = layers(vit, "MultiHeadAttention")
+        assert len(attention) == depth and {(a.num_heads, a.key_dim) for a in attention} == {(3, 64)}
+
+    lc = built("lc")  # Gavrikov & Keuper: LCResNet-20-16x8, 19 LC blocks of 3x3 filters, expansion 8
+    blocks = layers(lc, "LCConv2D")
+    assert len(blocks) == 19 and {b.expansion for b in blocks} == {8} and blocks[0].filters == 16
+
+    vgg = built("alignment")  # App. A.2: 13 3x3 convs with biases, 5 max-pools, one dense head
+    convs = layers(vgg, "Conv2D")
+    assert [c.filters for c in convs] == [64, 64, 128, 128, 256, 256, 256, 512, 512, 512, 512, 512, 512]
+    assert {(c.kernel_size, c.padding) for c in convs} == {((3, 3), "same")}
+    assert len(layers(vgg, "MaxPooling2D")) == 5 and len(layers(vgg, "Dense")) == 1
+    # App. A.3: He normal times init_scale, zero biases.
+    for conv in convs[2:]:
+        kernel = keras.ops.convert_to_numpy(conv.kernel)
+        wanted = 0.526 * math.sqrt(2.0 / np.prod(kernel.shape[:-1]))
+        assert abs(kernel.std() / wanted - 1) < 5 * math.sqrt(0.5 / kernel.size) + 0.02, conv.name
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(conv.bias), 0.0)
