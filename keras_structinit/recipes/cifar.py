@@ -133,9 +133,11 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
     if o.random_labels:  # the training labels; validation and evaluation keep the true ones ...
         y = random_labels(y, o.random_labels, num_classes, seed=o.seed)
     if o.random_classes is not None:  # ... unless the head has other classes than the data
-        validation_set, eval_set = (
-            None if part is None else (part[0], random_labels(part[1], 1.0, num_classes, seed=o.seed + k))
-            for k, part in ((1, validation_set), (2, eval_set)))
+
+        def relabelled(part, seed):
+            return None if part is None else (part[0], random_labels(part[1], 1.0, num_classes, seed=seed))
+
+        validation_set, eval_set = relabelled(validation_set, o.seed + 1), relabelled(eval_set, o.seed + 2)
     train = as_dataset(x, y, True)
     if schedule == "triangular":
         def make_schedule(total):
