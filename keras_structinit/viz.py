@@ -120,6 +120,32 @@ def plot_over_depth(panels, path, title=None, overwrite=False):
     return save_figure(fig, path, overwrite)
 
 
+def plot_heatmaps(maps, titles, path, *, title=None, label=None, symmetric=False, cmap=None, overwrite=False):
+    """2-D arrays side by side, one shared colour scale and a colorbar (``label``).
+
+    ``symmetric``: a diverging scale centred on 0 (covariances); otherwise from 0 to the largest
+    value (variances). Maps up to 9 x 9 show their values in the cells.
+    """
+    plt = pyplot()
+    maps = [np.asarray(m, dtype=np.float64) for m in maps]
+    fig, axes = plt.subplots(1, len(maps), figsize=(3.0 * len(maps) + 0.8, 3.4), squeeze=False)
+    peak = max(float(np.nanmax(np.abs(m))) for m in maps) or 1.0
+    low, high = (-peak, peak) if symmetric else (0.0, peak)
+    cmap = cmap or ("RdBu_r" if symmetric else "viridis")
+    for ax, array, panel_title in zip(axes[0], maps, titles, strict=True):
+        image = ax.imshow(array, cmap=cmap, vmin=low, vmax=high, interpolation="nearest")
+        if max(array.shape) <= 9:
+            for (r, c), v in np.ndenumerate(array):
+                ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=6, color="w")
+        ax.set_title(panel_title, fontsize=8)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label=label)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    return save_figure(fig, path, overwrite)
+
+
 def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss"), title=None, overwrite=False):
     """One panel per metric, one line per run (``{name: history_dict}``), epochs counted from 1.
 

@@ -127,7 +127,8 @@ def test_inspect_writes_its_reports_and_refuses_a_model_with_nothing_to_inspect(
     assert [r["kind"] for r in data["spatial"]] == ["conv", "depthwise", "depthwise", "depthwise"]
     assert (out / "report.md").read_text().startswith("# Inspection of")
     if importlib.util.find_spec("matplotlib"):
-        assert sorted(p.name for p in out.glob("*.png")) == ["covariance_blocks.png", "spatial_depth.png"]
+        assert sorted(p.name for p in out.glob("*.png")) == ["covariance_blocks.png", "position_variance.png",
+                                                              "spatial_depth.png"]
         assert "![spatial_depth](spatial_depth.png)" in (out / "report.md").read_text()
     assert cli.main(["inspect", str(model), "--out", str(out)]) == 2  # the report exists
     assert "--overwrite" in capsys.readouterr().err

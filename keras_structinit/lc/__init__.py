@@ -12,7 +12,9 @@ Pure math (NumPy float64, no Keras import):
   (``bank_kernel``, ``bank_size``, ``kernel_scale``; App. D);
 * :mod:`.pruning`: global magnitude pruning masks (``magnitude_masks``);
 * :mod:`.counting`: LCResNet parameter arithmetic (Table 1);
-* :mod:`.diversity`: ``variance_entropy`` of a layer's filters (Sec. 4.2, App. E).
+* :mod:`.diversity`: ``variance_entropy`` of a layer's filters (Sec. 4.2, App. E);
+* :mod:`.position`: ``position_variance`` and ``pooled_position_variance``, the weight variance
+  at each kernel position (Sec. 4.4, Fig. 13).
 
 Keras objects, imported on first use:
 
@@ -21,7 +23,8 @@ Keras objects, imported on first use:
 * :mod:`.apply`: ``fold_model``, ``apply_pointwise_l1``, ``prune_pointwise``,
   ``pointwise_sparsity``, ``parameter_counts``, ``find_pointwise_kernels``;
 * :mod:`.callbacks`: ``PrunePointwise`` (also in :mod:`keras_structinit.callbacks`);
-* :mod:`.inspect`: its part of ``structinit inspect``'s spatial section.
+* :mod:`.inspect`: its part of ``structinit inspect``'s spatial section and its
+  ``position_variance`` section.
 
 The LCResNets are :func:`keras_structinit.models.lcresnet`.
 """
@@ -31,6 +34,7 @@ from keras_structinit.lc.counting import SHARING, lcresnet_convs, lcresnet_param
 from keras_structinit.lc.diversity import randomness_threshold, variance_entropy
 from keras_structinit.lc.folding import fold_kernels
 from keras_structinit.lc.method import METHOD
+from keras_structinit.lc.position import centre_border_ratio, pooled_position_variance, position_variance
 from keras_structinit.lc.pruning import magnitude_masks, pruned_count
 from keras_structinit.lc.sharing import bank_kernel, bank_size, check_bank_fits, kernel_scale
 
@@ -44,6 +48,7 @@ __all__ = [
     "apply_pointwise_l1",
     "bank_kernel",
     "bank_size",
+    "centre_border_ratio",
     "check_bank_fits",
     "find_pointwise_kernels",
     "fold_kernels",
@@ -54,6 +59,8 @@ __all__ = [
     "magnitude_masks",
     "parameter_counts",
     "pointwise_sparsity",
+    "pooled_position_variance",
+    "position_variance",
     "prune_pointwise",
     "pruned_count",
     "randomness_threshold",

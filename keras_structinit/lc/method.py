@@ -58,6 +58,7 @@ METHOD = Method(
     selectors=(Selector("lc_pointwise", _lc_pointwise, "LC block",
                         "LC blocks (keras_structinit.layers.LCConv2D)"),),
     setups=(LC,),
-    inspectors=(Inspector("spatial", ".inspect:spatial_part", part=True),),
-    pure=(".", ".folding", ".sharing", ".pruning", ".counting", ".diversity"),
+    inspectors=(Inspector("spatial", ".inspect:spatial_part", part=True),
+                Inspector("position_variance", ".inspect:position_variance_section", order=15)),
+    pure=(".", ".folding", ".sharing", ".pruning", ".counting", ".diversity", ".position"),
 )
