@@ -295,3 +295,27 @@ def test_check_components():
         check_components(eigvals, 2 * eigvecs, 2)
     with pytest.raises(TypeError, match="n_components"):
         check_components(eigvals, eigvecs, 2.0)
+
+
+@once_per_suite("pure NumPy")
+def test_transfer_function_is_the_weight_variance_along_each_data_eigenvector():
+    """tau_i^2 = v_i^T Sigma_w v_i (Maennel et al., Sec. 2.3, App. A.8), largest sigma_i^2 first."""
+    from keras_structinit.alignment.misalignment import transfer_function
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(2, 6, 6))
+    sigma_x, sigma_w = a @ a.T, b @ b.T
+    sigma2, tau2 = transfer_function(sigma_x, sigma_w)
+    vals, vecs = np.linalg.eigh(sigma_x)
+    order = np.argsort(vals)[::-1]
+    np.testing.assert_allclose(sigma2, vals[order])
+    np.testing.assert_allclose(tau2, [vecs[:, i] @ sigma_w @ vecs[:, i] for i in order])
+    assert tau2.sum() == pytest.approx(np.trace(sigma_w))
+    np.testing.assert_allclose(transfer_function(sigma_x, np.eye(6))[1], 1.0)  # isotropic weights
+    # A repeated eigenvalue: its space's mean, whatever basis eigh picks (tr(diag(1, 3)) / 2 = 2).
+    np.testing.assert_allclose(transfer_function(np.diag([5.0, 1.0, 1.0]), np.diag([7.0, 1.0, 3.0]))[1],
+                               [7.0, 2.0, 2.0])
+    singular = np.outer([1.0, 0, 0], [1.0, 0, 0])  # one filter direction: Sigma_w of rank 1 is fine
+    np.testing.assert_allclose(transfer_function(np.diag([3.0, 2.0, 1.0]), singular)[1], [1.0, 0.0, 0.0])
+    with pytest.raises(ValueError, match="`sigma_x` must be a \\(3, 3\\) matrix"):
+        transfer_function(np.eye(2), np.eye(3))

@@ -22,7 +22,8 @@ import numpy as np
 
 from keras_structinit import validation
 
-__all__ = ["EIGENSPACE_RTOL", "eigenspaces", "filter_covariance", "misalignment", "random_basis"]
+__all__ = ["EIGENSPACE_RTOL", "eigenspaces", "filter_covariance", "misalignment", "random_basis",
+           "transfer_function"]
 
 
 def _matrix(value, name, dim=None):
@@ -159,3 +160,33 @@ def misalignment(sigma_x, sigma_w, basis=None):
     starts = np.flatnonzero(np.r_[True, np.diff(spaces)]) if spaces is not None else np.arange(len(forward))
     forward, inverse = np.add.reduceat(forward, starts), np.add.reduceat(inverse, starts)
     return float(np.sum(np.sqrt(forward * inverse)) - basis.shape[1])
+
+
+def transfer_function(sigma_x, sigma_w):
+    """The transfer function ``tau_i^2 = v_i^T Sigma_w v_i`` over the data's eigenvectors ``v_i``
+    (Maennel et al., Sec. 2.3, Eq. (2); App. A.8 plots the pairs ``(sigma_i^2, tau_i^2)`` as ``f``).
+
+    Eigenvectors come in decreasing order of their eigenvalue ``sigma_i^2``. Within an eigenspace
+    of ``Sigma_x`` (eigenvalues equal within :data:`EIGENSPACE_RTOL`) ``v_i`` is not unique, so each
+    of its ``tau_i^2`` is the space's mean, ``tr(Sigma_w|V) / dim V``: the same for any basis of it,
+    and ``v_i^T Sigma_w v_i`` itself where the eigenvalues are distinct. ``Sigma_w = I`` gives 1
+    for every ``i``; the ``tau_i^2`` sum to ``tr(Sigma_w)``. ``Sigma_w`` may be singular.
+
+    Args:
+        sigma_x: ``(d, d)`` symmetric data (patch) covariance.
+        sigma_w: ``(d, d)`` symmetric weight covariance (:func:`filter_covariance`).
+
+    Returns:
+        ``(sigma2, tau2)``: float64 arrays ``(d,)``, ``sigma2`` decreasing.
+
+    Example:
+        >>> transfer_function(np.diag([1.0, 4.0]), np.diag([2.0, 3.0]))[1]
+        array([3., 2.])
+    """
+    sigma_w = _matrix(sigma_w, "sigma_w")
+    x_vals, x_vecs = np.linalg.eigh(_matrix(sigma_x, "sigma_x", sigma_w.shape[0]))
+    tau2 = np.einsum("di,de,ei->i", x_vecs, sigma_w, x_vecs)
+    spaces = eigenspaces(x_vals)
+    sizes = np.bincount(spaces)
+    tau2 = (np.bincount(spaces, weights=tau2) / sizes)[spaces]  # each eigenspace's mean
+    return x_vals[::-1].copy(), tau2[::-1].copy()
