@@ -120,16 +120,18 @@ def plot_over_depth(panels, path, title=None, overwrite=False):
     return save_figure(fig, path, overwrite)
 
 
-def plot_heatmaps(maps, titles, path, *, title=None, label=None, symmetric=False, cmap=None, overwrite=False):
+def plot_heatmaps(maps, titles, path, *, title=None, label=None, symmetric=False, limit=None, cmap=None,
+                  overwrite=False):
     """2-D arrays side by side, one shared colour scale and a colorbar (``label``).
 
     ``symmetric``: a diverging scale centred on 0 (covariances); otherwise from 0 to the largest
-    value (variances). Maps up to 9 x 9 show their values in the cells.
+    value (variances). ``limit``: the scale's end instead of the largest magnitude (larger values
+    saturate). Maps up to 9 x 9 show their values in the cells.
     """
     plt = pyplot()
     maps = [np.asarray(m, dtype=np.float64) for m in maps]
     fig, axes = plt.subplots(1, len(maps), figsize=(3.0 * len(maps) + 0.8, 3.4), squeeze=False)
-    peak = max(float(np.nanmax(np.abs(m))) for m in maps) or 1.0
+    peak = limit or max(float(np.nanmax(np.abs(m))) for m in maps) or 1.0
     low, high = (-peak, peak) if symmetric else (0.0, peak)
     cmap = cmap or ("RdBu_r" if symmetric else "viridis")
     for ax, array, panel_title in zip(axes[0], maps, titles, strict=True):

@@ -23,8 +23,8 @@ from keras_structinit.io_utils import check_output, write_text
 __all__ = ["FIGURES", "inspect_model", "run"]
 
 #: The PNGs :meth:`~keras_structinit.inspection.InspectionReport.figures` may write (with matplotlib).
-FIGURES = ("spatial_depth.png", "covariance_blocks.png", "position_variance.png", "first_layer.png",
-           "transfer_function.png")
+FIGURES = ("spatial_depth.png", "covariance_blocks.png", "position_variance.png", "mlp_covariance.png",
+           "first_layer.png", "transfer_function.png")
 
 
 def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, overwrite=False, input_shape=None,

@@ -14,7 +14,9 @@ Pure math (NumPy float64, no Keras import):
   the stripe of a trained kernel);
 * :mod:`.attention`: ``DEFAULT_ALPHA``, ``DEFAULT_BETA``, ``query_key_factors``,
   ``value_projection_factors`` (the SVD split of ``alpha Z +- beta I``), ``attention_statistics``,
-  ``sincos_position_embedding``, ``token_grid``.
+  ``sincos_position_embedding``, ``token_grid``;
+* :mod:`.joint`: ``unit_covariance`` and ``population_covariance`` of an MLP block's
+  ``[W1, W2]`` (Sec. 2, Fig. 1), ``block_summary``.
 
 Keras objects, imported on first use:
 
@@ -22,7 +24,7 @@ Keras objects, imported on first use:
 * :mod:`.apply`: ``apply_mean_shift``, ``apply_mimetic_attention``;
 * :mod:`.layers`: ``ScalarBiasDense`` (the scalar-bias baseline of Fig. 4; also in
   :mod:`keras_structinit.layers`);
-* :mod:`.inspect`: its section of ``structinit inspect`` (the MLP blocks).
+* :mod:`.inspect`: its section of ``structinit inspect`` (the MLP blocks), ``mlp_weight_pairs``.
 
 Example:
     >>> model = ks.models.convnext_isotropic(256, 8)
@@ -39,6 +41,7 @@ from keras_structinit.mimetic.attention import (
     token_grid,
     value_projection_factors,
 )
+from keras_structinit.mimetic.joint import block_summary, population_covariance, unit_covariance
 from keras_structinit.mimetic.method import METHOD
 from keras_structinit.mimetic.shift import (
     DEFAULT_B,
@@ -63,9 +66,11 @@ __all__ = [
     "apply_mean_shift",
     "apply_mimetic_attention",
     "attention_statistics",
+    "block_summary",
     "expected_statistics",
     "find_attention_layers",
     "find_mlp_kernels",
+    "population_covariance",
     "query_key_factors",
     "resolve_shift",
     "row_mean_statistics",
@@ -73,5 +78,6 @@ __all__ = [
     "sincos_position_embedding",
     "token_grid",
     "torch_default_variance",
+    "unit_covariance",
     "value_projection_factors",
 ]

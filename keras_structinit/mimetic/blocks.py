@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MLP_DESCRIPTION", "MLP_FIRST_LAYERS", "MLP_FIRST_PATTERN"]
+__all__ = ["MLP_DESCRIPTION", "MLP_FIRST_LAYERS", "MLP_FIRST_PATTERN", "second_layer_path"]
 
 #: The first layer of an MLP block: ``(model family, layer name, regex)``, the regex
 #: matching the end of the kernel's variable path (the names ``selection/families.py`` maps).
@@ -22,3 +22,17 @@ MLP_DESCRIPTION = (
     + "; ".join(f"{name} ({family})" for family, name, _ in MLP_FIRST_LAYERS)
     + "; pass `layers=[...]` to name the first layers of another model's MLP blocks"
 )
+
+
+#: The first layer's name ends in ``1`` (``_pointwise_1``, ``_mlp_1``, ``_pointwise_conv_1``,
+#: ``dense_1``); the block's second layer is named alike, ending in ``2``.
+_FIRST_SUFFIX = re.compile(r"(pointwise_|mlp_|pointwise_conv_|dense_)1(/kernel)$")
+
+
+def second_layer_path(first_path):
+    """The kernel path of the second layer ``W2`` of the MLP block whose first kernel is at
+    ``first_path`` (one of :data:`MLP_FIRST_LAYERS`' names), or ``None`` for another name."""
+    if not isinstance(first_path, str):
+        raise TypeError(f"`first_path` must be a variable path (str). Received: {type(first_path).__name__}")
+    second, count = _FIRST_SUFFIX.subn(r"\g<1>2\2", first_path)
+    return second if count else None

@@ -116,5 +116,5 @@ METHOD = Method(
                         "self-attention layers (keras.layers.MultiHeadAttention, built)")),
     setups=(MIMETIC, MIMETIC_VIT),
     inspectors=(Inspector("mlp", ".inspect:mlp", order=20),),
-    pure=(".", ".shift", ".blocks", ".attention"),
+    pure=(".", ".shift", ".blocks", ".attention", ".joint"),
 )
