@@ -26,7 +26,7 @@ from keras_structinit.contract import check_model
 from keras_structinit.io_utils import write_text
 from keras_structinit.reporting import format_table
 
-__all__ = ["FIGURE_FILTERS", "InspectionReport", "Section", "inspect", "values"]
+__all__ = ["FIGURE_FILTERS", "InspectionReport", "Section", "images_and_labels", "inspect", "values"]
 
 #: Filters (and data eigenvectors) that a section's figure draws at most.
 FIGURE_FILTERS = 16
@@ -35,6 +35,28 @@ FIGURE_FILTERS = 16
 def values(variable):
     """A variable's values as a float64 NumPy array."""
     return np.asarray(keras.ops.convert_to_numpy(keras.ops.cast(variable, "float32")), dtype=np.float64)
+
+
+def images_and_labels(data):
+    """``(images, labels)`` of ``inspect``'s ``data``: images ``(N, H, W, C)`` alone (labels
+    ``None``) or a pair ``(images, labels)``, labels integers ``(N,)`` (a NumPy array)."""
+    if data is None:
+        return None, None
+    if hasattr(data, "shape"):
+        return data, None
+    if isinstance(data, (tuple, list)) and len(data) == 2 and hasattr(data[0], "shape"):
+        images, labels = data
+        labels = np.asarray(keras.ops.convert_to_numpy(labels) if hasattr(labels, "shape") else labels)
+        if labels.ndim == 2 and labels.shape[1] > 1:  # one-hot
+            labels = labels.argmax(axis=1)
+        labels = labels.reshape(-1) if labels.ndim == 2 and labels.shape[1] == 1 else labels
+        if labels.shape != (images.shape[0],) or not np.issubdtype(labels.dtype, np.integer):
+            raise ValueError(f"`data` as (images, labels) needs integer labels (N,) or one-hot (N, "
+                             f"classes) for the N = {images.shape[0]} images. Received labels of dtype "
+                             f"{labels.dtype}, shape {labels.shape}")
+        return images, labels
+    raise TypeError(f"`data` must be an image array (N, H, W, C) or a pair (images, labels). "
+                    f"Received: {type(data).__name__}")
 
 
 @dataclass
@@ -152,15 +174,16 @@ def inspect(model, *, data=None):
     Args:
         model: a built ``keras.Model`` (the package's, keras.applications, KerasHub or your own).
         data: optional images ``(N, H, W, C)``, scaled as the model's input is, for the sections
-            that measure the model against its data.
+            that measure the model against its data; or ``(images, labels)`` (integer labels
+            ``(N,)`` or one-hot), for the sections that also split by class. Sections read it
+            with :func:`images_and_labels`.
 
     Example:
         >>> report = keras_structinit.inspect(model)
         >>> print(report.to_markdown())
     """
     check_model(model)
-    if data is not None and not hasattr(data, "shape"):
-        raise TypeError(f"`data` must be an image array (N, H, W, C). Received: {type(data).__name__}")
+    images_and_labels(data)  # checked before any section runs
     sections = {name: inspector.load()(model, data=data, parts=[part.load() for part in parts])
                 for name, (inspector, parts) in methods.inspectors().items()}
     arrays = {key: array for section in sections.values() for key, array in section.arrays.items()}

@@ -158,9 +158,11 @@ class Inspector:
         section: the section's key in the report (``report.<section>``, ``to_dict()[section]``).
         function: ``"module:function"`` (the module relative to the record's package when it starts
             with ``.``), imported when a model is inspected. A section's function is called as
-            ``f(model, *, data, parts)``, ``parts`` being the loaded functions of the parts added
-            to it, and returns the section (:mod:`keras_structinit.inspection` says what it holds);
-            a part's function is called as the section's function documents.
+            ``f(model, *, data, parts)`` (``data``: ``None``, images or ``(images, labels)``, read
+            with :func:`keras_structinit.inspection.images_and_labels`), ``parts`` being the loaded
+            functions of the parts added to it, and returns the section
+            (:mod:`keras_structinit.inspection` says what it holds); a part's function is called
+            as the section's function documents.
         order: where the section comes in the report, lower first (unused for a part).
         part: the function adds to ``section``, which another record declares.
     """

@@ -136,3 +136,28 @@ def test_inspect_writes_its_reports_and_refuses_a_model_with_nothing_to_inspect(
     keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)]).save(dense)
     assert cli.main(["inspect", str(dense), "--out", str(tmp_path / "r2")]) == 2
     assert "no spatial convolution and no MLP block" in capsys.readouterr().err
+
+
+def test_inspect_with_labelled_data_writes_every_sections_figure(tmp_path, capsys):
+    """Issue 52: --data's labels reach the specialization section; the four analyses' figures
+    (Fig. 13's position variance, Fig. 1's MLP covariance, the transfer function, Figs. 7/10-11's
+    specialization) are written beside the others."""
+    import json
+
+    x, y = ks.datasets.procedural_images(40, image_size=8)
+    data = tmp_path / "labelled.npz"
+    np.savez(data, x=x, y=y)
+    out = tmp_path / "report"
+    argv = ["inspect", "vit-tiny-8/2", "--input-shape", "8,8,3", "--classes", "10", "--data", str(data),
+            "--out", str(out)]
+    assert cli.main(argv) == 0
+    assert "## Specialization of the last hidden neurons" in capsys.readouterr().out
+    report = json.loads((out / "report.json").read_text())
+    assert report["specialization"]["examples"] == 40
+    assert report["specialization"]["classes"] == len(np.unique(y))  # the classes present
+    assert report["mlp"][0]["joint"] is not None and report["position_variance"]["layers"]
+    assert len(report["first_layer"]["transfer"]) == len(report["first_layer"]["spectrum"])
+    if importlib.util.find_spec("matplotlib"):
+        from keras_structinit.cli.inspect import FIGURES
+
+        assert sorted(p.name for p in out.glob("*.png")) == sorted(FIGURES)

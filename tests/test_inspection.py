@@ -83,7 +83,7 @@ def test_figures_draw_the_covariances_the_report_measured(tmp_path):
     written = report.figures(tmp_path)
     assert [os.path.basename(p) for p in written] == ["spatial_depth.png", "covariance_blocks.png",
                                                         "position_variance.png", "first_layer.png",
-                                                        "transfer_function.png"]
+                                                        "transfer_function.png", "specialization.png"]
     for path in written:
         assert plt.imread(path).ndim == 3  # a colour PNG
     kernels = {v.path: keras.ops.convert_to_numpy(v) for v in model.variables}

@@ -262,7 +262,7 @@ def test_records_are_checked_when_declared():
 
 def test_inspect_sections_come_from_the_records_in_their_order(monkeypatch):
     sections = methods.inspectors()
-    assert list(sections) == ["spatial", "position_variance", "mlp", "first_layer"]
+    assert list(sections) == ["spatial", "position_variance", "mlp", "first_layer", "specialization"]
     assert [p.function for p in sections["spatial"][1]] == ["keras_structinit.lc.inspect:spatial_part"]
     records = methods.records()
     orphan = methods.Method("x", "t", "p", "keras_structinit",

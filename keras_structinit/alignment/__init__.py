@@ -11,8 +11,9 @@ Pure math (NumPy float64, no Keras import):
 * :mod:`.patches`: ``patch_covariance`` (streamed, patches flattened in the
   ``(kh, kw, C)`` order of a ``Conv2D`` kernel), ``extract_patches``, ``sorted_eigh``;
 * :mod:`.misalignment`: ``misalignment`` (App. D.4, Prop. 2), ``filter_covariance``,
-  ``random_basis``;
-* :mod:`.components`: ``component_scales`` (``tau_i = f(lambda_i)``), ``MODES``.
+  ``random_basis``, ``transfer_function`` (``tau_i^2``, Sec. 2.3, App. A.8);
+* :mod:`.components`: ``component_scales`` (``tau_i = f(lambda_i)``), ``MODES``;
+* :mod:`.specialization`: neuron activation frequencies and class selectivity (App. F, A.11).
 
 Keras objects, imported on first use:
 
@@ -20,7 +21,8 @@ Keras objects, imported on first use:
 * :mod:`.apply`: ``align_conv_layers``, ``weight_covariance``, ``weight_norms``,
   ``rescale_to_initial_norms`` (the transfer protocol of App. A.4);
 * :mod:`.callbacks`: ``RecordInitialNorms``;
-* :mod:`.inspect`: its section of ``structinit inspect`` (the first layer against the data).
+* :mod:`.inspect`: its sections of ``structinit inspect`` (the first layer against the data, the
+  neurons' specialization).
 
 Example:
     >>> images = x_train[:10000] / 127.5 - 1.0
@@ -30,7 +32,12 @@ Example:
 from keras_structinit._lazy import lazy_exports
 from keras_structinit.alignment.components import MODES, component_scales
 from keras_structinit.alignment.method import METHOD
-from keras_structinit.alignment.misalignment import filter_covariance, misalignment, random_basis
+from keras_structinit.alignment.misalignment import (
+    filter_covariance,
+    misalignment,
+    random_basis,
+    transfer_function,
+)
 from keras_structinit.alignment.patches import extract_patches, patch_covariance, sorted_eigh
 
 __getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)
@@ -50,6 +57,7 @@ __all__ = [
     "random_basis",
     "rescale_to_initial_norms",
     "sorted_eigh",
+    "transfer_function",
     "weight_covariance",
     "weight_norms",
 ]

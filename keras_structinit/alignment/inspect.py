@@ -1,7 +1,9 @@
 """The data-aligned paper's section of ``structinit inspect``: with ``data``, the first plain
 conv's patch covariance spectrum, the layer's misalignment with it (Maennel et al., Prop. 2)
 against a random basis, and its transfer function ``tau_i^2 = v_i^T Sigma_w v_i`` over the
-data's eigenvectors (Sec. 2.3, Eq. (2); App. A.8, Fig. 4)."""
+data's eigenvectors (Sec. 2.3, Eq. (2); App. A.8, Fig. 4); and the ``specialization`` section:
+with ``data``, how often the neurons the model's last Dense layer reads are activated (App. F,
+A.11, Figs. 7 and 10-11) and, with labels, how class-selective they are (:mod:`.specialization`)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,23 @@ import os
 import keras
 import numpy as np
 
+from keras_structinit import walker
 from keras_structinit.alignment.apply import conv_targets, layer_inputs, weight_covariance
 from keras_structinit.alignment.misalignment import misalignment, random_basis, transfer_function
 from keras_structinit.alignment.patches import patch_covariance
-from keras_structinit.inspection import FIGURE_FILTERS, Section, values
+from keras_structinit.alignment.specialization import (
+    activation_counts,
+    class_rates,
+    class_selectivity,
+    fraction_histogram,
+    neuron_fractions,
+)
+from keras_structinit.inspection import FIGURE_FILTERS, Section, images_and_labels, values
 
-__all__ = ["FirstLayerSection", "first_layer"]
+__all__ = ["FirstLayerSection", "SpecializationSection", "first_layer", "specialization"]
+
+#: Bins of [0, 1] of the specialization section's histograms (Figs. 10-11's distributions).
+BINS = 10
 
 
 class FirstLayerSection(Section):
@@ -78,11 +91,12 @@ def _plot_transfer(value, path, overwrite):
 
 
 def first_layer(model, *, data, parts):
-    """The :class:`FirstLayerSection` of ``model`` against ``data`` (images ``(N, H, W, C)``; ``None``:
-    an empty section); ``parts`` unused."""
-    if data is None:
+    """The :class:`FirstLayerSection` of ``model`` against ``data`` (images ``(N, H, W, C)``, or
+    ``(images, labels)``: labels unused; ``None``: an empty section); ``parts`` unused."""
+    images, _ = images_and_labels(data)
+    if images is None:
         return FirstLayerSection(None)
-    images = np.asarray(keras.ops.convert_to_numpy(data), dtype=np.float32)
+    images = np.asarray(keras.ops.convert_to_numpy(images), dtype=np.float32)
     if images.ndim != 4:
         raise ValueError(f"`data` must be images (N, H, W, C). Received shape {images.shape}")
     (layer, kernel), = conv_targets(model, 1)
@@ -103,3 +117,89 @@ def first_layer(model, *, data, parts):
     except ValueError as err:  # fewer filters than weights per filter: Sigma_w is singular
         row["note"] = str(err)
     return FirstLayerSection(row, arrays)
+
+
+class SpecializationSection(Section):
+    """``report.specialization``: a dict, ``None`` without data or without a Dense layer."""
+
+    def markdown(self):
+        if not self.value:
+            return []
+        f = self.value
+        lines = ["## Specialization of the last hidden neurons", "",
+                 f"The {f['neurons']} neurons that `{f['layer']}` reads, on {f['examples']} images "
+                 "(a neuron is activated when its value is above 0; Maennel et al., App. F, A.11, "
+                 f"Figs. 7, 10-11): on average {f['mean_neuron_fraction']:.3f} of the images activate a "
+                 f"neuron, {f['dead_neurons']:.3f} of the neurons are activated by none, and an image "
+                 f"activates {f['mean_example_fraction']:.3f} of the neurons."]
+        if f["classes"]:
+            lines.append(f"Split by the {f['classes']} classes: mean class selectivity "
+                         f"{f['mean_class_selectivity']:.3f} (0: a neuron fires alike for every class, 1: "
+                         f"for one only); {f['selective_neurons']:.3f} of the neurons above 0.5.")
+        return [*lines, ""]
+
+    def figures(self, directory, *, overwrite=False):
+        """``specialization.png``: the neurons over the fraction of images activating them and the
+        images over the fraction of neurons they activate (Figs. 7, 10-11), and with labels the
+        neurons over their class selectivity."""
+        if not self.value:
+            return []
+        from keras_structinit import viz
+
+        f = self.value
+        panels = [("fraction of images activating a neuron", f["neuron_histogram"], "share of neurons"),
+                  ("fraction of neurons an image activates", f["example_histogram"], "share of images")]
+        if f["classes"]:
+            panels.append(("class selectivity of a neuron", f["selectivity_histogram"], "share of neurons"))
+        plt = viz.pyplot()
+        fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.0), squeeze=False)
+        edges = np.linspace(0.0, 1.0, BINS + 1)
+        for ax, (xlabel, shares, ylabel) in zip(axes[0], panels, strict=True):
+            ax.bar(edges[:-1], shares, width=1.0 / BINS, align="edge", edgecolor="k", lw=0.4)
+            ax.set_xlim(0, 1)
+            ax.set_xlabel(xlabel, fontsize=8)
+            ax.set_ylabel(ylabel, fontsize=8)
+        fig.suptitle(f"{f['layer']}'s inputs on {f['examples']} images (Maennel et al., Figs. 7, 10-11)",
+                     fontsize=9)
+        return [viz.save_figure(fig, os.path.join(directory, "specialization.png"), overwrite)]
+
+
+def _last_dense(model):
+    dense = [layer for layer in walker.iter_layers(model) if isinstance(layer, keras.layers.Dense)]
+    return dense[-1] if dense else None
+
+
+def specialization(model, *, data, parts):
+    """The :class:`SpecializationSection` of ``model`` on ``data`` (images, or ``(images, labels)``
+    to split by class): the neurons are the input of the model's last ``Dense`` layer (the outer
+    hidden layer of App. F and Fig. 24), each value of it one neuron; ``parts`` unused."""
+    images, labels = images_and_labels(data)
+    layer = _last_dense(model)
+    if images is None or layer is None:
+        return SpecializationSection(None)
+    images = np.asarray(keras.ops.convert_to_numpy(images), dtype=np.float32)
+    classes = None if labels is None else int(labels.max(initial=0)) + 1
+    counts, sizes, example_fractions, start = 0, 0, [], 0
+    for batch in layer_inputs(model, layer, images):
+        active = batch.reshape(len(batch), -1) > 0
+        batch_labels = None if labels is None else labels[start : start + len(batch)]
+        c, n = activation_counts(active, batch_labels, classes)
+        counts, sizes, start = counts + c, sizes + n, start + len(batch)
+        example_fractions.append(active.mean(axis=1))
+    fractions = neuron_fractions(counts, sizes)
+    examples = np.concatenate(example_fractions).astype(np.float64)
+    row = {"layer": layer.name, "neurons": int(fractions.size), "examples": int(len(examples)),
+           "mean_neuron_fraction": float(fractions.mean()), "dead_neurons": float(np.mean(fractions == 0)),
+           "mean_example_fraction": float(examples.mean()),
+           "neuron_histogram": fraction_histogram(fractions, BINS).tolist(),
+           "example_histogram": fraction_histogram(examples, BINS).tolist(), "classes": None,
+           "mean_class_selectivity": None, "selective_neurons": None, "selectivity_histogram": None}
+    arrays = {"neuron_fractions": fractions, "example_fractions": examples}
+    rates = class_rates(counts, sizes)
+    if labels is not None and rates.shape[1] >= 2:
+        selectivity = class_selectivity(rates)
+        row.update(classes=int(rates.shape[1]), mean_class_selectivity=float(selectivity.mean()),
+                   selective_neurons=float(np.mean(selectivity > 0.5)),
+                   selectivity_histogram=fraction_histogram(selectivity, BINS).tolist())
+        arrays.update(class_rates=rates, class_selectivity=selectivity)
+    return SpecializationSection(row, arrays)

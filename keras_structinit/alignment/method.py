@@ -88,6 +88,7 @@ METHOD = Method(
     model_functions=("align_conv_layers",),
     serializable=(".initializers",),
     setups=(ALIGNMENT,),
-    inspectors=(Inspector("first_layer", ".inspect:first_layer", order=30),),
-    pure=(".", ".patches", ".misalignment", ".components"),
+    inspectors=(Inspector("first_layer", ".inspect:first_layer", order=30),
+                Inspector("specialization", ".inspect:specialization", order=35)),
+    pure=(".", ".patches", ".misalignment", ".components", ".specialization"),
 )

@@ -130,7 +130,8 @@ def _add_inspect(sub):
                     "with --data, the first layer's alignment with the data; writes report.md and "
                     "report.json to --out.")
     _add_model_arguments(inspect)
-    inspect.add_argument("--data", default=None, help="images for the first layer's alignment (.npz, "
+    inspect.add_argument("--data", default=None, help="labelled images for the first layer's alignment and "
+                                                      "the neurons' specialization by class (.npz, "
                                                       "ImageFolder dir/.zip; default: none)")
     inspect.add_argument("--seed", type=int, default=0, help="of the subset of --data measured (default 0)")
     inspect.add_argument("--out", default="structinit_inspect",

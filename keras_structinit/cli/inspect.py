@@ -24,7 +24,7 @@ __all__ = ["FIGURES", "inspect_model", "run"]
 
 #: The PNGs :meth:`~keras_structinit.inspection.InspectionReport.figures` may write (with matplotlib).
 FIGURES = ("spatial_depth.png", "covariance_blocks.png", "position_variance.png", "mlp_covariance.png",
-           "first_layer.png", "transfer_function.png")
+           "first_layer.png", "transfer_function.png", "specialization.png")
 
 
 def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, overwrite=False, input_shape=None,
@@ -40,10 +40,12 @@ def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, over
         check_output(os.path.join(out, name), "--out", overwrite=overwrite, inputs=[model, data],
                      hint=OVERWRITE_HINT)
     from keras_structinit.recipes.run import model_from
-    from keras_structinit.recipes.training_data import scaled_images
+    from keras_structinit.recipes.training_data import scaled_labeled_images
 
     net = model_from(model, input_shape=input_shape, classes=classes)
-    report = inspect(net, data=None if data is None else scaled_images(data, data_scaling, seed, "--data"))
+    # The labelled images: the specialization section splits the neurons' activations by class.
+    labeled = None if data is None else scaled_labeled_images(data, data_scaling, seed, "--data")
+    report = inspect(net, data=labeled)
     if not (report.spatial or report.mlp or report.first_layer):
         raise ValueError(f"MODEL {model!r} has no spatial convolution and no MLP block to inspect")
     os.makedirs(out, exist_ok=True)

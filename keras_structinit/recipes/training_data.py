@@ -16,7 +16,8 @@ from keras_structinit.recipes.config import RECIPES
 from keras_structinit.recipes.data import imagenet_source
 from keras_structinit.recipes.training import channel_normalizer
 
-__all__ = ["ALIGN_IMAGES", "TrainingData", "alignment_images", "prepare_data", "scaled_images"]
+__all__ = ["ALIGN_IMAGES", "TrainingData", "alignment_images", "prepare_data", "scaled_images",
+           "scaled_labeled_images"]
 
 #: Training images whose patches data-aligned init measures (a seeded random subset).
 ALIGN_IMAGES = 10_000
@@ -85,10 +86,15 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, train_offset=0, valid
                         None if data is None else str(data), None if eval_data is None else str(eval_data))
 
 
+def _pick(length, seed, count):
+    """The sorted indices of a seeded random ``count`` of ``length`` examples."""
+    return np.sort(np.random.default_rng(seed).choice(length, min(count, length), replace=False))
+
+
 def alignment_images(x, normalization, seed, count=ALIGN_IMAGES):
     """A seeded random ``count`` of the uint8 images ``x``, normalized as :func:`fit_cifar` does
     (``"channel"``, ``"symmetric"``), or as float32 0-255 (``"raw"``)."""
-    pick = np.sort(np.random.default_rng(seed).choice(len(x), min(count, len(x)), replace=False))
+    pick = _pick(len(x), seed, count)
     if normalization == "raw":
         return x[pick].astype("float32")
     return channel_normalizer(x, normalization)(x[pick])
@@ -97,3 +103,9 @@ def alignment_images(x, normalization, seed, count=ALIGN_IMAGES):
 def scaled_images(data, scaling, seed, name="data"):
     """:func:`alignment_images` of the images in ``data`` (an .npz, an ImageFolder folder or .zip)."""
     return alignment_images(datasets.load_labeled_images(data, name=name)[0], scaling, seed)
+
+
+def scaled_labeled_images(data, scaling, seed, name="data"):
+    """``(images, labels)``: :func:`scaled_images` and the labels of the same images."""
+    x, y = datasets.load_labeled_images(data, name=name)
+    return alignment_images(x, scaling, seed), np.asarray(y)[_pick(len(x), seed, ALIGN_IMAGES)]
