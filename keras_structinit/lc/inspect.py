@@ -60,8 +60,7 @@ class PositionVarianceSection(Section):
     def markdown(self):
         if not self.value or not self.value["layers"]:
             return []
-        rows = [{**r, "size": _size(r["kernel_size"]),
-                 "ratio": float("nan") if r["centre_border"] is None else r["centre_border"]}
+        rows = [{**r, "size": _size(r["kernel_size"]), "ratio": r["centre_border"]}  # None: no ring
                 for r in self.value["layers"]]
         columns = (("kernel", "path"), ("kind", "kind"), ("size", "size"),
                    ("centre / border variance", "ratio", ".3f"))
