@@ -59,3 +59,24 @@ def test_kernel_size_verdict_asks_for_growth_at_every_step():
         assert (all(b >= a for a, b in zip(means, means[1:], strict=False))) is grows
         assert kernel_size_checks(by_k) == [True, True if grows else None]
     assert "it does not grow at every step of k here" in _page("covariance.md")
+
+
+def test_selection_against_the_pruning_baselines_and_the_baseline_reading():
+    path = RESULTS / "selection_table7" / "selection_accuracy.json"
+    acc = collections.defaultdict(list)
+    for run in json.loads(path.read_text())["runs"]:
+        acc[run["variant"]].append(run["val_accuracy"])
+    verdicts = {(a, b): ahead(acc[a], acc[b]) for a, b in (
+        ("uniform", "l1_pruning"), ("uniform", "magnitude_pruning"), ("l1_pruning", "random_init"),
+        ("magnitude_pruning", "random_init"), ("l1_pruning", "magnitude_pruning"),
+        ("random_init", "trunc_normal_init"))}
+    assert list(verdicts.values()) == [True, True, None, None, None, None], verdicts
+    page = _page("weight-selection.md")
+    assert "Selection beats both pruning baselines beyond noise, as in Table 7" in page
+    assert "each pruning baseline is above random init but within noise of it" in page
+    assert "L1 and magnitude pruning are within noise of each other" in page
+    assert "within noise at this budget, so the setups follow the code" in page
+    for variant, words in (("uniform", "uniform selection"), ("l1_pruning", "L1 pruning"),
+                           ("magnitude_pruning", "magnitude pruning"), ("random_init", "random init")):
+        mean, std = 100 * np.mean(acc[variant]), 100 * np.std(acc[variant], ddof=1)
+        assert f"{words} {mean:.2f} ± {std:.2f}" in page, variant
