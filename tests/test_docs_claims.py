@@ -80,3 +80,22 @@ def test_selection_against_the_pruning_baselines_and_the_baseline_reading():
                            ("magnitude_pruning", "magnitude pruning"), ("random_init", "random init")):
         mean, std = 100 * np.mean(acc[variant]), 100 * np.std(acc[variant], ddof=1)
         assert f"{words} {mean:.2f} ± {std:.2f}" in page, variant
+
+
+def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
+    runs = json.loads((RESULTS / "lc_fgsm" / "lc_accuracy_fig1.json").read_text())["runs"]
+    acc = {(r["model"], r["frozen"], r["seed"]): (100 * r["val_accuracy"], 100 * r["fgsm_accuracy"])
+           for r in runs}
+    assert all(robust < clean for clean, robust in acc.values())
+    page = _page("lc-blocks.md")
+    assert "FGSM lowers the accuracy of every run" in page
+    gaps = {}
+    for e in (1, 8):
+        model = f"lcresnet-20-16x{e}"
+        for which, name in ((0, "clean"), (1, "robust")):
+            gaps[e, name] = [acc[model, True, s][which] - acc[model, False, s][which] for s in (0, 1, 2)]
+    assert ahead(gaps[8, "robust"], gaps[1, "robust"]) and ahead(gaps[8, "clean"], gaps[1, "clean"])
+    robust = [f"{np.mean(gaps[e, 'robust']):.2f} ± {np.std(gaps[e, 'robust'], ddof=1):.2f}" for e in (1, 8)]
+    assert f"shrinks from {robust[0]} points at E = 1 to {robust[1]} at E = 8, beyond noise" in page
+    assert all(ahead(gaps[e, "robust"]) is False for e in (1, 8))  # frozen below learnable at both
+    assert "frozen networks stay below the learnable ones at both expansions" in page
