@@ -32,8 +32,9 @@ its ViT), each an init spec applied by :func:`keras_structinit.initialize`:
   layer (``mlp_scalar_bias=True``: ``W1 x + b sum(x) 1_p``, ``b`` starting at 0), then ``mean-shift:B``
   (``B = 0``: the baseline alone, on ``torch-default``). Does the learnable scalar absorb the init?
 
-The attention and scalar-bias variants are not in the suite entries and have not been run at
-the entries' scale yet (a smoke run only).
+Neither the attention nor the scalar-bias variants are in the suite entries. The attention
+variants have one run at the ViT row's scale (``results/cpu/mimetic_vit``, with its own
+baseline); the scalar-bias variants a smoke run only.
 
 Runs recorded before 2026-11-25 (``results/archive/mimetic_sweep_mlp_baseline.json``)
 had the PyTorch default on the MLP blocks only, the rest at the builder's init.

@@ -32,7 +32,8 @@ Table 7's pruning baselines (issue 52) are the variants ``l1_pruning`` and
 ``trunc_normal_init`` is the random baseline as Sec. 4's text reads it (``--init
 trunc-normal``: the patch-embedding conv drawn from N(0, 0.02^2) too, where timm's
 code and ``random_init`` keep PyTorch's default there); each runs when named in
-``--variants`` (not by default, not in the suites' entries yet).
+``--variants`` (not by default, not in the suites' entries yet; one run of them is in
+``results/cpu/selection_table7``, with its own teacher and baselines).
 
 Results are written after every run (``--out``/selection_accuracy.json and
 .md); a re-run skips finished (variant, seed, teacher) runs, so the script can be

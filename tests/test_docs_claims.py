@@ -99,3 +99,20 @@ def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
     assert f"shrinks from {robust[0]} points at E = 1 to {robust[1]} at E = 8, beyond noise" in page
     assert all(ahead(gaps[e, "robust"]) is False for e in (1, 8))  # frozen below learnable at both
     assert "frozen networks stay below the learnable ones at both expansions" in page
+
+
+def test_mimetic_vit_comparison():
+    runs = json.loads((RESULTS / "mimetic_vit" / "mimetic_sweep.json").read_text())["runs"]
+    acc = collections.defaultdict(list)
+    for run in sorted(runs, key=lambda r: r["seed"]):
+        acc[run["variant"]].append(100 * run["val_accuracy"])
+    base, mlp = acc["mean-shift:0"], acc["mean-shift:0.05"]
+    attention, both = acc["torch-default+mimetic-attention"], acc["mimetic-attention+mean-shift:0.05"]
+    assert [ahead(both, base), ahead(both, mlp), ahead(mlp, base), ahead(attention, base)] == [
+        True, True, None, None]
+    page = _page("mimetic.md")
+    assert ("Both inits together beat the baseline and the MLP init alone beyond noise; the MLP init "
+            "alone and the attention init alone are within noise of the baseline") in page
+    for values, words in ((base, "PyTorch's default"), (mlp, "the MLP init alone (`b = 0.05`)"),
+                          (attention, "the attention init alone"), (both, "both")):
+        assert f"{words} {np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}" in page, words
