@@ -87,6 +87,20 @@ def test_data_aligned_needs_data_and_measures_it(tmp_path, capsys):
     assert out.exists()
 
 
+def test_data_aligned_on_a_2x2_patch_convmixer_from_the_command_line(tmp_path, capsys):
+    """Issue 52's acceptance: the zoo's 2x2 RGB stem (patch dimension 12) takes 12 eigenvectors."""
+    rng = np.random.default_rng(0)
+    data = tmp_path / "images.npz"
+    np.savez(data, x=rng.integers(0, 256, (40, 12, 12, 3), dtype=np.uint8), y=np.arange(40) % 3)
+    out = tmp_path / "aligned.keras"
+    argv = ["init", "convmixer-8/1", "--input-shape", "12,12,3", "--classes", "3", "--init", "data-aligned",
+            "--data", str(data), "--out", str(out)]
+    assert cli.main(argv) == 0
+    assert "| stem_conv/kernel | Conv2D | data-aligned:1 |" in capsys.readouterr().out
+    kernel = to_numpy(keras.saving.load_model(out).get_layer("stem_conv").kernel)
+    assert kernel.shape == (2, 2, 3, 8) and np.linalg.matrix_rank(kernel.reshape(12, 8)) == 8
+
+
 @pytest.mark.parametrize("make, extra, message", [
     (None, ["missing.keras", "--init", "conv-cov"], "MODEL 'missing.keras' does not exist"),
     ("corrupt", ["{corrupt}", "--init", "conv-cov"], "is not a .keras archive"),
