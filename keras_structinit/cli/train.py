@@ -38,7 +38,7 @@ def add_arguments(parser, full):
     def more(text):
         return text if full else argparse.SUPPRESS
 
-    cifar = "CIFAR recipes: "  # the Run's own CIFAR-only fields; RecipeConfig's get it below
+    cifar, own = "CIFAR recipes: ", " (default: the model's)"  # cifar: the Run's CIFAR-only fields
     group = parser.add_argument_group("the model")
     zoo = MODEL_FORMS if full else "convmixer-256/8, ... see --help-all"
     group.add_argument("--model", help=f"(required unless --paper) a zoo name ({zoo}), a .keras file, "
@@ -47,8 +47,8 @@ def add_arguments(parser, full):
                        help="a paper's CIFAR experiment: its settings, cited; flags given too are departures")
     group.add_argument("--new-head", action="store_const", const=True,
                        help="a new last Dense of the data's classes (default: refuse a head of another size)")
-    group.add_argument("--kernel-size", type=positive_int, help=more("a zoo model's depthwise kernel size"))
-    group.add_argument("--patch-size", type=positive_int, help=more("a zoo model's stem patch size"))
+    group.add_argument("--kernel-size", type=positive_int, help=more("a zoo model's depthwise kernel" + own))
+    group.add_argument("--patch-size", type=positive_int, help=more("a zoo model's stem patch size" + own))
     group = parser.add_argument_group("initialization")
     summaries = "; ".join(f"{f.name}: {f.summary}" for f in methods.init_forms().values())
     forms = f": {methods.form_usage()}. {summaries}"
