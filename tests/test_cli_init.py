@@ -72,10 +72,15 @@ def test_init_a_zoo_model_frozen_reloads_and_trains_in_a_fresh_process(tmp_path,
     """, tmp_path)
 
 
-def test_data_aligned_needs_data_and_measures_it(tmp_path, capsys):
+def _labelled_images(path):
+    """An .npz of 40 random 12x12 RGB images in 3 classes."""
     rng = np.random.default_rng(0)
-    data = tmp_path / "images.npz"
-    np.savez(data, x=rng.integers(0, 256, (40, 12, 12, 3), dtype=np.uint8), y=np.arange(40) % 3)
+    np.savez(path, x=rng.integers(0, 256, (40, 12, 12, 3), dtype=np.uint8), y=np.arange(40) % 3)
+    return path
+
+
+def test_data_aligned_needs_data_and_measures_it(tmp_path, capsys):
+    data = _labelled_images(tmp_path / "images.npz")
     out = tmp_path / "aligned.keras"
     argv = ["init", "simple-cnn", "--input-shape", "12,12,3", "--classes", "3", "--init", "data-aligned",
             "--out", str(out)]
@@ -89,9 +94,7 @@ def test_data_aligned_needs_data_and_measures_it(tmp_path, capsys):
 
 def test_data_aligned_on_a_2x2_patch_convmixer_from_the_command_line(tmp_path, capsys):
     """Issue 52's acceptance: the zoo's 2x2 RGB stem (patch dimension 12) takes 12 eigenvectors."""
-    rng = np.random.default_rng(0)
-    data = tmp_path / "images.npz"
-    np.savez(data, x=rng.integers(0, 256, (40, 12, 12, 3), dtype=np.uint8), y=np.arange(40) % 3)
+    data = _labelled_images(tmp_path / "images.npz")
     out = tmp_path / "aligned.keras"
     argv = ["init", "convmixer-8/1", "--input-shape", "12,12,3", "--classes", "3", "--init", "data-aligned",
             "--data", str(data), "--out", str(out)]

@@ -18,6 +18,7 @@ from keras_structinit.models import build_model
 from keras_structinit.recipes import Run
 from keras_structinit.recipes.optimizers import make_optimizer
 from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
+from keras_structinit.walker import iter_layers
 
 from conftest import once_per_suite
 
@@ -158,7 +159,7 @@ def test_the_schedules_are_the_papers():
 @once_per_suite("the models the setups build: their structure, not the backend's numbers")
 def test_the_setups_build_the_papers_models():
     def layers(model, kind):
-        return [layer for layer in model._flatten_layers(include_self=False) if type(layer).__name__ == kind]
+        return [layer for layer in iter_layers(model) if type(layer).__name__ == kind]
 
     def built(name):
         run = Run.from_paper(name)

@@ -91,13 +91,17 @@ def _pick(length, seed, count):
     return np.sort(np.random.default_rng(seed).choice(length, min(count, length), replace=False))
 
 
-def alignment_images(x, normalization, seed, count=ALIGN_IMAGES):
-    """A seeded random ``count`` of the uint8 images ``x``, normalized as :func:`fit_cifar` does
-    (``"channel"``, ``"symmetric"``), or as float32 0-255 (``"raw"``)."""
-    pick = _pick(len(x), seed, count)
+def _scaled(x, pick, normalization):
+    """``x[pick]`` normalized with the statistics of all of ``x`` (see :func:`alignment_images`)."""
     if normalization == "raw":
         return x[pick].astype("float32")
     return channel_normalizer(x, normalization)(x[pick])
+
+
+def alignment_images(x, normalization, seed, count=ALIGN_IMAGES):
+    """A seeded random ``count`` of the uint8 images ``x``, normalized as :func:`fit_cifar` does
+    (``"channel"``, ``"symmetric"``), or as float32 0-255 (``"raw"``)."""
+    return _scaled(x, _pick(len(x), seed, count), normalization)
 
 
 def scaled_images(data, scaling, seed, name="data"):
@@ -108,4 +112,5 @@ def scaled_images(data, scaling, seed, name="data"):
 def scaled_labeled_images(data, scaling, seed, name="data"):
     """``(images, labels)``: :func:`scaled_images` and the labels of the same images."""
     x, y = datasets.load_labeled_images(data, name=name)
-    return alignment_images(x, scaling, seed), np.asarray(y)[_pick(len(x), seed, ALIGN_IMAGES)]
+    pick = _pick(len(x), seed, ALIGN_IMAGES)
+    return _scaled(x, pick, scaling), np.asarray(y)[pick]
