@@ -6,6 +6,9 @@
   cannot be caught) are removed by the next write of that destination.
 * :func:`check_output` and :func:`prepare_output_dir` refuse to write over an
   input, and over an existing output unless told to overwrite it.
+* :class:`OutputLock` keeps a second process out of an output (a folder or a
+  file) while one writes it: taken before anything there is removed or written,
+  it names the holder's pid to whoever is refused.
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ import signal
 import tempfile
 import threading
 
-__all__ = ["atomic_path", "check_output", "prepare_output_dir", "write_json", "write_text"]
+__all__ = ["LOCK_FILE", "OutputInUse", "OutputLock", "atomic_path", "check_output", "check_unlocked",
+           "locked_outputs", "prepare_output_dir", "write_json", "write_text"]
 
 _TMP_MARK = ".tmp-"
+#: The lock file of an output folder (a file output's is ``.<name>.structinit.lock`` beside it).
+LOCK_FILE = ".structinit.lock"
 # Temporaries being written by this process; removed by the SIGTERM handler.
 _LIVE = set()
 
@@ -201,3 +207,136 @@ def file_sha256(path):
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+class OutputInUse(ValueError):
+    """Another process holds the :class:`OutputLock` of an output."""
+
+
+class OutputLock:
+    """An exclusive ``fcntl.flock`` on an output, held while one process removes or writes it.
+
+    ``path`` is a folder (``folder=True``: the lock is its :data:`LOCK_FILE`) or a file (the lock is
+    ``.<name>.structinit.lock`` beside it). :meth:`acquire` raises :class:`OutputInUse` naming
+    ``name`` and the holder's pid (which the holder writes into the lock file) when another process
+    holds it; :meth:`check` raises the same and changes nothing on disk. The kernel releases the lock
+    of a killed process. :meth:`release` removes the lock file; an acquire that locked a file removed
+    in between locks again, so two processes never both hold one. Without ``fcntl`` (Windows) there
+    is no lock. Use as a context manager, or :meth:`acquire` then :meth:`release`.
+    """
+
+    def __init__(self, path, name, *, folder=True, what="another process"):
+        self.path, self.name, self.folder, self.what = os.fspath(path), name, folder, what
+        head, tail = os.path.split(os.path.abspath(self.path))
+        self.lock_path = (os.path.join(self.path, LOCK_FILE) if folder
+                          else os.path.join(head, f".{tail}.structinit.lock"))
+        self._fd, self._made = None, None
+
+    def _refusal(self, fd):
+        try:
+            os.lseek(fd, 0, os.SEEK_SET)
+            pid = os.read(fd, 32).decode("ascii", "replace").strip()
+        except OSError:
+            pid = ""
+        holder = f"process {pid}" if pid.isdigit() else f"it holds {os.path.basename(self.lock_path)}"
+        return OutputInUse(f"{self.name} {self.path!r} is in use by {self.what} ({holder}); wait for it to "
+                           "end, or choose another path")
+
+    def check(self):
+        """Raises :class:`OutputInUse` when another process holds the lock; changes nothing."""
+        try:
+            import fcntl
+        except ImportError:
+            return
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY)
+        except OSError:
+            return  # no lock file: nobody holds it
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            raise self._refusal(fd) from None
+        finally:
+            os.close(fd)
+
+    def acquire(self):
+        """Takes the lock (making the folder that holds the lock file); :class:`OutputInUse` if held."""
+        try:
+            import fcntl
+        except ImportError:
+            return self
+        directory = os.path.dirname(self.lock_path)
+        if not os.path.isdir(directory):
+            self._made = directory
+            os.makedirs(directory, exist_ok=True)
+        while True:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                err = self._refusal(fd)
+                os.close(fd)
+                self._remove_made()
+                raise err from None
+            try:
+                same = os.path.samestat(os.fstat(fd), os.stat(self.lock_path))
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # the holder removed it as we opened it: lock the file that is there now
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return self
+
+    def release(self):
+        """Removes the lock file and releases the lock (the folder it made, if left empty)."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            os.remove(self.lock_path)
+        os.close(self._fd)
+        self._fd = None
+        self._remove_made()
+
+    def _remove_made(self):
+        if self._made is not None:
+            with contextlib.suppress(OSError):
+                os.rmdir(self._made)  # only when empty
+            self._made = None
+
+    @property
+    def held(self):
+        return self._fd is not None
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+        return False
+
+
+def _locks(files, folders, what):
+    return [OutputLock(path, name, folder=folder, what=what)
+            for entries, folder in ((files, False), (folders, True))
+            for path, name in entries if path is not None]
+
+
+def check_unlocked(files=(), folders=(), what="another process"):
+    """:class:`OutputInUse` when another process holds the lock of one of ``files`` or ``folders``
+    (``(path, name)`` pairs, ``None`` paths skipped); changes nothing. Check this before an output's
+    existence, so that a busy output is never answered with advice to overwrite it."""
+    for lock in _locks(files, folders, what):
+        lock.check()
+
+
+@contextlib.contextmanager
+def locked_outputs(files=(), folders=(), what="another process"):
+    """Holds the :class:`OutputLock` of each ``(path, name)`` in ``files`` and ``folders`` (``None``
+    paths skipped), taken in order; :class:`OutputInUse` for the first one another process holds."""
+    with contextlib.ExitStack() as stack:
+        for lock in _locks(files, folders, what):
+            stack.enter_context(lock)
+        yield

@@ -27,7 +27,7 @@ from keras_structinit.arguments import (
     usage_error,
 )
 from keras_structinit.freezing import freeze_spatial
-from keras_structinit.io_utils import atomic_path, check_output, write_text
+from keras_structinit.io_utils import atomic_path, check_output, check_unlocked, locked_outputs, write_text
 from keras_structinit.methods import apply_parts, load_parts, parse_init_spec
 from keras_structinit.recipes.run import model_from
 from keras_structinit.recipes.training_data import scaled_images
@@ -97,10 +97,17 @@ def init_model(model, spec, out, *, data=None, data_scaling="channel", seed=0, f
                          "directory or its .zip)")
     check_exists(data, "--data")
     inputs = [model, data, *(p.value for p in parts if p.form.reads_file)]
+    check_unlocked(files=[(out, "--out"), (report, "--report")])  # before "exists: pass --overwrite"
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
     if report is not None:
         report = check_output(report, "--report", overwrite=overwrite, inputs=[*inputs, out],
                               hint=OVERWRITE_HINT)
+    with locked_outputs(files=[(out, "--out"), (report, "--report")]):  # another init writing them: refused
+        return _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, input_shape, classes,
+                     needs)
+
+
+def _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, input_shape, classes, needs):
     run_parts = load_parts(parts)
     net = model_from(model, input_shape=input_shape, classes=classes)
     images = None if not needs else scaled_images(data, data_scaling, seed, "--data")

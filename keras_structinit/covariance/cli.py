@@ -19,7 +19,7 @@ from keras_structinit import covariance, datasets, validation
 from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
 from keras_structinit.freezing import freeze_spatial
 from keras_structinit.initializers import ConvCovariance
-from keras_structinit.io_utils import prepare_output_dir, write_json, write_text
+from keras_structinit.io_utils import OutputInUse, OutputLock, prepare_output_dir, write_json, write_text
 from keras_structinit.models import convmixer
 from keras_structinit.recipes.progress import progress_callbacks
 from keras_structinit.recipes.training import channel_normalizer, compile_classifier
@@ -59,14 +59,18 @@ def run(args):
     ``--overwrite``, prints one line and returns 2 before any training.
     """
     try:
+        OutputLock(args.out, "--out", what="another demo").check()  # before --overwrite is advised
         check_exists(args.data, "--data")
         prepare_output_dir(args.out, OUTPUT_FILES, "--out", overwrite=args.overwrite, inputs=[args.data],
                            hint=OVERWRITE_HINT, check_only=True)
         data = prepare_data(args.data, args.train_size, args.seed, name="--data")
     except INPUT_ERRORS as err:
         return usage_error("demo", err)
-    run_demo(data=data, epochs=args.epochs, out=args.out, seed=args.seed, train_size=args.train_size,
-             overwrite=args.overwrite, seeds=args.seeds)
+    try:
+        run_demo(data=data, epochs=args.epochs, out=args.out, seed=args.seed, train_size=args.train_size,
+                 overwrite=args.overwrite, seeds=args.seeds)
+    except OutputInUse as err:  # another demo took --out since the check
+        return usage_error("demo", err)
     return 0
 
 
@@ -137,6 +141,11 @@ def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_siz
     """
     inputs = [] if isinstance(data, DemoData) else [data]
     prepare_output_dir(out, OUTPUT_FILES, "out", overwrite=overwrite, inputs=inputs, check_only=True)
+    with OutputLock(out, "out", what="another demo"):  # before its files are removed or written
+        return _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, inputs)
+
+
+def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, inputs):
     if verbose is None:
         verbose, callbacks = progress_callbacks()
     else:

@@ -5,7 +5,9 @@
 :class:`~keras_structinit.recipes.progress.CSVLogger` it holds, as Keras composes callbacks),
 ``model.keras`` and ``results.md``; and the folder's rules: a used folder is refused unless
 ``overwrite``, ``resume`` needs an unfinished run with a whole backup and the same settings,
-and a ``fcntl`` lock keeps a second run out (the kernel releases it on a kill).
+and a lock (:class:`~keras_structinit.io_utils.OutputLock`) keeps a second run out: taken before
+anything in ``out`` is removed or written, its refusal names the other run's pid (the kernel
+releases it on a kill).
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ import sys
 
 import keras
 
-from keras_structinit.io_utils import atomic_path, prepare_output_dir, write_json, write_text
+from keras_structinit.io_utils import (
+    LOCK_FILE,
+    OutputLock,
+    atomic_path,
+    prepare_output_dir,
+    write_json,
+    write_text,
+)
 from keras_structinit.recipes import backup
 from keras_structinit.recipes.progress import CSVLogger
 
@@ -28,8 +37,6 @@ __all__ = ["BACKUP_DIR", "LOCK_FILE", "OUTPUT_FILES", "STATUSES", "UNFINISHED", 
 OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png", "model.keras")
 #: The folder in ``out`` where a run keeps what ``resume`` needs (:class:`~.backup.RunBackup`).
 BACKUP_DIR = "backup"
-#: The file a run holds an exclusive lock on while it uses ``out``.
-LOCK_FILE = ".structinit.lock"
 #: ``results.json``'s ``status``: written ``running`` first, so a killed run never looks finished.
 STATUSES = ("running", "finished", "interrupted", "diverged")
 #: The statuses of a run ``resume`` goes on with.
@@ -57,13 +64,20 @@ class RunFiles(keras.callbacks.Callback):
         self.log_path = os.path.join(self.out, "log.csv")
         self.results_path = os.path.join(self.out, "results.json")
         self.backup_dir = os.path.join(self.out, BACKUP_DIR)
-        self.record, self._lock, self._csv = None, None, None
+        self.record, self._csv = None, None
+        self._lock = OutputLock(self.out, self.names["out"], what="another run")
 
     # ------------------------------------------------------------------ before the run
 
     def check(self, *, check_only=True):
-        """Raises if the run may not use ``out``; returns the earlier ``results.json`` with ``resume``."""
+        """Raises if the run may not use ``out``; returns the earlier ``results.json`` with ``resume``.
+        Another run holding ``out`` comes first (:class:`RunRefused` naming its pid)."""
         out, names = self.out, self.names
+        if not self._lock.held:
+            try:
+                self._lock.check()
+            except ValueError as err:
+                raise RunRefused(str(err)) from None
         if not self.resume:
             if not self.overwrite and backup.holds_backup(self.backup_dir):
                 raise RunRefused(f"{names['out']} {out!r} holds the backup of a run ({self.backup_dir}): "
@@ -96,15 +110,19 @@ class RunFiles(keras.callbacks.Callback):
         return previous
 
     def open(self, record):
-        """Locks ``out``, checks it again, and writes ``results.json`` with ``"status": "running"``
-        (``record``: what it holds besides; its ``config`` must equal the earlier run's with
-        ``resume``). A context manager: leaving it releases the lock."""
+        """Locks ``out``, then checks it again (removing an earlier run's files with ``overwrite``),
+        and writes ``results.json`` with ``"status": "running"`` (``record``: what it holds besides;
+        its ``config`` must equal the earlier run's with ``resume``). A context manager: leaving it
+        releases the lock."""
         try:
-            previous = self.check(check_only=False)
-            self._lock = _lock(self.out, self.names["out"])
-        except (ValueError, FileExistsError) as err:
-            raise RunRefused(str(err)) from err
+            self._lock.acquire()
+        except ValueError as err:
+            raise RunRefused(str(err)) from None
         try:
+            try:
+                previous = self.check(check_only=False)
+            except (ValueError, FileExistsError) as err:
+                raise RunRefused(str(err)) from err
             self.resumed_at = backup.latest(self.backup_dir).epoch if self.resume else None
             if self.resume:
                 _check_same_run(previous, record["config"], self.names)
@@ -118,9 +136,7 @@ class RunFiles(keras.callbacks.Callback):
         return self
 
     def close(self):
-        if self._lock is not None:
-            self._lock.close()  # closing the file releases the lock
-            self._lock = None
+        self._lock.release()
 
     def __enter__(self):
         return self
@@ -206,20 +222,6 @@ class RunFiles(keras.callbacks.Callback):
         with open(self.log_path, encoding="utf-8") as f:
             lines = f.read().splitlines(keepends=True)
         write_text(self.log_path, "".join(lines[: 1 + epochs]) if epochs else "")
-
-
-def _lock(out, name):
-    """An exclusive ``fcntl`` lock on ``out``'s :data:`LOCK_FILE` (the open file; closing releases it)."""
-    import fcntl
-
-    handle = open(os.path.join(out, LOCK_FILE), "a+")  # noqa: SIM115 - held for the run
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        handle.close()
-        message = f"{name} {out!r} is in use by another run (it holds the lock on {LOCK_FILE})"
-        raise RunRefused(message) from None
-    return handle
 
 
 def _check_same_run(previous, config, names):

@@ -6,7 +6,7 @@ import json
 import os
 
 from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_teacher, usage_error
-from keras_structinit.io_utils import atomic_path, check_output
+from keras_structinit.io_utils import atomic_path, check_output, check_unlocked, locked_outputs
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.selection.select import selection_report
 from keras_structinit.selection.teachers import application_builder, load_teacher
@@ -78,10 +78,16 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, over
         raise ValueError(f"--out must be a .keras path. Received: {out!r}")
     _check_student(student)
     inputs = [spec for spec in (teacher, student) if isinstance(spec, (str, os.PathLike))]
+    check_unlocked(files=[(out, "--out"), (report, "--report")])  # before "exists: pass --overwrite"
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
     if report is not None:
         report = check_output(report, "--report", overwrite=overwrite, inputs=[*inputs, out],
                               hint=OVERWRITE_HINT)
+    with locked_outputs(files=[(out, "--out"), (report, "--report")]):  # another select writing them: refused
+        return _select(teacher, student, out, student_kwargs, report, options)
+
+
+def _select(teacher, student, out, student_kwargs, report, options):
     teacher = load_teacher(teacher)
     kwargs = dict(student_kwargs or {})
     if "num_classes" not in kwargs and len(teacher.output_shape) != 2:
