@@ -55,6 +55,8 @@ from benchmarks.bench_utils import (
     add_eval_data_argument,
     add_shard_argument,
     ahead,
+    data_label,
+    data_provenance,
     mean_std,
     ms,
     resumable_results,
@@ -183,7 +185,8 @@ def render_markdown(data):
         "",
         "Model: `simple-cnn-e3` (Maennel et al., App. E.3). Recipe (App. A.3) through `fit_cifar`: "
         + ", ".join(f"{k}={v}" for k, v in cfg["recipe"].items())
-        + f". Data: {cfg['data']}, {cfg['held_out']}; {cfg['train_size']} training images. Alignment "
+        + f". Data: {data_label(cfg['data'])}, {cfg['held_out']}; {cfg['train_size']} training images. "
+        "Alignment "
         f"measured on {cfg['align_images']} random training images. Accuracy at the end of complete runs of "
         f"{iterations} SGD iterations (each with its own schedule): held-out (test) and a fixed "
         f"{min(TRAIN_PROBE, cfg['train_size'])}-image training subset (train); seeds "
@@ -242,7 +245,7 @@ def main(argv=None):
         "train_size": len(train[0]),
         "align_images": min(args.align_images, len(train[0])),
         "recipe": dict(RECIPE),
-        "data": str(args.data),
+        "data": data_provenance(args.data),
         "held_out": "stratified 10% of the training split, seed 0",
     }
     data, save = resumable_results(args.out, NAME, config, render_markdown)
@@ -273,7 +276,7 @@ def main(argv=None):
         print(f"[{variant} seed {seed}, {iterations} iterations]", flush=True)
         run = run_one(variant, seed, iterations, train, held_out, align_images, eval_data)
         if eval_data is not None:
-            run["eval_data"] = str(args.eval_data)
+            run["eval_data"] = data_provenance(args.eval_data)
         data["runs"].append(run)
         save()
     print(render_markdown(data))

@@ -6,11 +6,14 @@ Machine facts and versions come from :mod:`keras_structinit.reporting`
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib.util
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +37,120 @@ DEADLINE_VARIABLE = "BENCH_DEADLINE"
 DEADLINE_EXIT = 75
 WARMUP = 2  # untimed calls before the timed ones
 MIN_REPEATS = 3  # timed calls a time budget may not cut below
+
+
+#: Where :func:`data_provenance` keeps the digests it computed, by path, mtime and size.
+DIGEST_CACHE = LOCAL_RESULTS / "digests.json"
+#: Paths (relative to the repository root) whose changes leave a result's code clean: what the
+#: benchmarks themselves write while a suite runs.
+NOT_CODE = ("benchmarks/results", "benchmarks/REPORT.md")
+
+
+# ----------------------------------------------------------------------------
+# Provenance: which code and which data a result came from (not which machine path)
+# ----------------------------------------------------------------------------
+def package_root():
+    """The folder that holds the imported ``keras_structinit`` package (not imported here), or
+    ``None`` where it cannot be found."""
+    spec = importlib.util.find_spec("keras_structinit")
+    if spec is None or not spec.origin:
+        return None
+    return Path(spec.origin).resolve().parent.parent
+
+
+def git(root, *args):
+    """The stripped stdout of ``git -C root args``, or ``None`` where git is missing or fails."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+@functools.cache
+def _code_at(root):
+    commit = git(root, "rev-parse", "HEAD")
+    if commit is None:
+        return None
+    status = git(root, "status", "--porcelain", "--", ".", *(f":(exclude){p}" for p in NOT_CODE))
+    return {"commit": commit, "dirty": status is None or bool(status)}
+
+
+def code_provenance(root=None):
+    """``{"commit": ..., "dirty": bool}``: the git commit of the checkout that holds the package
+    (``root``, default :func:`package_root`) and whether its tree differed from it (tracked or
+    untracked changes outside :data:`NOT_CODE`); ``None`` without git. Computed once per process
+    and root: the code a process runs is the code it imported."""
+    root = package_root() if root is None else Path(root).resolve()
+    found = None if root is None else _code_at(root)
+    return None if found is None else dict(found)
+
+
+def _load_digests():
+    try:
+        return json.loads(DIGEST_CACHE.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def file_sha256(path):
+    """The sha256 (hex) of the file at ``path``, cached in :data:`DIGEST_CACHE` under its resolved
+    path, mtime and size, so that a large data file is read once, not per process."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    key = f"{path}|{stat.st_mtime_ns}|{stat.st_size}"
+    cache = _load_digests()
+    if key in cache:
+        return cache[key]
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    cache = _load_digests()  # another process may have added entries meanwhile
+    cache[key] = digest.hexdigest()
+    try:
+        DIGEST_CACHE.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=DIGEST_CACHE.parent, delete=False, suffix=".tmp") as tmp:
+            json.dump(cache, tmp, indent=0, sort_keys=True)
+        os.replace(tmp.name, DIGEST_CACHE)
+    except OSError:  # a read-only checkout: the digest is still right, only not cached
+        pass
+    return cache[key]
+
+
+def data_provenance(path):
+    """How a result records the data at ``path``: ``{"name", "sha256"}``, its name and a digest of
+    its content (for a folder, of its files' relative paths and digests), never where it lies;
+    ``{"name"}`` alone where ``path`` does not exist; ``None`` for ``None``."""
+    if path is None:
+        return None
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"data_provenance: path must be a str or path; got {type(path).__name__}")
+    path = Path(path)
+    name = path.resolve().name if path.exists() else path.name
+    if path.is_file():
+        return {"name": name, "sha256": file_sha256(path)}
+    if path.is_dir():
+        digest = hashlib.sha256()
+        for file in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(f"{file.relative_to(path).as_posix()}\0{file_sha256(file)}\n".encode())
+        return {"name": name, "sha256": digest.hexdigest()}
+    return {"name": name}
+
+
+def data_label(recorded):
+    """A recorded ``data`` entry (:func:`data_provenance`'s dict, or an older path string) as
+    text: the name, and the digest's first 12 hex digits when there is one."""
+    if isinstance(recorded, dict):
+        digest = recorded.get("sha256")
+        return recorded.get("name", "?") + (f" (sha256 {digest[:12]})" if digest else "")
+    return Path(str(recorded)).name
+
+
+def stamp_code(record):
+    """``record`` with ``code`` set to :func:`code_provenance` (in place; returned too)."""
+    record["code"] = code_provenance()
+    return record
 
 
 # ----------------------------------------------------------------------------
@@ -158,7 +275,8 @@ def backend_parser(description):
 
 def save_results(out_dir, name, backend, entry, render_markdown):
     """Merges ``entry`` into ``<out_dir>/<name>.json`` under ``backend`` (parts of
-    an earlier entry not re-run are kept) and re-renders ``<name>.md``."""
+    an earlier entry not re-run are kept; the backend's and the file's ``code`` become this
+    process's, :func:`code_provenance`) and re-renders ``<name>.md``."""
     from keras_structinit.io_utils import write_text  # after KERAS_BACKEND is set
 
     out_dir = Path(out_dir)
@@ -166,7 +284,8 @@ def save_results(out_dir, name, backend, entry, render_markdown):
     data = json.loads(json_path.read_text()) if json_path.exists() else {}
     data["benchmark"] = name
     old = data.setdefault("results", {}).get(backend, {})
-    data["results"][backend] = {**old, **entry}
+    data["results"][backend] = stamp_code({**old, **entry})
+    stamp_code(data)
     write_text(json_path, json.dumps(data, indent=2) + "\n")
     write_text(out_dir / f"{name}.md", render_markdown(data))
     print(f"[{backend}] wrote {json_path} and {name}.md", flush=True)
@@ -263,7 +382,7 @@ def fit_and_measure(model, train, held_out, epochs, *, batch_size, seed, rand_au
     Returns ``(history, fields)``: the measurements a training benchmark records
     for a run (``val_accuracy``, ``train_accuracy``, ``train_time_s``, ``epochs_done``
     (fewer than ``epochs`` when the deadline cut it short), ``date``, and with ``eval_data``
-    its path and ``eval_data_accuracy``).
+    its :func:`data_provenance` and ``eval_data_accuracy``).
     """
     import datetime
 
@@ -283,7 +402,7 @@ def fit_and_measure(model, train, held_out, epochs, *, batch_size, seed, rand_au
               "epochs_done": len(history.history["accuracy"]),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     if eval_data is not None:
-        fields.update(eval_data=str(eval_data),
+        fields.update(eval_data=data_provenance(eval_data),
                       eval_data_accuracy=external_accuracy(model, history.normalization, eval_data))
     return history, fields
 
@@ -342,10 +461,11 @@ def resumable_results(out_dir, name, config, render_markdown):
     """``(data, save)`` of a resumable benchmark's ``<out_dir>/<name>.json``.
 
     ``data`` holds the earlier ``runs`` (none at first), with ``config``,
-    backend, machine and versions refreshed; a file holding another
-    ``config`` exits with a message. ``save()`` stamps the time and rewrites
-    the JSON and ``<name>.md`` (``render_markdown(data)``). Call after
-    ``KERAS_BACKEND`` is set.
+    backend, machine, versions and ``code`` (:func:`code_provenance`) refreshed; a
+    file holding another ``config`` exits with a message. ``save()`` stamps the
+    time, gives each run added since ``code`` too (earlier runs keep theirs, or
+    none), and rewrites the JSON and ``<name>.md`` (``render_markdown(data)``).
+    Call after ``KERAS_BACKEND`` is set.
     """
     import datetime
 
@@ -361,11 +481,14 @@ def resumable_results(out_dir, name, config, render_markdown):
     if data.get("config", config) != config:
         sys.exit(f"{name}: error: {json_path} holds runs of another configuration; move it away")
     data.update(benchmark=name, config=config, backend=keras.backend.backend(), machine=machine_info(),
-                versions=versions())
-    data.setdefault("runs", [])
+                versions=versions(), code=code_provenance())
+    earlier = {id(run): run for run in data.setdefault("runs", [])}  # holding them keeps ids unique
 
     def save():
         data["updated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        for run in data["runs"]:
+            if id(run) not in earlier and "code" not in run:
+                run["code"] = data["code"]
         write_text(json_path, json.dumps(data, indent=2) + "\n")
         write_text(out_dir / f"{name}.md", render_markdown(data))
 

@@ -57,6 +57,7 @@ from benchmarks.bench_utils import (
     add_eval_data_argument,
     add_shard_argument,
     ahead,
+    data_provenance,
     deadline,
     eval_data_lines,
     fit_and_measure,
@@ -237,7 +238,8 @@ def main(argv=None):
     config = {
         "experiment": args.experiment, "dim": args.dim, "depth": args.depth, "train_size": len(train[0]),
         "held_out_size": len(held_out[0]), "batch_size": args.batch_size, "rand_augment": args.rand_augment,
-        "data": str(args.data), "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
+        "data": data_provenance(args.data),
+        "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
         **({"pipeline": args.pipeline} if args.pipeline != "auto" else {}),
     }
     data, save = resumable_results(args.out, f"{NAME}_{args.experiment.replace('-', '_')}", config,

@@ -111,6 +111,7 @@ from benchmarks.bench_utils import (
     add_shard_argument,
     ahead,
     bars,
+    data_provenance,
     eval_data_lines,
     fit_and_measure,
     held_out_note,
@@ -773,7 +774,8 @@ def main(argv=None):
     config = {
         "experiment": args.experiment, "dim": args.dim, "depth": args.depth, "train_size": len(train[0]),
         "held_out_size": len(held_out[0]), "batch_size": args.batch_size, "rand_augment": args.rand_augment,
-        "source_epochs": args.source_epochs, "source_seed": args.source_seed, "data": str(args.data),
+        "source_epochs": args.source_epochs, "source_seed": args.source_seed,
+        "data": data_provenance(args.data),
         "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
     }
     if args.experiment == "groups":

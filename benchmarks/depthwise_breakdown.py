@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.bench_utils import code_provenance
 from keras_structinit.reporting import machine_info, versions
 
 
@@ -124,6 +125,7 @@ def main():
         "matmul_gflops": gflops,
         "machine": machine_info(),
         "software": versions(),
+        "code": code_provenance(),
         "repeats": args.repeats,
         "shape": [b, h, w, c],
         "rows": rows,

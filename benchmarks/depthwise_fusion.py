@@ -128,12 +128,13 @@ def main(argv=None):
     if args.child:
         print("RESULT " + json.dumps(measure(args.repeats)), flush=True)
         return
-    from benchmarks.bench_utils import script_command
+    from benchmarks.bench_utils import code_provenance, script_command
     from keras_structinit.io_utils import write_text
     from keras_structinit.reporting import machine_info, versions
 
     data = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine_info(),
-            "versions": versions(), "repeats": args.repeats, "loadavg": os.getloadavg()[0], "settings": {}}
+            "versions": versions(), "code": code_provenance(), "repeats": args.repeats,
+            "loadavg": os.getloadavg()[0], "settings": {}}
     launch, root = script_command(__file__)
     for setting, flags in SETTINGS.items():
         env = {**os.environ, "XLA_FLAGS": flags}

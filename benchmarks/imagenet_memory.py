@@ -33,7 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.bench_utils import BACKENDS, LOCAL_RESULTS, SHARED_CIFAR10
+from benchmarks.bench_utils import BACKENDS, LOCAL_RESULTS, SHARED_CIFAR10, data_provenance, stamp_code
 
 NAME = "imagenet_memory"
 
@@ -94,7 +94,7 @@ def measure(backend, data, steps, limit_gb):
         raise RuntimeError(f"the training child failed:\n{text[-3000:]}")
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        "data": str(data), "steps": steps, "batch_size": 1024, "image_size": 224,
+        "data": data_provenance(data), "steps": steps, "batch_size": 1024, "image_size": 224,
         "watchdog_peak_gb": round(peak, 2), "killed_above_gb": limit_gb if killed else None,
         "wall_seconds": round(time.perf_counter() - start, 1),
         **({k: (round(v, 2) if isinstance(v, float) else v) for k, v in result.items()} if result else {}),
@@ -135,7 +135,8 @@ def main(argv=None):
     print(json.dumps(entry), flush=True)
     path = args.out / f"{NAME}.json"
     data = json.loads(path.read_text()) if path.exists() else {"benchmark": NAME, "results": {}}
-    data["results"][args.backend] = entry
+    data["results"][args.backend] = stamp_code(entry)
+    stamp_code(data)
     write_text(path, json.dumps(data, indent=2) + "\n")
     write_text(args.out / f"{NAME}.md", render(data))
     return 0

@@ -37,7 +37,14 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_utils import LOCAL_RESULTS, SHARED_CIFAR10, mean_std, run_facts
+from benchmarks.bench_utils import (
+    LOCAL_RESULTS,
+    SHARED_CIFAR10,
+    code_provenance,
+    data_provenance,
+    mean_std,
+    run_facts,
+)
 
 NAME = "input_pipeline"
 CIFAR_STAGES = (
@@ -211,8 +218,9 @@ def main(argv=None):
             f"images/s); the full ImageNet recipe at {imagenet_full:.0f} images/s per core needs "
             f"R / {imagenet_full:.0f} (e.g. {3000 / imagenet_full:.0f} cores at 3,000 images/s, a ResNet-50 "
             "class rate). The accelerator rates R are illustrations, not measurements: no GPU was lent.")
-    data = {"benchmark": NAME, "config": vars(args) | {"data": str(args.data), "out": str(args.out)},
-            "machine": machine_info(), "versions": versions(),
+    config = {k: v for k, v in vars(args).items() if k != "out"} | {"data": data_provenance(args.data)}
+    data = {"benchmark": NAME, "config": config, "machine": machine_info(), "versions": versions(),
+            "code": code_provenance(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "cifar": {"batch": args.cifar_batch, "rows": _rows(CIFAR_STAGES, cifar_rates),
                       "stock_rand_augment": _stock(rates["stock"]["cifar"], cifar_rates)},

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_utils import SHARED_CIFAR10, Benchmark, run_facts
+from benchmarks.bench_utils import SHARED_CIFAR10, Benchmark, code_provenance, run_facts
 
 NAME = "input_streams"
 TRAINING = "input_streams_training"
@@ -373,7 +373,8 @@ def main(argv=None):
     when = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     args.out.mkdir(parents=True, exist_ok=True)
     if args.fit_share:
-        record = {"backend": keras.backend.backend(), "facts": facts, "data": described, "model": args.model,
+        record = {"backend": keras.backend.backend(), "code": code_provenance(), "facts": facts,
+                  "data": described, "model": args.model,
                   "batch": args.batch, "steps": args.steps, "measured": when,
                   "seconds_per_step": fit_share(x, y, args.model, args.batch, args.steps)}
         write_text(args.out / f"{SHARE}.json", json.dumps(record, indent=1) + "\n")
@@ -382,7 +383,8 @@ def main(argv=None):
         return
     if args.training:
         path = args.out / f"{TRAINING}.json"
-        record = {"backend": keras.backend.backend(), "facts": facts, "data": described, "model": args.model,
+        record = {"backend": keras.backend.backend(), "code": code_provenance(), "facts": facts,
+                  "data": described, "model": args.model,
                   "epochs": args.epochs, "seeds": list(args.seeds), "measured": when,
                   "runs": train_both(x, y, args.seeds, args.epochs, args.model, args.train_size)}
         write_text(path, json.dumps({"records": _merge(path, "backend", record)}, indent=1) + "\n")
@@ -390,7 +392,8 @@ def main(argv=None):
                                                           json.loads(path.read_text())["records"]) + "\n")
         print(f"Wrote {path}")
         return
-    record = {"backend": keras.backend.backend(), "facts": facts, "batches": args.batches,
+    record = {"backend": keras.backend.backend(), "code": code_provenance(), "facts": facts,
+              "batches": args.batches,
               "repeats": args.repeats, "cpu_affinity": sorted(os.sched_getaffinity(0)), "measured": when}
     if "cifar" in args.recipes:
         record |= {"data": described, "rows": measure(x, y, args.batches, args.repeats)}

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.bench_utils import BACKENDS, LOCAL_RESULTS, mean_std
+from benchmarks.bench_utils import BACKENDS, LOCAL_RESULTS, mean_std, stamp_code
 
 NAME = "inspect_speed"
 
@@ -79,6 +79,8 @@ def main(argv=None):
         "seconds": seconds, "cli_seconds": cli_seconds, "spatial_layers": len(report.spatial),
         "mlp_blocks": len(report.mlp), "machine": machine_info(), "versions": versions(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    stamp_code(data["results"][backend])
+    stamp_code(data)
     args.out.mkdir(parents=True, exist_ok=True)
     write_text(json_path, json.dumps(data, indent=2) + "\n")
     write_text(args.out / f"{NAME}.md", render_markdown(data))

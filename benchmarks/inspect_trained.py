@@ -47,6 +47,7 @@ from benchmarks.bench_utils import (
     TRAIN_SEEDS,
     Benchmark,
     add_shard_argument,
+    data_provenance,
     held_out_note,
     held_out_subset,
     mean_std,
@@ -186,7 +187,7 @@ def main(argv=None):
     config = {"experiment": args.experiment, "model": spec["model"], "model_kwargs": spec["kwargs"],
               "init": spec["init"], "paper": spec["paper"], "train_size": args.train_size,
               "held_out_size": args.held_out_size, "held_out": held_out_note(args.held_out_size),
-              "data": str(args.data), "epochs": args.epochs, "batch_size": args.batch_size,
+              "data": data_provenance(args.data), "epochs": args.epochs, "batch_size": args.batch_size,
               "learning_rate": overrides.get("learning_rate", recipe.learning_rate),
               "paper_recipe": f"{recipe.epochs} epochs, batch {recipe.batch_size}, learning rate "
                               f"{recipe.learning_rate}"}

@@ -80,6 +80,8 @@ from benchmarks.bench_utils import (
     add_shard_argument,
     ahead,
     by,
+    code_provenance,
+    data_provenance,
     external_accuracy,
     held_out_note,
     held_out_subset,
@@ -322,7 +324,7 @@ def main(argv=None):
         "train_size": len(x),
         "held_out_size": len(held_out[0]),
         "recipe": recipe,
-        "data": str(args.data),
+        "data": data_provenance(args.data),
         "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
         "backend": keras.backend.backend(),
     }
@@ -330,7 +332,8 @@ def main(argv=None):
     if data.get("config", config) != config:
         sys.exit(f"{NAME}: error: {json_path} holds runs of another configuration "
                  f"({data['config']}); use another --out or move it away")
-    data.update(benchmark=name, config=config, machine=machine_info(), versions=versions())
+    data.update(benchmark=name, config=config, machine=machine_info(), versions=versions(),
+                code=code_provenance())
     data.setdefault("runs", [])
     print(f"Data: {len(x):,} training / {len(held_out[0]):,} held-out images; backend "
           f"{config['backend']}", flush=True)
@@ -354,7 +357,7 @@ def main(argv=None):
         print(f"{label}: held-out accuracy {accuracy:.4f} after {seconds / 60:.1f} min", flush=True)
         external = {}
         if args.eval_data is not None:
-            external = {"eval_data": str(args.eval_data),
+            external = {"eval_data": data_provenance(args.eval_data),
                         "eval_data_accuracy": external_accuracy(model, history.normalization, args.eval_data)}
             print(f"{label}: --eval-data accuracy {external['eval_data_accuracy']:.4f}", flush=True)
         if args.fgsm:
@@ -375,6 +378,7 @@ def main(argv=None):
             "frozen_variables": len(frozen_paths),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "loadavg_1min": os.getloadavg()[0],
+            "code": data["code"],
             **external,
         })
         data["updated"] = data["runs"][-1]["date"]

@@ -54,6 +54,7 @@ from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
     Benchmark,
+    code_provenance,
     installed_backends,
     runs_table,
     script_command,
@@ -253,6 +254,7 @@ def measure_row(backend, expansion, batch_size, variant, args):
         loadavg_1min={"start": load_start, "end": os.getloadavg()[0]},
         machine=machine_info(),
         software=software,
+        code=code_provenance(),
     )
     return result
 
@@ -276,6 +278,7 @@ def _save(out, data):
     from keras_structinit.io_utils import write_text
 
     data["updated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    data["code"] = code_provenance()
     write_text(out / f"{NAME}.json", json.dumps(data, indent=2) + "\n")
     write_text(out / f"{NAME}.md", render_markdown(data))
 

@@ -79,6 +79,7 @@ from benchmarks.bench_utils import (
     add_eval_data_argument,
     add_shard_argument,
     ahead,
+    data_provenance,
     external_accuracy,
     held_out_note,
     held_out_subset,
@@ -276,7 +277,7 @@ def main(argv=None):
         "batch_size": args.batch_size,
         "lr": args.lr,
         "weight_decay": args.weight_decay,
-        "data": str(args.data),
+        "data": data_provenance(args.data),
         "held_out": held_out_note(args.held_out_size),
         "baseline": "torch-default: every conv and Dense kernel and bias (Sec. 3)",
     }
@@ -313,7 +314,7 @@ def main(argv=None):
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         }
         if args.eval_data is not None:
-            run.update(eval_data=str(args.eval_data),
+            run.update(eval_data=data_provenance(args.eval_data),
                        eval_data_accuracy=external_accuracy(model, history.normalization, args.eval_data))
             print(f"  --eval-data accuracy {run['eval_data_accuracy']:.4f}", flush=True)
         data["runs"].append(run)

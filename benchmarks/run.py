@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
-from benchmarks.bench_utils import DEADLINE_EXIT, LOCAL_RESULTS
+from benchmarks.bench_utils import DEADLINE_EXIT, LOCAL_RESULTS, data_provenance
 from benchmarks.suite import DEFAULT_JOBS, FOLDERS, SUITES
 
 #: Where ``--smoke`` writes unless ``--results`` says otherwise (ignored by git).
@@ -313,7 +313,7 @@ def main(argv=None):
             if args.smoke:  # every time from nothing
                 _clear(bench, suite_dir)
             elif _finished_with(done, bench) and bench.name not in args.rerun \
-                    and (args.eval_data is None or done.get("eval_data") == str(args.eval_data)):
+                    and (args.eval_data is None or done.get("eval_data") == data_provenance(args.eval_data)):
                 print(f"[{i}/{len(chosen)}] {bench.name}: done {done['finished']}; skipped", flush=True)
                 continue
             print(f"[{i}/{len(chosen)}] {bench.name}: {bench.title} (~{bench.minutes:.0f} min)", flush=True)
@@ -332,7 +332,7 @@ def main(argv=None):
                                             if bench.more_args else {}),
                 "finished": _now(), "wall_s": round(wall, 3),
                 "jobs": jobs if bench.run_key else 1,
-                "eval_data": None if args.eval_data is None else str(args.eval_data),
+                "eval_data": data_provenance(args.eval_data),
             }
             _write_json(state_path, state)
             results = _read_json(suite_dir / f"{bench.name}.json")

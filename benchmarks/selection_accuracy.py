@@ -65,6 +65,7 @@ from benchmarks.bench_utils import (
     add_eval_data_argument,
     ahead,
     bars,
+    data_provenance,
     eval_data_lines,
     external_accuracy,
     mean_std,
@@ -345,7 +346,7 @@ def main(argv=None):
         "student_train_size": args.student_train_size,
         "probe_epochs": args.probe_epochs,
         "recipe": {k: list(v) if isinstance(v, tuple) else v for k, v in recipe.items()},
-        "data": str(args.data),
+        "data": data_provenance(args.data),
         "held_out": "stratified 10% of the training split, seed 0",
     }
     if args.teacher_train_size is not None:  # absent from the configs of results recorded before it
@@ -382,7 +383,7 @@ def main(argv=None):
             "val_accuracy": float(history.history["val_accuracy"][-1]),
             "train_time_s": seconds,
             "history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
-            "path": str(teacher_path),
+            "path": teacher_path.name,  # beside the results; where is this machine's business
             "fingerprint": fingerprint(teacher),
         }
         if teachers:
@@ -434,7 +435,7 @@ def main(argv=None):
                 "val_accuracy_per_epoch": [float(v) for v in history.history["val_accuracy"]],
             }
             if args.eval_data is not None:
-                run.update(eval_data=str(args.eval_data),
+                run.update(eval_data=data_provenance(args.eval_data),
                            eval_data_accuracy=external_accuracy(student, history.normalization,
                                                                 args.eval_data))
             data["runs"].append(run)

@@ -67,7 +67,14 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_utils import LOCAL_RESULTS, WARMUP, Benchmark, script_command, time_calls
+from benchmarks.bench_utils import (
+    LOCAL_RESULTS,
+    WARMUP,
+    Benchmark,
+    code_provenance,
+    script_command,
+    time_calls,
+)
 
 NAME = "torch_reference"
 MODEL = {"dim": 128, "depth": 6, "kernel_size": 9, "patch_size": 2, "num_classes": 10,
@@ -399,7 +406,7 @@ def measure_group(group, rows, args, write=lambda result: None):
             torch.backends.cudnn.benchmark = True
         software["cudnn_benchmark"] = bool(torch.backends.cudnn.benchmark)
     load = os.getloadavg()
-    result = {"group": group, "machine": machine_info(), "software": software,
+    result = {"group": group, "machine": machine_info(), "software": software, "code": code_provenance(),
               "device": _device_name(backend),
               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "loadavg": {"start": list(load)}, "loadavg_1min": {"start": load[0]}, "rows": {}}
@@ -463,6 +470,7 @@ def _save(out, data):
     from keras_structinit.io_utils import write_text
 
     data["updated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    data["code"] = code_provenance()
     write_text(out / f"{NAME}.json", json.dumps(data, indent=2) + "\n")
     write_text(out / f"{NAME}.md", render_markdown(data))
 
