@@ -97,3 +97,28 @@ def test_the_imagenet_recipe_trains_on_a_folder_without_tensorflow(tmp_path):
     assert results["status"] == "finished" and len(results["metrics"]["loss"]) == 2
     assert (out / "model.keras").is_file()
     assert "tensorflow" not in sys.modules
+
+
+def test_commands_without_backend_setting_take_the_one_installed(tmp_path):
+    """No --backend, no KERAS_BACKEND, no keras.json: train, init and inspect run on the one backend
+    installed and say so in their first line (issue 58, point 2)."""
+    import os
+    import subprocess
+
+    backend = keras.backend.backend()
+    env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
+    env["KERAS_HOME"] = str(tmp_path / "keras_home")
+    data = _data(tmp_path / "train.npz", count=64)
+    commands = {
+        "train": ["train", "--model", "convmixer-16/2", "--epochs", "1", "--batch-size", "16", "--data", data,
+                  "--out", str(tmp_path / "run")],
+        "init": ["init", "convmixer-16/2", "--init", "conv-cov", "--out", str(tmp_path / "init.keras")],
+        "inspect": ["inspect", str(tmp_path / "init.keras"), "--out", str(tmp_path / "report")],
+    }
+    for name, argv in commands.items():
+        done = subprocess.run([sys.executable, "-m", "keras_structinit.cli", *argv], capture_output=True,
+                              text=True, env=env, timeout=600)
+        assert done.returncode == 0, (name, done.stderr[-3000:])
+        said = f"structinit: backend {backend} (the one installed; --backend or KERAS_BACKEND chooses)"
+        assert done.stdout.splitlines()[0] == said, (name, done.stdout[:500])
+        assert "Traceback" not in done.stderr, (name, done.stderr[-3000:])

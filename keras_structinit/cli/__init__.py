@@ -26,7 +26,7 @@ from keras_structinit.arguments import (
     usage_error,
 )
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "choose_backend", "main"]
 
 
 def _shape(text):
@@ -155,12 +155,51 @@ def _check_backend_installed(backend, given_as):
         )
 
 
+def _configured_backend():
+    """The backend Keras would take with no ``KERAS_BACKEND``: ``keras.json``'s, else TensorFlow."""
+    import json
+
+    home = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    try:
+        with open(os.path.join(home, "keras.json"), encoding="utf-8") as f:
+            backend = json.load(f).get("backend")
+    except (OSError, ValueError, AttributeError):
+        backend = None
+    return backend if backend in BACKEND_MODULES else "tensorflow"
+
+
+def choose_backend(installed=None):
+    """The backend to select when neither ``--backend`` nor ``KERAS_BACKEND`` names one: ``None``
+    (Keras' own choice, ``keras.json`` or TensorFlow) when that one is installed, else the one
+    backend installed. ``ValueError`` naming the choices when none, or several others, are."""
+    if installed is None:
+        installed = [b for b, module in BACKEND_MODULES.items()
+                     if importlib.util.find_spec(module) is not None]
+    configured = _configured_backend()
+    if configured in installed:
+        return None
+    if len(installed) == 1:
+        return installed[0]
+    if not installed:
+        raise ValueError("no Keras backend is installed: install one with pip install -e \".[jax]\", "
+                         "\".[torch]\" or \".[tensorflow]\" (from the repository root)")
+    raise ValueError(f"Keras' default backend ({configured}) is not installed: choose one of "
+                     f"{', '.join(installed)} with --backend or KERAS_BACKEND")
+
+
 def _ensure_backend(backend, argv):
-    """Selects ``backend`` before Keras is imported, or re-runs the command if Keras is on another one."""
+    """Selects ``backend`` before Keras is imported, or re-runs the command if Keras is on another one.
+    With neither ``--backend`` nor ``KERAS_BACKEND``: :func:`choose_backend`, said in a first line."""
     if backend is None:
         env_backend = os.environ.get("KERAS_BACKEND")
         if env_backend in BACKEND_MODULES and "keras" not in sys.modules:
             _check_backend_installed(env_backend, f"KERAS_BACKEND={env_backend}")
+        if env_backend is None and "keras" not in sys.modules:
+            chosen = choose_backend()
+            if chosen is not None:
+                os.environ["KERAS_BACKEND"] = chosen
+                print(f"structinit: backend {chosen} (the one installed; --backend or KERAS_BACKEND "
+                      "chooses)", flush=True)
         return
     _check_backend_installed(backend, f"--backend {backend}")
     if "keras" not in sys.modules:
