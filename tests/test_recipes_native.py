@@ -275,3 +275,37 @@ def test_fit_imagenet_native_trains_on_a_folder(tmp_path):
                                    validation_data=folder, verbose=0)
     assert int(model.optimizer.iterations.value) == 6
     assert np.isfinite(history.history["loss"]).all() and len(history.history["val_accuracy"]) == 2
+
+
+def test_keras_rand_augment_form_runs_on_tf_data_or_is_refused_in_one_line(tmp_path, capsys):
+    """Keras' form (``--rand-augment 2,0.4``) is a Keras layer in tf.data: with TensorFlow the run
+    takes that stream and its weights differ from ``none``; on the native stream it is refused in
+    one line naming the papers' forms, never dropped (issue 58, point 3)."""
+    from keras_structinit import cli
+    from keras_structinit.recipes import RecipeConfig
+
+    with pytest.raises(ValueError, match=r"only the tf.data stream applies.*'timm:m9-n2-mstd0.5-inc1'.*"
+                                         r"'torchvision:n2-m12'"):
+        RecipeConfig("cifar10", rand_augment=(2, 0.4), pipeline="native")
+    assert native.choose_pipeline("native", rand_augment="timm:m9-n2-mstd0.5") == "native"
+    rng = np.random.default_rng(0)
+    np.savez(tmp_path / "train.npz", x=rng.integers(0, 256, (48, 32, 32, 3), dtype=np.uint8),
+             y=np.arange(48) % 10)
+    argv = ["train", "--model", "simple-cnn", "--epochs", "1", "--batch-size", "8", "--seed", "0",
+            "--val-split", "0.25", "--data", str(tmp_path / "train.npz")]
+    if not HAS_TF:
+        assert cli.main([*argv, "--rand-augment", "2,0.4", "--out", str(tmp_path / "k")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "torchvision:n2-m12" in err, err
+        assert not (tmp_path / "k").exists()
+        return
+    assert native.choose_pipeline("auto", rand_augment=(2, 0.4)) == "tf"
+    assert cli.main([*argv, "--rand-augment", "2,0.4", "--pipeline", "native", "--out",
+                     str(tmp_path / "n")]) == 2
+    assert "only the tf.data stream applies" in capsys.readouterr().err
+    weights = {}
+    for form in ("none", "2,0.4"):  # the same stream, tf.data: only the augmentation differs
+        out = tmp_path / form
+        assert cli.main([*argv, "--rand-augment", form, "--pipeline", "tf", "--out", str(out)]) == 0
+        weights[form] = keras.saving.load_model(out / "model.keras").get_weights()
+    assert any(not np.array_equal(a, b) for a, b in zip(weights["none"], weights["2,0.4"], strict=True))

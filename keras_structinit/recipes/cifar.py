@@ -107,7 +107,7 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
 
     steps = o.steps_per_epoch or max(len(x) // batch_size, 1)
 
-    pipeline = choose_pipeline(o.pipeline, o.distribution)
+    pipeline = choose_pipeline(o.pipeline, o.distribution, rand_augment=o.rand_augment)
     start_epoch = resume_epoch(backup_dir, resume, steps)
 
     def as_dataset(xs, ys, training):

@@ -159,9 +159,10 @@ class RecipeConfig:
         validation.one_of(self.recipe, "recipe", RECIPES)
         validation.one_of(self.pipeline, "pipeline", PIPELINES)
         if self.rand_augment is not DEFAULT:
-            from keras_structinit.recipes.rand_augment import parse_rand_augment
+            from keras_structinit.recipes.native import tensorflow_available
+            from keras_structinit.recipes.rand_augment import check_stream
 
-            parse_rand_augment(self.rand_augment)
+            check_stream(self.rand_augment, self.pipeline, tensorflow_available())
         given, kind = _other_recipes_fields(self.recipe, [f.name for f in dataclasses.fields(self)
                                                           if getattr(self, f.name) is not DEFAULT])
         if given:

@@ -89,7 +89,8 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     sources = {"data": data, "validation_data": validation_data, "eval_data": eval_data}
     tfds = [f"{name}={source!r}" for name, source in sources.items()
             if isinstance(source, str) and source.startswith("tfds:")]
-    pipeline = choose_pipeline(o.pipeline, distribution, needs_tf=tfds, recipe="imagenet")
+    pipeline = choose_pipeline(o.pipeline, distribution, needs_tf=tfds, recipe="imagenet",
+                               rand_augment=rand_augment)
     if pipeline == "native":
         augmentation = augment.Augmentation(0, True, rand_augment, o.random_erasing, mixup_alpha,
                                             cutmix_alpha)

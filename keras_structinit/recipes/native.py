@@ -23,6 +23,7 @@ import numpy as np
 from keras_structinit import validation
 from keras_structinit.arguments import SLOWER_NATIVE
 from keras_structinit.recipes import augment, image_ops
+from keras_structinit.recipes.rand_augment import parse_rand_augment
 
 
 def tensorflow_available():
@@ -34,20 +35,24 @@ def tensorflow_available():
 
 
 
-def choose_pipeline(pipeline="auto", distribution=None, needs_tf=(), recipe="cifar"):
+def choose_pipeline(pipeline="auto", distribution=None, needs_tf=(), recipe="cifar", rand_augment=None):
     """The input stream a run uses: ``"native"`` or ``"tf"``.
 
     ``"auto"`` takes the native stream, except where ``tf.data`` is needed: a ``multi_worker``
     run (Keras shards ``tf.data`` across processes), a distributed run on the TensorFlow backend
     (``tf.distribute`` takes ``tf.data``), or ``needs_tf`` (names of arguments that only
     ``tf.data`` reads, e.g. a ``"tfds:"`` source); and, where TensorFlow is installed, the
-    ``(recipe, backend)`` pairs of :data:`~keras_structinit.arguments.SLOWER_NATIVE`. Elsewhere
+    ``(recipe, backend)`` pairs of :data:`~keras_structinit.arguments.SLOWER_NATIVE`, and Keras'
+    RandAugment form (``rand_augment``, a Keras layer in ``tf.data``). Elsewhere
     the native stream measured at least as fast as ``tf.data`` on one core of the 2-core CPU
     (``benchmarks/results/cpu/input_streams.md``). ``"tf"`` without TensorFlow is an
     ``ImportError`` that says what to install.
     """
     validation.one_of(pipeline, "pipeline", ("auto", "native", "tf"))
     needs_tf = list(needs_tf)
+    form = parse_rand_augment(rand_augment)
+    if form is not None and form.library == "keras":
+        needs_tf.append(f"rand_augment in Keras' form ({form})")
     if distribution == "multi_worker":
         needs_tf.append("distribution='multi_worker'")
     elif distribution is not None and keras.backend.backend() == "tensorflow":

@@ -334,6 +334,22 @@ def affine_rows(kernel, argument, size):
     return rows
 
 
+def check_stream(value, pipeline, tensorflow_installed, name="rand_augment"):
+    """``ValueError`` when ``value`` is the Keras form and the run's input stream cannot be
+    ``tf.data`` (``pipeline="native"``, or ``"auto"`` without TensorFlow): only a Keras layer in
+    ``tf.data`` applies it, and the native stream would drop it silently. Names the papers' forms."""
+    form = parse_rand_augment(value, name)
+    if form is None or form.library != "keras":
+        return
+    if pipeline == "tf" or (pipeline == "auto" and tensorflow_installed):
+        return
+    where = "pipeline='native'" if pipeline == "native" else "this install (no TensorFlow)"
+    raise ValueError(f"`{name}`={value!r} is Keras' RandAugment ({form}), "
+                     f"which only the tf.data stream applies, and {where} trains on the native stream: "
+                     "use a paper's form, 'timm:m9-n2-mstd0.5-inc1' (weight selection) or "
+                     "'torchvision:n2-m12' (ConvMixer's CIFAR script)")
+
+
 def parse_rand_augment_flag(text):
     """``--rand-augment``'s text: ``"recipe"`` (kept: the recipe's default), ``None`` for ``"none"``,
     a form's name, or ``"N,F"`` (the Keras form ``keras:nN-fF``, as recorded runs wrote it)."""
