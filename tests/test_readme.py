@@ -128,3 +128,30 @@ def test_the_readme_stays_short_and_links_every_guide():
     for guide in sorted((REPO_ROOT / "docs").glob("*.md")):
         assert f"docs/{guide.name}" in readme, f"the README does not link {guide.name}"
     assert "../shared" not in README, "user-facing text must use paths that work from a fresh clone"
+
+
+def test_pyproject_backend_extras_read_image_folders():
+    """``pip install -e ".[jax]"`` / ``".[torch]"`` train on ImageFolder data: Pillow comes with them."""
+    import tomllib
+
+    extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    for extra in ("jax", "torch", "recipes", "viz"):
+        assert any(re.match(r"pillow\b", d, flags=re.I) for d in extras[extra]), extra
+
+
+def test_readme_says_what_mean_shift_rewrites_and_it_is_so():
+    """The README's ``conv-cov+mean-shift`` comment: mean-shift implies torch-default, which
+    re-initializes every conv and Dense kernel and bias (checked on a zoo ConvNeXt)."""
+    import keras_structinit as ks
+    from keras_structinit.models import build_model
+
+    block = next(code for _, code in BLOCKS if '"conv-cov+mean-shift"' in code)
+    comment = " ".join(line.strip("# ") for line in block.splitlines() if line.lstrip().startswith("#"))
+    for claim in ("mean-shift implies torch-default", "re-initializes every conv and Dense kernel and bias"):
+        assert claim in comment, comment
+    model = build_model("convnext-iso-16/2")
+    written = set(ks.initialize(model, "conv-cov+mean-shift", seed=0))
+    expected = {v.path for layer in model._flatten_layers() for v in layer.weights
+                if type(layer).__name__ in ("Conv2D", "DepthwiseConv2D", "Dense", "ScalarBiasDense")
+                and v.name in ("kernel", "bias")}
+    assert expected and expected <= written, sorted(expected - written)
