@@ -556,6 +556,24 @@ def bars(ax, series, labels):
 # Suite entries: each script declares its own in SUITE = {"cpu": (...), "gpu": (...)}
 # ----------------------------------------------------------------------------
 TRAIN_SEEDS = ("--seeds", "0", "1", "2")
+#: What every entry's numbers depend on (paths from the repository root): the recipes (training
+#: loop, optimizers, the input stream), the model builders and their layers, and the data loader.
+COMMON_DEPENDENCIES = ("keras_structinit/recipes", "keras_structinit/models", "keras_structinit/layers",
+                       "keras_structinit/datasets.py")
+#: The init method's code, by the first word of a script's name (``covariance_accuracy.py``:
+#: ``covariance``); a script whose first word is not here depends on the common paths alone.
+METHOD_DEPENDENCIES = {
+    "alignment": ("keras_structinit/alignment",),
+    "covariance": ("keras_structinit/covariance", "keras_structinit/freezing.py"),
+    "init": ("keras_structinit/covariance",),
+    "lc": ("keras_structinit/lc", "keras_structinit/freezing.py"),
+    "mimetic": ("keras_structinit/mimetic",),
+    "selection": ("keras_structinit/selection",),
+    "inspect": ("keras_structinit/inspection.py",),
+    "depthwise": ("keras_structinit/ops", "keras_structinit/freezing.py"),
+    "frozen": ("keras_structinit/ops", "keras_structinit/freezing.py"),
+    "torch": ("keras_structinit/ops", "keras_structinit/freezing.py"),
+}
 
 
 @dataclass(frozen=True)
@@ -585,6 +603,10 @@ class Benchmark:
             work at tiny sizes (a few images, steps, epochs) that a CPU runs in about a minute,
             so that what a lent GPU runs has run here first; ``None``: the entry has none.
         estimated: ``minutes`` is an estimate, not a measured time (``--list`` says so).
+        depends: paths (from the repository root) its numbers depend on beyond
+            :attr:`dependencies`' defaults, e.g. a second init method's subpackage.
+        artifacts: files its runs keep beside their results (relative to the suite's folder)
+            and read back, e.g. a trained teacher: set aside with the results when they are stale.
     """
 
     name: str
@@ -599,6 +621,19 @@ class Benchmark:
     more_args: tuple = field(default=())
     smoke_args: tuple | None = None
     estimated: bool = False
+    depends: tuple = ()
+    artifacts: tuple = ()
+
+    @property
+    def dependencies(self):
+        """The paths (from the repository root) whose change since a result's commit makes it
+        stale: :data:`COMMON_DEPENDENCIES`, the script's init method (:data:`METHOD_DEPENDENCIES`),
+        the script itself (when it lies in ``benchmarks/``) and :attr:`depends`."""
+        script = Path(self.script)
+        own = (f"benchmarks/{script.name}",) if not script.is_absolute() or script.parent == \
+            Path(__file__).resolve().parent else ()
+        method = METHOD_DEPENDENCIES.get(script.stem.split("_")[0], ())
+        return tuple(dict.fromkeys((*COMMON_DEPENDENCIES, *method, *own, *self.depends)))
 
     @property
     def invocations(self):

@@ -261,12 +261,14 @@ SUITE = {
         Benchmark(name="inspect_sigma", script="inspect_trained.py", args=("sigma", *SIGMA_CPU, *INSPECT_CPU),
                   title="Inspect: fitted sigma of a trained ConvMixer-128/8's depthwise filters over depth",
                   paper="the covariance widens with depth (Fig. 5-6, Sec. 4.2)", minutes=25,
-                  run_key=("frozen", "seed")),
+                  run_key=("frozen", "seed"),
+                  depends=("keras_structinit/covariance", "keras_structinit/freezing.py")),
         Benchmark(name="inspect_entropy", script="inspect_trained.py",
                   args=("entropy", *ENTROPY_CPU, *INSPECT_CPU),
                   title="Inspect: filter variance entropy of a trained LCResNet-20-16x8, frozen vs learnable",
                   paper="frozen random filters stay more diverse than learned ones (Sec. 4.2, Fig. 6)",
-                  minutes=30, run_key=("frozen", "seed")),
+                  minutes=30, run_key=("frozen", "seed"),
+                  depends=("keras_structinit/lc", "keras_structinit/freezing.py")),
     ),
 }
 

@@ -386,6 +386,9 @@ FIGURES = {"mimetic_b": _figure_mimetic_b}
 # Mimetic: 3,000 images, batch 64 with AdamW's lr scaled by sqrt(64/512) from the paper's 0.01.
 MIMETIC_CPU = ("--backend", "torch", "--train-size", "3000", "--batch-size", "64", "--lr", "0.0035",
                "--held-out-size", "2000", *TRAIN_SEEDS)
+#: Beside the mimetic code, the runs' other inits: torch-default and ConvCovariance.
+MIXED_INITS = ("keras_structinit/baseline", "keras_structinit/covariance")
+
 SUITE = {
     "cpu": (
         Benchmark(
@@ -407,6 +410,7 @@ SUITE = {
             run_key=("model", "variant", "epochs", "seed"),
             eval_data=True,
             figures=("mimetic_b",),
+            depends=MIXED_INITS,
         ),
     ),
     "gpu": (
@@ -421,6 +425,7 @@ SUITE = {
             run_key=("model", "variant", "epochs", "seed"),
             eval_data=True,
             figures=("mimetic_b",),
+            depends=MIXED_INITS,
         ),
     ),
 }

@@ -22,6 +22,12 @@ every core. ``results/<suite>/suite.json`` records what finished, with its
 arguments and wall time; a finished benchmark is skipped unless its arguments
 changed or ``--rerun`` names it.
 
+An entry is *stale* when the code its runs depend on (``Benchmark.dependencies``: the recipes,
+the model builders, the init's subpackage, the data loader, its script) changed after the commit
+its results record (``git diff <commit>`` plus untracked files), or when a result records no
+commit. ``--list`` marks it; a run moves its results (and parts) aside, under
+``<--results>/local/stale/``, and runs it again from nothing, unless ``--no-stale``.
+
 ``--smoke`` runs each entry with its ``smoke_args`` (a few images, steps and epochs) instead,
 into ``<--results>/<folder>`` (default ``results/local/smoke/``; each entry's earlier smoke
 results removed first) with a
@@ -46,7 +52,7 @@ import time
 from pathlib import Path
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
-from benchmarks.bench_utils import DEADLINE_EXIT, LOCAL_RESULTS, data_provenance
+from benchmarks.bench_utils import DEADLINE_EXIT, LOCAL_RESULTS, data_provenance, git
 from benchmarks.suite import DEFAULT_JOBS, FOLDERS, SUITES
 
 #: Where ``--smoke`` writes unless ``--results`` says otherwise (ignored by git).
@@ -75,6 +81,10 @@ def parse_args(argv=None):
                              "results/local/smoke/ (the entry's earlier smoke results removed first): "
                              "a check that the suite runs end to end")
     parser.add_argument("--list", action="store_true", help="list the suite's benchmarks and exit")
+    parser.add_argument("--no-stale", action="store_true",
+                        help="leave stale entries (code changed since their results' commit, or no "
+                             "commit recorded) as they are: skip them when finished, resume them "
+                             "otherwise")
     parser.add_argument("--report", action="store_true", help="only rebuild REPORT.md and exit")
     args = parser.parse_args(argv)
     names = [b.name for b in SUITES[args.suite]]
@@ -261,6 +271,87 @@ def _merge_parts(bench, suite_dir, parts_dir, jobs):
     return merged
 
 
+# ----------------------------------------------------------------------------
+# Staleness: has the code a result depends on changed since the commit it records?
+# ----------------------------------------------------------------------------
+def code_records(data):
+    """Every ``code`` record in the result ``data`` (the file's, each backend's, each run's, each
+    record's), with ``None`` for each run that has none; ``[None]`` when there is none at all."""
+    found = []
+
+    def walk(obj):
+        if isinstance(obj, dict):
+            for key, value in obj.items():
+                if key == "code" and (value is None or isinstance(value, dict) and "commit" in value):
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(obj, list):
+            for value in obj:
+                walk(value)
+
+    walk(data)
+    found += [None for run in data.get("runs", []) if isinstance(run, dict) and "code" not in run]
+    return found or [None]
+
+
+def changed_files(commit, paths, root):
+    """The files under ``paths`` (relative to the git checkout ``root``) that differ from ``commit``:
+    changed in a later commit or in the working tree, or new and untracked; ``None`` when git
+    cannot tell (no git, or ``commit`` is not in this repository)."""
+    if git(root, "cat-file", "-e", f"{commit}^{{commit}}") is None:
+        return None
+    diff = git(root, "diff", "--name-only", commit, "--", *paths)
+    new = git(root, "ls-files", "--others", "--exclude-standard", "--", *paths)
+    if diff is None or new is None:
+        return None
+    return sorted(set(diff.splitlines()) | set(new.splitlines()))
+
+
+def stale_status(bench, datas, root=BENCH_DIR.parent):
+    """Why the results ``datas`` of ``bench`` (its results file and parts) no longer stand for the
+    code at ``root``: ``"stale (no commit recorded)"``, ``"stale (commit C not in this
+    repository)"`` or ``"stale (N file(s) changed since C)"``; ``None`` when they do, when nothing
+    is recorded, or when ``root`` is no git checkout (nothing to compare with)."""
+    records = [record for data in datas if data for record in code_records(data)]
+    if not records:
+        return None
+    if None in records:
+        return "stale (no commit recorded)"
+    if git(root, "rev-parse", "--git-dir") is None:
+        return None
+    changed = set()
+    for commit in sorted({record["commit"] for record in records}):
+        files = changed_files(commit, bench.dependencies, root)
+        if files is None:
+            return f"stale (commit {commit[:7]} not in this repository)"
+        changed |= set(files)
+    if not changed:
+        return None
+    since = ", ".join(sorted({r["commit"][:7] for r in records}))
+    return f"stale ({len(changed)} file(s) changed since {since})"
+
+
+def _recorded(bench, suite_dir):
+    """The results of ``bench`` under ``suite_dir``: its results file and its parts' files."""
+    paths = [suite_dir / f"{bench.name}.json",
+             *sorted((suite_dir / "parts" / bench.name).glob(f"*/{bench.name}.json"))]
+    return [data for data in map(_read_json, paths) if data]
+
+
+def _set_aside(bench, suite_dir, results_dir):
+    """Moves what ``bench`` wrote under ``suite_dir`` (results, Markdown, parts, artifacts) to a new folder
+    under ``<results_dir>/local/stale/`` (ignored by git); returns that folder."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    aside = Path(results_dir) / "local" / "stale" / suite_dir.name / f"{bench.name}-{stamp}"
+    aside.mkdir(parents=True, exist_ok=True)
+    for path in (suite_dir / f"{bench.name}.json", suite_dir / f"{bench.name}.md",
+                 suite_dir / "parts" / bench.name, *(suite_dir / a for a in bench.artifacts)):
+        if path.exists():
+            shutil.move(str(path), str(aside / path.name))
+    return aside
+
+
 def _smoke(bench):
     """``bench`` as ``--smoke`` runs it: its smoke arguments, no further invocations."""
     return dataclasses.replace(bench, args=tuple(bench.smoke_args), more_args=())
@@ -294,10 +385,12 @@ def main(argv=None):
         width = max(len(b.name) for b in benches)
         for bench in benches:
             done = state["benchmarks"].get(bench.name, {})
-            status = ("done " + done["finished"] if _finished_with(done, bench) else
+            stale = stale_status(bench, _recorded(bench, suite_dir)) if done else None
+            status = (stale if stale and not args.no_stale else
+                      "done " + done["finished"] if _finished_with(done, bench) else
                       "to run" if not done else "to re-run (arguments changed)")
             estimate = " (est.)" if bench.estimated else "       "
-            print(f"{bench.name:<{width}} ~{bench.minutes:>5.1f} min{estimate}  {status:<32} {bench.title}")
+            print(f"{bench.name:<{width}} ~{bench.minutes:>5.1f} min{estimate}  {status:<40} {bench.title}")
         estimated = sum(b.minutes for b in benches if b.estimated)
         print(f"{'total':<{width}} ~{sum(b.minutes for b in benches):>5.1f} min"
               + (f" ({estimated:.1f} of them estimated, not measured)" if estimated else ""))
@@ -310,8 +403,16 @@ def main(argv=None):
         total = time.perf_counter()
         for i, bench in enumerate(chosen, 1):
             done = state["benchmarks"].get(bench.name, {})
+            stale = None if args.smoke or args.no_stale else stale_status(bench, _recorded(bench, suite_dir))
             if args.smoke:  # every time from nothing
                 _clear(bench, suite_dir)
+            elif stale:  # results of other code: run again from nothing, not resumed
+                aside = _set_aside(bench, suite_dir, args.results)
+                state = _read_json(state_path) or state
+                if state["benchmarks"].pop(bench.name, None) is not None:
+                    _write_json(state_path, state)
+                print(f"[{i}/{len(chosen)}] {bench.name}: {stale}; its results moved to {aside}",
+                      flush=True)
             elif _finished_with(done, bench) and bench.name not in args.rerun \
                     and (args.eval_data is None or done.get("eval_data") == data_provenance(args.eval_data)):
                 print(f"[{i}/{len(chosen)}] {bench.name}: done {done['finished']}; skipped", flush=True)

@@ -506,6 +506,8 @@ SUITE = {
             minutes=95,  # 95.5 min on 2 cores with the mixing (2026-11-26): each distilled student ~9.5 min
             eval_data=True,
             figures=("selection_methods",),
+            depends=("keras_structinit/baseline",),  # the trunc-normal init variant
+            artifacts=("selection_teacher.keras",),  # its students' teacher, trained by the same code
         ),
     ),
     "gpu": (
@@ -525,6 +527,8 @@ SUITE = {
             minutes=10 * 60,
             eval_data=True,
             figures=("selection_methods",),
+            depends=("keras_structinit/baseline",),  # the trunc-normal init variant
+            artifacts=("selection_teacher.keras",),  # its students' teacher, trained by the same code
         ),
     ),
 }

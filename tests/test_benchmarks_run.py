@@ -74,6 +74,8 @@ def fake_suite(tmp_path, monkeypatch):
         return bench
 
     monkeypatch.setattr(report, "SUITES", {"cpu": ()})  # the report covers only the fake suite below
+    # The fake's results record no commit; whether they are stale is tested on its own below.
+    monkeypatch.setattr(run, "stale_status", lambda bench, datas, root=None: None)
     return suite, tmp_path / "results"
 
 
@@ -144,6 +146,42 @@ def test_more_args_add_runs_to_the_same_results_and_rerun_when_changed(fake_suit
     assert state["more_args"] == [["--variants", "c"]]
     assert run.main(["--suite", "cpu", "--results", str(results)]) == 0
     assert "fake: done" in capsys.readouterr().out
+
+
+def test_a_stale_entry_is_set_aside_and_run_again_from_nothing(fake_suite, monkeypatch, capsys):
+    suite, results = fake_suite
+    suite()
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "1"]) == 0
+    first = {(r["variant"], r["seed"], r["pid"]) for r in _runs(results / "cpu" / "fake.json")}
+    seen = []
+
+    def stale(bench, datas, root=None):
+        seen.append(len(datas))
+        return "stale (2 file(s) changed since abc1234)" if datas else None
+
+    monkeypatch.setattr(run, "stale_status", stale)
+    assert run.main(["--suite", "cpu", "--results", str(results), "--list"]) == 0
+    assert "stale (2 file(s) changed since abc1234)" in capsys.readouterr().out
+    assert run.main(["--suite", "cpu", "--results", str(results), "--list", "--no-stale"]) == 0
+    assert "done " in capsys.readouterr().out
+    assert run.main(["--suite", "cpu", "--results", str(results), "--no-stale"]) == 0
+    assert "fake: done" in capsys.readouterr().out
+
+    # Interrupted after setting aside: the entry is no longer finished, so the next run resumes it.
+    suite("--stop-after", "2")
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "1"]) == 1
+    out = capsys.readouterr().out
+    (aside,) = (results / "local" / "stale" / "cpu").iterdir()
+    assert f"fake: stale (2 file(s) changed since abc1234); its results moved to {aside}" in out
+    assert {(r["variant"], r["seed"], r["pid"]) for r in _runs(aside / "fake.json")} == first
+    assert (aside / "fake.md").exists() and (aside / "fake").is_dir()  # the parts went with them
+    assert "fake" not in json.loads((results / "cpu" / "suite.json").read_text())["benchmarks"]
+    monkeypatch.setattr(run, "stale_status", lambda bench, datas, root=None: None)  # today's runs
+    suite()
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "1"]) == 0
+    again = _runs(results / "cpu" / "fake.json")
+    assert len(again) == 8 and not {(r["variant"], r["seed"], r["pid"]) for r in again} & first
+    assert "6 run(s) to do" in capsys.readouterr().out  # resumed after the 2 runs before the stop
 
 
 def test_a_concurrent_runners_finished_entry_is_kept(fake_suite, monkeypatch):

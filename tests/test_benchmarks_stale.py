@@ -1,0 +1,110 @@
+"""Staleness of recorded results (issue 59, point 3): which code an entry depends on, and whether it
+changed after the commit its results record, in a temporary git repository."""
+
+import shutil
+import subprocess
+
+import pytest
+
+from benchmarks import BENCH_DIR
+from benchmarks.run import changed_files, code_records, stale_status
+from benchmarks.suite import CPU, Benchmark
+
+from conftest import once_per_suite
+
+pytestmark = [once_per_suite("staleness is git and plain Python"),
+              pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
+
+BENCH = Benchmark(name="selection_accuracy", script="selection_accuracy.py", depends=("extra.py",))
+
+
+@pytest.fixture
+def repo(tmp_path):
+    def git(*args):
+        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    files = ["keras_structinit/recipes/training.py", "keras_structinit/models/vit.py",
+             "keras_structinit/selection/select.py", "keras_structinit/lc/layers.py",
+             "benchmarks/selection_accuracy.py", "benchmarks/lc_accuracy.py", "extra.py", "README.md"]
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("one\n")
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    git("add", ".")
+    git("commit", "-q", "-m", "one")
+
+    def commit(message):
+        git("add", ".")
+        git("commit", "-q", "-m", message)
+
+    return tmp_path, git("rev-parse", "HEAD"), commit
+
+
+def _result(commit, runs=()):
+    return {"code": {"commit": commit, "dirty": False}, "runs": list(runs)}
+
+
+def test_an_entry_depends_on_the_recipes_models_its_init_its_script_and_what_it_declares():
+    deps = BENCH.dependencies
+    for path in ("keras_structinit/recipes", "keras_structinit/models", "keras_structinit/selection",
+                 "keras_structinit/datasets.py", "benchmarks/selection_accuracy.py", "extra.py"):
+        assert path in deps
+    assert "keras_structinit/lc" not in deps and "keras_structinit/mimetic" not in deps
+    outside = Benchmark(name="fake", script="/somewhere/else/fake_bench.py").dependencies
+    assert not any(p.startswith("benchmarks/") for p in outside)
+    for bench in CPU:  # every declared path exists in this checkout
+        for path in bench.dependencies:
+            assert (BENCH_DIR.parent / path).exists(), (bench.name, path)
+
+
+def test_unrelated_changes_leave_an_entry_fresh_and_its_code_changes_make_it_stale(repo):
+    root, first, commit = repo
+    assert stale_status(BENCH, [_result(first)], root) is None
+    (root / "README.md").write_text("two\n")
+    (root / "keras_structinit/lc/layers.py").write_text("two\n")  # another method's code
+    (root / "benchmarks/lc_accuracy.py").write_text("two\n")  # another entry's script
+    commit("unrelated")
+    assert stale_status(BENCH, [_result(first)], root) is None
+
+    (root / "keras_structinit/selection/select.py").write_text("two\n")  # not committed yet
+    assert changed_files(first, BENCH.dependencies, root) == ["keras_structinit/selection/select.py"]
+    assert stale_status(BENCH, [_result(first)], root) == f"stale (1 file(s) changed since {first[:7]})"
+    commit("selection changed")
+    assert stale_status(BENCH, [_result(first)], root) == f"stale (1 file(s) changed since {first[:7]})"
+    (root / "keras_structinit/recipes/new_stream.py").write_text("new\n")  # untracked
+    (root / "extra.py").write_text("two\n")  # declared by the entry
+    assert changed_files(first, BENCH.dependencies, root) == [
+        "extra.py", "keras_structinit/recipes/new_stream.py", "keras_structinit/selection/select.py"]
+    # A result of today's commit is fresh only when the tree holds no further change.
+    now = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert stale_status(BENCH, [_result(now)], root) == f"stale (2 file(s) changed since {now[:7]})"
+    commit("all")
+    now = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert stale_status(BENCH, [_result(now)], root) is None
+    # One run of an older commit makes the whole entry stale.
+    mixed = _result(now, [{"seed": 0, "code": {"commit": first, "dirty": False}}])
+    assert stale_status(BENCH, [mixed], root) == f"stale (3 file(s) changed since {first[:7]}, {now[:7]})"
+
+
+def test_a_result_without_a_commit_or_with_a_foreign_one_is_stale(repo):
+    root, first, _ = repo
+    assert stale_status(BENCH, [{"runs": [{"seed": 0}]}], root) == "stale (no commit recorded)"
+    assert stale_status(BENCH, [{"results": {"jax": {"median_s": 1}}}], root) == "stale (no commit recorded)"
+    one_without = _result(first, [{"seed": 0, "code": {"commit": first, "dirty": False}}, {"seed": 1}])
+    assert stale_status(BENCH, [one_without], root) == "stale (no commit recorded)"
+    assert stale_status(BENCH, [{"code": None}], root) == "stale (no commit recorded)"  # run without git
+    assert stale_status(BENCH, [_result("0" * 40)], root) == "stale (commit 0000000 not in this repository)"
+    assert stale_status(BENCH, [], root) is None  # nothing recorded: "to run", not stale
+
+
+def test_code_records_are_found_wherever_a_writer_puts_them():
+    code = {"commit": "a" * 40, "dirty": False}
+    data = {"code": code, "results": {"jax": {"code": code}}, "records": [{"code": code}],
+            "runs": [{"seed": 0, "code": code}], "config": {"code": "not a record"}}
+    assert code_records(data) == [code] * 4
+    assert code_records({"benchmark": "x"}) == [None]
