@@ -51,9 +51,18 @@ def test_one_seed_gives_one_log_and_a_killed_run_resumes_to_the_uninterrupted_we
     whole_log = (whole / "log.csv").read_text()
     # The header and epochs 1-2 (logged before the kill), as the whole run logged them.
     assert (out / "log.csv").read_text() == "".join(whole_log.splitlines(keepends=True)[:3])
+    record_path = out / "backup" / "current" / "backup.json"
+    record = json.loads(record_path.read_text())
+    assert 0 < record["train_seconds"] < 1000
+    record_path.write_text(json.dumps({**record, "train_seconds": 1000.0}))  # marks the first part's time
+    capsys.readouterr()
     assert cli.main([*_argv(data, out), "--resume"]) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if "esuming" in line]
+    assert said == [f"Resuming after epoch 1 of 3 ({out / 'backup'})"], said
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "finished" and results["resumed_at_epoch"] == 1
+    seconds = results["summary"]["train_seconds"]  # every epoch's time, not only the resumed part's
+    assert 1000 < seconds < 1000 + results["wall_seconds"], results["summary"]
     assert (out / "log.csv").read_text() == whole_log
     assert len(results["metrics"]["loss"]) == 3
     for got, want in zip(_weights(out / "model.keras"), _weights(whole / "model.keras"), strict=True):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from typing import NamedTuple
 
 import keras
@@ -36,12 +37,14 @@ MAX_RECORD_BYTES = 1 << 16
 
 class Backup(NamedTuple):
     """A whole backup: the epochs it holds, the optimizer's step count, the run's steps per epoch,
-    and its folder."""
+    its folder, and the seconds ``fit`` trained to reach it (over every resumed part; 0 where an
+    older record does not say)."""
 
     epoch: int
     iterations: int
     steps_per_epoch: int
     path: str
+    train_seconds: float = 0.0
 
 
 def reached(point):
@@ -68,6 +71,7 @@ def _whole(folder):
             record = json.load(f)
         epoch, iterations, digest = record["epoch"], record["iterations"], record["sha256"]
         version, steps_per_epoch = record["format_version"], record["steps_per_epoch"]
+        seconds = record.get("train_seconds", 0.0)
     except (OSError, ValueError, KeyError, TypeError) as err:
         return f"unreadable {RECORD} ({type(err).__name__})"
     if version != FORMAT_VERSION:
@@ -75,11 +79,13 @@ def _whole(folder):
     if not all(type(v) is int and v >= 1 for v in (epoch, iterations, steps_per_epoch)):
         return (f"{RECORD} holds epoch={epoch!r}, iterations={iterations!r}, "
                 f"steps_per_epoch={steps_per_epoch!r}")
+    if type(seconds) not in (int, float) or not 0 <= seconds < float("inf"):
+        return f"{RECORD} holds train_seconds={seconds!r}"
     if iterations != epoch * steps_per_epoch:
         return f"{iterations} optimizer steps for {epoch} epoch(s) of {steps_per_epoch} steps"
     if file_sha256(weights_path) != digest:
         return f"{WEIGHTS} does not match its digest"
-    return Backup(epoch, iterations, steps_per_epoch, folder)
+    return Backup(epoch, iterations, steps_per_epoch, folder, float(seconds))
 
 
 def latest(backup_dir):
@@ -123,8 +129,9 @@ class RunBackup(keras.callbacks.Callback):
     ``steps_per_epoch``: the run's, recorded with each backup (a backup whose optimizer step
     count is not ``epoch * steps_per_epoch`` is not whole). On ``fit``'s start the newest whole
     backup is loaded (one of other ``steps_per_epoch`` is refused) and ``fit`` goes on after its
-    epoch; the loaded optimizer's step count is checked against the record. The folder stays
-    when ``fit`` returns: remove it when the run's results are safe (:func:`remove`).
+    epoch; the loaded optimizer's step count is checked against the record. Each backup records
+    the seconds trained so far, :attr:`seconds_before` those of the backup resumed from. The
+    folder stays when ``fit`` returns: remove it when the run's results are safe (:func:`remove`).
     """
 
     def __init__(self, backup_dir, steps_per_epoch, divergence=None):
@@ -132,11 +139,14 @@ class RunBackup(keras.callbacks.Callback):
         self.backup_dir = os.fspath(backup_dir)
         self.steps_per_epoch = int(steps_per_epoch)
         self.divergence = divergence
+        self.seconds_before, self._start = 0.0, time.perf_counter()
 
     def on_train_begin(self, logs=None):
+        self._start = time.perf_counter()
         found = latest(self.backup_dir)
         if found is None:
             return
+        self.seconds_before = found.train_seconds
         check_steps(found, self.steps_per_epoch)
         optimizer = self.model.optimizer
         if optimizer is not None and not optimizer.built:
@@ -167,7 +177,8 @@ class RunBackup(keras.callbacks.Callback):
         reached("after_weights")
         iterations = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
         record = {"format_version": FORMAT_VERSION, "epoch": int(epoch), "iterations": iterations,
-                  "steps_per_epoch": self.steps_per_epoch, "sha256": file_sha256(weights)}
+                  "steps_per_epoch": self.steps_per_epoch, "sha256": file_sha256(weights),
+                  "train_seconds": round(self.seconds_before + time.perf_counter() - self._start, 3)}
         with open(os.path.join(incoming, RECORD), "w", encoding="utf-8") as f:
             json.dump(record, f)
             f.flush()

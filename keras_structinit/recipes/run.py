@@ -379,6 +379,9 @@ class CheckedRun:
         record = {"config": run.record(), "data": data.description, "versions": versions(),
                   "machine": machine_info()}
         with files.open(record):
+            if files.resume:
+                print(f"Resuming after epoch {files.resumed_at} of {run.config.filled().epochs} "
+                      f"({files.backup_dir})", flush=True)
             return self._train(files, images, callbacks, interactive)
 
     def _train(self, files, images, callbacks, interactive):

@@ -10,6 +10,7 @@ import numpy as np
 
 from keras_structinit import validation
 from keras_structinit.recipes import backup
+from keras_structinit.recipes.config import exclude_from_weight_decay
 from keras_structinit.recipes.data import input_normalization
 from keras_structinit.recipes.devices import DISTRIBUTIONS, accelerator, device_setup, resolve_precision
 from keras_structinit.recipes.optimizers import make_optimizer
@@ -144,6 +145,7 @@ def fit_classifier(
     wrap=None,
     optimizer="adamw",
     backup_dir=None,
+    no_weight_decay=None,
 ):
     """Compiles ``model`` with ``optimizer`` at ``make_schedule(total_steps)`` and fits it.
 
@@ -153,7 +155,8 @@ def fit_classifier(
     ``distribution`` (or a ``precision`` the model was not built with) it
     must be a builder, called inside :func:`device_setup`. ``optimizer``: "adamw" or "sgd" (see
     :func:`~keras_structinit.recipes.optimizers.make_optimizer`). Under ``mixed_float16``, Keras' ``compile``
-    wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``.
+    wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``. ``no_weight_decay``: the variables
+    it does not decay (:class:`~keras_structinit.recipes.RecipeConfig`'s field of that name).
 
     ``wrap``: ``None`` or a function ``(model, loss) -> (trained, loss)``
     returning what to compile and fit instead of ``model`` (e.g. a
@@ -170,15 +173,18 @@ def fit_classifier(
 
     Returns the ``History``; with ``eval_data`` (a dataset), its accuracy and
     loss after training are in ``history.eval_results`` (``None`` otherwise)
-    and ``history.train_seconds`` holds the wall time of ``fit``.
+    and ``history.train_seconds`` holds the wall time of ``fit`` (with a resumed run's earlier
+    parts).
     """
     total_steps = epochs * steps_per_epoch
     with device_setup(precision, distribution):
         model = _model_in_setup(model)
         if wrap is not None:
             model, loss = wrap(model, loss)
+        built_optimizer = make_optimizer(optimizer, make_schedule(total_steps), weight_decay, ema)
+        exclude_from_weight_decay(built_optimizer, model.trainable_variables, no_weight_decay)
         model.compile(
-            optimizer=make_optimizer(optimizer, make_schedule(total_steps), weight_decay, ema),
+            optimizer=built_optimizer,
             loss=loss,
             # One-hot or soft (mixed) labels: top-1 against their argmax.
             metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
@@ -197,7 +203,8 @@ def fit_classifier(
             callbacks=[divergence, *callbacks, *backups],
             shuffle=False,  # the datasets shuffle themselves
         )
-        history.train_seconds = time.perf_counter() - start
+        # Every epoch's: a resumed run adds the seconds its backup recorded.
+        history.train_seconds = time.perf_counter() - start + (backups[0].seconds_before if backups else 0.0)
         history.diverged = divergence.diverged
         if ema:
             model.optimizer.finalize_variable_values(model.trainable_variables)
