@@ -159,7 +159,7 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
         eval_data=None if eval_set is None else as_dataset(*eval_set, False),
         precision=o.precision, distribution=o.distribution, ema=o.ema,
         callbacks=callbacks, verbose=verbose, jit_compile=o.jit_compile, wrap=wrap,
-        optimizer=o.optimizer, backup_dir=backup_dir,
+        optimizer=o.optimizer, backup_dir=backup_dir, no_weight_decay=o.no_weight_decay,
     )
     history.normalization = {"mean": list(mean), "std": list(std)}
     history.config = config

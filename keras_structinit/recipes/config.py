@@ -15,13 +15,15 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from keras_structinit import validation
 from keras_structinit.arguments import CIFAR_ONLY, IMAGENET_ONLY, RECIPES  # also the parser's
 
-__all__ = ["CIFAR_ONLY", "DEFAULT", "IMAGENET_ONLY", "PIPELINES", "RECIPES", "RecipeConfig"]
+__all__ = ["CIFAR_ONLY", "DEFAULT", "IMAGENET_ONLY", "PIPELINES", "RECIPES", "TIMM_NO_WEIGHT_DECAY",
+           "RecipeConfig", "exclude_from_weight_decay"]
 
 #: The CIFAR recipes' defaults (:func:`~keras_structinit.recipes.fit_cifar`; ConvMixer's CIFAR
 #: script: batch 512, AdamW .01/.01, triangular schedule, torchvision's RandAugment n2 m12).
@@ -41,6 +43,7 @@ CIFAR_DEFAULTS = {
     "random_erasing": 0.0,
     "random_labels": 0.0,
     "random_classes": None,
+    "no_weight_decay": None,
 }
 #: The ImageNet recipe's defaults, close to "ResNet strikes back" A1
 #: (:func:`~keras_structinit.recipes.fit_imagenet` lists the differences).
@@ -56,7 +59,14 @@ IMAGENET_DEFAULTS = {
     "random_erasing": 0.0,
     "loss": "bce",
     "label_smoothing": 0.0,
+    "no_weight_decay": None,
 }
+
+#: The variable names ``no_weight_decay="timm"`` leaves undecayed beside every variable of rank <= 1
+#: (regular expressions, matched against ``variable.name``, which Keras' ``exclude_from_weight_decay``
+#: searches): the package's biases of any rank (attention's are 2-D), normalization scales and
+#: shifts, the ViT's position table (``PositionEmbedding``) and class token (``ClassToken``).
+TIMM_NO_WEIGHT_DECAY = ("^bias$", "^gamma$", "^beta$", "^embedding$", "^token$")
 
 #: The input streams (``pipeline``): "native" (:mod:`~keras_structinit.recipes.native`), "tf"
 #: (``tf.data``) or "auto" (:func:`~keras_structinit.recipes.native.choose_pipeline`).
@@ -87,6 +97,14 @@ class RecipeConfig:
         learning_rate: peak learning rate (ImageNet: default ``5e-3 * batch_size / 2048``).
         weight_decay: AdamW's decoupled weight decay (``optimizer="sgd"``: PyTorch's L2).
         label_smoothing: of the categorical cross-entropy.
+        no_weight_decay: variables the optimizer does not decay (default ``None``: every trainable
+            variable decays). ``"timm"``: timm's parameter groups, as the weight-selection
+            authors' ``optim_factory.py`` builds them (``ndim <= 1``, ``.bias``, and the model's
+            ``no_weight_decay()``: position table, class token): every variable of rank <= 1 and
+            :data:`TIMM_NO_WEIGHT_DECAY` by name. Or a sequence of regular expressions, each
+            searched in ``variable.name`` (Keras' ``optimizer.exclude_from_weight_decay``). Applies
+            to Keras' decoupled decay (``optimizer="adamw"``, the ImageNet recipe); the SGD
+            optimizers' PyTorch-style L2 decays every variable, and refuses it.
         rand_augment: a RandAugment form (:mod:`~keras_structinit.recipes.rand_augment`):
             ``"torchvision:n2-m12"`` (CIFAR default, ConvMixer's CIFAR script),
             ``"timm:m9-n2-mstd0.5-inc1"``, ``"keras:n2-f0.4"`` (a legacy ``(num_ops, factor)``
@@ -154,10 +172,19 @@ class RecipeConfig:
     random_erasing: Any = DEFAULT
     image_size: Any = DEFAULT
     loss: Any = DEFAULT
+    no_weight_decay: Any = DEFAULT
 
     def __post_init__(self):
         validation.one_of(self.recipe, "recipe", RECIPES)
         validation.one_of(self.pipeline, "pipeline", PIPELINES)
+        if self.no_weight_decay is not DEFAULT:
+            object.__setattr__(self, "no_weight_decay", check_no_weight_decay(self.no_weight_decay))
+        if self.no_weight_decay not in (DEFAULT, None):
+            optimizer = CIFAR_DEFAULTS["optimizer"] if self.optimizer is DEFAULT else self.optimizer
+            if self.is_cifar and optimizer != "adamw":
+                raise ValueError("`no_weight_decay` applies to the decoupled decay of optimizer='adamw'; "
+                                 "the SGD optimizers' L2 decays every variable. "
+                                 f"Received: optimizer={optimizer!r}")
         if self.rand_augment is not DEFAULT:
             from keras_structinit.recipes.native import tensorflow_available
             from keras_structinit.recipes.rand_augment import check_stream
@@ -238,6 +265,48 @@ class RecipeConfig:
 
         out["rand_augment"] = to_record(parse_rand_augment(out["rand_augment"]))
         return out
+
+
+def check_no_weight_decay(value):
+    """``value`` as :class:`RecipeConfig` keeps ``no_weight_decay``: ``None``, ``"timm"`` or a
+    tuple of regular expressions (``TypeError`` for another type, ``ValueError`` for another
+    string, an empty or invalid pattern)."""
+    if value is None or value == "timm":
+        return value
+    if isinstance(value, str):
+        raise ValueError("`no_weight_decay` must be None, 'timm' or a sequence of variable-name patterns. "
+                         f"Received: no_weight_decay={value!r}")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(p, str) for p in value):
+        raise TypeError("`no_weight_decay` must be None, 'timm' or a sequence of str (variable-name "
+                        f"patterns). Received: no_weight_decay={value!r}")
+    for pattern in value:
+        if not pattern:
+            raise ValueError("`no_weight_decay` holds an empty pattern, which would match every variable")
+        try:
+            re.compile(pattern)
+        except re.error as error:
+            raise ValueError(f"`no_weight_decay`: {pattern!r} is not a regular expression "
+                             f"({error})") from None
+    return tuple(value)
+
+
+def exclude_from_weight_decay(optimizer, variables, no_weight_decay):
+    """Keeps ``optimizer`` (not built yet) from decaying what ``no_weight_decay`` (a
+    :class:`RecipeConfig` value) names, through ``optimizer.exclude_from_weight_decay``; ``"timm"``
+    adds every variable of rank <= 1 among ``variables`` (the model's trainable variables).
+    Returns the paths of the excluded ones among ``variables``."""
+    no_weight_decay = check_no_weight_decay(no_weight_decay)
+    if no_weight_decay is None:
+        return []
+    if getattr(optimizer, "l2", 0):  # TorchSGD: coupled L2 on every variable, as in PyTorch
+        raise ValueError("`no_weight_decay` applies to Keras' decoupled weight decay (AdamW); "
+                         f"{type(optimizer).__name__}'s L2 decays every variable")
+    names = TIMM_NO_WEIGHT_DECAY if no_weight_decay == "timm" else no_weight_decay
+    ranked = [v for v in variables if len(v.shape) <= 1] if no_weight_decay == "timm" else []
+    optimizer.exclude_from_weight_decay(var_list=ranked, var_names=list(names))
+    pattern = re.compile("|".join(names))
+    ids = {id(v) for v in ranked}
+    return [v.path for v in variables if id(v) in ids or pattern.search(v.name)]
 
 
 def _other_recipes_fields(recipe, fields):

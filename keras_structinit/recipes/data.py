@@ -40,7 +40,9 @@ def channel_stats(x):
 
 
 #: Input scalings of the CIFAR recipe (:func:`input_normalization`).
-NORMALIZATIONS = ("channel", "symmetric")
+NORMALIZATIONS = ("channel", "symmetric", "imagenet")
+#: ``(mean, std)`` of ImageNet (timm's ``IMAGENET_DEFAULT_MEAN`` / ``_STD``).
+IMAGENET_MEAN_STD = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 
 
 def input_normalization(x, normalization="channel"):
@@ -48,11 +50,14 @@ def input_normalization(x, normalization="channel"):
 
     ``"channel"``: :func:`channel_stats` of uint8 ``x`` (standardized inputs);
     ``"symmetric"``: ``0.5, 0.5``, i.e. ``x / 127.5 - 1`` in [-1, 1]
-    (Maennel et al.'s recipe). Images become ``(x / 255 - mean) / std``.
+    (Maennel et al.'s recipe); ``"imagenet"``: :data:`IMAGENET_MEAN_STD` (RGB; the weight-selection
+    authors' data code). Images become ``(x / 255 - mean) / std``.
     """
     validation.one_of(normalization, "normalization", NORMALIZATIONS)
     if normalization == "symmetric":
         return (0.5,) * x.shape[-1], (0.5,) * x.shape[-1]
+    if normalization == "imagenet":
+        return IMAGENET_MEAN_STD
     return channel_stats(x)
 
 

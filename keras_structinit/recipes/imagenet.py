@@ -128,6 +128,7 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
         eval_data=None if eval_data is None else eval_dataset(eval_data, "eval_data"),
         precision=precision, distribution=distribution, ema=ema,
         callbacks=callbacks, verbose=verbose, jit_compile=jit_compile, backup_dir=backup_dir,
+        no_weight_decay=o.no_weight_decay,
     )
     history.config = config
     return history
