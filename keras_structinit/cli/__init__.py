@@ -228,8 +228,11 @@ def _quiet_tensorflow_import():
     They are written by C++ to file descriptor 2 at import and at the first
     device query, so both happen here with that descriptor pointed at
     ``/dev/null``; Python errors are raised after it is restored.
-    ``TF_CPP_MIN_LOG_LEVEL`` (default 2 here) still governs later messages;
-    set ``STRUCTINIT_TF_STARTUP_LOG=1`` to see the start-up lines.
+    Every line TensorFlow prints while it starts is silenced this way (absl's "All log messages
+    before absl::InitializeLog()", oneDNN's, ``cpu_feature_guard``'s "AVX2 FMA" pair, the CUDA
+    probes); ``TF_CPP_MIN_LOG_LEVEL`` (default 2 here: errors only) still governs later messages,
+    such as oneDNN's ``DT_INT64`` line at the first training step. Set
+    ``STRUCTINIT_TF_STARTUP_LOG=1`` to see the start-up lines.
     """
     if ("tensorflow" in sys.modules or os.environ.get("STRUCTINIT_TF_STARTUP_LOG")
             or importlib.util.find_spec("tensorflow") is None):
@@ -264,7 +267,8 @@ def main(argv=None):
         _ensure_backend(args.backend, argv)
     except ValueError as err:
         return usage_error(args.command, err)
-    if os.environ.get("KERAS_BACKEND") == "tensorflow" or (args.command == "train" and _reads_tf_data(args)):
+    backend = os.environ.get("KERAS_BACKEND") or _configured_backend()  # Keras' own default included
+    if backend == "tensorflow" or (args.command == "train" and _reads_tf_data(args)):
         _quiet_tensorflow_import()
     try:
         if args.command == "train":
