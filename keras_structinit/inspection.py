@@ -1,11 +1,13 @@
 """What an init did, or what training made of it: the papers' views of a model's weights.
 
-``keras_structinit.inspect(model, *, data=None)`` measures, on any built Keras model, every
-layer: each variable's shape, trainable flag, norm, mean and std, and the initializer its config
-names. The method records add their sections (:class:`~keras_structinit.methods.Inspector`, listed
-in ``docs/command-line.md``): views of the spatial convs, of the MLP blocks, of the first layer
-against ``data``. A model without what a section measures has it empty. The report is
-:class:`InspectionReport` (``to_dict``, ``to_json``, ``to_markdown``, ``figures``).
+``keras_structinit.inspect(model, *, data=None, initializers=None)`` measures, on any built Keras
+model, every layer: each variable's shape, trainable flag, norm, mean and std, the init that wrote
+it where that is known (``initializers``; ``structinit init`` records it in its file,
+:func:`record_initializers`) and the initializer its layer's config names. The method records add
+their sections (:class:`~keras_structinit.methods.Inspector`, listed in ``docs/command-line.md``):
+views of the spatial convs, of the MLP blocks, of the first layer against ``data``. A model
+without what a section measures has it empty. The report is :class:`InspectionReport`
+(``to_dict``, ``to_json``, ``to_markdown``, ``figures``).
 
 A section's function returns a :class:`Section`; the helpers here (:func:`values`,
 :data:`FIGURE_FILTERS`) are shared by the methods' sections. This module names no method.
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,9 +27,10 @@ import numpy as np
 from keras_structinit import methods, walker
 from keras_structinit.contract import check_model
 from keras_structinit.io_utils import write_text
-from keras_structinit.reporting import format_table
+from keras_structinit.reporting import MISSING, format_table
 
-__all__ = ["FIGURE_FILTERS", "InspectionReport", "Section", "images_and_labels", "inspect", "values"]
+__all__ = ["FIGURE_FILTERS", "INIT_RECORD", "InspectionReport", "Section", "images_and_labels",
+           "initializers_in_file", "inspect", "record_initializers", "values"]
 
 #: Filters (and data eigenvectors) that a section's figure draws at most.
 FIGURE_FILTERS = 16
@@ -93,25 +97,99 @@ class Section:
 _SECTION_API = frozenset(("value", "arrays", "summary", "markdown", "figures"))
 
 
-def _initializer_of(layer):
-    config = layer.get_config() if hasattr(layer, "get_config") else {}
-    named = config.get("kernel_initializer") or config.get("depthwise_initializer") or config.get(
-        "spatial_initializer")
-    if isinstance(named, dict):
-        return named.get("class_name")
-    return named if isinstance(named, str) else None
+def _configured_initializer(config, name):
+    """The class of the initializer ``config`` (a layer's) names for its variable ``name``:
+    ``<name>_initializer``, a kernel's ``kernel_``/``depthwise_initializer`` (``x_kernel``:
+    ``x_initializer``), or a one-variable layer's ``initializer``; ``None`` where none is named."""
+    keys = [f"{name}_initializer"]
+    if name == "kernel":
+        keys.append("depthwise_initializer")
+    elif name.endswith("_kernel"):
+        keys.append(f"{name[:-len('_kernel')]}_initializer")
+    keys.append("initializer")
+    for key in keys:
+        named = config.get(key)
+        if isinstance(named, dict):
+            return named.get("class_name")
+        if isinstance(named, str):
+            return named
+    return None
 
 
-def _layers(model):
+def _config(layer):
+    try:
+        return layer.get_config()
+    except (NotImplementedError, TypeError, AttributeError):  # a subclassed model without one
+        return {}
+
+
+def _layers(model, initializers):
     rows = []
     for layer in [*walker.iter_layers(model), model]:
+        config = {} if layer is model else _config(layer)
         for variable in walker.own_variables(layer):
             array = values(variable)
+            name = variable.path.rsplit("/", 1)[-1]
             rows.append({"path": variable.path, "layer": layer.name, "kind": type(layer).__name__,
                          "shape": list(variable.shape), "trainable": bool(variable.trainable),
                          "norm": float(np.linalg.norm(array)), "mean": float(array.mean()),
-                         "std": float(array.std()), "initializer": _initializer_of(layer)})
+                         "std": float(array.std()), "initializer": initializers.get(variable.path),
+                         "configured_initializer": _configured_initializer(config, name)})
     return rows
+
+
+#: The asset, in a ``.keras`` archive ``structinit init`` wrote, naming the init that wrote each variable.
+INIT_RECORD = "keras_structinit_init.json"
+
+
+def record_initializers(filepath, model, written):
+    """Adds to ``filepath``, the ``.keras`` file ``model`` was just saved to, ``written`` (``{variable
+    path: the init that wrote it}``) as the asset :data:`INIT_RECORD`, which ``structinit inspect``
+    shows. Saving the model again drops it: the values may have changed since."""
+    variables = model.variables
+    position = {v.path: i for i, v in enumerate(variables)}
+    record = {"format_version": 1, "variables": len(variables),
+              "written": [[position[p], p, form] for p, form in written.items() if p in position]}
+    with zipfile.ZipFile(filepath, "a") as archive:
+        archive.writestr(f"assets/{INIT_RECORD}", json.dumps(record, indent=1))
+
+
+def initializers_in_file(filepath, model):
+    """``{variable path in model: the init that wrote it}`` from the :data:`INIT_RECORD` of the
+    ``.keras`` file ``model`` was loaded from (``{}`` without one): by place in ``model.variables``
+    (a nested model reloads under shorter paths) where the counts agree, else by path. A record that
+    is not one is a one-line ``ValueError`` naming the file."""
+    from keras_structinit.freezing import MAX_RECORD_BYTES
+
+    where = f"The init record in {os.fspath(filepath)!r}"
+    with zipfile.ZipFile(filepath) as archive:
+        if f"assets/{INIT_RECORD}" not in archive.namelist():
+            return {}
+        with archive.open(f"assets/{INIT_RECORD}") as f:
+            text = f.read(MAX_RECORD_BYTES + 1)
+    try:
+        record = json.loads(text) if len(text) <= MAX_RECORD_BYTES else None
+    except ValueError:
+        record = None
+    ours = isinstance(record, dict) and record.get("format_version") == 1
+    written = record.get("written") if ours else None
+    if not (isinstance(written, list) and type(record.get("variables")) is int and all(
+            isinstance(e, list) and len(e) == 3 and type(e[0]) is int and isinstance(e[1], str)
+            and isinstance(e[2], str) for e in written)):
+        raise ValueError(f"{where} is not one this package writes (format_version 1: `variables` and "
+                         "`written`, [index, path, init] each)")
+    variables = model.variables
+    by_path = {v.path: v for v in variables}
+    found = {}
+    for index, path, form in written:
+        if record["variables"] == len(variables) and 0 <= index < len(variables):
+            variable = variables[index]
+            if variable.path.rsplit("/", 1)[-1] == path.rsplit("/", 1)[-1]:
+                found[variable.path] = form
+                continue
+        if path in by_path:
+            found[path] = form
+    return found
 
 
 @dataclass
@@ -164,11 +242,16 @@ class InspectionReport:
         columns = (("variable", "path"), ("layer kind", "kind"), ("trainable", "trainable"),
                    ("norm", "norm", ".4g"), ("mean", "mean", ".4g"), ("std", "std", ".4g"),
                    ("initializer", "initializer"))
-        lines += ["## Every layer", "", format_table(self.layers, columns)]
+        lines += ["## Every layer", "",
+                  "Initializer: the init that wrote the variable, as `structinit init` recorded it in the "
+                  f"file (or `inspect(..., initializers=...)` was told); {MISSING} where that is not known. "
+                  "report.json's `configured_initializer` names the one in the layer's config, which drew "
+                  "the values only if nothing has written them since.", "",
+                  format_table(self.layers, columns)]
         return "\n".join(lines) + "\n"
 
 
-def inspect(model, *, data=None):
+def inspect(model, *, data=None, initializers=None):
     """The :class:`InspectionReport` of a built ``model`` (see the module docstring).
 
     Args:
@@ -177,6 +260,8 @@ def inspect(model, *, data=None):
             that measure the model against its data; or ``(images, labels)`` (integer labels
             ``(N,)`` or one-hot), for the sections that also split by class. Sections read it
             with :func:`images_and_labels`.
+        initializers: optional ``{variable path: the init that wrote it}`` (e.g. ``dict.fromkeys(
+            keras_structinit.initialize(model, spec), spec)``), each row's ``initializer``.
 
     Example:
         >>> report = keras_structinit.inspect(model)
@@ -184,7 +269,13 @@ def inspect(model, *, data=None):
     """
     check_model(model)
     images_and_labels(data)  # checked before any section runs
+    initializers = {} if initializers is None else initializers
+    if not isinstance(initializers, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in initializers.items()):
+        raise TypeError("`initializers` must be None or a dict {variable path: the init that wrote it}. "
+                        f"Received: {type(initializers).__name__}")
     sections = {name: inspector.load()(model, data=data, parts=[part.load() for part in parts])
                 for name, (inspector, parts) in methods.inspectors().items()}
     arrays = {key: array for section in sections.values() for key, array in section.arrays.items()}
-    return InspectionReport(model=model.name, layers=_layers(model), sections=sections, arrays=arrays)
+    return InspectionReport(model=model.name, layers=_layers(model, initializers), sections=sections,
+                            arrays=arrays)

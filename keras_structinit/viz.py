@@ -7,6 +7,7 @@ existing file unless ``overwrite=True`` (:func:`save_figure`, which the methods'
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -25,6 +26,45 @@ def pyplot():
             "Plotting needs matplotlib: pip install 'keras-structinit[viz]'"
         ) from e
     return plt
+
+
+#: Where :func:`wrap_label` may break a line: at a space, or after ``_`` or ``/`` that follow a
+#: character (between the words of a layer name or a variable path).
+_PIECES = re.compile(r"[^\s_/]+[_/]+(?=\S)|\S+|\s+")
+
+
+def wrap_label(text, width):
+    """``text`` in lines of at most ``width`` characters, broken only at spaces and after ``_`` or
+    ``/`` (a layer name breaks between its words); a word longer than ``width`` keeps a line of its
+    own, whole. Lines ``text`` already has stay apart."""
+    lines = []
+    for line in str(text).split("\n"):
+        current = ""
+        for piece in _PIECES.findall(line):
+            if current and len(current) + len(piece.rstrip()) > width:
+                lines.append(current.rstrip())
+                current = piece.lstrip()
+            else:
+                current += piece
+        lines.append(current.rstrip())
+    return "\n".join(lines)
+
+
+def _characters(inches, fontsize):
+    """About how many characters of ``fontsize`` points fit in ``inches`` (DejaVu Sans)."""
+    return max(12, int(inches * 72 / (0.6 * fontsize)))
+
+
+def set_title(ax, text, fontsize):
+    """``ax``'s title, wrapped at word boundaries (:func:`wrap_label`) to the axes' width."""
+    fig = ax.get_figure()
+    width = fig.get_figwidth() * ax.get_position().width
+    ax.set_title(wrap_label(text, _characters(width, fontsize)), fontsize=fontsize)
+
+
+def suptitle(fig, text, fontsize=9):
+    """``fig``'s title, wrapped at word boundaries (:func:`wrap_label`) to the figure's width."""
+    fig.suptitle(wrap_label(text, _characters(fig.get_figwidth(), fontsize)), fontsize=fontsize)
 
 
 def save_figure(fig, path, overwrite):
@@ -90,12 +130,12 @@ def plot_filters(kernels, titles, path, num_filters=32, title=None, overwrite=Fa
         else:
             grid = _filter_grid(kernel.reshape(kh, kw, -1)[..., :num_filters], cols, rows)
             image = ax.imshow(grid, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
-        ax.set_title(panel_title, fontsize=9)
+        set_title(ax, panel_title, 9)
         ax.axis("off")
     if image is not None:
         fig.colorbar(image, ax=axes[:, 0].tolist(), shrink=0.8, label="weight / max |weight| of its filter")
     if title:
-        fig.suptitle(title, fontsize=9)
+        suptitle(fig, title)
     return save_figure(fig, path, overwrite)
 
 
@@ -116,7 +156,7 @@ def plot_over_depth(panels, path, title=None, overwrite=False):
         if len(series) > 1:
             ax.legend(fontsize=8)
     if title:
-        fig.suptitle(title, fontsize=9)
+        suptitle(fig, title)
     return save_figure(fig, path, overwrite)
 
 
@@ -130,7 +170,8 @@ def plot_heatmaps(maps, titles, path, *, title=None, label=None, symmetric=False
     """
     plt = pyplot()
     maps = [np.asarray(m, dtype=np.float64) for m in maps]
-    fig, axes = plt.subplots(1, len(maps), figsize=(3.0 * len(maps) + 0.8, 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(maps), figsize=(3.0 * len(maps) + 0.8, 3.4), squeeze=False,
+                             layout="constrained")  # wrapped titles and the colorbar laid out
     peak = limit or max(float(np.nanmax(np.abs(m))) for m in maps) or 1.0
     low, high = (-peak, peak) if symmetric else (0.0, peak)
     cmap = cmap or ("RdBu_r" if symmetric else "viridis")
@@ -139,12 +180,12 @@ def plot_heatmaps(maps, titles, path, *, title=None, label=None, symmetric=False
         if max(array.shape) <= 9:
             for (r, c), v in np.ndenumerate(array):
                 ax.text(c, r, f"{v:.2f}", ha="center", va="center", fontsize=6, color="w")
-        ax.set_title(panel_title, fontsize=8)
+        set_title(ax, panel_title, 8)
         ax.set_xticks([])
         ax.set_yticks([])
     fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label=label)
     if title:
-        fig.suptitle(title, fontsize=9)
+        suptitle(fig, title)
     return save_figure(fig, path, overwrite)
 
 
@@ -168,5 +209,5 @@ def plot_learning_curves(histories, path, metrics=("val_accuracy", "loss"), titl
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     if title:
-        fig.suptitle(title, fontsize=9)
+        suptitle(fig, title)
     return save_figure(fig, path, overwrite)

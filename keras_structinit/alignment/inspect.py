@@ -85,8 +85,8 @@ def _plot_transfer(value, path, overwrite):
     by_value.set_ylabel("tau_i^2")
     for ax in (by_index, by_value):
         ax.grid(alpha=0.3)
-    fig.suptitle(f"{value['layer']}: the filters' variance along the data's eigenvectors "
-                 "(Maennel et al., Fig. 4 / App. A.8)", fontsize=9)
+    viz.suptitle(fig, f"{value['layer']}: the filters' variance along the data's eigenvectors "
+                 "(Maennel et al., Fig. 4 / App. A.8)")
     return viz.save_figure(fig, path, overwrite)
 
 
@@ -159,8 +159,7 @@ class SpecializationSection(Section):
             ax.set_xlim(0, 1)
             ax.set_xlabel(xlabel, fontsize=8)
             ax.set_ylabel(ylabel, fontsize=8)
-        fig.suptitle(f"{f['layer']}'s inputs on {f['examples']} images (Maennel et al., Figs. 7, 10-11)",
-                     fontsize=9)
+        viz.suptitle(fig, f"{f['layer']}'s inputs on {f['examples']} images (Maennel et al., Figs. 7, 10-11)")
         return [viz.save_figure(fig, os.path.join(directory, "specialization.png"), overwrite)]
 
 

@@ -27,6 +27,7 @@ from keras_structinit.arguments import (
     usage_error,
 )
 from keras_structinit.freezing import freeze_spatial
+from keras_structinit.inspection import record_initializers
 from keras_structinit.io_utils import atomic_path, check_output, check_unlocked, locked_outputs, write_text
 from keras_structinit.methods import apply_parts, load_parts, parse_init_spec
 from keras_structinit.recipes.run import model_from
@@ -133,6 +134,7 @@ def _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, inp
     result = InitReport(model=model, out=out, spec=spec, seed=seed, rows=rows, frozen=frozen)
     with atomic_path(out) as tmp:
         net.save(tmp)
+        record_initializers(tmp, net, written)  # what `structinit inspect` names as each one's init
     if report is not None:
         write_text(report, result.to_markdown())
     return net, result

@@ -1,6 +1,10 @@
 """``structinit inspect``: :func:`keras_structinit.inspect` on a model file (or any ``structinit
 init`` MODEL), writing ``report.md``, ``report.json`` and the report's PNGs (with matplotlib) to
-``--out`` and printing the summary."""
+``--out`` and printing the summary.
+
+A ``.keras`` file's records are read as :func:`~keras_structinit.freezing.load_frozen_model` and
+``structinit init`` write them: the kernels frozen when it was saved are reported frozen, and the
+variables an init wrote name it."""
 
 from __future__ import annotations
 
@@ -17,25 +21,44 @@ from keras_structinit.arguments import (
     spelled,
     usage_error,
 )
-from keras_structinit.inspection import inspect
+from keras_structinit.inspection import initializers_in_file, inspect
 from keras_structinit.io_utils import check_output, write_text
 
-__all__ = ["FIGURES", "inspect_model", "run"]
+__all__ = ["FIGURES", "NO_FIGURES", "inspect_model", "run"]
 
 #: The PNGs :meth:`~keras_structinit.inspection.InspectionReport.figures` may write (with matplotlib).
 FIGURES = ("spatial_depth.png", "covariance_blocks.png", "position_variance.png", "mlp_covariance.png",
            "first_layer.png", "transfer_function.png", "specialization.png")
+#: The line ``structinit inspect`` prints without matplotlib.
+NO_FIGURES = "Skipped the figures: they need matplotlib (pip install 'keras-structinit[viz]')"
+
+
+def _file_records(net, model):
+    """Marks the variables the ``.keras`` file ``model`` records as frozen non-trainable, as
+    :func:`~keras_structinit.freezing.load_frozen_model` does; returns the file's ``{path: init}``
+    (``{}`` for another MODEL form)."""
+    if not (str(model).endswith(".keras") and os.path.isfile(model)):
+        return {}
+    from keras_structinit.freezing import _recorded_variables  # load_frozen_model's own reading
+
+    for variable in _recorded_variables(net, model):
+        variable.trainable = False
+    return initializers_in_file(model, net)
+
+
+def _has_matplotlib():
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, overwrite=False, input_shape=None,
                   classes=None):
     """Inspects ``model`` (see ``structinit init`` for its forms) and writes ``out``/report.md,
     report.json and the figures; returns the :class:`~keras_structinit.inspection.InspectionReport`
-    and the paths written."""
+    and the paths written (no figures without matplotlib)."""
     validation.text(model, "MODEL")
     validation.one_of(data_scaling, "--data-scaling", DATA_SCALINGS)
     check_exists(data, "--data")
-    names = ("report.md", "report.json", *(FIGURES if importlib.util.find_spec("matplotlib") else ()))
+    names = ("report.md", "report.json", *(FIGURES if _has_matplotlib() else ()))
     for name in names:
         check_output(os.path.join(out, name), "--out", overwrite=overwrite, inputs=[model, data],
                      hint=OVERWRITE_HINT)
@@ -45,7 +68,7 @@ def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, over
     net = model_from(model, input_shape=input_shape, classes=classes)
     # The labelled images: the specialization section splits the neurons' activations by class.
     labeled = None if data is None else scaled_labeled_images(data, data_scaling, seed, "--data")
-    report = inspect(net, data=labeled)
+    report = inspect(net, data=labeled, initializers=_file_records(net, model))
     if not (report.spatial or report.mlp or report.first_layer):
         raise ValueError(f"MODEL {model!r} has no spatial convolution and no MLP block to inspect")
     os.makedirs(out, exist_ok=True)
@@ -67,4 +90,6 @@ def run(args):
     text = report.to_markdown()
     print(text.split("## Every layer")[0].rstrip(), flush=True)
     print(f"\nWrote {', '.join(written)}", flush=True)
+    if not _has_matplotlib():
+        print(NO_FIGURES, flush=True)
     return 0

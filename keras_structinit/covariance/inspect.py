@@ -14,7 +14,6 @@ from __future__ import annotations
 import collections
 import math
 import os
-import textwrap
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -125,7 +124,7 @@ class SpatialSection(Section):
         rows = [rows[i] for i in sorted({round(p) for p in picks})]
         written.append(plot_covariances(
             [self.arrays["covariances"][r["path"]] for r in rows], size,
-            ["\n".join([*textwrap.wrap(r["layer"], 22), f"sigma {r['covariance_fit']['sigma']:.2f}"])
+            [f"{viz.wrap_label(r['layer'], 22)}\nsigma {r['covariance_fit']['sigma']:.2f}"
              for r in rows],
             os.path.join(directory, "covariance_blocks.png"), overwrite=overwrite))
         return written

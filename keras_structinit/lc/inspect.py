@@ -22,10 +22,14 @@ from keras_structinit.lc.folding import fold_kernels
 from keras_structinit.lc.position import centre_border_ratio, pooled_position_variance, position_variance
 from keras_structinit.reporting import format_table
 
-__all__ = ["FIGURE_MAPS", "PositionVarianceSection", "position_variance_section", "spatial_part"]
+__all__ = ["FIGURE_MAPS", "MAX_RATIO", "PositionVarianceSection", "centre_border",
+           "position_variance_section", "spatial_part"]
 
 #: Layers whose maps ``position_variance.png`` draws (evenly spread over depth), besides the pooled ones.
 FIGURE_MAPS = 4
+#: The largest centre / border variance ratio shown. Above it the border's variance is about 0 (a
+#: narrow ``conv-cov`` kernel): the quotient of two numbers that far apart says only that.
+MAX_RATIO = 1e6
 
 
 def _lc_blocks(model):
@@ -46,6 +50,22 @@ def spatial_part(model):
                                              "filter variance entropy (Gavrikov & Keuper, Sec. 4.2)")}}
 
 
+def centre_border(variance):
+    """``(ratio, None)``, or ``(None, why no ratio is shown)``, of a ``(kh, kw)`` variance map
+    (:func:`.position.centre_border_ratio`; none above :data:`MAX_RATIO`)."""
+    variance = np.asarray(variance, dtype=np.float64)
+    if min(variance.shape) < 3:
+        return None, "no border: a side below 3"
+    ratio = centre_border_ratio(variance)
+    if ratio is None or ratio > MAX_RATIO:
+        return None, f"border ~ 0 (the ratio would be above {MAX_RATIO:g})"
+    return ratio, None
+
+
+def _ratio_cell(value):
+    return value if isinstance(value, str) else f"{value:.3f}"
+
+
 def _size(kernel_size):
     return "x".join(map(str, kernel_size))
 
@@ -54,16 +74,18 @@ def _size(kernel_size):
 class PositionVarianceSection(Section):
     """``report.position_variance``: ``{"layers": [...], "pooled": [...]}`` (empty lists in a model
     without spatial convs). A layer row holds its ``(kh, kw)`` ``variance`` map (each kernel
-    divided by its weights' standard deviation) and ``centre_border`` (:func:`.position.centre_border_ratio`);
-    ``pooled`` holds one map per kernel size over all its layers, as Fig. 13 pools a model."""
+    divided by its weights' standard deviation), ``centre_border`` (:func:`centre_border`: ``None``
+    where no ratio is shown) and ``centre_border_note`` (why not, else ``None``); ``pooled`` holds
+    one map per kernel size over all its layers, as Fig. 13 pools a model."""
 
     def markdown(self):
         if not self.value or not self.value["layers"]:
             return []
-        rows = [{**r, "size": _size(r["kernel_size"]), "ratio": r["centre_border"]}  # None: no ring
+        rows = [{**r, "size": _size(r["kernel_size"]),
+                 "ratio": r["centre_border_note"] if r["centre_border"] is None else r["centre_border"]}
                 for r in self.value["layers"]]
         columns = (("kernel", "path"), ("kind", "kind"), ("size", "size"),
-                   ("centre / border variance", "ratio", ".3f"))
+                   ("centre / border variance", "ratio", _ratio_cell))
         lines = ["## Weight variance per kernel position", "",
                  "Variance of the weights at each kernel position over all filters (input and output "
                  "channels), each kernel divided by its weights' standard deviation (Gavrikov & Keuper, "
@@ -89,7 +111,7 @@ class PositionVarianceSection(Section):
         picks = sorted({round(p) for p in np.linspace(0, len(layers) - 1, min(FIGURE_MAPS, len(layers)))})
         maps = [p["variance"] for p in self.value["pooled"]] + [layers[i]["variance"] for i in picks]
         titles = ([f"all {p['layers']} {_size(p['kernel_size'])} layers" for p in self.value["pooled"]]
-                  + [f"{layers[i]['layer'][:24]}\n({layers[i]['kind']})" for i in picks])
+                  + [f"{layers[i]['layer']}\n({layers[i]['kind']})" for i in picks])  # wrapped at words
         return [viz.plot_heatmaps(
             maps, titles, os.path.join(directory, "position_variance.png"), label="variance (normalized)",
             title="Weight variance per kernel position over all filters (Gavrikov & Keuper, Fig. 13)",
@@ -115,8 +137,9 @@ def position_variance_section(model, *, data, parts):
         variance = position_variance(filters)
         size = tuple(filters.shape[:2])
         by_size[size].append(filters)
+        ratio, note = centre_border(variance)
         rows.append({"path": kernel.path, "layer": layer.name, "kind": kind, "kernel_size": list(size),
-                     "variance": variance.tolist(), "centre_border": centre_border_ratio(variance)})
+                     "variance": variance.tolist(), "centre_border": ratio, "centre_border_note": note})
     pooled = [{"kernel_size": list(size), "layers": len(kernels),
                "variance": pooled_position_variance(kernels).tolist()} for size, kernels in by_size.items()]
     return PositionVarianceSection({"layers": rows, "pooled": pooled})
