@@ -31,7 +31,7 @@ from keras_structinit.contract import model_function
 from keras_structinit.walker import find_kernels
 
 __all__ = ["FROZEN_RECORD", "freeze_spatial", "frozen_paths_in_file", "load_frozen_model",
-           "portable_optimizers"]
+           "portable_optimizers", "save_portable"]
 
 #: The asset file, in a ``.keras`` archive, that lists the variables frozen when the model was saved.
 FROZEN_RECORD = "keras_structinit_frozen.json"
@@ -219,6 +219,22 @@ def portable_optimizers(config):
             and isinstance(getattr(keras.optimizers, str(name), None), type)):
         out.update(module="keras.optimizers", registered_name=None)
     return out
+
+
+def save_portable(model, filepath):
+    """``model.save(filepath)`` with its compile config's optimizers named by their public
+    ``keras.optimizers`` classes (:func:`portable_optimizers`), so that plain
+    ``keras.saving.load_model`` compiles the file on any backend, whichever backend trained it;
+    the optimizer's state is saved as usual. The model itself is left as it was."""
+    own = model.__dict__.get("get_compile_config")
+    model.__dict__["get_compile_config"] = lambda: portable_optimizers(type(model).get_compile_config(model))
+    try:
+        model.save(filepath)
+    finally:
+        if own is None:
+            del model.__dict__["get_compile_config"]
+        else:
+            model.__dict__["get_compile_config"] = own
 
 
 def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=True):

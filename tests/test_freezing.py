@@ -308,3 +308,36 @@ print(json.dumps(out))
     got = json.loads(run_fresh_python(load, cwd=str(REPO_ROOT)).strip().splitlines()[-1])
     for path, (name, frozen, _) in want.items():  # the same variables, by place: paths change on reload
         assert got[path] == frozen, name
+
+
+@pytest.mark.skipif(keras.backend.backend() != "torch",
+                    reason="a file saved on torch, loaded on the other two backends in fresh processes")
+def test_a_run_saved_on_torch_loads_and_trains_with_plain_load_model_everywhere(tmp_path):
+    """``structinit train``'s model.keras (save_portable): plain ``keras.saving.load_model`` on JAX
+    and TensorFlow compiles it with that backend's AdamW and takes a training step (issue 58)."""
+    import subprocess
+    import sys
+
+    from keras_structinit.freezing import save_portable
+
+    x, y = data()
+    model = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Conv2D(4, 3), keras.layers.Flatten(),
+                              keras.layers.Dense(3)])
+    model.compile(optimizer=keras.optimizers.AdamW(1e-3), loss="sparse_categorical_crossentropy")
+    model.fit(x, y, epochs=1, verbose=0)
+    assert type(model.optimizer).__module__.startswith("keras.src.backend.torch")
+    path = tmp_path / "m.keras"
+    save_portable(model, path)
+    assert "get_compile_config" not in model.__dict__  # the model is left as it was
+    np.savez(tmp_path / "d.npz", x=x, y=y)
+    code = ("import sys, keras, numpy as np\n"
+            "m = keras.saving.load_model(sys.argv[1]); d = np.load(sys.argv[2])\n"
+            "assert type(m.optimizer).__name__ == 'AdamW', type(m.optimizer)\n"
+            "assert int(m.optimizer.iterations) == 1, int(m.optimizer.iterations)\n"
+            "m.fit(d['x'], d['y'], epochs=1, verbose=0); print('TRAINED', type(m.optimizer).__module__)\n")
+    for backend in ("jax", "tensorflow"):
+        done = subprocess.run([sys.executable, "-c", code, str(path), str(tmp_path / "d.npz")],
+                              capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, KERAS_BACKEND=backend))
+        assert done.returncode == 0 and "TRAINED" in done.stdout, (backend, done.stderr[-3000:])
+        assert "torch" not in done.stdout, done.stdout

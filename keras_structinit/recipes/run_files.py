@@ -174,8 +174,11 @@ class RunFiles(keras.callbacks.Callback):
     def finish(self, results, model, table):
         """Writes ``model.keras`` (atomically), ``results.md``, then ``results.json`` with
         ``"status": "finished"``; only then is the backup removed."""
+        from keras_structinit.freezing import save_portable
+
         with atomic_path(os.path.join(self.out, "model.keras")) as tmp:
-            model.save(tmp)  # frozen kernels of stock layers are recorded in it (load_frozen_model)
+            # Loads on every backend; frozen kernels of stock layers are recorded in it (load_frozen_model)
+            save_portable(model, tmp)
         write_text(os.path.join(self.out, "results.md"), table + "\n")
         results = {"status": "finished", **self.record, **results}
         write_json(self.results_path, results)  # last: "finished" once everything is written
