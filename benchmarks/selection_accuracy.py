@@ -18,8 +18,11 @@ the settings of ``structinit train --paper selection``) through
 ``recipes.fit_cifar``: AdamW (lr 2e-3 at batch 512, here 5e-4 at batch 128
 by the linear scaling rule; weight decay 0.05), linear warmup for 1/6 of the
 run then cosine (50 of 300 epochs in the paper), label smoothing 0.1,
-RandAugment 2 ops at timm's magnitude 9 of 10 (Keras factor 0.9), mixup 0.8,
-cutmix 1.0, random erasing 0.25, random crop and flip. The teacher stands for
+RandAugment ``timm:m9-n2-mstd0.5-inc1`` (the authors' ``--aa rand-m9-mstd0.5-inc1``), mixup 0.8,
+cutmix 1.0, random erasing 0.25, random crop and flip; where the paper is silent, the authors'
+code: no weight decay on biases, normalization parameters, the position table and the class token
+(``no_weight_decay="timm"``) and ImageNet mean/std inputs (``normalization="imagenet"``, the linear
+probe's too). The teacher stands for
 the paper's ImageNet-21K ViT-S and is trained with the same recipe without
 mixup, cutmix and random erasing, which would only weaken a teacher of a few
 epochs. Deviations, forced by a 2-core CPU: 32x32 inputs with small patches
@@ -119,7 +122,7 @@ PAPER = {
 _PAPER_RECIPE = SELECTION.recipe_fields()
 RECIPE = {key: _PAPER_RECIPE[key]
           for key in ("weight_decay", "label_smoothing", "rand_augment", "schedule", "mixup_alpha",
-                      "cutmix_alpha", "random_erasing")}
+                      "cutmix_alpha", "random_erasing", "no_weight_decay", "normalization")}
 RECIPE.update(batch_size=128, learning_rate=_PAPER_RECIPE["learning_rate"] * 128 / 512)
 #: Applied to the students only (see the module docstring).
 MIXING = ("mixup_alpha", "cutmix_alpha", "random_erasing")
@@ -195,14 +198,15 @@ def _normalize(x, mean, std):
     return (x.astype("float32") / 255.0 - np.asarray(mean, "float32")) / np.asarray(std, "float32")
 
 
-def linear_probe(model, train, held_out, epochs, seed):
-    """Held-out accuracy of a softmax classifier trained on ``model``'s frozen class-token features."""
+def linear_probe(model, train, held_out, epochs, seed, normalization="channel"):
+    """Held-out accuracy of a softmax classifier trained on ``model``'s frozen class-token features
+    (images scaled as the recipe's ``normalization`` scales them)."""
     import keras
 
-    from keras_structinit.recipes.data import channel_stats
+    from keras_structinit.recipes.data import input_normalization
 
     features = keras.Model(model.input, model.get_layer("class_token_output").output)
-    mean, std = channel_stats(train[0])
+    mean, std = input_normalization(train[0], normalization)
     f_train, f_val = (
         features.predict(_normalize(x, mean, std), batch_size=256, verbose=0) for x in (train[0], held_out[0])
     )
@@ -413,7 +417,8 @@ def main(argv=None):
                 select_weights(student, teacher=teacher, seed=seed, **VARIANTS[variant])
             elif variant in INIT_SPECS:
                 initialize(student, INIT_SPECS[variant], seed=seed)
-            probe = linear_probe(student, (x_small, y_small), held_out, args.probe_epochs, seed)
+            probe = linear_probe(student, (x_small, y_small), held_out, args.probe_epochs, seed,
+                                 recipe.get("normalization", "channel"))
             print(f"[{variant} seed {seed}] linear probe {probe:.4f}", flush=True)
             history, seconds = _fit(
                 student, (x_small, y_small), args.student_epochs, held_out, seed, ProgressLog(), recipe,

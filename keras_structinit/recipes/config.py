@@ -63,9 +63,9 @@ IMAGENET_DEFAULTS = {
 }
 
 #: The variable names ``no_weight_decay="timm"`` leaves undecayed beside every variable of rank <= 1
-#: (regular expressions, matched against ``variable.name``, which Keras' ``exclude_from_weight_decay``
-#: searches): the package's biases of any rank (attention's are 2-D), normalization scales and
-#: shifts, the ViT's position table (``PositionEmbedding``) and class token (``ClassToken``).
+#: (regular expressions, searched in a Keras variable's ``name``): the package's biases of any rank
+#: (attention's are 2-D), normalization scales and shifts, the ViT's position table
+#: (``PositionEmbedding``) and class token (``ClassToken``).
 TIMM_NO_WEIGHT_DECAY = ("^bias$", "^gamma$", "^beta$", "^embedding$", "^token$")
 
 #: The input streams (``pipeline``): "native" (:mod:`~keras_structinit.recipes.native`), "tf"
@@ -102,7 +102,7 @@ class RecipeConfig:
             authors' ``optim_factory.py`` builds them (``ndim <= 1``, ``.bias``, and the model's
             ``no_weight_decay()``: position table, class token): every variable of rank <= 1 and
             :data:`TIMM_NO_WEIGHT_DECAY` by name. Or a sequence of regular expressions, each
-            searched in ``variable.name`` (Keras' ``optimizer.exclude_from_weight_decay``). Applies
+            searched in a variable's ``name`` (``"bias"``, not its path). Applies
             to Keras' decoupled decay (``optimizer="adamw"``, the ImageNet recipe); the SGD
             optimizers' PyTorch-style L2 decays every variable, and refuses it.
         rand_augment: a RandAugment form (:mod:`~keras_structinit.recipes.rand_augment`):
@@ -291,22 +291,25 @@ def check_no_weight_decay(value):
 
 
 def exclude_from_weight_decay(optimizer, variables, no_weight_decay):
-    """Keeps ``optimizer`` (not built yet) from decaying what ``no_weight_decay`` (a
-    :class:`RecipeConfig` value) names, through ``optimizer.exclude_from_weight_decay``; ``"timm"``
-    adds every variable of rank <= 1 among ``variables`` (the model's trainable variables).
-    Returns the paths of the excluded ones among ``variables``."""
+    """Keeps ``optimizer`` (not built yet) from decaying the variables among ``variables`` (the
+    built model's trainable ones) that ``no_weight_decay`` (a :class:`RecipeConfig` value) names:
+    ``optimizer.exclude_from_weight_decay(var_list=...)``. Matched here, on each Keras variable's
+    ``name``, not by Keras' ``var_names``: that searches the backend variable's name, which is the
+    whole path (``"dense/bias:0"``) on TensorFlow. Returns the excluded variables' paths."""
     no_weight_decay = check_no_weight_decay(no_weight_decay)
     if no_weight_decay is None:
         return []
     if getattr(optimizer, "l2", 0):  # TorchSGD: coupled L2 on every variable, as in PyTorch
         raise ValueError("`no_weight_decay` applies to Keras' decoupled weight decay (AdamW); "
                          f"{type(optimizer).__name__}'s L2 decays every variable")
-    names = TIMM_NO_WEIGHT_DECAY if no_weight_decay == "timm" else no_weight_decay
-    ranked = [v for v in variables if len(v.shape) <= 1] if no_weight_decay == "timm" else []
-    optimizer.exclude_from_weight_decay(var_list=ranked, var_names=list(names))
-    pattern = re.compile("|".join(names))
-    ids = {id(v) for v in ranked}
-    return [v.path for v in variables if id(v) in ids or pattern.search(v.name)]
+    variables = list(variables)
+    if not variables:
+        raise ValueError("`no_weight_decay` needs the model's variables: build the model before training")
+    pattern = re.compile("|".join(TIMM_NO_WEIGHT_DECAY if no_weight_decay == "timm" else no_weight_decay))
+    excluded = [v for v in variables
+                if pattern.search(v.name) or (no_weight_decay == "timm" and len(v.shape) <= 1)]
+    optimizer.exclude_from_weight_decay(var_list=excluded)
+    return [v.path for v in excluded]
 
 
 def _other_recipes_fields(recipe, fields):

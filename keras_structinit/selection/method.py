@@ -68,12 +68,21 @@ SELECTION = PaperSetup(
         "cutmix_alpha": (1.0, "Table 13: cutmix 1.0"),
         "random_erasing": (0.25, "Table 13: random erasing 0.25"),
         "label_smoothing": (0.1, "Table 13: label smoothing 0.1"),
+        # Where the text is silent, the authors' code (github.com/OscarXZQ/weight-selection).
+        "no_weight_decay": ("timm", "the authors' optim_factory.py (the paper is silent): no decay on "
+                            "rank <= 1 parameters (biases, normalization), biases, the position table "
+                            "and the class token"),
+        "normalization": ("imagenet", "the authors' datasets.py (the paper is silent): ImageNet mean "
+                          "(0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225)"),
     },
     notes=("the paper's ConvNeXt pipeline trains on images resized to 224 with ViT-T's 16x16 "
            "patches; the CIFAR recipe trains at 32x32, with 4x4 patches",
            "the ConvNeXt pipeline crops at random scale and aspect (timm's RandomResizedCrop, scale "
            "0.08-1, ratio 3/4-4/3); here a pad-4 random crop and flips",
            "timm's RandAugment draws bilinear or bicubic resampling per op; here always bilinear",
+           "where the paper is silent the setup follows the authors' code: no weight decay on biases, "
+           "normalization parameters, the position table and the class token (no_weight_decay='timm'), "
+           "ImageNet mean/std input normalization (normalization='imagenet')",
            "the baseline is ViT-T as timm's code builds it: truncated normal 0.02 on Dense layers, "
            "PyTorch's default on the patch-embedding conv. Sec. 4 says truncated normal 0.02 for linear "
            "and convolution layers: that reading is --init trunc-normal",
