@@ -191,3 +191,24 @@ def test_run_execute_into_a_held_folder_is_refused_and_changes_nothing(tmp_path)
         assert _tree(out) == before
     finally:
         _release(child)
+
+
+def test_inspect_into_a_folder_another_process_writes_is_refused_in_one_line(tmp_path, capsys):
+    from keras_structinit.models import build_model
+
+    model = tmp_path / "m.keras"
+    build_model("convmixer-16/2").save(model)
+    out = tmp_path / "report"
+    out.mkdir()
+    (out / "report.md").write_text("an earlier report")
+    child = _hold(tmp_path, out, True)
+    try:
+        before = _tree(out)
+        assert cli.main(["inspect", str(model), "--out", str(out), "--overwrite"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"process {child.pid}" in err and "--overwrite" not in err, err
+        assert _tree(out) == before
+    finally:
+        _release(child)
+    assert cli.main(["inspect", str(model), "--out", str(out), "--overwrite"]) == 0  # free again
+    assert (out / "report.md").read_text() != "an earlier report" and not (out / ".structinit.lock").exists()

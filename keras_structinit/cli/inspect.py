@@ -22,7 +22,7 @@ from keras_structinit.arguments import (
     usage_error,
 )
 from keras_structinit.inspection import initializers_in_file, inspect
-from keras_structinit.io_utils import check_output, write_text
+from keras_structinit.io_utils import OutputLock, check_output, check_unlocked, write_text
 
 __all__ = ["FIGURES", "NO_FIGURES", "inspect_model", "run"]
 
@@ -59,9 +59,15 @@ def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, over
     validation.one_of(data_scaling, "--data-scaling", DATA_SCALINGS)
     check_exists(data, "--data")
     names = ("report.md", "report.json", *(FIGURES if _has_matplotlib() else ()))
+    check_unlocked(folders=[(out, "--out")])  # another inspect writing --out: before "exists"
     for name in names:
         check_output(os.path.join(out, name), "--out", overwrite=overwrite, inputs=[model, data],
                      hint=OVERWRITE_HINT)
+    with OutputLock(out, "--out"):
+        return _inspect(model, out, names, data, data_scaling, seed, overwrite, input_shape, classes)
+
+
+def _inspect(model, out, names, data, data_scaling, seed, overwrite, input_shape, classes):
     from keras_structinit.recipes.run import model_from
     from keras_structinit.recipes.training_data import scaled_labeled_images
 
