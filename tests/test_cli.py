@@ -23,7 +23,7 @@ from conftest import once_per_suite, png_header, to_numpy
 def test_demo_writes_table_json_and_plots_and_reports_seed_noise(tmp_path, capsys):
     """The demo with one seed: tables, files, and what one seed can tell."""
     pytest.importorskip("matplotlib")
-    summary = run_demo(epochs=1, train_size=64, out=str(tmp_path), verbose=0)
+    summary = run_demo(epochs=1, train_size=64, out=str(tmp_path), verbose=0, seeds=1)
     printed = capsys.readouterr().out
     assert "embedded procedural image set" in printed
     assert "| default (PyTorch uniform) |" in printed and "| ConvCovariance (cifar-p2) |" in printed
@@ -48,7 +48,7 @@ def test_demo_over_two_seeds_reports_mean_std_and_verdict(tmp_path):
     """With two seeds: the mean, the std, the verdict, and the first seed's numbers exactly those of
     the one-seed run."""
     pytest.importorskip("matplotlib")
-    summary = run_demo(epochs=1, train_size=64, out=str(tmp_path / "one"), verbose=0)
+    summary = run_demo(epochs=1, train_size=64, out=str(tmp_path / "one"), verbose=0, seeds=1)
     two = run_demo(epochs=1, train_size=64, out=str(tmp_path / "two"), verbose=0, seeds=2, seed=0)
     rows = two["results"]
     assert [r["seeds"] for r in rows] == [2, 2] and all(len(r["final_val_accuracies"]) == 2 for r in rows)
@@ -57,9 +57,45 @@ def test_demo_over_two_seeds_reports_mean_std_and_verdict(tmp_path):
         assert row["final_val_accuracy_std"] == pytest.approx(np.std(row["final_val_accuracies"], ddof=1))
         assert row["final_val_accuracies"][0] == one["final_val_accuracy"]  # same seed, same numbers
     assert two["histories"] == summary["histories"]
-    assert re.fullmatch(r"Gap: [+-]\d+\.\d\d ± \d+\.\d\d points \(mean over 2 seeds ± standard error\): "
-                        r"(beyond|within) seed noise .*", two["verdict"])
+    gaps = np.subtract(rows[1]["final_val_accuracies"], rows[0]["final_val_accuracies"])
+    assert two["paired_gap"]["gaps"] == pytest.approx(gaps.tolist())
+    assert two["paired_gap"]["standard_error"] == pytest.approx(np.std(gaps, ddof=1) / np.sqrt(2))
+    assert re.fullmatch(r"Paired gap \(same seed, same batches\): [+-]\d+\.\d\d ± \d+\.\d\d points "
+                        r"\(mean of 2 per-seed gaps ± standard error\): (beyond|within) seed noise .*\. "
+                        r"Unpaired: [+-]\d+\.\d\d ± \d+\.\d\d\.", two["verdict"])
     assert "seeds 0..1" in (tmp_path / "two" / "results.md").read_text()
+
+
+def test_demo_runs_of_one_seed_differ_only_in_the_depthwise_kernels(monkeypatch):
+    """Paired by seed: at the start of fit, the baseline and the ConvCovariance run of one seed hold
+    the same weights but the depthwise kernels, and the same random state (the same batches)."""
+    import random
+
+    from keras_structinit.covariance import cli as demo
+
+    seen = []
+
+    def fit(model, *args, **kwargs):
+        seen.append(({w.path: keras.ops.convert_to_numpy(w) for w in model.weights},
+                     np.random.get_state()[1].copy(), random.getstate()))
+        return type("History", (), {"history": {}})()
+
+    monkeypatch.setattr(keras.Model, "fit", fit)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 32, 32, 3)).astype("float32")
+    data = (x, np.arange(16) % 4, x[:4], np.arange(4) % 4, 4)
+    cfg = {**demo.DEFAULTS, "dim": 16, "depth": 2, "epochs": 1}
+    for init in (None, "conv-cov:cifar-p2"):
+        demo.train_one("run", init, data, cfg, verbose=0)
+    (base, base_np, base_py), (cov, cov_np, cov_py) = seen
+    assert base.keys() == cov.keys()
+    np.testing.assert_array_equal(base_np, cov_np)
+    assert base_py == cov_py
+    for path, value in base.items():
+        if "depthwise" in path and path.endswith("kernel"):
+            assert not np.array_equal(value, cov[path]), path
+        else:
+            np.testing.assert_array_equal(value, cov[path], err_msg=path)
 
 
 def test_cli_rejects_missing_data_path(tmp_path, capsys):

@@ -18,7 +18,6 @@ import numpy as np
 from keras_structinit import covariance, datasets, validation
 from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
 from keras_structinit.freezing import freeze_spatial
-from keras_structinit.initializers import ConvCovariance
 from keras_structinit.io_utils import OutputInUse, OutputLock, prepare_output_dir, write_json, write_text
 from keras_structinit.models import convmixer
 from keras_structinit.recipes.progress import progress_callbacks
@@ -38,7 +37,7 @@ DEFAULTS = {
     "learning_rate": 0.01,
     "weight_decay": 0.01,
     "seed": 0,
-    "seeds": 1,
+    "seeds": 3,
     "preset": "cifar-p2",
 }
 TABLE = (
@@ -91,8 +90,15 @@ def prepare_data(data=None, train_size=None, seed=None, name="data"):
     return DemoData(*datasets.load_demo_data(data, train_size, seed, name=name))
 
 
-def train_one(name, depthwise_initializer, data, cfg, verbose, callbacks=()):
-    """Trains one frozen-filter ConvMixer; ``(model, history dict, seconds, initial kernels)``."""
+def train_one(name, init, data, cfg, verbose, callbacks=()):
+    """Trains one frozen-filter ConvMixer; ``(model, history dict, seconds, initial kernels)``.
+
+    ``init``: ``None`` (the baseline, PyTorch's default uniform) or an init spec applied to the
+    baseline model (``"conv-cov:cifar-p2"``). Paired by seed: with one ``cfg["seed"]`` every other
+    weight and the batches are the same whatever ``init``, so the per-seed gap measures the init.
+    """
+    from keras_structinit.methods import initialize
+
     x, y, x_val, y_val, num_classes = data
     keras.utils.set_random_seed(cfg["seed"])
     model = convmixer(
@@ -102,8 +108,9 @@ def train_one(name, depthwise_initializer, data, cfg, verbose, callbacks=()):
         patch_size=cfg["patch_size"],
         num_classes=num_classes,
         input_shape=x.shape[1:],
-        depthwise_initializer=depthwise_initializer,
     )
+    if init is not None:
+        initialize(model, init, seed=cfg["seed"])
     freeze_spatial(model)
     initial_kernels = {
         i: keras.ops.convert_to_numpy(model.get_layer(f"block_{i}_depthwise_conv").kernel)
@@ -112,6 +119,7 @@ def train_one(name, depthwise_initializer, data, cfg, verbose, callbacks=()):
     steps = cfg["epochs"] * int(np.ceil(len(x) / cfg["batch_size"]))
     compile_classifier(model, steps, cfg["learning_rate"], cfg["weight_decay"])
     print(f"\n--- {name} ---", flush=True)
+    keras.utils.set_random_seed(cfg["seed"])  # the same batch order for every init of this seed
     start = time.perf_counter()
     history = model.fit(
         x, y, batch_size=cfg["batch_size"], epochs=cfg["epochs"],
@@ -173,14 +181,15 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
     for seed_i in range(cfg["seed"], cfg["seed"] + cfg["seeds"]):
         run_cfg = {**cfg, "seed": seed_i}
         for name in names:
-            init = None if name == names[0] else ConvCovariance(preset=cfg["preset"], seed=seed_i)
+            init = None if name == names[0] else f"conv-cov:{cfg['preset']}"
             label = name if cfg["seeds"] == 1 else f"{name}, seed {seed_i}"
             _, history, seconds, kernel = train_one(label, init, prepared, run_cfg, verbose, callbacks)
             runs[name].append((history, seconds))
             histories.setdefault(name, history)  # plots: the first seed's
             first_kernels.setdefault(name, kernel)
     results = [_summarize(name, runs[name]) for name in names]
-    verdict = _verdict(*results)
+    paired = paired_gap(*(row["final_val_accuracies"] for row in results))
+    verdict = _verdict(paired, *results)
     table = format_table(results, TABLE)
     data_line = f"Data: {description}; {len(x)} training / {len(x_val)} validation images."
     print("\n" + table + "\n\n" + verdict)
@@ -192,6 +201,7 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
         "versions": versions(),
         "machine": machine_info(),
         "results": results,
+        "paired_gap": paired,
         "verdict": verdict,
         "histories": histories,
     }
@@ -225,19 +235,30 @@ def _summarize(name, runs):
     }
 
 
-def _verdict(baseline, method):
-    """Whether the gap in mean final validation accuracy exceeds twice its standard error."""
-    gap = method["final_val_accuracy"] - baseline["final_val_accuracy"]
-    n = method["seeds"]
+def paired_gap(baseline, method):
+    """The per-seed gap ``method - baseline`` of final accuracies run with the same seeds (paired:
+    same batches, same other weights): ``{"gaps", "mean", "standard_error"}``, the standard error
+    ``std(gaps, ddof=1) / sqrt(n)`` (``None`` for one seed)."""
+    gaps = np.asarray(method, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
+    error = float(gaps.std(ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else None
+    return {"gaps": gaps.tolist(), "mean": float(gaps.mean()), "standard_error": error}
+
+
+def _verdict(paired, baseline, method):
+    """The paired gap ± its standard error and whether it exceeds twice that (seed noise), with
+    the unpaired figure (difference of means, the two inits' spreads) beside it."""
+    n, gap = method["seeds"], paired["mean"]
     if n < 2:
         return (f"Gap: {100 * gap:+.2f} points with one seed per init, which cannot tell it from seed "
                 "noise: run with --seeds 3 (or more) for that.")
-    variances = [row["final_val_accuracy_std"] ** 2 for row in (baseline, method)]
-    error = float(np.sqrt(sum(variances) / n))
+    error = paired["standard_error"]
+    unpaired = float(np.sqrt(sum(row["final_val_accuracy_std"] ** 2 for row in (baseline, method)) / n))
     beyond = abs(gap) > 2 * error
-    return (f"Gap: {100 * gap:+.2f} ± {100 * error:.2f} points (mean over {n} seeds ± standard error): "
-            + ("beyond seed noise (more than twice the standard error)." if beyond
-               else "within seed noise (at most twice the standard error)."))
+    return (f"Paired gap (same seed, same batches): {100 * gap:+.2f} ± {100 * error:.2f} points (mean of {n} "
+            "per-seed gaps ± standard error): "
+            + ("beyond seed noise (more than twice the standard error)" if beyond
+               else "within seed noise (at most twice the standard error)")
+            + f". Unpaired: {100 * gap:+.2f} ± {100 * unpaired:.2f}.")
 
 
 def _write_plots(out, cfg, histories, first_kernels, data_line):

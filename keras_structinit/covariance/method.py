@@ -39,7 +39,7 @@ def _demo_arguments(parser):
     parser.add_argument("--out", default="structinit_demo", help="output directory (default structinit_demo)")
     parser.add_argument("--seed", type=non_negative_int, default=None, help="random seed (default 0)")
     parser.add_argument("--seeds", type=positive_int, default=None,
-                        help="seeds per init (seed, seed+1, ...; default 1): with 2 or more the demo says "
+                        help="seeds per init (seed, seed+1, ...; default 3): with 2 or more the demo says "
                              "whether the gap exceeds seed noise")
     parser.add_argument("--train-size", type=positive_int, default=None,
                         help="training images (default 10000)")
