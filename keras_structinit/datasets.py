@@ -34,6 +34,7 @@ __all__ = [
     "CIFAR_DATASETS",
     "IMAGE_EXTENSIONS",
     "PROCEDURAL_CLASS_NAMES",
+    "PROCEDURAL_DESCRIPTION",
     "PROCEDURAL_MAX_TRAIN_SIZE",
     "cifar10_cache_available",
     "cifar10_reachable",
@@ -64,6 +65,8 @@ _CIFAR10_CLASSES = (
 _CIFAR10_SHAPE = (32, 32, 3)
 # The most procedural training images load_demo_data generates (CIFAR-10's 50,000).
 PROCEDURAL_MAX_TRAIN_SIZE = 50_000
+#: How a description of the embedded procedural images begins.
+PROCEDURAL_DESCRIPTION = "the embedded procedural image set"
 # keras.datasets.cifar10 downloads its archive to "<name>_archive" in the cache's datasets folder.
 _CIFAR10_CACHE_NAME = "cifar-10-batches-py-target"
 # SHA-256 of cifar-10-python.tar.gz, the value keras.datasets.cifar10.load_data checks.
@@ -661,7 +664,7 @@ def load_demo_data(data, train_size, seed, name="data"):
             )
         x, y = procedural_images(train_size + train_size // 5, seed=seed)
         x, x_val, y, y_val = x[:train_size], x[train_size:], y[:train_size], y[train_size:]
-        description = f"the embedded procedural image set ({why}; pass --data PATH to use it)"
+        description = f"{PROCEDURAL_DESCRIPTION} ({why}; pass --data PATH to use it)"
     keep = _random_subset(len(x), train_size, seed)
     return x[keep], y[keep], x_val, y_val, description
 

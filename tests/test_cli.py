@@ -62,8 +62,16 @@ def test_demo_over_two_seeds_reports_mean_std_and_verdict(tmp_path):
     assert two["paired_gap"]["standard_error"] == pytest.approx(np.std(gaps, ddof=1) / np.sqrt(2))
     assert re.fullmatch(r"Paired gap \(same seed, same batches\): [+-]\d+\.\d\d ± \d+\.\d\d points "
                         r"\(mean of 2 per-seed gaps ± standard error\): (beyond|within) seed noise .*\. "
-                        r"Unpaired: [+-]\d+\.\d\d ± \d+\.\d\d\.", two["verdict"])
+                        r"Unpaired: [+-]\d+\.\d\d ± \d+\.\d\d\.", two["verdict"].split("\n")[0])
     assert "seeds 0..1" in (tmp_path / "two" / "results.md").read_text()
+    if abs(two["paired_gap"]["mean"]) <= 2 * two["paired_gap"]["standard_error"]:  # procedural, within noise
+        assert "The embedded procedural images are not CIFAR-10" in two["verdict"]
+    from keras_structinit.covariance.cli import _what_it_shows
+
+    assert _what_it_shows("CIFAR-10 from x.zip", {"mean": 0.0, "standard_error": 0.01}) == ""
+    procedural = "the embedded procedural image set (...)"
+    assert _what_it_shows(procedural, {"mean": 0.05, "standard_error": 0.01}) == ""  # a clear gap
+    assert "covariance.png" in _what_it_shows(procedural, {"mean": 0.0, "standard_error": 0.01})
 
 
 def test_demo_runs_of_one_seed_differ_only_in_the_depthwise_kernels(monkeypatch):
