@@ -55,6 +55,7 @@ from benchmarks.bench_utils import (
     TRAIN_SEEDS,
     Benchmark,
     add_eval_data_argument,
+    add_rand_augment_argument,
     add_shard_argument,
     ahead,
     data_provenance,
@@ -66,6 +67,7 @@ from benchmarks.bench_utils import (
     mean_std,
     ms,
     past_deadline,
+    rand_augment_text,
     resumable_results,
     run_facts,
     shard_of,
@@ -95,7 +97,7 @@ def parse_args(argv=None):
     parser.add_argument("--train-size", type=int, default=5000)
     parser.add_argument("--held-out-size", type=int, default=None)
     parser.add_argument("--batch-size", type=int, default=128, help="paper: 512")
-    parser.add_argument("--rand-augment", action="store_true", help="RandAugment (2, 0.4) as in the paper")
+    add_rand_augment_argument(parser)
     parser.add_argument("--frozen", choices=("both", "frozen", "thawed"), default="both")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--pipeline", choices=("auto", "native", "tf"), default="auto",
@@ -203,7 +205,7 @@ def render_markdown(data):
         + (", `conv-cov-listing` = the same with every sigma halved (exp(-d^2 / sigma), the paper's "
            "Fig. 15 listing)" if sigma else "")
         + f". Recipe: `fit_cifar` (AdamW lr 0.01, weight decay 0.01, triangular schedule, pad-4 crop + "
-        f"flip), batch {cfg['batch_size']}, RandAugment {'(2, 0.4)' if cfg['rand_augment'] else 'off'}, "
+        f"flip), batch {cfg['batch_size']}, RandAugment {rand_augment_text(cfg['rand_augment'])}, "
         f"input stream {cfg.get('pipeline', 'auto')}; "
         f"{cfg['train_size']:,} training images, accuracy on {cfg['held_out_size']:,} held-out images "
         f"({cfg['held_out']}). Every row is complete runs with their own schedule; mean ± std over "
@@ -378,7 +380,7 @@ COV_KEY = ("init", "frozen", "kernel_size", "epochs", "seed", "epochs_done")
 # input stream (a GPU image has no TensorFlow): the GPU suite and its quick tier share it, so one's
 # runs count for the other.
 COV_PAPER = ("--backend", "jax", "--pipeline", "native", "--dim", "256", "--depth", "8", "--train-size",
-             "45000", "--batch-size", "512", "--rand-augment")
+             "45000", "--batch-size", "512", "--rand-augment", "torchvision:n2-m12")
 COV_GPU = ("kernel-size", *COV_PAPER, "--epochs", "20")
 # --smoke (python -m benchmarks.run --suite gpu-quick --smoke): the same arguments, then these, which
 # argparse lets win: a ConvMixer-16/2 on 256 images for 2 epochs, on a CPU in about a minute.

@@ -108,6 +108,7 @@ from benchmarks.bench_utils import (
     TRAIN_SEEDS,
     Benchmark,
     add_eval_data_argument,
+    add_rand_augment_argument,
     add_shard_argument,
     ahead,
     bars,
@@ -117,6 +118,7 @@ from benchmarks.bench_utils import (
     held_out_note,
     held_out_subset,
     mean_std,
+    rand_augment_text,
     resumable_results,
     run_facts,
     shard_of,
@@ -188,7 +190,7 @@ def parse_args(argv=None):
     parser.add_argument("--train-size", type=int, default=4000)
     parser.add_argument("--held-out-size", type=int, default=None)
     parser.add_argument("--batch-size", type=int, default=128, help="paper: 512")
-    parser.add_argument("--rand-augment", action="store_true", help="RandAugment (2, 0.4) as in the paper")
+    add_rand_augment_argument(parser)
     parser.add_argument("--frozen", choices=("both", "frozen", "thawed"), default="both")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     add_shard_argument(parser)
@@ -711,7 +713,7 @@ def render_markdown(data):
     steps_per_epoch = max(cfg["train_size"] // cfg["batch_size"], 1)  # fit_cifar drops the last batch
     groups = cfg["experiment"] == "groups"
     epochs = sorted({r["epochs"] for r in runs})
-    augment = "(2, 0.4)" if cfg["rand_augment"] else "off"
+    augment = rand_augment_text(cfg["rand_augment"])
     recipe = (f"Recipe: `fit_cifar` (AdamW lr 0.01, weight decay 0.01, triangular schedule, pad-4 crop + "
               f"flip), batch {cfg['batch_size']}, RandAugment {augment}, "
               f"{', '.join(map(str, epochs)) or '-'} epoch(s) per target, {cfg['source_epochs']} per source "

@@ -4,6 +4,8 @@ import importlib.util
 import subprocess
 import sys
 
+import pytest
+
 from benchmarks import BENCH_DIR, bench_utils
 
 from conftest import once_per_suite
@@ -56,3 +58,28 @@ def test_a_script_started_again_runs_as_a_module_of_the_benchmarks_package(tmp_p
     out = subprocess.run([*launch, "--help"], cwd=root, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "--backends" in out.stdout
+
+
+def test_benchmark_rand_augment_flags_take_named_forms_only():
+    """--rand-augment names the form it applies (issue 58, point 3): Keras' (2, 0.4) was called
+    "as in the paper"; the suites' entries pass a papers' form."""
+    import argparse
+
+    from benchmarks import bench_utils, covariance_accuracy, covariance_transfer
+    from benchmarks.suite import SUITES
+
+    assert bench_utils.rand_augment_form("torchvision:n2-m12") == "torchvision:n2-m12"
+    for bad in ("2,0.4", "keras:n2-f0.4", "m9", "timm"):
+        with pytest.raises(argparse.ArgumentTypeError, match="named form"):
+            bench_utils.rand_augment_form(bad)
+    assert bench_utils.rand_augment_text(True) == "Keras' (2, 0.4)"  # what older records meant
+    assert bench_utils.rand_augment_text(None) == "off"
+    for module in (covariance_accuracy, covariance_transfer):
+        argv = [module.EXPERIMENTS[0], "--rand-augment", "timm:m9-n2-mstd0.5-inc1"]
+        assert module.parse_args(argv).rand_augment == "timm:m9-n2-mstd0.5-inc1"
+    for suite in SUITES.values():
+        for bench in suite:
+            for args in (bench.args, *bench.more_args):
+                if "--rand-augment" in args:
+                    form = args[list(args).index("--rand-augment") + 1]
+                    assert bench_utils.rand_augment_form(form) == form, bench.name
