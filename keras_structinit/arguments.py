@@ -23,6 +23,11 @@ RECIPES = ("cifar10", "cifar100", "imagenet")
 #: ``RecipeConfig`` fields of the CIFAR recipes only, and of the ImageNet recipe only.
 CIFAR_ONLY = ("optimizer", "schedule", "normalization", "pad", "flip", "random_labels", "random_classes")
 IMAGENET_ONLY = ("image_size", "loss")
+#: The recipes' named choices (``RecipeConfig`` fields, and ``structinit train``'s flags).
+OPTIMIZERS = ("adamw", "sgd", "sgd_momentum")
+SCHEDULES = ("triangular", "cosine", "step")
+NORMALIZATIONS = ("channel", "symmetric", "imagenet")
+LOSSES = ("bce", "ce")
 #: The zoo's model names (``models.registry.available_models()``; written out so that the parser
 #: imports no Keras, and a test checks the two agree).
 MODEL_FORMS = ("convmixer-H/D, convnext-iso-H/D, lcresnet-D-WxE (D = 6n + 2), "

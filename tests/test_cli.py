@@ -371,7 +371,7 @@ def test_train_rejects_bad_arguments(tmp_path, capsys, extra, message):
     "extra, message",
     [
         (["--pad", "-1"], "argument --pad: expected a non-negative integer, got '-1'"),
-        (["--normalization", "imagenet"], "argument --normalization: invalid choice: 'imagenet'"),
+        (["--normalization", "zca"], "argument --normalization: invalid choice: 'zca'"),
         (["--lr", "-1"], "argument --lr: expected a positive number, got '-1'"),
         (["--weight-decay", "-1"], "argument --weight-decay: expected a number >= 0, got '-1'"),
         (["--label-smoothing", "2"], "argument --label-smoothing: expected a number in [0, 1), got '2'"),

@@ -79,3 +79,28 @@ def test_the_command_line_keeps_what_it_was_given():
     defaults = RecipeConfig("cifar10", epochs=1).resolved()
     assert (defaults["mixup_alpha"], defaults["cutmix_alpha"], defaults["random_erasing"],
             defaults["random_labels"]) == (0.0, 0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("optimizer", "adamx"), ("pad", -3), ("learning_rate", -1), ("batch_size", -5), ("epochs", 0),
+    ("schedule", "linearr"), ("label_smoothing", 2.0), ("weight_decay", float("nan")), ("seed", 2**32),
+    ("seed", -1), ("steps_per_epoch", 0), ("precision", "fp8"), ("distribution", "everywhere"),
+    ("ema", 1.5), ("ema", 0.0), ("jit_compile", "yes"), ("normalization", "zca"), ("random_labels", 1.5),
+    ("mixup_alpha", -0.2), ("random_erasing", 2.0), ("warmup_epochs", -1),
+])
+def test_each_bad_field_is_refused_at_construction_naming_it(field, value):
+    """Issue 61: RecipeConfig checks every field when it is built, so Run.check() is true."""
+    with pytest.raises(ValueError, match=rf"`{field}`"):
+        RecipeConfig("cifar10", **{field: value})
+
+
+@pytest.mark.parametrize("field, value", [("image_size", 0), ("loss", "hinge")])
+def test_each_bad_imagenet_field_is_refused_at_construction(field, value):
+    with pytest.raises(ValueError, match=rf"`{field}`"):
+        RecipeConfig("imagenet", **{field: value})
+
+
+def test_wrong_types_are_type_errors_naming_the_field():
+    for field, value in (("epochs", 2.5), ("flip", 1), ("optimizer", 3), ("seed", "0")):
+        with pytest.raises(TypeError, match=rf"`{field}`"):
+            RecipeConfig("cifar10", **{field: value})

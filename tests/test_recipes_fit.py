@@ -152,7 +152,7 @@ def test_fit_cifar_with_the_random_labels_papers_recipe(monkeypatch):
     logits = model.predict(x / 127.5 - 1.0, verbose=0)  # inputs in [-1, 1]
     assert history.history["val_accuracy"][-1] == pytest.approx(np.mean(logits.argmax(-1) == y))
     with pytest.raises(ValueError, match="`normalization` must be one of"):
-        recipes.fit_cifar(tiny_model(), (x, y), 1, normalization="imagenet", verbose=0)
+        recipes.fit_cifar(tiny_model(), (x, y), 1, normalization="zca", verbose=0)
     with pytest.raises(TypeError, match="flip"):
         recipes.fit_cifar(tiny_model(), (x, y), 1, flip=1, verbose=0)
 

@@ -16,8 +16,11 @@ from keras_structinit.arguments import (
     DISTRIBUTIONS,
     IMAGENET_ONLY,
     MODEL_FORMS,
+    NORMALIZATIONS,
+    OPTIMIZERS,
     PRECISIONS,
     RECIPES,
+    SCHEDULES,
     add_overwrite_argument,
     non_negative_float,
     non_negative_int,
@@ -99,16 +102,17 @@ def _recipe_arguments(group, more):
                        help="peak learning rate (default: CIFAR 0.01; ImageNet 5e-3 x batch / 2048)")
     group.add_argument("--seed", type=int, help="of the init, shuffling and augmentation (default 0)")
     group.add_argument("--weight-decay", type=non_negative_float, help=more("(default 0.01)"))
-    group.add_argument("--optimizer", choices=("adamw", "sgd", "sgd_momentum"),
+    group.add_argument("--optimizer", choices=OPTIMIZERS,
                        help=more("adamw (default), sgd (Nesterov 0.9, PyTorch-style L2) or "
                                  "sgd_momentum"))
-    group.add_argument("--schedule", choices=("triangular", "cosine", "step"),
+    group.add_argument("--schedule", choices=SCHEDULES,
                        help=more("triangular (default), cosine, or step (/3 at 1/3 and 2/3)"))
     group.add_argument("--warmup-epochs", type=non_negative_float,
                        help=more("linear warmup of the cosine schedule (default: CIFAR 5%% of the run, "
                                  "ImageNet 5)"))
-    group.add_argument("--normalization", choices=("channel", "symmetric"),
-                       help=more("channel (the data's mean/std, default) or symmetric ([-1, 1])"))
+    group.add_argument("--normalization", choices=NORMALIZATIONS,
+                       help=more("channel (the data's mean/std, default), symmetric ([-1, 1]) or imagenet "
+                                 "(ImageNet's mean/std, as the weight-selection authors' data code)"))
     group.add_argument("--pad", type=non_negative_int, help=more("padding of the random crop "
                                                                  "(default 4; 0: no crop)"))
     group.add_argument("--no-flip", dest="flip", action="store_const", const=False,

@@ -20,7 +20,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from keras_structinit import validation
-from keras_structinit.arguments import CIFAR_ONLY, IMAGENET_ONLY, RECIPES  # also the parser's
+from keras_structinit.arguments import (  # also the parser's
+    CIFAR_ONLY,
+    DISTRIBUTIONS,
+    IMAGENET_ONLY,
+    LOSSES,
+    NORMALIZATIONS,
+    OPTIMIZERS,
+    PRECISIONS,
+    RECIPES,
+    SCHEDULES,
+)
 
 __all__ = ["CIFAR_ONLY", "DEFAULT", "IMAGENET_ONLY", "PIPELINES", "RECIPES", "TIMM_NO_WEIGHT_DECAY",
            "RecipeConfig", "exclude_from_weight_decay"]
@@ -177,6 +187,10 @@ class RecipeConfig:
     def __post_init__(self):
         validation.one_of(self.recipe, "recipe", RECIPES)
         validation.one_of(self.pipeline, "pipeline", PIPELINES)
+        for name, check in _FIELD_CHECKS.items():  # every given field, when the config is built
+            value = getattr(self, name)
+            if value is not DEFAULT:
+                check(value, name)
         if self.no_weight_decay is not DEFAULT:
             object.__setattr__(self, "no_weight_decay", check_no_weight_decay(self.no_weight_decay))
         if self.no_weight_decay not in (DEFAULT, None):
@@ -265,6 +279,64 @@ class RecipeConfig:
 
         out["rand_augment"] = to_record(parse_rand_augment(out["rand_augment"]))
         return out
+
+
+def _optional(check):
+    return lambda value, name: validation.optional(check, value, name)
+
+
+def _ema(value, name):
+    """``False``, ``True`` or an EMA momentum in (0, 1)."""
+    if isinstance(value, bool):
+        return value
+    if validation.rate(value, name) == 0:
+        raise ValueError(f"`{name}` must be False, True or a momentum in (0, 1). Received: {name}={value!r}")
+    return value
+
+
+def _distribution(value, name):
+    """``None``, a name of :data:`DISTRIBUTIONS` or a ``keras.distribution`` instance (left as given)."""
+    if value is None or not isinstance(value, str):
+        return value
+    return validation.one_of(value, name, DISTRIBUTIONS)
+
+
+def _jit_compile(value, name):
+    if value is None or value == "auto" or isinstance(value, bool):
+        return value
+    raise ValueError(f"`{name}` must be None, True, False or 'auto'. Received: {name}={value!r}")
+
+
+def _choice(choices):
+    return lambda value, name: validation.one_of(value, name, choices)
+
+
+#: The check of each field (``value, name -> value``), run on the fields a config is given.
+_FIELD_CHECKS = {
+    "epochs": validation.positive_int,
+    "batch_size": validation.positive_int,
+    "learning_rate": _optional(validation.positive_float),
+    "weight_decay": validation.non_negative_float,
+    "label_smoothing": validation.rate,
+    "warmup_epochs": _optional(validation.non_negative_float),
+    "precision": _optional(_choice(PRECISIONS)),
+    "distribution": _distribution,
+    "ema": _ema,
+    "seed": validation.random_seed,
+    "steps_per_epoch": _optional(validation.positive_int),
+    "jit_compile": _jit_compile,
+    "optimizer": _choice(OPTIMIZERS),
+    "schedule": _choice(SCHEDULES),
+    "normalization": _choice(NORMALIZATIONS),
+    "pad": lambda value, name: validation.int_value(value, name, minimum=0),
+    "flip": validation.boolean,
+    "random_labels": lambda value, name: validation.fraction(value, name),
+    "mixup_alpha": _optional(validation.non_negative_float),
+    "cutmix_alpha": _optional(validation.non_negative_float),
+    "random_erasing": _optional(lambda value, name: validation.fraction(value, name)),
+    "image_size": validation.positive_int,
+    "loss": _choice(LOSSES),
+}
 
 
 def check_no_weight_decay(value):

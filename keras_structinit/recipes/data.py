@@ -16,6 +16,7 @@ import os
 import numpy as np
 
 from keras_structinit import datasets, validation
+from keras_structinit.arguments import NORMALIZATIONS
 from keras_structinit.recipes import augment, image_ops
 
 IMAGENET_MEAN, IMAGENET_STD = augment.IMAGENET_MEAN, augment.IMAGENET_STD
@@ -40,7 +41,6 @@ def channel_stats(x):
 
 
 #: Input scalings of the CIFAR recipe (:func:`input_normalization`).
-NORMALIZATIONS = ("channel", "symmetric", "imagenet")
 #: ``(mean, std)`` of ImageNet (timm's ``IMAGENET_DEFAULT_MEAN`` / ``_STD``).
 IMAGENET_MEAN_STD = ((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))
 

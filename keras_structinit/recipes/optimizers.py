@@ -13,10 +13,10 @@ import keras
 from keras import ops
 
 from keras_structinit import validation
+from keras_structinit.arguments import OPTIMIZERS
 
 __all__ = ["OPTIMIZERS", "TorchSGD", "make_optimizer"]
 
-OPTIMIZERS = ("adamw", "sgd", "sgd_momentum")
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
