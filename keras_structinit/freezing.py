@@ -10,9 +10,10 @@ Keras does not save a variable's ``trainable`` flag. The package's
 ``DepthwiseConv2D``/``GroupedConv2D`` (which the package's models use) store
 it in their config (``kernel_trainable``), so their frozen kernels survive a
 ``.keras`` round trip by themselves. For stock layers, :func:`freeze_spatial`
-records the frozen paths on the model, and ``model.save`` writes that record
+records the frozen variables on the model, and ``model.save`` writes that record
 into the ``.keras`` file as an asset (``assets/keras_structinit_frozen.json``,
-the paths still frozen when saving); :func:`load_frozen_model` reads it back,
+the variables still frozen when saving, by place in ``model.variables``, with their paths and
+shapes); :func:`load_frozen_model` reads it back,
 re-freezes the variables before the optimizer is built and then restores its
 state. Plain ``keras.saving.load_model`` ignores the record.
 """
@@ -22,7 +23,9 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 import zipfile
+from dataclasses import dataclass
 
 import keras
 
@@ -73,7 +76,7 @@ def freeze_spatial(model, *, which="depthwise", include_bias=False, layers=None)
     """
     validation.boolean(include_bias, "include_bias")
     _check_not_trained(model)
-    paths = []
+    paths, variables = [], []
     for layer, kernel in find_kernels(model, which=which, layers=layers):
         frozen = [kernel]
         bias = getattr(layer, "bias", None)
@@ -82,12 +85,18 @@ def freeze_spatial(model, *, which="depthwise", include_bias=False, layers=None)
         for variable in frozen:
             variable.trainable = False
             paths.append(variable.path)
-    _record_frozen(model, paths)
+            variables.append(variable)
+    _record_frozen(model, variables)
     return paths
 
 
-def _record_frozen(model, paths):
-    """Remembers ``paths`` on ``model`` and has ``model.save`` write them as an asset.
+def _record_frozen(model, variables):
+    """Remembers ``variables`` on ``model`` and has ``model.save`` write them as an asset.
+
+    The record holds the variables themselves, not their paths: two same-named layers of nested
+    models reload with the same path (``dw/kernel`` twice), and a record keyed by path kept one
+    of them (issue 64). The file records each by its place in ``model.variables``
+    (:data:`RECORD_FORMAT`).
 
     Keras calls a saveable's ``save_assets(dir)`` while it writes a ``.keras``
     file; an instance attribute provides it for this model only (a class's own
@@ -95,7 +104,7 @@ def _record_frozen(model, paths):
     attribute tracking leaves the record alone.
     """
     record = model.__dict__.setdefault(_RECORD_ATTR, {})
-    record.update(dict.fromkeys(paths))
+    record.update((id(v), v) for v in variables)
     if "save_assets" in model.__dict__:
         return
     own = getattr(type(model), "save_assets", None)
@@ -104,20 +113,23 @@ def _record_frozen(model, paths):
         if own is not None:
             own(model, dir_path)
         variables = model.variables
-        position = {v.path: i for i, v in enumerate(variables)}
-        still = [p for p in record if p in position and variables[position[p]].trainable is False]
+        place = {id(v): i for i, v in enumerate(variables)}
+        still = sorted(place[key] for key, v in record.items() if key in place and v.trainable is False)
         with open(os.path.join(dir_path, FROZEN_RECORD), "w", encoding="utf-8") as f:
-            json.dump({"format_version": RECORD_FORMAT, "frozen": still, "variables": len(variables),
-                       "indices": [position[p] for p in still]}, f, indent=1)
+            json.dump({"format_version": RECORD_FORMAT, "variables": len(variables), "indices": still,
+                       "frozen": [variables[i].path for i in still],
+                       "shapes": [[int(n) for n in variables[i].shape] for i in still]}, f, indent=1)
 
     model.__dict__["save_assets"] = save_assets
 
 
-#: The record's layout this version writes (it reads 1 too). 2 adds each variable's place in
-#: ``model.variables``: Keras rebuilds the variables of a nested model without its parent's
+#: The record's layout this version writes (it reads 1 and 2 too). 2 added each variable's place
+#: in ``model.variables``: Keras rebuilds the variables of a nested model without its parent's
 #: path prefix (``outer/inner/conv2d/kernel`` reloads as ``conv2d/kernel``), while their order,
-#: set by the saved config, stays.
-RECORD_FORMAT = 2
+#: set by the saved config, stays. 3 adds each variable's shape, checked on load with its name,
+#: and is written from the variables themselves, so two variables of one path (same-named layers
+#: of nested models) both stay recorded through any number of save/load rounds.
+RECORD_FORMAT = 3
 #: The largest frozen record read (one path per frozen variable: kilobytes for real models), checked
 #: while inflating, before Keras' own archive checks run on the rest of the file.
 MAX_RECORD_BYTES = 4 << 20
@@ -136,25 +148,44 @@ def _read_record(archive, name, filepath):
     except ValueError as err:
         raise ValueError(f"The frozen record in {where} is not JSON: {err}") from None
     version = record.get("format_version") if isinstance(record, dict) else None
-    if version not in (1, RECORD_FORMAT) or type(version) is not int:
+    if version not in (1, 2, RECORD_FORMAT) or type(version) is not int:
         raise ValueError(f"The frozen record in {where} has format_version {version!r}; this version "
-                         f"reads 1 and {RECORD_FORMAT}")
+                         f"reads 1 to {RECORD_FORMAT}")
     frozen = record.get("frozen")
     if not isinstance(frozen, list) or not all(isinstance(p, str) for p in frozen):
         raise ValueError(f"The frozen record in {where} must hold `frozen`, a list of variable paths. "
                          f"Received: {type(frozen).__name__}")
     if version == 1:
-        return frozen, None, None
+        return _Record(name, frozen)
     indices, count = record.get("indices"), record.get("variables")
     if not (isinstance(indices, list) and len(indices) == len(frozen) and type(count) is int
             and all(type(i) is int and 0 <= i < count for i in indices)):
         raise ValueError(f"The frozen record in {where} must hold `indices`, one place in "
                          "`model.variables` per frozen path, below `variables`")
-    return frozen, indices, count
+    if version == 2:
+        return _Record(name, frozen, indices, count)
+    shapes = record.get("shapes")
+    if not (isinstance(shapes, list) and len(shapes) == len(frozen) and all(
+            isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape) for shape in shapes)):
+        raise ValueError(f"The frozen record in {where} must hold `shapes`, one list of sizes per frozen "
+                         "path")
+    return _Record(name, frozen, indices, count, [tuple(shape) for shape in shapes])
+
+
+@dataclass(frozen=True)
+class _Record:
+    """A frozen record read from a file: its member ``name``, the ``paths``, and (format 2 on) each
+    one's place in ``model.variables`` of the model that wrote it (``count`` variables), and (3) shape."""
+
+    name: str
+    paths: list
+    indices: list | None = None
+    count: int | None = None
+    shapes: list | None = None
 
 
 def _records(filepath):
-    """``[(paths, indices, count), ...]`` of the frozen records in a ``.keras`` file."""
+    """The :class:`_Record` s of the frozen records in a ``.keras`` file."""
     with zipfile.ZipFile(filepath) as archive:
         return [_read_record(archive, name, filepath) for name in archive.namelist()
                 if name.startswith("assets/") and posixpath.basename(name) == FROZEN_RECORD]
@@ -162,40 +193,76 @@ def _records(filepath):
 
 def frozen_paths_in_file(filepath):
     """The variable paths recorded as frozen in a ``.keras`` file, as they were when it was saved
-    (``[]`` when none are; a nested model's variables reload under shorter paths, see
-    :data:`RECORD_FORMAT`).
+    (``[]`` when none are; each path once, though same-named layers of nested models may share
+    one: the record keeps every variable by its place, see :data:`RECORD_FORMAT`).
 
     A record over :data:`MAX_RECORD_BYTES` inflated, not JSON, of another ``format_version`` or
     whose ``frozen`` is not a list of strings is a ``ValueError`` that names the file.
     """
     paths = {}
-    for frozen, _, _ in _records(filepath):
-        paths.update(dict.fromkeys(frozen))
+    for record in _records(filepath):
+        paths.update(dict.fromkeys(record.paths))
     return list(paths)
 
 
+def _snake_case(name):
+    """Keras' ``naming.to_snake_case``: how a ``.keras`` file names a saved object by its class."""
+    name = re.sub(r"\W+", "", name)
+    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
+def _writer(model, record):
+    """The model of ``model``'s tree that wrote ``record``: its asset's folder is the model's place
+    in the file as Keras names it (``assets/layers/functional_1/``: the second Functional in the
+    ``layers`` of the model); ``None`` for a place outside the models' ``layers``."""
+    parts = record.name.split("/")[1:-1]
+    owner = model
+    while parts:
+        if len(parts) < 2 or parts[0] != "layers" or not isinstance(getattr(owner, "layers", None), list):
+            return None
+        used, found = {}, None
+        for layer in owner.layers:  # Keras' _get_unique_name: functional, functional_1, ...
+            name = _snake_case(type(layer).__name__)
+            used[name] = used[name] + 1 if name in used else 0
+            if (f"{name}_{used[name]}" if used[name] else name) == parts[1]:
+                found = layer
+                break
+        if not isinstance(found, keras.Model):
+            return None
+        owner, parts = found, parts[2:]
+    return owner
+
+
 def _recorded_variables(model, filepath):
-    """The variables of the loaded ``model`` that the file records as frozen: by place where the
-    record has places and the model as many variables (each checked to be a variable of the same
-    name), else by path."""
-    variables = model.variables
-    by_path = {v.path: v for v in variables}
+    """The variables of the loaded ``model`` that the file records as frozen: by place in the model
+    (or nested model) that wrote each record, each checked to be a variable of the same name (and
+    shape, format 3); by path for a record without places (format 1) or whose writer is not found
+    (every variable of a recorded path)."""
+    by_path = {}
+    for variable in model.variables:
+        by_path.setdefault(variable.path, []).append(variable)
     found = {}
-    for paths, indices, count in _records(filepath):
-        if indices is not None and count == len(variables):
-            for path, index in zip(paths, indices, strict=True):
+    for record in _records(filepath):
+        writer = None if record.indices is None else _writer(model, record)
+        if writer is not None and len(writer.variables) == record.count:
+            variables = writer.variables
+            for i, (path, index) in enumerate(zip(record.paths, record.indices, strict=True)):
                 variable = variables[index]
-                if variable.path.rsplit("/", 1)[-1] != path.rsplit("/", 1)[-1]:
-                    raise ValueError(f"The frozen record in {os.fspath(filepath)!r} places {path!r} at "
-                                     f"variable {index}, which is {variable.path!r}: the file's config and "
-                                     "record disagree")
+                shape = None if record.shapes is None else record.shapes[i]
+                if (variable.path.rsplit("/", 1)[-1] != path.rsplit("/", 1)[-1]
+                        or (shape is not None and tuple(variable.shape) != shape)):
+                    raise ValueError(f"The frozen record in {os.fspath(filepath)!r} places {path!r}"
+                                     f"{'' if shape is None else f' of shape {shape}'} at variable {index}, "
+                                     f"which is {variable.path!r} of shape {tuple(variable.shape)}: the "
+                                     "file's config and record disagree")
                 found[id(variable)] = variable
             continue
-        missing = [p for p in paths if p not in by_path]
+        missing = [p for p in record.paths if p not in by_path]
         if missing:
             raise ValueError(f"The frozen record in {os.fspath(filepath)!r} names variables the model does "
                              f"not have: {validation.clipped(str(missing), 300)}")
-        found.update((id(by_path[p]), by_path[p]) for p in paths)
+        found.update((id(v), v) for p in record.paths for v in by_path[p])
     return list(found.values())
 
 
@@ -252,7 +319,8 @@ def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=T
     Args:
         filepath: path of a ``.keras`` file.
         frozen: ``None`` (what the file records) or a list of variable paths
-            to freeze (e.g. for files saved before the record existed).
+            to freeze (e.g. for files saved before the record existed; a path that several
+            variables share, same-named layers of nested models, freezes each).
         custom_objects, safe_mode: as in ``keras.saving.load_model``.
 
     Returns:
@@ -276,14 +344,14 @@ def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=T
     if frozen is None:
         targets = _recorded_variables(model, filepath)
     else:
-        by_path = {variable.path: variable for variable in model.variables}
-        missing = [p for p in frozen if p not in by_path]
+        paths = {variable.path for variable in model.variables}
+        missing = [p for p in frozen if p not in paths]
         if missing:
             raise ValueError(f"`frozen` names variables the model does not have: {missing}")
-        targets = [by_path[p] for p in frozen]
+        targets = [v for v in model.variables if v.path in set(frozen)]
     for variable in targets:
         variable.trainable = False
-    _record_frozen(model, [v.path for v in targets])  # saved again, it keeps the record
+    _record_frozen(model, targets)  # saved again, it keeps the record
     with zipfile.ZipFile(filepath) as archive:
         compile_config = portable_optimizers(json.loads(archive.read("config.json")).get("compile_config"))
     if compile_config:

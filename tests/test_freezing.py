@@ -341,3 +341,97 @@ def test_a_run_saved_on_torch_loads_and_trains_with_plain_load_model_everywhere(
                               env=dict(os.environ, KERAS_BACKEND=backend))
         assert done.returncode == 0 and "TRAINED" in done.stdout, (backend, done.stderr[-3000:])
         assert "torch" not in done.stdout, done.stdout
+
+
+def _same_named_nested():
+    """Two nested sub-models that each hold a depthwise layer named ``dw``: reloaded, both kernels
+    have the path ``dw/kernel`` (issue 64)."""
+    def block(name):
+        inputs = keras.Input((8, 8, 4))
+        outputs = keras.layers.DepthwiseConv2D(3, padding="same", name="dw")(inputs)
+        return keras.Model(inputs, outputs, name=name)
+
+    inputs = keras.Input((8, 8, 3))
+    x = block("b")(block("a")(keras.layers.Conv2D(4, 1, name="stem")(inputs)))
+    return keras.Model(inputs, keras.layers.Dense(3, name="head")(keras.layers.GlobalAveragePooling2D()(x)))
+
+
+def _frozen_places(model):
+    return [i for i, v in enumerate(model.variables) if not v.trainable]
+
+
+def test_same_named_layers_of_nested_models_stay_frozen_through_every_save(tmp_path):
+    """Issue 64: both ``dw`` kernels stay frozen after two save -> load_frozen_model rounds, after
+    freeze_spatial on a plain load (``train --model FILE --frozen``), and then in training."""
+    x, y = data(shape=(8, 8, 3))
+    model = compiled(_same_named_nested())
+    assert ks.freeze_spatial(model) == ["dw/kernel", "dw/kernel"]
+    want = _frozen_places(model)
+    assert len(want) == 2
+    model.save(tmp_path / "0.keras")
+    for round_ in (1, 2):
+        loaded = load_frozen_model(tmp_path / f"{round_ - 1}.keras")
+        assert _frozen_places(loaded) == want, round_
+        loaded.save(tmp_path / f"{round_}.keras")
+    plain = keras.saving.load_model(tmp_path / "0.keras", compile=False)
+    assert [v.path for v in plain.variables if "dw" in v.path] == ["dw/kernel", "dw/bias"] * 2
+    assert all(v.trainable for v in plain.variables)
+    ks.freeze_spatial(plain)
+    plain.save(tmp_path / "plain.keras")
+    with zipfile.ZipFile(tmp_path / "plain.keras") as archive:
+        record = json.loads(archive.read("assets/keras_structinit_frozen.json"))
+    assert record["format_version"] == 3 and record["indices"] == want
+    assert record["frozen"] == ["dw/kernel"] * 2 and record["shapes"] == [[3, 3, 4, 1]] * 2
+    reloaded = load_frozen_model(tmp_path / "plain.keras")
+    assert _frozen_places(reloaded) == want
+    assert_training_keeps_frozen(compiled(reloaded), set(), x, y)
+    before = [to_numpy(reloaded.variables[i]).copy() for i in want]
+    reloaded.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    for i, kernel in zip(want, before, strict=True):
+        np.testing.assert_array_equal(to_numpy(reloaded.variables[i]), kernel)
+
+
+def test_a_record_written_by_a_nested_model_freezes_that_models_variables(tmp_path):
+    """A sub-model frozen before it was nested writes its own record (its places are its own): it is
+    found where Keras saved it (``assets/layers/functional_1/``), not by the path both share."""
+    def nested(frozen_block):
+        model = _same_named_nested()
+        sub = [layer for layer in model.layers if isinstance(layer, keras.Model)][frozen_block]
+        ks.freeze_spatial(sub)
+        return model
+
+    for block in (0, 1):
+        model = nested(block)
+        model.save(tmp_path / f"{block}.keras")
+        with zipfile.ZipFile(tmp_path / f"{block}.keras") as archive:
+            assert [n for n in archive.namelist() if n.startswith("assets/")] == [
+                f"assets/layers/functional{'_1' if block else ''}/keras_structinit_frozen.json"]
+        assert _frozen_places(load_frozen_model(tmp_path / f"{block}.keras")) == _frozen_places(model)
+
+
+@pytest.mark.skipif(keras.backend.backend() != "jax", reason="reading a zip: the same on every backend")
+def test_records_of_formats_1_and_2_still_load_and_a_record_that_disagrees_is_refused(tmp_path):
+    model = compiled(stock_model())
+    frozen = ks.freeze_spatial(model, which="all_spatial")
+    model.save(tmp_path / "m.keras")
+    places = _frozen_places(model)
+    for name, record in [
+        ("v1", {"format_version": 1, "frozen": frozen}),
+        ("v2", {"format_version": 2, "frozen": frozen, "variables": len(model.variables), "indices": places}),
+    ]:
+        path = _with_record(tmp_path / "m.keras", tmp_path / f"{name}.keras",
+                            lambda f, r=record: f.write(json.dumps(r).encode()))
+        assert _frozen_places(load_frozen_model(path)) == places, name
+    v3 = {"format_version": 3, "frozen": frozen, "variables": len(model.variables), "indices": places}
+    for name, record, message in [
+        ("shape", {**v3, "shapes": [[3, 3, 3, 6], [9, 9, 6, 1]]},
+         r"places 'dw/kernel' of shape \(9, 9, 6, 1\) at variable 2, which is 'dw/kernel' of shape "
+         r"\(3, 3, 6, 1\): the file's config and record disagree"),
+        ("noshapes", v3, "must hold `shapes`"),
+        ("badshapes", {**v3, "shapes": [[3, 3, 3, 6], "3x3"]}, "must hold `shapes`"),
+    ]:
+        path = _with_record(tmp_path / "m.keras", tmp_path / f"{name}.keras",
+                            lambda f, r=record: f.write(json.dumps(r).encode()))
+        with pytest.raises(ValueError, match=message) as info:
+            load_frozen_model(path)
+        assert "\n" not in str(info.value) and f"{name}.keras" in str(info.value)
