@@ -36,7 +36,9 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
     """Trains a classifier on CIFAR images with ``model.fit``; returns the ``History``.
 
     Args:
-        model: a ``keras.Model`` producing logits, or a zero-argument builder
+        model: a ``keras.Model`` producing logits (or probabilities: a softmax or sigmoid head is
+            read and the loss takes probabilities, see
+            :func:`~keras_structinit.recipes.training.head_loss`), or a zero-argument builder
             (required with ``distribution``; it is called under the chosen
             precision and distribution).
         data: training ``(x, y)``: uint8 ``(N, H, W, 3)`` images and integer

@@ -41,8 +41,9 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     """Trains ``model`` on an ImageFolder directory or a TFDS dataset; returns the ``History``.
 
     Args:
-        model: a ``keras.Model`` producing logits, or a zero-argument builder
-            (required with ``distribution``).
+        model: a ``keras.Model`` producing logits (or probabilities: for a softmax or sigmoid head
+            the loss takes probabilities, see :func:`~keras_structinit.recipes.training.head_loss`),
+            or a zero-argument builder (required with ``distribution``).
         data: training images: an ImageFolder directory (``<class>/<image>``),
             ``"tfds:<name>"`` (e.g. ``"tfds:imagenet2012"``, split "train"), or
             equal-sized uint8 images as ``(x, y)``, an .npz or a zip (see

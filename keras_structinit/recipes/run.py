@@ -73,8 +73,11 @@ class Run:
         data, eval_data, train_size, train_offset, validation_split: as :func:`prepare_data` takes
             them (``train_offset``: a downstream run on images its upstream run never saw).
         model_kwargs: a zoo model's builder arguments (``kernel_size``, ``patch_size``, ...).
-        new_head: give a loaded model whose last Dense does not match the data's classes a new one
-            (otherwise such a model is refused).
+        new_head: give a loaded model whose last Dense does not match the data's classes a new one,
+            linear (logits; a final softmax after it is dropped, and a line says so); otherwise such a
+            model is refused. A loaded model's softmax or sigmoid head is kept and trained with the
+            loss on probabilities (:func:`~keras_structinit.recipes.training.head_loss`);
+            ``results.json`` records the head (``"head": {"outputs": "probabilities", ...}``).
         distill_from, distill_mode, distill_alpha: the weight-selection paper's distillation
             (:func:`~keras_structinit.recipes.fit_distill`).
         paper: what :meth:`from_paper` set: the setup's settings with their sources and the
@@ -236,8 +239,13 @@ def model_from(spec, *, input_shape=None, classes=None, name="MODEL"):
 
 
 def _fitted(model, spec, num_classes, image_shape, new_head, spell):
-    """A loaded ``model`` checked against the data: its input takes ``image_shape`` and its last
-    layer has ``num_classes`` outputs (or, with ``new_head``, a new last Dense that has)."""
+    """``(model, note)``: a loaded ``model`` checked against the data: its input takes ``image_shape``
+    and its last layer has ``num_classes`` outputs, or, with ``new_head``, a new last Dense that has;
+    ``note`` is the line that states the new head (``None`` without one).
+
+    The new head is linear: it gives logits, as the package's own models do. It replaces the last
+    Dense, and a final ``Softmax``/``Activation`` layer after it, which would make its outputs
+    probabilities (issue 64); the note names what was dropped."""
     if image_shape is not None:
         wanted = tuple(model.input_shape[1:]) if isinstance(model.input_shape, tuple) else None
         if wanted is not None and any(w not in (None, g) for w, g in zip(wanted, image_shape, strict=False)):
@@ -245,16 +253,31 @@ def _fitted(model, spec, num_classes, image_shape, new_head, spell):
                              f"{spell('data')} are {image_shape}")
     outputs = model.output_shape[-1] if isinstance(model.output_shape, tuple) else None
     if outputs == num_classes:
-        return model
+        return model, None
     if not new_head:
         raise ValueError(f"{spell('model')} {spec!r} ends in {outputs} outputs; the data has {num_classes} "
                          f"classes: pass {spell('new_head')} to give it a new last Dense of {num_classes}")
-    last = model.layers[-1]
-    if not isinstance(last, keras.layers.Dense):
-        raise ValueError(f"{spell('new_head')} replaces a last Dense layer; {spell('model')} ends in a "
-                         f"{type(last).__name__}")
-    head = keras.layers.Dense(num_classes, name=f"{last.name}_{num_classes}")
-    return keras.Model(model.inputs, head(last.input), name=model.name)
+    last = dense = model.layers[-1]
+    if isinstance(last, (keras.layers.Softmax, keras.layers.Activation)):
+        history = getattr(last.input, "_keras_history", None)
+        dense = history.operation if history is not None else last
+    if not isinstance(dense, keras.layers.Dense):
+        ends = " then a ".join(type(layer).__name__ for layer in dict.fromkeys((dense, last)))
+        raise ValueError(f"{spell('new_head')} replaces a last Dense layer (and a Softmax or Activation "
+                         f"after it); {spell('model')} ends in a {ends}")
+    head = keras.layers.Dense(num_classes, name=f"{dense.name}_{num_classes}")
+    dropped = [] if _name(dense.activation) == "linear" else [f"its {_name(dense.activation)}"]
+    if dense is not last:
+        kind = "softmax" if isinstance(last, keras.layers.Softmax) else _name(last.activation)
+        dropped.append(f"the {kind} layer {last.name!r} after it")
+    note = (f"New head: Dense {head.name!r} of {num_classes} outputs, linear: it gives logits, in place of "
+            f"{dense.name!r} ({outputs} outputs" + (f"; {' and '.join(dropped)} not kept" if dropped else "")
+            + ")")
+    return keras.Model(model.inputs, head(dense.input), name=model.name), note
+
+
+def _name(activation):
+    return getattr(activation, "__name__", type(activation).__name__)
 
 
 def _check(run, spell):
@@ -336,17 +359,21 @@ class CheckedRun:
 
     def throwaway_model(self):
         """The model as built or loaded, checked against the data (:attr:`Run.new_head`)."""
+        return self._model()[0]
+
+    def _model(self):
+        """``(model, note)``: :meth:`throwaway_model` and the line stating its new head (or ``None``)."""
         model = self.source(self.num_classes, self.input_shape)
         zoo = isinstance(self.run.model, str) and not _loaded(self.run.model)
-        return model if zoo else _fitted(model, self.run.model, self.num_classes, self.data.image_shape,
-                                         self.run.new_head, _Names({}))
+        return (model, None) if zoo else _fitted(model, self.run.model, self.num_classes,
+                                                 self.data.image_shape, self.run.new_head, _Names({}))
 
     def build(self, images=None):
         """A fresh model of the run: built (or loaded), initialized with ``images`` for the forms
         that measure data, its spatial filters frozen if asked."""
         run = self.run
         lc_model = parse_family(run.model) == "lcresnet"
-        m = self.throwaway_model()
+        m, note = self._model()
         initialize(m, load_parts(self.parts, dict(self.teachers)), data=images, seed=run.config.seed)
         if lc_model:  # the LC blocks freeze their own spatial kernels (kept frozen in the .keras config)
             frozen = [v.path for _, v in find_kernels(m, "all_spatial") if not v.trainable]
@@ -358,6 +385,8 @@ class CheckedRun:
               f"({trainable:,} trainable); init {run.init}; "
               + (f"{len(frozen)} spatial kernels frozen" if run.frozen else "all filters trained")
               + f"; backend {keras.backend.backend()}", flush=True)
+        if note:
+            print(note, flush=True)
         return m
 
     def execute(self, out, *, resume=False, overwrite=False, callbacks=(), interactive=None, names=None):
@@ -459,6 +488,7 @@ def _finished(files, run, history, metrics, seconds):
     results = files.finish({"model_params": int(trained.count_params()), "model_file": "model.keras",
                             "metrics": metrics, "eval": history.eval_results,
                             "normalization": getattr(history, "normalization", None), "summary": row,
+                            "head": getattr(history, "head", None),
                             "wall_seconds": round(seconds, 1)}, trained, table)
     names = ("model.keras", "results.json", "results.md", "log.csv")
     written = [os.path.join(files.out, name) for name in names]

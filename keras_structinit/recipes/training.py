@@ -9,6 +9,7 @@ import keras
 import numpy as np
 
 from keras_structinit import validation
+from keras_structinit.heads import describe_head, loss_for_head, read_head
 from keras_structinit.recipes import backup
 from keras_structinit.recipes.config import exclude_from_weight_decay
 from keras_structinit.recipes.data import input_normalization
@@ -39,21 +40,35 @@ def default_jit_compile():
 
 
 def compile_classifier(model, total_steps, learning_rate=0.01, weight_decay=0.01):
-    """Compiles ``model`` (logits) with AdamW and a warmup + cosine schedule.
+    """Compiles ``model`` with AdamW and a warmup + cosine schedule.
 
     The learning rate rises linearly from 0 to ``learning_rate`` over the first
     20% of ``total_steps``, then follows a cosine decay to 0; sparse categorical
-    cross-entropy, accuracy metric.
+    cross-entropy on logits, or on probabilities for a softmax/sigmoid head
+    (:func:`head_loss`), accuracy metric.
     """
     model.compile(
         optimizer=keras.optimizers.AdamW(
             warmup_cosine(learning_rate, total_steps, total_steps // 5), weight_decay=weight_decay
         ),
-        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        loss=head_loss(model, keras.losses.SparseCategoricalCrossentropy(from_logits=True))[0],
         metrics=["accuracy"],
         jit_compile=default_jit_compile(),
     )
     return model
+
+
+def head_loss(model, loss):
+    """``(loss, head)``: the recipe's logits ``loss`` fitted to ``model``'s head
+    (:func:`keras_structinit.heads.read_head`). A softmax or sigmoid head gives probabilities, which
+    a loss on logits would read as logits (the cross-entropy of 3 classes could not fall below 0.551,
+    issue 64): the loss takes them as probabilities instead (``from_logits=False``), and one line says
+    so. The model itself is left as it is, so its saved file gives what it gave before."""
+    head = read_head(model)
+    fitted = loss_for_head(loss, head)
+    if fitted is not loss:
+        print(describe_head(head), flush=True)
+    return fitted, head
 
 
 def _model_in_setup(model):
@@ -158,6 +173,10 @@ def fit_classifier(
     wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``. ``no_weight_decay``: the variables
     it does not decay (:class:`~keras_structinit.recipes.RecipeConfig`'s field of that name).
 
+    ``loss`` is on logits; for a model whose head gives probabilities (a softmax or sigmoid) it is
+    rebuilt with ``from_logits=False`` (:func:`head_loss`), and ``history.head`` records which
+    (:meth:`keras_structinit.heads.Head.record`).
+
     ``wrap``: ``None`` or a function ``(model, loss) -> (trained, loss)``
     returning what to compile and fit instead of ``model`` (e.g. a
     ``keras.distillation.Distiller`` that trains it; see
@@ -179,6 +198,7 @@ def fit_classifier(
     total_steps = epochs * steps_per_epoch
     with device_setup(precision, distribution):
         model = _model_in_setup(model)
+        loss, head = head_loss(model, loss)
         if wrap is not None:
             model, loss = wrap(model, loss)
         built_optimizer = make_optimizer(optimizer, make_schedule(total_steps), weight_decay, ema)
@@ -206,6 +226,7 @@ def fit_classifier(
         # Every epoch's: a resumed run adds the seconds its backup recorded.
         history.train_seconds = time.perf_counter() - start + (backups[0].seconds_before if backups else 0.0)
         history.diverged = divergence.diverged
+        history.head = head.record()
         if ema:
             model.optimizer.finalize_variable_values(model.trainable_variables)
         history.eval_results = None

@@ -19,6 +19,11 @@ student's loss doubled, the total is exactly the paper's ``L``. The logged
 terms are the paper's too: ``student_loss`` is ``L_class`` and
 ``distillation_loss`` is ``alpha * KL`` (or ``alpha * L1``), so that
 ``loss = student_loss + distillation_loss``.
+
+``p`` comes from logits. A teacher or student whose head gives probabilities (a softmax or sigmoid,
+as keras.applications' default head does) is read as such (:func:`keras_structinit.heads.read_head`)
+and its outputs turned back into logits (``log p``: ``softmax(log p) = p``) before the KL, so the
+target is the teacher's distribution, not a softmax of its probabilities (issue 64).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import keras
 
 from keras_structinit import validation
 from keras_structinit.contract import check_model
+from keras_structinit.heads import read_head, to_logits
 
 __all__ = ["FeatureProjector", "paper_distiller"]
 
@@ -98,6 +104,19 @@ class _ProjectedFeatureDistillation(keras.distillation.FeatureDistillation):
         return super().compute_loss(teacher_outputs, self.projector(student_outputs))
 
 
+class _HeadLogitsDistillation(keras.distillation.LogitsDistillation):
+    """Keras' logit distillation on logits: a probability head's outputs (``teacher_head``,
+    ``student_head``, :class:`~keras_structinit.heads.Head`) are turned into logits first."""
+
+    def __init__(self, teacher_head, student_head, **kwargs):
+        super().__init__(**kwargs)
+        self.teacher_head, self.student_head = teacher_head, student_head
+
+    def compute_loss(self, teacher_outputs, student_outputs, **kwargs):
+        return super().compute_loss(to_logits(teacher_outputs, self.teacher_head),
+                                    to_logits(student_outputs, self.student_head), **kwargs)
+
+
 class _ZeroLogits(keras.layers.Layer):
     """A constant 0 of the student's logit shape: ``Distiller`` compares final output shapes, and a
     teacher used for its features alone may have another head or none."""
@@ -157,12 +176,13 @@ def paper_distiller(teacher, student, loss, alpha=1.0, mode="logits", teacher_la
     """A ``keras.distillation.Distiller`` whose loss is the paper's (see the module docstring).
 
     Args:
-        teacher: for ``"logits"``, a model producing logits of the student's
-            classes (load ``keras.applications`` models with
-            ``classifier_activation=None``); for ``"features"``, any model of
-            the same input (its head, if any, is not used).
-        student: the model trained.
-        loss: the classification loss (a ``keras.losses.Loss`` or a name).
+        teacher: for ``"logits"``, a model producing scores of the student's
+            classes: logits, or probabilities of a softmax/sigmoid head (turned into logits
+            for the KL); for ``"features"``, any model of the same input (its head, if any, is
+            not used).
+        student: the model trained (its head read the same way).
+        loss: the classification loss (a ``keras.losses.Loss`` or a name), for the student's
+            outputs as they are (``fit_distill`` passes one fitted to its head).
         alpha: weight of the distillation term (the paper: 1).
         mode: ``"logits"`` (KL at temperature 1) or ``"features"`` (L1
             through a :class:`FeatureProjector`, kept on the distiller as
@@ -199,9 +219,8 @@ def paper_distiller(teacher, student, loss, alpha=1.0, mode="logits", teacher_la
         student=student,
         # A KLDivergence *instance*: given the name "kl_divergence", Keras 3.15's LogitsDistillation
         # gets a plain function, fails its isinstance check and applies KL to the raw logits.
-        distillation_losses=[
-            keras.distillation.LogitsDistillation(temperature=1.0, loss=keras.losses.KLDivergence())
-        ],
+        distillation_losses=[_HeadLogitsDistillation(read_head(teacher), read_head(student), temperature=1.0,
+                                                     loss=keras.losses.KLDivergence())],
         distillation_loss_weights=[2.0 * alpha],
         student_loss_weight=0.5,
     )
