@@ -189,6 +189,9 @@ HELD_OUT_NOTE = ("trains on 90% of the training split and validates on the rest 
                  "trains on all of it and reports the test split (--val-split 0 --eval-data TEST)")
 #: The departures of the setups that follow ConvMixer's CIFAR pipeline (Trockman & Kolter 2022).
 CONVMIXER_PIPELINE_NOTES = (
+    "the paper states no N (ops per image) or M (magnitude) for RandAugment: torchvision:n2-m12 is the "
+    "command of the cited CIFAR script's README for its 92.5% run (--ra-n=2 --ra-m=12); the script's "
+    "train.py defaults to 1 op at magnitude 8 (torchvision:n1-m8)",
     "the text names RandAugment only; here also a pad-4 random crop and flips. The cited CIFAR script "
     "(locuslab/convmixer-cifar10 train.py) flips and by default takes a square RandomResizedCrop of "
     "scale 0.75-1, ColorJitter 0.1 and random erasing 0.25; its README's 92.5% command turns those "

@@ -8,6 +8,7 @@ not a row here.
 """
 
 import math
+import pathlib
 
 import keras
 import numpy as np
@@ -17,6 +18,7 @@ from keras_structinit import methods
 from keras_structinit.models import build_model
 from keras_structinit.recipes import Run
 from keras_structinit.recipes.optimizers import make_optimizer
+from keras_structinit.recipes.rand_augment import parse_rand_augment
 from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
 from keras_structinit.walker import iter_layers
 
@@ -103,12 +105,23 @@ FACTS = {
         "cutmix_alpha": (1.0, "Table 13: cutmix 1.0"),
         "random_erasing": (0.25, "Table 13: random erasing 0.25"),
         "label_smoothing": (0.1, "Table 13: label smoothing 0.1"),
+        # Table 13: "randaugment (Cubuk et al., 2020) (9, 0.5)": magnitude 9, magnitude std 0.5 (timm's
+        # mstd). N and inc1 come from the authors' code (ConvNeXt's --aa rand-m9-mstd0.5-inc1), not
+        # the paper: no rows.
+        "rand_augment.magnitude": (9.0, "Table 13: randaugment (9, 0.5)"),
+        "rand_augment.magnitude_std": (0.5, "Table 13: randaugment (9, 0.5)"),
     },
 }
+# The covariance and mimetic papers name RandAugment without N or M (000 Sec. 4, 001 Sec. 3):
+# their tables have no RandAugment row; the setups take the ConvMixer CIFAR README's command.
 
 
 def _value(run, key):
-    """A field of ``run``, of its recipe config (defaults filled) or of its builder arguments."""
+    """A field of ``run``, of its recipe config (defaults filled) or of its builder arguments;
+    ``rand_augment.<attribute>``: that attribute of its RandAugment form."""
+    if key.startswith("rand_augment."):
+        form = parse_rand_augment(_value(run, "rand_augment"))
+        return getattr(form, key.partition(".")[2])
     if key in run.model_kwargs:
         return run.model_kwargs[key]
     if hasattr(run, key) and key != "config":
@@ -126,6 +139,35 @@ def test_the_setup_runs_with_the_papers_values(name):
     wrong = {key: (_value(run, key), wanted, where) for key, (wanted, where) in FACTS[name].items()
              if _value(run, key) != wanted}
     assert not wrong, wrong
+
+
+def test_randaugment_rows_are_only_those_the_papers_state():
+    """004 Table 13 states (9, 0.5); 000 and 001 name RandAugment without N or M."""
+    rows = {(name, key) for name, table in FACTS.items() for key in table if key.startswith("rand_augment")}
+    assert rows == {("selection", "rand_augment.magnitude"), ("selection", "rand_augment.magnitude_std"),
+                    ("lc", "rand_augment"), ("alignment", "rand_augment")}  # the last two: none at all
+    assert str(parse_rand_augment(Run.from_paper("selection").config.filled().rand_augment)) == (
+        "timm:m9-n2-mstd0.5-inc1")  # the authors' ConvNeXt code: --aa rand-m9-mstd0.5-inc1
+
+
+def test_the_convmixer_setups_say_where_n2_m12_comes_from():
+    """``torchvision:n2-m12`` is the ConvMixer CIFAR README's 92.5% command, not train.py's default
+    (``--ra-n 1 --ra-m 8``); neither paper states N or M. The setups, their notes and their docs
+    pages say so."""
+    setups = methods.paper_setups()
+    pages = {"convcov": "covariance.md", "mimetic": "mimetic.md", "mimetic-vit": "mimetic.md"}
+    docs = pathlib.Path(__file__).resolve().parents[1] / "docs"
+    for name, page in pages.items():
+        setup = setups[name]
+        value, source = setup.settings["rand_augment"]
+        assert value == "torchvision:n2-m12", name
+        assert "not its N or M" in source and "92.5% command of the README" in source, name
+        assert "--ra-n=2 --ra-m=12" in source and "not train.py's default (--ra-n 1 --ra-m 8)" in source, name
+        note = next(n for n in setup.notes if "RandAugment:" in n)
+        assert note.startswith("the paper states no N") and "1 op at magnitude 8" in note, name
+        text = (docs / page).read_text()
+        assert f"| `rand_augment` | `{value}` | {source} |" in text, name
+        assert f"- {note}\n" in text, name
 
 
 def test_the_optimizers_are_the_papers():

@@ -12,6 +12,7 @@ import pytest
 
 from keras_structinit.recipes.rand_augment import (
     KERNELS,
+    TIMM_INCREASING_OPS,
     TIMM_OPS,
     TORCHVISION_OPS,
     affine_rows,
@@ -120,3 +121,44 @@ def test_names_round_trip_and_bad_forms():
         parse_rand_augment_flag("2,abc")
     with pytest.raises(TypeError, match="rand_augment"):
         parse_rand_augment(3)
+
+
+def test_inc0_is_the_plain_op_set_as_timms_parser_reads_it():
+    """timm 1.0's ``rand_augment_transform``: ``increasing = bool(int(val))`` for an ``inc`` section,
+    so ``inc0`` is the plain set (no ``inc`` at all the same); the recorded name drops it."""
+    plain, inc0, inc1 = (parse_rand_augment(f"timm:m9-n2-mstd0.5{tail}") for tail in ("", "-inc0", "-inc1"))
+    assert inc0 == plain and not inc0.increasing and inc0.ops == TIMM_OPS
+    assert inc1.increasing and inc1.ops == TIMM_INCREASING_OPS
+    assert str(inc0) == "timm:m9-n2-mstd0.5" and str(inc1) == "timm:m9-n2-mstd0.5-inc1"
+    assert inc0.argument("Posterize", 9.0, (32, 32)) == 3.0  # the plain table: int(3.6) bits kept
+    assert inc1.argument("PosterizeIncreasing", 9.0, (32, 32)) == 1.0
+    for bad in ("timm:m9-inc", "timm:m9-inc2"):
+        with pytest.raises(ValueError, match="rand_augment"):
+            parse_rand_augment(bad)
+
+
+def test_a_positive_rotation_turns_clockwise_the_opposite_of_pil():
+    """The docstring's direction, measured: one lit pixel at the top centre of a 5 x 5 image, a
+    quarter turn of +90 degrees through the streams' affine op (rows downward on screen)."""
+    from PIL import Image
+
+    from keras_structinit.recipes import image_ops
+
+    image = np.zeros((1, 5, 5, 3), np.float32)
+    image[0, 0, 2] = 255.0  # row 0, column 2: 12 o'clock
+
+    def lit(angle):
+        K = image_ops.backend_ops()
+        rows = affine_rows(np.array([KERNELS.index("rotate")]), np.array([angle]), (5, 5)).astype(np.float32)
+        out = image_ops.affine(K, K.core.convert_to_tensor(image), K.core.convert_to_tensor(rows),
+                               (0.0, 0.0, 0.0), "nearest")
+        return [tuple(map(int, p)) for p in np.argwhere(K.core.convert_to_numpy(out)[0, :, :, 0] > 0)]
+
+    def pil_lit(angle):
+        turned = Image.fromarray(image[0].astype(np.uint8)).rotate(angle)  # timm's and torchvision's op
+        return [tuple(map(int, p)) for p in np.argwhere(np.asarray(turned)[:, :, 0] > 0)]
+
+    assert lit(90.0) == [(2, 4)]  # 12 o'clock to 3 o'clock: clockwise
+    assert pil_lit(90.0) == [(2, 0)]  # PIL: 12 o'clock to 9 o'clock, counter-clockwise
+    assert lit(-90.0) == pil_lit(90.0) and lit(90.0) == pil_lit(-90.0)
+    assert lit(180.0) == pil_lit(180.0) == [(4, 2)]

@@ -4,11 +4,15 @@ Pure Python and NumPy (float64); the pixel ops live in :mod:`keras_structinit.re
 
 Forms (:func:`parse_rand_augment`):
 
-* ``"timm:m9-n2-mstd0.5"`` (``-inc1``, ``-mmaxM`` optional): timm's ``rand_augment_transform``
-  (``timm/data/auto_augment.py``: ``_RAND_TRANSFORMS``, ``_RAND_INCREASING_TRANSFORMS``,
-  ``LEVEL_TO_ARG``, ``AugmentOp.__call__``). ``n`` ops drawn with replacement from 15, each
-  applied with probability 1/2 at a magnitude ``N(m, mstd)`` clipped to ``[0, mmax]``
-  (``mmax`` 10), mapped to the op's argument by its ``*_level_to_arg`` (level / 10 of the
+* ``"timm:m9-n2-mstd0.5"`` (``-inc1`` or ``-inc0``, ``-mmaxM`` optional): timm's
+  ``rand_augment_transform`` (``timm/data/auto_augment.py``: ``_RAND_TRANSFORMS``,
+  ``_RAND_INCREASING_TRANSFORMS``, ``LEVEL_TO_ARG``, ``AugmentOp.__call__``). ``inc1`` takes the
+  increasing op set, ``inc0`` (or no ``inc``) the plain one, as timm 1.0's parser reads it
+  (``increasing = bool(int(val))``); the name a run records drops ``inc0``. Older timm read
+  ``if bool(val)`` of the text, so that any ``inc`` section, ``inc0`` too, took the increasing set
+  (timm 0.4.12, with which Xu et al. produced their results, does). ``n`` ops drawn with
+  replacement from 15, each applied with probability 1/2 at a magnitude ``N(m, mstd)`` clipped to
+  ``[0, mmax]`` (``mmax`` 10), mapped to the op's argument by its ``*_level_to_arg`` (level / 10 of the
   op's range: rotate 30 degrees, shear 0.3, translate 0.45 of the side, ...; rotations,
   shears and translations negated with probability 1/2). The weight-selection and ConvNeXt
   recipes use it.
@@ -17,8 +21,11 @@ Forms (:func:`parse_rand_augment`):
   ``RandAugment._augmentation_space`` and ``_apply_op``): ``n`` of 14 ops (Identity included),
   each always applied at bin ``m`` of its table, signed ops negated with probability 1/2.
   ConvMixer's CIFAR script (``locuslab/convmixer-cifar10``, ``train.py``:
-  ``transforms.RandAugment(num_ops=args.ra_n, magnitude=args.ra_m)``, ``--ra-n 2 --ra-m 12``)
-  uses it; the covariance and mimetic papers train with that script's recipe.
+  ``transforms.RandAugment(num_ops=args.ra_n, magnitude=args.ra_m)``) uses it: ``n2-m12`` is
+  the command of its README's 92.5% run (``--ra-n=2 --ra-m=12``), not ``train.py``'s default
+  (``--ra-n 1 --ra-m 8``, ``torchvision:n1-m8``). The covariance and mimetic papers name
+  RandAugment without N or M (and the covariance paper used its own implementation); the
+  package's CIFAR setups take the README's command.
 * ``"keras:n2-f0.4"``: ``keras.layers.RandAugment(num_ops=n, factor=f)``, kept for the runs
   recorded with it (the ``tf`` input stream only). Keras' ``factor`` is a range per op, not a
   magnitude: ``factor=0.4`` rotates by up to 144 degrees.
@@ -201,7 +208,7 @@ _FORM_RE = {
     "torchvision": re.compile(r"^(?:n(?P<n>\d+)|m(?P<m>\d+)|b(?P<b>\d+))$"),
     "keras": re.compile(r"^(?:n(?P<n>\d+)|f(?P<f>\d+(?:\.\d+)?))$"),
 }
-FORMS_HELP = ("'timm:m9-n2-mstd0.5' (timm's rand-m9-n2-mstd0.5; -inc1, -mmax10 optional), "
+FORMS_HELP = ("'timm:m9-n2-mstd0.5' (timm's rand-m9-n2-mstd0.5; -inc1 or -inc0, -mmax10 optional), "
               "'torchvision:n2-m12' (RandAugment(num_ops=2, magnitude=12); -b31 bins optional), "
               "'keras:n2-f0.4' (keras.layers.RandAugment(num_ops=2, factor=0.4)) or None")
 
@@ -305,10 +312,13 @@ def affine_rows(kernel, argument, size):
     of the geometric ops among ``kernel`` (identity elsewhere), for images ``size = (height,
     width)``, in pixel-index coordinates.
 
-    Rotate turns by ``argument`` degrees about the image centre (PIL's ``Image.rotate``,
-    counter-clockwise); shear X reads input ``x + s y`` (timm's ``(1, s, 0, 0, 1, 0)``, torchvision's
-    ``tan(atan(s))`` about the origin); translate X reads input ``x + t`` (PIL's affine data; a
-    random sign makes the two libraries' directions one distribution).
+    Rotate turns by ``argument`` degrees about the image centre, clockwise on screen (rows
+    downward) for a positive angle: the opposite of PIL's ``Image.rotate`` and torchvision's
+    ``rotate``, which turn counter-clockwise. Both libraries negate the angle with probability
+    1/2, so the distribution of rotations is theirs. Shear X reads input ``x + s y`` (timm's
+    ``(1, s, 0, 0, 1, 0)``, torchvision's ``tan(atan(s))`` about the origin); translate X reads
+    input ``x + t`` (PIL's affine data; a random sign makes the two libraries' directions one
+    distribution).
     """
     height, width = size
     count = len(kernel)
@@ -319,7 +329,8 @@ def affine_rows(kernel, argument, size):
     theta = np.deg2rad(a)
     cx, cy = (width - 1) / 2.0, (height - 1) / 2.0
     cos, sin = np.cos(theta), np.sin(theta)
-    # input = R(theta) (output - centre) + centre, with y pointing down: counter-clockwise on screen.
+    # input = R(theta) (output - centre) + centre, y pointing down: R(theta) turns counter-clockwise
+    # on screen and the image moves by its inverse, clockwise (PIL's rotate(-theta)).
     rot_rows = np.stack([cos, sin, cx - cos * cx - sin * cy, -sin, cos, cy + sin * cx - cos * cy,
                          np.zeros(count), np.zeros(count)], axis=1)
     rows = np.where(rot[:, None], rot_rows, rows)
@@ -347,7 +358,7 @@ def check_stream(value, pipeline, tensorflow_installed, name="rand_augment"):
     raise ValueError(f"`{name}`={value!r} is Keras' RandAugment ({form}), "
                      f"which only the tf.data stream applies, and {where} trains on the native stream: "
                      "use a paper's form, 'timm:m9-n2-mstd0.5-inc1' (weight selection) or "
-                     "'torchvision:n2-m12' (ConvMixer's CIFAR script)")
+                     "'torchvision:n2-m12' (the command of the ConvMixer CIFAR script's README)")
 
 
 def parse_rand_augment_flag(text):
