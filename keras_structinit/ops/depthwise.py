@@ -329,7 +329,11 @@ def _torch_depthwise_conv2d(inputs, kernel, strides, padding, contiguous=None):
     kh, kw, channels, multiplier = kernel.shape
     # NHWC memory viewed as NCHW is PyTorch's channels_last format: no copy.
     x = inputs.permute(0, 3, 1, 2)
-    if inputs.is_cuda if contiguous is None else contiguous:
+    if contiguous is None:
+        # Compiled (torch.compile): inductor cannot order the channels-last view's symbolic strides
+        # ("cannot determine truth value of Relational"), so it convolves a contiguous copy.
+        contiguous = inputs.is_cuda or torch.compiler.is_compiling()
+    if contiguous:
         x = x.contiguous()
     weight = kernel.reshape(kh, kw, 1, channels * multiplier).permute(3, 2, 0, 1)
     pad = 0
