@@ -49,12 +49,14 @@ import numpy as np
 from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
+    PAIRED_BY_SEED,
     SHARED_CIFAR10,
     TRAIN_SEEDS,
     Benchmark,
+    Comparison,
     add_eval_data_argument,
     add_shard_argument,
-    ahead,
+    by_seed,
     data_label,
     data_provenance,
     mean_std,
@@ -285,21 +287,42 @@ def main(argv=None):
 # ----------------------------------------------------------------------------
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
-def _alignment(data):
-    cells = {}
-    for r in data["runs"]:
-        for iterations, result in r["accuracy"].items():
-            cells.setdefault((r["variant"], int(iterations)), []).append(result["test"])
-    parts = [f"{variant} @{it}: {ms(values, 100)} %" for (variant, it), values in sorted(cells.items())
-             if variant in ("default", "aligned_2", "smallest_1")]
-    verdicts = []
+#: How the variants of one seed pair in these runs (the report's pairing sentence).
+PAIRING = (PAIRED_BY_SEED + "; `align_conv_layers(seed=seed)` replaces the aligned layers' kernels "
+           "only, and the training probe's images are drawn from the seed")
+
+
+def _test_accuracy(runs):
+    """``{(variant, iterations): by_seed sample of test accuracy (points)}``."""
+    groups = {}
+    for r in runs:
+        for iterations in r["accuracy"]:
+            groups.setdefault((r["variant"], int(iterations)), []).append(r)
+    return {(variant, it): by_seed(rs, lambda r, it=it: 100 * r["accuracy"][str(it)]["test"])
+            for (variant, it), rs in sorted(groups.items())}
+
+
+def comparisons(name, data):
+    """At each budget, 2 aligned layers above the default, and the default above the smallest
+    eigenvectors (the paper's control), in points."""
+    cells, out = _test_accuracy(data["runs"]), []
     for it in sorted({it for _, it in cells}):
-        default = cells.get(("default", it))
-        if default and ("aligned_2", it) in cells:  # the paper: 2 aligned layers above the default
-            verdicts.append(ahead(cells["aligned_2", it], default))
-        if default and ("smallest_1", it) in cells:  # and the smallest eigenvectors below it
-            verdicts.append(ahead(default, cells["smallest_1", it]))
-    return "held-out accuracy: " + "; ".join(parts), verdict_of(verdicts)
+        if ("default", it) not in cells:
+            continue
+        if ("aligned_2", it) in cells:
+            out.append(Comparison(f"@{it}: aligned_2 − default", cells["aligned_2", it], cells["default", it],
+                                  data))
+        if ("smallest_1", it) in cells:
+            out.append(Comparison(f"@{it}: default − smallest_1", cells["default", it],
+                                  cells["smallest_1", it], data))
+    return out
+
+
+def _alignment(data):
+    cells = _test_accuracy(data["runs"])
+    parts = [f"{variant} @{it}: {ms([v for v, _ in sample.values()])} %"
+             for (variant, it), sample in cells.items() if variant in ("default", "aligned_2", "smallest_1")]
+    return "held-out accuracy: " + "; ".join(parts), verdict_of(comparisons("alignment_accuracy", data))
 
 
 def headline(name, data):

@@ -557,10 +557,265 @@ def ahead(higher, lower=(0.0,)):
 
 def verdict_of(checks):
     """``"yes"`` when every check holds beyond noise, ``"no"`` when one goes the other way beyond
-    noise, ``"within noise"`` otherwise; ``None`` without checks."""
+    noise, ``"within noise"`` otherwise; ``None`` without checks. A check is ``True``, ``False`` or
+    ``None`` (:func:`ahead`), or a :class:`Comparison` (its :attr:`~Comparison.ahead`; those with
+    ``counts=False`` are context and left out)."""
+    checks = [c.ahead if isinstance(c, Comparison) else c for c in checks
+              if not isinstance(c, Comparison) or c.counts]
     if not checks:
         return None
     return "no" if False in checks else "yes" if all(checks) else "within noise"
+
+
+# ----------------------------------------------------------------------------
+# Paired verdicts (issue 59): where two variants share a seed, the per-seed difference is the
+# measurement
+# ----------------------------------------------------------------------------
+#: When the CIFAR input stream became a stateless function of (seed, pass, example) (commit
+#: fd6702d): runs recorded before it shared the data order between the variants of one seed
+#: (tf.data's seeded shuffle) but not their augmentation draws (crop, flip and RandAugment drew
+#: from stateful ops in a parallel map, in whatever order its threads ran), so they are not paired.
+STATELESS_STREAM = "2026-11-26T01:09:18+00:00"
+#: Runs that record no commit count as one code when their recorded end times chain with gaps of at
+#: most this many hours (one sitting; the recorded sittings of a result are 10 hours and more apart).
+SESSION_HOURS = 3.0
+#: Run-to-run spread (issue 59, point 6), in accuracy points: the largest shift of a 3-seed mean
+#: between two runs of one configuration with the same seeds on different code (``lc_fgsm`` repeats
+#: ``lc_accuracy_fig1`` at E = 1 and 8, recorded 2026-11-24 and 2026-11-27, other code and thread
+#: settings: :func:`rerun_spread`; tests/test_benchmarks_report.py recomputes it). A difference
+#: whose two sides ran on different code must exceed twice its standard error by this much too.
+CODE_SPREAD = 2.82
+#: Why the variants of one seed in a script's runs are paired (``PAIRING``, a script's sentence in
+#: the report) unless the script says otherwise.
+PAIRED_BY_SEED = ("each run calls `keras.utils.set_random_seed(seed)` before it builds its model, the "
+                  "variant changes only its own weights, and `recipes.fit_cifar(seed=seed)` draws the "
+                  "data order and every augmentation from (seed, pass, example) alone")
+
+
+def _when(text):
+    """A recorded date (ISO 8601) as an aware datetime (UTC where it names no zone), or ``None``."""
+    import datetime
+
+    if not text:
+        return None
+    try:
+        value = datetime.datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return value if value.tzinfo else value.replace(tzinfo=datetime.timezone.utc)
+
+
+def _commit(run):
+    code = run.get("code")
+    return code.get("commit") if isinstance(code, dict) else None
+
+
+def code_keys(data):
+    """``{id(run): key}`` for the runs of the result ``data``: which code each ran on, as far as the
+    record tells. A run that records a commit: that commit. One that does not: its sitting (runs
+    whose recorded end times chain with gaps of at most :data:`SESSION_HOURS`). One without a date
+    either: the file's (one process wrote such a file)."""
+    runs = (data or {}).get("runs", [])
+    keys, sitting, last = {}, 0, None
+    for when, run in sorted(((_when(r.get("date")), r) for r in runs
+                             if not _commit(r) and _when(r.get("date"))), key=lambda item: item[0]):
+        if last is not None and (when - last).total_seconds() > SESSION_HOURS * 3600:
+            sitting += 1
+        keys[id(run)], last = ("sitting", sitting), when
+    for run in runs:
+        if _commit(run):
+            keys[id(run)] = ("commit", _commit(run))
+        keys.setdefault(id(run), ("file",))
+    return keys
+
+
+def file_date(data):
+    """When a result that dates no run was written: its ``updated`` time, else its suite run's end."""
+    return (data or {}).get("updated") or ((data or {}).get("suite_run") or {}).get("finished")
+
+
+def stream_shared(run, data=None):
+    """Whether ``run`` drew its data order and augmentation from (seed, pass, example) alone: it
+    records a commit (recorded from 2026-11-27 on), or its date (else its file's) is not before
+    :data:`STATELESS_STREAM`."""
+    if _commit(run):
+        return True
+    when = _when(run.get("date") or file_date(data))
+    return when is not None and when >= _when(STATELESS_STREAM)
+
+
+def by_seed(runs, value=lambda r: 100 * r["val_accuracy"]):
+    """``{seed: (value, runs)}`` of ``runs`` (their ``value``, default held-out accuracy in points;
+    several runs of one seed, e.g. of two teachers, give their mean), seeds in order."""
+    groups = {}
+    for run in runs:
+        groups.setdefault(run["seed"], []).append(run)
+    return {seed: (float(np.mean([value(r) for r in group])), tuple(group))
+            for seed, group in sorted(groups.items())}
+
+
+def seed_differences(first, second):
+    """``{seed: (first - second, runs of both)}`` over the seeds both :func:`by_seed` samples hold."""
+    return {s: (first[s][0] - second[s][0], first[s][1] + second[s][1]) for s in first if s in second}
+
+
+def _se(values):
+    values = np.asarray(values, float)
+    return float(np.sqrt(values.var(ddof=1) / values.size)) if values.size > 1 else 0.0
+
+
+@dataclass
+class Comparison:
+    """One difference a report row's verdict rests on: the paper expects ``higher`` above ``lower``.
+
+    ``higher`` and ``lower``: :func:`by_seed` samples (``{seed: (value, runs)}``). ``data``: the
+    result file they come from (its dates tell which code each run ran on). ``paired``: ``True``
+    where the script's variants of one seed share the data order, the augmentation draws and the
+    initial weights the variant does not change; else the reason they do not (a sentence).
+    ``spread``: the margin added where the two sides ran on different code (:data:`CODE_SPREAD`
+    for accuracy points; 0 for other units). ``counts``: whether the verdict counts it (``False``:
+    context, shown beside). ``spec``: how its numbers print.
+
+    The rule (:attr:`ahead`): judged *paired* (:attr:`why_unpaired` is ``None``), the mean of the
+    per-seed differences against twice its standard error, ``std(d, ddof=1) / sqrt(n)``; otherwise
+    the difference of the means against twice its standard error
+    ``sqrt(var_1 / n_1 + var_2 / n_2)``, plus ``spread`` where the sides ran on different code.
+    """
+
+    label: str
+    higher: dict
+    lower: dict
+    data: dict | None = None
+    paired: bool | str = True
+    spread: float = CODE_SPREAD
+    counts: bool = True
+    spec: str = ".2f"
+
+    def _values(self, side):
+        return np.array([value for value, _ in side.values()], float)
+
+    @property
+    def seeds(self):
+        """The seeds both sides hold, in order."""
+        return [s for s in self.higher if s in self.lower]
+
+    @functools.cached_property
+    def unpaired(self):
+        """``(difference of the means, its standard error, (n_higher, n_lower))``."""
+        hi, lo = self._values(self.higher), self._values(self.lower)
+        return float(hi.mean() - lo.mean()), float(np.hypot(_se(hi), _se(lo))), (hi.size, lo.size)
+
+    @functools.cached_property
+    def differences(self):
+        """The per-seed differences ``higher - lower`` over :attr:`seeds`."""
+        return np.array([self.higher[s][0] - self.lower[s][0] for s in self.seeds], float)
+
+    @functools.cached_property
+    def paired_figure(self):
+        """``(mean per-seed difference, its standard error, n)``; ``None`` with fewer than 2 seeds."""
+        d = self.differences
+        return (float(d.mean()), _se(d), d.size) if d.size >= 2 else None
+
+    def _runs(self, *sides):
+        return [run for side in sides for _, runs in side.values() for run in runs]
+
+    @functools.cached_property
+    def mixed_code(self):
+        """Whether the runs of the two sides ran on different code (:func:`code_keys`)."""
+        keys = code_keys(self.data)
+        return len({keys.get(id(r), ("file",)) for r in self._runs(self.higher, self.lower)}) > 1
+
+    @functools.cached_property
+    def why_unpaired(self):
+        """``None`` where the difference is judged paired; else why not."""
+        if self.paired is not True:
+            return self.paired or "the variants of a seed share no data order and draws"
+        if self.paired_figure is None:
+            return "fewer than 2 seeds with both"
+        keys = code_keys(self.data)
+        for seed in self.seeds:
+            runs = list(self.higher[seed][1]) + list(self.lower[seed][1])
+            if not all(stream_shared(r, self.data) for r in runs):
+                return "recorded before the stateless input stream (2026-11-26): draws not shared"
+            if len({keys.get(id(r), ("file",)) for r in runs}) > 1:
+                return "a seed's runs ran on different code"
+        return None
+
+    @functools.cached_property
+    def figure(self):
+        """``(difference, margin)`` the rule compares: the paired figure where judged paired."""
+        if self.why_unpaired is None:
+            diff, se, _ = self.paired_figure
+            return diff, 2 * se
+        diff, se, _ = self.unpaired
+        return diff, 2 * se + (self.spread if self.mixed_code else 0.0)
+
+    @functools.cached_property
+    def ahead(self):
+        """``True`` beyond noise the paper's way, ``False`` beyond noise the other way, else ``None``."""
+        diff, margin = self.figure
+        return True if diff > margin else False if diff < -margin else None
+
+    def text(self, figure):
+        """``"+1.23 ± 0.45"`` of ``figure`` (:attr:`paired_figure` or :attr:`unpaired`); ``"—"``."""
+        if figure is None:
+            return "—"
+        return f"{figure[0]:+{self.spec}} ± {figure[1]:{self.spec}}"
+
+    @property
+    def judged(self):
+        """How :attr:`ahead` judged it, in words."""
+        if self.why_unpaired is None:
+            return "paired"
+        widened = (f"; + {self.spread:g} (sides on different code)"
+                   if self.mixed_code and self.spread else "")
+        return f"unpaired ({self.why_unpaired}{widened})"
+
+
+def pairing_of(comparisons):
+    """A row's pairing in a word: ``"paired"`` when every counted comparison is judged paired,
+    ``"unpaired"`` when none is, ``"partly (k of n)"`` otherwise; ``"—"`` without comparisons."""
+    counted = [c for c in comparisons if c.counts] or list(comparisons)
+    if not counted:
+        return "—"
+    paired = sum(c.why_unpaired is None for c in counted)
+    return "paired" if paired == len(counted) else "unpaired" if not paired else \
+        f"partly ({paired} of {len(counted)})"
+
+
+def rerun_spread(earlier, later, key):
+    """How far runs moved between two results of one configuration with the same seeds: ``None``
+    where their configs differ or they share no run; else ``{"runs": n, "largest": max |change|
+    of one run, "mean": mean change, "sd": its std, "cells": {cell: mean change over its seeds},
+    "largest_mean": max |cell mean change|, "dates": (earlier's, later's)}``, in accuracy points.
+    ``key``: the run fields that identify a run (its seed among them); a cell is the key less the
+    seed."""
+    if not earlier or not later or earlier.get("config") != later.get("config"):
+        return None
+    before = {tuple(json.dumps(r.get(f), sort_keys=True) for f in key): r for r in earlier.get("runs", [])}
+    changes, cells, dates = [], {}, ([], [])
+    for run in later.get("runs", []):
+        found = before.get(tuple(json.dumps(run.get(f), sort_keys=True) for f in key))
+        if found is None:
+            continue
+        change = 100 * (run["val_accuracy"] - found["val_accuracy"])
+        changes.append(change)
+        cells.setdefault(tuple(run.get(f) for f in key if f != "seed"), []).append(change)
+        for kept, one in zip(dates, (found, run), strict=True):
+            kept.append(str(one.get("date") or file_date(earlier if one is found else later) or "?")[:10])
+    if not changes:
+        return None
+    means = {cell: float(np.mean(values)) for cell, values in cells.items()}
+
+    def days(found):
+        found = sorted(set(found))
+        return found[0] + (f" to {found[-1]}" if len(found) > 1 else "")
+
+    return {"runs": len(changes), "largest": float(np.max(np.abs(changes))),
+            "mean": float(np.mean(changes)),
+            "sd": float(np.std(changes, ddof=1)) if len(changes) > 1 else 0.0,
+            "cells": means, "largest_mean": float(max(abs(v) for v in means.values())),
+            "dates": tuple(days(d) for d in dates)}
 
 
 def seed_gaps(runs):
@@ -640,6 +895,9 @@ class Benchmark:
             :attr:`dependencies`' defaults, e.g. a second init method's subpackage.
         artifacts: files its runs keep beside their results (relative to the suite's folder)
             and read back, e.g. a trained teacher: set aside with the results when they are stale.
+        repeats: the name of an entry of the same suite whose configuration and seeds this one runs
+            again (its extra measurements aside): the report measures the run-to-run spread from
+            the runs both hold (:func:`rerun_spread`).
     """
 
     name: str
@@ -656,6 +914,7 @@ class Benchmark:
     estimated: bool = False
     depends: tuple = ()
     artifacts: tuple = ()
+    repeats: str = ""
 
     @property
     def dependencies(self):

@@ -51,13 +51,16 @@ from benchmarks.bench_utils import (
     BACKENDS,
     DEADLINE_EXIT,
     LOCAL_RESULTS,
+    PAIRED_BY_SEED,
     SHARED_CIFAR10,
     TRAIN_SEEDS,
     Benchmark,
+    Comparison,
     add_eval_data_argument,
     add_rand_augment_argument,
     add_shard_argument,
     ahead,
+    by_seed,
     data_provenance,
     deadline,
     eval_data_lines,
@@ -294,24 +297,61 @@ def kernel_size_checks(by_k):
     return [ahead(by_k[-1][1], by_k[0][1]), True if _monotone(by_k) else None]
 
 
+#: How the variants of one seed pair in these runs (the report's pairing sentence).
+PAIRING = (PAIRED_BY_SEED + "; `apply_conv_covariance(seed=seed)` re-draws the depthwise kernels only. "
+           "Gains at two kernel sizes are compared unpaired: the networks differ")
+
+
+def _samples(data, init):
+    """``{(kernel_size, epochs, frozen): by_seed sample of held-out accuracy (points)}`` of ``init``."""
+    groups = {}
+    for r in complete(data["runs"]):
+        if r["init"] == init:
+            groups.setdefault((r["kernel_size"], r["epochs"], r["frozen"]), []).append(r)
+    return {cell: by_seed(rs) for cell, rs in groups.items()}
+
+
+def comparisons(name, data):
+    """``convergence``: ConvCovariance above the default at every (budget, frozen) cell;
+    ``kernel-size``: the gain at the largest k above the gain at the smallest, frozen and thawed
+    (the per-seed gains compared unpaired: two networks); ``sigma``: none (no direction)."""
+    experiment, out = data["config"]["experiment"], []
+    default, mine = _samples(data, "default"), _samples(data, "conv-cov")
+    cells = [cell for cell in sorted(mine, key=lambda c: (c[0], c[1], not c[2])) if cell in default]
+
+    def label(cell):
+        return f"k={cell[0]} {cell[1]} ep. {'frozen' if cell[2] else 'thawed'}"
+
+    if experiment == "convergence":
+        out += [Comparison(f"{label(c)}: conv-cov − default", mine[c], default[c], data) for c in cells]
+    elif experiment == "kernel-size":
+        for frozen in (True, False):
+            by_k = [c for c in cells if c[2] == frozen]
+            if len(by_k) >= 2:
+                low, high = by_k[0], by_k[-1]
+                gain = {c: {s: (mine[c][s][0] - default[c][s][0], mine[c][s][1] + default[c][s][1])
+                            for s in mine[c] if s in default[c]} for c in (low, high)}
+                out.append(Comparison(f"gain at {label(high)} − gain at k={low[0]}", gain[high], gain[low],
+                                      data, paired="two networks: only the data order and draws are shared"))
+    return out
+
+
 def _covariance(data):
 
     experiment = data["config"]["experiment"]
     inits = ("conv-cov", "conv-cov-listing") if experiment == "sigma" else ("conv-cov",)
-    parts, verdicts = [], []
+    parts, verdicts = [], list(comparisons(data.get("benchmark", ""), data))
     for init in inits:
         cells = gains(data["runs"], init)
         parts += [f"{init} k={k} {epochs} ep. {'frozen' if frozen else 'thawed'}: {ms(values)}"
                   for (k, epochs, frozen), values in cells.items()]
-        if experiment == "kernel-size":  # the paper: the gain grows with k
+        if experiment == "kernel-size":  # the paper: the gain grows with k, at every step
             for frozen in (True, False):
                 by_k = sorted((k, values) for (k, _, f), values in cells.items() if f == frozen)
                 if len(by_k) >= 2:
-                    verdicts += kernel_size_checks(by_k)
+                    verdicts.append(True if _monotone(by_k) else None)
                     parts.append(f"{'frozen' if frozen else 'thawed'}: mean gain "
                                  f"{'grows' if _monotone(by_k) else 'does not grow'} with k at every step")
-        elif experiment == "convergence":  # the paper: ConvCovariance ahead at every budget
-            verdicts += [ahead(values) for values in cells.values()]
     verdict = verdict_of(verdicts) if experiment != "sigma" else None
     return "gain over the default init (points): " + "; ".join(parts), verdict
 

@@ -103,15 +103,17 @@ import numpy as np
 from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
+    PAIRED_BY_SEED,
     RESULTS_DIR,
     SHARED_CIFAR10,
     TRAIN_SEEDS,
     Benchmark,
+    Comparison,
     add_eval_data_argument,
     add_rand_augment_argument,
     add_shard_argument,
-    ahead,
     bars,
+    by_seed,
     data_provenance,
     eval_data_lines,
     fit_and_measure,
@@ -565,10 +567,10 @@ def target_gains(runs, baseline="default"):
     gains = {}
     for (p, k, frozen), inits in target_accuracies(runs).items():
         base = inits.get(baseline, {})
-        for init, by_seed in inits.items():
-            seeds = sorted(set(by_seed) & set(base))
+        for init, accs in inits.items():
+            seeds = sorted(set(accs) & set(base))
             if init != baseline and seeds:
-                gains[p, k, frozen, init] = [by_seed[s] - base[s] for s in seeds]
+                gains[p, k, frozen, init] = [accs[s] - base[s] for s in seeds]
     return gains
 
 
@@ -828,10 +830,46 @@ def main(argv=None):
 # ----------------------------------------------------------------------------
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
-def _covariance_transfer(data):
+#: How the variants of one seed pair in these runs (the report's pairing sentence).
+PAIRING = (PAIRED_BY_SEED + "; a transfer or ConvCovariance init re-draws the target's depthwise "
+           "kernels only, from a source trained once (its own seed) for every target seed")
+#: The groups experiment's comparisons: ``(group, frozen)`` above the default init in the same state.
+GROUP_CHECKS = (("transfer-same", True), ("transfer-narrow", True), ("conv-cov", True), ("conv-cov", False))
 
-    text, pairs = headline_comparisons(data)
-    return text, verdict_of([ahead(higher, lower) for higher, lower in pairs])
+
+def comparisons(name, data):
+    """The comparisons :func:`headline_comparisons` lists, at the largest budget, as Comparisons in
+    points (their runs kept, so that the report can tell pairs and code apart)."""
+    _, runs = largest_budget(data["runs"])
+    out = []
+    if data["config"]["experiment"] == "groups":
+        cells = {}
+        for r in runs:
+            if "group" in r:
+                cells.setdefault((r["group"], r["frozen"]), []).append(r)
+        for group, frozen in GROUP_CHECKS:
+            if (group, frozen) in cells and ("default", frozen) in cells:
+                state = "frozen" if frozen else "thawed"
+                out.append(Comparison(f"{LETTERS[group]} {group} {state} − A default",
+                                      by_seed(cells[group, frozen]), by_seed(cells["default", frozen]), data))
+        return out
+    labels, cells = source_labels(runs), {}
+    for r in runs:
+        if "init" in r:
+            cell = (r["target"]["patch_size"], r["target"]["kernel_size"], r["frozen"])
+            cells.setdefault(cell, {}).setdefault(r["init"], []).append(r)
+    for (patch, kernel, frozen), inits in sorted(cells.items(), key=lambda i: (*i[0][:2], not i[0][2])):
+        state = "frozen" if frozen else "thawed"
+        for init, mine in inits.items():
+            if init.startswith("transfer:") and "default" in inits:
+                out.append(Comparison(f"p={patch} k={kernel} {state}: {labels.get(init, init)} − default",
+                                      by_seed(mine), by_seed(inits["default"]), data))
+    return out
+
+
+def _covariance_transfer(data, name=""):
+    text, _ = headline_comparisons(data)
+    return text, verdict_of(comparisons(name, data))
 
 
 def _figure_transfer_groups(data, plt):
@@ -851,7 +889,7 @@ def _figure_transfer_groups(data, plt):
 def headline(name, data):
     """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
     "yes", "no" or "within noise" on the paper's direction, or ``None``."""
-    return _covariance_transfer(data)
+    return _covariance_transfer(data, name)
 
 
 #: Figures of the suite report, by the names suite entries list.

@@ -43,10 +43,13 @@ import numpy as np
 from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
+    PAIRED_BY_SEED,
     SHARED_CIFAR10,
     TRAIN_SEEDS,
     Benchmark,
+    Comparison,
     add_shard_argument,
+    by_seed,
     data_provenance,
     held_out_note,
     held_out_subset,
@@ -54,6 +57,7 @@ from benchmarks.bench_utils import (
     resumable_results,
     run_facts,
     shard_of,
+    verdict_of,
 )
 
 NAME = "inspect"
@@ -229,6 +233,26 @@ def main(argv=None):
     print(f"results: {args.out / name}.json and .md", flush=True)
 
 
+#: How the variants of one seed pair in these runs (the report's pairing sentence).
+PAIRING = (PAIRED_BY_SEED + "; `lcresnet(..., frozen=True)` and `frozen=False` draw the same initial "
+           "weights (tests/test_benchmarks_determinism.py)")
+
+
+def comparisons(name, data):
+    """``inspect_entropy``: the first layer's variance entropy of frozen filters above learned ones
+    (the paper: frozen random filters stay more diverse); ``inspect_sigma``: none (a correlation
+    against a threshold, not a difference)."""
+    if name != "inspect_entropy":
+        return []
+    runs = data["runs"]
+    entropy = {f: by_seed([r for r in runs if r["frozen"] == f],
+                          lambda r: r["trained"]["first_layer_entropy"]) for f in (True, False)}
+    if not (entropy[True] and entropy[False]):
+        return []
+    return [Comparison("first-layer H: frozen − learnable", entropy[True], entropy[False], data, spread=0.0,
+                       spec=".3f")]
+
+
 def headline(name, data):
     """``(our numbers, verdict)`` for the suite report."""
     runs = data["runs"]
@@ -244,11 +268,8 @@ def headline(name, data):
     learnable = [r["trained"]["first_layer_entropy"] for r in runs if not r["frozen"]]
     if not (frozen and learnable):
         return None, None
-    gap = np.mean(frozen) - np.mean(learnable)
-    noise = max((np.std(v, ddof=1) if len(v) > 1 else 0.0) for v in (frozen, learnable))
-    verdict = "yes" if gap > noise else "no" if gap < -noise else "within noise"
     return (f"first-layer H frozen {mean_std(frozen, '.3f')} vs learnable {mean_std(learnable, '.3f')}",
-            verdict)
+            verdict_of(comparisons(name, data)))
 
 
 INSPECT_CPU = ("--backend", "torch", "--figures", *TRAIN_SEEDS)

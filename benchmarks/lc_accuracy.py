@@ -73,13 +73,15 @@ import numpy as np
 from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
+    PAIRED_BY_SEED,
     SHARED_CIFAR10,
     TRAIN_SEEDS,
     Benchmark,
+    Comparison,
     add_eval_data_argument,
     add_shard_argument,
-    ahead,
     by,
+    by_seed,
     code_provenance,
     data_provenance,
     external_accuracy,
@@ -88,6 +90,7 @@ from benchmarks.bench_utils import (
     mean_std,
     ms,
     run_facts,
+    seed_differences,
     seed_gaps,
     shard_of,
     verdict_of,
@@ -133,6 +136,8 @@ def parse_args(argv=None):
                         help="CIFAR-10 training images (zip/dir/npz; default: the shared split)")
     parser.add_argument("--out", type=Path, default=LOCAL_RESULTS,
                         help=f"directory of {NAME}_<experiment>.json / .md")
+    parser.add_argument("--name", default=None,
+                        help=f"the results' file stem (default {NAME}_<experiment>): a suite entry's name")
     parser.add_argument("--backend", choices=BACKENDS, default=None,
                         help="Keras backend (default: current KERAS_BACKEND)")
     parser.add_argument("--epochs", type=int, default=10, help="epochs per run (paper: 75; default 10)")
@@ -311,7 +316,7 @@ def main(argv=None):
     from keras_structinit.recipes.progress import progress_callbacks
     from keras_structinit.reporting import machine_info, versions
 
-    name = f"{NAME}_{args.experiment}"
+    name = args.name or f"{NAME}_{args.experiment}"
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / f"{name}.json"
     (x, y), held_out = load_cifar(str(args.data), validation_split=0.1, seed=0,
@@ -392,27 +397,91 @@ def main(argv=None):
 # ----------------------------------------------------------------------------
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
-def _lc_fig1(data):
-    models = list(dict.fromkeys(r["model"] for r in data["runs"]))
-    expansions = {m: int(m.rsplit("x", 1)[1]) for m in models}
-    gaps = {m: seed_gaps(by(data["runs"], "model", m)) for m in models}
-    gaps = {m: g for m, g in gaps.items() if g}
-    text = "; ".join(f"E = {expansions[m]}: {ms(g)}" for m, g in gaps.items())
-    ordered = sorted(gaps, key=expansions.get)
-    checks = [ahead(gaps[ordered[-1]], gaps[ordered[0]])] if len(ordered) >= 2 else []
-    return f"gap frozen − learnable (points): {text}", verdict_of(checks)
+#: How the variants of one seed pair in these runs (the report's pairing sentence).
+PAIRING = (PAIRED_BY_SEED + "; `lcresnet(..., frozen=True)` and `frozen=False` draw the same initial "
+           "weights (tests/test_benchmarks_determinism.py). A gap (frozen − learnable) is paired within "
+           "its network; gaps of two networks are compared unpaired: their weights differ")
+#: Why gaps of two networks are not paired.
+ACROSS_NETWORKS = "two networks: only the data order and draws are shared"
+
+
+def _expansion(model):
+    return int(model.rsplit("x", 1)[1])
+
+
+def _gaps(data, value=lambda r: 100 * r["val_accuracy"], models=None):
+    """``{model: by_seed sample of frozen − learnable}`` (``value`` of each run, default held-out
+    accuracy in points) for the models with both, in recorded order."""
+    runs = [r for r in data["runs"] if value(r) is not None]
+    models = models or list(dict.fromkeys(r["model"] for r in runs))
+    gaps = {}
+    for model in models:
+        mine = by(runs, "model", model)
+        gap = seed_differences(by_seed(by(mine, "frozen", True), value),
+                               by_seed(by(mine, "frozen", False), value))
+        if gap:
+            gaps[model] = gap
+    return gaps
+
+
+def _fig1_comparisons(data, value=lambda r: 100 * r["val_accuracy"], what="", counts=True):
+    """The paper's direction, the gap at the largest E above the gap at the smallest (counted), and
+    each E's frozen against learnable (context: break-even near E = 8, a gain beyond)."""
+    models = sorted(dict.fromkeys(r["model"] for r in data["runs"]), key=_expansion)
+    gaps = _gaps(data, value, models)
+    found = [m for m in models if m in gaps]
+    out = []
+    if len(found) >= 2:
+        low, high = found[0], found[-1]
+        out.append(Comparison(f"{what}gap at E = {_expansion(high)} − gap at E = {_expansion(low)}",
+                              gaps[high], gaps[low], data, paired=ACROSS_NETWORKS, counts=counts))
+    for model in found:
+        mine = by(data["runs"], "model", model)
+        out.append(Comparison(f"{what}E = {_expansion(model)}: frozen − learnable",
+                              by_seed(by(mine, "frozen", True), value),
+                              by_seed(by(mine, "frozen", False), value), data, counts=False))
+    return out
+
+
+def _fgsm(run):
+    return 100 * run["fgsm_accuracy"] if "fgsm_accuracy" in run else None
+
+
+def comparisons(name, data):
+    """The differences the entry ``name``'s verdict rests on (:class:`~benchmarks.bench_utils.Comparison`),
+    context ones (``counts=False``) beside."""
+    if data["config"]["experiment"] == "fig3":
+        gaps = _gaps(data)
+        without = [m for m in gaps if FIG3_MODELS[m][0].startswith("no 1x1")]
+        return [Comparison(f"gap of {w} − gap of {n}", gaps[w], gaps[n], data, paired=ACROSS_NETWORKS)
+                for w in gaps if w not in without for n in without]
+    if name == "lc_fgsm":  # Fig. 4: the robust gap shrinks as E grows; the clean one is Fig. 1's
+        return (_fig1_comparisons(data, _fgsm, "FGSM: ")
+                + _fig1_comparisons(data, what="clean: ", counts=False))
+    return _fig1_comparisons(data)
+
+
+def _lc_fig1(data, name="lc_accuracy_fig1"):
+    gaps = _gaps(data, models=sorted(dict.fromkeys(r["model"] for r in data["runs"]), key=_expansion))
+    text = "; ".join(f"E = {_expansion(m)}: {ms([v for v, _ in g.values()])}" for m, g in gaps.items())
+    return f"gap frozen − learnable (points): {text}", verdict_of(comparisons(name, data))
+
+
+def _lc_fgsm(data):
+    models = sorted(dict.fromkeys(r["model"] for r in data["runs"]), key=_expansion)
+    parts = []
+    for what, value in (("FGSM (eps 1/255)", _fgsm), ("clean", lambda r: 100 * r["val_accuracy"])):
+        gaps = _gaps(data, value, models)
+        parts.append(f"{what}: " + "; ".join(f"E = {_expansion(m)} {ms([v for v, _ in g.values()])}"
+                                             for m, g in gaps.items()))
+    return ("gap frozen − learnable (points), " + "; ".join(parts),
+            verdict_of(comparisons("lc_fgsm", data)))
 
 
 def _lc_fig3(data):
-
-    gaps = {m: seed_gaps(by(data["runs"], "model", m))
-            for m in dict.fromkeys(r["model"] for r in data["runs"])}
-    gaps = {m: g for m, g in gaps.items() if g}
-    text = "; ".join(f"{m}: {ms(g)}" for m, g in gaps.items())
-    without = [m for m in gaps if FIG3_MODELS[m][0].startswith("no 1x1")]
-    with_1x1 = [m for m in gaps if m not in without]
-    checks = [ahead(gaps[w], gaps[n]) for w in with_1x1 for n in without]
-    return f"gap frozen − learnable (points): {text}", verdict_of(checks)
+    gaps = _gaps(data)
+    text = "; ".join(f"{m}: {ms([v for v, _ in g.values()])}" for m, g in gaps.items())
+    return f"gap frozen − learnable (points): {text}", verdict_of(comparisons("lc_accuracy_fig3", data))
 
 
 def _figure_lc_gap(data, plt):
@@ -433,7 +502,9 @@ def _figure_lc_gap(data, plt):
 def headline(name, data):
     """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
     "yes", "no" or "within noise" on the paper's direction, or ``None``."""
-    return {"lc_accuracy_fig1": _lc_fig1, "lc_accuracy_fig3": _lc_fig3}[name](data)
+    if name == "lc_fgsm":
+        return _lc_fgsm(data)
+    return (_lc_fig3 if data["config"]["experiment"] == "fig3" else _lc_fig1)(data)
 
 
 #: Figures of the suite report, by the names suite entries list.
@@ -469,6 +540,22 @@ SUITE = {
             minutes=30,
             run_key=("model", "frozen", "seed"),
             eval_data=True,
+        ),
+        Benchmark(
+            name="lc_fgsm",
+            script="lc_accuracy.py",
+            # Fig. 1's CPU configuration at E = 1 and 8 with each trained network's FGSM accuracy; the
+            # same seeds as lc_accuracy_fig1, so the runs both hold measure the run-to-run spread.
+            args=("fig1", "--name", "lc_fgsm", "--fgsm", "--backend", "torch", "--expansions", "1", "8",
+                  *LC_RECIPE_CPU, *TRAIN_SEEDS),
+            title="LC blocks: robust accuracy under one l_inf FGSM step (eps 1/255) of LCResNet-20-16xE, "
+                  "frozen vs learnable (Fig. 4)",
+            paper="frozen LC networks' robust-accuracy gap shrinks as E grows, as the clean gap does "
+                  "(Fig. 4, 75 epochs)",
+            minutes=17,  # 16.7 min in one process on 2 cores (2026-11-27)
+            run_key=("model", "frozen", "seed"),
+            eval_data=True,
+            repeats="lc_accuracy_fig1",
         ),
     ),
     "gpu": (

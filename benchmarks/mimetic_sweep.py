@@ -32,9 +32,10 @@ its ViT), each an init spec applied by :func:`keras_structinit.initialize`:
   layer (``mlp_scalar_bias=True``: ``W1 x + b sum(x) 1_p``, ``b`` starting at 0), then ``mean-shift:B``
   (``B = 0``: the baseline alone, on ``torch-default``). Does the learnable scalar absorb the init?
 
-Neither the attention nor the scalar-bias variants are in the suite entries. The attention
-variants have one run at the ViT row's scale (``results/cpu/mimetic_vit``, with its own
-baseline); the scalar-bias variants a smoke run only.
+The attention variants are the suite entry ``mimetic_vit`` (at the ViT row's scale, with its own
+baseline runs), the scalar-bias variants the entry ``mimetic_scalar_bias`` (ConvNeXt at the sweep's
+2-epoch scale, with its own ``b = 0`` and ``b = 0.2`` runs); ``--name`` gives each its results'
+file stem.
 
 Runs recorded before 2026-11-25 (``results/archive/mimetic_sweep_mlp_baseline.json``)
 had the PyTorch default on the MLP blocks only, the rest at the builder's init.
@@ -73,12 +74,14 @@ import numpy as np
 from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
+    PAIRED_BY_SEED,
     SHARED_CIFAR10,
     TRAIN_SEEDS,
     Benchmark,
+    Comparison,
     add_eval_data_argument,
     add_shard_argument,
-    ahead,
+    by_seed,
     data_provenance,
     external_accuracy,
     held_out_note,
@@ -107,6 +110,8 @@ def parse_args(argv=None):
     parser.add_argument("--data", type=Path, default=SHARED_CIFAR10,
                         help="CIFAR-10 training images (zip/dir/npz)")
     parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
+    parser.add_argument("--name", default=NAME,
+                        help=f"the results' file stem (default {NAME}): a suite entry's name")
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     parser.add_argument("--dim", type=int, default=64, help="ConvNeXt width (paper: 256)")
     parser.add_argument("--depth", type=int, default=8, help="ConvNeXt blocks (paper: 8)")
@@ -287,7 +292,7 @@ def main(argv=None):
         "held_out": held_out_note(args.held_out_size),
         "baseline": "torch-default: every conv and Dense kernel and bias (Sec. 3)",
     }
-    data, save = resumable_results(args.out, NAME, config, render_markdown)
+    data, save = resumable_results(args.out, args.name, config, render_markdown)
     train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size,
                                  full_hold_out=True)
     held_out = held_out_subset(held_out, args.held_out_size)
@@ -332,29 +337,87 @@ def main(argv=None):
 # ----------------------------------------------------------------------------
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
-def _mimetic(data):
-    cells = {}
+#: How the variants of one seed pair in these runs (the report's pairing sentence).
+PAIRING = (PAIRED_BY_SEED + "; a variant re-draws the weights its init names (`torch-default` all "
+           "conv and Dense kernels and biases, from the seed), the rest are the builder's, drawn "
+           "alike; the scalar-bias variants build one more weight per MLP block (its scalar, 0)")
+
+
+def _cells(data):
+    """``{(model, epochs): {variant: by_seed sample of held-out accuracy (points)}}``, in recorded order."""
+    runs = {}
     for r in data["runs"]:
-        cells.setdefault((r["model"], r["epochs"]), {}).setdefault(r["variant"], []).append(r["val_accuracy"])
-    parts, verdicts = [], []
-    for (model, epochs), variants in cells.items():
-        base = variants.get("mean-shift:0")
-        shifts = {v: a for v, a in variants.items() if v.startswith("mean-shift:") and v != "mean-shift:0"}
-        if not base or not shifts:
-            continue
-        best = max(shifts, key=lambda v: np.mean(shifts[v]))
-        text = (f"{model}, {epochs} epochs: b = 0 {ms(base, 100)} %, best {best} {ms(shifts[best], 100)} %")
-        verdicts.append(ahead(shifts[best], base))
-        combos = {v: a for v, a in variants.items() if v.startswith("conv-cov+")}
+        runs.setdefault((r["model"], r["epochs"]), {}).setdefault(r["variant"], []).append(r)
+    return {cell: {v: by_seed(rs) for v, rs in variants.items()} for cell, variants in runs.items()}
+
+
+def _mean(sample):
+    return float(np.mean([value for value, _ in sample.values()]))
+
+
+def _best(samples):
+    return max(samples, key=lambda v: _mean(samples[v]))
+
+
+def comparisons(name, data):
+    """The differences the verdict rests on, per (model, epochs) cell: the best swept ``b > 0``
+    above ``b = 0``; the best ConvCovariance + mean shift above ConvCovariance alone and its mean
+    shift alone; the best mimetic attention + mean shift above the attention init alone and its
+    mean shift alone, with the attention init alone against the baseline as context (Fig. 2);
+    the scalar-bias baseline's best ``b > 0`` above its ``b = 0`` (Fig. 4)."""
+    out = []
+
+    def compare(where, variants, high, low, counts=True):
+        out.append(Comparison(f"{where}{high} − {low}", variants[high], variants[low], data, counts=counts))
+
+    for (model, epochs), variants in _cells(data).items():
+        where = f"{model}, {epochs} ep.: "
+        base = "mean-shift:0"
+        shifts = {v: s for v, s in variants.items() if v.startswith("mean-shift:") and v != base}
+        if base in variants and shifts:
+            compare(where, variants, _best(shifts), base)
         # "conv-cov": the name in runs recorded before torch-default (results/archive).
-        conv_cov = variants.get("torch-default+conv-cov", variants.get("conv-cov"))
-        if combos and conv_cov:
-            combo = max(combos, key=lambda v: np.mean(combos[v]))
-            text += (f", conv-cov {ms(conv_cov, 100)} %, {combo} {ms(combos[combo], 100)} %")
-            alone = variants.get(combo.split("+", 1)[1], base)
-            verdicts += [ahead(combos[combo], conv_cov), ahead(combos[combo], alone)]
-        parts.append(text)
-    return "; ".join(parts), verdict_of(verdicts)
+        conv_cov = next((v for v in ("torch-default+conv-cov", "conv-cov") if v in variants), None)
+        attention = "torch-default+mimetic-attention"
+        for prefix, alone in (("conv-cov+", conv_cov), ("mimetic-attention+", attention)):
+            combos = {v: s for v, s in variants.items() if v.startswith(prefix)}
+            if combos and alone in variants:
+                combo = _best(combos)
+                compare(where, variants, combo, alone)
+                shift = combo.split("+", 1)[1]
+                if shift in variants or base in variants:
+                    compare(where, variants, combo, shift if shift in variants else base)
+        if attention in variants and base in variants:
+            compare(where, variants, attention, base, counts=False)
+        scalar = {v: s for v, s in variants.items() if v.startswith(SCALAR_BIAS)}
+        scalar_base = f"{SCALAR_BIAS}{base}"
+        if scalar_base in scalar and len(scalar) > 1:
+            shifted = {v: s for v, s in scalar.items() if v != scalar_base}
+            compare(where, variants, _best(shifted), scalar_base)
+    return out
+
+
+def _mimetic(data, name="mimetic_sweep"):
+    parts = []
+    for (model, epochs), variants in _cells(data).items():
+
+        def text(variant, variants=variants):
+            return ms([value for value, _ in variants[variant].values()]) + " %"
+
+        shown = [v for v in ("mean-shift:0",) if v in variants]
+        shifts = {v: s for v, s in variants.items() if v.startswith("mean-shift:") and v != "mean-shift:0"}
+        best = [f"best {_best(shifts)} {text(_best(shifts))}"] if shifts and shown else []
+        conv_cov = next((v for v in ("torch-default+conv-cov", "conv-cov") if v in variants), None)
+        combos = {v: s for v, s in variants.items() if v.startswith("conv-cov+")}
+        extra = ([f"conv-cov {text(conv_cov)}", f"{_best(combos)} {text(_best(combos))}"]
+                 if combos and conv_cov else [])
+        extra += [f"{v} {text(v)}" for v in variants
+                  if "attention" in v or v.startswith(SCALAR_BIAS)]
+        if not (best or extra):
+            continue
+        parts.append(f"{model}, {epochs} epochs: " + ", ".join(
+            [f"b = 0 {text('mean-shift:0')}" for _ in shown] + best + extra))
+    return "; ".join(parts), verdict_of(comparisons(name, data))
 
 
 def _figure_mimetic_b(data, plt):
@@ -379,7 +442,7 @@ def _figure_mimetic_b(data, plt):
 def headline(name, data):
     """The suite report's line for the entry ``name``: ``(our numbers, verdict)``, the verdict
     "yes", "no" or "within noise" on the paper's direction, or ``None``."""
-    return _mimetic(data)
+    return _mimetic(data, name)
 
 
 #: Figures of the suite report, by the names suite entries list.
@@ -416,6 +479,41 @@ SUITE = {
             run_key=("model", "variant", "epochs", "seed"),
             eval_data=True,
             figures=("mimetic_b",),
+            depends=MIXED_INITS,
+        ),
+        Benchmark(
+            name="mimetic_vit",
+            script="mimetic_sweep.py",
+            # The sweep's ViT row (depth-8 ViT-96, 2 epochs) with the mimetic attention init: its own
+            # baseline, the MLP init alone (b = 0.05), the attention init alone and both.
+            args=("--name", "mimetic_vit", "--models", "vit", "--b-values", "0", "0.05", "--combo-b", "0.05",
+                  "--attention", "--only", "mean-shift:0", "mean-shift:0.05",
+                  "torch-default+mimetic-attention", "mimetic-attention+mean-shift:0.05", "--epochs", "2",
+                  *MIMETIC_CPU),
+            title="Mimetic MLP init with and without the mimetic self-attention init on the tiny ViT "
+                  "(Fig. 2)",
+            paper="the MLP init helps on its own and adds to the mimetic attention init (Fig. 2: "
+                  "ViT-192/8, CIFAR-10)",
+            minutes=31,  # 30.5 min in one process on 2 cores (2026-11-27)
+            run_key=("model", "variant", "epochs", "seed"),
+            eval_data=True,
+            depends=MIXED_INITS,
+        ),
+        Benchmark(
+            name="mimetic_scalar_bias",
+            script="mimetic_sweep.py",
+            # The scalar-bias baseline on the sweep's 2-epoch ConvNeXt: a learnable scalar per MLP
+            # block's first layer, b = 0 and the sweep's best b = 0.2 on top; its own plain runs beside.
+            args=("--name", "mimetic_scalar_bias", "--models", "convnext", "--b-values", "0", "0.2",
+                  "--scalar-bias", "0", "0.2", "--only", "mean-shift:0", "mean-shift:0.2",
+                  "scalar-bias+mean-shift:0", "scalar-bias+mean-shift:0.2", "--epochs", "2", *MIMETIC_CPU),
+            title="Mimetic MLP init: does a learnable scalar bias absorb the mean shift? (Fig. 4)",
+            paper="a learnable scalar bias per W1 does not absorb the init's effect (Fig. 4)",
+            # Estimate: 12 runs of ~2.5 min (the sweep's 2-epoch ConvNeXt runs, one core each), 2 processes.
+            minutes=16,
+            estimated=True,
+            run_key=("model", "variant", "epochs", "seed"),
+            eval_data=True,
             depends=MIXED_INITS,
         ),
     ),

@@ -6,7 +6,11 @@ every benchmark of :data:`benchmarks.suite.SUITES` with a results file: a headli
 the tables and the figures; and what changed, from each results file's ``changes``
 (``[{"date": ..., "what": ...}]``: which runs were replaced, and why). Each comes from the
 benchmark's script, which owns what it measured: ``headline(name, data)``, ``render_markdown(data)``
-and ``FIGURES[figure](data, plt)``; this module knows no benchmark. Nothing
+and ``FIGURES[figure](data, plt)``, and, where its verdict compares variants over seeds,
+``comparisons(name, data)`` (:class:`~benchmarks.bench_utils.Comparison`: the paired and unpaired
+figures of each difference, listed in the report's *Compared differences*) and ``PAIRING`` (why the
+variants of one seed pair); this module knows no benchmark. Entries that repeat another's
+configuration and seeds (``Benchmark.repeats``) give the run-to-run spread. Nothing
 is read from the Markdown files the scripts write, and nothing is typed in
 by hand.
 
@@ -23,6 +27,7 @@ import json
 from pathlib import Path
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
+from benchmarks.bench_utils import CODE_SPREAD, SESSION_HOURS, pairing_of, rerun_spread
 from benchmarks.suite import SUITES, folder_benchmarks
 
 REPORT = BENCH_DIR / "REPORT.md"
@@ -111,6 +116,82 @@ def _pyplot():
 
 
 # ----------------------------------------------------------------------------
+# Paired verdicts and the run-to-run spread
+# ----------------------------------------------------------------------------
+RULE = [
+    "Whether the paper's direction reproduced is judged on every difference the row compares (each "
+    "listed under *Compared differences*, with its paired and its unpaired figure):",
+    "",
+    "- **Paired** where the two variants of one seed share the data order, the augmentation draws and "
+    "the initial weights the variant does not change (each script's reason under *Pairing*), and both "
+    "runs of every seed ran on one code: the per-seed differences d are the measurement, their mean "
+    "against twice its standard error, `std(d, ddof=1) / sqrt(n)`.",
+    "- **Unpaired** otherwise (two networks; runs recorded before the input stream drew from (seed, "
+    "pass, example) alone, 2026-11-26; a seed's runs on different code; fewer than 2 seeds): the "
+    "difference of the means against twice its standard error, `sqrt(var_1 / n_1 + var_2 / n_2)` "
+    f"(ddof 1); where the two sides ran on different code, plus the run-to-run spread, {CODE_SPREAD:g} "
+    "points of accuracy (below).",
+    "- *yes* when every counted difference goes the paper's way by more than its margin, *no* when "
+    "one goes the other way by as much, *within noise* otherwise. Differences marked *context* are "
+    "shown, not counted. A single run per side has no spread: its margin is 0.",
+    "",
+    "Which code a run ran on: the commit it records; for runs recorded before commits were (their "
+    "entries list as `stale (no commit recorded)`), its sitting (recorded end times chained by gaps of "
+    f"at most {SESSION_HOURS:g} hours), or the whole file where runs record no date.",
+]
+
+
+def _figure_cells(comparison):
+    n_hi, n_lo = comparison.unpaired[2]
+    seeds = str(n_hi) if n_hi == n_lo else f"{n_hi} / {n_lo}"
+    verdict = {True: "yes", False: "no (the other way)", None: "within noise"}[comparison.ahead]
+    return {"difference": comparison.label + ("" if comparison.counts else " (context)"),
+            "seeds": seeds, "paired": comparison.text(comparison.paired_figure),
+            "unpaired": comparison.text(comparison.unpaired), "judged": comparison.judged,
+            "beyond": verdict}
+
+
+def spread_lines(results_dir, folders):
+    """The report's run-to-run spread: per entry that repeats another's configuration and seeds."""
+    lines = []
+    for suite, benches in folders.items():
+        for bench in benches:
+            if not bench.repeats:
+                continue
+            paths = [Path(results_dir) / suite / f"{name}.json" for name in (bench.repeats, bench.name)]
+            if not all(path.exists() for path in paths):
+                continue
+            earlier, later = (json.loads(path.read_text()) for path in paths)
+            repeated = next((b for b in benches if b.name == bench.repeats), None)
+            found = rerun_spread(earlier, later, repeated.run_key if repeated and repeated.run_key else
+                                 ("seed",))
+            if found is None:
+                continue
+            threads = [(d.get("machine") or {}).get("thread_env") for d in (earlier, later)]
+            setting = (f"; thread settings {threads[0] or 'default'} and {threads[1] or 'default'}"
+                       if threads[0] != threads[1] else "")
+            lines.append(
+                f"`{suite}/{bench.name}` repeats `{bench.repeats}`'s configuration and seeds. Of the "
+                f"{found['runs']} runs both hold (recorded {found['dates'][0]} and {found['dates'][1]}, "
+                f"on different code{setting}), single runs moved by up to {found['largest']:.2f} points "
+                f"of held-out accuracy (mean change {found['mean']:+.2f}, sd {found['sd']:.2f}), the "
+                f"means over seeds of one variant by up to {found['largest_mean']:.2f}: the margin "
+                f"added to a difference whose two sides ran on different code ({CODE_SPREAD:g}).")
+    if lines:
+        lines += [
+            "",
+            "On one code a rerun is identical: `keras.utils.set_random_seed(seed)` before each run (Python, "
+            "NumPy and the backend's seeds), the input stream's draws a function of (seed, pass, example) "
+            "alone, and the same thread count (the suite sets `OMP_NUM_THREADS` and its kin to each "
+            "process' cores) give bit-identical weights, losses and accuracies on PyTorch and JAX on a "
+            "CPU, with no backend determinism flag (`tests/test_benchmarks_determinism.py`). Results "
+            "that record their commit are compared paired on one code; the spread above is what a "
+            "code or thread change moved.",
+        ]
+    return lines
+
+
+# ----------------------------------------------------------------------------
 # The report
 # ----------------------------------------------------------------------------
 def _demote(markdown, levels=2):
@@ -126,15 +207,16 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
 
     results_dir = Path(results_dir)
     plt = _pyplot() if figures else None
-    summary, sections, changes = [], [], []
-    for suite, benches in folder_benchmarks(SUITES).items():
+    summary, sections, changes, compared, pairing = [], [], [], [], {}
+    folders = folder_benchmarks(SUITES)
+    for suite, benches in folders.items():
         state_path = results_dir / suite / "suite.json"
         state = json.loads(state_path.read_text())["benchmarks"] if state_path.exists() else {}
         for bench in benches:
             path = results_dir / suite / f"{bench.name}.json"
             if not path.exists():
                 summary.append({"suite": suite, "name": bench.name, "ours": "not run", "paper": bench.paper,
-                                "verdict": "", "runs": ""})
+                                "verdict": "", "paired": "", "runs": ""})
                 continue
             data = json.loads(path.read_text())
             changes += [f"- `{suite}/{bench.name}`, {c['date']}: {c['what']}"
@@ -143,10 +225,15 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
             headline, verdict = (script.headline(bench.name, data) if hasattr(script, "headline")
                                  else ("", None))
             finished = state.get(bench.name)
+            found = list(script.comparisons(bench.name, data)) if hasattr(script, "comparisons") else []
+            link = f"[{bench.name}](#{suite}-{bench.name.replace('_', '-')})"
+            compared += [{"suite": suite, "name": link, **_figure_cells(c)} for c in found]
+            if found and hasattr(script, "PAIRING"):
+                pairing[Path(bench.script).name] = script.PAIRING
             summary.append({
-                "suite": suite, "name": f"[{bench.name}](#{suite}-{bench.name.replace('_', '-')})",
+                "suite": suite, "name": link,
                 "ours": headline, "paper": bench.paper,
-                "verdict": verdict or "—",
+                "verdict": verdict or "—", "paired": pairing_of(found),
                 "runs": str(len(data.get("runs", []))) if "runs" in data else "—",
             })
             lines = [f"<a id=\"{suite}-{bench.name.replace('_', '-')}\"></a>",
@@ -157,7 +244,7 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
                           f"({finished['jobs']} process(es)); arguments: "
                           + "; then ".join(f"`{' '.join(a)}`" for a in [finished["args"],
                                                                       *finished.get("more_args", [])])
-                          + ".", ""]
+                          + "." + (f" {finished['note']}" if finished.get("note") else ""), ""]
             for figure in bench.figures if plt is not None else ():
                 fig = script.FIGURES[figure](data, plt)
                 fig_path = results_dir / suite / "figures" / f"{bench.name}.png"
@@ -175,16 +262,43 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
         "Generated by `python -m benchmarks.run` (or `python -m benchmarks.report`) from the JSON files "
         "under `benchmarks/results/<suite>/` alone; do not edit by hand. Each row: our measurement at the "
         "suite's scale (see `benchmarks/suite.py` and each section's arguments), the paper's number at its "
-        "own scale, and whether the paper's direction reproduced: *yes* when every compared difference "
-        "goes the paper's way by more than twice its standard error over seeds, *no* when one goes the "
-        "other way by as much, *within noise* otherwise.",
+        "own scale, whether the paper's direction reproduced, and whether that verdict rests on paired "
+        "differences.",
+        "",
+        *RULE,
         "",
         format_table(summary, [("Suite", "suite"), ("Benchmark", "name"), ("Ours", "ours"),
-                               ("Paper", "paper"), ("Direction reproduced", "verdict"), ("Runs", "runs")]),
+                               ("Paper", "paper"), ("Direction reproduced", "verdict"),
+                               ("Paired", "paired"), ("Runs", "runs")]),
         "",
     ]
+    if compared:
+        head += [
+            "## Compared differences",
+            "",
+            "Each difference a verdict rests on, the paper's direction positive (first minus second; "
+            "points of held-out accuracy unless the row says otherwise): the mean per-seed difference "
+            "± its standard error over the seeds both sides hold (*paired*), the difference of the "
+            "means ± its standard error (*unpaired*), which of them the verdict used, and the outcome.",
+            "",
+            format_table(compared, [("Suite", "suite"), ("Benchmark", "name"), ("Difference", "difference"),
+                                    ("Seeds", "seeds"), ("Paired Δ ± SE", "paired", "", "right"),
+                                    ("Unpaired Δ ± SE", "unpaired", "", "right"), ("Judged", "judged"),
+                                    ("Beyond noise", "beyond")]),
+            "",
+            "### Pairing",
+            "",
+            *(f"- `{script}`: {text}." for script, text in sorted(pairing.items())),
+            "",
+        ]
+    spread = spread_lines(results_dir, folders)
+    if spread:
+        head += ["## Run-to-run spread", "", *spread, ""]
     if changes:  # each results file's own record of why its runs were replaced
-        head += ["## What changed", "", *changes, ""]
+        head += ["## What changed", "", *changes, "",
+                 "Each entry is what its results file recorded when its runs were replaced or added; a "
+                 "verdict it names is the one of its day (before 2026-11-28: unpaired differences only).",
+                 ""]
     return "\n".join(head + sections)
 
 

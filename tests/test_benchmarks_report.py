@@ -1,0 +1,178 @@
+"""The report's paired verdicts and run-to-run spread (issue 59, points 5 and 6), on made-up results.
+
+Where two variants share a seed the per-seed difference is the measurement: the paired mean and its
+standard error decide, the unpaired figure stands beside. Runs recorded before the input stream
+drew from (seed, pass, example) alone, or on different code, are not paired; a difference whose
+sides ran on different code must also beat the measured run-to-run spread.
+"""
+
+import copy
+import json
+
+import numpy as np
+import pytest
+
+from benchmarks import report
+from benchmarks.bench_utils import (
+    CODE_SPREAD,
+    STATELESS_STREAM,
+    Comparison,
+    by_seed,
+    code_keys,
+    pairing_of,
+    rerun_spread,
+    verdict_of,
+)
+from benchmarks.suite import CPU, SUITES
+
+from conftest import RECORDED, once_per_suite
+
+pytestmark = once_per_suite("reading made-up and recorded JSON: no backend")
+RESULTS = report.RESULTS_DIR / "cpu"
+AFTER, BEFORE = "2026-11-27T10:00:00+00:00", "2026-11-25T10:00:00+00:00"
+# Two variants whose seeds differ a lot while each seed's difference stays near +3 points: paired
+# beyond noise, unpaired within it.
+STEADY = {"uniform": (30.0, 36.0, 42.0), "random_init": (27.5, 33.0, 38.8)}
+# Anti-correlated seeds: the unpaired figure beyond noise, the paired one within it.
+ANTI = {"uniform": (60.0, 62.0, 64.0), "random_init": (59.5, 57.5, 55.5)}
+
+
+def _runs(values, date=AFTER, commits=None):
+    runs = []
+    for variant, accs in values.items():
+        for seed, acc in enumerate(accs):
+            run = {"variant": variant, "seed": seed, "val_accuracy": acc / 100, "probe_accuracy": acc / 100,
+                   "train_time_s": 60.0, "val_accuracy_per_epoch": [acc / 100], "date": date}
+            if variant == "uniform":
+                run["teacher_id"] = "A"
+            if commits:
+                run["code"] = {"commit": commits[variant], "dirty": False}
+            runs.append(run)
+    return runs
+
+
+def _pair(data):
+    runs = {v: [r for r in data["runs"] if r["variant"] == v] for v in ("uniform", "random_init")}
+    return Comparison("uniform − random_init", by_seed(runs["uniform"]), by_seed(runs["random_init"]), data)
+
+
+def test_paired_and_unpaired_figures_and_which_decides():
+    data = {"runs": _runs(STEADY)}
+    pair = _pair(data)
+    d = np.subtract(STEADY["uniform"], STEADY["random_init"])
+    assert pair.paired_figure == pytest.approx((d.mean(), d.std(ddof=1) / np.sqrt(3), 3))
+    hi, lo = np.array(STEADY["uniform"]), np.array(STEADY["random_init"])
+    assert pair.unpaired[:2] == pytest.approx((hi.mean() - lo.mean(),
+                                               np.sqrt(hi.var(ddof=1) / 3 + lo.var(ddof=1) / 3)))
+    assert pair.why_unpaired is None and pair.judged == "paired" and pair.ahead is True
+    # The same numbers judged unpaired are within noise: runs from before the stateless stream ...
+    early = _pair({"runs": _runs(STEADY, date=BEFORE)})
+    assert early.why_unpaired.startswith("recorded before the stateless input stream")
+    assert early.ahead is None and early.paired_figure == pytest.approx(pair.paired_figure)
+    # ... a script whose variants do not share a seed's draws ...
+    apart = Comparison("x", pair.higher, pair.lower, data, paired="two networks")
+    assert apart.ahead is None and apart.judged == "unpaired (two networks)"
+    # ... or a seed's two runs on different code, where the spread widens the margin too.
+    mixed = _pair({"runs": _runs(STEADY, commits={"uniform": "a" * 40, "random_init": "b" * 40})})
+    assert mixed.why_unpaired == "a seed's runs ran on different code" and mixed.mixed_code
+    assert mixed.figure[1] == pytest.approx(2 * mixed.unpaired[1] + CODE_SPREAD)
+    assert f"+ {CODE_SPREAD:g} (sides on different code)" in mixed.judged
+    # Anti-correlated seeds: unpaired beyond noise, paired within it; paired decides.
+    anti = _pair({"runs": _runs(ANTI)})
+    diff, se, _ = anti.unpaired
+    assert diff > 2 * se and anti.ahead is None
+    assert _pair({"runs": _runs(ANTI, date=BEFORE)}).ahead is True
+
+
+def test_verdicts_count_only_counted_comparisons():
+    data = {"runs": _runs(STEADY)}
+    yes, context = _pair(data), Comparison("c", _pair(data).lower, _pair(data).higher, data, counts=False)
+    assert context.ahead is False and verdict_of([yes, context]) == "yes"
+    assert verdict_of([yes, None]) == "within noise" and verdict_of([context]) is None
+    unpaired = Comparison("u", yes.higher, yes.lower, data, paired="two networks")
+    assert pairing_of([yes]) == "paired" and pairing_of([unpaired]) == "unpaired"
+    assert pairing_of([yes, unpaired]) == "partly (1 of 2)" and pairing_of([]) == "—"
+
+
+def test_runs_without_commits_are_one_code_within_a_sitting():
+    runs = [{"seed": 0, "date": "2026-11-26T10:00:00+00:00"}, {"seed": 1, "date": "2026-11-26T12:30:00"},
+            {"seed": 2, "date": "2026-11-27T09:00:00+00:00"}, {"seed": 3},
+            {"seed": 4, "date": "2026-11-27T09:10:00+00:00", "code": {"commit": "c" * 40}}]
+    keys = code_keys({"runs": runs})
+    assert [keys[id(r)] for r in runs] == [("sitting", 0), ("sitting", 0), ("sitting", 1), ("file",),
+                                            ("commit", "c" * 40)]
+
+
+def _selection_results(values, **kwargs):
+    data = json.loads((RESULTS / "selection_table7.json").read_text())
+    data.update(RECORDED, runs=_runs(values, **kwargs), updated=AFTER)
+    return data
+
+
+@pytest.mark.parametrize("values, date, verdict, paired", [
+    (STEADY, AFTER, "yes", "paired"), (STEADY, BEFORE, "within noise", "unpaired"),
+    (ANTI, AFTER, "within noise", "paired"), (ANTI, BEFORE, "yes", "unpaired")])
+def test_the_report_states_paired_verdicts(tmp_path, monkeypatch, values, date, verdict, paired):
+    (tmp_path / "cpu").mkdir()
+    (tmp_path / "cpu" / "selection_table7.json").write_text(json.dumps(_selection_results(values, date=date)))
+    monkeypatch.setattr(report, "SUITES", {"cpu": tuple(b for b in CPU if b.name == "selection_table7")})
+    text = report.build_report(tmp_path, tmp_path / "REPORT.md", figures=False)
+    assert "the per-seed differences d are the measurement" in text and "`std(d, ddof=1) / sqrt(n)`" in text
+    row = next(line for line in text.splitlines() if line.startswith("| cpu | [selection_table7]"))
+    assert row.endswith(f"| {verdict} | {paired} | 6 |"), row
+    pair = _pair({"runs": _runs(values, date=date)})
+    compared = next(line for line in text.splitlines() if "| uniform − random_init |" in line)
+    assert f"| {pair.text(pair.paired_figure)} | {pair.text(pair.unpaired)} | {pair.judged} |" in compared
+    assert "- `selection_accuracy.py`: each run calls `keras.utils.set_random_seed(seed)`" in text
+
+
+def test_the_report_measures_the_spread_of_a_repeated_configuration(tmp_path, monkeypatch):
+    earlier = json.loads((RESULTS / "lc_accuracy_fig1.json").read_text())
+    later = copy.deepcopy(earlier)
+    later["machine"]["thread_env"] = {}
+    for k, run in enumerate(later["runs"]):
+        run["val_accuracy"] += (0.01 if k % 2 else -0.02)
+        run["date"] = "2026-11-28T10:00:00+00:00"
+    (tmp_path / "cpu").mkdir()
+    for name, data in (("lc_accuracy_fig1", earlier), ("lc_fgsm", later)):
+        (tmp_path / "cpu" / f"{name}.json").write_text(json.dumps(data))
+    monkeypatch.setattr(report, "SUITES", {"cpu": tuple(b for b in CPU if b.name in ("lc_accuracy_fig1",
+                                                                                       "lc_fgsm"))})
+    text = report.build_report(tmp_path, tmp_path / "REPORT.md", figures=False)
+    found = rerun_spread(earlier, later, ("model", "frozen", "seed"))
+    assert found["runs"] == len(earlier["runs"]) and found["largest"] == pytest.approx(2.0)
+    assert ("`cpu/lc_fgsm` repeats `lc_accuracy_fig1`'s configuration and seeds. Of the "
+            f"{found['runs']} runs both hold (recorded 2026-11-24 to 2026-11-26 and 2026-11-28, on "
+            "different code; thread settings") in text
+    assert "single runs moved by up to 2.00 points" in text and "bit-identical" in text
+    later["config"]["epochs"] += 1  # another configuration measures nothing
+    assert rerun_spread(earlier, later, ("model", "frozen", "seed")) is None
+
+
+def test_code_spread_is_the_recorded_rerun_of_lc_fig1():
+    bench = next(b for b in CPU if b.name == "lc_fgsm")
+    earlier, later = (json.loads((RESULTS / f"{n}.json").read_text()) for n in (bench.repeats, bench.name))
+    found = rerun_spread(earlier, later, ("model", "frozen", "seed"))
+    if found is None or found["dates"] != ("2026-11-24", "2026-11-27"):
+        pytest.skip("the LC Fig. 1 records were run again: derive CODE_SPREAD again where their code differs")
+    assert round(found["largest_mean"], 2) == CODE_SPREAD
+    assert round(found["largest"], 2) == 4.5 and found["runs"] == 12
+
+
+def test_every_script_with_comparisons_says_how_its_seeds_pair():
+    for bench in {b.script: b for suite in SUITES.values() for b in suite}.values():
+        script = report.script_module(bench.script)
+        if hasattr(script, "comparisons"):
+            assert isinstance(getattr(script, "PAIRING", None), str), bench.script
+
+
+def test_stream_date_is_the_stateless_streams_commit():
+    import subprocess
+
+    from conftest import REPO_ROOT
+
+    found = subprocess.run(["git", "-C", str(REPO_ROOT), "log", "-1", "--format=%cI", "fd6702d"],
+                           capture_output=True, text=True)
+    if found.returncode:
+        pytest.skip("no git history here")
+    assert found.stdout.strip() == STATELESS_STREAM
