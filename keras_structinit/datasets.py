@@ -17,6 +17,7 @@ imported, and ``keras`` only when the Keras cache is used.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import pickle
@@ -28,14 +29,17 @@ import zipfile
 import numpy as np
 
 from keras_structinit import validation
-from keras_structinit.io_utils import file_sha256
+from keras_structinit.io_utils import check_zip_sizes, file_sha256
 
 __all__ = [
     "CIFAR_DATASETS",
     "IMAGE_EXTENSIONS",
+    "MAX_CLASSES",
+    "MAX_IMAGE_PIXELS",
     "PROCEDURAL_CLASS_NAMES",
     "PROCEDURAL_DESCRIPTION",
     "PROCEDURAL_MAX_TRAIN_SIZE",
+    "arrays_digest",
     "cifar10_cache_available",
     "cifar10_reachable",
     "cifar10_class_names",
@@ -45,6 +49,8 @@ __all__ = [
     "load_labeled_images",
     "procedural_images",
     "read_image_folder",
+    "rgb_image",
+    "source_digest",
     "stratified_split",
 ]
 
@@ -74,6 +80,14 @@ _CIFAR10_ARCHIVE_SHA256 = "6d958be074577803d12ecdefd02955f39262c83c16fe9348329d7
 _CIFAR10_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
 
 IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png", ".ppm", ".tif", ".tiff", ".webp")
+#: The most pixels (width x height) of an image read whole into an array (:func:`read_image_folder`,
+#: an ``.npz``'s ``x``): the CIFAR recipes train at the images' own size, and a 4000 x 4000 set of them
+#: filled the memory. Larger images are refused before they are decoded; the ImageNet recipe, which
+#: resizes each image as it reads it, takes them.
+MAX_IMAGE_PIXELS = 1024 * 1024
+#: Labels are class indices below this: a label of 10**6 would ask for a model, and one-hot tables,
+#: of a million classes (``np.eye(classes)`` alone holds ``classes ** 2`` floats: 400 MB at this cap).
+MAX_CLASSES = 10_000
 # Folder names treated as dataset splits: ``<root>/train/<class>/...`` is read
 # from ``train`` when the root holds nothing but split folders.
 _SPLIT_NAMES = ("test", "train", "val", "valid", "validation")
@@ -269,21 +283,55 @@ def _group_by_class(rel_paths, source, name):
     return class_names, files
 
 
+_SIXTEEN_BIT = ("I;16", "I;16L", "I;16B", "I;16N")
+
+
+def rgb_image(image, where):
+    """A Pillow ``image`` as an RGB image of 8-bit channels.
+
+    16-bit grayscale (PNG, TIFF: modes ``I;16*``) is scaled to 0-255 (``round(v * 255 / 65535)``);
+    Pillow's own ``convert("RGB")`` clips it, so that most pixels read as white. 32-bit integer and
+    floating-point images (modes ``I`` and ``F``), whose range nothing states, are refused with a
+    ``ValueError`` naming ``where`` (the image and the argument).
+    """
+    mode = image.mode
+    if mode in _SIXTEEN_BIT:
+        wide = np.asarray(image).astype(np.uint32)
+        gray = ((wide * 255 + 32767) // 65535).astype(np.uint8)
+        return _import_pil().fromarray(gray, "L").convert("RGB")
+    if mode in ("I", "F"):
+        kind = "32-bit integer" if mode == "I" else "floating-point"
+        raise ValueError(f"{where} holds {kind} pixels (Pillow mode {mode}), of no stated range: convert "
+                         "it to 8-bit (or 16-bit) RGB or grayscale first")
+    return image if mode == "RGB" else image.convert("RGB")
+
+
+def _check_pixels(width, height, where):
+    if width * height > MAX_IMAGE_PIXELS:
+        side = int(MAX_IMAGE_PIXELS ** 0.5)
+        raise ValueError(
+            f"{where} is {width}x{height} pixels, above the {side}x{side} that images read whole into "
+            "memory may hold (the CIFAR recipes train at the images' own size): resize them first, or "
+            "train with the imagenet recipe on an ImageFolder directory, which resizes each image as it "
+            "reads it")
+
+
 def _decode_all(files, read_bytes, source, name):
     """Decodes ``files`` to one uint8 array (N, H, W, 3); all sizes must agree.
 
-    Serial on purpose: for small images most of the time goes to Pillow's
-    Python-level header parsing, and decoding from a thread pool was measured
+    Each image's size is read from its header first: one above :data:`MAX_IMAGE_PIXELS` is
+    refused before it is decoded. Serial on purpose: for small images most of the time goes to
+    Pillow's Python-level header parsing, and decoding from a thread pool was measured
     slower (about 6 s instead of 4.5 s for 50,000 CIFAR JPEGs on 2 cores).
     """
     Image = _import_pil()
     x = None
     for i, (rel, _) in enumerate(files):
+        where = f"Image {rel!r} in {name}={source!r}"
         try:
             with Image.open(io.BytesIO(read_bytes(rel))) as image:
-                if image.mode != "RGB":
-                    image = image.convert("RGB")
-                pixels = np.asarray(image)
+                _check_pixels(*image.size, where)
+                pixels = np.asarray(rgb_image(image, where))
         except (OSError, Image.DecompressionBombError) as err:  # the bomb: > 2x Pillow's pixel limit
             raise ValueError(
                 f"Could not decode image {rel!r} in {name}={source!r}: {err}"
@@ -359,6 +407,7 @@ def read_image_folder(source, name="source"):
 
         x = _decode_all(files, read_bytes, source, name)
     elif os.path.isfile(path) and zipfile.is_zipfile(path):
+        check_zip_sizes(path, name, json_members=())  # read whole below: a bomb is refused unread
         with zipfile.ZipFile(path) as archive:
             rel_paths = [
                 info.filename
@@ -388,7 +437,23 @@ def read_image_folder(source, name="source"):
 # --------------------------------------------------------------------------
 
 
+def _npz_shape(path, key):
+    """The shape an ``.npz``'s array ``key`` declares in its header (``None`` where it cannot be read
+    so: ``np.load`` then says what is wrong)."""
+    try:
+        with zipfile.ZipFile(path) as archive, archive.open(f"{key}.npy") as f:
+            version = np.lib.format.read_magic(f)
+            reader = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                      else np.lib.format.read_array_header_2_0)
+            return reader(f)[0]
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError):
+        return None
+
+
 def _read_npz(path, name):
+    shape = _npz_shape(path, "x")
+    if shape is not None and len(shape) == 4:
+        _check_pixels(shape[2], shape[1], f"The images x in {name}={path!r}")  # before they are read
     with np.load(path, allow_pickle=False) as data:
         missing = [k for k in ("x", "y") if k not in data.files]
         if missing:
@@ -416,6 +481,11 @@ def _checked(x, y, name):
         raise ValueError(
             f"`{name}` labels must be integers of shape (N,) or (N, 1) for the N={len(x)} "
             f"images. Received: dtype={y.dtype}, shape={y.shape}"
+        )
+    if y.size and (y.min() < 0 or y.max() >= MAX_CLASSES):  # before int32 could wrap 2**32 + 3 to 3
+        raise ValueError(
+            f"`{name}` labels must be class indices in [0, {MAX_CLASSES}). Received: "
+            f"labels in [{int(y.min())}, {int(y.max())}]"
         )
     return x, y.reshape(-1).astype(np.int32)
 
@@ -449,6 +519,41 @@ def load_labeled_images(source, name="eval_data"):
             f"of type {type(source).__name__}"
         )
     return _checked(x, y, name)
+
+
+def arrays_digest(*arrays):
+    """The SHA-256 (hex) of ``arrays`` in order: each one's dtype, shape and bytes (``None`` counts
+    as absent). A run records it to refuse a resume on other data."""
+    digest = hashlib.sha256()
+    for array in arrays:
+        if array is None:
+            digest.update(b"None;")
+            continue
+        array = np.ascontiguousarray(array)
+        digest.update(f"{array.dtype.str}{array.shape};".encode())
+        digest.update(array.reshape(-1).view(np.uint8))
+    return digest.hexdigest()
+
+
+def source_digest(source):
+    """The SHA-256 (hex) of what a path of images holds, without decoding them: a file's bytes; a
+    directory's image files by relative path and size (a run over a million images reads no pixel
+    for it). ``None`` for ``None`` and for what is no local path (``tfds:NAME``)."""
+    if source is None or not isinstance(source, (str, os.PathLike)) or not os.path.exists(source):
+        return None
+    if os.path.isfile(source):
+        return file_sha256(source)
+    entries = []
+    for folder, _, names in os.walk(source, followlinks=True):
+        for file_name in names:
+            path = os.path.join(folder, file_name)
+            rel = os.path.relpath(path, source).replace(os.sep, "/")
+            if _is_image(rel):
+                entries.append(f"{rel}\0{os.path.getsize(path)}\n")
+    digest = hashlib.sha256()
+    for entry in sorted(entries):
+        digest.update(entry.encode())
+    return digest.hexdigest()
 
 
 # --------------------------------------------------------------------------

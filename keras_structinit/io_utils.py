@@ -9,6 +9,8 @@
 * :class:`OutputLock` keeps a second process out of an output (a folder or a
   file) while one writes it: taken before anything there is removed or written,
   it names the holder's pid to whoever is refused.
+* :func:`check_zip_sizes` reads an archive's directory, not its members: a zip bomb
+  (a ``.keras`` file of a megabyte that inflates to gigabytes) is refused unread.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ import signal
 import tempfile
 import threading
 
-__all__ = ["LOCK_FILE", "OutputInUse", "OutputLock", "atomic_path", "check_output", "check_unlocked",
-           "locked_outputs", "prepare_output_dir", "write_json", "write_text"]
+__all__ = ["LOCK_FILE", "MAX_INFLATION", "MAX_JSON_MEMBER_BYTES", "OutputInUse", "OutputLock", "atomic_path",
+           "check_output", "check_unlocked", "check_zip_sizes", "locked_outputs", "prepare_output_dir",
+           "write_json", "write_text"]
 
 _TMP_MARK = ".tmp-"
 #: The lock file of an output folder (a file output's is ``.<name>.structinit.lock`` beside it).
@@ -198,6 +201,40 @@ def write_text(path, text):
 def write_json(path, obj):
     """Atomically writes ``obj`` as indented JSON to ``path``."""
     write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+#: The most bytes a JSON member of an archive (a ``.keras`` file's ``config.json``) may inflate to; a
+#: model's config is kilobytes to a few megabytes, and it is read whole.
+MAX_JSON_MEMBER_BYTES = 64 << 20
+#: A member that inflates to more than this many times its stored size, and to more than
+#: :data:`INFLATION_FLOOR_BYTES`, is a bomb: Keras stores its files uncompressed, and weights hardly
+#: compress. (Keras' own check starts at 4 GiB; a 1 MB file inflating to 2.35 GB passed it.)
+MAX_INFLATION = 100
+INFLATION_FLOOR_BYTES = 16 << 20
+
+
+def check_zip_sizes(path, name, *, json_members=("config.json", "metadata.json")):
+    """Refuses (``ValueError``, one line naming ``name``) an archive whose directory declares a member
+    that would inflate far beyond its stored size (:data:`MAX_INFLATION`), or a ``json_members``
+    entry above :data:`MAX_JSON_MEMBER_BYTES`; reads the central directory only. Python's ``zipfile``
+    stops inflating a member at its declared size, so the declared sizes bound what a reader gets.
+    A file that is no zip is left to the reader's own error."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except (OSError, zipfile.BadZipFile, EOFError):
+        return
+    for info in infos:
+        where = f"`{name}` {os.fspath(path)!r}: its member {info.filename!r}"
+        if info.filename in json_members and info.file_size > MAX_JSON_MEMBER_BYTES:
+            raise ValueError(f"{where} inflates to {info.file_size} bytes, above the "
+                             f"{MAX_JSON_MEMBER_BYTES} a model's config may have: not read")
+        stored = max(info.compress_size, 1)
+        if info.file_size > INFLATION_FLOOR_BYTES and info.file_size > MAX_INFLATION * stored:
+            raise ValueError(f"{where} inflates {info.compress_size} stored bytes to {info.file_size} "
+                             f"(more than {MAX_INFLATION} times): a zip bomb, not read")
 
 
 def file_sha256(path):

@@ -14,6 +14,7 @@ import zipfile
 import keras
 
 from keras_structinit.contract import check_model
+from keras_structinit.io_utils import check_zip_sizes
 
 __all__ = ["APPLICATIONS", "MODEL_FORMS", "application_builder", "load_model"]
 
@@ -73,6 +74,7 @@ def load_model(spec, *, name="model", **kwargs):
         if not zipfile.is_zipfile(spec):  # Keras would call it "not found"
             raise ValueError(f"`{name}` {spec!r} is not a .keras archive (not a zip file): is it "
                              "truncated or corrupt?")
+        check_zip_sizes(spec, name)  # a bomb is refused before Keras inflates a byte of it
         try:
             return keras.saving.load_model(spec, compile=False, **kwargs)
         except (zipfile.BadZipFile, EOFError, KeyError, OSError) as err:

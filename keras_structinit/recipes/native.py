@@ -256,9 +256,9 @@ class ImageStream(_DeviceStream):
                              f"Received: pad={augmentation.pad}")
         super().__init__(len(images), (image_size, image_size), batch_size, mean, std, augmentation, seed,
                          start_batch, drop_remainder, workers=workers)
-        from keras_structinit.datasets import _import_pil
+        from keras_structinit.datasets import _import_pil, rgb_image
 
-        self._pil = _import_pil()
+        self._pil, self._rgb = _import_pil(), rgb_image
         self._sources = images
         self._labels = np.asarray(y, np.float32)
         self.load_size = round(image_size / crop_fraction)
@@ -268,7 +268,7 @@ class ImageStream(_DeviceStream):
         source = self._sources[row]
         if isinstance(source, (str, os.PathLike)):
             with self._pil.open(source) as image:
-                return image.convert("RGB")
+                return self._rgb(image, f"Image {os.fspath(source)!r}").copy()  # 16-bit scaled, not clipped
         return self._pil.fromarray(np.asarray(source, np.uint8))
 
     def _images(self, rows, epoch_pass, position):

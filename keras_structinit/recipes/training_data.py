@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import NamedTuple
 
 import numpy as np
@@ -29,6 +30,9 @@ class TrainingData(NamedTuple):
     ``train`` and ``validation`` are ``(x, y)`` arrays for the CIFAR recipes (an ImageFolder
     path or ``tfds:NAME`` and ``None`` for ImageNet); ``eval`` is ``(x, y)`` arrays or an
     ImageNet source, or ``None``. ``num_classes`` is the data's, never the recipe's name's.
+    ``digest``: the SHA-256 of the data (:func:`~keras_structinit.datasets.arrays_digest` of the
+    arrays; an ImageNet source's :func:`~keras_structinit.datasets.source_digest`, ``None`` for
+    ``tfds:NAME``), which a run records to refuse a resume on other data.
     """
 
     train: object
@@ -38,6 +42,7 @@ class TrainingData(NamedTuple):
     description: str
     source: str | None = None
     eval_source: str | None = None
+    digest: str | None = None
 
     @property
     def image_shape(self):
@@ -62,9 +67,12 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, train_offset=0, valid
             num_classes = imagenet_source(data, "train", 8, False, seed, name=name)[1]
         else:
             num_classes = native.count_classes(data, name)
+        digest = datasets.source_digest(data)
+        if digest is not None:
+            digest = hashlib.sha256(f"{digest} {datasets.source_digest(eval_data)}".encode()).hexdigest()
         return TrainingData(data, None, eval_data, num_classes,
                             f"ImageNet-style data from {data} ({num_classes} classes)",
-                            str(data), None if eval_data is None else str(eval_data))
+                            str(data), None if eval_data is None else str(eval_data), digest)
     (x, y), (x_val, y_val) = datasets.load_cifar(
         data, recipe, validation_split=validation_split, seed=seed, train_size=train_size,
         train_offset=train_offset, name=name)
@@ -82,8 +90,10 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, train_offset=0, valid
                    f"{x.shape[1]}x{x.shape[2]}, {num_classes} classes, from "
                    f"{data or 'keras.datasets.' + recipe}"
                    + (f"; {len(evaluation[0])} evaluation images from {eval_data}" if evaluation else ""))
+    digest = datasets.arrays_digest(x, y, x_val, y_val, *(evaluation or (None, None)))
     return TrainingData((x, y), (x_val, y_val) if len(x_val) else None, evaluation, num_classes, description,
-                        None if data is None else str(data), None if eval_data is None else str(eval_data))
+                        None if data is None else str(data), None if eval_data is None else str(eval_data),
+                        digest)
 
 
 def _pick(length, seed, count):
