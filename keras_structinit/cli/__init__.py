@@ -255,7 +255,9 @@ def main(argv=None):
     """Runs ``structinit`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
     0 on success, 2 for a usage or data error (one line on stderr), 3 for a ``train`` run stopped
-    by a non-finite loss, 130 when interrupted with Ctrl-C (after saying where partial results are).
+    by a non-finite loss, 130 when interrupted with Ctrl-C and 143 with SIGTERM during training (after
+    saying, in one line, where partial results are), 1 when the disk fails a run (full: one line, and
+    ``results.json`` says so).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(full="--help-all" in argv)
@@ -276,6 +278,8 @@ def main(argv=None):
         if args.command in CORE_COMMANDS:
             return importlib.import_module(CORE_COMMANDS[args.command]).run(args)
         return importlib.import_module(methods.commands()[args.command].module).run(args)
-    except KeyboardInterrupt:
-        print(f"structinit {args.command}: interrupted", file=sys.stderr, flush=True)
-        return 130
+    except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM during training (recipes.progress.Terminated)
+        signum = int(getattr(err, "signum", 2))
+        if not getattr(err, "said", False):  # a run that recorded its epochs said so in its own line
+            print(f"structinit {args.command}: interrupted", file=sys.stderr, flush=True)
+        return 128 + signum

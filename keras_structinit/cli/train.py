@@ -139,6 +139,7 @@ def _recipe_arguments(group, more):
 def run(args, parser):
     """Runs ``structinit train``; the exit status (2: a bad argument, one line, nothing written)."""
     from keras_structinit.arguments import INPUT_ERRORS, spelled, usage_error
+    from keras_structinit.recipes.backup import BackupRefused
     from keras_structinit.recipes.run_files import RunFiles, RunRefused
 
     flags = _flags(parser)
@@ -158,9 +159,33 @@ def run(args, parser):
         return refuse(err)
     try:
         results = checked.execute(args.out, resume=args.resume, overwrite=args.overwrite, names=flags)
-    except RunRefused as err:
+    except (RunRefused, BackupRefused) as err:
         return refuse(err)
+    except OSError as err:  # the disk failed the run (full, gone read-only): one line, results.json says it
+        return _disk_failed(err, args.out, flags)
     return EXIT_DIVERGED if results["status"] == "diverged" else 0
+
+
+def _disk_failed(err, out, flags):
+    """Says in one line that writing failed, and what ``results.json`` recorded; the exit status:
+    2 for an ``--out`` that cannot be written at all, 1 for a disk that failed (full, an I/O error)."""
+    import json
+
+    from keras_structinit.arguments import usage_error
+    from keras_structinit.recipes.run_files import READ_ONLY
+
+    try:
+        with open(os.path.join(out, "results.json"), encoding="utf-8") as f:
+            recorded = json.load(f)
+    except (OSError, ValueError):
+        recorded = {}
+    said = f"{err.strerror or err}" + (f": {err.filename!r}" if err.filename else "")
+    if recorded.get("status") == "failed":
+        epoch = recorded.get("last_backup_epoch")
+        said += (f" (results.json records it; {flags.get('resume', '--resume')} goes on from epoch {epoch} "
+                 "once the disk has room)" if epoch else " (results.json records it)")
+    usage_error("train", said)
+    return 2 if err.errno in READ_ONLY else 1
 
 
 def _run_of(args, flags):

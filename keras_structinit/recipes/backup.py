@@ -6,13 +6,19 @@ epoch before falling back from a torn file. :class:`RunBackup` writes each backu
 (the weights and optimizer state, then ``backup.json`` with the epoch, the optimizer's step count
 and the weights file's SHA-256, each fsynced) and swaps it in with renames::
 
+    backup/previous   ->  removed (the older of the two whole backups), then
     backup/.incoming  ->  written in full, then
-    backup/current    ->  renamed to backup/previous (the older one removed first), then
+    backup/current    ->  renamed to backup/previous, then
     backup/.incoming  ->  renamed to backup/current
 
-so every instant holds at least one complete backup. :func:`latest` takes ``current`` if it is
+so every instant holds at least one complete backup, and at most two copies of the weights and
+optimizer state (a run resumed from ``previous``, ``current`` being torn, removes ``current``
+instead). A write that fails (a full disk) removes ``.incoming`` and raises; the backups before
+it stay whole. :func:`latest` takes ``current`` if it is
 whole (its record parses, its digest matches, ``iterations == epoch * steps_per_epoch``), else
-``previous``; a folder holding backups of which none is whole is refused, not trained over.
+``previous``; a folder holding backups of which none is whole is refused, not trained over, and a
+whole one that does not fit the run (of more epochs than it has, of other steps per epoch, of
+weights its model cannot take) is refused with :class:`BackupRefused` when ``fit`` starts.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import json
 import os
 import shutil
 import time
+import warnings
 from typing import NamedTuple
 
 import keras
@@ -33,6 +40,11 @@ WEIGHTS, RECORD = "state.weights.h5", "backup.json"
 CURRENT, PREVIOUS, INCOMING = "current", "previous", ".incoming"
 #: Largest ``backup.json`` read (a few hundred bytes when written here).
 MAX_RECORD_BYTES = 1 << 16
+
+
+class BackupRefused(ValueError):
+    """A whole backup that does not fit the run resuming from it (one line, raised before any
+    training step)."""
 
 
 class Backup(NamedTuple):
@@ -140,23 +152,43 @@ class RunBackup(keras.callbacks.Callback):
         self.steps_per_epoch = int(steps_per_epoch)
         self.divergence = divergence
         self.seconds_before, self._start = 0.0, time.perf_counter()
+        self._kept = None  # the slot of the newest whole backup (CURRENT once this run backed up)
 
     def on_train_begin(self, logs=None):
         self._start = time.perf_counter()
-        found = latest(self.backup_dir)
+        try:
+            found = latest(self.backup_dir)
+        except ValueError as err:
+            raise BackupRefused(str(err)) from None
         if found is None:
             return
         self.seconds_before = found.train_seconds
+        epochs = self.params.get("epochs") if self.params else None
+        if epochs is not None and found.epoch > epochs:
+            raise BackupRefused(f"The backup in {found.path!r} holds {found.epoch} epochs, beyond the run's "
+                                f"{epochs}: resume with the run's own settings, or remove the folder to "
+                                "start afresh")
         check_steps(found, self.steps_per_epoch)
         optimizer = self.model.optimizer
         if optimizer is not None and not optimizer.built:
             optimizer.build(self.model.trainable_variables)
-        self.model.load_weights(os.path.join(found.path, WEIGHTS))
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            try:
+                self.model.load_weights(os.path.join(found.path, WEIGHTS))
+            except Exception as err:  # weights of another model, or an h5 file of no model at all
+                lines = str(err).strip().splitlines()
+                raise BackupRefused(f"The backup in {found.path!r} does not fit the run's model "
+                                    f"({type(err).__name__}: {lines[0][:300] if lines else ''}): remove the "
+                                    "folder to start afresh") from None
+        for warning in said:  # Keras' warnings of a load that failed are left out of the refusal's line
+            warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
         iterations = int(keras.ops.convert_to_numpy(optimizer.iterations)) if optimizer is not None else None
         if iterations is not None and iterations != found.iterations:
-            raise ValueError(f"The backup in {found.path!r} restored an optimizer at step {iterations}, its "
-                             f"record says {found.iterations}: remove the folder to start afresh")
+            raise BackupRefused(f"The backup in {found.path!r} restored an optimizer at step {iterations}, "
+                                f"its record says {found.iterations}: remove the folder to start afresh")
         self.model._initial_epoch = found.epoch
+        self._kept = os.path.basename(found.path)
 
     def on_epoch_end(self, epoch, logs=None):
         loss = (logs or {}).get("loss")
@@ -165,10 +197,32 @@ class RunBackup(keras.callbacks.Callback):
         self.save(epoch + 1)
 
     def save(self, epoch):
-        """Writes the model's weights and optimizer state after ``epoch`` epochs (see the module)."""
+        """Writes the model's weights and optimizer state after ``epoch`` epochs (see the module).
+
+        An ``OSError`` (a full disk, a folder gone read-only) removes what this backup wrote and is
+        raised again; the backup before it stays whole."""
         os.makedirs(self.backup_dir, exist_ok=True)
         incoming = os.path.join(self.backup_dir, INCOMING)
+        current, previous = (os.path.join(self.backup_dir, n) for n in (CURRENT, PREVIOUS))
         shutil.rmtree(incoming, ignore_errors=True)  # a kill's leftover
+        # Two copies at most: the newest whole backup, and the one being written.
+        shutil.rmtree(current if self._kept == PREVIOUS else previous, ignore_errors=True)
+        try:
+            self._write(incoming, epoch)
+        except OSError:
+            shutil.rmtree(incoming, ignore_errors=True)
+            raise
+        reached("after_record")
+        if os.path.isdir(current):
+            os.rename(current, previous)
+        reached("between_renames")
+        os.rename(incoming, current)
+        self._kept = CURRENT
+        _fsync(self.backup_dir)
+        reached("after_swap")
+
+    def _write(self, incoming, epoch):
+        """The backup of ``epoch`` epochs, in full, in the folder ``incoming``."""
         os.makedirs(incoming)
         reached("before_weights")
         weights = os.path.join(incoming, WEIGHTS)
@@ -184,22 +238,13 @@ class RunBackup(keras.callbacks.Callback):
             f.flush()
             os.fsync(f.fileno())
         _fsync(incoming)
-        reached("after_record")
-        current, previous = (os.path.join(self.backup_dir, n) for n in (CURRENT, PREVIOUS))
-        if os.path.isdir(current):
-            shutil.rmtree(previous, ignore_errors=True)
-            os.rename(current, previous)
-        reached("between_renames")
-        os.rename(incoming, current)
-        _fsync(self.backup_dir)
-        reached("after_swap")
 
 
 def check_steps(found, steps_per_epoch):
-    """A ``ValueError`` where the backup ``found`` was made with other steps per epoch."""
+    """A :class:`BackupRefused` where the backup ``found`` was made with other steps per epoch."""
     if found.steps_per_epoch != steps_per_epoch:
-        raise ValueError(f"The backup in {found.path!r} was made at {found.steps_per_epoch} steps per epoch, "
-                         f"this run takes {steps_per_epoch}: resume with the run's own settings")
+        raise BackupRefused(f"The backup in {found.path!r} was made at {found.steps_per_epoch} steps per "
+                            f"epoch, this run takes {steps_per_epoch}: resume with the run's own settings")
 
 
 def _finite(value):

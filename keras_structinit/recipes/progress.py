@@ -20,7 +20,8 @@ import keras
 
 from keras_structinit import validation
 
-__all__ = ["CSVLogger", "InterruptAtBatchEnd", "ProgressLog", "format_seconds", "progress_callbacks"]
+__all__ = ["CSVLogger", "InterruptAtBatchEnd", "ProgressLog", "Terminated", "format_seconds",
+           "progress_callbacks"]
 
 
 def format_seconds(seconds):
@@ -155,39 +156,52 @@ class CSVLogger(keras.callbacks.CSVLogger):
         super().on_epoch_end(epoch + 1, logs)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a job scheduler's stop, ``kill PID``), raised as Ctrl-C is: the run records its
+    finished epochs (status ``interrupted``, resumable); ``structinit`` exits with 128 + ``signum``."""
+
+    signum = signal.SIGTERM
+
+
 class InterruptAtBatchEnd(keras.callbacks.Callback):
-    """Ctrl-C (SIGINT) stops training at the next batch end, on every backend.
+    """Ctrl-C (SIGINT) and SIGTERM stop training at the next batch end, on every backend.
 
     Python raises ``KeyboardInterrupt`` wherever the signal lands; in JAX's ``fit`` that is
     often inside Keras' conversion of the logs, whose bare ``except:`` swallows it, so the
-    run goes on. While training, this callback's handler only records the signal; the next
-    batch end (of training, validation or prediction) raises ``KeyboardInterrupt`` there,
-    where nothing catches it. A second Ctrl-C interrupts at once (the previous handler is
-    back). Nothing changes where SIGINT is ignored (a background job) or off the main thread.
-    As a callback it installs the handler when training begins and restores the previous one
-    when training ends or a Ctrl-C arrives; used as a context manager around ``fit`` as well, the
-    handler is restored whatever else ends ``fit``.
+    run goes on. While training, this callback's handlers only record the signal; the next
+    batch end (of training, validation or prediction) raises ``KeyboardInterrupt`` there
+    (:class:`Terminated` for SIGTERM, which would otherwise end the process with no record),
+    where nothing catches it. A second signal acts at once (the previous handlers are back).
+    A signal whose handler is not the default (SIGINT ignored in a background job, a SIGTERM
+    handler of the program's own) is left alone, and so is everything off the main thread.
+    As a callback it installs the handlers when training begins and restores the previous ones
+    when training ends or a signal arrives; used as a context manager around ``fit`` as well, the
+    handlers are restored whatever else ends ``fit``.
     """
+
+    #: The signals handled, with the handler each must have to be replaced.
+    SIGNALS = ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL))
 
     def __init__(self):
         super().__init__()
-        self.requested = False
-        self._previous = None
+        self.requested = None  # the signal received, or None
+        self._previous = {}
 
     def _handle(self, signum, frame):
-        self.requested = True
+        self.requested = signum
         self.restore()
 
     def install(self):
-        if (self._previous is None and threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+        if not self._previous and threading.current_thread() is threading.main_thread():
+            for signum, default in self.SIGNALS:
+                if signal.getsignal(signum) is default:
+                    self._previous[signum] = signal.signal(signum, self._handle)
         return self
 
     def restore(self):
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-            self._previous = None
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous = {}
 
     __enter__ = install
 
@@ -195,14 +209,16 @@ class InterruptAtBatchEnd(keras.callbacks.Callback):
         self.restore()
 
     def on_train_begin(self, logs=None):
-        self.requested = False
+        self.requested = None
         self.install()
 
     def on_train_end(self, logs=None):
         self.restore()
 
     def _raise_if_requested(self, *args, **kwargs):
-        if self.requested:
+        if self.requested == signal.SIGTERM:
+            raise Terminated
+        if self.requested is not None:
             raise KeyboardInterrupt
 
     on_train_batch_end = on_test_batch_end = on_predict_batch_end = _raise_if_requested

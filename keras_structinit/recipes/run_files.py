@@ -1,18 +1,25 @@
 """The files of a training run in its ``out`` folder, kept by one Keras callback.
 
 :class:`RunFiles` owns what a run writes besides its backup: ``results.json`` and its
-``status`` (``running`` -> ``finished`` / ``interrupted`` / ``diverged``), ``log.csv`` (a
+``status`` (``running`` -> ``finished`` / ``interrupted`` / ``diverged`` / ``failed``), ``log.csv`` (a
 :class:`~keras_structinit.recipes.progress.CSVLogger` it holds, as Keras composes callbacks),
 ``model.keras`` and ``results.md``; and the folder's rules: a used folder is refused unless
-``overwrite``, ``resume`` needs an unfinished run with a whole backup and the same settings,
-and a lock (:class:`~keras_structinit.io_utils.OutputLock`) keeps a second run out: taken before
-anything in ``out`` is removed or written, its refusal names the other run's pid (the kernel
-releases it on a kill).
+``overwrite``, ``out`` must be writable, ``resume`` needs an unfinished run with a whole backup,
+the same settings and the same data (the SHA-256 the run recorded, ``data_sha256``), and a lock
+(:class:`~keras_structinit.io_utils.OutputLock`) keeps a second run out: taken before anything in
+``out`` is removed or written, its refusal names the other run's pid (the kernel releases it on a
+kill).
+
+A run that fails (a full disk, a backup that does not fit: :meth:`RunFiles.failed`) before it
+finished an epoch leaves ``out`` as it found it; after one, ``results.json`` says ``failed`` with
+the error, and ``resume`` goes on from the last backup.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
 import json
 import os
 import shutil
@@ -31,16 +38,19 @@ from keras_structinit.io_utils import (
 from keras_structinit.recipes import backup
 from keras_structinit.recipes.progress import CSVLogger
 
-__all__ = ["BACKUP_DIR", "LOCK_FILE", "OUTPUT_FILES", "STATUSES", "UNFINISHED", "RunFiles", "RunRefused"]
+__all__ = ["BACKUP_DIR", "LOCK_FILE", "OUTPUT_FILES", "READ_ONLY", "STATUSES", "UNFINISHED", "RunFiles",
+           "RunRefused"]
 
 #: The files a run writes to its ``out`` folder.
 OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png", "model.keras")
 #: The folder in ``out`` where a run keeps what ``resume`` needs (:class:`~.backup.RunBackup`).
 BACKUP_DIR = "backup"
 #: ``results.json``'s ``status``: written ``running`` first, so a killed run never looks finished.
-STATUSES = ("running", "finished", "interrupted", "diverged")
-#: The statuses of a run ``resume`` goes on with.
-UNFINISHED = ("running", "interrupted")
+STATUSES = ("running", "finished", "interrupted", "diverged", "failed")
+#: The statuses of a run ``resume`` goes on with (``failed``: an error such as a full disk stopped it).
+UNFINISHED = ("running", "interrupted", "failed")
+#: The ``errno`` of an ``out`` that cannot be written at all (a bad argument, not a failing disk).
+READ_ONLY = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
 class RunRefused(ValueError):
@@ -65,6 +75,7 @@ class RunFiles(keras.callbacks.Callback):
         self.results_path = os.path.join(self.out, "results.json")
         self.backup_dir = os.path.join(self.out, BACKUP_DIR)
         self.record, self._csv = None, None
+        self._saved, self._epochs_logged, self.failure = {}, 0, None
         self._lock = OutputLock(self.out, self.names["out"], what="another run")
 
     # ------------------------------------------------------------------ before the run
@@ -78,6 +89,7 @@ class RunFiles(keras.callbacks.Callback):
                 self._lock.check()
             except ValueError as err:
                 raise RunRefused(str(err)) from None
+        _check_writable(out, names["out"])
         if not self.resume:
             if not self.overwrite and backup.holds_backup(self.backup_dir):
                 raise RunRefused(f"{names['out']} {out!r} holds the backup of a run ({self.backup_dir}): "
@@ -112,12 +124,16 @@ class RunFiles(keras.callbacks.Callback):
     def open(self, record):
         """Locks ``out``, then checks it again (removing an earlier run's files with ``overwrite``),
         and writes ``results.json`` with ``"status": "running"`` (``record``: what it holds besides;
-        its ``config`` must equal the earlier run's with ``resume``). A context manager: leaving it
-        releases the lock."""
+        its ``config`` must equal the earlier run's with ``resume``, and its ``data_sha256`` too where
+        both runs recorded one). A context manager: leaving it releases the lock."""
         try:
             self._lock.acquire()
         except ValueError as err:
             raise RunRefused(str(err)) from None
+        except OSError as err:
+            if err.errno in READ_ONLY:  # out's folder cannot be made or written
+                raise RunRefused(_cannot_write(self.out, self.names["out"], err)) from None
+            raise
         try:
             try:
                 previous = self.check(check_only=False)
@@ -125,14 +141,18 @@ class RunFiles(keras.callbacks.Callback):
                 raise RunRefused(str(err)) from err
             self.resumed_at = backup.latest(self.backup_dir).epoch if self.resume else None
             if self.resume:
-                _check_same_run(previous, record["config"], self.names)
+                _check_same_run(previous, record, self.names, self.out)
+                self._saved = _contents(self.results_path, self.log_path)  # put back if it fails at once
                 self._truncate_log(self.resumed_at)
-        except BaseException:
+            self.record = {**record, "resumed_at_epoch": self.resumed_at}
+            write_json(self.results_path, {"status": "running", **self.record})
+            self._csv = CSVLogger(self.log_path, append=self.resume)
+        except BaseException as err:
+            self._put_back()
             self.close()
+            if isinstance(err, OSError) and err.errno in READ_ONLY:
+                raise RunRefused(_cannot_write(self.out, self.names["out"], err)) from None
             raise
-        self.record = {**record, "resumed_at_epoch": self.resumed_at}
-        write_json(self.results_path, {"status": "running", **self.record})
-        self._csv = CSVLogger(self.log_path, append=self.resume)
         return self
 
     def close(self):
@@ -156,6 +176,7 @@ class RunFiles(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         self._csv.on_epoch_end(epoch, logs)
+        self._epochs_logged += 1
 
     def on_train_end(self, logs=None):
         self._csv.on_train_end(logs)
@@ -163,25 +184,33 @@ class RunFiles(keras.callbacks.Callback):
     # ------------------------------------------------------------------ how the run ended
 
     def logged_metrics(self):
-        """``{metric: [per epoch]}`` of ``log.csv`` (every epoch, a resumed run's included)."""
+        """``{metric: [per epoch]}`` of ``log.csv`` (every epoch, a resumed run's included); a column
+        never logged (Keras' ``val_*`` of a run without validation, all ``NA``) is left out."""
         if not os.path.exists(self.log_path):
             return {}
         with open(self.log_path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
-        return {key: [None if row[key] in ("", "NA") else float(row[key]) for row in rows]  # NA: not logged
-                for key in (rows[0] if rows else ()) if key != "epoch"}
+        metrics = {key: [None if row[key] in ("", "NA") else float(row[key]) for row in rows]  # NA: not logged
+                   for key in (rows[0] if rows else ()) if key != "epoch"}
+        return {key: values for key, values in metrics.items() if any(v is not None for v in values)}
 
     def finish(self, results, model, table):
         """Writes ``model.keras`` (atomically), ``results.md``, then ``results.json`` with
-        ``"status": "finished"``; only then is the backup removed."""
+        ``"status": "finished"``; only then is the backup removed. An error on the way (a full disk)
+        is recorded as :meth:`failed` records it (the backup stays) and raised again."""
         from keras_structinit.freezing import save_portable
 
-        with atomic_path(os.path.join(self.out, "model.keras")) as tmp:
-            # Loads on every backend; frozen kernels of stock layers are recorded in it (load_frozen_model)
-            save_portable(model, tmp)
-        write_text(os.path.join(self.out, "results.md"), table + "\n")
-        results = {"status": "finished", **self.record, **results}
-        write_json(self.results_path, results)  # last: "finished" once everything is written
+        try:
+            with atomic_path(os.path.join(self.out, "model.keras")) as tmp:
+                # Loads on every backend; frozen kernels of stock layers are recorded in it
+                # (load_frozen_model)
+                save_portable(model, tmp)
+            write_text(os.path.join(self.out, "results.md"), table + "\n")
+            results = {"status": "finished", **self.record, **results}
+            write_json(self.results_path, results)  # last: "finished" once everything is written
+        except Exception as err:
+            self._record_failure(err, "writing the results")
+            raise
         backup.remove(self.backup_dir)
         return results
 
@@ -204,8 +233,28 @@ class RunFiles(keras.callbacks.Callback):
                                        "finished_epochs": finished, "metrics": metrics,
                                        "wall_seconds": round(seconds, 1)})
         where = self.results_path + (f" and {self.log_path}" if finished else "")
-        print(f"\nInterrupted in epoch {finished + 1}/{epochs}: {finished} finished epoch(s) recorded in "
-              f"{where}; {self.names['resume'].strip('`')} goes on from there.", file=sys.stderr, flush=True)
+        how = "Terminated (SIGTERM)" if getattr(sys.exc_info()[1], "signum", None) == 15 else "Interrupted"
+        print(f"\n{how} in epoch {finished + 1}/{epochs}: {finished} finished epoch(s) recorded in {where}; "
+              f"{self.names['resume'].strip('`')} goes on from there.", file=sys.stderr, flush=True)
+        with contextlib.suppress(AttributeError):  # called while the interrupt is handled: it was said
+            sys.exc_info()[1].said = True
+
+    def failed(self, error):
+        """Records a run that ``error`` (an exception, not Ctrl-C) stopped during ``fit``.
+
+        A run that finished no epoch here leaves ``out`` as it found it: a resumed run's
+        ``results.json`` and ``log.csv`` are put back (a backup refused as it loads changes nothing),
+        a new run's files removed (its ``out`` takes a new run without ``overwrite``). Otherwise
+        ``results.json`` says ``"status": "failed"`` with the error, and ``resume`` goes on from the
+        last backup.
+        """
+        if not self._epochs_logged:
+            if self.resume:
+                self._put_back()
+            else:
+                self.forget_unstarted()
+            return
+        self._record_failure(error, "training")
 
     def forget_unstarted(self):
         """A new run that failed before finishing an epoch leaves nothing that says "running": its
@@ -217,6 +266,34 @@ class RunFiles(keras.callbacks.Callback):
                 os.remove(path)
         shutil.rmtree(self.backup_dir, ignore_errors=True)
 
+    def _record_failure(self, error, during):
+        """``results.json`` with ``"status": "failed"``, the error, where it came and the finished epochs.
+        A disk that refuses this write too leaves the earlier ``results.json`` (``running``: resumable)."""
+        try:
+            found = backup.latest(self.backup_dir)
+        except ValueError:
+            found = None
+        metrics = self.logged_metrics()
+        lines = str(error).strip().splitlines()
+        self.failure = {"status": "failed", **self.record,
+                        "error": f"{type(error).__name__}: {lines[0] if lines else ''}"[:1000],
+                        "failed_while": during, "finished_epochs": len(next(iter(metrics.values()), [])),
+                        "last_backup_epoch": None if found is None else found.epoch, "metrics": metrics}
+        with contextlib.suppress(OSError):
+            write_json(self.results_path, self.failure)
+
+    def _put_back(self):
+        """Restores the files :meth:`open` changed for a resume (nothing changed where it failed at once)."""
+        for path, content in self._saved.items():
+            with contextlib.suppress(OSError):
+                if content is None:
+                    if os.path.exists(path):
+                        os.remove(path)
+                else:
+                    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+                        f.write(content)
+        self._saved = {}
+
     def _truncate_log(self, epochs):
         """Keeps the header and the first ``epochs`` rows of ``log.csv``: a run killed after logging
         an epoch but before backing it up logs that epoch again when it resumes."""
@@ -227,12 +304,47 @@ class RunFiles(keras.callbacks.Callback):
         write_text(self.log_path, "".join(lines[: 1 + epochs]) if epochs else "")
 
 
-def _check_same_run(previous, config, names):
-    """``resume`` goes on with the same run: :class:`RunRefused` naming the settings that differ."""
-    now = json.loads(json.dumps(config, default=str))
+def _check_same_run(previous, record, names, out):
+    """``resume`` goes on with the same run: :class:`RunRefused` naming the settings that differ, or
+    saying that the data differ (their SHA-256, where both runs recorded one)."""
+    now = json.loads(json.dumps(record["config"], default=str))
     before = previous.get("config", {})
     differ = sorted(k for k in {*now, *before} if now.get(k) != before.get(k))
     if differ:
         raise RunRefused(f"{names['resume']}: the run in {names['out']} was started with other settings "
                          f"({', '.join(differ)}); pass them as they were, or start a new run with "
                          f"{names['overwrite']}")
+    then, digest = previous.get("data_sha256"), record.get("data_sha256")
+    if then is not None and digest is not None and then != digest:
+        raise RunRefused(f"{names['resume']}: the images differ from those the run in {names['out']} {out!r} "
+                         f"was started on (SHA-256 {str(then)[:12]}... then, {digest[:12]}... now, of "
+                         f"{now.get('data')}): pass the data it was started on, or start a new run with "
+                         f"{names['overwrite']}")
+
+
+def _contents(*paths):
+    """``{path: its bytes, or None where it does not exist}``."""
+    saved = {}
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                saved[path] = f.read()
+        except FileNotFoundError:
+            saved[path] = None
+    return saved
+
+
+def _cannot_write(out, name, err):
+    return f"{name} {out!r} cannot be written ({err.strerror or err}): choose a folder this process may write"
+
+
+def _check_writable(out, name):
+    """:class:`RunRefused` when ``out``, or the nearest folder above it that exists, is read-only."""
+    probe = os.path.abspath(out)
+    while not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            return
+        probe = parent
+    if os.path.isdir(probe) and not os.access(probe, os.W_OK):
+        raise RunRefused(_cannot_write(out, name, OSError(errno.EROFS, "read-only")))
