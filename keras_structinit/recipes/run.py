@@ -405,8 +405,8 @@ class CheckedRun:
         images = None
         if any(p.form.needs_data for p in self.parts):
             images = alignment_images(data.train[0], run.config.filled().normalization, run.config.seed)
-        record = {"config": run.record(), "data": data.description, "versions": versions(),
-                  "machine": machine_info()}
+        record = {"config": run.record(), "data": data.description, "data_sha256": data.digest,
+                  "versions": versions(), "machine": machine_info()}
         with files.open(record):
             if files.resume:
                 print(f"Resuming after epoch {files.resumed_at} of {run.config.filled().epochs} "
@@ -435,8 +435,8 @@ class CheckedRun:
         except KeyboardInterrupt:
             files.interrupted(run.config.filled().epochs, time.perf_counter() - start)
             raise
-        except Exception:
-            files.forget_unstarted()
+        except Exception as err:
+            files.failed(err)
             raise
         seconds = time.perf_counter() - start
         metrics = files.logged_metrics() if files.resume else {
