@@ -805,6 +805,22 @@ def _one_class(tmp_path):
     return str(tmp_path / "one.npz")
 
 
+def _labels(tmp_path, label):
+    y = np.arange(16) % 10
+    y[-1] = label
+    np.savez(tmp_path / "labels.npz", x=np.zeros((16, 32, 32, 3), np.uint8), y=y)
+    return str(tmp_path / "labels.npz")
+
+
+def _huge_images(tmp_path):
+    from PIL import Image
+
+    for label in "ab":
+        (tmp_path / "huge" / label).mkdir(parents=True)
+        Image.new("RGB", (4000, 4000)).save(tmp_path / "huge" / label / "0.png")  # 47 KB each
+    return str(tmp_path / "huge")
+
+
 #: ``({field: bad value}, phrase)``: runs ``Run.check`` refuses, as fields and as flags.
 RUN_ROWS = [
     pytest.param({"model": "resnet-50"}, "must be one of", id="unknown-model"),
@@ -823,6 +839,13 @@ RUN_ROWS = [
     pytest.param({"train_size": 10_000}, "10000", id="more-images-than-held"),
     pytest.param({"data": Make("<missing .npz>", lambda t: str(t / "none.npz"))}, "does not exist",
                  id="missing-data"),
+    # Issue 65, point 4: each failed after training began (a traceback, a MemoryError, OOM on JAX).
+    pytest.param({"data": Make("<a label -1>", lambda t: _labels(t, -1))},
+                 "must be class indices in [0, 10000)", id="label-minus-1"),
+    pytest.param({"data": Make("<a label 10**6>", lambda t: _labels(t, 10**6))},
+                 "Received: labels in [0, 1000000]", id="label-of-a-million"),
+    pytest.param({"data": Make("<4000x4000 images>", _huge_images)}, "is 4000x4000 pixels", id="huge-images"),
+    pytest.param({"seed": 2**32}, "must be an int in [0, 2**32 - 1]", id="seed-of-2**32"),
 ]
 
 

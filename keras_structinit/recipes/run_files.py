@@ -190,8 +190,8 @@ class RunFiles(keras.callbacks.Callback):
             return {}
         with open(self.log_path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
-        metrics = {key: [None if row[key] in ("", "NA") else float(row[key]) for row in rows]  # NA: not logged
-                   for key in (rows[0] if rows else ()) if key != "epoch"}
+        metrics = {key: [None if row[key] in ("", "NA") else float(row[key]) for row in rows]
+                   for key in (rows[0] if rows else ()) if key != "epoch"}  # NA: not logged
         return {key: values for key, values in metrics.items() if any(v is not None for v in values)}
 
     def finish(self, results, model, table):
