@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import keras
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit import methods, validation
 from keras_structinit.arguments import (
     DATA_SCALINGS,
     INPUT_ERRORS,
@@ -49,6 +49,7 @@ class InitReport:
     seed: int
     rows: list = field(default_factory=list)
     frozen: list = field(default_factory=list)
+    found: list = field(default_factory=list)  # markdown lines: what the forms' own selectors found
 
     def kinds(self):
         """``[{"kind", "layers", "variables"}]``: per layer class, how many layers and variables changed."""
@@ -72,6 +73,8 @@ class InitReport:
                                           ("std before", "std_before", ".4g"),
                                           ("mean after", "mean_after", ".4g"),
                                           ("std after", "std_after", ".4g")))]
+        if self.found:
+            lines += ["", *self.found]
         return "\n".join(lines) + "\n"
 
 
@@ -108,6 +111,21 @@ def init_model(model, spec, out, *, data=None, data_scaling="channel", seed=0, f
                      needs)
 
 
+def _found(net, parts):
+    """Markdown lines of what the forms found where their record brings its own walker selector
+    (e.g. MLP blocks found by structure, each first kernel paired with its second): that record's
+    ``structinit inspect`` sections, computed without data."""
+    ran = {p.form.name for p in parts}
+    records = [r for r in methods.records() if any(
+        f.name in ran and set(f.targets) & {s.name for s in r.selectors} for f in r.forms)]
+    lines = []
+    for inspector, inspector_parts in methods.inspectors().values():
+        if any(inspector in r.inspectors for r in records):
+            section = inspector.load()(net, data=None, parts=[p.load() for p in inspector_parts])
+            lines += section.markdown()
+    return lines
+
+
 def _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, input_shape, classes, needs):
     run_parts = load_parts(parts)
     net = model_from(model, input_shape=input_shape, classes=classes)
@@ -131,7 +149,8 @@ def _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, inp
                      "kind": type(layer).__name__ if layer else "?", "initializer": written[path],
                      "mean_before": before[path][0], "std_before": before[path][1],
                      "mean_after": after[0], "std_after": after[1]})
-    result = InitReport(model=model, out=out, spec=spec, seed=seed, rows=rows, frozen=frozen)
+    result = InitReport(model=model, out=out, spec=spec, seed=seed, rows=rows, frozen=frozen,
+                        found=_found(net, run_parts))
     with atomic_path(out) as tmp:
         net.save(tmp)
         record_initializers(tmp, net, written)  # what `structinit inspect` names as each one's init

@@ -5,10 +5,11 @@
     apply_mimetic_attention(model, *, alpha=None, beta=None, position_embedding="sinusoidal",
                             layers=None, seed=None) -> paths
 
-The first Dense / 1x1 conv of each MLP block is found by :func:`find_mlp_kernels`
-(the ``"mlp_first"`` selector of the method's record), by the names in
-:data:`~keras_structinit.mimetic.blocks.MLP_FIRST_LAYERS`; the attention layers by type
-(``keras.layers.MultiHeadAttention``, the ``"attention"`` selector).
+The MLP blocks are found by structure (:func:`find_mlp_blocks`, :mod:`.structure`: a widening
+Dense / 1x1 conv / EinsumDense, an activation and a narrowing one, in a residual branch or one
+sub-layer; the names of :data:`~keras_structinit.mimetic.blocks.MLP_FIRST_LAYERS` must agree); the
+self-attention layers by structure too (the ``"attention"`` selector: ``MultiHeadAttention``, fused
+qkv layers such as KerasHub Swin's window attention, separate q/k/v/output Dense layers).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from __future__ import annotations
 import keras
 
 from keras_structinit import validation
-from keras_structinit.contract import model_function
+from keras_structinit.contract import check_model, model_function
 from keras_structinit.initializer_base import seed_generator
+from keras_structinit.mimetic import structure
 from keras_structinit.mimetic.attention import resolve_pair
 from keras_structinit.mimetic.blocks import MLP_FIRST_PATTERN
 from keras_structinit.mimetic.initializers import MeanShift, check_base
@@ -29,6 +31,7 @@ __all__ = [
     "apply_mimetic_attention",
     "attention_query_kernel",
     "find_attention_layers",
+    "find_mlp_blocks",
     "find_mlp_kernels",
     "mlp_first_kernel",
     "position_embedding_variable",
@@ -41,15 +44,37 @@ def mlp_first_kernel(layer):
 
 
 def find_mlp_kernels(model, layers=None):
-    """``[(layer, kernel), ...]`` of the first Dense / 1x1 conv of every MLP block, in model order.
+    """``[(layer, kernel), ...]`` of the first Dense / 1x1 conv / EinsumDense of every MLP block, in
+    model order.
 
-    With ``layers=None`` the layers are recognised by name (:data:`MLP_FIRST_LAYERS`:
-    the package's ConvNeXt and ViT, keras.applications ConvNeXt, KerasHub's
-    ViT); ``layers`` names them in any other model (each a ``Dense`` or a 1x1
-    convolution). Errors as in :func:`keras_structinit.walker.find_kernels`; an unknown
-    model with ``layers=None`` gets a ``ValueError`` listing the names looked for.
+    With ``layers=None`` the blocks are found by structure
+    (:func:`~keras_structinit.mimetic.structure.find_mlp_blocks`: a widening layer, an activation and
+    a narrowing one, in a residual branch or one sub-layer), in the package's models, KerasHub's and
+    keras.applications' blocks and your own; the names of :data:`MLP_FIRST_LAYERS` are a faster path
+    that must agree with the structure (a named layer the structure does not confirm is an error).
+    ``layers`` names the first layers of any model's MLP blocks (each a ``Dense`` or a 1x1
+    convolution). A model without MLP blocks gets a one-line ``ValueError`` naming what was looked for.
     """
-    return find(model, "mlp_first" if layers is None else "dense", layers)
+    if layers is not None:
+        return find(model, "dense", layers)
+    return [(block.first, block.first_kernel) for block in find_mlp_blocks(model)]
+
+
+def find_mlp_blocks(model):
+    """Every :class:`~keras_structinit.mimetic.structure.MLPBlock` of ``model`` (its two kernels
+    paired), in model order; ``ValueError`` (one line, naming what was looked for) where there is
+    none, or where a layer named like an MLP block's first layer (:data:`MLP_FIRST_LAYERS`) is not
+    the first layer of one by structure."""
+    check_model(model, "model")
+    blocks = structure.find_mlp_blocks(model)
+    if not blocks:
+        raise ValueError(f"`model` ({model.name}) has no {structure.MLP_STRUCTURE}.")
+    firsts = {id(block.first) for block in blocks}
+    for layer in iter_layers(model):
+        if mlp_first_kernel(layer) is not None and id(layer) not in firsts:
+            raise ValueError(f"`model` layer {layer.name!r} is named like the first layer of an MLP block "
+                             f"but is not one by structure; expected {structure.MLP_STRUCTURE}.")
+    return blocks
 
 
 @model_function
@@ -114,16 +139,18 @@ def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None
 
 
 def attention_query_kernel(layer):
-    """The query kernel of a built ``keras.layers.MultiHeadAttention`` (the ``"attention"`` selector:
-    the layer stands for its four projections), or ``None``."""
-    if not isinstance(layer, keras.layers.MultiHeadAttention) or not layer.built:
-        return None
-    return getattr(layer.query_dense, "kernel", None)
+    """The query kernel (the fused ``qkv`` kernel of a fused layer) of a built self-attention layer
+    found by structure (:func:`~keras_structinit.mimetic.structure.attention_projections`, the
+    ``"attention"`` selector: the layer stands for its four projections), or ``None``."""
+    found = structure.attention_projections(layer)
+    return None if found is None else found.query_kernel
 
 
 def find_attention_layers(model, layers=None):
-    """``[(layer, query_kernel), ...]`` of every ``keras.layers.MultiHeadAttention`` in ``model``, in
-    model order (the package's ViT, KerasHub's ViT blocks, your own); ``layers`` restricts them.
+    """``[(layer, query_kernel), ...]`` of every self-attention layer of ``model`` found by structure
+    (``keras.layers.MultiHeadAttention``; a layer with ``num_heads`` holding a fused qkv Dense and an
+    output Dense, as KerasHub Swin's window attention, or query, key, value and output Dense layers),
+    in model order; ``layers`` restricts them.
     Errors as in :func:`keras_structinit.walker.find`."""
     return find(model, "attention", layers)
 
@@ -142,17 +169,16 @@ def position_embedding_variable(layer):
 
 
 def _attention_kernels(layer):
-    kernels = [getattr(getattr(layer, part), "kernel", None)
-               for part in ("query_dense", "key_dense", "value_dense", "output_dense")]
-    q, k, v, o = (tuple(kernel.shape) if kernel is not None else None for kernel in kernels)
-    ok = (None not in (q, k, v, o) and len(q) == 3 and q == k and len(v) == 3 and v[1] == q[1]
+    projections = structure.attention_projections(layer)
+    q, k, v, o = projections.shapes()
+    ok = (len(q) == 3 and q == k and len(v) == 3 and v[1] == q[1]
           and o == (v[1], v[2], q[0]) and v[0] == q[0])
     if not ok:
         raise ValueError(f"`model` layer {layer.name!r} is not a self-attention the mimetic init applies "
                          f"to: it needs query, key and value inputs and an output of one width d "
                          f"(query/key kernels (d, H, k), value (d, H, k_v), output (H, k_v, d)). "
                          f"Received kernel shapes {q}, {k}, {v}, {o}")
-    return kernels
+    return projections
 
 
 @model_function
@@ -160,12 +186,15 @@ def apply_mimetic_attention(model, *, alpha=None, beta=None, position_embedding=
                             seed=None):
     """Mimetic init of every self-attention layer (Trockman & Kolter, ICML 2023, Sec. 3).
 
-    For each ``keras.layers.MultiHeadAttention`` (width ``d``, ``H`` heads of width ``k``),
+    For each self-attention layer found by structure (``keras.layers.MultiHeadAttention``, a fused
+    qkv layer such as KerasHub Swin's window attention, separate q/k/v/output Dense layers: width
+    ``d``, ``H`` heads of width ``k``),
     per head ``W_q,h W_k,h^T`` becomes the rank-``k`` truncation of ``alpha_1 Z + beta_1 I``, and
     ``W_v W_proj`` (all heads) that of ``alpha_2 Z' - beta_2 I`` (exact when ``H k_v = d``), each
     ``Z`` of i.i.d. ``N(0, 1/d)`` entries, drawn anew per head and per layer; the SVD split
     gives each factor the square root of the singular values
-    (:mod:`keras_structinit.mimetic.attention`). The four kernels change; their biases do not.
+    (:mod:`keras_structinit.mimetic.attention`). The four kernels change; their biases do not, nor
+    do relative position tables (Swin's ``relative_position_bias_table``).
 
     With ``position_embedding="sinusoidal"`` (the paper's choice) the learned position tables
     the function recognises are set to 2-D sine-cosine embeddings (still trainable): the
@@ -178,7 +207,7 @@ def apply_mimetic_attention(model, *, alpha=None, beta=None, position_embedding=
         alpha: ``(alpha_1, alpha_2)``, or one number for both; ``None``: ``(0.7, 0.4)``.
         beta: ``(beta_1, beta_2)``, or one number for both; ``None``: ``(0.7, 0.4)``.
         position_embedding: ``"sinusoidal"`` or ``None``.
-        layers: optional list of ``MultiHeadAttention`` layer names or objects to restrict to.
+        layers: optional list of self-attention layer names or objects to restrict to.
         seed: ``None``, an int (reproducible) or a ``keras.random.SeedGenerator``.
 
     Returns:
@@ -186,7 +215,7 @@ def apply_mimetic_attention(model, *, alpha=None, beta=None, position_embedding=
         and output kernels, then the position tables.
 
     Raises:
-        ValueError: no ``MultiHeadAttention`` in ``model``, a cross-attention whose widths differ,
+        ValueError: no self-attention layer in ``model``, a cross-attention whose widths differ,
             or a bad ``alpha``, ``beta`` or ``position_embedding``.
 
     Example:
@@ -211,15 +240,14 @@ def apply_mimetic_attention(model, *, alpha=None, beta=None, position_embedding=
     checked = [(layer, _attention_kernels(layer)) for layer, _ in found]
     generator = seed_generator(seed)
     paths = []
-    for _, (q, k, v, o) in checked:
-        d, heads, key_dim = q.shape
+    for _, projections in checked:
+        (d, heads, key_dim), _, (_, _, value_dim), _ = projections.shapes()
         z1 = keras.ops.convert_to_numpy(keras.random.normal((heads, d, d), seed=generator))
         z2 = keras.ops.convert_to_numpy(keras.random.normal((d, d), seed=generator))
         wq, wk = query_key_factors(z1, key_dim, alpha[0], beta[0])
-        wv, wo = value_projection_factors(z2, heads, v.shape[2], alpha[1], beta[1])
-        for variable, value in ((q, wq), (k, wk), (v, wv), (o, wo)):
-            variable.assign(keras.ops.cast(value, variable.dtype))
-            paths.append(variable.path)
+        wv, wo = value_projection_factors(z2, heads, value_dim, alpha[1], beta[1])
+        projections.write(wq, wk, wv, wo)
+        paths.extend(dict.fromkeys(variable.path for variable in projections.variables))
     if position_embedding == "sinusoidal":
         for layer in iter_layers(model):
             table = position_embedding_variable(layer)

@@ -1,6 +1,7 @@
-"""The mimetic paper's section of ``structinit inspect``: for every MLP block the walker knows
-(``"mlp_first"``), the mean diagonal and off-diagonal of ``W1 W1^T``, the mean of ``W1`` and, with
-the block's second layer ``W2`` (named like the first, ending in ``2``), the joint covariance of
+"""The mimetic paper's section of ``structinit inspect``: for every MLP block found by structure
+(:func:`~keras_structinit.mimetic.apply.find_mlp_blocks`), its two kernels paired, the mean
+diagonal and off-diagonal of ``W1 W1^T``, the mean of ``W1`` and, with the block's second layer
+``W2``, the joint covariance of
 ``[W1[i, :], W2[:, i]]`` over its hidden units (Trockman & Kolter, Sec. 2, Fig. 1; :mod:`.joint`)."""
 
 from __future__ import annotations
@@ -9,9 +10,7 @@ import os
 
 import numpy as np
 
-from keras_structinit import walker
 from keras_structinit.inspection import Section, values
-from keras_structinit.mimetic.blocks import second_layer_path
 from keras_structinit.mimetic.joint import block_summary, unit_covariance
 from keras_structinit.reporting import format_table
 
@@ -19,30 +18,27 @@ __all__ = ["MLPSection", "mlp", "mlp_weight_pairs"]
 
 
 def mlp_weight_pairs(model):
-    """``[(first layer, W1, W2 or None), ...]`` of every MLP block the walker knows, ``W1``
-    ``(p, n)`` and ``W2`` ``(n, p)`` in the paper's orientation (float64): stack them over a
-    population of trained models for :func:`~keras_structinit.mimetic.joint.population_covariance`
-    (Fig. 1). ``W2`` is ``None`` where no layer of the second name and shape is found."""
+    """``[(first layer, W1 kernel, W1, W2 or None, W2's path or None), ...]`` of every MLP block found
+    by structure (:func:`~keras_structinit.mimetic.apply.find_mlp_blocks`: the two kernels
+    paired), ``W1`` ``(p, n)`` and ``W2`` ``(n, p)`` in the paper's orientation (float64): stack them
+    over a population of trained models for
+    :func:`~keras_structinit.mimetic.joint.population_covariance` (Fig. 1). ``[]`` for a model
+    without MLP blocks."""
+    from keras_structinit.mimetic.apply import find_mlp_blocks
+
     try:
-        found = walker.find(model, "mlp_first")
-    except ValueError:  # no MLP block the walker knows
+        blocks = find_mlp_blocks(model)
+    except ValueError:  # no MLP block
         return []
-    kernels = {}
-    for layer in walker.iter_layers(model):
-        kernel = walker.dense_kernel(layer)
-        if kernel is not None:
-            kernels[kernel.path] = kernel
     pairs = []
-    for layer, kernel in found:
-        k1 = values(kernel)
+    for block in blocks:
+        k1 = values(block.first_kernel)
         k1 = k1.reshape(-1, k1.shape[-1])  # Keras (n, p) = W1^T
-        second = kernels.get(second_layer_path(kernel.path) or "")
-        w2 = None
-        if second is not None:
-            k2 = values(second)
-            k2 = k2.reshape(-1, k2.shape[-1])  # Keras (p, n) = W2^T
-            w2 = k2.T if k2.shape == k1.shape[::-1] else None
-        pairs.append((layer, kernel, k1.T, w2, None if w2 is None else second.path))
+        k2 = values(block.second_kernel)
+        k2 = k2.reshape(-1, k2.shape[-1])  # Keras (p, n) = W2^T
+        w2 = k2.T if k2.shape == k1.shape[::-1] else None
+        pairs.append((block.first, block.first_kernel, k1.T, w2,
+                      None if w2 is None else block.second_kernel.path))
     return pairs
 
 
@@ -58,14 +54,17 @@ class MLPSection(Section):
         for r in self.value:
             joint = r["joint"] or {}
             correlation = joint.get("cross_correlation")
-            rows.append({"path": r["path"], "diag": r["w1w1t"]["diag_mean"],
-                         "off": r["w1w1t"]["offdiag_mean"], "mean": r["w1_mean"],
+            rows.append({"path": r["path"], "second": r["second_path"] or "-",
+                         "diag": r["w1w1t"]["diag_mean"], "off": r["w1w1t"]["offdiag_mean"],
+                         "mean": r["w1_mean"],
                          "w1": joint.get("w1_variance", nan), "w2": joint.get("w2_variance", nan),
                          "cross": nan if correlation is None else correlation})
-        columns = (("first layer", "path"), ("mean diagonal", "diag", ".4g"),
+        columns = (("first layer", "path"), ("second layer", "second"), ("mean diagonal", "diag", ".4g"),
                    ("mean off-diagonal", "off", ".4g"), ("mean of W1", "mean", ".4g"),
                    ("Var W1", "w1", ".3g"), ("Var W2", "w2", ".3g"), ("corr(W1, W2^T)", "cross", ".3f"))
         return ["## MLP blocks", "",
+                f"{len(self.value)} MLP blocks found by structure (a widening layer, an activation and a "
+                "narrowing one), each first layer paired with its second. "
                 "W1 W1^T of each block's first layer (Trockman & Kolter, mimetic init). Var W1, Var W2 and "
                 "corr(W1, W2^T): the covariance of [W1[i, :], W2[:, i]] over the hidden units i (the "
                 "within-network form of Sec. 2; Fig. 1 takes it over a population of networks): the "

@@ -11,7 +11,7 @@ from keras_structinit.methods import (
     Selector,
     finite_number,
 )
-from keras_structinit.mimetic.blocks import MLP_DESCRIPTION
+from keras_structinit.mimetic.blocks import ATTENTION_DESCRIPTION, MLP_DESCRIPTION
 
 
 def _default_b():
@@ -114,8 +114,7 @@ METHOD = Method(
     model_functions=("apply_mean_shift", "apply_mimetic_attention"),
     serializable=(".initializers", ".layers"),
     selectors=(Selector("mlp_first", _mlp_first, "first layer of an MLP block", MLP_DESCRIPTION),
-               Selector("attention", _attention, "keras.layers.MultiHeadAttention",
-                        "self-attention layers (keras.layers.MultiHeadAttention, built)")),
+               Selector("attention", _attention, "self-attention layer", ATTENTION_DESCRIPTION)),
     setups=(MIMETIC, MIMETIC_VIT),
     inspectors=(Inspector("mlp", ".inspect:mlp", order=20),),
     pure=(".", ".shift", ".blocks", ".attention", ".joint"),
