@@ -59,6 +59,20 @@ def hub_swin(dim=D):
                                                 depths=[2], num_heads=[2], window_size=4)
 
 
+def hub_mit():
+    return hub().models.MiTBackbone(layerwise_depths=[1, 1], num_layers=2, layerwise_num_heads=[1, 2],
+                                    layerwise_sr_ratios=[2, 1], max_drop_path_rate=0.0,
+                                    layerwise_patch_sizes=[3, 3], layerwise_strides=[2, 2],
+                                    image_shape=(16, 16, 3), hidden_dims=[8, 16])
+
+
+def _mix_ffn_pairs(model):
+    """MiT's Mix-FFN: fc1, a depthwise conv, GELU (applied in its ``call``), fc2."""
+    ffns = [layer for layer in walker.iter_layers(model) if type(layer).__name__ == "MixFFN"]
+    assert len(ffns) == 2
+    return [(f.fc1.kernel.path, f.fc2.kernel.path) for f in ffns]
+
+
 def _functional_pairs(model):
     dense = [layer for layer in model.layers if isinstance(layer, keras.layers.Dense)]
     return [(a.kernel.path, b.kernel.path) for a, b in zip(dense[0:-1:2], dense[1:-1:2], strict=True)]
@@ -75,6 +89,7 @@ PAIRS = {
     "KerasHub BERT": (hub_bert, lambda m: [
         (f"transformer_layer_{i}/feedforward_intermediate_dense/kernel",
          f"transformer_layer_{i}/feedforward_output_dense/kernel") for i in (0, 1)]),
+    "KerasHub MiT": (hub_mit, _mix_ffn_pairs),
     "KerasHub Swin": (hub_swin, lambda m: [
         (f"stage_0/blocks_{i}/mlp/fc1/kernel", f"stage_0/blocks_{i}/mlp/fc2/kernel") for i in (0, 1)]),
     "package ViT": (lambda: ks.models.vit(4, D, 2, 2, num_classes=3, input_shape=(8, 8, 3)), lambda m: [
@@ -89,6 +104,8 @@ def test_mlp_blocks_are_found_with_their_two_kernels_paired(source):
     blocks = find_mlp_blocks(model)
     assert [(b.first_kernel.path, b.second_kernel.path) for b in blocks] == expected(model)
     assert [k.path for _, k in ks.mimetic.find_mlp_kernels(model)] == [p for p, _ in expected(model)]
+    if source == "KerasHub MiT":
+        assert all([type(x).__name__ for x in b.between] == ["DepthwiseConv2D"] for b in blocks)
 
 
 def test_keras_applications_convnext_blocks_agree_with_the_names():

@@ -21,7 +21,8 @@ Pure math (NumPy float64, no Keras import):
 Keras objects, imported on first use:
 
 * :mod:`.initializers`: ``MeanShift`` (also in :mod:`keras_structinit.initializers`);
-* :mod:`.apply`: ``apply_mean_shift``, ``apply_mimetic_attention``;
+* :mod:`.apply`: ``apply_mean_shift``, ``apply_mimetic_attention``, ``find_mlp_blocks``,
+  ``find_mlp_kernels``, ``find_attention_layers`` (found by structure, :mod:`.structure`);
 * :mod:`.layers`: ``ScalarBiasDense`` (the scalar-bias baseline of Fig. 4; also in
   :mod:`keras_structinit.layers`);
 * :mod:`.inspect`: its section of ``structinit inspect`` (the MLP blocks), ``mlp_weight_pairs``.
@@ -69,6 +70,7 @@ __all__ = [
     "block_summary",
     "expected_statistics",
     "find_attention_layers",
+    "find_mlp_blocks",
     "find_mlp_kernels",
     "population_covariance",
     "query_key_factors",

@@ -108,6 +108,7 @@ METHOD = Method(
         "MLP_FIRST_LAYERS": ".blocks",
         "apply_mean_shift": ".apply",
         "find_mlp_kernels": ".apply",
+        "find_mlp_blocks": ".apply",
     },
     public={"": ("apply_mean_shift", "apply_mimetic_attention"), "initializers": ("MeanShift",),
             "layers": ("ScalarBiasDense",)},

@@ -12,8 +12,9 @@ features (``d -> h``, ``h > d``), an activation, and a second such layer that na
 * inside a layer that owns sub-layers (KerasHub's and keras.applications' blocks, which have no
   graph to read), the two are consecutive among the block's Dense-like layers (attention
   projections left out) under one parent that is not a functional model; the activation is the
-  first layer's own, an activation layer between them, or the parent's (``activation``,
-  ``act_layer``, ...). The residual add happens in the parent's ``call`` and is not checked.
+  first layer's own, an activation layer between them, the parent's (``activation``,
+  ``act_layer``, ...) or one the parent's ``call`` applies by name (MiT's Mix-FFN: ``ops.nn.gelu``
+  after its depthwise conv). The residual add happens in the parent's ``call`` and is not checked.
 
 A **self-attention layer** is ``keras.layers.MultiHeadAttention`` or a layer with an int
 ``num_heads`` whose own Dense children are a fused ``qkv`` (``d -> 3 H k``) and an output
@@ -24,6 +25,9 @@ position tables (Swin's ``relative_position_bias_table``) are not projections an
 
 from __future__ import annotations
 
+import functools
+import inspect
+import re
 from dataclasses import dataclass
 
 import keras
@@ -100,6 +104,21 @@ def _parent_activation(layer):
         if isinstance(value, keras.layers.Layer) and _is_activation(value):
             return True
     return False
+
+
+@functools.cache
+def _call_applies_activation(cls):
+    """Whether ``cls.call``'s source applies an activation by name (MiT's ``MixFFN`` calls
+    ``ops.nn.gelu`` between its layers and holds no activation attribute)."""
+    try:
+        source = inspect.getsource(cls.call)
+    except (OSError, TypeError):
+        return False
+    return re.search(r"\b(?:gelu|relu|silu|swish|elu|tanh|sigmoid|mish)\s*\(", source) is not None
+
+
+def _parent_applies_activation(layer):
+    return _parent_activation(layer) or _call_applies_activation(type(layer))
 
 
 def _consumers(model):
@@ -200,7 +219,7 @@ def find_mlp_blocks(model):
         start, stop = order.index(a), order.index(b)
         between = tuple(order[start + 1:stop])
         if not (_own_activation(a) or any(_is_activation(x) for x in between)
-                or _parent_activation(parent[id(a)]) or _parent_activation(common)):
+                or _parent_applies_activation(parent[id(a)]) or _parent_applies_activation(common)):
             continue
         by_first[id(a)] = MLPBlock(a, ka, b, kb, between, "sub-layers")
     rank = {id(layer): i for i, layer in enumerate(order)}
