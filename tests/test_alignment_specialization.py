@@ -5,6 +5,7 @@ import pytest
 
 from keras_structinit.alignment.specialization import (
     activation_counts,
+    activation_summary,
     class_rates,
     class_selectivity,
     fraction_histogram,
@@ -68,3 +69,17 @@ def test_bad_inputs_name_the_argument():
         activation_counts(np.ones((3, 2)), np.array([0, 1, 2]), num_classes=2)
     with pytest.raises(ValueError, match="2 classes at least"):
         class_selectivity(np.ones((3, 1)))
+
+
+def test_a_layers_summary_is_the_mean_the_dead_share_and_both_histograms():
+    """Fig. 24's frequency is the mean over (neuron, example) pairs: the mean of either fraction."""
+    activations, _ = synthetic()
+    active = activations > 0
+    neuron, example = active.mean(axis=0), active.mean(axis=1)
+    summary = activation_summary(neuron, example, bins=4)
+    assert summary["active"] == pytest.approx(active.mean()) == pytest.approx(example.mean())
+    assert summary["dead_neurons"] == pytest.approx(0.25)  # neuron 2 never fires
+    assert summary["neuron_histogram"] == pytest.approx([0.25, 0.25, 0.25, 0.25])  # 0, 1/3, 1/2, 1
+    assert summary["example_histogram"] == fraction_histogram(example, 4).tolist()
+    with pytest.raises(ValueError, match="empty"):
+        activation_summary([], example)

@@ -20,7 +20,9 @@ Keras objects, imported on first use:
 * :mod:`.initializers`: ``DataAligned`` (also in :mod:`keras_structinit.initializers`);
 * :mod:`.apply`: ``align_conv_layers``, ``weight_covariance``, ``weight_norms``,
   ``rescale_to_initial_norms`` (the transfer protocol of App. A.4);
-* :mod:`.callbacks`: ``RecordInitialNorms``;
+* :mod:`.callbacks`: ``RecordInitialNorms``, ``RecordSpecialization`` (Fig. 24: each conv and
+  Dense layer's activation frequency per epoch);
+* :mod:`.activations`: ``layer_activations`` (every conv and Dense layer's neurons on images);
 * :mod:`.inspect`: its sections of ``structinit inspect`` (the first layer against the data, the
   neurons' specialization).
 
@@ -47,11 +49,13 @@ __all__ = [
     "MODES",
     "DataAligned",
     "RecordInitialNorms",
+    "RecordSpecialization",
     "align_conv_layers",
     "component_scales",
     "conv_targets",
     "extract_patches",
     "filter_covariance",
+    "layer_activations",
     "misalignment",
     "patch_covariance",
     "random_basis",

@@ -6,6 +6,9 @@ plot shows two distributions over a hold-out set: of the neurons over the fracti
 activate them, and of the inputs over the fraction of neurons they activate. Neurons of the upper
 layers *specialize* during (random-label) pre-training: each is activated by fewer inputs.
 
+Fig. 24 follows one number per layer over training: the frequency of its activations being
+non-zero over a hold-out set, the mean of the neurons' fractions (:func:`activation_summary`).
+
 With labels, the package also splits each neuron's activation frequency by class (the paper
 plots none): :func:`class_selectivity` summarizes it per neuron, 0 for a neuron that fires
 equally for every class and 1 for one that fires for a single class only.
@@ -15,7 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["activation_counts", "class_rates", "class_selectivity", "fraction_histogram", "neuron_fractions"]
+__all__ = ["activation_counts", "activation_summary", "class_rates", "class_selectivity",
+           "fraction_histogram", "neuron_fractions"]
 
 
 def _active(active):
@@ -93,3 +97,19 @@ def fraction_histogram(fractions, bins=10):
         raise ValueError("`fractions` is empty.")
     counts, _ = np.histogram(np.clip(fractions, 0.0, 1.0), bins=bins, range=(0.0, 1.0))
     return counts / fractions.size
+
+
+def activation_summary(neuron_fraction, example_fraction, bins=10):
+    """One layer's activation statistics from its neurons' fractions (:func:`neuron_fractions`)
+    and its examples' (the fraction of the layer's neurons each example activates):
+
+    ``active``: the fraction of (neuron, example) pairs with the neuron activated, the frequency
+    Fig. 24 plots (the mean of either fraction); ``dead_neurons``: the share of neurons no example
+    activates; ``neuron_histogram``, ``example_histogram``: :func:`fraction_histogram` of each
+    (Figs. 10-11's two columns)."""
+    neuron_fraction = np.asarray(neuron_fraction, dtype=np.float64)
+    example_fraction = np.asarray(example_fraction, dtype=np.float64)
+    neuron_histogram = fraction_histogram(neuron_fraction, bins).tolist()  # refuses an empty layer
+    return {"active": float(neuron_fraction.mean()), "dead_neurons": float(np.mean(neuron_fraction == 0)),
+            "neuron_histogram": neuron_histogram,
+            "example_histogram": fraction_histogram(example_fraction, bins).tolist()}
