@@ -280,6 +280,9 @@ def test_separate_projections_with_heads_are_self_attention():
 
 def test_a_model_without_attention_is_refused_in_one_line():
     model = no_residual()
+    before = [to_numpy(v) for v in model.weights]
     with pytest.raises(ValueError, match="has no self-attention layers: looked for") as info:
-        ks.initialize(model, "mimetic-attention", seed=0)
+        ks.initialize(model, "torch-default+mimetic-attention", seed=0)
     assert "\n" not in str(info.value) and "fused qkv" in str(info.value)
+    for variable, value in zip(model.weights, before, strict=True):
+        np.testing.assert_array_equal(to_numpy(variable), value)  # all or nothing
