@@ -31,6 +31,7 @@ import keras
 
 from keras_structinit import validation
 from keras_structinit.contract import model_function
+from keras_structinit.io_utils import check_zip_sizes
 from keras_structinit.walker import find_kernels
 
 __all__ = ["FROZEN_RECORD", "freeze_spatial", "frozen_paths_in_file", "load_frozen_model",
@@ -334,6 +335,7 @@ def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=T
     filepath = validation.path(filepath, "filepath")
     if not filepath.endswith(".keras"):
         raise ValueError(f"`filepath` must be a .keras file. Received: filepath={filepath!r}")
+    check_zip_sizes(filepath, "filepath")  # a zip bomb is refused before Keras inflates a byte of it
     if frozen is None:
         _records(filepath)  # a bad record is refused before the model is read
     elif isinstance(frozen, str) or not isinstance(frozen, (list, tuple)):

@@ -221,6 +221,10 @@ def test_a_keras_bomb_is_refused_before_keras_reads_it(tmp_path):
         archive.writestr("model.weights.h5", b"\0" * (40 << 20))
     with pytest.raises(ValueError, match=r"'model.weights.h5' inflates .* a zip bomb, not read"):
         load_model(str(bomb), name="MODEL")
+    from keras_structinit.freezing import load_frozen_model
+
+    with pytest.raises(ValueError, match=r"`?filepath`? .*'model.weights.h5' inflates .* a zip bomb, not read"):
+        load_frozen_model(str(bomb))
 
 
 def _weights_files(folder):
