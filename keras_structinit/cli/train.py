@@ -130,10 +130,28 @@ def _recipe_arguments(group, more):
                        help=more("fraction of labels made random, fixed by --seed (default 0)"))
     group.add_argument("--random-classes", type=positive_int, help=more(
         "with --random-labels 1: the random labels' classes and outputs (default: the data's)"))
+    group.add_argument("--no-weight-decay", type=_no_weight_decay, help=more(
+        "variables AdamW does not decay: timm (timm's parameter groups: biases, norms, position table, "
+        "class token), comma-separated name patterns, or none (default: none)"))
     group.add_argument("--precision", choices=PRECISIONS, help=more("(default float32)"))
     group.add_argument("--distribution", choices=DISTRIBUTIONS,
                        help=more("data_parallel (JAX), mirrored or tpu (TensorFlow), multi_worker (several "
                                  "processes: docs/models-and-recipes.md) or auto (default: one device)"))
+
+
+def _no_weight_decay(text):
+    """``--no-weight-decay``'s type: ``"timm"``, ``()`` for ``none`` (every variable decays; given,
+    so it overrides a setup's), or a tuple of regular expressions (``RecipeConfig.no_weight_decay``)."""
+    import argparse
+
+    from keras_structinit.recipes.config import check_no_weight_decay
+
+    if text in ("timm", "none"):
+        return "timm" if text == "timm" else ()
+    try:
+        return check_no_weight_decay(tuple(text.split(",")))
+    except (TypeError, ValueError) as err:
+        raise argparse.ArgumentTypeError(f"expected timm, none or comma-separated patterns ({err})") from None
 
 
 def run(args, parser):

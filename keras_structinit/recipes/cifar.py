@@ -4,7 +4,8 @@ Defaults follow ConvMixer's CIFAR-10 recipe used by the covariance-init
 paper: batch 512, AdamW with learning rate 0.01 and weight decay 0.01, the
 triangular one-cycle schedule (:class:`TriangularSchedule`), random crop
 with 4-pixel zero padding, horizontal flip and torchvision's ``RandAugment(2, 12)``
-(``"torchvision:n2-m12"``, ConvMixer's CIFAR script). The input stream is the native one
+(``"torchvision:n2-m12"``: the ConvMixer CIFAR README's 92.5% command, not its ``train.py``
+default of 1 op at magnitude 8; neither paper states N and M). The input stream is the native one
 (:mod:`~keras_structinit.recipes.native`) or ``tf.data`` (``pipeline``).
 """
 

@@ -116,7 +116,7 @@ class RecipeConfig:
             to Keras' decoupled decay (``optimizer="adamw"``, the ImageNet recipe); the SGD
             optimizers' PyTorch-style L2 decays every variable, and refuses it.
         rand_augment: a RandAugment form (:mod:`~keras_structinit.recipes.rand_augment`):
-            ``"torchvision:n2-m12"`` (CIFAR default, ConvMixer's CIFAR script),
+            ``"torchvision:n2-m12"`` (CIFAR default: the ConvMixer CIFAR README's command),
             ``"timm:m9-n2-mstd0.5-inc1"``, ``"keras:n2-f0.4"`` (a legacy ``(num_ops, factor)``
             pair is the Keras form), or ``None``.
         pipeline: the input stream: ``"auto"`` (default), ``"native"`` (batches augmented on the
