@@ -223,7 +223,7 @@ def test_a_keras_bomb_is_refused_before_keras_reads_it(tmp_path):
         load_model(str(bomb), name="MODEL")
     from keras_structinit.freezing import load_frozen_model
 
-    with pytest.raises(ValueError, match=r"`?filepath`? .*'model.weights.h5' inflates .* a zip bomb, not read"):
+    with pytest.raises(ValueError, match=r"filepath.*'model.weights.h5' inflates .* a zip bomb, not read"):
         load_frozen_model(str(bomb))
 
 
