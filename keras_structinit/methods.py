@@ -165,12 +165,15 @@ class Inspector:
             as the section's function documents.
         order: where the section comes in the report, lower first (unused for a part).
         part: the function adds to ``section``, which another record declares.
+        figures: the PNG files its section's ``figures()`` may write (``structinit inspect`` checks
+            them before anything is written).
     """
 
     section: str
     function: str
     order: int = 0
     part: bool = False
+    figures: tuple = ()
 
     def load(self):
         """The function that ``function`` names (its module imported now)."""
@@ -363,6 +366,12 @@ def inspectors():
                              f"record declares; sections: {sorted(sections)}")
         sections[part.section][1].append(part)
     return sections
+
+
+def figure_names():
+    """The PNG files the records' inspectors may write, in the sections' order."""
+    return tuple(name for inspector, parts in inspectors().values() for i in (inspector, *parts)
+                 for name in i.figures)
 
 
 # ------------------------------------------------------------------ argument parsers for records

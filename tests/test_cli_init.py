@@ -175,6 +175,6 @@ def test_inspect_with_labelled_data_writes_every_sections_figure(tmp_path, capsy
     assert report["mlp"][0]["joint"] is not None and report["position_variance"]["layers"]
     assert len(report["first_layer"]["transfer"]) == len(report["first_layer"]["spectrum"])
     if importlib.util.find_spec("matplotlib"):
-        from keras_structinit.cli.inspect import FIGURES
+        from keras_structinit import methods
 
-        assert sorted(p.name for p in out.glob("*.png")) == sorted(FIGURES)
+        assert sorted(p.name for p in out.glob("*.png")) == sorted(methods.figure_names())

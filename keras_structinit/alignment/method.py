@@ -90,7 +90,9 @@ METHOD = Method(
     model_functions=("align_conv_layers",),
     serializable=(".initializers",),
     setups=(ALIGNMENT,),
-    inspectors=(Inspector("first_layer", ".inspect:first_layer", order=30),
-                Inspector("specialization", ".inspect:specialization", order=35)),
+    inspectors=(Inspector("first_layer", ".inspect:first_layer", order=30,
+                          figures=("first_layer.png", "transfer_function.png")),
+                Inspector("specialization", ".inspect:specialization", order=35,
+                          figures=("specialization.png",))),
     pure=(".", ".patches", ".misalignment", ".components", ".specialization"),
 )

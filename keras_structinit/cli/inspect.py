@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 
-from keras_structinit import validation
+from keras_structinit import methods, validation
 from keras_structinit.arguments import (
     DATA_SCALINGS,
     INPUT_ERRORS,
@@ -24,11 +24,8 @@ from keras_structinit.arguments import (
 from keras_structinit.inspection import initializers_in_file, inspect
 from keras_structinit.io_utils import OutputLock, check_output, check_unlocked, write_text
 
-__all__ = ["FIGURES", "NO_FIGURES", "inspect_model", "run"]
+__all__ = ["NO_FIGURES", "inspect_model", "run"]
 
-#: The PNGs :meth:`~keras_structinit.inspection.InspectionReport.figures` may write (with matplotlib).
-FIGURES = ("spatial_depth.png", "covariance_blocks.png", "position_variance.png", "mlp_covariance.png",
-           "first_layer.png", "transfer_function.png", "specialization.png")
 #: The line ``structinit inspect`` prints without matplotlib.
 NO_FIGURES = "Skipped the figures: they need matplotlib (pip install 'keras-structinit[viz]')"
 
@@ -58,7 +55,7 @@ def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, over
     validation.text(model, "MODEL")
     validation.one_of(data_scaling, "--data-scaling", DATA_SCALINGS)
     check_exists(data, "--data")
-    names = ("report.md", "report.json", *(FIGURES if _has_matplotlib() else ()))
+    names = ("report.md", "report.json", *(methods.figure_names() if _has_matplotlib() else ()))
     check_unlocked(folders=[(out, "--out")])  # another inspect writing --out: before "exists"
     for name in names:
         check_output(os.path.join(out, name), "--out", overwrite=overwrite, inputs=[model, data],

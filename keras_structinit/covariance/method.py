@@ -112,6 +112,7 @@ METHOD = Method(
                 _demo_arguments, ".cli"),
     ),
     setups=(CONVCOV,),
-    inspectors=(Inspector("spatial", ".inspect:spatial", order=10),),
+    inspectors=(Inspector("spatial", ".inspect:spatial", order=10,
+                          figures=("spatial_depth.png", "covariance_blocks.png")),),
     pure=(".", ".closed_form", ".schedule", ".psd", ".bank", ".fit"),
 )

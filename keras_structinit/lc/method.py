@@ -59,6 +59,7 @@ METHOD = Method(
                         "LC blocks (keras_structinit.layers.LCConv2D)"),),
     setups=(LC,),
     inspectors=(Inspector("spatial", ".inspect:spatial_part", part=True),
-                Inspector("position_variance", ".inspect:position_variance_section", order=15)),
+                Inspector("position_variance", ".inspect:position_variance_section", order=15,
+                          figures=("position_variance.png",))),
     pure=(".", ".folding", ".sharing", ".pruning", ".counting", ".diversity", ".position"),
 )

@@ -117,6 +117,6 @@ METHOD = Method(
     selectors=(Selector("mlp_first", _mlp_first, "first layer of an MLP block", MLP_DESCRIPTION),
                Selector("attention", _attention, "self-attention layer", ATTENTION_DESCRIPTION)),
     setups=(MIMETIC, MIMETIC_VIT),
-    inspectors=(Inspector("mlp", ".inspect:mlp", order=20),),
+    inspectors=(Inspector("mlp", ".inspect:mlp", order=20, figures=("mlp_covariance.png",)),),
     pure=(".", ".shift", ".blocks", ".attention", ".joint"),
 )
