@@ -71,6 +71,12 @@ def _float_type(check, expected):
     return parse
 
 
+def no_weight_decay(text):
+    """``--no-weight-decay``'s type: ``"timm"``, ``()`` for ``none`` (no exclusion; given, so it
+    overrides a setup's) or the comma-separated patterns (``RecipeConfig`` checks them)."""
+    return "timm" if text == "timm" else () if text == "none" else tuple(text.split(","))
+
+
 positive_float = _float_type(validation.positive_float, "a positive number")
 non_negative_float = _float_type(validation.non_negative_float, "a number >= 0")
 unit_rate = _float_type(validation.rate, "a number in [0, 1)")
