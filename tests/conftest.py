@@ -126,6 +126,18 @@ def run_cli_in_child(tmp_path, code, argv):
     return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
 
 
+class InterruptAtEpoch(keras.callbacks.Callback):
+    """Ctrl-C (``KeyboardInterrupt``) at the start of ``epoch`` (0-based), in this process."""
+
+    def __init__(self, epoch):
+        super().__init__()
+        self.epoch = epoch
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if epoch == self.epoch:
+            raise KeyboardInterrupt
+
+
 def kill_at_epoch(hook, epoch):
     """``run_cli_in_child`` code that SIGKILLs the run in the Keras callback ``hook``
     (``"on_epoch_begin"``, ``"on_epoch_end"``) of epoch ``epoch`` (0-based)."""

@@ -17,7 +17,7 @@ import keras_structinit
 from keras_structinit import cli
 from keras_structinit.covariance.cli import run_demo
 
-from conftest import once_per_suite, png_header, to_numpy
+from conftest import InterruptAtEpoch, once_per_suite, png_header, to_numpy
 
 
 def test_demo_writes_table_json_and_plots_and_reports_seed_noise(tmp_path, capsys):
@@ -191,16 +191,6 @@ def test_train_with_selection_and_distillation_from_one_teacher(tmp_path, capsys
     assert cli.main(imagenet) == 2 and "CIFAR recipes" in capsys.readouterr().err
 
 
-class _InterruptAtEpoch(keras.callbacks.Callback):
-    def __init__(self, epoch):
-        super().__init__()
-        self.epoch = epoch
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if epoch == self.epoch:
-            raise KeyboardInterrupt
-
-
 @pytest.mark.parametrize("at_epoch", [0, 1])
 def test_train_interrupted_records_the_finished_epochs(tmp_path, capsys, at_epoch):
     from keras_structinit.recipes import RecipeConfig
@@ -211,7 +201,7 @@ def test_train_interrupted_records_the_finished_epochs(tmp_path, capsys, at_epoc
     checked = Run("simple-cnn", RecipeConfig("cifar10", epochs=2, batch_size=16, rand_augment=None),
                   data=data).check()
     with pytest.raises(KeyboardInterrupt):
-        checked.execute(str(out), callbacks=[_InterruptAtEpoch(at_epoch)], interactive=False)
+        checked.execute(str(out), callbacks=[InterruptAtEpoch(at_epoch)], interactive=False)
     results = json.loads((out / "results.json").read_text())
     assert results["interrupted"] and results["finished_epochs"] == at_epoch
     assert len(results["metrics"].get("loss", [])) == at_epoch

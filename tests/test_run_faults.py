@@ -13,7 +13,7 @@ from test_cli import write_tiny_cifar
 from keras_structinit import cli, datasets, io_utils
 from keras_structinit.recipes import backup
 
-from conftest import run_cli_in_child
+from conftest import InterruptAtEpoch, run_cli_in_child
 
 # The logic is the backend's only through `fit` (its callbacks, its signal handling): JAX and torch.
 not_on_tensorflow = pytest.mark.skipif(keras.backend.backend() == "tensorflow",
@@ -39,18 +39,6 @@ def _one_line(err):
     return lines[0]
 
 
-class _StopAtEpoch(keras.callbacks.Callback):
-    """Ctrl-C at the start of ``epoch`` (0-based)."""
-
-    def __init__(self, epoch):
-        super().__init__()
-        self.epoch = epoch
-
-    def on_epoch_begin(self, epoch, logs=None):
-        if epoch == self.epoch:
-            raise KeyboardInterrupt
-
-
 def _interrupted_run(tmp_path, monkeypatch, capsys, epochs=2):
     """``(data, out)``: a run of ``epochs`` interrupted after its first epoch (backed up)."""
     from keras_structinit.recipes import run
@@ -60,7 +48,7 @@ def _interrupted_run(tmp_path, monkeypatch, capsys, epochs=2):
     progress = run.progress_callbacks
     with monkeypatch.context() as patch:
         patch.setattr(run, "progress_callbacks",
-                      lambda *a, **k: (progress(*a, **k)[0], [*progress(*a, **k)[1], _StopAtEpoch(1)]))
+                      lambda *a, **k: (progress(*a, **k)[0], [*progress(*a, **k)[1], InterruptAtEpoch(1)]))
         assert cli.main(_argv(data, out, epochs)) == 130
     line = _one_line(capsys.readouterr().err)  # the run's own line; the command adds none
     assert line.startswith("Interrupted in epoch 2/") and "--resume goes on from there" in line
