@@ -24,9 +24,11 @@ changed or ``--rerun`` names it.
 
 An entry is *stale* when the code its runs depend on (``Benchmark.dependencies``: the recipes,
 the model builders, the init's subpackage, the data loader, its script) changed after the commit
-its results record (``git diff <commit>`` plus untracked files), or when a result records no
-commit. ``--list`` marks it; a run moves its results (and parts) aside, under
-``<--results>/local/stale/``, and runs it again from nothing, unless ``--no-stale``.
+its results record (``git diff <commit>`` plus untracked files; a Python file whose syntax
+tree, docstrings aside, is the same does not count, so ``ruff format`` or a reworded comment
+leaves results fresh), or when a result records no commit. ``--list`` marks it; a run moves its
+results (and parts) aside, under ``<--results>/local/stale/``, and runs it again from nothing,
+unless ``--no-stale``.
 
 ``--smoke`` runs each entry with its ``smoke_args`` (a few images, steps and epochs) instead,
 into ``<--results>/<folder>`` (default ``results/local/smoke/``; each entry's earlier smoke
@@ -39,6 +41,7 @@ by SIGTERM (``timeout``), or an entry that stopped at ``BENCH_DEADLINE`` with ru
 from __future__ import annotations
 
 import argparse
+import ast
 import dataclasses
 import datetime
 import json
@@ -298,14 +301,46 @@ def code_records(data):
 def changed_files(commit, paths, root):
     """The files under ``paths`` (relative to the git checkout ``root``) that differ from ``commit``:
     changed in a later commit or in the working tree, or new and untracked; ``None`` when git
-    cannot tell (no git, or ``commit`` is not in this repository)."""
+    cannot tell (no git, or ``commit`` is not in this repository). A Python file whose code is
+    unchanged (:func:`_same_code`: only layout, comments or docstrings differ) is not counted."""
     if git(root, "cat-file", "-e", f"{commit}^{{commit}}") is None:
         return None
     diff = git(root, "diff", "--name-only", commit, "--", *paths)
     new = git(root, "ls-files", "--others", "--exclude-standard", "--", *paths)
     if diff is None or new is None:
         return None
-    return sorted(set(diff.splitlines()) | set(new.splitlines()))
+    changed = [path for path in diff.splitlines() if not _same_code(commit, path, root)]
+    return sorted(set(changed) | set(new.splitlines()))
+
+
+def _code_form(text):
+    """The syntax tree of Python source ``text`` without docstrings, as text (``None`` where it
+    does not parse): equal for sources that differ only in layout, comments or docstrings."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False)
+
+
+def _same_code(commit, path, root):
+    """Whether the Python file ``path`` (relative to ``root``) runs the same code in the working tree
+    as at ``commit``: only its layout, comments or docstrings differ (``ruff format``, a reworded
+    docstring), so results recorded at ``commit`` still stand for it."""
+    now = Path(root) / path
+    if not path.endswith(".py") or not now.is_file():
+        return False
+    before = git(root, "show", f"{commit}:{path}")
+    if before is None:
+        return False
+    form = _code_form(before)
+    return form is not None and form == _code_form(now.read_text(encoding="utf-8", errors="replace"))
 
 
 def stale_status(bench, datas, root=BENCH_DIR.parent):

@@ -109,3 +109,28 @@ def test_code_records_are_found_wherever_a_writer_puts_them():
             "runs": [{"seed": 0, "code": code}], "config": {"code": "not a record"}}
     assert code_records(data) == [code] * 4
     assert code_records({"benchmark": "x"}) == [None]
+
+
+def test_layout_comments_and_docstrings_leave_an_entry_fresh_and_code_does_not(repo):
+    root, _, commit = repo
+    select = root / "keras_structinit/selection/select.py"
+    select.write_text('def pick(x):\n    """Old words."""\n    return x[::2]  # every second\n')
+    commit("real code")
+    base = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    # What `ruff format` and a reworded docstring or comment do: the same syntax tree.
+    select.write_text("def pick(x):\n    '''New words,\n    two lines.'''\n\n"
+                      "    return x[\n        ::2\n    ]\n")
+    assert changed_files(base, BENCH.dependencies, root) == []
+    commit("layout")
+    assert stale_status(BENCH, [_result(base)], root) is None
+    # A docstring removed or added is no code change either; a changed constant is.
+    select.write_text("def pick(x):\n    return x[::2]\n")
+    assert stale_status(BENCH, [_result(base)], root) is None
+    select.write_text("def pick(x):\n    return x[::3]\n")
+    assert stale_status(BENCH, [_result(base)], root) == f"stale (1 file(s) changed since {base[:7]})"
+    # A string that is not a docstring is code; so is a file that no longer parses.
+    select.write_text('def pick(x):\n    y = "old words"\n    return x[::2]\n')
+    assert changed_files(base, BENCH.dependencies, root) == ["keras_structinit/selection/select.py"]
+    select.write_text("def pick(x:\n")
+    assert changed_files(base, BENCH.dependencies, root) == ["keras_structinit/selection/select.py"]
