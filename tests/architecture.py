@@ -7,8 +7,11 @@ Layers, lowest first (:data:`LAYERS`); a module imports only from its own layer 
   ``datasets``, ``backend``, ``viz``, ``_hooks``, ``_lazy``, ``ops/`` and the layer modules of
   ``layers/`` (the building blocks that methods and models share);
 * ``methods``: each method's package (found from the records), except its ``cli.py``, and the
-  *drivers* (:data:`DRIVERS`): ``methods.py`` (the records, init specs), ``inspection.py``
-  (``structinit inspect``) and the lazy namespaces ``callbacks``, ``initializers`` and ``layers``.
+  *drivers* (:data:`DRIVERS`): ``methods.py`` (the public place of what follows),
+  ``method_records.py`` (the records' types, their discovery), ``init_spec.py`` (init specs),
+  ``paper_setups.py`` (``PaperSetup``), ``inspection.py`` (``structinit inspect``) and the lazy
+  namespaces ``callbacks``, ``initializers`` and ``layers``. The core's own record, ``core/``, is
+  found as the methods' are, so it sits here too (not in the ``core`` layer, whose functions it names).
   A driver reaches the methods only through the records, at run time: it imports no method. A
   method imports no other method but the baseline (every method's starting point, :data:`BASELINE`)
   and no driver but :data:`METHOD_DRIVERS` (its record's types, its inspect sections' base);
@@ -27,7 +30,8 @@ from keras_structinit import methods
 PACKAGE = Path(keras_structinit.__file__).parent
 LAYERS = ("core", "methods", "models", "recipes", "cli", "facade")
 FACADE = ("keras_structinit", "keras_structinit._registry")
-DRIVERS = ("keras_structinit.methods", "keras_structinit.inspection", "keras_structinit.callbacks",
+DRIVERS = ("keras_structinit.methods", "keras_structinit.method_records", "keras_structinit.init_spec",
+           "keras_structinit.paper_setups", "keras_structinit.inspection", "keras_structinit.callbacks",
            "keras_structinit.initializers", "keras_structinit.layers")
 METHOD_DRIVERS = ("keras_structinit.methods", "keras_structinit.inspection")
 BASELINE = "baseline"

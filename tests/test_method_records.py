@@ -1,6 +1,6 @@
-"""A method is one record: what derives from the records, the contract every model function keeps,
-and a sixth method added as one folder (a plug-in) with nothing else edited. The package's layering
-and import cycles: ``tests/test_imports.py``."""
+"""A method is one record (:mod:`keras_structinit.method_records`): what derives from the records, the
+contract every model function keeps, and a sixth method added as one folder (a plug-in) with nothing
+else edited. The package's layering and import cycles: ``tests/test_imports.py``."""
 
 import inspect
 import os
@@ -15,18 +15,20 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit import _registry, methods
+from keras_structinit import _registry, method_records
 
 import architecture
 
 PACKAGE = Path(ks.__file__).parent
-METHODS = [r for r in methods.records() if r.name != "core"]
+METHODS = [r for r in method_records.records() if r.name != "core"]
 
 
 def test_every_method_folder_has_its_record_and_its_guide():
+    """The core's record too (``core/method.py``), first of all."""
     folders = sorted(p.parent.name for p in PACKAGE.glob("*/method.py"))
-    assert folders == sorted(r.package.rsplit(".", 1)[-1] for r in METHODS)
-    for record in methods.records():
+    assert folders == sorted(r.package.rsplit(".", 1)[-1] for r in method_records.records())
+    assert method_records.records()[0].package == "keras_structinit.core"
+    for record in method_records.records():
         assert record.docs and (PACKAGE.parent / record.docs).is_file(), record.name
         for name, module in record.exports.items():
             assert hasattr(__import__(module, fromlist=["_"]), name), (record.name, name)
@@ -35,7 +37,7 @@ def test_every_method_folder_has_its_record_and_its_guide():
 def test_each_guide_names_what_its_record_declares():
     """A method's page in docs/ names its init forms, public functions and classes, commands and
     paper setups (``--paper NAME``, with each setting's value and each note of a departure)."""
-    for record in methods.records():
+    for record in method_records.records():
         text = (PACKAGE.parent / record.docs).read_text()
         names = [name for names in record.public.values() for name in names]
         names += [f"structinit {command.name}" for command in record.commands]
@@ -50,7 +52,7 @@ def test_each_guide_names_what_its_record_declares():
 
 
 def test_namespaces_registry_selectors_and_commands_derive_from_the_records():
-    for record in methods.records():
+    for record in method_records.records():
         for namespace, names in record.public.items():
             target = ks if namespace == "" else getattr(ks, namespace)
             for name in names:
@@ -59,8 +61,8 @@ def test_namespaces_registry_selectors_and_commands_derive_from_the_records():
         assert set(record.serializable) <= set(_registry.serializable_modules())
         for selector in record.selectors:
             assert ks.walker.selector(selector.name)[0] is selector.find
-    assert set(methods.commands()) == {"demo", "select"}
-    assert [f.name for r in methods.records() for f in r.forms] == list(methods.init_forms())
+    assert set(method_records.commands()) == {"demo", "select"}
+    assert [f.name for r in method_records.records() for f in r.forms] == list(method_records.init_forms())
 
 
 def _method_tokens():
@@ -73,8 +75,9 @@ def _method_tokens():
     return re.compile("|".join(tokens))
 
 
-#: The drivers: they run the methods (init specs, ``structinit inspect``) through the records alone.
-DRIVERS = ("methods.py", "inspection.py")
+#: The drivers: they run the methods (init specs, paper setups, ``structinit inspect``) through the
+#: records alone.
+DRIVERS = ("methods.py", "method_records.py", "init_spec.py", "paper_setups.py", "inspection.py")
 
 
 def _method_words():
@@ -113,13 +116,13 @@ def test_the_grep_sees_a_method_named_in_a_driver(tmp_path):
 
 # ------------------------------------------------------------------ the model-function contract
 
-MODEL_FUNCTIONS = [(r.name, name) for r in methods.records() for name in r.model_functions]
+MODEL_FUNCTIONS = [(r.name, name) for r in method_records.records() for name in r.model_functions]
 
 
 @pytest.mark.parametrize("method, name", MODEL_FUNCTIONS, ids=[f"{m}.{n}" for m, n in MODEL_FUNCTIONS])
 def test_model_functions_keep_the_contract(method, name):
     """``f(model, *, layers=None, [seed=...,] ...) -> list[str]``; a non-model is a TypeError naming it."""
-    record = next(r for r in methods.records() if r.name == method)
+    record = next(r for r in method_records.records() if r.name == method)
     function = getattr(__import__(record.exports[name], fromlist=["_"]), name)
     params = list(inspect.signature(function).parameters.values())
     assert params[0].name == "model" and params[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
@@ -255,21 +258,21 @@ def test_a_sixth_method_is_one_folder_and_one_record(toy_path):
 
 def test_records_are_checked_when_declared():
     with pytest.raises(ValueError, match=r"public names \['missing'\] are not exports"):
-        methods.Method("x", "t", "p", "keras_structinit", exports={}, public={"": ("missing",)})
+        method_records.Method("x", "t", "p", "keras_structinit", exports={}, public={"": ("missing",)})
     with pytest.raises(ValueError, match="namespaces"):
-        methods.Method("x", "t", "p", "keras_structinit", public={"models": ()})
+        method_records.Method("x", "t", "p", "keras_structinit", public={"models": ()})
 
 
 def test_inspect_sections_come_from_the_records_in_their_order(monkeypatch):
-    sections = methods.inspectors()
+    sections = method_records.inspectors()
     assert list(sections) == ["spatial", "position_variance", "mlp", "first_layer", "specialization"]
     assert [p.function for p in sections["spatial"][1]] == ["keras_structinit.lc.inspect:spatial_part"]
-    records = methods.records()
-    orphan = methods.Method("x", "t", "p", "keras_structinit",
-                            inspectors=(methods.Inspector("nope", ".inspection:values", part=True),))
-    monkeypatch.setattr(methods, "records", lambda: (*records, orphan))
+    records = method_records.records()
+    orphan = method_records.Method("x", "t", "p", "keras_structinit", inspectors=(
+        method_records.Inspector("nope", ".inspection:values", part=True),))
+    monkeypatch.setattr(method_records, "records", lambda: (*records, orphan))
     with pytest.raises(ValueError, match="adds to section 'nope', which no record declares"):
-        methods.inspectors()
+        method_records.inspectors()
 
 
 def test_walker_errors_use_the_selector_a_record_adds():
@@ -284,7 +287,7 @@ def test_walker_errors_use_the_selector_a_record_adds():
 def test_inspect_figures_come_from_the_records_and_cli_names_none():
     """Issue 61, point 4: the figure files are declared by the inspectors' records; a sixth
     method's figure needs no edit in cli/."""
-    names = methods.figure_names()
+    names = method_records.figure_names()
     assert len(names) == len(set(names)) and all(n.endswith(".png") for n in names)
     assert {"spatial_depth.png", "mlp_covariance.png", "specialization.png"} <= set(names)
     cli_dir = Path(ks.__file__).parent / "cli"

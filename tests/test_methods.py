@@ -1,4 +1,8 @@
-"""The init grammar and keras_structinit.initialize: one record per form, the CLI derived from them."""
+"""The init grammar and keras_structinit.initialize (:mod:`keras_structinit.init_spec`): one record per form,
+the CLI derived from them; ``keras_structinit.methods``, the public place of the records and the specs."""
+
+import importlib
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -154,3 +158,15 @@ def test_initialize_spec_of_a_wrong_type_is_a_type_error(spec):
         initialize(model, spec)
     if isinstance(spec, list | tuple):
         assert f"join forms with '+', e.g. {'+'.join(spec)!r}" in str(info.value)
+
+
+def test_methods_is_the_public_place_of_what_its_rooms_define():
+    """Issue 61, point 3: ``methods.py`` re-exports the records' types and discovery, the init specs and
+    the paper setups, each defined in its own module, and stays short."""
+    homes = ("keras_structinit.method_records", "keras_structinit.init_spec", "keras_structinit.paper_setups")
+    defined = {name: getattr(importlib.import_module(home), name) for home in homes
+               for name in dir(importlib.import_module(home)) if not name.startswith("_")}
+    for name in methods.__all__:
+        assert getattr(methods, name) is defined[name], name
+    assert methods.INIT_FORMS == methods.init_forms()
+    assert len(Path(methods.__file__).read_text().splitlines()) < 300

@@ -7,6 +7,7 @@ the recipe makes of them, and the model it builds. A departure a setup documents
 not a row here.
 """
 
+import dataclasses
 import math
 import pathlib
 
@@ -16,7 +17,7 @@ import pytest
 
 from keras_structinit import methods
 from keras_structinit.models import build_model
-from keras_structinit.recipes import Run
+from keras_structinit.recipes import RecipeConfig, Run
 from keras_structinit.recipes.optimizers import make_optimizer
 from keras_structinit.recipes.rand_augment import parse_rand_augment
 from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
@@ -131,6 +132,20 @@ def _value(run, key):
 
 def test_every_setup_has_a_table_of_facts():
     assert set(FACTS) == set(methods.paper_setups())
+
+
+@once_per_suite("dataclass fields do not depend on the backend")
+def test_run_settings_are_the_fields_of_run():
+    """``RUN_SETTINGS`` is written out below the recipes (which it may not import): it must be ``Run``'s
+    fields but ``config`` and ``paper``, in their order, none a ``RecipeConfig`` field, and every
+    setting of a setup is one of them or a ``RecipeConfig`` field (issue 61, point 3)."""
+    run_fields = [f.name for f in dataclasses.fields(Run) if f.name not in ("config", "paper")]
+    recipe_fields = {f.name for f in dataclasses.fields(RecipeConfig)} - {"recipe"}
+    assert methods.RUN_SETTINGS == tuple(run_fields)
+    assert not set(run_fields) & recipe_fields
+    for setup in methods.paper_setups().values():
+        assert set(setup.settings) <= set(run_fields) | recipe_fields, setup.name
+        assert set(setup.recipe_fields()) == set(setup.settings) & recipe_fields, setup.name
 
 
 @pytest.mark.parametrize("name", sorted(FACTS))

@@ -1,0 +1,32 @@
+"""The core's record: the ``default`` form (no init: what the command line runs without ``--init``)
+and the functions that act on any model, exported into ``keras_structinit``."""
+
+from keras_structinit.methods import InitForm, Method
+
+
+def _default(model, value, *, data, seed):
+    return []
+
+
+METHOD = Method(
+    name="core",
+    title="the builders' own initialization; initializing any model by spec, freezing, redrawing",
+    paper="none: the package's own functions",
+    package=__package__,
+    docs="docs/initialize.md",
+    forms=(InitForm("default", "the model builder's own initialization", _default, "weights", alone=True),),
+    exports={
+        "freeze_spatial": "keras_structinit.freezing",
+        "reinitialize": "keras_structinit.reinit",
+        "load_frozen_model": "keras_structinit.freezing",
+        "initialize": "keras_structinit.methods",
+        "parse_init_spec": "keras_structinit.methods",
+        "fgsm_accuracy": "keras_structinit.evaluation",
+    },
+    public={"": ("fgsm_accuracy", "freeze_spatial", "load_frozen_model", "initialize", "parse_init_spec",
+                 "reinitialize")},
+    model_functions=("freeze_spatial", "reinitialize"),
+    pure=(".", "keras_structinit", "keras_structinit.methods", "keras_structinit.validation",
+          "keras_structinit.datasets", "keras_structinit.arguments"),
+    order=-1,  # before every method: ``default`` comes first in --help
+)
