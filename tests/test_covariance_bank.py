@@ -1,8 +1,5 @@
-"""FilterCovariance: measuring, interpolating, resizing and saving filter statistics."""
-
-import json
-import os
-import zipfile
+"""covariance/bank.py: FilterCovariance, measuring, interpolating, resizing and approximating filter
+statistics (saving and loading them: tests/test_covariance_bank_io.py)."""
 
 import keras
 import numpy as np
@@ -287,64 +284,8 @@ def test_kronecker_nonsquare_product_and_approximation_error():
 
 
 # ----------------------------------------------------------------------------
-# save / load
+# structure
 # ----------------------------------------------------------------------------
-def test_save_load_round_trip(tmp_path):
-    bank = random_bank(num_layers=3, layer_paths=["a/x", "b/y", "c/z"], source_name="net")
-    written = bank.save(tmp_path / "bank")  # ".npz" is appended
-    assert written.endswith("bank.npz")
-    assert sorted(os.listdir(tmp_path)) == ["bank.npz"]  # no temporary file left
-    for path in (written, tmp_path / "bank"):
-        loaded = FilterCovariance.load(path)
-        assert len(loaded) == 3
-        assert loaded.kernel_size == bank.kernel_size
-        assert loaded.depth_fractions == bank.depth_fractions
-        assert loaded.layer_paths == bank.layer_paths
-        assert loaded.source_name == "net"
-        for a, b in zip(bank.means + bank.covariances, loaded.means + loaded.covariances, strict=True):
-            np.testing.assert_array_equal(a, b)
-    assert "num_layers=3" in repr(loaded)
-    # An existing file is replaced only when asked (".npz" appended before the check).
-    other = random_bank(num_layers=1)
-    with pytest.raises(ValueError, match=r"`path` .*bank.npz' already exists; pass overwrite=True"):
-        other.save(tmp_path / "bank")
-    assert len(FilterCovariance.load(written)) == 3
-    assert len(FilterCovariance.load(other.save(tmp_path / "bank", overwrite=True))) == 1
-
-
-def test_load_bad_files(tmp_path):
-    garbage = tmp_path / "garbage.npz"
-    garbage.write_bytes(b"this is not an npz file")
-    with pytest.raises(ValueError, match="is not a FilterCovariance bank") as info:
-        FilterCovariance.load(garbage)
-    assert "pickle" not in str(info.value)  # not NumPy's allow_pickle advice
-    notes = tmp_path / "notes.txt"
-    notes.write_text("my notes\n")
-    with pytest.raises(ValueError, match=r"notes\.txt' is not a FilterCovariance bank"):
-        FilterCovariance.load(notes)
-    truncated = tmp_path / "truncated.npz"
-    data = open(random_bank().save(tmp_path / "good.npz"), "rb").read()
-    truncated.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError):
-        FilterCovariance.load(truncated)
-    missing = tmp_path / "missing.npz"
-    np.savez(missing, means=np.zeros((1, 9)))
-    with pytest.raises(ValueError, match="missing"):
-        FilterCovariance.load(missing)
-    nan_file = tmp_path / "nan.npz"
-    with zipfile.ZipFile(tmp_path / "good.npz") as zf:
-        assert sorted(zf.namelist()) == ["covariances.npy", "means.npy", "metadata.npy"]
-    good = np.load(tmp_path / "good.npz")
-    covs = good["covariances"].copy()
-    covs[2, 0, 0] = np.nan
-    np.savez(nan_file, means=good["means"], covariances=covs, metadata=good["metadata"])
-    good.close()
-    with pytest.raises(ValueError, match="Layer 2"):
-        FilterCovariance.load(nan_file)
-    with pytest.raises(FileNotFoundError):
-        FilterCovariance.load(tmp_path / "nowhere.npz")
-
-
 def test_structure_separates_iid_from_centre_heavy_covariances():
     n = 81
     iid = FilterCovariance([np.zeros(n)], [np.eye(n) * 0.004], 9)
@@ -381,36 +322,6 @@ def test_patch_size_kept_by_derived_banks():
     assert bank.resized(5).patch_size == 2
     assert bank.resized((3, 7)).patch_size == 2
     assert bank.kronecker()[0].patch_size == 2
-
-
-def test_patch_size_round_trips_through_save_and_config(tmp_path):
-    for patch_size in (1, 4, None):
-        bank = random_bank(num_layers=2, patch_size=patch_size, source_name="net")
-        assert FilterCovariance.load(bank.save(tmp_path / f"bank_{patch_size}")).patch_size == patch_size
-        config = bank.get_config()
-        assert config["patch_size"] == patch_size
-        assert FilterCovariance.from_config(config).patch_size == patch_size
-
-
-def test_banks_without_patch_size_still_load(tmp_path):
-    # Files and configs written before the patch size was stored.
-    bank = random_bank(num_layers=2, patch_size=2)
-    config = bank.get_config()
-    del config["patch_size"]
-    assert FilterCovariance.from_config(config).patch_size is None
-    with np.load(bank.save(tmp_path / "new.npz")) as data:
-        metadata = json.loads(str(data["metadata"][()]))
-        del metadata["patch_size"]
-        np.savez(tmp_path / "old.npz", means=data["means"], covariances=data["covariances"],
-                 metadata=np.array(json.dumps(metadata)))
-    old = FilterCovariance.load(tmp_path / "old.npz")
-    assert old.patch_size is None and len(old) == 2
-    metadata["patch_size"] = "two"
-    with np.load(tmp_path / "old.npz") as data:
-        np.savez(tmp_path / "bad.npz", means=data["means"], covariances=data["covariances"],
-                 metadata=np.array(json.dumps(metadata)))
-    with pytest.raises(ValueError, match="patch size"):
-        FilterCovariance.load(tmp_path / "bad.npz")
 
 
 @pytest.mark.parametrize("patch_size", [1, 4])

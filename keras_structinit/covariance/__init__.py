@@ -6,10 +6,13 @@ Pure math (NumPy float64, no Keras import):
 * :mod:`.schedule`: the variance schedule over depth (Eq. 11), ``PRESETS``;
 * :mod:`.psd`: making the covariance sampleable (``psd_factor``);
 * :mod:`.bank`: ``FilterCovariance``, per-layer statistics of trained models
-  (Eq. 3, 4) with interpolation over depth, resizing and Kronecker fits.
+  (Eq. 3, 4) with interpolation over depth, resizing and Kronecker fits;
+* :mod:`.bank_io`: its ``.npz`` file and config dict (``FilterCovariance.save``, ``load``);
+* :mod:`.fit`: ``filter_statistics`` and the closed form nearest a measured covariance.
 
 Keras objects, imported on first use:
 
+* :mod:`.measure`: reads a model's filters for ``FilterCovariance.from_model``;
 * :mod:`.initializers`: ``ConvCovariance``, ``CovarianceTransfer``;
 * :mod:`.apply`: ``apply_conv_covariance``, ``apply_covariance_transfer``;
 * :mod:`.filter_transfer`: ``apply_filter_transfer`` (direct-copy baseline);

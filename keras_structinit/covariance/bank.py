@@ -16,6 +16,10 @@ saved and loaded (``.npz``), queried at any depth (:meth:`at_depth`), moved to
 another filter size (:meth:`resized`) and approximated by Kronecker products
 (:meth:`kronecker`). All set-up math is NumPy float64.
 
+This module holds the bank and its geometry; the ``.npz`` file and the config dict are
+:mod:`.bank_io`'s (NumPy only), and reading a Keras model is :mod:`.measure`'s (imported
+only by :meth:`FilterCovariance.from_model`): importing this module loads no Keras.
+
 Vectors use the row-major flattening of the filter, the layout ``Sigma'`` of
 :func:`keras_structinit.covariance.conv_covariance` (pixel ``(i, j)`` of a
 ``kh x kw`` filter is entry ``i * kw + j``).
@@ -23,28 +27,21 @@ Vectors use the row-major flattening of the filter, the layout ``Sigma'`` of
 
 from __future__ import annotations
 
-import base64
 import itertools
-import json
 import math
-import os
-import zipfile
 
 import numpy as np
 
 from keras_structinit import validation
+from keras_structinit.covariance import bank_io
+from keras_structinit.covariance.bank_io import FORMAT_VERSION as FORMAT_VERSION  # where it was
 from keras_structinit.covariance.closed_form import block_to_vector, two_d, vector_to_block
-from keras_structinit.covariance.fit import filter_statistics
 from keras_structinit.covariance.schedule import depth_fractions
-from keras_structinit.io_utils import atomic_path, check_output
 
 __all__ = ["FilterCovariance"]
 
-#: Version of the ``.npz`` layout written by :meth:`FilterCovariance.save`.
-FORMAT_VERSION = 1
+#: How :meth:`FilterCovariance.resized` can change the filter size.
 RESIZE_METHODS = ("blocks", "crop", "interpolate")
-
-_ARRAY_KEYS = ("means", "covariances", "metadata")
 
 
 def _depth_fraction(value, name):
@@ -215,16 +212,23 @@ class FilterCovariance:
         source = f", source_name={self._source_name!r}" if self._source_name else ""
         return f"FilterCovariance(num_layers={len(self)}, kernel_size={self._kernel_size}{patch}{source})"
 
-    def _replace(self, means, covariances, kernel_size=None):
-        return FilterCovariance(
-            means,
-            covariances,
-            self._kernel_size if kernel_size is None else kernel_size,
+    def _fields(self):
+        """The constructor's arguments that give this bank (what :mod:`.bank_io` stores)."""
+        return dict(
+            means=self.means,
+            covariances=self.covariances,
+            kernel_size=self._kernel_size,
             depth_fractions=self._depth_fractions,
-            layer_paths=self._layer_paths,
+            layer_paths=self.layer_paths,
             source_name=self._source_name,
             patch_size=self._patch_size,
         )
+
+    def _replace(self, means, covariances, kernel_size=None):
+        fields = dict(self._fields(), means=means, covariances=covariances)
+        if kernel_size is not None:
+            fields["kernel_size"] = kernel_size
+        return FilterCovariance(**fields)
 
     # ------------------------------------------------------------------
     # Measuring a model (Eq. 3, 4)
@@ -260,48 +264,10 @@ class FilterCovariance:
                 filters, layers whose kernel sizes differ, or a bad
                 ``patch_size`` (``TypeError`` for one of the wrong type).
         """
-        # Keras is only needed here; the rest of the module is NumPy.
-        import keras
+        # Keras is needed only to measure (the glue of .measure); this module is NumPy only.
+        from keras_structinit.covariance.measure import measure_model
 
-        from keras_structinit.contract import check_model
-        from keras_structinit.walker import find_kernels
-
-        check_model(model)  # before the patch size is read off its layers
-        if isinstance(patch_size, str):
-            if patch_size != "infer":
-                raise ValueError(
-                    '`patch_size` must be "infer", a positive int or None. '
-                    f"Received: patch_size={patch_size!r}"
-                )
-            patch_size = _patch_embedding_size(model)
-        else:
-            patch_size = validation.optional(validation.positive_int, patch_size, "patch_size")
-        found = find_kernels(model, which="depthwise", layers=layers)
-        sizes = {tuple(int(s) for s in kernel.shape[:-2]) for _, kernel in found}
-        if len(sizes) != 1:
-            described = ", ".join(f"{layer.name}: {tuple(kernel.shape[:-2])}" for layer, kernel in found)
-            raise ValueError(
-                "All measured layers must share one kernel size, but they have "
-                f"{described}. Pass `layers=` to select layers of one size."
-            )
-        kernel_size = sizes.pop()
-        means, covariances, paths = [], [], []
-        for layer, kernel in found:
-            try:
-                mean, cov = filter_statistics(keras.ops.convert_to_numpy(kernel.value))
-            except ValueError as err:
-                raise ValueError(f"Layer {layer.name!r}: {err}") from None
-            covariances.append(cov)
-            means.append(mean)
-            paths.append(getattr(layer, "path", None) or layer.name)
-        return cls(
-            means,
-            covariances,
-            kernel_size,
-            layer_paths=paths,
-            source_name=getattr(model, "name", None),
-            patch_size=patch_size,
-        )
+        return cls(**measure_model(model, layers=layers, patch_size=patch_size))
 
     # ------------------------------------------------------------------
     # Saving and loading
@@ -318,27 +284,7 @@ class FilterCovariance:
         as an optional entry: files without it load with ``patch_size=None``,
         and readers that predate it ignore it.
         """
-        path = validation.path(path, "path")
-        if not path.endswith(".npz"):
-            path = path + ".npz"
-        check_output(path, "path", overwrite=overwrite)
-        metadata = {
-            "format_version": FORMAT_VERSION,
-            "kernel_size": list(self._kernel_size),
-            "depth_fractions": list(self._depth_fractions),
-            "layer_paths": self._layer_paths,
-            "source_name": self._source_name,
-            "patch_size": self._patch_size,
-        }
-        with atomic_path(path) as tmp:
-            # The temporary path keeps the .npz suffix, so numpy adds nothing.
-            np.savez(
-                tmp,
-                means=np.stack(self._means),
-                covariances=np.stack(self._covariances),
-                metadata=np.array(json.dumps(metadata)),
-            )
-        return path
+        return bank_io.save(self._fields(), path, overwrite=overwrite)
 
     @classmethod
     def load(cls, path):
@@ -353,57 +299,7 @@ class FilterCovariance:
                 arrays, bad metadata, unsupported version or invalid values,
                 including a stored patch size that is not a positive int).
         """
-        path = validation.path(path, "path")
-        if not os.path.exists(path) and os.path.exists(path + ".npz"):
-            path = path + ".npz"
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"No FilterCovariance file at {path!r}.")
-        if not zipfile.is_zipfile(path):  # NumPy would read it as a pickle and advise allow_pickle
-            raise ValueError(f"{path!r} is not a FilterCovariance bank (an .npz written by "
-                             "FilterCovariance.save).")
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                missing = [key for key in _ARRAY_KEYS if key not in data.files]
-                if missing:
-                    raise ValueError(f"{path!r} is not a FilterCovariance file: missing {missing}.")
-                means = np.array(data["means"], dtype=np.float64)
-                covariances = np.array(data["covariances"], dtype=np.float64)
-                metadata = json.loads(str(data["metadata"][()]))
-        except ValueError:
-            raise
-        except Exception as error:  # zip/pickle/JSON/dtype errors of a bad file
-            raise ValueError(f"Could not read a FilterCovariance from {path!r}: {error}") from error
-        if not isinstance(metadata, dict) or "kernel_size" not in metadata:
-            raise ValueError(f"{path!r} has invalid FilterCovariance metadata.")
-        version = metadata.get("format_version")
-        if not isinstance(version, int) or version > FORMAT_VERSION or version < 1:
-            raise ValueError(
-                f"{path!r} has format version {version!r}; this version of "
-                f"keras_structinit reads versions 1..{FORMAT_VERSION}."
-            )
-        if means.ndim != 2 or covariances.ndim != 3:
-            raise ValueError(
-                f"{path!r}: `means` must be (L, n) and `covariances` (L, n, n); "
-                f"got shapes {means.shape} and {covariances.shape}."
-            )
-        try:
-            kernel_size = tuple(metadata["kernel_size"])
-        except TypeError as error:
-            raise ValueError(f"{path!r} has an invalid kernel size.") from error
-        patch_size = metadata.get("patch_size")
-        try:
-            validation.optional(validation.positive_int, patch_size, "patch_size")
-        except TypeError as error:
-            raise ValueError(f"{path!r} has an invalid patch size: {error}") from error
-        return cls(
-            list(means),
-            list(covariances),
-            kernel_size,
-            depth_fractions=metadata.get("depth_fractions"),
-            layer_paths=metadata.get("layer_paths"),
-            source_name=metadata.get("source_name"),
-            patch_size=patch_size,
-        )
+        return cls(**bank_io.load(path))
 
     def get_config(self):
         """A JSON-serializable dict that :meth:`from_config` turns back into this bank.
@@ -413,34 +309,13 @@ class FilterCovariance:
         lists). Initializer configs embed it, so ``.keras`` files hold the
         whole bank.
         """
-        return {
-            "means": _encode_array(np.stack(self._means)),
-            "covariances": _encode_array(np.stack(self._covariances)),
-            "kernel_size": list(self._kernel_size),
-            "depth_fractions": list(self._depth_fractions),
-            "layer_paths": self.layer_paths,
-            "source_name": self._source_name,
-            "patch_size": self._patch_size,
-        }
+        return bank_io.to_config(self._fields())
 
     @classmethod
     def from_config(cls, config):
         """The bank described by a :meth:`get_config` dict (configs without a
         ``patch_size`` entry, written before it existed, give ``None``)."""
-        if not isinstance(config, dict):
-            raise TypeError(f"`config` must be a dict from FilterCovariance.get_config. Received: {config!r}")
-        missing = [key for key in ("means", "covariances", "kernel_size") if key not in config]
-        if missing:
-            raise ValueError(f"`config` is not a FilterCovariance config: missing {missing}.")
-        return cls(
-            list(_decode_array(config["means"], "means")),
-            list(_decode_array(config["covariances"], "covariances")),
-            tuple(config["kernel_size"]),
-            depth_fractions=config.get("depth_fractions"),
-            layer_paths=config.get("layer_paths"),
-            source_name=config.get("source_name"),
-            patch_size=config.get("patch_size"),
-        )
+        return cls(**bank_io.from_config(config))
 
     def structure(self):
         """Per-layer summary of how structured each covariance is.
@@ -636,39 +511,6 @@ class FilterCovariance:
             errors.append(float(np.linalg.norm(cov - approx)) / norm if norm > 0 else 0.0)
             covariances.append(approx)
         return self._replace(self._means, covariances), errors
-
-
-def _patch_embedding_size(model):
-    """Patch size of ``model``'s patch embedding (see :meth:`FilterCovariance.from_model`), or None."""
-    import keras
-
-    from keras_structinit.walker import iter_layers
-
-    layers = [model] if isinstance(model, keras.layers.Layer) and not isinstance(model, keras.Model) else []
-    for layer in layers + list(iter_layers(model)):
-        if not isinstance(layer, keras.layers.Conv2D) or getattr(layer, "groups", 1) != 1:
-            continue
-        kernel = tuple(int(k) for k in layer.kernel_size)
-        strides = tuple(int(s) for s in layer.strides)
-        if kernel == strides and kernel[0] == kernel[1]:
-            return kernel[0]
-        return None
-    return None
-
-
-def _encode_array(array):
-    array = np.ascontiguousarray(array, dtype="<f8")
-    return {"shape": list(array.shape), "float64_base64": base64.b64encode(array.tobytes()).decode("ascii")}
-
-
-def _decode_array(encoded, name):
-    try:
-        data = base64.b64decode(encoded["float64_base64"], validate=True)
-        return np.frombuffer(data, dtype="<f8").reshape(encoded["shape"]).astype(np.float64)
-    except (KeyError, TypeError, ValueError) as error:
-        raise ValueError(
-            f"`{name}` in the FilterCovariance config is not an encoded array: {error}"
-        ) from error
 
 
 # ----------------------------------------------------------------------------

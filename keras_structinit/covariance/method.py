@@ -114,5 +114,5 @@ METHOD = Method(
     setups=(CONVCOV,),
     inspectors=(Inspector("spatial", ".inspect:spatial", order=10,
                           figures=("spatial_depth.png", "covariance_blocks.png")),),
-    pure=(".", ".closed_form", ".schedule", ".psd", ".bank", ".fit"),
+    pure=(".", ".closed_form", ".schedule", ".psd", ".bank", ".bank_io", ".fit"),
 )
