@@ -1,4 +1,5 @@
-"""The closed-form covariance math against references written from the equations."""
+"""covariance/closed_form.py: the closed-form covariance (Eq. 1, 5, 6, 10) against references written from
+the equations, and its layouts."""
 
 import math
 
@@ -113,66 +114,6 @@ def test_centre_pixel_has_largest_variance():
         assert diag[k // 2, k // 2] == pytest.approx(0.5)
 
 
-def test_indefinite_for_wide_gaussians_and_psd_handling():
-    cov = cv.conv_covariance(9, 1.5)
-    eigvals, eigvecs = np.linalg.eigh(cov)
-    assert eigvals.min() < -1e-6, "expected small negative eigenvalues for sigma >= 0.5, k >= 7"
-    np.testing.assert_allclose(
-        cv.psd_project(cov, "abs"), eigvecs @ np.diag(np.abs(eigvals)) @ eigvecs.T, atol=1e-12
-    )
-    np.testing.assert_allclose(
-        cv.psd_project(cov, "clip"), eigvecs @ np.diag(np.maximum(eigvals, 0)) @ eigvecs.T, atol=1e-12
-    )
-    assert np.linalg.eigvalsh(cv.psd_project(cov, "clip")).min() > -1e-10
-
-
-def test_abs_equals_covariance_numpy_multivariate_normal_samples():
-    # numpy.random.multivariate_normal(method="svd") draws x = z * sqrt(s) @ vh
-    # with (u, s, vh) = svd(cov), so its covariance is vh.T diag(s) vh.
-    cov = cv.conv_covariance(7, 2.0)
-    _, s, vh = np.linalg.svd(cov)
-    np.testing.assert_allclose(cv.psd_project(cov, "abs"), vh.T @ np.diag(s) @ vh, atol=1e-10)
-
-
-def test_psd_factor_rejects_bad_input():
-    with pytest.raises(ValueError, match="psd"):
-        cv.psd_factor(np.eye(4), "eigen")
-    with pytest.raises(ValueError, match="NaN"):
-        cv.psd_factor(np.full((4, 4), np.nan))
-    with pytest.raises(ValueError, match="square"):
-        cv.psd_factor(np.ones((3, 4)))
-
-
-def test_variance_schedule_values():
-    assert cv.variance_schedule(0.0, 0.08, 0.37, 2.9) == pytest.approx(0.08)
-    assert cv.variance_schedule(0.5, 0.08, 0.37, 2.9) == pytest.approx(0.08 + 0.185 + 0.3625)
-    assert cv.variance_schedule(1.0, 0.08, 0.37, 2.9) == pytest.approx(0.08 + 0.37 + 1.45)
-    assert cv.variance_schedule(1.0, *cv.PRESETS["imagenet-frozen"]) == pytest.approx(0.775)
-    assert cv.PRESETS == {
-        "cifar-p2": (0.08, 0.37, 2.9),
-        "cifar-p1": (0.16, 0.32, 2.88),
-        "imagenet-frozen": (0.15, 0.5, 0.25),
-        "imagenet-thawed": (0.15, 0.25, 1.0),
-    }
-
-
-def test_depth_fractions():
-    assert cv.depth_fractions(1) == [0.0]
-    np.testing.assert_allclose(cv.depth_fractions(8), np.arange(8) / 7)
-    with pytest.raises(ValueError, match="num_layers"):
-        cv.depth_fractions(0)
-
-
-def test_resolve_schedule():
-    assert cv.resolve_schedule("cifar-p1") == (0.16, 0.32, 2.88)
-    assert cv.resolve_schedule("cifar-p1", a_sigma=1.0) == (0.16, 0.32, 1.0)
-    assert cv.resolve_schedule(None, 0.1, 0.2, 0.3) == (0.1, 0.2, 0.3)
-    with pytest.raises(ValueError, match="preset"):
-        cv.resolve_schedule("cifar")
-    with pytest.raises(ValueError, match="v_sigma"):
-        cv.resolve_schedule(None, 0.1, None, 0.3)
-
-
 @pytest.mark.parametrize(
     "call, error, match",
     [
@@ -184,11 +125,6 @@ def test_resolve_schedule():
         (lambda: cv.conv_covariance((3, 2.5), 1.0), TypeError, "kernel_size"),
         (lambda: cv.conv_covariance(True, 1.0), TypeError, "kernel_size"),
         (lambda: cv.conv_covariance_blocks((3,), 1.0), ValueError, "kernel_size"),
-        (lambda: cv.variance_schedule(1.5, 0.1, 0.1, 0.1), ValueError, "depth_fraction"),
-        (lambda: cv.variance_schedule(-0.1, 0.1, 0.1, 0.1), ValueError, "depth_fraction"),
-        (lambda: cv.variance_schedule(float("nan"), 0.1, 0.1, 0.1), ValueError, "depth_fraction"),
-        (lambda: cv.variance_schedule(0.5, float("nan"), 0.1, 0.1), ValueError, "sigma0"),
-        (lambda: cv.variance_schedule(1.0, 0.1, -1.0, 0.1), ValueError, "sigma must be > 0"),
         (lambda: cv.vector_to_block(np.eye(9), 5), ValueError, "shape"),
     ],
 )
