@@ -77,6 +77,18 @@ def no_weight_decay(text):
     return "timm" if text == "timm" else () if text == "none" else tuple(text.split(","))
 
 
+#: ``structinit train --compile``: the recipe's ``jit_compile`` (``auto``: the recipe's per-backend
+#: default, ``recipes.training.default_jit_compile``).
+COMPILE_MODES = {"auto": None, "on": True, "off": False}
+
+
+def compile_mode(text):
+    """``--compile``'s type: ``auto``, ``on`` or ``off`` as ``RecipeConfig.jit_compile``."""
+    if text not in COMPILE_MODES:
+        raise argparse.ArgumentTypeError(f"expected one of {', '.join(COMPILE_MODES)}, got {text!r}")
+    return COMPILE_MODES[text]
+
+
 positive_float = _float_type(validation.positive_float, "a positive number")
 non_negative_float = _float_type(validation.non_negative_float, "a number >= 0")
 unit_rate = _float_type(validation.rate, "a number in [0, 1)")

@@ -4,11 +4,13 @@ field it sets (no Keras import: argument errors come before any backend starts).
 from __future__ import annotations
 
 from keras_structinit.arguments import (
+    COMPILE_MODES,
     DISTRIBUTIONS,
     NORMALIZATIONS,
     OPTIMIZERS,
     PRECISIONS,
     SCHEDULES,
+    compile_mode,
     no_weight_decay,
     non_negative_float,
     non_negative_int,
@@ -63,6 +65,10 @@ def add_recipe_arguments(group, more):
         "variables AdamW does not decay: timm (timm's parameter groups: biases, norms, position table, "
         "class token), comma-separated name patterns, or none (default: none)"))
     group.add_argument("--precision", choices=PRECISIONS, help=more("(default float32)"))
+    group.add_argument("--compile", dest="jit_compile", type=compile_mode,
+                       metavar="{" + ",".join(COMPILE_MODES) + "}",
+                       help=more("compile the train step (on: XLA, or torch.compile on PyTorch; off: "
+                                 "eager/graph mode); auto (default): the recipe's choice per backend"))
     group.add_argument("--distribution", choices=DISTRIBUTIONS,
                        help=more("data_parallel (JAX), mirrored or tpu (TensorFlow), multi_worker (several "
                                  "processes: docs/models-and-recipes.md) or auto (default: one device)"))
