@@ -13,7 +13,8 @@ Pure math (NumPy, no Keras import):
 * :mod:`.plan`: ``plan_selection``, consistent indices per dimension role.
 
 Keras, imported on first use: :mod:`.select`: ``select_weights``,
-``selection_report``, ``SelectionReport``; :mod:`.callbacks`: ``SelectWeightsFrom``;
+``selection_report``, ``SelectionReport``, ``plan`` (the plan, printable); :mod:`.derive`: the plan
+derived from two models of no hand-written family; :mod:`.callbacks`: ``SelectWeightsFrom``;
 :mod:`.teachers`: ``load_teacher`` (KerasHub, KerasCV, keras.applications,
 ``.keras``) and ``smaller_config``.
 """
@@ -31,6 +32,9 @@ from keras_structinit.selection.indices import (
 from keras_structinit.selection.method import METHOD
 from keras_structinit.selection.plan import HEAD_MODES, plan_selection
 
+# ``plan`` is the function (keras_structinit.selection.select.plan), not the submodule of the same name:
+# drop the submodule's attribute so that the lazy export answers (``from .plan import ...`` still works).
+del plan  # noqa: F821
 __getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)
 
 __all__ = [
@@ -39,12 +43,14 @@ __all__ = [
     "HEAD_MODES",
     "LAYER_METHODS",
     "SelectWeightsFrom",
+    "SelectionPlan",
     "SelectionReport",
     "element_indices",
     "l1_indices",
     "layer_indices",
     "load_teacher",
     "magnitude_elements",
+    "plan",
     "plan_selection",
     "select_weights",
     "selection_report",

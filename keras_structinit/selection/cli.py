@@ -11,7 +11,7 @@ from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.selection.select import selection_report
 from keras_structinit.selection.teachers import application_builder, load_teacher
 
-__all__ = ["run", "select_student"]
+__all__ = ["plan_student", "run", "select_student"]
 
 
 def _student_kwargs(text):
@@ -87,7 +87,8 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, over
         return _select(teacher, student, out, student_kwargs, report, options)
 
 
-def _select(teacher, student, out, student_kwargs, report, options):
+def _models(teacher, student, student_kwargs):
+    """``(teacher model, student model)``."""
     teacher = load_teacher(teacher)
     kwargs = dict(student_kwargs or {})
     if "num_classes" not in kwargs and len(teacher.output_shape) != 2:
@@ -96,7 +97,21 @@ def _select(teacher, student, out, student_kwargs, report, options):
             "features rather than class logits (e.g. a KerasHub backbone)")
     num_classes = kwargs.pop("num_classes", int(teacher.output_shape[-1]))
     input_shape = tuple(kwargs.pop("input_shape", teacher.input_shape[1:]))
-    model = _build_student(student, num_classes, input_shape, kwargs)
+    return teacher, _build_student(student, num_classes, input_shape, kwargs)
+
+
+def plan_student(teacher, student, student_kwargs=None, **options):
+    """The :class:`~keras_structinit.selection.select.SelectionPlan` of ``teacher`` -> ``student``
+    (specs as in :func:`select_student`); nothing is written."""
+    from keras_structinit.selection.select import plan
+
+    _check_student(student)
+    teacher, model = _models(teacher, student, student_kwargs)
+    return plan(model, teacher, **options)
+
+
+def _select(teacher, student, out, student_kwargs, report, options):
+    teacher, model = _models(teacher, student, student_kwargs)
     selection = selection_report(model, teacher=teacher, write=True, **options)
     with atomic_path(out) as tmp:
         model.save(tmp)
@@ -105,16 +120,38 @@ def _select(teacher, student, out, student_kwargs, report, options):
     return model, selection
 
 
+def _head_classes(text):
+    if text is None:
+        return None
+    try:
+        classes = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise ValueError(f"--head-classes must be comma-separated class indices, e.g. 3,5,7. "
+                         f"Received: {text!r}") from None
+    if min(classes) < 0:
+        raise ValueError(f"--head-classes must be class indices >= 0. Received: {text!r}")
+    return classes
+
+
 def run(args):
-    """Runs ``structinit select``; one-line errors (exit 2) for bad input, before anything is written."""
+    """Runs ``structinit select``; one-line errors (exit 2) for bad input, before anything is written.
+    With ``--plan``, prints the plan and writes nothing."""
     try:
         check_teacher(args.teacher, "--teacher")
         _check_student(args.student)
+        options = dict(layer_selection=args.layer_selection, element_selection=args.element_selection,
+                       heads=args.heads, skip=tuple(args.skip), seed=args.seed,
+                       resize_position_embeddings=args.resize_position_embeddings,
+                       head_classes=_head_classes(getattr(args, "head_classes", None)))
+        if getattr(args, "plan", False):
+            print(plan_student(args.teacher, args.student, _student_kwargs(args.student_kwargs), **options),
+                  flush=True)
+            return 0
+        if args.out is None:
+            raise ValueError("--out is required (unless --plan)")
         model, selection = select_student(
             args.teacher, args.student, args.out, _student_kwargs(args.student_kwargs), args.report,
-            overwrite=args.overwrite, layer_selection=args.layer_selection,
-            element_selection=args.element_selection, heads=args.heads, skip=tuple(args.skip),
-            seed=args.seed, resize_position_embeddings=args.resize_position_embeddings)
+            overwrite=args.overwrite, **options)
     except INPUT_ERRORS as err:
         return usage_error("select", err)
     print(selection.summary())

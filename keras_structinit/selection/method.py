@@ -29,7 +29,8 @@ def _select_arguments(parser):
     parser.add_argument("--student-kwargs", default=None,
                         help='JSON of builder arguments, e.g. \'{"num_classes": 100, "patch_size": 4}\' '
                              "(default: the teacher's classes and input shape)")
-    parser.add_argument("--out", required=True, help="where to save the student (.keras)")
+    parser.add_argument("--out", default=None,
+                        help="where to save the student (.keras; required unless --plan)")
     parser.add_argument("--layer-selection", choices=LAYER_METHODS, default="first_n")
     parser.add_argument("--element-selection", choices=ELEMENT_METHODS, default="uniform")
     parser.add_argument("--heads", choices=HEAD_MODES, default="flatten",
@@ -43,6 +44,14 @@ def _select_arguments(parser):
                         help="allow another image size: resize the teacher's position grid bilinearly "
                              "(an extension of the paper)")
     parser.add_argument("--report", default=None, help="write the selection report (JSON) here")
+    parser.add_argument("--plan", action="store_true",
+                        help="print the plan (per student variable: its teacher variable and the index "
+                             "rule per axis; what keeps its initialization and why; the teacher blocks "
+                             "left out) and exit without writing")
+    parser.add_argument("--head-classes", default=None, metavar="I,J,...",
+                        help="a classifier for other classes: the teacher's output rows (class indices, "
+                             "comma-separated, one per student class) for a plan derived from the two "
+                             "models")
     add_overwrite_argument(parser, "an existing --out or --report")
 
 
@@ -102,7 +111,9 @@ METHOD = Method(
     ),
     exports={
         "SelectWeightsFrom": ".callbacks",
+        "SelectionPlan": ".select",
         "SelectionReport": ".select",
+        "plan": ".select",
         "load_teacher": ".teachers",
         "smaller_config": ".teachers",
         "select_weights": ".select",

@@ -34,7 +34,7 @@ from keras_structinit.selection.indices import (
 )
 from keras_structinit.selection.resample import grid_layout, resize_tokens
 
-__all__ = ["HEAD_MODES", "Entry", "Plan", "detect_family", "plan_selection", "take"]
+__all__ = ["HEAD_MODES", "Entry", "NoFamilyError", "Plan", "detect_family", "plan_selection", "take"]
 
 HEAD_MODES = ("flatten", "fused", "select")
 #: The attention projections in the order of a fused ``qkv`` axis (timm's ``(3 D, D)`` Linear).
@@ -77,6 +77,16 @@ class Plan:
     unmatched: list = field(default_factory=list)
     block_map: dict = field(default_factory=dict)
     role_indices: dict = field(default_factory=dict)
+    derived: object = None  # a derive.Derived for a plan derived from the two models
+
+
+class NoFamilyError(ValueError):
+    """A model of no hand-written family: :func:`~.select.select_weights` then derives the plan from
+    the two models (:mod:`.derive`), unless the closest family places at least half of the model's
+    variables (``placed``): a family's model with a few variables of its own (a user's head) is
+    still refused, naming them."""
+
+    placed = 0.0
 
 
 def _skipped(path, key, skip):
@@ -96,10 +106,15 @@ def detect_family(paths, what="model"):
         if best is None or len(missing) < len(best[1]):
             best = (name, missing)
     name, missing = best
-    raise ValueError(
+    placed = 1 - len(missing) / max(len(paths), 1)
+    error = NoFamilyError(
         f"The {what} is not of one supported family (families: {sorted(FAMILIES)}); "
         f"closest: {name!r}, which cannot place {len(missing)} variable(s), e.g. {missing[:3]}."
+        + (" Skip them (skip=...), or pass family='derived' to derive the plan from the two models."
+           if placed >= 0.5 else "")
     )
+    error.placed = placed  # the closest family's share: a family model with a few extras when >= 0.5
+    raise error
 
 
 def _families(family, teacher_paths, student_paths):

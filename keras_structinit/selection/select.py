@@ -16,10 +16,10 @@ from keras_structinit import validation, walker
 from keras_structinit.contract import check_model, model_function
 from keras_structinit.io_utils import check_output, write_json
 from keras_structinit.reporting import format_table
-from keras_structinit.selection.plan import plan_selection, take
+from keras_structinit.selection.plan import NoFamilyError, plan_selection, take
 from keras_structinit.selection.teachers import load_teacher
 
-__all__ = ["SelectionReport", "select_weights", "selection_report"]
+__all__ = ["SelectionPlan", "SelectionReport", "plan", "select_weights", "selection_report"]
 
 
 class SelectionReport:
@@ -38,15 +38,23 @@ class SelectionReport:
         skipped: student variables left at their initialization by ``skip``.
         unmatched: student variables with no teacher variable (``strict=False``).
         block_map: per stage, student block -> teacher block.
+        kept: ``{student variable: why it keeps its initialization}``.
+        left_out: the teacher blocks no student block comes from (a derived plan).
     """
 
-    def __init__(self, family, options, entries, skipped, unmatched, block_map):
+    def __init__(self, family, options, entries, skipped, unmatched, block_map, kept=None, left_out=()):
         self.family = family
         self.options = options
         self.entries = entries
         self.skipped = skipped
         self.unmatched = unmatched
         self.block_map = block_map
+        self.kept = dict(kept or {})
+        for path in skipped:
+            self.kept.setdefault(path, f"skip={tuple(options.get('skip', ()))}")
+        for path in unmatched:
+            self.kept.setdefault(path, "no counterpart in the teacher")
+        self.left_out = list(left_out)
 
     def to_dict(self):
         return {
@@ -59,6 +67,8 @@ class SelectionReport:
                         for e in self.entries],
             "skipped": self.skipped,
             "unmatched": self.unmatched,
+            "kept": self.kept,
+            "left_out": self.left_out,
         }
 
     def to_json(self, path, overwrite=False):
@@ -123,6 +133,7 @@ def selection_report(
     strict=True,
     family="auto",
     resize_position_embeddings=False,
+    head_classes=None,
     write=False,
 ):
     """What :func:`select_weights` writes into ``model``, as a :class:`SelectionReport`.
@@ -134,7 +145,8 @@ def selection_report(
     validation.boolean(write, "write")
     return _select(model, teacher, layers, dict(
         layer_selection=layer_selection, element_selection=element_selection, heads=heads, skip=skip,
-        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings),
+        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings,
+        head_classes=head_classes),
         write=write)
 
 
@@ -152,6 +164,7 @@ def select_weights(
     strict=True,
     family="auto",
     resize_position_embeddings=False,
+    head_classes=None,
 ):
     """Initializes the student ``model`` with selected weights of a larger ``teacher`` (Xu et al., ICLR 2024).
 
@@ -183,12 +196,16 @@ def select_weights(
         skip: path prefixes that keep the student's initialization (default
             the classifier, which the paper re-initializes).
         strict: raise on a student variable with no teacher variable.
-        family: a family name or ``"auto"``.
+        family: a family name, ``"auto"`` (a hand-written family when one describes both
+            models, else the plan derived from the two models' structure,
+            :mod:`keras_structinit.selection.derive`) or ``"derived"``.
         resize_position_embeddings: allow a student with another token count
             (image size): the teacher's position grid is resized bilinearly,
             the class token kept (an extension; see
             :mod:`~keras_structinit.selection.resample`). The report lists
             that axis as ``"bilinear T->S"``.
+        head_classes: a derived plan's classifier for other classes: the teacher's
+            output rows (class indices), one per student class, in order.
 
     Returns:
         The student variables' paths written, in the plan's order.
@@ -201,7 +218,8 @@ def select_weights(
     """
     report = _select(model, teacher, layers, dict(
         layer_selection=layer_selection, element_selection=element_selection, heads=heads, skip=skip,
-        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings),
+        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings,
+        head_classes=head_classes),
         write=True)
     return [entry["student"] for entry in report.entries]
 
@@ -212,12 +230,7 @@ def _select(student, teacher, layers, options, write):
     student = check_model(student, "model")
     t_vars = {v.path: v for v in teacher.weights}
     s_vars = {v.path: v for v in student.weights}
-    plan = plan_selection(
-        {p: tuple(v.shape) for p, v in t_vars.items()},
-        {p: tuple(v.shape) for p, v in s_vars.items()},
-        **options,
-        teacher_values=lambda path: keras.ops.convert_to_numpy(t_vars[path]),
-    )
+    plan = _plan(teacher, student, t_vars, s_vars, options)
     entries = plan.entries
     if layers is not None:
         chosen = {v.path for layer in walker.resolve_layers(student, layers) for v in layer.weights}
@@ -235,14 +248,47 @@ def _select(student, teacher, layers, options, write):
         for entry in entries
     ]
     report_options = {**options, "skip": list(options["skip"])}
+    if report_options.get("head_classes") is None:
+        report_options.pop("head_classes", None)  # the families' reports as before
+    else:
+        report_options["head_classes"] = [int(c) for c in report_options["head_classes"]]
     report_options.pop("family")
     if write:
         values = [_selected_values(t_vars[entry.teacher_path], entry, s_vars[entry.student_path])
                   for entry in entries]  # all checked before the student is touched
         for entry, value in zip(entries, values, strict=True):
             s_vars[entry.student_path].assign(value)
+    derived = plan.derived
+    if derived is not None:
+        for entry, rules in zip(described, (derived.rules[e.student_path] for e in entries), strict=True):
+            entry["rules"] = list(rules)
     return SelectionReport(plan.family, report_options, described, plan.skipped, plan.unmatched,
-                           plan.block_map)
+                           plan.block_map, kept=None if derived is None else derived.kept,
+                           left_out=() if derived is None else derived.left_out)
+
+
+def _plan(teacher, student, t_vars, s_vars, options):
+    """The hand-written family's plan when one describes both models, else the derived one."""
+    options = dict(options)
+    family, head_classes = options.pop("family"), options.pop("head_classes", None)
+    values = lambda path: keras.ops.convert_to_numpy(t_vars[path])  # noqa: E731
+    if family != "derived":
+        try:
+            plan = plan_selection({p: tuple(v.shape) for p, v in t_vars.items()},
+                                  {p: tuple(v.shape) for p, v in s_vars.items()},
+                                  family=family, **options, teacher_values=values)
+        except NoFamilyError as err:
+            if family != "auto" or err.placed >= 0.5:  # a family's model with extras: name them
+                raise
+        else:
+            if head_classes is not None:
+                raise ValueError(f"`head_classes` selects a derived plan's classifier rows; the "
+                                 f"{plan.family!r} family skips its head (skip=...). Pass "
+                                 "family='derived' to derive the plan.")
+            return plan
+    from keras_structinit.selection.derive import derive_plan
+
+    return derive_plan(teacher, student, head_classes=head_classes, teacher_values=values, **options)
 
 
 def _selected_values(source, entry, target):
@@ -265,3 +311,59 @@ def _indices_json(entry, axis, teacher_shape):
     if any(axis == b for _, b in entry.merge):
         return None  # the second axis of a flattened pair: see the first
     return "all" if chosen is None else np.asarray(chosen).tolist()
+
+
+class SelectionPlan(SelectionReport):
+    """A :class:`SelectionReport` that prints as the plan (:func:`plan`): per student variable its
+    teacher variable and the rule per axis, what keeps its initialization and why, and the
+    teacher blocks left out."""
+
+    def rules(self, entry):
+        """The rule per axis of one entry (a dict of :attr:`entries`), in words."""
+        from keras_structinit.selection.derive import rule_text
+
+        if "rules" in entry:
+            return list(entry["rules"])
+        if entry["indices"] == "magnitude":
+            return ["magnitude"] * len(entry["teacher_shape"])
+        method = self.options.get("element_selection", "uniform")
+        out = []
+        for axis, chosen in enumerate(entry["indices"]):
+            if chosen is None:
+                out.append("(flattened with the previous axis)")
+            elif isinstance(chosen, str):
+                out.append("whole" if chosen == "all" else chosen)
+            else:
+                t = entry["teacher_shape"][axis] if axis < len(entry["teacher_shape"]) else len(chosen)
+                if axis + 1 < len(entry["indices"]) and entry["indices"][axis + 1] is None:
+                    t *= entry["teacher_shape"][axis + 1]
+                out.append(rule_text(chosen, t, method))
+        return out
+
+    def text(self):
+        lines = [f"Selection plan ({self.family}): {len(self.entries)} student variable(s) from the "
+                 f"teacher, {len(self.kept)} keep their initialization"]
+        for entry in self.entries:
+            lines.append(f"  {entry['student']} {tuple(entry['student_shape'])} <- {entry['teacher']} "
+                         f"{tuple(entry['teacher_shape'])}: {', '.join(self.rules(entry)) or 'whole'}")
+        if self.kept:
+            lines.append(f"Keep their initialization ({len(self.kept)}):")
+            lines += [f"  {path}: {why}" for path, why in self.kept.items()]
+        if self.left_out:
+            lines.append(f"Teacher blocks left out ({len(self.left_out)}): {', '.join(self.left_out)}")
+        return "\n".join(lines)
+
+    def __str__(self):
+        return self.text()
+
+
+def plan(student, teacher, **options):
+    """The selection plan of ``teacher`` -> ``student``, written nowhere: ``print(plan(student, teacher))``
+    lists, per student variable, its teacher variable and the index rule per axis (``whole``,
+    ``uniform 0:t:step``, ...), the variables that keep their initialization and why, and (for a
+    plan derived from the two models) the teacher blocks left out. ``options`` as in
+    :func:`select_weights`. Returns a :class:`SelectionPlan`."""
+    report = selection_report(student, teacher=teacher, **options)
+    shown = SelectionPlan.__new__(SelectionPlan)
+    shown.__dict__.update(report.__dict__)
+    return shown
