@@ -184,8 +184,8 @@ def auto_paths(backend, jit, k):
     from keras_structinit.ops.depthwise import select_implementation
 
     def resolve():
-        return {mode: select_implementation("auto", kernel_size=(k, k), dtype="float32",
-                                             kernel_trainable=mode == "thawed") for mode in MODES}
+        path = select_implementation("auto", kernel_size=(k, k), dtype="float32")
+        return {mode: path for mode in MODES}  # one path for both (ops.depthwise.AUTO_PATHS)
 
     if backend != "tensorflow":
         return resolve()

@@ -53,8 +53,7 @@ def test_every_path_gives_the_same_outputs_and_input_gradients(kernel_size, froz
     results = {}
     for implementation in ("native", "shifted"):
         def conv(x, w, implementation=implementation):
-            return depthwise_conv2d(x, w, padding="same", implementation=implementation,
-                                    kernel_trainable=not frozen)
+            return depthwise_conv2d(x, w, padding="same", implementation=implementation)
 
         if frozen:
             results[implementation] = _input_grad(conv, x, w, cotangent)
@@ -66,18 +65,18 @@ def test_every_path_gives_the_same_outputs_and_input_gradients(kernel_size, froz
             assert_close(value, want, 1e-5)
 
 
-def test_auto_choice_for_frozen_kernels_is_the_documented_one():
+def test_auto_choice_is_the_documented_one_and_one_for_both_kernel_states():
+    """Issue 61 point 5: frozen kernels' fastest path was the thawed ones' everywhere measured, so
+    the table has one column and the choice takes no kernel state."""
     where = "cpu"  # this machine; accelerators below
-    thawed, frozen = AUTO_PATHS[(BACKEND, where)]
     documented = {"jax": "shifted", "tensorflow": "native", "torch": "torch"}[BACKEND]
-    assert frozen == documented
-    assert select_implementation(kernel_size=(9, 9), dtype="float32", kernel_trainable=False) == frozen
-    assert select_implementation(kernel_size=(9, 9), dtype="float32", kernel_trainable=True) == thawed
-    # forced paths do not depend on it
-    assert select_implementation("shifted", kernel_trainable=False) == "shifted"
-    assert select_implementation("native", kernel_trainable=False) == NATIVE
+    assert AUTO_PATHS[(BACKEND, where)] == documented
+    assert all(isinstance(path, str) for path in AUTO_PATHS.values())
+    assert select_implementation(kernel_size=(9, 9), dtype="float32") == documented
+    assert select_implementation("shifted") == "shifted"
+    assert select_implementation("native") == NATIVE
     with pytest.raises(TypeError, match="kernel_trainable"):
-        select_implementation(kernel_trainable="no")
+        select_implementation(kernel_trainable=False)
 
 
 @pytest.mark.skipif(BACKEND != "tensorflow", reason="TensorFlow's XLA context")
@@ -87,18 +86,18 @@ def test_auto_choice_for_frozen_kernels_under_tf_xla():
     seen = {}
 
     def traced():
-        seen["frozen"] = select_implementation(kernel_size=(9, 9), dtype="float32", kernel_trainable=False)
+        seen["path"] = select_implementation(kernel_size=(9, 9), dtype="float32")
         return tf.constant(0.0)
 
     tf.function(traced, jit_compile=True).get_concrete_function()
-    assert seen["frozen"] == AUTO_PATHS[("tensorflow", "cpu-xla")][1] == "shifted"
+    assert seen["path"] == AUTO_PATHS[("tensorflow", "cpu-xla")] == "shifted"
 
 
 def test_auto_choice_for_frozen_kernels_on_a_gpu(monkeypatch):
     monkeypatch.setattr(dw, "accelerator", lambda: "gpu")
     large = "shifted" if BACKEND == "jax" else NATIVE
-    assert select_implementation(kernel_size=(9, 9), dtype="float32", kernel_trainable=False) == large
-    assert select_implementation(kernel_size=(7, 7), dtype="float32", kernel_trainable=False) == NATIVE
+    assert select_implementation(kernel_size=(9, 9), dtype="float32") == large
+    assert select_implementation(kernel_size=(7, 7), dtype="float32") == NATIVE
 
 
 def _train_step(model):
@@ -108,31 +107,27 @@ def _train_step(model):
     model.train_on_batch(rng.standard_normal((4, 8, 8, 3)).astype("float32"), rng.integers(0, 3, 4))
 
 
-def test_the_layer_decides_at_call_time_so_freezing_after_build_is_picked_up(monkeypatch):
-    # A rule whose frozen path differs from the thawed one, to see which one each trace took.
-    key = (BACKEND, "cpu")
-    thawed = AUTO_PATHS[key][0]
-    other = "shifted" if thawed != "shifted" else "native"
-    monkeypatch.setitem(AUTO_PATHS, key, (thawed, other))
+def test_the_layer_picks_its_path_once_per_call_whether_its_kernel_trains_or_not(monkeypatch):
+    """Issue 61 point 5: one decision per call (it was made twice: by the layer, for ``last_path``,
+    then again by ``depthwise_conv2d``), the same for a kernel frozen after build."""
+    calls = []
+    choose = dw.select_implementation
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return choose(*args, **kwargs)
+
+    monkeypatch.setattr("keras_structinit.layers.depthwise.select_implementation", counted)
+    monkeypatch.setattr(dw, "select_implementation", counted)
     keras.utils.set_random_seed(0)
     model = ks.models.convmixer(8, 1, kernel_size=3, num_classes=3, input_shape=(8, 8, 3))
     layer = model.get_layer("block_1_depthwise_conv")
     assert isinstance(layer, DepthwiseConv2D) and layer.built
+    documented = AUTO_PATHS[(BACKEND, "cpu")]
+    calls.clear()
     model(np.zeros((1, 8, 8, 3), "float32"))
-    assert layer.kernel_is_trainable and layer.last_path == (NATIVE if thawed == "native" else thawed)
+    assert len(calls) == 1 and layer.last_path == (NATIVE if documented == "native" else documented)
     ks.freeze_spatial(model)  # after build, before compile
-    assert not layer.kernel_is_trainable
     _train_step(model)
-    assert layer.last_path == (NATIVE if other == "native" else other)
-    # the layer's own flag too
-    layer.trainable = False
-    assert not layer.kernel_is_trainable
-
-
-def test_frozen_model_as_built_takes_the_documented_path():
-    keras.utils.set_random_seed(0)
-    model = ks.models.convmixer(8, 1, kernel_size=3, num_classes=3, input_shape=(8, 8, 3))
-    ks.freeze_spatial(model)
-    _train_step(model)
-    frozen = AUTO_PATHS[(BACKEND, "cpu")][1]
-    assert model.get_layer("block_1_depthwise_conv").last_path == (NATIVE if frozen == "native" else frozen)
+    assert layer.last_path == (NATIVE if documented == "native" else documented)
+    assert not layer._kernel_variable.trainable

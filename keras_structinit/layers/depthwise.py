@@ -13,7 +13,12 @@ from keras import ops
 
 from keras_structinit import validation
 from keras_structinit.layers.padding import SymmetricPadding
-from keras_structinit.ops.depthwise import check_implementation, depthwise_conv2d, select_implementation
+from keras_structinit.ops.depthwise import (
+    check_implementation,
+    convolve_by_path,
+    depthwise_conv2d,
+    select_implementation,
+)
 
 __all__ = ["DepthwiseConv2D", "GroupedConv2D", "depthwise_conv2d", "select_implementation"]
 
@@ -46,23 +51,15 @@ class _FastConv:
         #: The path of the last call (trace): "shifted", "native" or "torch"; None before one.
         self.last_path = None
 
-    @property
-    def kernel_is_trainable(self):
-        """Whether the kernel trains now: the layer and its kernel variable both trainable. Read at
-        each call (each trace of a compiled train step), so a kernel frozen after ``build`` (e.g. by
-        ``freeze_spatial`` before ``compile``) takes the frozen kernels' path
-        (:data:`keras_structinit.ops.depthwise.AUTO_PATHS`)."""
-        return bool(self.trainable and self._kernel_variable.trainable)
-
-    def _path_arguments(self, kernel, inputs):
-        """Picks the path (recorded in ``last_path``) and returns ``depthwise_conv2d``'s arguments."""
-        trainable = self.kernel_is_trainable
+    def _convolve(self, inputs, kernel):
+        """The depthwise convolution of ``inputs`` by ``kernel`` (``(kh, kw, C, m)``), its path chosen
+        once per call (each trace of a compiled step) and recorded in ``last_path``; trainable and
+        frozen kernels take the same one (:data:`keras_structinit.ops.depthwise.AUTO_PATHS`)."""
         self.last_path = select_implementation(
             self.implementation, self.data_format, self.dilation_rate, tuple(kernel.shape[:2]),
-            keras.backend.standardize_dtype(inputs.dtype), trainable)
-        return {"strides": self.strides, "padding": self.padding, "data_format": self.data_format,
-                "dilation_rate": self.dilation_rate, "implementation": self.implementation,
-                "kernel_trainable": trainable}
+            keras.backend.standardize_dtype(inputs.dtype))
+        return convolve_by_path(self.last_path, inputs, kernel, self.strides, self.padding,
+                                self.data_format, self.dilation_rate)
 
     @property
     def _kernel_variable(self):
@@ -93,7 +90,7 @@ class DepthwiseConv2D(SymmetricPadding, _FastConv, keras.layers.DepthwiseConv2D)
 
     def call(self, inputs):
         inputs = self.pad_inputs(inputs)
-        outputs = depthwise_conv2d(inputs, self.kernel, **self._path_arguments(self.kernel, inputs))
+        outputs = self._convolve(inputs, self.kernel)
         channels = self._get_input_channel(inputs.shape) * self.depth_multiplier
         return _add_bias_and_activate(self, outputs, channels)
 
@@ -115,4 +112,4 @@ class GroupedConv2D(SymmetricPadding, _FastConv, keras.layers.Conv2D):
         if in_per_group != 1 or self.groups == 1 or self.data_format != "channels_last":
             return super().convolution_op(inputs, kernel)
         depthwise = ops.reshape(kernel, (kh, kw, self.groups, filters // self.groups))
-        return depthwise_conv2d(inputs, depthwise, **self._path_arguments(depthwise, inputs))
+        return self._convolve(inputs, depthwise)

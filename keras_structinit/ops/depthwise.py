@@ -22,9 +22,10 @@ the kernel is frozen nothing consumes the kernel gradient and the compiler
 drops it. Kernels of more than 11 x 11 taps loop over kernel rows, since XLA
 compiles one very long unrolled sum poorly. Measurements: ``benchmarks/results/archive/depthwise_goals.md``.
 
-Paths (``implementation="auto"``; the table is :data:`AUTO_PATHS`, ``(trainable, frozen)`` kernel,
-read at each call, so a kernel frozen after ``build`` is seen; on a CPU the frozen kernels' fastest
-path was the trainable ones' in every case measured, ``benchmarks/results/cpu/frozen_speed.md``):
+Paths (``implementation="auto"``; the table is :data:`AUTO_PATHS`, one path per backend and device,
+for trainable and frozen kernels alike: on a CPU the frozen kernels' fastest path was the trainable
+ones' in every case measured, ``benchmarks/results/cpu/frozen_speed.md``, and on one H100 the
+shifted sum's lead held with a frozen kernel too):
 
 * JAX on CPU, TensorFlow inside an XLA-compiled function on CPU: shifted sum.
 * JAX on a GPU, float32 inputs, kernels of at least :data:`GPU_SHIFTED_MIN_KERNEL` taps
@@ -56,10 +57,12 @@ from keras import ops
 from keras_structinit import validation
 from keras_structinit.backend import accelerator, in_tf_xla_context
 
-__all__ = ["AUTO_PATHS", "IMPLEMENTATIONS", "check_implementation", "depthwise_conv2d",
-           "select_implementation", "shifted_depthwise_conv2d"]
+__all__ = ["AUTO_PATHS", "IMPLEMENTATIONS", "PATHS", "check_implementation", "convolve_by_path",
+           "depthwise_conv2d", "select_implementation", "shifted_depthwise_conv2d"]
 
 IMPLEMENTATIONS = ("auto", "native", "shifted")
+#: The computations a call ends in: :func:`select_implementation`'s answers.
+PATHS = ("shifted", "torch", "native")
 #: The smallest kernel side for which ``"auto"`` takes the shifted sum under JAX on a GPU.
 GPU_SHIFTED_MIN_KERNEL = 9
 
@@ -352,22 +355,23 @@ def check_implementation(implementation):
     return validation.one_of(implementation, "implementation", IMPLEMENTATIONS)
 
 
-#: ``implementation="auto"``'s path per (backend, where it computes): ``(trainable kernel, frozen
-#: kernel)``. "where": ``"cpu"``; ``"cpu-xla"`` (TensorFlow tracing a function XLA compiles);
+#: ``implementation="auto"``'s path per (backend, where it computes), for trainable and frozen
+#: kernels alike. "where": ``"cpu"``; ``"cpu-xla"`` (TensorFlow tracing a function XLA compiles);
 #: ``"gpu"``. ``"shifted-large"``: the shifted sum for float32 kernels of at least
 #: :data:`GPU_SHIFTED_MIN_KERNEL` taps a side, else the native op. Anything not listed: the native op
-#: (``"torch"`` on PyTorch). The frozen column was measured on a 2-core CPU (issue 51,
-#: ``benchmarks/results/cpu/frozen_speed.md``: a ConvMixer train step, every path, k = 3, 7, 9, 15,
-#: thawed and frozen) and, for JAX on a GPU, taken from one H100
-#: (``benchmarks/results/gpu/depthwise_speed.md``: with a frozen kernel the shifted sum beat XLA's
-#: grouped convolution at k = 9 and 15, not at 7).
+#: (``"torch"`` on PyTorch). One column, not one per kernel state: timed thawed and frozen on a
+#: 2-core CPU (issue 51, ``benchmarks/results/cpu/frozen_speed.md``: a ConvMixer train step, every
+#: path, k = 3, 7, 9, 15), the fastest path for a frozen kernel was the thawed one's in every case,
+#: and on one H100 (``benchmarks/results/gpu/depthwise_speed.md``) the shifted sum beat XLA's
+#: grouped convolution at k = 9 and 15, not at 7, frozen or not. A measurement where they differ
+#: would bring the second column back.
 AUTO_PATHS = {
-    ("jax", "cpu"): ("shifted", "shifted"),
-    ("tensorflow", "cpu"): ("native", "native"),
-    ("tensorflow", "cpu-xla"): ("shifted", "shifted"),
-    ("torch", "cpu"): ("torch", "torch"),
-    ("torch", "gpu"): ("torch", "torch"),
-    ("jax", "gpu"): ("shifted-large", "shifted-large"),
+    ("jax", "cpu"): "shifted",
+    ("tensorflow", "cpu"): "native",
+    ("tensorflow", "cpu-xla"): "shifted",
+    ("torch", "cpu"): "torch",
+    ("torch", "gpu"): "torch",
+    ("jax", "gpu"): "shifted-large",
 }
 
 
@@ -379,15 +383,15 @@ def _where(backend):
 
 
 def select_implementation(implementation="auto", data_format="channels_last", dilation_rate=(1, 1),
-                          kernel_size=None, dtype=None, kernel_trainable=True):
-    """The path ``depthwise_conv2d`` takes: ``"shifted"``, ``"torch"`` or ``"native"``.
+                          kernel_size=None, dtype=None):
+    """The path ``depthwise_conv2d`` takes: one of :data:`PATHS` (``"shifted"``, ``"torch"`` or
+    ``"native"``).
 
-    ``"auto"`` follows :data:`AUTO_PATHS` for the backend, where it computes and whether the kernel
-    is trainable (``kernel_trainable``); ``kernel_size`` (``(kh, kw)``) and ``dtype`` (the inputs')
-    decide its ``"shifted-large"`` entries (JAX on a GPU); without them, the native op there.
+    ``"auto"`` follows :data:`AUTO_PATHS` for the backend and where it computes; ``kernel_size``
+    (``(kh, kw)``) and ``dtype`` (the inputs') decide its ``"shifted-large"`` entries (JAX on a
+    GPU); without them, the native op there.
     """
     check_implementation(implementation)
-    validation.boolean(kernel_trainable, "kernel_trainable")
     if data_format != "channels_last" or tuple(dilation_rate) != (1, 1):
         return "native"
     if implementation == "shifted":
@@ -396,7 +400,7 @@ def select_implementation(implementation="auto", data_format="channels_last", di
     native = "torch" if backend == "torch" else "native"
     if implementation == "native":
         return native
-    path = AUTO_PATHS.get((backend, _where(backend)), (native, native))[0 if kernel_trainable else 1]
+    path = AUTO_PATHS.get((backend, _where(backend)), native)
     if path == "shifted-large":
         large = (kernel_size is not None and min(kernel_size) >= GPU_SHIFTED_MIN_KERNEL
                  and dtype == "float32")
@@ -412,18 +416,25 @@ def depthwise_conv2d(
     data_format="channels_last",
     dilation_rate=(1, 1),
     implementation="auto",
-    kernel_trainable=True,
 ):
     """Depthwise 2-D convolution (Eq. 1) by the fastest path for the backend.
 
     Same contract as ``keras.ops.depthwise_conv``: ``inputs`` ``(B, H, W, C)``
-    (or channels first), ``kernel`` ``(kh, kw, C, m)``. ``kernel_trainable=False`` (a frozen
-    kernel, whose gradient no one asks for) picks the path :data:`AUTO_PATHS` lists for frozen
-    kernels; gradients are the same either way.
+    (or channels first), ``kernel`` ``(kh, kw, C, m)``; the path is
+    :func:`select_implementation`'s (a frozen kernel takes the same one: nothing consumes its
+    gradient, which the compilers drop).
     """
-    strides = tuple(strides)
     path = select_implementation(implementation, data_format, dilation_rate, tuple(kernel.shape[:2]),
-                                 keras.backend.standardize_dtype(inputs.dtype), kernel_trainable)
+                                 keras.backend.standardize_dtype(inputs.dtype))
+    return convolve_by_path(path, inputs, kernel, strides, padding, data_format, dilation_rate)
+
+
+def convolve_by_path(path, inputs, kernel, strides=(1, 1), padding="valid", data_format="channels_last",
+                     dilation_rate=(1, 1)):
+    """:func:`depthwise_conv2d` by a path already chosen (one of :data:`PATHS`), so that a layer
+    decides it once per call and records it."""
+    validation.one_of(path, "path", PATHS)
+    strides = tuple(strides)
     if path == "shifted":
         return shifted_depthwise_conv2d(inputs, kernel, strides, padding)
     if path == "torch":
