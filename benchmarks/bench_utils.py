@@ -847,7 +847,7 @@ TRAIN_SEEDS = ("--seeds", "0", "1", "2")
 #: What every entry's numbers depend on (paths from the repository root): the recipes (training
 #: loop, optimizers, the input stream), the model builders and their layers, and the data loader.
 COMMON_DEPENDENCIES = ("keras_structinit/recipes", "keras_structinit/models", "keras_structinit/layers",
-                       "keras_structinit/datasets.py")
+                       "keras_structinit/datasets")
 #: The init method's code, by the first word of a script's name (``covariance_accuracy.py``:
 #: ``covariance``); a script whose first word is not here depends on the common paths alone.
 METHOD_DEPENDENCIES = {
