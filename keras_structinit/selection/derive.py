@@ -16,11 +16,12 @@ paper's three steps (Xu et al., "Initializing Models with Larger Ones", Sec. 3):
    dimension, its parts in order; a ``Flatten`` one of ``H x W`` copies of its
    input's channels. A layer with no graph inside (a subclassed layer such as
    KerasHub's ``DINOV2Encoder``) ties an axis to its input's or output's
-   channels when the size matches, an axis of a variable named ``position``
+   channels when the size matches (joining the two when they have one size),
+   an axis of a variable named ``position``
    must keep its size, and every other axis of one size inside it is one
    dimension (tying more axes than needed never breaks consistency).
    The model output's channel is the *classes* when only the last layer's
-   variables have it.
+   variables have it and that layer is a ``Dense`` or a convolution.
 2. **Layer selection and component mapping**: a variable path names its block
    when a component reads ``block``/``layer`` with an index (``conv4_block7_1_conv``
    -> stage ``conv4_``, block 7, component ``_1_conv``; ``block2b_expand_conv``

@@ -67,6 +67,7 @@ class _Structure:
     layer_of: dict = field(default_factory=dict)  # path -> (layer name, class name)
     order: list = field(default_factory=list)  # weighted layer names, topological
     graph_keys: dict = field(default_factory=dict)  # path -> key (graph fallback)
+    prefix: str = ""  # the model's name, when its layers' names start with it (keras.applications ConvNeXt)
 
 
 def _channels(tensor):
@@ -110,7 +111,7 @@ def describe_model(model):
     variable of the model is read as one layer with no graph inside)."""
     dims = Dimensions()
     s = _Structure(dims)
-    tensor_dim = {}
+    tensor_dim, made_by = {}, {}
 
     def dim_of(tensor):
         key = id(tensor)
@@ -129,6 +130,7 @@ def describe_model(model):
         in_dims = [dim_of(t) for t in inputs]
         out_dims = [dim_of(t) for t in outputs]
         kind = type(op).__name__
+        made_by.update((id(t), (op.name, kind)) for t in outputs)
         weights = _own_weights(op)
         if weights:
             s.order.append(op.name)
@@ -168,16 +170,19 @@ def describe_model(model):
         root = dims.find(dim_of(t))
         holders = {s.layer_of[p][0] for p, r in s.roles.items()
                    if any(isinstance(x, int) and dims.find(x) == root for x in r)}
-        if len(holders) == 1:
+        if len(holders) == 1 and made_by.get(id(t)) in {(name, kind) for name in holders for kind in _CONVS}:
             for p, r in s.roles.items():
                 s.roles[p] = tuple(CLASSES if isinstance(x, int) and dims.find(x) == root else x for x in r)
     _graph_keys(s, graph)
+    prefix = f"{model.name}_"
+    if sum(name.startswith(prefix) for name in s.order) * 2 > len(s.order):
+        s.prefix = prefix
     return s
 
 
 def _own_weights(op):
     seen, out = set(), []
-    for v in op.weights:
+    for v in getattr(op, "weights", ()):
         if id(v) not in seen:
             seen.add(id(v))
             out.append(v)
@@ -222,6 +227,8 @@ def _opaque(s, layer, i, o, name, weights=None):
         roles = []
         for n in v.shape:
             if o is not None and n == s.dims.size[o]:
+                if i is not None and n == s.dims.size[i]:
+                    dims.union(i, o)  # a layer that keeps the width (a transformer encoder): one dimension
                 roles.append(o)
             elif i is not None and n == s.dims.size[i]:
                 roles.append(i)
@@ -273,13 +280,18 @@ def model_keys(s, use_graph):
             auto_rank[name] = ranks.setdefault(kind, 0)
             ranks[kind] += 1
     for path, (name, kind) in s.layer_of.items():
+        if s.prefix:  # "teacher_stage_0_block_1_..." and "student_stage_0_block_1_..." are one component
+            path_key = re.sub(rf"(^|/){re.escape(s.prefix)}", r"\1", path)
+        else:
+            path_key = path
+        path_key = re.sub(r"/variable_\d+$", "/variable", path_key)  # an unnamed variable's counter
         if name in auto_rank:
             rest = path[len(name):] if path.startswith(name) else "/" + path.rsplit("/", 1)[-1]
             keys[path] = ("", None, f"{kind}#{auto_rank[name]}{rest}")
             continue
-        named = _name_key(path)
+        named = _name_key(path_key)
         if named is None:
-            keys[path] = ("", None, path)
+            keys[path] = ("", None, path_key)
         else:
             stage, block, component, label = named
             keys[path] = (stage, block, component)
@@ -352,7 +364,7 @@ def _graph_keys(s, graph):
 
 
 def _rank(op):
-    kernel = [v for v in op.weights if "kernel" in v.path.rsplit("/", 1)[-1]]
+    kernel = [v for v in getattr(op, "weights", ()) if "kernel" in v.path.rsplit("/", 1)[-1]]
     return len(kernel[0].shape) if kernel else 0
 
 
