@@ -50,7 +50,7 @@ def _result(commit, runs=()):
 def test_an_entry_depends_on_the_recipes_models_its_init_its_script_and_what_it_declares():
     deps = BENCH.dependencies
     for path in ("keras_structinit/recipes", "keras_structinit/models", "keras_structinit/selection",
-                 "keras_structinit/datasets.py", "benchmarks/selection_accuracy.py", "extra.py"):
+                 "keras_structinit/datasets", "benchmarks/selection_accuracy.py", "extra.py"):
         assert path in deps
     assert "keras_structinit/lc" not in deps and "keras_structinit/mimetic" not in deps
     outside = Benchmark(name="fake", script="/somewhere/else/fake_bench.py").dependencies
