@@ -152,7 +152,8 @@ def test_a_peer_that_never_starts_ends_the_run_within_the_timeout(tmp_path, inde
 
 @pytest.mark.slow
 @pytest.mark.skipif(keras.backend.backend() != "jax", reason="JAX's coordination service")
-def test_a_killed_peer_ends_the_other_process_within_the_timeout(tmp_path):
+@pytest.mark.parametrize("victim", [1, 0])  # a worker; the coordinator
+def test_a_killed_peer_ends_the_other_process_within_the_timeout(tmp_path, victim):
     import signal
     import time
 
@@ -174,11 +175,21 @@ def test_a_killed_peer_ends_the_other_process_within_the_timeout(tmp_path):
             running = time.monotonic() < deadline and workers[0].poll() is None
             assert running, (tmp_path / "stderr_0.txt").read_text()[-2000:]
             time.sleep(0.5)
-        workers[1].send_signal(signal.SIGKILL)
+        workers[victim].send_signal(signal.SIGKILL)
         killed = time.monotonic()
-        workers[0].wait(timeout=120)
-        assert workers[0].returncode != 0
+        other = 1 - victim
+        workers[other].wait(timeout=120)
         assert time.monotonic() - killed < 60  # the timeout (8 s) and JAX's detection, not forever
+        # Issue 65 point 5: one line and exit 1, not a traceback, JAX's failed shutdown barrier and
+        # its abort (exit 134, a C++ stack trace); results.json says the run failed.
+        said = (tmp_path / f"stderr_{other}.txt").read_text().strip().splitlines()
+        assert workers[other].returncode == 1, said[-40:]
+        assert said[-1].startswith("structinit train: another process of this multi-process run stopped ("), \
+            said
+        assert said[-1].endswith("); this one stops too (results.json records it)")
+        assert not any("Traceback" in line or "Check failure" in line for line in said), said
+        out = tmp_path / "out" / ("process_1" if other else "")
+        assert json.loads((out / "results.json").read_text())["status"] == "failed"
     finally:
         for worker, log_file in zip(workers, logs, strict=True):
             if worker.poll() is None:

@@ -114,7 +114,22 @@ def run(args, parser):
         return refuse(err)
     except OSError as err:  # the disk failed the run (full, gone read-only): one line, results.json says it
         return _disk_failed(err, args.out, flags)
+    except Exception as err:
+        _end_if_a_peer_is_lost(err)
+        raise
     return EXIT_DIVERGED if results["status"] == "diverged" else 0
+
+
+def _end_if_a_peer_is_lost(err):
+    """A multi-process JAX run whose peer died (its collective failed): one line, exit 1, with
+    ``results.json`` saying ``failed`` (``recipes.devices.peer_lost``, ``end_process``)."""
+    from keras_structinit import validation
+    from keras_structinit.recipes import devices
+
+    if devices.peer_lost(err):
+        first = validation.clipped(str(err).strip().splitlines()[0], 200)
+        devices.end_process(f"structinit train: another process of this multi-process run stopped "
+                            f"({first}); this one stops too (results.json records it)", 1)
 
 
 def _disk_failed(err, out, flags):

@@ -276,6 +276,34 @@ def initialize_processes():
     return jax.process_count(), jax.process_index()
 
 
+#: Words of the errors a JAX collective raises when a peer of a multi-process run is gone (killed,
+#: crashed): gloo's failed transfer ("Connection reset by peer") or the coordination service's.
+PEER_LOST_MARKS = ("Gloo", "Connection reset by peer", "heartbeat timeout", "coordination service")
+
+
+def peer_lost(err):
+    """Whether ``err``, raised while this process trains in a multi-process JAX run, says that
+    another process of the run is gone (its collectives failed), rather than a fault of its own."""
+    if keras.backend.backend() != "jax" or not getattr(initialize_processes, "done", False):
+        return False
+    import jax
+
+    return jax.process_count() > 1 and any(mark in str(err) for mark in PEER_LOST_MARKS)
+
+
+def end_process(message, status):
+    """Prints ``message`` (one line, stderr) and ends the process with ``status`` at once.
+
+    A process whose peer is gone cannot leave normally: JAX's exit handler waits at the
+    coordination service's shutdown barrier for the peer, and the service then aborts the
+    process (exit 134) with a C++ stack trace; ``os._exit`` skips it, as :func:`_join_deadline`
+    does at the join.
+    """
+    sys.stdout.flush()
+    print(message, file=sys.stderr, flush=True)
+    os._exit(status)
+
+
 JAX_DEADLINE_MARGIN = 60
 """Seconds JAX's own join deadline is given beyond :func:`peer_timeout` (ours ends the run first)."""
 JOIN_NOTICE_AFTER = 10
