@@ -11,6 +11,7 @@ teacher must be unchanged.
 
 import re
 import time
+import tracemalloc
 
 import keras
 import numpy as np
@@ -67,6 +68,7 @@ def check_pair(teacher, student, normalize=normalized, **options):
         expected = uniform_slice(to_numpy(source), tuple(v.shape))
         np.testing.assert_array_equal(to_numpy(v), expected, err_msg=v.path)
         mapped += 1
+    print(f"{student.name}: {mapped}/{len(student.weights)} variables mapped")
     return mapped / len(student.weights), report, seconds
 
 
@@ -87,9 +89,19 @@ def test_resnet101_to_resnet50(resnets):
     fraction, report, seconds = check_pair(teacher, student)
     assert fraction == 1.0
     assert report.left_out == [f"conv4_block{b}" for b in range(7, 24)]
-    # the weights (not the image size) set the cost: 32x32 here is 224x224's selection work
-    print(f"ResNet101 -> ResNet50: selected in {seconds:.2f} s")
-    assert seconds < 30
+    # The weights (not the image size) set the cost: 32x32 here is 224x224's selection work but for
+    # the 1000-class head (at 224 with 1000 classes, measured 0.7-0.8 s on each backend, 2 cores).
+    from keras_structinit.selection import select_weights
+
+    tracemalloc.start()
+    select_weights(student, teacher=teacher)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    teacher_bytes = sum(int(np.prod(v.shape)) * 4 for v in teacher.weights)
+    print(f"ResNet101 -> ResNet50: selected in {seconds:.2f} s, NumPy peak {peak / teacher_bytes:.2f}x "
+          "the teacher's weights")
+    assert seconds < 5
+    assert peak < 1.5 * teacher_bytes
 
 
 def test_resnet_plan_names_the_left_out_blocks(resnets):
@@ -100,6 +112,16 @@ def test_resnet_plan_names_the_left_out_blocks(resnets):
     assert "Teacher blocks left out (17): conv4_block7, conv4_block8" in text and "conv4_block23" in text
     assert "conv2_block1_1_conv/kernel (1, 1, 64, 64) <- conv2_block1_1_conv/kernel (1, 1, 64, 64): " \
            "whole, whole, whole, whole" in text
+
+
+def test_cli_plan_of_a_keras_applications_student(resnets):
+    """What ``structinit select --teacher T --student keras.applications:ResNet50 --plan`` prints."""
+    from keras_structinit.selection.cli import plan_student
+
+    teacher, _ = resnets
+    text = str(plan_student(teacher, "keras.applications:ResNet50"))  # the teacher's classes and size
+    left_out = ", ".join(f"conv4_block{b}" for b in range(7, 24))
+    assert f"Teacher blocks left out (17): {left_out}" in text
 
 
 def test_vgg19_to_vgg16():
@@ -115,16 +137,18 @@ def test_efficientnet_b3_to_b0():
     teacher = A.EfficientNetB3(weights=None, input_shape=(32, 32, 3), classes=10)
     student = A.EfficientNetB0(weights=None, input_shape=(32, 32, 3), classes=10)
     fraction, report, _ = check_pair(teacher, student)
-    assert fraction >= 0.9, fraction
+    assert fraction == 1.0, fraction  # the bar is 0.9
     assert "block2c" in report.left_out and "block1b" in report.left_out
     entries = {e["student"]: e for e in report.entries}
     # 40 -> 32 stem channels (widths rounded to multiples of 8): round(linspace(0, 39, 32))
     assert entries["stem_conv/kernel"]["indices"][3] == reference_uniform(40, 32).tolist()
 
 
-def test_mobilenet_v2_alpha(mobilenets):
+def test_mobilenet_v2_alpha(mobilenets, tmp_path):
     teacher, student = mobilenets
     fraction, report, _ = check_pair(teacher, student)
+    x = np.random.default_rng(0).standard_normal((2, 32, 32, 3)).astype("float32")
+    assert_round_trip_in_fresh_process(student, x, tmp_path)
     assert fraction == 1.0
     entries = {e["student"]: e for e in report.entries}
     assert entries["Conv1/kernel"]["indices"][3] == reference_uniform(32, 16).tolist()
@@ -269,3 +293,50 @@ def test_cli_refuses_an_unrelated_pair_in_one_line_and_selects_head_classes(tmp_
                                   to_numpy(teacher.layers[-1].bias)[[3, 5, 7]])
     assert cli.main([*argv, "--head-classes", "3,x", "--overwrite"]) == 2
     assert "--head-classes must be comma-separated class indices" in capsys.readouterr().err
+
+
+def test_random_indices_are_shared_through_the_residual_stream():
+    from keras_structinit.selection import selection_report
+
+    teacher, student = user_builder(64, 4), user_builder(32, 2)
+    report = selection_report(student, teacher=teacher, element_selection="random", seed=5)
+    entries = {e["teacher"]: e["indices"] for e in report.entries}
+    stream = entries["conv2d/kernel"][3]
+    assert stream != reference_uniform(64, 32).tolist() and len(stream) == 32
+    # the stem's output, its BatchNorm, every block's depthwise channels and last 1x1 conv, the head's input
+    assert entries["batch_normalization/moving_mean"][0] == stream
+    for block in range(2):
+        assert entries[f"depthwise_conv2d_{block or ''}".rstrip("_") + "/kernel"][2] == stream
+        assert entries[f"conv2d_{2 * block + 2}/kernel"][3] == stream
+    assert entries["dense/kernel"][0] == stream
+    hidden = [entries[f"conv2d_{2 * b + 1}/kernel"][3] for b in range(2)]
+    assert hidden[0] != hidden[1]  # each block's hidden width is its own dimension
+    assert entries["conv2d_1/bias"][0] == hidden[0] and entries["conv2d_2/kernel"][2] == hidden[0]
+
+
+def _branches(a, b, name):
+    inputs = keras.Input((8, 8, 3))
+    left = layers.Conv2D(a, 1, name="left")(inputs)
+    right = layers.Conv2D(b, 1, name="right")(inputs)
+    x = layers.Concatenate(name="cat")([left, right])
+    x = layers.BatchNormalization(name="cat_bn")(x)
+    return keras.Model(inputs, layers.Conv2D(4, 1, name="out")(x), name=name)
+
+
+@pytest.mark.parametrize("element_selection", ["uniform", "random"])
+def test_a_concatenated_axis_takes_each_parts_indices(element_selection):
+    """The concatenation of an 8- and a 6-channel branch, 4 + 3 in the student: the axis after it is
+    the left branch's indices, then the right branch's shifted by 8 (the left's teacher width)."""
+    from keras_structinit.selection import select_weights, selection_report
+
+    teacher, student = randomize(_branches(8, 6, "teacher")), _branches(4, 3, "student")
+    report = selection_report(student, teacher=teacher, element_selection=element_selection, seed=1)
+    entries = {e["student"]: e["indices"] for e in report.entries}
+    left, right = entries["left/kernel"][3], entries["right/kernel"][3]
+    joined = left + [8 + i for i in right]
+    assert entries["out/kernel"][2] == joined and entries["cat_bn/gamma"][0] == joined
+    if element_selection == "uniform":
+        assert left == reference_uniform(8, 4).tolist() and right == reference_uniform(6, 3).tolist()
+    select_weights(student, teacher=teacher, element_selection=element_selection, seed=1)
+    np.testing.assert_array_equal(to_numpy(student.get_layer("out").kernel),
+                                  to_numpy(teacher.get_layer("out").kernel)[:, :, joined])
