@@ -340,3 +340,41 @@ def test_a_concatenated_axis_takes_each_parts_indices(element_selection):
     select_weights(student, teacher=teacher, element_selection=element_selection, seed=1)
     np.testing.assert_array_equal(to_numpy(student.get_layer("out").kernel),
                                   to_numpy(teacher.get_layer("out").kernel)[:, :, joined])
+
+
+def staged_builder(widths, blocks):
+    """A user's ResNet-like model with automatic names: stages of basic residual blocks, each stage
+    after the first opening with a strided block and a 1x1 projection shortcut. Returns the model and
+    ``{layer name: its place}`` (stage, block, role), recorded as the layers are made."""
+    places = {}
+
+    def made(layer, place):
+        places[layer.name] = place
+        return layer
+
+    inputs = keras.Input((16, 16, 3))
+    x = made(layers.Conv2D(widths[0], 3, padding="same"), "stem")(inputs)
+    for stage, (width, depth) in enumerate(zip(widths, blocks, strict=True)):
+        for block in range(depth):
+            where = f"stage{stage}/block{block}"
+            stride = 2 if stage and not block else 1
+            y = made(layers.Conv2D(width, 3, strides=stride, padding="same"), f"{where}/conv_a")(x)
+            y = made(layers.BatchNormalization(), f"{where}/bn")(y)
+            y = made(layers.Conv2D(width, 3, padding="same"), f"{where}/conv_b")(y)
+            shortcut = made(layers.Conv2D(width, 1, strides=2), f"{where}/shortcut")(x) if stride == 2 else x
+            x = layers.Add()([shortcut, y])
+    x = layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, made(layers.Dense(10), "head")(x)), places
+
+
+def test_user_builder_with_stages_and_projection_blocks():
+    (teacher, t_places), (student, s_places) = staged_builder((32, 64, 128), (2, 3, 2)), \
+        staged_builder((16, 32, 64), (1, 2, 1))
+    names = {}
+    for model, places in ((teacher, t_places), (student, s_places)):
+        for layer in model.layers:
+            for v in layer.weights:
+                names[v.path] = f"{places[layer.name]}/{v.path.rsplit('/', 1)[-1]}"
+    fraction, report, _ = check_pair(teacher, student, normalize=names.__getitem__)
+    assert fraction == 1.0
+    assert report.left_out == ["stage0 block 1", "stage1 block 2", "stage2 block 1"]
