@@ -77,3 +77,16 @@ def test_the_ecosystem_families_plans_are_derived(name):
     teacher, student, options = _ecosystem()[name]
     report = assert_plans_agree(randomize(teacher()), student(), **options)
     assert report.family == name
+
+
+def test_plan_prints_a_familys_plan_too():
+    from keras_structinit.selection import plan
+
+    teacher = ks.models.vit(4, 64, 4, 4, num_classes=10, input_shape=IMAGE)
+    student = ks.models.vit(4, 32, 2, 2, num_classes=10, input_shape=IMAGE)
+    text = str(plan(student, teacher))
+    assert text.startswith("Selection plan (vit): 38 student variable(s) from the teacher, 2 keep their")
+    assert ("block_1_attention/query/kernel (32, 2, 16) <- block_1_attention/query/kernel (64, 4, 16): "
+            "uniform 0:64:2, uniform 0:64:2, (flattened with the previous axis)") in text
+    assert text.endswith("Keep their initialization (2):\n  head/kernel: skip=('head',)\n"
+                         "  head/bias: skip=('head',)")
