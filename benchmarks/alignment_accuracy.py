@@ -104,14 +104,24 @@ TRAIN_PROBE = 5000  # training images whose accuracy is measured at each checkpo
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=SHARED_CIFAR10,
-                        help="CIFAR-10 training images (zip/dir/npz)")
+    parser.add_argument(
+        "--data", type=Path, default=SHARED_CIFAR10, help="CIFAR-10 training images (zip/dir/npz)"
+    )
     parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
-    parser.add_argument("--iterations", type=int, nargs="+", default=[100, 1000],
-                        help="budgets (SGD steps): each one a complete run with its own schedule")
+    parser.add_argument(
+        "--iterations",
+        type=int,
+        nargs="+",
+        default=[100, 1000],
+        help="budgets (SGD steps): each one a complete run with its own schedule",
+    )
     parser.add_argument("--train-size", type=int, default=None, help="training images (default: all 45,000)")
-    parser.add_argument("--align-images", type=int, default=10_000,
-                        help="training images whose patch covariance aligns the layers")
+    parser.add_argument(
+        "--align-images",
+        type=int,
+        default=10_000,
+        help="training images whose patch covariance aligns the layers",
+    )
     parser.add_argument("--spectrum-images", type=int, default=30_000, help="images of the App. D.1 spectrum")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=list(VARIANTS))
@@ -138,8 +148,11 @@ def d1_spectrum(x, count):
     pick = np.sort(np.random.default_rng(0).choice(len(x), min(count, len(x)), replace=False))
     start = time.perf_counter()
     eigvals, _ = patch_covariance((x[pick[i : i + 256]] / 127.5 - 1.0 for i in range(0, len(pick), 256)), 5)
-    return {"images": len(pick), "eigvals": [round(float(v), 4) for v in eigvals[:12]],
-            "seconds": round(time.perf_counter() - start, 1)}
+    return {
+        "images": len(pick),
+        "eigvals": [round(float(v), 4) for v in eigvals[:12]],
+        "seconds": round(time.perf_counter() - start, 1),
+    }
 
 
 def accuracy(model, data):
@@ -163,16 +176,23 @@ def run_one(variant, seed, iterations, train, held_out, align_images, eval_data=
     align_seconds = time.perf_counter() - start
     probe = np.random.default_rng(seed).choice(len(train[0]), min(TRAIN_PROBE, len(train[0])), replace=False)
     start = time.perf_counter()
-    ks.recipes.fit_cifar(model, train, 1, steps_per_epoch=iterations, seed=seed, verbose=0,
-                         num_classes=10, **RECIPE)
+    ks.recipes.fit_cifar(
+        model, train, 1, steps_per_epoch=iterations, seed=seed, verbose=0, num_classes=10, **RECIPE
+    )
     result = {"train": accuracy(model, (train[0][probe], train[1][probe])), "test": accuracy(model, held_out)}
     if eval_data is not None:
         result["eval_data"] = accuracy(model, eval_data)
     print(f"  {iterations} iterations: train {result['train']:.4f}, test {result['test']:.4f}", flush=True)
-    return {"variant": variant, "seed": seed, "iterations": iterations, "aligned": paths,
-            "align_time_s": round(align_seconds, 2), "train_time_s": round(time.perf_counter() - start, 1),
-            "accuracy": {str(iterations): result},
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    return {
+        "variant": variant,
+        "seed": seed,
+        "iterations": iterations,
+        "aligned": paths,
+        "align_time_s": round(align_seconds, 2),
+        "train_time_s": round(time.perf_counter() - start, 1),
+        "accuracy": {str(iterations): result},
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def render_markdown(data):
@@ -183,7 +203,7 @@ def render_markdown(data):
     lines = [
         "# Data-aligned init on CIFAR-10 (issue 15)",
         "",
-        run_facts(data['machine'], data['versions']),
+        run_facts(data["machine"], data["versions"]),
         "",
         "Model: `simple-cnn-e3` (Maennel et al., App. E.3). Recipe (App. A.3) through `fit_cifar`: "
         + ", ".join(f"{k}={v}" for k, v in cfg["recipe"].items())
@@ -207,12 +227,16 @@ def render_markdown(data):
         runs = [r for r in data["runs"] if r["variant"] == variant]
         if not runs:
             continue
-        row = {"variant": variant, "n": len({r["seed"] for r in runs}),
-               "options": ", ".join(f"{k}={v}" for k, v in (VARIANTS[variant] or {}).items()) or "He-normal"}
+        row = {
+            "variant": variant,
+            "n": len({r["seed"] for r in runs}),
+            "options": ", ".join(f"{k}={v}" for k, v in (VARIANTS[variant] or {}).items()) or "He-normal",
+        }
         for it in iterations:
             for split in ("train", "test", "eval_data"):
-                values = [r["accuracy"][str(it)][split] for r in runs
-                          if split in r["accuracy"].get(str(it), {})]
+                values = [
+                    r["accuracy"][str(it)][split] for r in runs if split in r["accuracy"].get(str(it), {})
+                ]
                 row[f"{split}_{it}"] = mean_std(values, ".3f") if values else ""
         for it in (100, 1000):
             row[f"paper_{it}"] = PAPER.get(variant, {}).get(it, "")
@@ -225,8 +249,10 @@ def render_markdown(data):
             f"{spectrum['seconds']} s):",
             "",
             format_table(
-                [{"k": i + 1, "ours": v, "paper": p}
-                 for i, (v, p) in enumerate(zip(spectrum["eigvals"], PAPER_D1_SPECTRUM, strict=True))],
+                [
+                    {"k": i + 1, "ours": v, "paper": p}
+                    for i, (v, p) in enumerate(zip(spectrum["eigvals"], PAPER_D1_SPECTRUM, strict=True))
+                ],
                 (("k", "k"), ("ours", "ours"), ("paper", "paper")),
             ),
             "",
@@ -240,8 +266,9 @@ def main(argv=None):
         os.environ["KERAS_BACKEND"] = args.backend
     from keras_structinit.datasets import load_cifar
 
-    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size,
-                                 full_hold_out=True)
+    train, held_out = load_cifar(
+        str(args.data), validation_split=0.1, seed=0, train_size=args.train_size, full_hold_out=True
+    )
     config = {
         "iterations": sorted(args.iterations),
         "train_size": len(train[0]),
@@ -252,10 +279,13 @@ def main(argv=None):
     }
     data, save = resumable_results(args.out, NAME, config, render_markdown)
     data["seeds"] = args.seeds
-    data.setdefault("notes", [
-        "One complete run per (variant, seed, iterations), each with its own step schedule.",
-        "sampled_1 scales the samples by 1/4 (expected squared filter norm 1, as an eigenvector's).",
-    ])
+    data.setdefault(
+        "notes",
+        [
+            "One complete run per (variant, seed, iterations), each with its own step schedule.",
+            "sampled_1 scales the samples by 1/4 (expected squared filter norm 1, as an eigenvector's).",
+        ],
+    )
     print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)
     if "spectrum" not in data:
         data["spectrum"] = d1_spectrum(train[0], args.spectrum_images)
@@ -264,8 +294,12 @@ def main(argv=None):
     pick = np.sort(np.random.default_rng(0).choice(len(train[0]), config["align_images"], replace=False))
     align_images = scaled(train[0][pick])
     done = {(r["variant"], r["seed"], r["iterations"]) for r in data["runs"]}
-    plan = [(variant, seed, iterations) for seed in args.seeds for variant in args.variants
-            for iterations in config["iterations"]]
+    plan = [
+        (variant, seed, iterations)
+        for seed in args.seeds
+        for variant in args.variants
+        for iterations in config["iterations"]
+    ]
     mine = shard_of(plan, args.shard)
     todo = [run for run in mine if run not in done]
     print(f"{len(todo)} run(s) to do, {len(mine) - len(todo)} done already", flush=True)
@@ -288,8 +322,10 @@ def main(argv=None):
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
 #: How the variants of one seed pair in these runs (the report's pairing sentence).
-PAIRING = (PAIRED_BY_SEED + "; `align_conv_layers(seed=seed)` replaces the aligned layers' kernels "
-           "only, and the training probe's images are drawn from the seed")
+PAIRING = (
+    PAIRED_BY_SEED + "; `align_conv_layers(seed=seed)` replaces the aligned layers' kernels "
+    "only, and the training probe's images are drawn from the seed"
+)
 
 
 def _test_accuracy(runs):
@@ -298,8 +334,10 @@ def _test_accuracy(runs):
     for r in runs:
         for iterations in r["accuracy"]:
             groups.setdefault((r["variant"], int(iterations)), []).append(r)
-    return {(variant, it): by_seed(rs, lambda r, it=it: 100 * r["accuracy"][str(it)]["test"])
-            for (variant, it), rs in sorted(groups.items())}
+    return {
+        (variant, it): by_seed(rs, lambda r, it=it: 100 * r["accuracy"][str(it)]["test"])
+        for (variant, it), rs in sorted(groups.items())
+    }
 
 
 def comparisons(name, data):
@@ -310,18 +348,25 @@ def comparisons(name, data):
         if ("default", it) not in cells:
             continue
         if ("aligned_2", it) in cells:
-            out.append(Comparison(f"@{it}: aligned_2 − default", cells["aligned_2", it], cells["default", it],
-                                  data))
+            out.append(
+                Comparison(f"@{it}: aligned_2 − default", cells["aligned_2", it], cells["default", it], data)
+            )
         if ("smallest_1", it) in cells:
-            out.append(Comparison(f"@{it}: default − smallest_1", cells["default", it],
-                                  cells["smallest_1", it], data))
+            out.append(
+                Comparison(
+                    f"@{it}: default − smallest_1", cells["default", it], cells["smallest_1", it], data
+                )
+            )
     return out
 
 
 def _alignment(data):
     cells = _test_accuracy(data["runs"])
-    parts = [f"{variant} @{it}: {ms([v for v, _ in sample.values()])} %"
-             for (variant, it), sample in cells.items() if variant in ("default", "aligned_2", "smallest_1")]
+    parts = [
+        f"{variant} @{it}: {ms([v for v, _ in sample.values()])} %"
+        for (variant, it), sample in cells.items()
+        if variant in ("default", "aligned_2", "smallest_1")
+    ]
     return "held-out accuracy: " + "; ".join(parts), verdict_of(comparisons("alignment_accuracy", data))
 
 
@@ -341,9 +386,9 @@ SUITE = {
             script="alignment_accuracy.py",
             args=("--backend", "torch", "--variants", "default", "aligned_2", "smallest_1", *TRAIN_SEEDS),
             title="Data-aligned init: SimpleCNN with 0 / 2 aligned layers and the smallest-eigenvector "
-                  "control, 100 and 1000 SGD iterations (Tables 2 and 5)",
+            "control, 100 and 1000 SGD iterations (Tables 2 and 5)",
             paper="test accuracy @100 / @1000: default .31 / .53, 2 aligned layers .37 / .56; "
-                  "smallest eigenvectors .15 @100",
+            "smallest eigenvectors .15 @100",
             minutes=34,
             run_key=("variant", "seed", "iterations"),
             eval_data=True,

@@ -221,15 +221,18 @@ def runs_table(rows, part_header, columns):
     """
     from keras_structinit.reporting import format_table  # no keras import
 
-    return format_table(rows, [
-        ("Backend", lambda r: r[0]),
-        (part_header, lambda r: r[1]),
-        ("Date (UTC)", lambda r: r[3]["date"]),
-        ("Keras", lambda r: r[2]["keras"]),
-        ("Backend version", lambda r: r[2]["backend_version"]),
-        *columns,
-        ("1-min load avg (start / end)", lambda r: loadavg_cell(r[3]["loadavg_1min"])),
-    ])
+    return format_table(
+        rows,
+        [
+            ("Backend", lambda r: r[0]),
+            (part_header, lambda r: r[1]),
+            ("Date (UTC)", lambda r: r[3]["date"]),
+            ("Keras", lambda r: r[2]["keras"]),
+            ("Backend version", lambda r: r[2]["backend_version"]),
+            *columns,
+            ("1-min load avg (start / end)", lambda r: loadavg_cell(r[3]["loadavg_1min"])),
+        ],
+    )
 
 
 def script_command(script):
@@ -265,11 +268,13 @@ def backend_parser(description):
 
     parser = argparse.ArgumentParser(description=description)
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--backend", choices=BACKENDS,
-                       help="Keras backend (default: current KERAS_BACKEND)")
-    which.add_argument("--all-backends", action="store_true",
-                       help="run every installed backend, one subprocess each (a backend whose "
-                            "package is missing is skipped, with a line saying so)")
+    which.add_argument("--backend", choices=BACKENDS, help="Keras backend (default: current KERAS_BACKEND)")
+    which.add_argument(
+        "--all-backends",
+        action="store_true",
+        help="run every installed backend, one subprocess each (a backend whose "
+        "package is missing is skipped, with a line saying so)",
+    )
     return parser
 
 
@@ -323,9 +328,14 @@ def _shard(text):
 
 def add_shard_argument(parser):
     """``--shard I/N``: a resumable benchmark runs only part ``I`` of ``N`` of its plan."""
-    parser.add_argument("--shard", type=_shard, default=(0, 1), metavar="I/N",
-                        help="run only runs I, I+N, I+2N, ... of the plan (0-based), so that N "
-                             "processes, each with its own --out, share it (default 0/1: all)")
+    parser.add_argument(
+        "--shard",
+        type=_shard,
+        default=(0, 1),
+        metavar="I/N",
+        help="run only runs I, I+N, I+2N, ... of the plan (0-based), so that N "
+        "processes, each with its own --out, share it (default 0/1: all)",
+    )
 
 
 def shard_of(plan, shard):
@@ -336,9 +346,13 @@ def shard_of(plan, shard):
 
 def add_eval_data_argument(parser):
     """``--eval-data PATH``: an external labelled set every trained model is also evaluated on."""
-    parser.add_argument("--eval-data", type=Path, default=None,
-                        help="also evaluate every trained model on this labelled set (.npz with uint8 "
-                             "x and int y, or an ImageFolder directory/.zip); not part of the config")
+    parser.add_argument(
+        "--eval-data",
+        type=Path,
+        default=None,
+        help="also evaluate every trained model on this labelled set (.npz with uint8 "
+        "x and int y, or an ImageFolder directory/.zip); not part of the config",
+    )
 
 
 def external_accuracy(model, normalization, source, batch_size=500):
@@ -356,9 +370,9 @@ def external_accuracy(model, normalization, source, batch_size=500):
     std = np.asarray(normalization["std"], np.float32)
     correct = 0
     for start in range(0, len(x), batch_size):
-        batch = (x[start:start + batch_size].astype(np.float32) / 255.0 - mean) / std
+        batch = (x[start : start + batch_size].astype(np.float32) / 255.0 - mean) / std
         logits = model.predict_on_batch(batch)
-        correct += int(np.sum(np.argmax(np.asarray(logits), axis=-1) == y[start:start + batch_size]))
+        correct += int(np.sum(np.argmax(np.asarray(logits), axis=-1) == y[start : start + batch_size]))
     return correct / len(x)
 
 
@@ -381,18 +395,24 @@ def rand_augment_form(text):
 
     if text.partition(":")[0] not in RAND_AUGMENT_LIBRARIES or ":" not in text:
         named = " or ".join(f"{name}:..." for name in RAND_AUGMENT_LIBRARIES)
-        raise argparse.ArgumentTypeError(f"expected a named form, {named} (e.g. torchvision:n2-m12). "
-                                         f"Received: {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a named form, {named} (e.g. torchvision:n2-m12). Received: {text!r}"
+        )
     return text
 
 
 def add_rand_augment_argument(parser):
     """``--rand-augment FORM`` (default: none), as the ConvMixer CIFAR script's recipe takes it."""
-    parser.add_argument("--rand-augment", type=rand_augment_form, default=None, metavar="FORM",
-                        help="RandAugment as a named form, applied to every run (default: none). The "
-                             "covariance and mimetic papers train with ConvMixer's CIFAR script, whose "
-                             "README's 92.5%% command is torchvision:n2-m12 (train.py's default is 1 op at "
-                             "magnitude 8); neither paper states N and M")
+    parser.add_argument(
+        "--rand-augment",
+        type=rand_augment_form,
+        default=None,
+        metavar="FORM",
+        help="RandAugment as a named form, applied to every run (default: none). The "
+        "covariance and mimetic papers train with ConvMixer's CIFAR script, whose "
+        "README's 92.5%% command is torchvision:n2-m12 (train.py's default is 1 op at "
+        "magnitude 8); neither paper states N and M",
+    )
 
 
 def rand_augment_text(value):
@@ -403,8 +423,19 @@ def rand_augment_text(value):
     return value or "off"
 
 
-def fit_and_measure(model, train, held_out, epochs, *, batch_size, seed, rand_augment=None,
-                    eval_data=None, callbacks=(), pipeline=None):
+def fit_and_measure(
+    model,
+    train,
+    held_out,
+    epochs,
+    *,
+    batch_size,
+    seed,
+    rand_augment=None,
+    eval_data=None,
+    callbacks=(),
+    pipeline=None,
+):
     """Trains ``model`` on ``train`` with ``recipes.fit_cifar`` (its defaults; ``rand_augment`` a
     named RandAugment form or ``None``; progress lines) and evaluates it on ``held_out``.
 
@@ -425,18 +456,30 @@ def fit_and_measure(model, train, held_out, epochs, *, batch_size, seed, rand_au
     verbose, progress = progress_callbacks()
     deadline = deadline_callbacks()
     start = time.perf_counter()
-    history = recipes.fit_cifar(model, train, epochs, batch_size=batch_size, seed=seed,
-                                rand_augment=rand_augment, eval_data=held_out,
-                                callbacks=[*progress, *callbacks, *deadline], verbose=verbose,
-                                **({"pipeline": pipeline} if pipeline else {}))
-    fields = {"val_accuracy": history.eval_results["accuracy"],
-              "train_accuracy": float(history.history["accuracy"][-1]),
-              "train_time_s": time.perf_counter() - start,
-              "epochs_done": len(history.history["accuracy"]),
-              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    history = recipes.fit_cifar(
+        model,
+        train,
+        epochs,
+        batch_size=batch_size,
+        seed=seed,
+        rand_augment=rand_augment,
+        eval_data=held_out,
+        callbacks=[*progress, *callbacks, *deadline],
+        verbose=verbose,
+        **({"pipeline": pipeline} if pipeline else {}),
+    )
+    fields = {
+        "val_accuracy": history.eval_results["accuracy"],
+        "train_accuracy": float(history.history["accuracy"][-1]),
+        "train_time_s": time.perf_counter() - start,
+        "epochs_done": len(history.history["accuracy"]),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
     if eval_data is not None:
-        fields.update(eval_data=data_provenance(eval_data),
-                      eval_data_accuracy=external_accuracy(model, history.normalization, eval_data))
+        fields.update(
+            eval_data=data_provenance(eval_data),
+            eval_data_accuracy=external_accuracy(model, history.normalization, eval_data),
+        )
     return history, fields
 
 
@@ -467,8 +510,11 @@ def deadline_callbacks():
         def on_epoch_end(self, epoch, logs=None):
             self._longest = max(getattr(self, "_longest", 0.0), time.time() - self._start)
             if time.time() + self._longest > end:
-                print(f"{DEADLINE_VARIABLE}: stopping after epoch {epoch + 1} (another would end past "
-                      "the deadline)", flush=True)
+                print(
+                    f"{DEADLINE_VARIABLE}: stopping after epoch {epoch + 1} (another would end past "
+                    "the deadline)",
+                    flush=True,
+                )
                 self.model.stop_training = True
 
     return [StopAtDeadline()]
@@ -478,7 +524,8 @@ def held_out_note(subset_size=None):
     """The ``held_out`` entry of a training benchmark's config: how its held-out images were chosen
     (``load_cifar``'s stratified 10%, seed 0, and the ``held_out_subset`` size when one was taken)."""
     return "stratified 10% of the training split, seed 0" + (
-        f"; a fixed subset (seed 0) of {subset_size}" if subset_size else "")
+        f"; a fixed subset (seed 0) of {subset_size}" if subset_size else ""
+    )
 
 
 def eval_data_lines(runs):
@@ -486,8 +533,10 @@ def eval_data_lines(runs):
     external = [100 * r["eval_data_accuracy"] for r in runs if "eval_data_accuracy" in r]
     if not external:
         return []
-    return [f"--eval-data accuracy over all {len(external)} runs that measured it: "
-            f"{mean_std(external)} %.", ""]
+    return [
+        f"--eval-data accuracy over all {len(external)} runs that measured it: {mean_std(external)} %.",
+        "",
+    ]
 
 
 def resumable_results(out_dir, name, config, render_markdown):
@@ -513,8 +562,14 @@ def resumable_results(out_dir, name, config, render_markdown):
     data = json.loads(json_path.read_text()) if json_path.exists() else {}
     if data.get("config", config) != config:
         sys.exit(f"{name}: error: {json_path} holds runs of another configuration; move it away")
-    data.update(benchmark=name, config=config, backend=keras.backend.backend(), machine=machine_info(),
-                versions=versions(), code=code_provenance())
+    data.update(
+        benchmark=name,
+        config=config,
+        backend=keras.backend.backend(),
+        machine=machine_info(),
+        versions=versions(),
+        code=code_provenance(),
+    )
     earlier = {id(run): run for run in data.setdefault("runs", [])}  # holding them keeps ids unique
 
     def save():
@@ -560,8 +615,11 @@ def verdict_of(checks):
     noise, ``"within noise"`` otherwise; ``None`` without checks. A check is ``True``, ``False`` or
     ``None`` (:func:`ahead`), or a :class:`Comparison` (its :attr:`~Comparison.ahead`; those with
     ``counts=False`` are context and left out)."""
-    checks = [c.ahead if isinstance(c, Comparison) else c for c in checks
-              if not isinstance(c, Comparison) or c.counts]
+    checks = [
+        c.ahead if isinstance(c, Comparison) else c
+        for c in checks
+        if not isinstance(c, Comparison) or c.counts
+    ]
     if not checks:
         return None
     return "no" if False in checks else "yes" if all(checks) else "within noise"
@@ -587,9 +645,11 @@ SESSION_HOURS = 3.0
 CODE_SPREAD = 2.82
 #: Why the variants of one seed in a script's runs are paired (``PAIRING``, a script's sentence in
 #: the report) unless the script says otherwise.
-PAIRED_BY_SEED = ("each run calls `keras.utils.set_random_seed(seed)` before it builds its model, the "
-                  "variant changes only its own weights, and `recipes.fit_cifar(seed=seed)` draws the "
-                  "data order and every augmentation from (seed, pass, example) alone")
+PAIRED_BY_SEED = (
+    "each run calls `keras.utils.set_random_seed(seed)` before it builds its model, the "
+    "variant changes only its own weights, and `recipes.fit_cifar(seed=seed)` draws the "
+    "data order and every augmentation from (seed, pass, example) alone"
+)
 
 
 def _when(text):
@@ -617,8 +677,10 @@ def code_keys(data):
     either: the file's (one process wrote such a file)."""
     runs = (data or {}).get("runs", [])
     keys, sitting, last = {}, 0, None
-    for when, run in sorted(((_when(r.get("date")), r) for r in runs
-                             if not _commit(r) and _when(r.get("date"))), key=lambda item: item[0]):
+    for when, run in sorted(
+        ((_when(r.get("date")), r) for r in runs if not _commit(r) and _when(r.get("date"))),
+        key=lambda item: item[0],
+    ):
         if last is not None and (when - last).total_seconds() > SESSION_HOURS * 3600:
             sitting += 1
         keys[id(run)], last = ("sitting", sitting), when
@@ -650,8 +712,10 @@ def by_seed(runs, value=lambda r: 100 * r["val_accuracy"]):
     groups = {}
     for run in runs:
         groups.setdefault(run["seed"], []).append(run)
-    return {seed: (float(np.mean([value(r) for r in group])), tuple(group))
-            for seed, group in sorted(groups.items())}
+    return {
+        seed: (float(np.mean([value(r) for r in group])), tuple(group))
+        for seed, group in sorted(groups.items())
+    }
 
 
 def seed_differences(first, second):
@@ -767,8 +831,7 @@ class Comparison:
         """How :attr:`ahead` judged it, in words."""
         if self.why_unpaired is None:
             return "paired"
-        widened = (f"; + {self.spread:g} (sides on different code)"
-                   if self.mixed_code and self.spread else "")
+        widened = f"; + {self.spread:g} (sides on different code)" if self.mixed_code and self.spread else ""
         return f"unpaired ({self.why_unpaired}{widened})"
 
 
@@ -779,8 +842,13 @@ def pairing_of(comparisons):
     if not counted:
         return "—"
     paired = sum(c.why_unpaired is None for c in counted)
-    return "paired" if paired == len(counted) else "unpaired" if not paired else \
-        f"partly ({paired} of {len(counted)})"
+    return (
+        "paired"
+        if paired == len(counted)
+        else "unpaired"
+        if not paired
+        else f"partly ({paired} of {len(counted)})"
+    )
 
 
 def rerun_spread(earlier, later, key):
@@ -811,11 +879,15 @@ def rerun_spread(earlier, later, key):
         found = sorted(set(found))
         return found[0] + (f" to {found[-1]}" if len(found) > 1 else "")
 
-    return {"runs": len(changes), "largest": float(np.max(np.abs(changes))),
-            "mean": float(np.mean(changes)),
-            "sd": float(np.std(changes, ddof=1)) if len(changes) > 1 else 0.0,
-            "cells": means, "largest_mean": float(max(abs(v) for v in means.values())),
-            "dates": tuple(days(d) for d in dates)}
+    return {
+        "runs": len(changes),
+        "largest": float(np.max(np.abs(changes))),
+        "mean": float(np.mean(changes)),
+        "sd": float(np.std(changes, ddof=1)) if len(changes) > 1 else 0.0,
+        "cells": means,
+        "largest_mean": float(max(abs(v) for v in means.values())),
+        "dates": tuple(days(d) for d in dates),
+    }
 
 
 def seed_gaps(runs):
@@ -834,8 +906,14 @@ def bars(ax, series, labels):
     width = 0.8 / max(len(series), 1)
     for i, (name, values) in enumerate(series.items()):
         x = np.arange(len(labels)) + (i - (len(series) - 1) / 2) * width
-        ax.bar(x, [np.mean(v) if v else np.nan for v in values], width,
-               yerr=[np.std(v, ddof=1) if len(v) > 1 else 0 for v in values], capsize=2, label=name)
+        ax.bar(
+            x,
+            [np.mean(v) if v else np.nan for v in values],
+            width,
+            yerr=[np.std(v, ddof=1) if len(v) > 1 else 0 for v in values],
+            capsize=2,
+            label=name,
+        )
     ax.set_xticks(np.arange(len(labels)), labels, rotation=30, ha="right", fontsize=7)
     ax.legend(fontsize=7)
 
@@ -846,8 +924,12 @@ def bars(ax, series, labels):
 TRAIN_SEEDS = ("--seeds", "0", "1", "2")
 #: What every entry's numbers depend on (paths from the repository root): the recipes (training
 #: loop, optimizers, the input stream), the model builders and their layers, and the data loader.
-COMMON_DEPENDENCIES = ("keras_structinit/recipes", "keras_structinit/models", "keras_structinit/layers",
-                       "keras_structinit/datasets")
+COMMON_DEPENDENCIES = (
+    "keras_structinit/recipes",
+    "keras_structinit/models",
+    "keras_structinit/layers",
+    "keras_structinit/datasets",
+)
 #: The init method's code, by the first word of a script's name (``covariance_accuracy.py``:
 #: ``covariance``); a script whose first word is not here depends on the common paths alone.
 METHOD_DEPENDENCIES = {
@@ -922,8 +1004,11 @@ class Benchmark:
         stale: :data:`COMMON_DEPENDENCIES`, the script's init method (:data:`METHOD_DEPENDENCIES`),
         the script itself (when it lies in ``benchmarks/``) and :attr:`depends`."""
         script = Path(self.script)
-        own = (f"benchmarks/{script.name}",) if not script.is_absolute() or script.parent == \
-            Path(__file__).resolve().parent else ()
+        own = (
+            (f"benchmarks/{script.name}",)
+            if not script.is_absolute() or script.parent == Path(__file__).resolve().parent
+            else ()
+        )
         method = METHOD_DEPENDENCIES.get(script.stem.split("_")[0], ())
         return tuple(dict.fromkeys((*COMMON_DEPENDENCIES, *method, *own, *self.depends)))
 

@@ -91,9 +91,14 @@ def model_rows(args):
     for layers, removed, frozen, kernel_grad, jit in _variants(keras.backend.backend()):
         keras.utils.set_random_seed(0)
         model = depthwise_speed.build_convmixer(layers)
-        model = keras.models.clone_model(model, clone_function=lambda layer, removed=removed: (
-            PassThrough(name=layer.name) if _kind(layer) in removed
-            else layer.__class__.from_config(layer.get_config())))
+        model = keras.models.clone_model(
+            model,
+            clone_function=lambda layer, removed=removed: (
+                PassThrough(name=layer.name)
+                if _kind(layer) in removed
+                else layer.__class__.from_config(layer.get_config())
+            ),
+        )
         if frozen:
             freeze_spatial(model)
         # Traced at the first step: the setting holds for this model's compiled function.
@@ -102,11 +107,22 @@ def model_rows(args):
             stats = depthwise_speed.time_train_step(model, jit, batch, args.repeats)
         finally:
             depthwise._MAX_ROWS_GRAD_WIDTH = rows_width
-        rows.append({"layers": layers, "removed": list(removed), "frozen": frozen,
-                     "kernel_grad": kernel_grad, "jit_compile": jit, **stats})
-        print(f"model {layers:<7} jit_compile={jit!s:<5} {'frozen' if frozen else 'thawed'} "
-              f"kernel grad {kernel_grad:<4} without {','.join(removed) or '-':<32} "
-              f"{stats['median_s']:.3f} s/step", flush=True)
+        rows.append(
+            {
+                "layers": layers,
+                "removed": list(removed),
+                "frozen": frozen,
+                "kernel_grad": kernel_grad,
+                "jit_compile": jit,
+                **stats,
+            }
+        )
+        print(
+            f"model {layers:<7} jit_compile={jit!s:<5} {'frozen' if frozen else 'thawed'} "
+            f"kernel grad {kernel_grad:<4} without {','.join(removed) or '-':<32} "
+            f"{stats['median_s']:.3f} s/step",
+            flush=True,
+        )
     return rows
 
 
@@ -120,8 +136,9 @@ def _compiled_forms(backend, fn):
 
         grads = jax.jit(jax.grad(lambda x, k: (fn(x, k) * r).sum(), argnums=(0, 1)))
         forward = jax.jit(fn)
-        return {"jit": (lambda: jax.block_until_ready(forward(x, k)),
-                        lambda: jax.block_until_ready(grads(x, k)))}
+        return {
+            "jit": (lambda: jax.block_until_ready(forward(x, k)), lambda: jax.block_until_ready(grads(x, k)))
+        }
     if backend == "tensorflow":
         import tensorflow as tf
 
@@ -137,8 +154,10 @@ def _compiled_forms(backend, fn):
         for jit in (False, True):
             forward = tf.function(fn, jit_compile=jit)
             grads = tf.function(with_grads, jit_compile=jit)
-            forms[f"jit_compile={jit}"] = (lambda f=forward: f(xt, kt).numpy(),
-                                           lambda g=grads: [t.numpy() for t in g(xt, kt)])
+            forms[f"jit_compile={jit}"] = (
+                lambda f=forward: f(xt, kt).numpy(),
+                lambda g=grads: [t.numpy() for t in g(xt, kt)],
+            )
         return forms
     import torch
 
@@ -161,14 +180,19 @@ def pointwise_rows(args, backend):
     from keras_structinit.layers import patch_conv2d
 
     rows = []
-    for op_name, fn in (("keras.ops.conv", lambda x, k: ops.conv(x, k, padding="valid")),
-                        ("patch_conv2d", patch_conv2d)):
+    for op_name, fn in (
+        ("keras.ops.conv", lambda x, k: ops.conv(x, k, padding="valid")),
+        ("patch_conv2d", patch_conv2d),
+    ):
         for form, (forward, grads) in _compiled_forms(backend, fn).items():
             fwd, _ = time_calls(forward, 7)
             both, _ = time_calls(grads, 7)
             rows.append({"op": op_name, "form": form, "forward": fwd, "forward_and_grads": both})
-            print(f"pointwise {op_name:<15} {form:<18} {fwd['median_s'] * 1e3:7.1f} / "
-                  f"{both['median_s'] * 1e3:7.1f} ms", flush=True)
+            print(
+                f"pointwise {op_name:<15} {form:<18} {fwd['median_s'] * 1e3:7.1f} / "
+                f"{both['median_s'] * 1e3:7.1f} ms",
+                flush=True,
+            )
     return rows
 
 
@@ -180,9 +204,13 @@ def run_backend(args):
     backend = keras.backend.backend()
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    entry = {"machine": machine_info(), "software": versions(),
-             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-             "pointwise": pointwise_rows(args, backend), "model": model_rows(args)}
+    entry = {
+        "machine": machine_info(),
+        "software": versions(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "pointwise": pointwise_rows(args, backend),
+        "model": model_rows(args),
+    }
     entry["elapsed_s"] = round(time.perf_counter() - start, 1)
     entry["loadavg_1min"] = {"start": load, "end": os.getloadavg()[0]}
     return backend, entry
@@ -191,7 +219,12 @@ def run_backend(args):
 def _whole_model(entry, jit, frozen):
     for row in entry["model"]:
         if (row["layers"], row["removed"], row["kernel_grad"], row["jit_compile"], row["frozen"]) == (
-                "package", [], "auto", jit, frozen):
+            "package",
+            [],
+            "auto",
+            jit,
+            frozen,
+        ):
             return row["median_s"]
     return None
 
@@ -200,39 +233,58 @@ def summary_lines(results):
     """The whole model with the package's layers per backend and compile setting, against torch."""
     torch = results.get("torch")
     ref = {frozen: _whole_model(torch, False, frozen) for frozen in (False, True)} if torch else {}
-    lines = ["| backend | jit_compile | thawed s/step | frozen s/step | frozen speed-up "
-             "| x torch (thawed / frozen) |", "|---|---|---:|---:|---:|---|"]
+    lines = [
+        "| backend | jit_compile | thawed s/step | frozen s/step | frozen speed-up "
+        "| x torch (thawed / frozen) |",
+        "|---|---|---:|---:|---:|---|",
+    ]
     for backend, entry in results.items():
         for jit in sorted({row["jit_compile"] for row in entry["model"]}):
             thawed, frozen = _whole_model(entry, jit, False), _whole_model(entry, jit, True)
             if thawed is None or frozen is None:
                 continue
-            versus = (f"{thawed / ref[False]:.2f} / {frozen / ref[True]:.2f}"
-                      if ref and backend != "torch" else "-")
-            lines.append(f"| {backend} | {jit} | {thawed:.3f} | {frozen:.3f} | {thawed / frozen:.2f}x "
-                         f"| {versus} |")
+            versus = (
+                f"{thawed / ref[False]:.2f} / {frozen / ref[True]:.2f}" if ref and backend != "torch" else "-"
+            )
+            lines.append(
+                f"| {backend} | {jit} | {thawed:.3f} | {frozen:.3f} | {thawed / frozen:.2f}x | {versus} |"
+            )
     return lines
 
 
 def render_markdown(data):
-    lines = ["# ConvMixer-128/6 step: where the time goes", "",
-             "`benchmarks/convmixer_breakdown.py` (see its docstring): `train_on_batch` medians in s/step, "
-             "1x1 conv medians in ms. All backends in one run, one after another.", "",
-             *summary_lines(data["results"]), ""]
+    lines = [
+        "# ConvMixer-128/6 step: where the time goes",
+        "",
+        "`benchmarks/convmixer_breakdown.py` (see its docstring): `train_on_batch` medians in s/step, "
+        "1x1 conv medians in ms. All backends in one run, one after another.",
+        "",
+        *summary_lines(data["results"]),
+        "",
+    ]
     for backend, entry in data["results"].items():
         software, machine, load = entry["software"], entry["machine"], entry["loadavg_1min"]
-        lines += [f"## {backend}", "",
-                  f"{entry['date']}; Keras {software['keras']}, {backend} {software['backend_version']}, "
-                  f"Python {software['python']}; {machine['cpu']} x {machine['cores']} cores; "
-                  f"1-min load {load['start']:.2f} at the start, {load['end']:.2f} at the end.", "",
-                  "| conv layers | jit_compile | kernels | kernel gradient | removed | s/step |",
-                  "|---|---|---|---|---|---:|"]
-        lines += [f"| {r['layers']} | {r['jit_compile']} | {'frozen' if r['frozen'] else 'trainable'} | "
-                  f"{r['kernel_grad']} | {', '.join(r['removed']) or '-'} | {r['median_s']:.3f} |"
-                  for r in entry["model"]]
+        lines += [
+            f"## {backend}",
+            "",
+            f"{entry['date']}; Keras {software['keras']}, {backend} {software['backend_version']}, "
+            f"Python {software['python']}; {machine['cpu']} x {machine['cores']} cores; "
+            f"1-min load {load['start']:.2f} at the start, {load['end']:.2f} at the end.",
+            "",
+            "| conv layers | jit_compile | kernels | kernel gradient | removed | s/step |",
+            "|---|---|---|---|---|---:|",
+        ]
+        lines += [
+            f"| {r['layers']} | {r['jit_compile']} | {'frozen' if r['frozen'] else 'trainable'} | "
+            f"{r['kernel_grad']} | {', '.join(r['removed']) or '-'} | {r['median_s']:.3f} |"
+            for r in entry["model"]
+        ]
         lines += ["", "| 1x1 conv | form | forward ms | forward + gradients ms |", "|---|---|---:|---:|"]
-        lines += [f"| {r['op']} | {r['form']} | {r['forward']['median_s'] * 1e3:.1f} | "
-                  f"{r['forward_and_grads']['median_s'] * 1e3:.1f} |" for r in entry["pointwise"]]
+        lines += [
+            f"| {r['op']} | {r['form']} | {r['forward']['median_s'] * 1e3:.1f} | "
+            f"{r['forward_and_grads']['median_s'] * 1e3:.1f} |"
+            for r in entry["pointwise"]
+        ]
         lines.append("")
     return "\n".join(lines)
 

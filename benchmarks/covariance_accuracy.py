@@ -92,29 +92,48 @@ def parse_args(argv=None):
     parser.add_argument("--backend", choices=BACKENDS, default=None)
     parser.add_argument("--dim", type=int, default=128, help="ConvMixer width (paper: 256)")
     parser.add_argument("--depth", type=int, default=8, help="ConvMixer depth (paper: 8)")
-    parser.add_argument("--kernel-sizes", type=int, nargs="+", default=[3, 7, 9, 15],
-                        help="kernel-size: k values (default 3 7 9 15); others use k = 9")
+    parser.add_argument(
+        "--kernel-sizes",
+        type=int,
+        nargs="+",
+        default=[3, 7, 9, 15],
+        help="kernel-size: k values (default 3 7 9 15); others use k = 9",
+    )
     parser.add_argument("--epochs", type=int, default=2, help="epochs per run (kernel-size, sigma)")
-    parser.add_argument("--budgets", type=int, nargs="+", default=[1, 2, 4],
-                        help="convergence: epochs of each complete run (default 1 2 4)")
+    parser.add_argument(
+        "--budgets",
+        type=int,
+        nargs="+",
+        default=[1, 2, 4],
+        help="convergence: epochs of each complete run (default 1 2 4)",
+    )
     parser.add_argument("--train-size", type=int, default=5000)
     parser.add_argument("--held-out-size", type=int, default=None)
     parser.add_argument("--batch-size", type=int, default=128, help="paper: 512")
     add_rand_augment_argument(parser)
     parser.add_argument("--frozen", choices=("both", "frozen", "thawed"), default="both")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--pipeline", choices=("auto", "native", "tf"), default="auto",
-                        help="fit_cifar's input stream (default auto: native where TensorFlow is absent); "
-                             "the GPU entries take native, which needs no TensorFlow")
+    parser.add_argument(
+        "--pipeline",
+        choices=("auto", "native", "tf"),
+        default="auto",
+        help="fit_cifar's input stream (default auto: native where TensorFlow is absent); "
+        "the GPU entries take native, which needs no TensorFlow",
+    )
     add_shard_argument(parser)
     add_eval_data_argument(parser)
     args = parser.parse_args(argv)
     if not args.data.exists():
         parser.exit(2, f"{NAME}: error: --data {str(args.data)!r} does not exist\n")
-    for option, values in (("--dim", [args.dim]), ("--depth", [args.depth]), ("--epochs", [args.epochs]),
-                           ("--budgets", args.budgets), ("--train-size", [args.train_size]),
-                           ("--batch-size", [args.batch_size]),
-                           ("--held-out-size", [args.held_out_size or 1])):
+    for option, values in (
+        ("--dim", [args.dim]),
+        ("--depth", [args.depth]),
+        ("--epochs", [args.epochs]),
+        ("--budgets", args.budgets),
+        ("--train-size", [args.train_size]),
+        ("--batch-size", [args.batch_size]),
+        ("--held-out-size", [args.held_out_size or 1]),
+    ):
         if min(values) < 1:
             parser.error(f"{option} must be >= 1; got {values if len(values) > 1 else values[0]}")
     if any(k < 1 or k % 2 == 0 for k in args.kernel_sizes):
@@ -128,8 +147,14 @@ def plan(args):
     inits = ("default", "conv-cov") + (("conv-cov-listing",) if args.experiment == "sigma" else ())
     kernels = args.kernel_sizes if args.experiment == "kernel-size" else [9]
     budgets = args.budgets if args.experiment == "convergence" else [args.epochs]
-    return [(init, f, k, e, seed) for seed in args.seeds for k in kernels for e in budgets
-            for f in frozen for init in inits]
+    return [
+        (init, f, k, e, seed)
+        for seed in args.seeds
+        for k in kernels
+        for e in budgets
+        for f in frozen
+        for init in inits
+    ]
 
 
 def initialize(model, init, seed):
@@ -158,13 +183,16 @@ def _acc(runs, **match):
 
 def gains(runs, init):
     """``{(kernel_size, epochs, frozen): [init's accuracy minus default's, per seed with both (points)]}``."""
-    acc = {(r["kernel_size"], r["epochs"], r["frozen"], r["seed"], r["init"]): r["val_accuracy"]
-           for r in complete(runs)}
+    acc = {
+        (r["kernel_size"], r["epochs"], r["frozen"], r["seed"], r["init"]): r["val_accuracy"]
+        for r in complete(runs)
+    }
     cells = {}
     for (k, epochs, frozen, seed, which), value in acc.items():
         if which == init and (k, epochs, frozen, seed, "default") in acc:
             cells.setdefault((k, epochs, frozen), []).append(
-                100 * (value - acc[k, epochs, frozen, seed, "default"]))
+                100 * (value - acc[k, epochs, frozen, seed, "default"])
+            )
     return dict(sorted(cells.items(), key=lambda item: (item[0][0], item[0][1], not item[0][2])))
 
 
@@ -181,8 +209,11 @@ def summary_rows(data):
             gain = cell_gains[init].get((k, epochs, frozen), []) if init != "default" else []
             row[f"gain {init}"] = mean_std(gain) if gain else ""
         paper = PAPER_TABLE10.get(k)
-        row["paper"] = f"{paper[0 if frozen else 1]:+.2f}" if paper and data["config"]["experiment"] == \
-            "kernel-size" else ""
+        row["paper"] = (
+            f"{paper[0 if frozen else 1]:+.2f}"
+            if paper and data["config"]["experiment"] == "kernel-size"
+            else ""
+        )
         rows.append(row)
     return rows
 
@@ -192,8 +223,14 @@ def render_markdown(data):
 
     cfg = data["config"]
     sigma = cfg["experiment"] == "sigma"
-    columns = [("k", "k"), ("epochs", "epochs"), ("filters", "filters"), ("default acc. %", "default"),
-               ("conv-cov acc. %", "conv-cov"), ("gain (points)", "gain conv-cov")]
+    columns = [
+        ("k", "k"),
+        ("epochs", "epochs"),
+        ("filters", "filters"),
+        ("default acc. %", "default"),
+        ("conv-cov acc. %", "conv-cov"),
+        ("gain (points)", "gain conv-cov"),
+    ]
     if sigma:
         columns += [("listing width acc. %", "conv-cov-listing"), ("gain listing", "gain conv-cov-listing")]
     if cfg["experiment"] == "kernel-size":
@@ -201,12 +238,16 @@ def render_markdown(data):
     lines = [
         f"# ConvCovariance on CIFAR-10 ConvMixers: {cfg['experiment']}",
         "",
-        run_facts(data['machine'], data['versions']),
+        run_facts(data["machine"], data["versions"]),
         "",
         f"ConvMixer-{cfg['dim']}/{cfg['depth']}, patch 2; `default` = PyTorch's uniform init (the model's "
         f"own), `conv-cov` = `apply_conv_covariance(preset={PRESET!r})` (Eq. 5: exp(-d^2 / (2 sigma)))"
-        + (", `conv-cov-listing` = the same with every sigma halved (exp(-d^2 / sigma), the paper's "
-           "Fig. 15 listing)" if sigma else "")
+        + (
+            ", `conv-cov-listing` = the same with every sigma halved (exp(-d^2 / sigma), the paper's "
+            "Fig. 15 listing)"
+            if sigma
+            else ""
+        )
         + f". Recipe: `fit_cifar` (AdamW lr 0.01, weight decay 0.01, triangular schedule, pad-4 crop + "
         f"flip), batch {cfg['batch_size']}, RandAugment {rand_augment_text(cfg['rand_augment'])}, "
         f"input stream {cfg.get('pipeline', 'auto')}; "
@@ -219,11 +260,17 @@ def render_markdown(data):
     ]
     cut = [r for r in data["runs"] if r not in complete(data["runs"])]
     if cut:
-        lines += ["Cut short by `BENCH_DEADLINE` (not in the table; a resume runs them again in full): " +
-                  "; ".join(f"{r['init']} k={r['kernel_size']} {'frozen' if r['frozen'] else 'thawed'} seed "
-                            f"{r['seed']}: {r['epochs_done']} of {r['epochs']} epochs, "
-                            f"{100 * r['val_accuracy']:.2f} % after {r['train_time_s'] / 60:.1f} min"
-                            for r in cut) + ".", ""]
+        lines += [
+            "Cut short by `BENCH_DEADLINE` (not in the table; a resume runs them again in full): "
+            + "; ".join(
+                f"{r['init']} k={r['kernel_size']} {'frozen' if r['frozen'] else 'thawed'} seed "
+                f"{r['seed']}: {r['epochs_done']} of {r['epochs']} epochs, "
+                f"{100 * r['val_accuracy']:.2f} % after {r['train_time_s'] / 60:.1f} min"
+                for r in cut
+            )
+            + ".",
+            "",
+        ]
     return "\n".join(lines + eval_data_lines(complete(data["runs"])))
 
 
@@ -237,20 +284,28 @@ def main(argv=None):
     from keras_structinit.datasets import load_cifar
     from keras_structinit.models import convmixer
 
-    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size,
-                                 full_hold_out=True)
+    train, held_out = load_cifar(
+        str(args.data), validation_split=0.1, seed=0, train_size=args.train_size, full_hold_out=True
+    )
     held_out = held_out_subset(held_out, args.held_out_size)
     config = {
-        "experiment": args.experiment, "dim": args.dim, "depth": args.depth, "train_size": len(train[0]),
-        "held_out_size": len(held_out[0]), "batch_size": args.batch_size, "rand_augment": args.rand_augment,
+        "experiment": args.experiment,
+        "dim": args.dim,
+        "depth": args.depth,
+        "train_size": len(train[0]),
+        "held_out_size": len(held_out[0]),
+        "batch_size": args.batch_size,
+        "rand_augment": args.rand_augment,
         "data": data_provenance(args.data),
         "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
         **({"pipeline": args.pipeline} if args.pipeline != "auto" else {}),
     }
-    data, save = resumable_results(args.out, f"{NAME}_{args.experiment.replace('-', '_')}", config,
-                                   render_markdown)
-    done = {(r["init"], r["frozen"], r["kernel_size"], r["epochs"], r["seed"])
-            for r in complete(data["runs"])}
+    data, save = resumable_results(
+        args.out, f"{NAME}_{args.experiment.replace('-', '_')}", config, render_markdown
+    )
+    done = {
+        (r["init"], r["frozen"], r["kernel_size"], r["epochs"], r["seed"]) for r in complete(data["runs"])
+    }
     mine = shard_of(plan(args), args.shard)
     todo = [run for run in mine if run not in done]
     print(f"{len(todo)} run(s) to do, {len(mine) - len(todo)} done already", flush=True)
@@ -258,8 +313,10 @@ def main(argv=None):
     for i, (init, frozen, k, epochs, seed) in enumerate(todo, 1):
         label = f"[{i}/{len(todo)}] k={k} {epochs} ep. {init} {'frozen' if frozen else 'thawed'} seed {seed}"
         if past_deadline(margin_s=30):
-            print(f"BENCH_DEADLINE ({deadline():.0f}) reached: {len(todo) - i + 1} run(s) not started",
-                  flush=True)
+            print(
+                f"BENCH_DEADLINE ({deadline():.0f}) reached: {len(todo) - i + 1} run(s) not started",
+                flush=True,
+            )
             stopped = True
             break
         keras.utils.set_random_seed(seed)
@@ -267,13 +324,24 @@ def main(argv=None):
         initialize(model, init, seed)
         if frozen:
             freeze_spatial(model)
-        _, measured = fit_and_measure(model, train, held_out, epochs, batch_size=args.batch_size, seed=seed,
-                                      rand_augment=args.rand_augment, eval_data=args.eval_data,
-                                      pipeline=args.pipeline)
+        _, measured = fit_and_measure(
+            model,
+            train,
+            held_out,
+            epochs,
+            batch_size=args.batch_size,
+            seed=seed,
+            rand_augment=args.rand_augment,
+            eval_data=args.eval_data,
+            pipeline=args.pipeline,
+        )
         run = {"init": init, "frozen": frozen, "kernel_size": k, "epochs": epochs, "seed": seed, **measured}
         minutes = run["train_time_s"] / 60
-        print(f"{label}: held-out accuracy {run['val_accuracy']:.4f} after {run['epochs_done']} epoch(s), "
-              f"{minutes:.1f} min", flush=True)
+        print(
+            f"{label}: held-out accuracy {run['val_accuracy']:.4f} after {run['epochs_done']} epoch(s), "
+            f"{minutes:.1f} min",
+            flush=True,
+        )
         data["runs"].append(run)
         save()
         stopped |= run["epochs_done"] < epochs
@@ -298,8 +366,10 @@ def kernel_size_checks(by_k):
 
 
 #: How the variants of one seed pair in these runs (the report's pairing sentence).
-PAIRING = (PAIRED_BY_SEED + "; `apply_conv_covariance(seed=seed)` re-draws the depthwise kernels only. "
-           "Gains at two kernel sizes are compared unpaired: the networks differ")
+PAIRING = (
+    PAIRED_BY_SEED + "; `apply_conv_covariance(seed=seed)` re-draws the depthwise kernels only. "
+    "Gains at two kernel sizes are compared unpaired: the networks differ"
+)
 
 
 def _samples(data, init):
@@ -329,10 +399,23 @@ def comparisons(name, data):
             by_k = [c for c in cells if c[2] == frozen]
             if len(by_k) >= 2:
                 low, high = by_k[0], by_k[-1]
-                gain = {c: {s: (mine[c][s][0] - default[c][s][0], mine[c][s][1] + default[c][s][1])
-                            for s in mine[c] if s in default[c]} for c in (low, high)}
-                out.append(Comparison(f"gain at {label(high)} − gain at k={low[0]}", gain[high], gain[low],
-                                      data, paired="two networks: only the data order and draws are shared"))
+                gain = {
+                    c: {
+                        s: (mine[c][s][0] - default[c][s][0], mine[c][s][1] + default[c][s][1])
+                        for s in mine[c]
+                        if s in default[c]
+                    }
+                    for c in (low, high)
+                }
+                out.append(
+                    Comparison(
+                        f"gain at {label(high)} − gain at k={low[0]}",
+                        gain[high],
+                        gain[low],
+                        data,
+                        paired="two networks: only the data order and draws are shared",
+                    )
+                )
     return out
 
 
@@ -343,15 +426,19 @@ def _covariance(data):
     parts, verdicts = [], list(comparisons(data.get("benchmark", ""), data))
     for init in inits:
         cells = gains(data["runs"], init)
-        parts += [f"{init} k={k} {epochs} ep. {'frozen' if frozen else 'thawed'}: {ms(values)}"
-                  for (k, epochs, frozen), values in cells.items()]
+        parts += [
+            f"{init} k={k} {epochs} ep. {'frozen' if frozen else 'thawed'}: {ms(values)}"
+            for (k, epochs, frozen), values in cells.items()
+        ]
         if experiment == "kernel-size":  # the paper: the gain grows with k, at every step
             for frozen in (True, False):
                 by_k = sorted((k, values) for (k, _, f), values in cells.items() if f == frozen)
                 if len(by_k) >= 2:
                     verdicts.append(True if _monotone(by_k) else None)
-                    parts.append(f"{'frozen' if frozen else 'thawed'}: mean gain "
-                                 f"{'grows' if _monotone(by_k) else 'does not grow'} with k at every step")
+                    parts.append(
+                        f"{'frozen' if frozen else 'thawed'}: mean gain "
+                        f"{'grows' if _monotone(by_k) else 'does not grow'} with k at every step"
+                    )
     verdict = verdict_of(verdicts) if experiment != "sigma" else None
     return "gain over the default init (points): " + "; ".join(parts), verdict
 
@@ -363,12 +450,23 @@ def _figure_covariance_kernel(data, plt):
     for frozen, color in ((True, "C0"), (False, "C1")):
         points = sorted((k, v) for (k, _, f), v in cells.items() if f == frozen)
         if points:
-            ax.errorbar([k for k, _ in points], [np.mean(v) for _, v in points],
-                        yerr=[np.std(v, ddof=1) if len(v) > 1 else 0 for _, v in points], marker="o",
-                        capsize=3, color=color, label=f"ours, {'frozen' if frozen else 'thawed'}")
+            ax.errorbar(
+                [k for k, _ in points],
+                [np.mean(v) for _, v in points],
+                yerr=[np.std(v, ddof=1) if len(v) > 1 else 0 for _, v in points],
+                marker="o",
+                capsize=3,
+                color=color,
+                label=f"ours, {'frozen' if frozen else 'thawed'}",
+            )
             ks = [k for k, _ in points if k in PAPER_TABLE10]
-            ax.plot(ks, [PAPER_TABLE10[k][0 if frozen else 1] for k in ks], ls="--", color=color,
-                    label=f"paper (20 ep.), {'frozen' if frozen else 'thawed'}")
+            ax.plot(
+                ks,
+                [PAPER_TABLE10[k][0 if frozen else 1] for k in ks],
+                ls="--",
+                color=color,
+                label=f"paper (20 ep.), {'frozen' if frozen else 'thawed'}",
+            )
     ax.axhline(0, color="gray", lw=0.8)
     ax.set_xlabel("kernel size k")
     ax.set_ylabel("ConvCovariance − default (points)")
@@ -378,15 +476,25 @@ def _figure_covariance_kernel(data, plt):
 
 def _figure_covariance_budget(data, plt):
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
-    for (init, frozen), style in {("default", True): "C0--", ("conv-cov", True): "C0-",
-                                  ("default", False): "C1--", ("conv-cov", False): "C1-"}.items():
+    for (init, frozen), style in {
+        ("default", True): "C0--",
+        ("conv-cov", True): "C0-",
+        ("default", False): "C1--",
+        ("conv-cov", False): "C1-",
+    }.items():
         runs = [r for r in data["runs"] if r["init"] == init and r["frozen"] == frozen]
         budgets = sorted({r["epochs"] for r in runs})
         if budgets:
             accs = [[100 * r["val_accuracy"] for r in runs if r["epochs"] == e] for e in budgets]
-            ax.errorbar(budgets, [np.mean(a) for a in accs],
-                        yerr=[np.std(a, ddof=1) if len(a) > 1 else 0 for a in accs], fmt=style, marker="o",
-                        capsize=3, label=f"{init}, {'frozen' if frozen else 'thawed'}")
+            ax.errorbar(
+                budgets,
+                [np.mean(a) for a in accs],
+                yerr=[np.std(a, ddof=1) if len(a) > 1 else 0 for a in accs],
+                fmt=style,
+                marker="o",
+                capsize=3,
+                label=f"{init}, {'frozen' if frozen else 'thawed'}",
+            )
     ax.set_xlabel("epochs (each a complete run)")
     ax.set_ylabel("held-out accuracy (%)")
     ax.legend(fontsize=7)
@@ -419,13 +527,37 @@ COV_KEY = ("init", "frozen", "kernel_size", "epochs", "seed", "epochs_done")
 # on JAX (the fastest backend measured on an H100: results/gpu/depthwise_speed.md) with the native
 # input stream (a GPU image has no TensorFlow): the GPU suite and its quick tier share it, so one's
 # runs count for the other.
-COV_PAPER = ("--backend", "jax", "--pipeline", "native", "--dim", "256", "--depth", "8", "--train-size",
-             "45000", "--batch-size", "512", "--rand-augment", "torchvision:n2-m12")
+COV_PAPER = (
+    "--backend",
+    "jax",
+    "--pipeline",
+    "native",
+    "--dim",
+    "256",
+    "--depth",
+    "8",
+    "--train-size",
+    "45000",
+    "--batch-size",
+    "512",
+    "--rand-augment",
+    "torchvision:n2-m12",
+)
 COV_GPU = ("kernel-size", *COV_PAPER, "--epochs", "20")
 # --smoke (python -m benchmarks.run --suite gpu-quick --smoke): the same arguments, then these, which
 # argparse lets win: a ConvMixer-16/2 on 256 images for 2 epochs, on a CPU in about a minute.
-COV_SMOKE = ("--dim", "16", "--depth", "2", "--train-size", "256", "--batch-size", "32",
-             "--held-out-size", "128")
+COV_SMOKE = (
+    "--dim",
+    "16",
+    "--depth",
+    "2",
+    "--train-size",
+    "256",
+    "--batch-size",
+    "32",
+    "--held-out-size",
+    "128",
+)
 SUITE = {
     "cpu": (
         Benchmark(
@@ -434,7 +566,7 @@ SUITE = {
             args=("kernel-size", *COV_SMALL, "--epochs", "2", *TRAIN_SEEDS),
             title="ConvCovariance's gain vs kernel size, frozen and thawed ConvMixer (Table 10)",
             paper="gain at 20 epochs, frozen / thawed: k=3 -0.05 / -0.05, k=7 +3.49 / +1.13, "
-                  "k=9 +5.59 / +1.59, k=15 +8.39 / +3.69 points",
+            "k=9 +5.59 / +1.59, k=15 +8.39 / +3.69 points",
             minutes=32,
             run_key=COV_KEY,
             eval_data=True,
@@ -470,9 +602,9 @@ SUITE = {
             script="covariance_accuracy.py",
             args=(*COV_GPU, "--kernel-sizes", "3", "7", "9", "15", *TRAIN_SEEDS),
             title="ConvCovariance on ConvMixer-256/8 (patch 2), k = 3..15, 20 epochs, frozen and thawed "
-                  "(Fig. 3's headline at k = 9, Table 10)",
+            "(Fig. 3's headline at k = 9, Table 10)",
             paper="k = 9: 84.97 -> 90.56 % frozen, 89.26 -> 90.85 % thawed; "
-                  "Table 10 gains as in the CPU suite",
+            "Table 10 gains as in the CPU suite",
             minutes=8 * 60,
             run_key=COV_KEY,
             eval_data=True,
@@ -483,9 +615,9 @@ SUITE = {
             script="covariance_accuracy.py",
             args=("convergence", *COV_PAPER, "--budgets", "5", "10", "20", *TRAIN_SEEDS),
             title="ConvCovariance vs default init on ConvMixer-256/8 (patch 2, k = 9) at 5, 10 and 20 "
-                  "epochs, each a complete run, frozen and thawed (Fig. 8 at the paper's scale)",
+            "epochs, each a complete run, frozen and thawed (Fig. 8 at the paper's scale)",
             paper="ConvCovariance converges faster; at 20 epochs 84.97 -> 90.56 % frozen, 89.26 -> 90.85 % "
-                  "thawed (Fig. 3)",
+            "thawed (Fig. 3)",
             minutes=2 * 60,  # 36 runs, 420 epochs of 87 steps at ~0.2 s a step (estimate, see below)
             estimated=True,
             run_key=COV_KEY,
@@ -510,15 +642,24 @@ SUITE = {
             script="covariance_accuracy.py",
             args=("convergence", *COV_PAPER, "--budgets", "5", "--frozen", "frozen", "--seeds", "0"),
             title="ConvCovariance vs default init on ConvMixer-256/8 (patch 2, k = 9, frozen), 5 epochs, "
-                  "1 seed (Fig. 3's pair at a quarter of its budget; part of the GPU entry)",
+            "1 seed (Fig. 3's pair at a quarter of its budget; part of the GPU entry)",
             paper="84.97 -> 90.56 % (frozen, k = 9, 20 epochs); ConvCovariance's lead is larger at short "
-                  "budgets (Fig. 8)",
+            "budgets (Fig. 8)",
             minutes=4.6,
             estimated=True,
             run_key=COV_KEY,
             eval_data=True,
-            smoke_args=("convergence", *COV_PAPER, "--budgets", "2", "--frozen", "frozen", "--seeds", "0",
-                        *COV_SMOKE),
+            smoke_args=(
+                "convergence",
+                *COV_PAPER,
+                "--budgets",
+                "2",
+                "--frozen",
+                "frozen",
+                "--seeds",
+                "0",
+                *COV_SMOKE,
+            ),
         ),
     ),
 }

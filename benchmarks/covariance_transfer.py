@@ -143,8 +143,12 @@ RUN_KEYS = {
 }
 # The paper's Table 10 (ConvMixer-256/8, k = 9, patch 2, CIFAR-10, 20 epochs): the accuracy (%) of
 # groups A (default) and E (conv-cov), frozen and thawed. Fig. 3's bars for B-D are not given as numbers.
-PAPER_TABLE10_K9 = {("default", True): 84.97, ("conv-cov", True): 90.56,
-                    ("default", False): 89.26, ("conv-cov", False): 90.85}
+PAPER_TABLE10_K9 = {
+    ("default", True): 84.97,
+    ("conv-cov", True): 90.56,
+    ("default", False): 89.26,
+    ("conv-cov", False): 90.85,
+}
 # The paper's stated direction for each group (Fig. 3 is a bar plot; its bars are not given as numbers).
 PAPER_GROUPS = {
     "default": "baseline; Table 10 (ConvMixer-256/8, k 9, 20 ep.): 84.97 frozen / 89.26 thawed",
@@ -153,9 +157,11 @@ PAPER_GROUPS = {
     "filters": "the learned filters themselves: the reference B and C are compared with",
     "conv-cov": "meets or exceeds B and C; Table 10: 90.56 frozen / 90.85 thawed",
 }
-PAPER_FIG9 = ("covariances learned at one patch and kernel size initialize ConvMixers of other patch and "
-              "kernel sizes better than the default init (the abstract: models 'of different depths, widths, "
-              "patch sizes, and kernel sizes')")
+PAPER_FIG9 = (
+    "covariances learned at one patch and kernel size initialize ConvMixers of other patch and "
+    "kernel sizes better than the default init (the abstract: models 'of different depths, widths, "
+    "patch sizes, and kernel sizes')"
+)
 POLL_SECONDS = 10.0
 
 
@@ -164,28 +170,60 @@ def parse_args(argv=None):
     parser.add_argument("experiment", choices=EXPERIMENTS)
     parser.add_argument("--data", type=Path, default=SHARED_CIFAR10)
     parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
-    parser.add_argument("--source-dir", type=Path, default=SOURCE_DIR,
-                        help="cache of trained sources shared by every --out and shard "
-                             "(default benchmarks/results/sources/)")
+    parser.add_argument(
+        "--source-dir",
+        type=Path,
+        default=SOURCE_DIR,
+        help="cache of trained sources shared by every --out and shard (default benchmarks/results/sources/)",
+    )
     parser.add_argument("--backend", choices=BACKENDS, default=None)
     parser.add_argument("--dim", type=int, default=128, help="target ConvMixer width (paper: 256)")
     parser.add_argument("--depth", type=int, default=6, help="target and source depth (paper: 8)")
     parser.add_argument("--kernel-size", type=int, default=9, help="groups: kernel size (paper: 9)")
     parser.add_argument("--patch-size", type=int, default=2, help="groups: patch size (paper: 2)")
-    parser.add_argument("--narrow-dim", type=int, default=None,
-                        help="groups: width of group C's source (default --dim / 8, at least 2)")
-    parser.add_argument("--source-dim", type=int, default=None,
-                        help="patch-kernel: width of the sources (default --dim)")
-    parser.add_argument("--source-patch-sizes", type=int, nargs="+", default=[2],
-                        help="patch-kernel: source patch sizes (default 2)")
-    parser.add_argument("--source-kernel-sizes", type=int, nargs="+", default=[9],
-                        help="patch-kernel: source kernel sizes (default 9)")
-    parser.add_argument("--target-patch-sizes", type=int, nargs="+", default=[1, 2, 4],
-                        help="patch-kernel: target patch sizes (default 1 2 4)")
-    parser.add_argument("--target-kernel-sizes", type=int, nargs="+", default=[5, 9],
-                        help="patch-kernel: target kernel sizes (default 5 9)")
-    parser.add_argument("--resize", choices=RESIZE_METHODS, default="blocks",
-                        help="patch-kernel: FilterCovariance.resized's method when k != k_s (default blocks)")
+    parser.add_argument(
+        "--narrow-dim",
+        type=int,
+        default=None,
+        help="groups: width of group C's source (default --dim / 8, at least 2)",
+    )
+    parser.add_argument(
+        "--source-dim", type=int, default=None, help="patch-kernel: width of the sources (default --dim)"
+    )
+    parser.add_argument(
+        "--source-patch-sizes",
+        type=int,
+        nargs="+",
+        default=[2],
+        help="patch-kernel: source patch sizes (default 2)",
+    )
+    parser.add_argument(
+        "--source-kernel-sizes",
+        type=int,
+        nargs="+",
+        default=[9],
+        help="patch-kernel: source kernel sizes (default 9)",
+    )
+    parser.add_argument(
+        "--target-patch-sizes",
+        type=int,
+        nargs="+",
+        default=[1, 2, 4],
+        help="patch-kernel: target patch sizes (default 1 2 4)",
+    )
+    parser.add_argument(
+        "--target-kernel-sizes",
+        type=int,
+        nargs="+",
+        default=[5, 9],
+        help="patch-kernel: target kernel sizes (default 5 9)",
+    )
+    parser.add_argument(
+        "--resize",
+        choices=RESIZE_METHODS,
+        default="blocks",
+        help="patch-kernel: FilterCovariance.resized's method when k != k_s (default blocks)",
+    )
     parser.add_argument("--epochs", type=int, default=2, help="epochs of every target run")
     parser.add_argument("--source-epochs", type=int, default=8, help="epochs of every source")
     parser.add_argument("--source-seed", type=int, default=0)
@@ -200,20 +238,29 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if not args.data.exists():
         parser.exit(2, f"{NAME}: error: --data {str(args.data)!r} does not exist\n")
-    positive = [("--dim", [args.dim]), ("--depth", [args.depth]), ("--epochs", [args.epochs]),
-                ("--source-epochs", [args.source_epochs]), ("--train-size", [args.train_size]),
-                ("--batch-size", [args.batch_size]), ("--held-out-size", [args.held_out_size or 1]),
-                ("--patch-size", [args.patch_size]), ("--source-patch-sizes", args.source_patch_sizes),
-                ("--target-patch-sizes", args.target_patch_sizes)]
+    positive = [
+        ("--dim", [args.dim]),
+        ("--depth", [args.depth]),
+        ("--epochs", [args.epochs]),
+        ("--source-epochs", [args.source_epochs]),
+        ("--train-size", [args.train_size]),
+        ("--batch-size", [args.batch_size]),
+        ("--held-out-size", [args.held_out_size or 1]),
+        ("--patch-size", [args.patch_size]),
+        ("--source-patch-sizes", args.source_patch_sizes),
+        ("--target-patch-sizes", args.target_patch_sizes),
+    ]
     for option, values in positive:
         if min(values) < 1:
             parser.error(f"{option} must be >= 1; got {values if len(values) > 1 else values[0]}")
     for option, value in (("--narrow-dim", args.narrow_dim), ("--source-dim", args.source_dim)):
         if value is not None and value < 2:
             parser.error(f"{option} must be >= 2 (a covariance needs two filters); got {value}")
-    for option, values in (("--kernel-size", [args.kernel_size]),
-                           ("--source-kernel-sizes", args.source_kernel_sizes),
-                           ("--target-kernel-sizes", args.target_kernel_sizes)):
+    for option, values in (
+        ("--kernel-size", [args.kernel_size]),
+        ("--source-kernel-sizes", args.source_kernel_sizes),
+        ("--target-kernel-sizes", args.target_kernel_sizes),
+    ):
         if any(k < 2 or k % 2 == 0 for k in values):
             parser.error(f"{option} must be odd and >= 3; got {values if len(values) > 1 else values[0]}")
     args.narrow_dim = args.narrow_dim or max(2, args.dim // 8)
@@ -248,21 +295,40 @@ def plan(args):
     ``(init, frozen, (patch_size, kernel_size), seed)`` of the target.
     """
     if args.experiment == "groups":
-        return [(group, frozen, seed) for seed in args.seeds for frozen in _frozen_modes(args)
-                for group in GROUPS]
-    inits = ["default", "conv-cov"] + [transfer_init(p, k, args.resize) for p in args.source_patch_sizes
-                                       for k in args.source_kernel_sizes]
-    return [(init, frozen, (p, k), seed) for seed in args.seeds for p in args.target_patch_sizes
-            for k in args.target_kernel_sizes for frozen in _frozen_modes(args) for init in inits]
+        return [
+            (group, frozen, seed) for seed in args.seeds for frozen in _frozen_modes(args) for group in GROUPS
+        ]
+    inits = ["default", "conv-cov"] + [
+        transfer_init(p, k, args.resize) for p in args.source_patch_sizes for k in args.source_kernel_sizes
+    ]
+    return [
+        (init, frozen, (p, k), seed)
+        for seed in args.seeds
+        for p in args.target_patch_sizes
+        for k in args.target_kernel_sizes
+        for frozen in _frozen_modes(args)
+        for init in inits
+    ]
 
 
 def source_spec(args, dim, patch_size, kernel_size, train_size, backend):
     """Everything a trained source depends on (its cache key is a hash of this)."""
-    return {"model": "convmixer", "dim": dim, "depth": args.depth, "patch_size": patch_size,
-            "kernel_size": kernel_size, "epochs": args.source_epochs, "seed": args.source_seed,
-            "train_size": train_size, "batch_size": args.batch_size, "rand_augment": args.rand_augment,
-            "recipe": "fit_cifar defaults", "data": str(Path(args.data).resolve()),
-            "held_out": "stratified 10%, seed 0", "backend": backend}
+    return {
+        "model": "convmixer",
+        "dim": dim,
+        "depth": args.depth,
+        "patch_size": patch_size,
+        "kernel_size": kernel_size,
+        "epochs": args.source_epochs,
+        "seed": args.source_seed,
+        "train_size": train_size,
+        "batch_size": args.batch_size,
+        "rand_augment": args.rand_augment,
+        "recipe": "fit_cifar defaults",
+        "data": str(Path(args.data).resolve()),
+        "held_out": "stratified 10%, seed 0",
+        "backend": backend,
+    }
 
 
 def sources_of(args, item, train_size, backend):
@@ -273,8 +339,9 @@ def sources_of(args, item, train_size, backend):
         if group in ("transfer-same", "filters"):
             return [same]
         if group == "transfer-narrow":
-            return [source_spec(args, args.narrow_dim, args.patch_size, args.kernel_size, train_size,
-                                backend)]
+            return [
+                source_spec(args, args.narrow_dim, args.patch_size, args.kernel_size, train_size, backend)
+            ]
         return []
     init = item[0]
     if not init.startswith("transfer:"):
@@ -318,8 +385,10 @@ class SourceCache:
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:12]
 
     def folder(self, spec):
-        return self.root / (f"convmixer_{spec['dim']}_{spec['depth']}_p{spec['patch_size']}"
-                            f"_k{spec['kernel_size']}_e{spec['epochs']}_{self.key(spec)}")
+        return self.root / (
+            f"convmixer_{spec['dim']}_{spec['depth']}_p{spec['patch_size']}"
+            f"_k{spec['kernel_size']}_e{spec['epochs']}_{self.key(spec)}"
+        )
 
     def ready(self, spec):
         return (self.folder(spec) / "source.json").exists()
@@ -339,8 +408,14 @@ class SourceCache:
                     os.remove(lock)
                 continue
             with os.fdopen(fd, "w") as f:
-                json.dump({"pid": os.getpid(), "host": socket.gethostname(),
-                           "since": datetime.datetime.now(datetime.timezone.utc).isoformat()}, f)
+                json.dump(
+                    {
+                        "pid": os.getpid(),
+                        "host": socket.gethostname(),
+                        "since": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                    },
+                    f,
+                )
             return True
         return False
 
@@ -369,8 +444,9 @@ class SourceCache:
         """The trained source model, rebuilt and given its saved weights."""
         from keras_structinit.models import convmixer
 
-        model = convmixer(spec["dim"], spec["depth"], kernel_size=spec["kernel_size"],
-                          patch_size=spec["patch_size"])
+        model = convmixer(
+            spec["dim"], spec["depth"], kernel_size=spec["kernel_size"], patch_size=spec["patch_size"]
+        )
         with np.load(self.folder(spec) / "weights.npz", allow_pickle=False) as data:
             model.set_weights([data[f"arr_{i}"] for i in range(len(data.files))])
         return model
@@ -385,19 +461,32 @@ class SourceCache:
 
         folder = self.folder(spec)
         keras.utils.set_random_seed(spec["seed"])
-        model = convmixer(spec["dim"], spec["depth"], kernel_size=spec["kernel_size"],
-                          patch_size=spec["patch_size"])
-        _, measured = fit_and_measure(model, train, held_out, spec["epochs"], batch_size=spec["batch_size"],
-                                      seed=spec["seed"], rand_augment=spec["rand_augment"],
-                                      callbacks=[RecordFilterCovariance(folder / "bank.npz")])
+        model = convmixer(
+            spec["dim"], spec["depth"], kernel_size=spec["kernel_size"], patch_size=spec["patch_size"]
+        )
+        _, measured = fit_and_measure(
+            model,
+            train,
+            held_out,
+            spec["epochs"],
+            batch_size=spec["batch_size"],
+            seed=spec["seed"],
+            rand_augment=spec["rand_augment"],
+            callbacks=[RecordFilterCovariance(folder / "bank.npz")],
+        )
         with atomic_path(folder / "weights.npz") as tmp:
             np.savez(tmp, *[np.asarray(w) for w in model.get_weights()])
         bank = self.bank(spec)
         structure = bank.structure()
-        info = {"spec": spec, "key": self.key(spec), **measured,
-                "bank_patch_size": bank.patch_size, "bank_kernel_size": list(bank.kernel_size),
-                "centre_ratio": float(np.mean([s["centre_ratio"] for s in structure])),
-                "structure": structure}
+        info = {
+            "spec": spec,
+            "key": self.key(spec),
+            **measured,
+            "bank_patch_size": bank.patch_size,
+            "bank_kernel_size": list(bank.kernel_size),
+            "centre_ratio": float(np.mean([s["centre_ratio"] for s in structure])),
+            "structure": structure,
+        }
         write_json(folder / "source.json", info)  # last: marks the source finished
         return info
 
@@ -405,9 +494,16 @@ class SourceCache:
 def source_record(cache, spec):
     """What a run stores of its source: the bank's metadata and the source's accuracy."""
     info = cache.info(spec)
-    return {"dim": spec["dim"], "depth": spec["depth"], "patch_size": info["bank_patch_size"],
-            "kernel_size": info["bank_kernel_size"][0], "epochs": spec["epochs"], "key": info["key"],
-            "val_accuracy": info["val_accuracy"], "centre_ratio": info["centre_ratio"]}
+    return {
+        "dim": spec["dim"],
+        "depth": spec["depth"],
+        "patch_size": info["bank_patch_size"],
+        "kernel_size": info["bank_kernel_size"][0],
+        "epochs": spec["epochs"],
+        "key": info["key"],
+        "val_accuracy": info["val_accuracy"],
+        "centre_ratio": info["centre_ratio"],
+    }
 
 
 # ----------------------------------------------------------------------------
@@ -435,8 +531,12 @@ def initialize(model, init, seed, cache, sources, target):
 
 def target_of(args, item):
     if args.experiment == "groups":
-        return {"dim": args.dim, "depth": args.depth, "patch_size": args.patch_size,
-                "kernel_size": args.kernel_size}
+        return {
+            "dim": args.dim,
+            "depth": args.depth,
+            "patch_size": args.patch_size,
+            "kernel_size": args.kernel_size,
+        }
     patch, kernel = item[2]
     return {"dim": args.dim, "depth": args.depth, "patch_size": patch, "kernel_size": kernel}
 
@@ -450,23 +550,41 @@ def train_target(args, item, sources, cache, train, held_out):
     init, frozen, seed = item[0], item[1], item[-1]
     target = target_of(args, item)
     keras.utils.set_random_seed(seed)
-    model = convmixer(target["dim"], target["depth"], kernel_size=target["kernel_size"],
-                      patch_size=target["patch_size"])
+    model = convmixer(
+        target["dim"], target["depth"], kernel_size=target["kernel_size"], patch_size=target["patch_size"]
+    )
     extras = initialize(model, init, seed, cache, sources, target)
     if frozen:
         freeze_spatial(model)
-    _, measured = fit_and_measure(model, train, held_out, args.epochs, batch_size=args.batch_size, seed=seed,
-                                  rand_augment=args.rand_augment, eval_data=args.eval_data)
-    return {"experiment": args.experiment, ("group" if args.experiment == "groups" else "init"): init,
-            "frozen": frozen, "target": target,
-            "source": source_record(cache, sources[0]) if sources else None, "epochs": args.epochs,
-            "seed": seed, **measured, **extras}
+    _, measured = fit_and_measure(
+        model,
+        train,
+        held_out,
+        args.epochs,
+        batch_size=args.batch_size,
+        seed=seed,
+        rand_augment=args.rand_augment,
+        eval_data=args.eval_data,
+    )
+    return {
+        "experiment": args.experiment,
+        ("group" if args.experiment == "groups" else "init"): init,
+        "frozen": frozen,
+        "target": target,
+        "source": source_record(cache, sources[0]) if sources else None,
+        "epochs": args.epochs,
+        "seed": seed,
+        **measured,
+        **extras,
+    }
 
 
 def _label(args, item):
     target = target_of(args, item)
-    return (f"{item[0]} {'frozen' if item[1] else 'thawed'} ConvMixer-{target['dim']}/{target['depth']} "
-            f"p{target['patch_size']} k{target['kernel_size']} seed {item[-1]}")
+    return (
+        f"{item[0]} {'frozen' if item[1] else 'thawed'} ConvMixer-{target['dim']}/{target['depth']} "
+        f"p{target['patch_size']} k{target['kernel_size']} seed {item[-1]}"
+    )
 
 
 def work_through(todo, needs, cache, do_run, train_source, poll_seconds=POLL_SECONDS, log=print):
@@ -580,9 +698,10 @@ def source_labels(runs):
     for r in runs:
         if r.get("source") and "init" in r:
             resize = parse_transfer_init(r["init"])[2]
-            labels[r["init"]] = (f"transfer from p_s={r['source']['patch_size']}, "
-                                 f"k_s={r['source']['kernel_size']}"
-                                 + ("" if resize == "blocks" else f", resize {resize}"))
+            labels[r["init"]] = (
+                f"transfer from p_s={r['source']['patch_size']}, "
+                f"k_s={r['source']['kernel_size']}" + ("" if resize == "blocks" else f", resize {resize}")
+            )
     return labels
 
 
@@ -609,8 +728,12 @@ def headline_comparisons(data):
             seeds = sorted(set(mine) & set(base))
             return [mine[s] for s in seeds], [base[s] for s in seeds]
 
-        for group, frozen in (("transfer-same", True), ("transfer-narrow", True), ("conv-cov", True),
-                              ("conv-cov", False)):
+        for group, frozen in (
+            ("transfer-same", True),
+            ("transfer-narrow", True),
+            ("conv-cov", True),
+            ("conv-cov", False),
+        ):
             higher, lower = pair(group, frozen)
             if higher:
                 pairs.append((higher, lower))
@@ -620,8 +743,9 @@ def headline_comparisons(data):
     accs = target_accuracies(runs)
     for (p, k, frozen, init), gains in target_gains(runs).items():
         if init.startswith("transfer:"):
-            parts.append(f"p={p} k={k} {'frozen' if frozen else 'thawed'} {labels.get(init, init)}: "
-                         f"{mean_std(gains)}")
+            parts.append(
+                f"p={p} k={k} {'frozen' if frozen else 'thawed'} {labels.get(init, init)}: {mean_std(gains)}"
+            )
             base, mine = accs[p, k, frozen]["default"], accs[p, k, frozen][init]
             seeds = sorted(set(base) & set(mine))
             pairs.append(([mine[s] for s in seeds], [base[s] for s in seeds]))
@@ -645,16 +769,35 @@ def _sources_table(runs):
     if not sources:
         return []
     ordered = sorted(sources.values(), key=lambda s: (s["dim"], s["patch_size"] or 0, s["kernel_size"]))
-    rows = [{"source": f"ConvMixer-{s['dim']}/{s['depth']}", "patch": s["patch_size"], "k": s["kernel_size"],
-             "epochs": s["epochs"], "acc": f"{100 * s['val_accuracy']:.2f}",
-             "centre": f"{s['centre_ratio']:.2f}", "key": s["key"]} for s in ordered]
+    rows = [
+        {
+            "source": f"ConvMixer-{s['dim']}/{s['depth']}",
+            "patch": s["patch_size"],
+            "k": s["kernel_size"],
+            "epochs": s["epochs"],
+            "acc": f"{100 * s['val_accuracy']:.2f}",
+            "centre": f"{s['centre_ratio']:.2f}",
+            "key": s["key"],
+        }
+        for s in ordered
+    ]
     return [
         "Sources (trained once, cached by the hash of their configuration; the patch size is the one stored "
         "in the bank, `FilterCovariance.patch_size`; centre ratio: the centre pixel's variance over the mean "
         "pixel variance, averaged over layers, 1 for i.i.d. filters):",
         "",
-        format_table(rows, [("source", "source"), ("patch (bank)", "patch"), ("k", "k"), ("epochs", "epochs"),
-                            ("held-out acc. %", "acc"), ("centre ratio", "centre"), ("cache key", "key")]),
+        format_table(
+            rows,
+            [
+                ("source", "source"),
+                ("patch (bank)", "patch"),
+                ("k", "k"),
+                ("epochs", "epochs"),
+                ("held-out acc. %", "acc"),
+                ("centre ratio", "centre"),
+                ("cache key", "key"),
+            ],
+        ),
         "",
     ]
 
@@ -672,10 +815,17 @@ def _groups_table(runs):
             row[name] = _cell(cells.get((group, frozen), {}))
             row[f"gain {name}"] = mean_std(gains[frozen]) if group != "default" and frozen in gains else ""
         rows.append(row)
-    return format_table(rows, [("group", "group"), ("frozen acc. %", "frozen"),
-                               ("gain frozen", "gain frozen"), ("thawed acc. %", "thawed"),
-                               ("gain thawed", "gain thawed"),
-                               ("paper (Fig. 3 ordering, Table 10 numbers)", "paper")])
+    return format_table(
+        rows,
+        [
+            ("group", "group"),
+            ("frozen acc. %", "frozen"),
+            ("gain frozen", "gain frozen"),
+            ("thawed acc. %", "thawed"),
+            ("gain thawed", "gain thawed"),
+            ("paper (Fig. 3 ordering, Table 10 numbers)", "paper"),
+        ],
+    )
 
 
 def _patch_kernel_table(runs):
@@ -686,15 +836,25 @@ def _patch_kernel_table(runs):
     gains = target_gains(runs)
     rows = []
     for (p, k, frozen), inits in target_accuracies(runs).items():
-        row = {"p": p, "k": k, "filters": "frozen" if frozen else "thawed",
-               "default": _cell(inits.get("default", {})), "conv-cov": _cell(inits.get("conv-cov", {}))}
+        row = {
+            "p": p,
+            "k": k,
+            "filters": "frozen" if frozen else "thawed",
+            "default": _cell(inits.get("default", {})),
+            "conv-cov": _cell(inits.get("conv-cov", {})),
+        }
         for init in transfers:
             row[init] = _cell(inits.get(init, {}))
             g = gains.get((p, k, frozen, init))
             row[f"gain {init}"] = mean_std(g) if g else ""
         rows.append(row)
-    columns = [("target p", "p"), ("target k", "k"), ("filters", "filters"), ("default acc. %", "default"),
-               ("conv-cov acc. %", "conv-cov")]
+    columns = [
+        ("target p", "p"),
+        ("target k", "k"),
+        ("filters", "filters"),
+        ("default acc. %", "default"),
+        ("conv-cov acc. %", "conv-cov"),
+    ]
     for init in transfers:
         columns += [(f"{labels[init]} acc. %", init), ("gain", f"gain {init}")]
     return format_table(rows, columns)
@@ -704,8 +864,12 @@ def _budget_tables(runs, table, steps_per_epoch):
     """One table per budget, largest first, each under a line naming its epochs and steps."""
     lines = []
     for epochs, budget_runs in by_budget(runs).items():
-        lines += [f"{epochs} epoch(s) per target ({epochs * steps_per_epoch} steps):", "",
-                  table(budget_runs), ""]
+        lines += [
+            f"{epochs} epoch(s) per target ({epochs * steps_per_epoch} steps):",
+            "",
+            table(budget_runs),
+            "",
+        ]
     return lines
 
 
@@ -716,18 +880,20 @@ def render_markdown(data):
     groups = cfg["experiment"] == "groups"
     epochs = sorted({r["epochs"] for r in runs})
     augment = rand_augment_text(cfg["rand_augment"])
-    recipe = (f"Recipe: `fit_cifar` (AdamW lr 0.01, weight decay 0.01, triangular schedule, pad-4 crop + "
-              f"flip), batch {cfg['batch_size']}, RandAugment {augment}, "
-              f"{', '.join(map(str, epochs)) or '-'} epoch(s) per target, {cfg['source_epochs']} per source "
-              f"(seed {cfg['source_seed']}, the same training images); {cfg['train_size']:,} training "
-              f"images, accuracy on {cfg['held_out_size']:,} held-out images ({cfg['held_out']}). Mean ± std "
-              f"over seeds {sorted({r['seed'] for r in runs})}; gains over the default init are per seed "
-              "(points).")
+    recipe = (
+        f"Recipe: `fit_cifar` (AdamW lr 0.01, weight decay 0.01, triangular schedule, pad-4 crop + "
+        f"flip), batch {cfg['batch_size']}, RandAugment {augment}, "
+        f"{', '.join(map(str, epochs)) or '-'} epoch(s) per target, {cfg['source_epochs']} per source "
+        f"(seed {cfg['source_seed']}, the same training images); {cfg['train_size']:,} training "
+        f"images, accuracy on {cfg['held_out_size']:,} held-out images ({cfg['held_out']}). Mean ± std "
+        f"over seeds {sorted({r['seed'] for r in runs})}; gains over the default init are per seed "
+        "(points)."
+    )
     if groups:
         lines = [
             "# Covariance transfer: the five init groups (Fig. 3)",
             "",
-            run_facts(data['machine'], data['versions']),
+            run_facts(data["machine"], data["versions"]),
             "",
             f"Target ConvMixer-{cfg['dim']}/{cfg['depth']}, kernel {cfg['kernel_size']}, patch "
             f"{cfg['patch_size']}. A: the model's own init (PyTorch's uniform); B: "
@@ -747,7 +913,7 @@ def render_markdown(data):
         lines = [
             "# Covariance transfer across patch and kernel sizes (Fig. 9)",
             "",
-            run_facts(data['machine'], data['versions']),
+            run_facts(data["machine"], data["versions"]),
             "",
             f"Targets ConvMixer-{cfg['dim']}/{cfg['depth']} of each patch size p and kernel size k; sources "
             f"ConvMixer-{cfg['source_dim']}/{cfg['depth']} of patch size p_s and kernel size k_s. "
@@ -771,14 +937,21 @@ def main(argv=None):
 
     from keras_structinit.datasets import load_cifar
 
-    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size,
-                                 full_hold_out=True)
+    train, held_out = load_cifar(
+        str(args.data), validation_split=0.1, seed=0, train_size=args.train_size, full_hold_out=True
+    )
     held_out = held_out_subset(held_out, args.held_out_size)
     backend = keras.backend.backend()
     config = {
-        "experiment": args.experiment, "dim": args.dim, "depth": args.depth, "train_size": len(train[0]),
-        "held_out_size": len(held_out[0]), "batch_size": args.batch_size, "rand_augment": args.rand_augment,
-        "source_epochs": args.source_epochs, "source_seed": args.source_seed,
+        "experiment": args.experiment,
+        "dim": args.dim,
+        "depth": args.depth,
+        "train_size": len(train[0]),
+        "held_out_size": len(held_out[0]),
+        "batch_size": args.batch_size,
+        "rand_augment": args.rand_augment,
+        "source_epochs": args.source_epochs,
+        "source_seed": args.source_seed,
         "data": data_provenance(args.data),
         "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
     }
@@ -786,14 +959,20 @@ def main(argv=None):
         config.update(kernel_size=args.kernel_size, patch_size=args.patch_size, narrow_dim=args.narrow_dim)
     else:
         config.update(source_dim=args.source_dim)
-    data, save = resumable_results(args.out, f"{NAME}_{args.experiment.replace('-', '_')}", config,
-                                   render_markdown)
+    data, save = resumable_results(
+        args.out, f"{NAME}_{args.experiment.replace('-', '_')}", config, render_markdown
+    )
     done = {run_key(r, args.experiment) for r in data["runs"]}
     cache = SourceCache(args.source_dir)
 
     def key_of(item):
-        fields = {"group" if args.experiment == "groups" else "init": item[0], "frozen": item[1],
-                  "target": target_of(args, item), "epochs": args.epochs, "seed": item[-1]}
+        fields = {
+            "group" if args.experiment == "groups" else "init": item[0],
+            "frozen": item[1],
+            "target": target_of(args, item),
+            "epochs": args.epochs,
+            "seed": item[-1],
+        }
         return run_key(fields, args.experiment)
 
     mine = shard_of(plan(args), args.shard)
@@ -805,19 +984,27 @@ def main(argv=None):
         return sources_of(args, item, len(train[0]), backend)
 
     def train_source(spec):
-        print(f"training source ConvMixer-{spec['dim']}/{spec['depth']} p{spec['patch_size']} "
-              f"k{spec['kernel_size']} for {spec['epochs']} epochs into {cache.folder(spec)}", flush=True)
+        print(
+            f"training source ConvMixer-{spec['dim']}/{spec['depth']} p{spec['patch_size']} "
+            f"k{spec['kernel_size']} for {spec['epochs']} epochs into {cache.folder(spec)}",
+            flush=True,
+        )
         info = cache.train(spec, train, held_out)
-        print(f"source ConvMixer-{spec['dim']}/{spec['depth']} p{spec['patch_size']} k{spec['kernel_size']}: "
-              f"held-out accuracy {info['val_accuracy']:.4f}, bank patch size {info['bank_patch_size']}, "
-              f"centre ratio {info['centre_ratio']:.2f} after {info['train_time_s'] / 60:.1f} min",
-              flush=True)
+        print(
+            f"source ConvMixer-{spec['dim']}/{spec['depth']} p{spec['patch_size']} k{spec['kernel_size']}: "
+            f"held-out accuracy {info['val_accuracy']:.4f}, bank patch size {info['bank_patch_size']}, "
+            f"centre ratio {info['centre_ratio']:.2f} after {info['train_time_s'] / 60:.1f} min",
+            flush=True,
+        )
 
     def do_run(item):
         count[0] += 1
         run = train_target(args, item, needs(item), cache, train, held_out)
-        print(f"[{count[0]}/{len(todo)}] {_label(args, item)}: held-out accuracy {run['val_accuracy']:.4f} "
-              f"after {run['train_time_s'] / 60:.1f} min", flush=True)
+        print(
+            f"[{count[0]}/{len(todo)}] {_label(args, item)}: held-out accuracy {run['val_accuracy']:.4f} "
+            f"after {run['train_time_s'] / 60:.1f} min",
+            flush=True,
+        )
         data["runs"].append(run)
         save()
 
@@ -831,8 +1018,10 @@ def main(argv=None):
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
 #: How the variants of one seed pair in these runs (the report's pairing sentence).
-PAIRING = (PAIRED_BY_SEED + "; a transfer or ConvCovariance init re-draws the target's depthwise "
-           "kernels only, from a source trained once (its own seed) for every target seed")
+PAIRING = (
+    PAIRED_BY_SEED + "; a transfer or ConvCovariance init re-draws the target's depthwise "
+    "kernels only, from a source trained once (its own seed) for every target seed"
+)
 #: The groups experiment's comparisons: ``(group, frozen)`` above the default init in the same state.
 GROUP_CHECKS = (("transfer-same", True), ("transfer-narrow", True), ("conv-cov", True), ("conv-cov", False))
 
@@ -850,8 +1039,14 @@ def comparisons(name, data):
         for group, frozen in GROUP_CHECKS:
             if (group, frozen) in cells and ("default", frozen) in cells:
                 state = "frozen" if frozen else "thawed"
-                out.append(Comparison(f"{LETTERS[group]} {group} {state} − A default",
-                                      by_seed(cells[group, frozen]), by_seed(cells["default", frozen]), data))
+                out.append(
+                    Comparison(
+                        f"{LETTERS[group]} {group} {state} − A default",
+                        by_seed(cells[group, frozen]),
+                        by_seed(cells["default", frozen]),
+                        data,
+                    )
+                )
         return out
     labels, cells = source_labels(runs), {}
     for r in runs:
@@ -862,8 +1057,14 @@ def comparisons(name, data):
         state = "frozen" if frozen else "thawed"
         for init, mine in inits.items():
             if init.startswith("transfer:") and "default" in inits:
-                out.append(Comparison(f"p={patch} k={kernel} {state}: {labels.get(init, init)} − default",
-                                      by_seed(mine), by_seed(inits["default"]), data))
+                out.append(
+                    Comparison(
+                        f"p={patch} k={kernel} {state}: {labels.get(init, init)} − default",
+                        by_seed(mine),
+                        by_seed(inits["default"]),
+                        data,
+                    )
+                )
     return out
 
 
@@ -877,12 +1078,19 @@ def _figure_transfer_groups(data, plt):
     epochs, runs = largest_budget(data["runs"])
     cells = group_accuracies(runs)
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
-    bars(ax, {("frozen" if frozen else "thawed"): [list(cells.get((g, frozen), {}).values()) for g in GROUPS]
-               for frozen in (True, False) if any((g, frozen) in cells for g in GROUPS)},
-          [f"{LETTERS[g]} {g}" for g in GROUPS])
+    bars(
+        ax,
+        {
+            ("frozen" if frozen else "thawed"): [list(cells.get((g, frozen), {}).values()) for g in GROUPS]
+            for frozen in (True, False)
+            if any((g, frozen) in cells for g in GROUPS)
+        },
+        [f"{LETTERS[g]} {g}" for g in GROUPS],
+    )
     ax.set_ylabel("held-out accuracy (%)")
-    ax.set_title(f"Covariance transfer, Fig. 3's groups, {epochs} epochs (paper: B, C, E above A)",
-                 fontsize=8)
+    ax.set_title(
+        f"Covariance transfer, Fig. 3's groups, {epochs} epochs (paper: B, C, E above A)", fontsize=8
+    )
     return fig
 
 
@@ -906,9 +1114,27 @@ FIGURES = {"transfer_groups": _figure_transfer_groups}
 COV_MODEL = ("--backend", "torch", "--dim", "128", "--depth", "6")
 # 4 epochs (60 steps at batch 128 of 2,000 images): twice the 2 epochs first recorded (issue 35:
 # the row's budget); the 2-epoch runs stay in the results, summarized apart.
-PATCH_KERNEL_CPU = ("--backend", "torch", "--dim", "64", "--depth", "4", "--train-size", "2000",
-                    "--epochs", "4", "--source-epochs", "10", "--batch-size", "128", "--held-out-size",
-                    "2000", "--frozen", "frozen", *TRAIN_SEEDS)
+PATCH_KERNEL_CPU = (
+    "--backend",
+    "torch",
+    "--dim",
+    "64",
+    "--depth",
+    "4",
+    "--train-size",
+    "2000",
+    "--epochs",
+    "4",
+    "--source-epochs",
+    "10",
+    "--batch-size",
+    "128",
+    "--held-out-size",
+    "2000",
+    "--frozen",
+    "frozen",
+    *TRAIN_SEEDS,
+)
 SUITE = {
     "cpu": (
         Benchmark(
@@ -916,13 +1142,28 @@ SUITE = {
             script="covariance_transfer.py",
             # 4 epochs (60 steps): twice the 30 steps first recorded, whose runs stay in the JSON
             # (issue 35: the row's budget was the reason for its verdict).
-            args=("groups", *COV_MODEL, "--train-size", "2000", "--batch-size", "128", "--epochs", "4",
-                  "--source-epochs", "5", "--held-out-size", "2000", "--frozen", "both", *TRAIN_SEEDS),
+            args=(
+                "groups",
+                *COV_MODEL,
+                "--train-size",
+                "2000",
+                "--batch-size",
+                "128",
+                "--epochs",
+                "4",
+                "--source-epochs",
+                "5",
+                "--held-out-size",
+                "2000",
+                "--frozen",
+                "both",
+                *TRAIN_SEEDS,
+            ),
             title="Covariance transfer, the five groups of Fig. 3: A default, B transfer from a same-width "
-                  "source, C from a 1/8-width source (both with the filter mean), D direct filter transfer, "
-                  "E ConvCovariance; frozen and thawed ConvMixer-128/6 (k 9, patch 2)",
+            "source, C from a 1/8-width source (both with the filter mean), D direct filter transfer, "
+            "E ConvCovariance; frozen and thawed ConvMixer-128/6 (k 9, patch 2)",
             paper="ConvMixer-256/8, 20 epochs: B and C beat A, C close to B, E meets or exceeds them; "
-                  "A -> E 84.97 -> 90.56 % frozen, 89.26 -> 90.85 % thawed",
+            "A -> E 84.97 -> 90.56 % frozen, 89.26 -> 90.85 % thawed",
             minutes=60,
             run_key=("group", "frozen", "epochs", "seed"),
             eval_data=True,
@@ -933,16 +1174,34 @@ SUITE = {
             script="covariance_transfer.py",
             # One source (ConvMixer-64/4, patch 2, k 9) into targets of patch 1, 2, 4 at k 9 and k 5 at
             # patch 2, frozen; narrower than the other covariance entries: patch 1 costs ~4x patch 2.
-            args=("patch-kernel", *PATCH_KERNEL_CPU, "--target-patch-sizes", "1", "2", "4",
-                  "--target-kernel-sizes", "9"),
+            args=(
+                "patch-kernel",
+                *PATCH_KERNEL_CPU,
+                "--target-patch-sizes",
+                "1",
+                "2",
+                "4",
+                "--target-kernel-sizes",
+                "9",
+            ),
             # k 5 also with the consistent resizes (FilterCovariance.resized's crop and interpolate).
-            more_args=tuple(("patch-kernel", *PATCH_KERNEL_CPU, "--target-patch-sizes", "2",
-                             "--target-kernel-sizes", "5", "--resize", resize)
-                            for resize in ("blocks", "crop", "interpolate")),
+            more_args=tuple(
+                (
+                    "patch-kernel",
+                    *PATCH_KERNEL_CPU,
+                    "--target-patch-sizes",
+                    "2",
+                    "--target-kernel-sizes",
+                    "5",
+                    "--resize",
+                    resize,
+                )
+                for resize in ("blocks", "crop", "interpolate")
+            ),
             title="Covariance transfer across patch and kernel sizes (Fig. 9): a bank recorded at patch 2, "
-                  "k 9, resized, into frozen ConvMixers of other patch and kernel sizes",
+            "k 9, resized, into frozen ConvMixers of other patch and kernel sizes",
             paper="covariances learned at one patch and kernel size initialize ConvMixers of other patch "
-                  "and kernel sizes better than the default init",
+            "and kernel sizes better than the default init",
             minutes=50,
             run_key=("init", "frozen", "target", "epochs", "seed"),
             eval_data=True,

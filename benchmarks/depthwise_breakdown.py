@@ -71,6 +71,7 @@ def main():
                         tape.watch(vs[i])
                     loss = f(*vs)
                 return tape.gradient(loss, [vs[i] for i in argnums])
+
             return g
 
     def timed(f, *a):

@@ -32,8 +32,9 @@ import numpy as np
 NAME = "depthwise_fusion_jax"
 SETTINGS = {
     "default": "",
-    "ynn reduce + eltwise fusions off":
-        "--xla_cpu_experimental_ynn_fusion_type=-LIBRARY_FUSION_TYPE_REDUCE,-LIBRARY_FUSION_TYPE_ELTWISE",
+    "ynn reduce + eltwise fusions off": (
+        "--xla_cpu_experimental_ynn_fusion_type=-LIBRARY_FUSION_TYPE_REDUCE,-LIBRARY_FUSION_TYPE_ELTWISE"
+    ),
 }
 SHAPE, KERNEL = (128, 16, 16, 128), 9
 CASES = ("out", "consumed", "consumed_grad_x", "block", "block_grad_x", "block_grad_xk")
@@ -78,7 +79,7 @@ def measure(repeats):
     for name, fn in _cases().items():
         compiled = jax.jit(fn).lower(x, k, r).compile()
         hlo = compiled.as_text()
-        entry = hlo[hlo.index("ENTRY"):]
+        entry = hlo[hlo.index("ENTRY") :]
         jax.block_until_ready(compiled(x, k, r))
         cpu, wall = [], []
         for _ in range(repeats):
@@ -86,9 +87,12 @@ def measure(repeats):
             jax.block_until_ready(compiled(x, k, r))
             cpu.append(time.process_time() - c0)
             wall.append(time.perf_counter() - w0)
-        results[name] = {"ynn_fusions": entry.count("__ynn_fusion"),
-                         "full_size_buffers": len(full_size.findall(entry)),
-                         "cpu_ms": 1e3 * float(np.median(cpu)), "wall_ms": 1e3 * float(np.median(wall))}
+        results[name] = {
+            "ynn_fusions": entry.count("__ynn_fusion"),
+            "full_size_buffers": len(full_size.findall(entry)),
+            "cpu_ms": 1e3 * float(np.median(cpu)),
+            "wall_ms": 1e3 * float(np.median(wall)),
+        }
         print(f"[{os.environ.get('XLA_FLAGS', '') or 'default'}] {name}: {results[name]}", flush=True)
     return results
 
@@ -132,16 +136,28 @@ def main(argv=None):
     from keras_structinit.io_utils import write_text
     from keras_structinit.reporting import machine_info, versions
 
-    data = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": machine_info(),
-            "versions": versions(), "code": code_provenance(), "repeats": args.repeats,
-            "loadavg": os.getloadavg()[0], "settings": {}}
+    data = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "machine": machine_info(),
+        "versions": versions(),
+        "code": code_provenance(),
+        "repeats": args.repeats,
+        "loadavg": os.getloadavg()[0],
+        "settings": {},
+    }
     launch, root = script_command(__file__)
     for setting, flags in SETTINGS.items():
         env = {**os.environ, "XLA_FLAGS": flags}
-        proc = subprocess.run([*launch, "--child", "--repeats", str(args.repeats)], cwd=root,
-                              env=env, check=True, capture_output=True, text=True)
+        proc = subprocess.run(
+            [*launch, "--child", "--repeats", str(args.repeats)],
+            cwd=root,
+            env=env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         line = next(line for line in proc.stdout.splitlines() if line.startswith("RESULT "))
-        data["settings"][setting] = json.loads(line[len("RESULT "):])
+        data["settings"][setting] = json.loads(line[len("RESULT ") :])
         print(f"{setting}: done", flush=True)
     out = Path(args.out)
     write_text(out / f"{NAME}.json", json.dumps(data, indent=1) + "\n")

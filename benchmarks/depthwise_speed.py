@@ -66,34 +66,66 @@ MODES = {"forward": "forward", "forward_backward": "fwd+bwd", "frozen": "fwd+bwd
 IMPLEMENTATIONS = ("stock", "auto", "shifted", "native")
 REFERENCE = "torch native NCHW"
 OP_SHAPE = {"batch": 128, "height": 16, "width": 16, "channels": 128}
-MODEL = {"dim": 128, "depth": 6, "kernel_size": 9, "patch_size": 2, "batch": 128,
-         "input_shape": (32, 32, 3), "num_classes": 10}
+MODEL = {
+    "dim": 128,
+    "depth": 6,
+    "kernel_size": 9,
+    "patch_size": 2,
+    "batch": 128,
+    "input_shape": (32, 32, 3),
+    "num_classes": 10,
+}
 
 
 def parse_args(argv=None):
     parser = backend_parser(__doc__.split("\n\n")[0])
-    parser.add_argument("--kernel-sizes", type=int, nargs="+", default=None,
-                        help="op-level kernel sizes (default 3 7 9 15; --quick: 9)")
-    parser.add_argument("--repeats", type=int, default=None,
-                        help="timed calls per op measurement (default 7; --quick: 3)")
-    parser.add_argument("--model-repeats", type=int, default=None,
-                        help="timed training steps per model measurement "
-                             "(default --repeats; --quick: 2)")
-    parser.add_argument("--budget", type=float, default=None,
-                        help="seconds of timed calls per measurement before repeats "
-                             "are cut (default 10; --quick: 5)")
-    parser.add_argument("--parts", nargs="+", choices=("op", "model"), default=["op", "model"],
-                        help="what to measure (an earlier result of the other part is kept)")
-    parser.add_argument("--model-layers", nargs="+", choices=MODEL_LAYERS, default=["package", "stock"],
-                        help="ConvMixer variants of the model part: the package's layers as built, "
-                             'their depthwise convs forced to implementation="shifted", Keras\' '
-                             "stock layers (default: package stock)")
-    parser.add_argument("--time-duplicates", action="store_true",
-                        help='also time implementation="native" on TensorFlow/JAX, '
-                             "where it is the keras stock op")
+    parser.add_argument(
+        "--kernel-sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="op-level kernel sizes (default 3 7 9 15; --quick: 9)",
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="timed calls per op measurement (default 7; --quick: 3)"
+    )
+    parser.add_argument(
+        "--model-repeats",
+        type=int,
+        default=None,
+        help="timed training steps per model measurement (default --repeats; --quick: 2)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds of timed calls per measurement before repeats are cut (default 10; --quick: 5)",
+    )
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        choices=("op", "model"),
+        default=["op", "model"],
+        help="what to measure (an earlier result of the other part is kept)",
+    )
+    parser.add_argument(
+        "--model-layers",
+        nargs="+",
+        choices=MODEL_LAYERS,
+        default=["package", "stock"],
+        help="ConvMixer variants of the model part: the package's layers as built, "
+        'their depthwise convs forced to implementation="shifted", Keras\' '
+        "stock layers (default: package stock)",
+    )
+    parser.add_argument(
+        "--time-duplicates",
+        action="store_true",
+        help='also time implementation="native" on TensorFlow/JAX, where it is the keras stock op',
+    )
     parser.add_argument("--quick", action="store_true", help="smoke-test settings")
-    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS,
-                        help=f"directory for {NAME}.json / {NAME}.md")
+    parser.add_argument(
+        "--out", type=Path, default=LOCAL_RESULTS, help=f"directory for {NAME}.json / {NAME}.md"
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     if args.kernel_sizes is None:
@@ -118,8 +150,10 @@ def _leaves(out):
 
 
 def _rel_diff(leaves, reference):
-    return max(float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
-               for a, b in zip(leaves, reference, strict=True))
+    return max(
+        float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
+        for a, b in zip(leaves, reference, strict=True)
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -137,8 +171,12 @@ def _conv(impl):
         if impl == "stock":
             seen.setdefault("path", "keras.ops.depthwise_conv")
             return keras.ops.depthwise_conv(x, kernel, strides=1, padding="same")
-        seen.setdefault("path", select_implementation(
-            impl, kernel_size=tuple(kernel.shape[:2]), dtype=keras.backend.standardize_dtype(x.dtype)))
+        seen.setdefault(
+            "path",
+            select_implementation(
+                impl, kernel_size=tuple(kernel.shape[:2]), dtype=keras.backend.standardize_dtype(x.dtype)
+            ),
+        )
         return depthwise_conv2d(x, kernel, padding="same", implementation=impl)
 
     return conv, seen
@@ -158,18 +196,18 @@ def tensorflow_cases(x, kernel, r):
                 tape.watch([x, k] if wrt_kernel else x)
                 loss = tf.reduce_sum(conv(x, k) * r)
             return loss, tape.gradient(loss, [x, k] if wrt_kernel else x)
+
         return fn
 
     for jit in (False, True):
         for impl in IMPLEMENTATIONS:
             conv, seen = _conv(impl)
-            fns = {"forward": fwd(conv), "forward_backward": grads(conv, True),
-                   "frozen": grads(conv, False)}
+            fns = {"forward": fwd(conv), "forward_backward": grads(conv, True), "frozen": grads(conv, False)}
             fns = {m: tf.function(f, jit_compile=jit) for m, f in fns.items()}
             yield {
                 "impl": impl,
                 "variant": f"{'keras stock' if impl == 'stock' else impl} "
-                           f"({'XLA' if jit else 'tf.function'})",
+                f"({'XLA' if jit else 'tf.function'})",
                 "compile": f"tf.function(jit_compile={jit})",
                 "calls": {m: (lambda f=f: f(x, kernel, r)) for m, f in fns.items()},
                 "seen": seen,
@@ -187,9 +225,11 @@ def jax_cases(x, kernel, r):
         def loss(x, k, r, conv=conv):
             return jnp.sum(conv(x, k) * r)
 
-        fns = {"forward": jax.jit(lambda x, k, r, conv=conv: conv(x, k)),
-               "forward_backward": jax.jit(jax.value_and_grad(loss, argnums=(0, 1))),
-               "frozen": jax.jit(jax.value_and_grad(loss, argnums=0))}
+        fns = {
+            "forward": jax.jit(lambda x, k, r, conv=conv: conv(x, k)),
+            "forward_backward": jax.jit(jax.value_and_grad(loss, argnums=(0, 1))),
+            "frozen": jax.jit(jax.value_and_grad(loss, argnums=0)),
+        }
         yield {
             "impl": impl,
             "variant": f"{'keras stock' if impl == 'stock' else impl} (jit)",
@@ -249,8 +289,10 @@ def torch_cases(x, kernel, r):
             return out  # the loss
         return out.permute(2, 3, 0, 1) if out.shape[1] == 1 else out.permute(0, 2, 3, 1)
 
-    for label, fmt in ((REFERENCE, torch.contiguous_format),
-                       ("torch native channels_last", torch.channels_last)):
+    for label, fmt in (
+        (REFERENCE, torch.contiguous_format),
+        ("torch native channels_last", torch.channels_last),
+    ):
         x_nchw = x.permute(0, 3, 1, 2).contiguous(memory_format=fmt)
         r_nchw = r.permute(0, 3, 1, 2).contiguous(memory_format=fmt)
         yield {
@@ -316,8 +358,11 @@ def op_bench(args, backend):
                 leaves = _leaves(case.get("canon", lambda o: o)(out))
                 reference.setdefault(mode, leaves)
                 row[mode] = {**stats, "max_rel_diff_vs_stock": _rel_diff(leaves, reference[mode])}
-                print(f"[{backend}] k={k} {case['variant']:<28} {MODES[mode]:<15} "
-                      f"{stats['median_s'] * 1e3:9.2f} ms (n={stats['repeats']})", flush=True)
+                print(
+                    f"[{backend}] k={k} {case['variant']:<28} {MODES[mode]:<15} "
+                    f"{stats['median_s'] * 1e3:9.2f} ms (n={stats['repeats']})",
+                    flush=True,
+                )
             row["path"] = case["seen"].get("path")
             rows.append(row)
     return rows
@@ -338,9 +383,14 @@ def build_convmixer(layers="package"):
     from keras_structinit.models import convmixer
 
     m = MODEL
-    model = convmixer(m["dim"], m["depth"], kernel_size=m["kernel_size"],
-                      patch_size=m["patch_size"], num_classes=m["num_classes"],
-                      input_shape=m["input_shape"])
+    model = convmixer(
+        m["dim"],
+        m["depth"],
+        kernel_size=m["kernel_size"],
+        patch_size=m["patch_size"],
+        num_classes=m["num_classes"],
+        input_shape=m["input_shape"],
+    )
     if layers == "package":
         return model
 
@@ -375,9 +425,11 @@ def time_train_step(model, jit_compile, batch, repeats, budget=None):
     """Compiles ``model`` (AdamW, sparse cross-entropy) and times ``train_on_batch(*batch)``."""
     import keras
 
-    model.compile(optimizer=keras.optimizers.AdamW(),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  jit_compile=jit_compile)
+    model.compile(
+        optimizer=keras.optimizers.AdamW(),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=jit_compile,
+    )
     stats, _ = time_calls(lambda: model.train_on_batch(*batch), repeats, budget)
     return stats
 
@@ -398,10 +450,16 @@ def model_bench(args, backend):
                 model = build_convmixer(layer)
                 frozen = freeze_spatial(model) if mode == "frozen" else []
                 stats = time_train_step(model, jit, batch, args.model_repeats, args.budget)
-                row[mode] = {**stats, "frozen_variables": len(frozen),
-                             "trainable_variables": len(model.trainable_variables)}
-                print(f"[{backend}] model {layer:<7} jit_compile={jit!s:<5} {mode:<6} "
-                      f"{stats['median_s']:.3f} s/step (n={stats['repeats']})", flush=True)
+                row[mode] = {
+                    **stats,
+                    "frozen_variables": len(frozen),
+                    "trainable_variables": len(model.trainable_variables),
+                }
+                print(
+                    f"[{backend}] model {layer:<7} jit_compile={jit!s:<5} {mode:<6} "
+                    f"{stats['median_s']:.3f} s/step (n={stats['repeats']})",
+                    flush=True,
+                )
             row["frozen_speedup"] = row["thawed"]["median_s"] / row["frozen"]["median_s"]
             rows.append(row)
     return rows
@@ -421,8 +479,17 @@ def run_backend(args):
         software["torch_threads"] = torch.get_num_threads()
     entry = {"machine": machine_info(), "software": software}
     for part, bench, config in (
-        ("op", op_bench, {**OP_SHAPE, "padding": "same", "strides": 1,
-                          "kernel_sizes": args.kernel_sizes, "repeats": args.repeats}),
+        (
+            "op",
+            op_bench,
+            {
+                **OP_SHAPE,
+                "padding": "same",
+                "strides": 1,
+                "kernel_sizes": args.kernel_sizes,
+                "repeats": args.repeats,
+            },
+        ),
         ("model", model_bench, {**MODEL, "optimizer": "AdamW", "repeats": args.model_repeats}),
     ):
         if part not in args.parts:
@@ -434,8 +501,7 @@ def run_backend(args):
             "elapsed_s": round(time.perf_counter() - start, 1),
             # 1-minute load average: other processes on the machine skew timings.
             "loadavg_1min": {"start": load_start, "end": os.getloadavg()[0]},
-            "config": {**config, "warmup": WARMUP, "budget_s": args.budget,
-                       "quick": args.quick},
+            "config": {**config, "warmup": WARMUP, "budget_s": args.budget, "quick": args.quick},
             "results": rows,
         }
     return backend, entry
@@ -448,8 +514,10 @@ def _op_table(k, results, ref):
     """The op-level table at kernel size ``k``; ``ref[(k, mode)]`` is the reference median."""
     columns = [Column("Backend", "backend"), Column("Variant", "variant"), Column("Path", "path")]
     for mode, label in MODES.items():
-        columns += [Column(f"{label} ms", f"{mode}_ms", align="right"),
-                    Column("×", f"{mode}_ratio", align="right")]
+        columns += [
+            Column(f"{label} ms", f"{mode}_ms", align="right"),
+            Column("×", f"{mode}_ratio", align="right"),
+        ]
     columns.append(Column("Max rel. diff vs stock", "diff", align="right"))
     rows = []
     for backend, entry in results.items():
@@ -479,8 +547,9 @@ def _op_tables(results):
         if row["variant"] == REFERENCE:
             for mode in MODES:
                 ref[row["kernel_size"], mode] = row[mode]["median_s"]
-    sizes = sorted({row["kernel_size"] for e in results.values()
-                    for row in e.get("op", {}).get("results", [])})
+    sizes = sorted(
+        {row["kernel_size"] for e in results.values() for row in e.get("op", {}).get("results", [])}
+    )
     lines = []
     for k in sizes:
         lines += ["", f"### k = {k}", "", _op_table(k, results, ref)]
@@ -488,28 +557,42 @@ def _op_tables(results):
 
 
 def _model_table(results):
-    rows = [(backend, entry["model"]["config"]["repeats"], row)
-            for backend, entry in results.items() if "model" in entry
-            for row in entry["model"]["results"]]
+    rows = [
+        (backend, entry["model"]["config"]["repeats"], row)
+        for backend, entry in results.items()
+        if "model" in entry
+        for row in entry["model"]["results"]
+    ]
     compile_mode = {"jax": "jit", "torch": "eager"}
-    return format_table(rows, [
-        ("Backend", lambda r: r[0]),
-        ("Conv layers", lambda r: r[2]["layer"]),
-        ("Compile", lambda r: compile_mode.get(r[0], f"jit_compile={r[2]['jit_compile']}")),
-        ("Thawed s/step", lambda r: timing_cell(r[2]["thawed"], r[1], ".3f"), "", "right"),
-        ("Frozen s/step", lambda r: timing_cell(r[2]["frozen"], r[1], ".3f"), "", "right"),
-        ("Frozen speed-up", lambda r: r[2]["frozen_speedup"], lambda v: f"{v:.2f}×", "right"),
-    ])
+    return format_table(
+        rows,
+        [
+            ("Backend", lambda r: r[0]),
+            ("Conv layers", lambda r: r[2]["layer"]),
+            ("Compile", lambda r: compile_mode.get(r[0], f"jit_compile={r[2]['jit_compile']}")),
+            ("Thawed s/step", lambda r: timing_cell(r[2]["thawed"], r[1], ".3f"), "", "right"),
+            ("Frozen s/step", lambda r: timing_cell(r[2]["frozen"], r[1], ".3f"), "", "right"),
+            ("Frozen speed-up", lambda r: r[2]["frozen_speedup"], lambda v: f"{v:.2f}×", "right"),
+        ],
+    )
 
 
 def _runs_table(results):
-    rows = [(backend, part, entry["software"], entry[part])
-            for backend, entry in results.items() for part in ("op", "model") if part in entry]
-    return runs_table(rows, "Part", [
-        ("Repeats", lambda r: r[3]["config"]["repeats"], "", "right"),
-        ("Budget s", lambda r: r[3]["config"]["budget_s"], "g", "right"),
-        ("Run time s", lambda r: r[3]["elapsed_s"], ".0f", "right"),
-    ])
+    rows = [
+        (backend, part, entry["software"], entry[part])
+        for backend, entry in results.items()
+        for part in ("op", "model")
+        if part in entry
+    ]
+    return runs_table(
+        rows,
+        "Part",
+        [
+            ("Repeats", lambda r: r[3]["config"]["repeats"], "", "right"),
+            ("Budget s", lambda r: r[3]["config"]["budget_s"], "g", "right"),
+            ("Run time s", lambda r: r[3]["elapsed_s"], ".0f", "right"),
+        ],
+    )
 
 
 def render_markdown(data):
@@ -519,12 +602,14 @@ def render_markdown(data):
     lines = [
         "# Depthwise convolution speed",
         "",
-        (f"{describe_machine(machine)} "
-         "Wall-clock medians; every measurement has 2 untimed warm-up calls. A call "
-         "that takes long gets fewer timed calls, so that they fit in the time budget "
-         "below (at least 3); such medians are marked `*` (see `repeats` in the JSON). "
-         "Timings are only meaningful on an otherwise idle machine: check the load "
-         "averages."),
+        (
+            f"{describe_machine(machine)} "
+            "Wall-clock medians; every measurement has 2 untimed warm-up calls. A call "
+            "that takes long gets fewer timed calls, so that they fit in the time budget "
+            "below (at least 3); such medians are marked `*` (see `repeats` in the JSON). "
+            "Timings are only meaningful on an otherwise idle machine: check the load "
+            "averages."
+        ),
         "",
         _runs_table(results),
     ]
@@ -532,35 +617,39 @@ def render_markdown(data):
         "",
         "## Op level",
         "",
-        (f"Input `({s['batch']}, {s['height']}, {s['width']}, {s['channels']})` float32, "
-         "kernel `(k, k, C, 1)`, 'same' padding, stride 1. *forward*: `y = conv(x, K)`; "
-         "*fwd+bwd*: the loss `sum(y * r)` (fixed random `r`) and its gradients w.r.t. "
-         "`x` and `K`; *fwd+bwd frozen*: the loss and its gradient w.r.t. `x` only (the "
-         "loss is returned so that compilers keep the forward pass). "
-         "\"keras stock\" is `keras.ops.depthwise_conv`; "
-         "\"auto\", \"shifted\", \"native\" are `keras_structinit.layers.depthwise_conv2d` "
-         "with that `implementation`, and *Path* is what it resolved to. TensorFlow "
-         "rows run in `tf.function` (XLA = `jit_compile=True`), JAX rows in `jax.jit`, "
-         "torch rows eagerly (forward under `torch.no_grad()`). × = median / "
-         f"\"{REFERENCE}\" median (`F.conv2d(groups=C)` on an NCHW-contiguous input) "
-         "at the same k and measurement. *Max rel. diff* = max |out - stock| / max |stock| "
-         "over outputs and measurements (a correctness check, not a timing). On "
-         "TensorFlow and JAX, `implementation=\"native\"` is `keras.ops.depthwise_conv` "
-         "with the stock row's arguments, so it is timed only with `--time-duplicates`."),
+        (
+            f"Input `({s['batch']}, {s['height']}, {s['width']}, {s['channels']})` float32, "
+            "kernel `(k, k, C, 1)`, 'same' padding, stride 1. *forward*: `y = conv(x, K)`; "
+            "*fwd+bwd*: the loss `sum(y * r)` (fixed random `r`) and its gradients w.r.t. "
+            "`x` and `K`; *fwd+bwd frozen*: the loss and its gradient w.r.t. `x` only (the "
+            "loss is returned so that compilers keep the forward pass). "
+            '"keras stock" is `keras.ops.depthwise_conv`; '
+            '"auto", "shifted", "native" are `keras_structinit.layers.depthwise_conv2d` '
+            "with that `implementation`, and *Path* is what it resolved to. TensorFlow "
+            "rows run in `tf.function` (XLA = `jit_compile=True`), JAX rows in `jax.jit`, "
+            "torch rows eagerly (forward under `torch.no_grad()`). × = median / "
+            f'"{REFERENCE}" median (`F.conv2d(groups=C)` on an NCHW-contiguous input) '
+            "at the same k and measurement. *Max rel. diff* = max |out - stock| / max |stock| "
+            "over outputs and measurements (a correctness check, not a timing). On "
+            'TensorFlow and JAX, `implementation="native"` is `keras.ops.depthwise_conv` '
+            "with the stock row's arguments, so it is timed only with `--time-duplicates`."
+        ),
     ]
     lines += _op_tables(results)
     lines += [
         "",
         "## Model level",
         "",
-        (f"ConvMixer-{m['dim']}/{m['depth']} (k={m['kernel_size']}, patch {m['patch_size']}, "
-         f"{'x'.join(map(str, m['input_shape']))} inputs, {m['num_classes']} classes): one "
-         f"`train_on_batch` step on a batch of {m['batch']} with AdamW and sparse "
-         "categorical cross-entropy. *package*: `keras_structinit.models.convmixer` "
-         "as built: its `DepthwiseConv2D` (`implementation=\"auto\"`) and, in runs from "
-         "2026-11-25 on, its `Conv2D` (stem and 1x1 convs as matrix products); *stock*: the "
-         "same model with Keras' own `DepthwiseConv2D` and `Conv2D`. *Frozen*: `freeze_spatial` before "
-         "`compile`. Frozen speed-up = thawed / frozen."),
+        (
+            f"ConvMixer-{m['dim']}/{m['depth']} (k={m['kernel_size']}, patch {m['patch_size']}, "
+            f"{'x'.join(map(str, m['input_shape']))} inputs, {m['num_classes']} classes): one "
+            f"`train_on_batch` step on a batch of {m['batch']} with AdamW and sparse "
+            "categorical cross-entropy. *package*: `keras_structinit.models.convmixer` "
+            'as built: its `DepthwiseConv2D` (`implementation="auto"`) and, in runs from '
+            "2026-11-25 on, its `Conv2D` (stem and 1x1 convs as matrix products); *stock*: the "
+            "same model with Keras' own `DepthwiseConv2D` and `Conv2D`. *Frozen*: `freeze_spatial` before "
+            "`compile`. Frozen speed-up = thawed / frozen."
+        ),
         "",
     ]
     lines.append(_model_table(results))
@@ -580,8 +669,10 @@ def _depthwise_speed(data):
         for row in entry.get("model", {}).get("results", []):
             if row["layer"] == "package":
                 compile_ = "XLA" if row["jit_compile"] else "default compile"
-                parts.append(f"{backend} ({compile_}): {row['thawed']['median_s']:.2f} s/step thawed, "
-                             f"frozen {row['frozen_speedup']:.2f}x faster")
+                parts.append(
+                    f"{backend} ({compile_}): {row['thawed']['median_s']:.2f} s/step thawed, "
+                    f"frozen {row['frozen_speedup']:.2f}x faster"
+                )
                 verdicts.append(row["frozen_speedup"] > 1)
     return "ConvMixer-128/6 step, package layer: " + "; ".join(parts), verdict_of(verdicts)
 
@@ -603,9 +694,9 @@ SUITE = {
             script="depthwise_speed.py",
             args=("--all-backends",),
             title="Depthwise convolution and ConvMixer-128/6 (k = 9) train step, thawed and frozen, "
-                  "every backend",
+            "every backend",
             paper="no timing in the covariance paper; frozen depthwise filters skip their gradient, so a "
-                  "frozen step should be faster",
+            "frozen step should be faster",
             minutes=15,
         ),
     ),
@@ -619,7 +710,7 @@ _GPU = Benchmark(
     script="depthwise_speed.py",
     args=("--all-backends", "--model-layers", *MODEL_LAYERS),
     title="Depthwise convolution (k = 3, 7, 9, 15) and ConvMixer-128/6 (k = 9) train step, package "
-          "(as built and forced shifted) vs stock layer, thawed and frozen, every backend, on the GPU",
+    "(as built and forced shifted) vs stock layer, thawed and frozen, every backend, on the GPU",
     paper="no timing in the covariance paper; frozen depthwise filters skip their gradient",
     minutes=3,
 )

@@ -64,8 +64,11 @@ from keras_structinit.reporting import describe_machine, format_table, machine_i
 NAME = "frozen_speed"
 MODES = ("thawed", "frozen")
 #: The depthwise paths per backend, besides "auto" (the model as built).
-PATHS = {"jax": ("shifted", "native", "stock"), "tensorflow": ("native", "shifted", "stock"),
-         "torch": ("torch", "shifted", "stock")}
+PATHS = {
+    "jax": ("shifted", "native", "stock"),
+    "tensorflow": ("native", "shifted", "stock"),
+    "torch": ("torch", "shifted", "stock"),
+}
 #: Variants known to be many times slower (results/cpu/depthwise_speed.md: PyTorch's eager shifted sum
 #: 15-30x its native kernel, XLA's CPU grouped convolution 10-80x the shifted sum), timed only up to
 #: this kernel size unless --all-sizes: (backend, path, jit_compile) -> largest k.
@@ -76,34 +79,59 @@ DUPLICATES = {"jax": {"stock": "native"}, "tensorflow": {"stock": "native"}}
 #: (backend, jit_compile), on a CPU: the "before" column of the summary.
 #: The variant (row) that runs each path select_implementation names.
 PATH_ROW = {"torch": "torch", "shifted": "shifted", "native": "native"}
-BEFORE = {("jax", True): "shifted", ("tensorflow", False): "native", ("tensorflow", True): "shifted",
-          ("torch", False): "torch"}
+BEFORE = {
+    ("jax", True): "shifted",
+    ("tensorflow", False): "native",
+    ("tensorflow", True): "shifted",
+    ("torch", False): "torch",
+}
 
 
 def parse_args(argv=None):
     parser = backend_parser(__doc__.split("\n\n")[0])
-    parser.add_argument("--kernel-sizes", type=int, nargs="+", default=None,
-                        help="depthwise kernel sizes (default 3 7 9 15; --quick: 9)")
+    parser.add_argument(
+        "--kernel-sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="depthwise kernel sizes (default 3 7 9 15; --quick: 9)",
+    )
     parser.add_argument("--dim", type=int, default=64, help="ConvMixer width (default 64)")
     parser.add_argument("--depth", type=int, default=2, help="ConvMixer depth (default 2)")
     parser.add_argument("--batch", type=int, default=64, help="batch size (default 64)")
-    parser.add_argument("--repeats", type=int, default=None,
-                        help="timed steps per variant (default 12; --quick: 3)")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="timed steps per variant (default 12; --quick: 3)"
+    )
     parser.add_argument("--warmup", type=int, default=2, help="untimed steps per variant (default 2)")
-    parser.add_argument("--budget", type=float, default=None,
-                        help="seconds of timed steps per variant before its repeats are cut "
-                             "(default 8; --quick: 2)")
-    parser.add_argument("--paths", nargs="+", default=None,
-                        help="paths to time (default: every path of the backend)")
-    parser.add_argument("--all-sizes", action="store_true",
-                        help="time the known-slow variants (SLOW) at every kernel size too")
-    parser.add_argument("--no-tf-xla", dest="tf_xla", action="store_false",
-                        help="TensorFlow: only jit_compile=False (default: also jit_compile=True, XLA)")
-    parser.add_argument("--time-duplicates", action="store_true",
-                        help="also time paths that run the same op as another (stock on TF/JAX)")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="seconds of timed steps per variant before its repeats are cut (default 8; --quick: 2)",
+    )
+    parser.add_argument(
+        "--paths", nargs="+", default=None, help="paths to time (default: every path of the backend)"
+    )
+    parser.add_argument(
+        "--all-sizes",
+        action="store_true",
+        help="time the known-slow variants (SLOW) at every kernel size too",
+    )
+    parser.add_argument(
+        "--no-tf-xla",
+        dest="tf_xla",
+        action="store_false",
+        help="TensorFlow: only jit_compile=False (default: also jit_compile=True, XLA)",
+    )
+    parser.add_argument(
+        "--time-duplicates",
+        action="store_true",
+        help="also time paths that run the same op as another (stock on TF/JAX)",
+    )
     parser.add_argument("--quick", action="store_true", help="smoke-test settings (tiny model)")
-    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS,
-                        help=f"directory for {NAME}.json / {NAME}.md")
+    parser.add_argument(
+        "--out", type=Path, default=LOCAL_RESULTS, help=f"directory for {NAME}.json / {NAME}.md"
+    )
     args = parser.parse_args(argv)
     if args.kernel_sizes is None:
         args.kernel_sizes = [9] if args.quick else [3, 7, 9, 15]
@@ -131,8 +159,9 @@ def build_convmixer(path, kernel_size, dim=64, depth=4, seed=0):
     from keras_structinit.models import convmixer
 
     keras.utils.set_random_seed(seed)
-    model = convmixer(dim, depth, kernel_size=kernel_size, patch_size=2, num_classes=10,
-                      input_shape=(32, 32, 3))
+    model = convmixer(
+        dim, depth, kernel_size=kernel_size, patch_size=2, num_classes=10, input_shape=(32, 32, 3)
+    )
     if path == "auto":
         return model
 
@@ -155,8 +184,9 @@ def resolved_paths(model):
     """The paths the package's depthwise layers of ``model`` took at their last call (traced)."""
     from keras_structinit.layers import DepthwiseConv2D
 
-    return sorted({layer.last_path for layer in model.layers
-                   if isinstance(layer, DepthwiseConv2D) and layer.last_path})
+    return sorted(
+        {layer.last_path for layer in model.layers if isinstance(layer, DepthwiseConv2D) and layer.last_path}
+    )
 
 
 def model_batch(batch):
@@ -208,8 +238,11 @@ def _prepare(args, backend, k, batch, path, jit, mode):
 
     model = build_convmixer(path, k, args.dim, args.depth)
     frozen = freeze_spatial(model) if mode == "frozen" else []
-    model.compile(optimizer=keras.optimizers.AdamW(),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=jit)
+    model.compile(
+        optimizer=keras.optimizers.AdamW(),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=jit,
+    )
     start = time.perf_counter()
     model.train_on_batch(*batch)  # traces and compiles
     first = time.perf_counter() - start
@@ -220,9 +253,18 @@ def _prepare(args, backend, k, batch, path, jit, mode):
         warm.append(time.perf_counter() - start)
     last = warm[-1] if warm else first
     n = max(min(3, args.repeats), min(args.repeats, int(args.budget // max(last, 1e-9))))
-    return {"path": path, "jit_compile": jit, "mode": mode, "model": model, "n": n,
-            "first_step_s": round(first, 3), "warmup_s": [round(t, 4) for t in warm],
-            "frozen_variables": len(frozen), "resolved": resolved_paths(model), "times": []}
+    return {
+        "path": path,
+        "jit_compile": jit,
+        "mode": mode,
+        "model": model,
+        "n": n,
+        "first_step_s": round(first, 3),
+        "warmup_s": [round(t, 4) for t in warm],
+        "frozen_variables": len(frozen),
+        "resolved": resolved_paths(model),
+        "times": [],
+    }
 
 
 def _round_robin(models, batch, rounds):
@@ -240,22 +282,32 @@ def time_group(args, backend, k, batch):
     fast, slow = _variants(args, backend, k)
     measured = []
     for variants in (fast, slow):
-        models = [_prepare(args, backend, k, batch, path, jit, mode)
-                  for path, jit in variants for mode in MODES]
+        models = [
+            _prepare(args, backend, k, batch, path, jit, mode) for path, jit in variants for mode in MODES
+        ]
         _round_robin(models, batch, args.repeats)
         measured += models
         for m in models:
             m.pop("model")  # free it before the next pass
     rows = {}
     for m in measured:
-        row = rows.setdefault((m["path"], m["jit_compile"]),
-                              {"kernel_size": k, "path": m["path"], "jit_compile": m["jit_compile"]})
-        row[m["mode"]] = {**summarize(m["times"]), "repeats": len(m["times"]),
-                          "first_step_s": m["first_step_s"], "warmup_s": m["warmup_s"],
-                          "frozen_variables": m["frozen_variables"], "resolved_path": m["resolved"]}
-        print(f"[{backend}] k={k:<2} {m['path']:<7} jit_compile={m['jit_compile']!s:<5} {m['mode']:<6} "
-              f"{np.median(m['times']):.3f} s/step (n={len(m['times'])}; {'/'.join(m['resolved'])})",
-              flush=True)
+        row = rows.setdefault(
+            (m["path"], m["jit_compile"]),
+            {"kernel_size": k, "path": m["path"], "jit_compile": m["jit_compile"]},
+        )
+        row[m["mode"]] = {
+            **summarize(m["times"]),
+            "repeats": len(m["times"]),
+            "first_step_s": m["first_step_s"],
+            "warmup_s": m["warmup_s"],
+            "frozen_variables": m["frozen_variables"],
+            "resolved_path": m["resolved"],
+        }
+        print(
+            f"[{backend}] k={k:<2} {m['path']:<7} jit_compile={m['jit_compile']!s:<5} {m['mode']:<6} "
+            f"{np.median(m['times']):.3f} s/step (n={len(m['times'])}; {'/'.join(m['resolved'])})",
+            flush=True,
+        )
     for row in rows.values():
         row["frozen_speedup"] = row["thawed"]["median_s"] / row["frozen"]["median_s"]
     auto = {str(jit): auto_paths(backend, jit, k) for jit in sorted({jit for _, jit in fast + slow})}
@@ -277,8 +329,14 @@ def run_backend(args):
     for k in args.kernel_sizes:
         group_load = os.getloadavg()[0]
         rows, auto = time_group(args, backend, k, batch)
-        groups.append({"kernel_size": k, "loadavg_1min": {"start": group_load, "end": os.getloadavg()[0]},
-                       "auto": auto, "results": rows})
+        groups.append(
+            {
+                "kernel_size": k,
+                "loadavg_1min": {"start": group_load, "end": os.getloadavg()[0]},
+                "auto": auto,
+                "results": rows,
+            }
+        )
         keras.backend.clear_session()
     entry = {
         "machine": machine_info(),
@@ -287,12 +345,24 @@ def run_backend(args):
         "elapsed_s": round(time.perf_counter() - start, 1),
         "loadavg_1min": {"start": load_start[0], "end": os.getloadavg()[0]},
         "loadavg_start": list(load_start),
-        "config": {"dim": args.dim, "depth": args.depth, "patch_size": 2, "batch": args.batch,
-                   "input_shape": [32, 32, 3], "num_classes": 10, "optimizer": "AdamW",
-                   "kernel_sizes": args.kernel_sizes, "repeats": args.repeats, "warmup": args.warmup,
-                   "budget_s": args.budget, "quick": args.quick, "tf_xla": args.tf_xla,
-                   "slow_max_kernel": None if args.all_sizes else {"/".join(map(str, key)): k
-                                                                   for key, k in SLOW.items()}},
+        "config": {
+            "dim": args.dim,
+            "depth": args.depth,
+            "patch_size": 2,
+            "batch": args.batch,
+            "input_shape": [32, 32, 3],
+            "num_classes": 10,
+            "optimizer": "AdamW",
+            "kernel_sizes": args.kernel_sizes,
+            "repeats": args.repeats,
+            "warmup": args.warmup,
+            "budget_s": args.budget,
+            "quick": args.quick,
+            "tf_xla": args.tf_xla,
+            "slow_max_kernel": None
+            if args.all_sizes
+            else {"/".join(map(str, key)): k for key, k in SLOW.items()},
+        },
         "groups": groups,
     }
     return backend, entry
@@ -330,14 +400,21 @@ def auto_summary(results):
                 if None in after.values():
                     continue
                 thawed, frozen = after["thawed"]["thawed"]["median_s"], after["frozen"]["frozen"]["median_s"]
-                out.append({
-                    "backend": backend, "compile": _compile_label(backend, jit), "k": group["kernel_size"],
-                    "thawed_path": chosen["thawed"], "frozen_path": chosen["frozen"],
-                    "thawed_s": thawed, "frozen_s": frozen, "speedup": thawed / frozen,
-                    "before_path": BEFORE.get((backend, jit)),
-                    "before_speedup": before["frozen_speedup"] if before else None,
-                    "load": group["loadavg_1min"],
-                })
+                out.append(
+                    {
+                        "backend": backend,
+                        "compile": _compile_label(backend, jit),
+                        "k": group["kernel_size"],
+                        "thawed_path": chosen["thawed"],
+                        "frozen_path": chosen["frozen"],
+                        "thawed_s": thawed,
+                        "frozen_s": frozen,
+                        "speedup": thawed / frozen,
+                        "before_path": BEFORE.get((backend, jit)),
+                        "before_speedup": before["frozen_speedup"] if before else None,
+                        "load": group["loadavg_1min"],
+                    }
+                )
     return out
 
 
@@ -348,62 +425,85 @@ def render_markdown(data):
     lines = [
         "# Frozen vs thawed depthwise filters: train step per path",
         "",
-        (f"{describe_machine(first['machine'])} ConvMixer-{c['dim']}/{c['depth']} (patch 2, 32x32x3 "
-         f"inputs, 10 classes), one `train_on_batch` step (forward, backward, AdamW) on a batch of "
-         f"{c['batch']}; *frozen*: `freeze_spatial` (the depthwise kernels) before `compile`. Per kernel "
-         f"size, every variant is built, compiled and warmed up ({c['warmup']} steps), then timed "
-         f"round-robin, one step of each in turn ({c['repeats']} rounds; a slow variant gets fewer steps, "
-         "at least 3, marked `*`), so that the load of a shared machine hits all alike. Medians in seconds. "
-         "Timings are only meaningful on an otherwise idle machine: check the load averages."),
+        (
+            f"{describe_machine(first['machine'])} ConvMixer-{c['dim']}/{c['depth']} (patch 2, 32x32x3 "
+            f"inputs, 10 classes), one `train_on_batch` step (forward, backward, AdamW) on a batch of "
+            f"{c['batch']}; *frozen*: `freeze_spatial` (the depthwise kernels) before `compile`. Per kernel "
+            f"size, every variant is built, compiled and warmed up ({c['warmup']} steps), then timed "
+            f"round-robin, one step of each in turn ({c['repeats']} rounds; a slow variant gets fewer steps, "
+            "at least 3, marked `*`), so that the load of a shared machine hits all alike. Medians in "
+            "seconds. Timings are only meaningful on an otherwise idle machine: check the load averages."
+        ),
         "",
-        runs_table([(b, "all", e["software"], e) for b, e in results.items()], "Part", [
-            ("Repeats", lambda r: r[3]["config"]["repeats"], "", "right"),
-            ("Run time s", lambda r: r[3]["elapsed_s"], ".0f", "right"),
-        ]),
+        runs_table(
+            [(b, "all", e["software"], e) for b, e in results.items()],
+            "Part",
+            [
+                ("Repeats", lambda r: r[3]["config"]["repeats"], "", "right"),
+                ("Run time s", lambda r: r[3]["elapsed_s"], ".0f", "right"),
+            ],
+        ),
         "",
-        "## The automatic choice (`implementation=\"auto\"`)",
+        '## The automatic choice (`implementation="auto"`)',
         "",
-        ("*Before*: the rule before issue 51 took the same path thawed and frozen (the path named; its "
-         "frozen speed-up from that path's rows below). *After*: the paths `select_implementation` picks "
-         "now for a thawed / a frozen kernel in that context (traced as the train step is), and the "
-         "medians of those paths' rows below; a test checks that the model as built resolves to them. "
-         "Speed-up = thawed / frozen step time (> 1: freezing is faster)."),
+        (
+            "*Before*: the rule before issue 51 took the same path thawed and frozen (the path named; its "
+            "frozen speed-up from that path's rows below). *After*: the paths `select_implementation` picks "
+            "now for a thawed / a frozen kernel in that context (traced as the train step is), and the "
+            "medians of those paths' rows below; a test checks that the model as built resolves to them. "
+            "Speed-up = thawed / frozen step time (> 1: freezing is faster)."
+        ),
         "",
-        format_table(auto_summary(results), [
-            ("Backend", lambda r: r["backend"]),
-            ("Compile", lambda r: r["compile"]),
-            ("k", lambda r: r["k"], "", "right"),
-            ("Before: path", lambda r: r["before_path"] or ""),
-            ("Before: frozen speed-up", lambda r: r["before_speedup"], lambda v: f"{v:.2f}×" if v else "",
-             "right"),
-            ("After: path thawed / frozen", lambda r: f"{r['thawed_path']} / {r['frozen_path']}"),
-            ("Thawed s", lambda r: r["thawed_s"], ".3f", "right"),
-            ("Frozen s", lambda r: r["frozen_s"], ".3f", "right"),
-            ("After: frozen speed-up", lambda r: r["speedup"], lambda v: f"{v:.2f}×", "right"),
-            ("Load (start / end)", lambda r: f"{r['load']['start']:.2f} / {r['load']['end']:.2f}"),
-        ]),
+        format_table(
+            auto_summary(results),
+            [
+                ("Backend", lambda r: r["backend"]),
+                ("Compile", lambda r: r["compile"]),
+                ("k", lambda r: r["k"], "", "right"),
+                ("Before: path", lambda r: r["before_path"] or ""),
+                (
+                    "Before: frozen speed-up",
+                    lambda r: r["before_speedup"],
+                    lambda v: f"{v:.2f}×" if v else "",
+                    "right",
+                ),
+                ("After: path thawed / frozen", lambda r: f"{r['thawed_path']} / {r['frozen_path']}"),
+                ("Thawed s", lambda r: r["thawed_s"], ".3f", "right"),
+                ("Frozen s", lambda r: r["frozen_s"], ".3f", "right"),
+                ("After: frozen speed-up", lambda r: r["speedup"], lambda v: f"{v:.2f}×", "right"),
+                ("Load (start / end)", lambda r: f"{r['load']['start']:.2f} / {r['load']['end']:.2f}"),
+            ],
+        ),
         "",
         "## Every path",
         "",
-        ("Each row forces the package's layer onto that path, or uses `keras.layers.DepthwiseConv2D` "
-         "(*stock*); *Path* is what the package's layers resolved to (thawed / frozen). On TensorFlow and "
-         "JAX *stock* runs `keras.ops.depthwise_conv`, the *native* op, and is timed only with "
-         "`--time-duplicates`. Variants known to be many times slower (PyTorch's eager shifted sum, XLA's "
-         "CPU grouped convolution) are timed at small k only (`SLOW` in the script), after the others."),
+        (
+            "Each row forces the package's layer onto that path, or uses `keras.layers.DepthwiseConv2D` "
+            "(*stock*); *Path* is what the package's layers resolved to (thawed / frozen). On TensorFlow and "
+            "JAX *stock* runs `keras.ops.depthwise_conv`, the *native* op, and is timed only with "
+            "`--time-duplicates`. Variants known to be many times slower (PyTorch's eager shifted sum, XLA's "
+            "CPU grouped convolution) are timed at small k only (`SLOW` in the script), after the others."
+        ),
         "",
-        format_table(list(_rows(results)), [
-            ("Backend", lambda r: r[0]),
-            ("Compile", lambda r: _compile_label(r[0], r[3]["jit_compile"])),
-            ("k", lambda r: r[3]["kernel_size"], "", "right"),
-            ("Variant", lambda r: r[3]["path"]),
-            ("Path", lambda r: " / ".join("/".join(r[3][m]["resolved_path"]) or "stock" for m in MODES)),
-            ("Thawed s", lambda r: _cell(r[3]["thawed"], r[1]["config"]["repeats"]), "", "right"),
-            ("Frozen s", lambda r: _cell(r[3]["frozen"], r[1]["config"]["repeats"]), "", "right"),
-            ("Frozen speed-up", lambda r: r[3]["frozen_speedup"], lambda v: f"{v:.2f}×", "right"),
-            ("First step s (thawed / frozen)",
-             lambda r: f"{r[3]['thawed']['first_step_s']:.1f} / {r[3]['frozen']['first_step_s']:.1f}",
-             "", "right"),
-        ]),
+        format_table(
+            list(_rows(results)),
+            [
+                ("Backend", lambda r: r[0]),
+                ("Compile", lambda r: _compile_label(r[0], r[3]["jit_compile"])),
+                ("k", lambda r: r[3]["kernel_size"], "", "right"),
+                ("Variant", lambda r: r[3]["path"]),
+                ("Path", lambda r: " / ".join("/".join(r[3][m]["resolved_path"]) or "stock" for m in MODES)),
+                ("Thawed s", lambda r: _cell(r[3]["thawed"], r[1]["config"]["repeats"]), "", "right"),
+                ("Frozen s", lambda r: _cell(r[3]["frozen"], r[1]["config"]["repeats"]), "", "right"),
+                ("Frozen speed-up", lambda r: r[3]["frozen_speedup"], lambda v: f"{v:.2f}×", "right"),
+                (
+                    "First step s (thawed / frozen)",
+                    lambda r: f"{r[3]['thawed']['first_step_s']:.1f} / {r[3]['frozen']['first_step_s']:.1f}",
+                    "",
+                    "right",
+                ),
+            ],
+        ),
     ]
     skipped = [b for b in BACKENDS if b not in results]
     if skipped:
@@ -439,9 +539,9 @@ SUITE = {
             script="frozen_speed.py",
             args=("--all-backends",),
             title="ConvMixer-64/2 train step, frozen vs thawed depthwise filters, k = 3, 7, 9, 15, every "
-                  "depthwise path, every backend",
+            "depthwise path, every backend",
             paper="no timing in the covariance paper; frozen depthwise filters skip their gradient, so a "
-                  "frozen step should not be slower",
+            "frozen step should not be slower",
             minutes=5,  # measured 2026-11-27: 4.5 min (TF 152 s, JAX 96 s, torch 24 s) plus imports
         ),
     ),
@@ -458,10 +558,22 @@ SUITE["gpu"] = SUITE["gpu-quick"] = (
     Benchmark(
         name="frozen_speed",
         script="frozen_speed.py",
-        args=("--all-backends", "--dim", "128", "--depth", "6", "--batch", "128", "--kernel-sizes", "9",
-              "15", "--repeats", "6"),
+        args=(
+            "--all-backends",
+            "--dim",
+            "128",
+            "--depth",
+            "6",
+            "--batch",
+            "128",
+            "--kernel-sizes",
+            "9",
+            "15",
+            "--repeats",
+            "6",
+        ),
         title="ConvMixer-128/6 train step, frozen vs thawed depthwise filters, k = 9 and 15, every "
-              "depthwise path, every installed backend, on the GPU",
+        "depthwise path, every installed backend, on the GPU",
         paper="no timing in the covariance paper; frozen depthwise filters skip their gradient",
         minutes=1,
         estimated=True,

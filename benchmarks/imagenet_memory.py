@@ -71,8 +71,13 @@ def measure(backend, data, steps, limit_gb):
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3")
     start = time.perf_counter()
     log = tempfile.TemporaryFile(mode="w+")
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(data), str(steps)], env=env,
-                             stdout=log, stderr=subprocess.STDOUT, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(data), str(steps)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     peak, killed, last = 0.0, False, time.perf_counter()
     while child.poll() is None:
         peak = max(peak, _rss_gb(child.pid))
@@ -88,14 +93,20 @@ def measure(backend, data, steps, limit_gb):
     child.wait()
     log.seek(0)
     text = log.read()
-    result = next((json.loads(line.split(" ", 1)[1]) for line in text.splitlines()
-                   if line.startswith("CHILD_RESULT ")), None)
+    result = next(
+        (json.loads(line.split(" ", 1)[1]) for line in text.splitlines() if line.startswith("CHILD_RESULT ")),
+        None,
+    )
     if result is None and not killed:
         raise RuntimeError(f"the training child failed:\n{text[-3000:]}")
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        "data": data_provenance(data), "steps": steps, "batch_size": 1024, "image_size": 224,
-        "watchdog_peak_gb": round(peak, 2), "killed_above_gb": limit_gb if killed else None,
+        "data": data_provenance(data),
+        "steps": steps,
+        "batch_size": 1024,
+        "image_size": 224,
+        "watchdog_peak_gb": round(peak, 2),
+        "killed_above_gb": limit_gb if killed else None,
         "wall_seconds": round(time.perf_counter() - start, 1),
         **({k: (round(v, 2) if isinstance(v, float) else v) for k, v in result.items()} if result else {}),
     }
@@ -113,8 +124,10 @@ def render(data):
         "|---|---|---|---|---|---|---|",
     ]
     for backend, r in sorted(data["results"].items()):
-        lines.append(f"| {backend} | {r['date']} | {r['steps']} | {r.get('ru_maxrss_gb', 'killed')} | "
-                     f"{r['watchdog_peak_gb']} | {r['wall_seconds']} | {r.get('keras', '-')} |")
+        lines.append(
+            f"| {backend} | {r['date']} | {r['steps']} | {r.get('ru_maxrss_gb', 'killed')} | "
+            f"{r['watchdog_peak_gb']} | {r['wall_seconds']} | {r.get('keras', '-')} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -72,8 +72,9 @@ def parse_args(argv=None):
     parser.add_argument("--dim", type=int, default=1536)
     parser.add_argument("--depth", type=int, default=24)
     parser.add_argument("--kernel-size", type=int, default=9)
-    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS,
-                        help="directory for init_cost.json / init_cost.md")
+    parser.add_argument(
+        "--out", type=Path, default=LOCAL_RESULTS, help="directory for init_cost.json / init_cost.md"
+    )
     args = parser.parse_args(argv)
     if args.repeats < 1:
         parser.error("--repeats must be >= 1")
@@ -135,14 +136,16 @@ def variance_check(kernels, sigmas, kernel_size):
         empirical = np.mean(filters**2, axis=1)
         expected = np.diag(psd_project(conv_covariance(kernel_size, sigma), "abs"))
         std_err = expected[centre] * np.sqrt(2.0 / filters.shape[1])
-        layers.append({
-            "layer": i + 1,
-            "sigma": sigma,
-            "expected_centre_var": float(expected[centre]),
-            "empirical_centre_var": float(empirical[centre]),
-            "centre_z": float((empirical[centre] - expected[centre]) / std_err),
-            "mean_pixel_var_ratio": float(np.mean(empirical / expected)),
-        })
+        layers.append(
+            {
+                "layer": i + 1,
+                "sigma": sigma,
+                "expected_centre_var": float(expected[centre]),
+                "empirical_centre_var": float(empirical[centre]),
+                "centre_z": float((empirical[centre] - expected[centre]) / std_err),
+                "mean_pixel_var_ratio": float(np.mean(empirical / expected)),
+            }
+        )
     max_z = max(abs(layer["centre_z"]) for layer in layers)
     return {
         "num_filters_per_layer": int(filters.shape[1]),
@@ -166,15 +169,8 @@ def run_backend(args):
     backend = keras.backend.backend()
     load_start = os.getloadavg()[0]
     model = convmixer(args.dim, args.depth, kernel_size=args.kernel_size)
-    kernels = [
-        layer.kernel
-        for layer in model.layers
-        if isinstance(layer, keras.layers.DepthwiseConv2D)
-    ]
-    sigmas = [
-        variance_schedule(d, *PRESETS[args.preset])
-        for d in depth_fractions(len(kernels))
-    ]
+    kernels = [layer.kernel for layer in model.layers if isinstance(layer, keras.layers.DepthwiseConv2D)]
+    sigmas = [variance_schedule(d, *PRESETS[args.preset]) for d in depth_fractions(len(kernels))]
 
     def sync():  # TF and torch on CPU run eagerly
         return None
@@ -195,10 +191,8 @@ def run_backend(args):
 
     timings = {}
     for name, fn, setup in (
-        ("reference_sampling",
-         lambda: reference_init(kernels, sigmas, args.kernel_size, False), None),
-        ("reference_sampling_assign",
-         lambda: reference_init(kernels, sigmas, args.kernel_size, True), None),
+        ("reference_sampling", lambda: reference_init(kernels, sigmas, args.kernel_size, False), None),
+        ("reference_sampling_assign", lambda: reference_init(kernels, sigmas, args.kernel_size, True), None),
         ("apply_conv_covariance_cold", apply, _cached_factor.cache_clear),
         ("apply_conv_covariance", apply, None),
     ):
@@ -207,8 +201,11 @@ def run_backend(args):
 
     apply()
     check = variance_check(kernels, sigmas, args.kernel_size)
-    print(f"[{backend}] variance check: max |z| = {check['max_abs_centre_z']:.2f} "
-          f"({'passed' if check['passed'] else 'FAILED'})", flush=True)
+    print(
+        f"[{backend}] variance check: max |z| = {check['max_abs_centre_z']:.2f} "
+        f"({'passed' if check['passed'] else 'FAILED'})",
+        flush=True,
+    )
 
     return backend, {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -235,50 +232,76 @@ def run_backend(args):
 # ----------------------------------------------------------------------------
 def _timings_table(results):
     """One row per backend and method: median, mean ± std, speed-up over the baseline."""
-    rows = [(backend, label, entry["timings"][name], entry["timings"][BASELINE]["median_s"])
-            for backend, entry in results.items() for name, label in METHODS.items()]
-    return format_table(rows, [
-        ("Backend", lambda r: r[0]),
-        ("Method", lambda r: r[1]),
-        ("Median (s)", lambda r: r[2]["median_s"], ".4f", "right"),
-        ("Mean ± std (s)", lambda r: f"{r[2]['mean_s']:.4f} ± {r[2]['std_s']:.4f}", "", "right"),
-        ("Speed-up vs reference + assign", lambda r: r[3] / r[2]["median_s"], lambda v: f"{v:.1f}x", "right"),
-    ])
+    rows = [
+        (backend, label, entry["timings"][name], entry["timings"][BASELINE]["median_s"])
+        for backend, entry in results.items()
+        for name, label in METHODS.items()
+    ]
+    return format_table(
+        rows,
+        [
+            ("Backend", lambda r: r[0]),
+            ("Method", lambda r: r[1]),
+            ("Median (s)", lambda r: r[2]["median_s"], ".4f", "right"),
+            ("Mean ± std (s)", lambda r: f"{r[2]['mean_s']:.4f} ± {r[2]['std_s']:.4f}", "", "right"),
+            (
+                "Speed-up vs reference + assign",
+                lambda r: r[3] / r[2]["median_s"],
+                lambda v: f"{v:.1f}x",
+                "right",
+            ),
+        ],
+    )
 
 
 def _software_table(results):
     """One row per backend: date, versions, repeats, load."""
-    return format_table(results.items(), [
-        ("Backend", lambda r: r[0]),
-        ("Date (UTC)", lambda r: r[1]["date"]),
-        ("Python", lambda r: r[1]["software"]["python"]),
-        ("NumPy", lambda r: r[1]["software"]["numpy"]),
-        ("Keras", lambda r: r[1]["software"]["keras"]),
-        ("Backend version", lambda r: r[1]["software"]["backend_version"]),
-        ("Repeats", lambda r: r[1]["config"]["repeats"], "", "right"),
-        ("1-min load avg (start / end)", lambda r: loadavg_cell(r[1]["loadavg_1min"])),
-    ])
+    return format_table(
+        results.items(),
+        [
+            ("Backend", lambda r: r[0]),
+            ("Date (UTC)", lambda r: r[1]["date"]),
+            ("Python", lambda r: r[1]["software"]["python"]),
+            ("NumPy", lambda r: r[1]["software"]["numpy"]),
+            ("Keras", lambda r: r[1]["software"]["keras"]),
+            ("Backend version", lambda r: r[1]["software"]["backend_version"]),
+            ("Repeats", lambda r: r[1]["config"]["repeats"], "", "right"),
+            ("1-min load avg (start / end)", lambda r: loadavg_cell(r[1]["loadavg_1min"])),
+        ],
+    )
 
 
 def _check_table(results):
     """One row per backend: the variance check's summary."""
-    return format_table(results.items(), [
-        ("Backend", lambda r: r[0]),
-        ("Max abs z (centre)", lambda r: r[1]["variance_check"]["max_abs_centre_z"], ".2f", "right"),
-        ("Mean pixel ratio (over layers)",
-         lambda r: np.mean([layer["mean_pixel_var_ratio"] for layer in r[1]["variance_check"]["layers"]]),
-         ".4f", "right"),
-        ("Result", lambda r: "pass" if r[1]["variance_check"]["passed"] else "FAIL"),
-    ])
+    return format_table(
+        results.items(),
+        [
+            ("Backend", lambda r: r[0]),
+            ("Max abs z (centre)", lambda r: r[1]["variance_check"]["max_abs_centre_z"], ".2f", "right"),
+            (
+                "Mean pixel ratio (over layers)",
+                lambda r: np.mean(
+                    [layer["mean_pixel_var_ratio"] for layer in r[1]["variance_check"]["layers"]]
+                ),
+                ".4f",
+                "right",
+            ),
+            ("Result", lambda r: "pass" if r[1]["variance_check"]["passed"] else "FAIL"),
+        ],
+    )
 
 
 def _layers_table(results):
     """Per layer: sigma, expected and (one column per backend) empirical centre variance."""
-    columns = [("Layer", lambda rows: rows[0]["layer"], "", "right"),
-               ("sigma", lambda rows: rows[0]["sigma"], ".4f", "right"),
-               ("Expected centre var", lambda rows: rows[0]["expected_centre_var"], ".4f", "right")]
-    columns += [(backend, lambda rows, i=i: rows[i]["empirical_centre_var"], ".4f", "right")
-                for i, backend in enumerate(results)]
+    columns = [
+        ("Layer", lambda rows: rows[0]["layer"], "", "right"),
+        ("sigma", lambda rows: rows[0]["sigma"], ".4f", "right"),
+        ("Expected centre var", lambda rows: rows[0]["expected_centre_var"], ".4f", "right"),
+    ]
+    columns += [
+        (backend, lambda rows, i=i: rows[i]["empirical_centre_var"], ".4f", "right")
+        for i, backend in enumerate(results)
+    ]
     per_backend = [entry["variance_check"]["layers"] for entry in results.values()]
     return format_table(zip(*per_backend, strict=False), columns)
 
@@ -290,23 +313,27 @@ def render_markdown(data):
     lines = [
         "# Initialization cost: covariance init of ConvMixer depthwise kernels",
         "",
-        (f"Model {cfg['model']}, {cfg['num_depthwise_layers']} depthwise kernels of "
-         f"shape {tuple(cfg['kernel_shape'])}, preset `{cfg['preset']}`, seed "
-         f"{cfg['seed']}. Model built once (untimed); each method warmed up once, "
-         f"then timed {cfg['repeats']} times. Generated by `benchmarks/init_cost.py`."),
+        (
+            f"Model {cfg['model']}, {cfg['num_depthwise_layers']} depthwise kernels of "
+            f"shape {tuple(cfg['kernel_shape'])}, preset `{cfg['preset']}`, seed "
+            f"{cfg['seed']}. Model built once (untimed); each method warmed up once, "
+            f"then timed {cfg['repeats']} times. Generated by `benchmarks/init_cost.py`."
+        ),
         "",
         describe_machine(machine),
         "",
         _timings_table(results),
         "",
-        ("Reference = for each layer, `numpy.random.multivariate_normal(zeros(k*k), "
-         "conv_covariance(k, sigma_i), size=C)` (SVD method, as in the paper's code), "
-         "reshaped to the Keras kernel layout; \"+ assign\" also writes it with "
-         "`variable.assign`. `apply_conv_covariance` always assigns. The "
-         "\"factor cache cleared\" row recomputes every layer's covariance factor "
-         "(eigh), as a first call in a fresh process would. Wall-clock times; "
-         "other load on the machine and CPU thread pools (BLAS, OpenMP) affect "
-         "them, so the load average is recorded below."),
+        (
+            "Reference = for each layer, `numpy.random.multivariate_normal(zeros(k*k), "
+            "conv_covariance(k, sigma_i), size=C)` (SVD method, as in the paper's code), "
+            'reshaped to the Keras kernel layout; "+ assign" also writes it with '
+            "`variable.assign`. `apply_conv_covariance` always assigns. The "
+            '"factor cache cleared" row recomputes every layer\'s covariance factor '
+            "(eigh), as a first call in a fresh process would. Wall-clock times; "
+            "other load on the machine and CPU thread pools (BLAS, OpenMP) affect "
+            "them, so the load average is recorded below."
+        ),
         "",
         "## Software",
         "",
@@ -314,14 +341,16 @@ def render_markdown(data):
         "",
         "## Check: variance of the sampled filters (not a timing)",
         "",
-        ("After timing, `apply_conv_covariance` is run once more and each layer's "
-         "empirical centre-pixel variance (mean of squares over its "
-         f"{first['variance_check']['num_filters_per_layer']} filters) is compared "
-         "with the centre diagonal entry of the sampled covariance "
-         "(`psd_project(conv_covariance(k, sigma_i), \"abs\")`; the raw closed form "
-         "gives exactly 0.5 there). z = (empirical - expected) / (expected * sqrt(2/N)); "
-         "the check passes when every |z| < 4. \"Mean pixel ratio\" is the average "
-         "over all k*k pixels of empirical / expected variance."),
+        (
+            "After timing, `apply_conv_covariance` is run once more and each layer's "
+            "empirical centre-pixel variance (mean of squares over its "
+            f"{first['variance_check']['num_filters_per_layer']} filters) is compared "
+            "with the centre diagonal entry of the sampled covariance "
+            '(`psd_project(conv_covariance(k, sigma_i), "abs")`; the raw closed form '
+            "gives exactly 0.5 there). z = (empirical - expected) / (expected * sqrt(2/N)); "
+            'the check passes when every |z| < 4. "Mean pixel ratio" is the average '
+            "over all k*k pixels of empirical / expected variance."
+        ),
         "",
         _check_table(results),
         "",
@@ -338,9 +367,11 @@ def main(argv=None):
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
 def _init_cost(data):
-    parts = [f"{backend} {entry['timings']['apply_conv_covariance']['median_s']:.3f} s "
-             f"(reference + assign {entry['timings']['reference_sampling_assign']['median_s']:.3f} s)"
-             for backend, entry in per_backend(data)]
+    parts = [
+        f"{backend} {entry['timings']['apply_conv_covariance']['median_s']:.3f} s "
+        f"(reference + assign {entry['timings']['reference_sampling_assign']['median_s']:.3f} s)"
+        for backend, entry in per_backend(data)
+    ]
     return "apply_conv_covariance, ConvMixer-1536/24: " + "; ".join(parts), None
 
 
@@ -360,9 +391,9 @@ SUITE = {
             script="init_cost.py",
             args=("--all-backends",),
             title="Initialization cost: ConvCovariance of ConvMixer-1536/24's depthwise kernels vs the "
-                  "paper's multivariate_normal sampling",
+            "paper's multivariate_normal sampling",
             paper="no number in the paper (its listing samples each layer with numpy's SVD-based "
-                  "multivariate_normal)",
+            "multivariate_normal)",
             minutes=3,
         ),
     ),

@@ -119,8 +119,14 @@ def _rows(stages, rates):
     rows, previous = [], None
     for (label, _), values in zip(stages, rates, strict=True):
         per_image = 1e3 / np.mean(values)  # ms per image
-        rows.append({"stage": label, "images_per_s": values, "ms_per_image": per_image,
-                     "stage_ms": per_image - (previous or 0.0)})
+        rows.append(
+            {
+                "stage": label,
+                "images_per_s": values,
+                "ms_per_image": per_image,
+                "stage_ms": per_image - (previous or 0.0),
+            }
+        )
         previous = per_image
     total = rows[-1]["ms_per_image"]
     for row in rows:
@@ -132,33 +138,52 @@ def _stock(values, rates):
     """The RandAugment stage with Keras' own transform: its rate and its ms per image (over the
     stage before it), beside the package's."""
     before = 1e3 / np.mean(rates[1])
-    return {"images_per_s": values, "stage_ms": 1e3 / np.mean(values) - before,
-            "package_stage_ms": 1e3 / np.mean(rates[2]) - before}
+    return {
+        "images_per_s": values,
+        "stage_ms": 1e3 / np.mean(values) - before,
+        "package_stage_ms": 1e3 / np.mean(rates[2]) - before,
+    }
 
 
 def render_markdown(data):
-    lines = ["# Input pipelines alone: images/s per CPU core, stage by stage", "",
-             f"{run_facts(data['machine'], data['versions'])} Measured {data['date']}. One core: "
-             "tf.data's private thread pool of 1 thread, 1 inter-op and 1 intra-op thread. Each rate is "
-             f"mean ± std over {data['config']['repeats']} timings of {data['config']['batches']} batches.",
-             ""]
-    for name, title in (("cifar", "CIFAR recipe (batch {b}, 32 x 32)"),
-                        ("imagenet", "ImageNet recipe (batch {b}, 500 x 375 JPEGs to 224 x 224)")):
+    lines = [
+        "# Input pipelines alone: images/s per CPU core, stage by stage",
+        "",
+        f"{run_facts(data['machine'], data['versions'])} Measured {data['date']}. One core: "
+        "tf.data's private thread pool of 1 thread, 1 inter-op and 1 intra-op thread. Each rate is "
+        f"mean ± std over {data['config']['repeats']} timings of {data['config']['batches']} batches.",
+        "",
+    ]
+    for name, title in (
+        ("cifar", "CIFAR recipe (batch {b}, 32 x 32)"),
+        ("imagenet", "ImageNet recipe (batch {b}, 500 x 375 JPEGs to 224 x 224)"),
+    ):
         section = data[name]
-        lines += [f"## {title.format(b=section['batch'])}", "",
-                  "| Stages on | Images/s per core | ms per image | This stage, ms | Share |",
-                  "|---|---:|---:|---:|---:|"]
+        lines += [
+            f"## {title.format(b=section['batch'])}",
+            "",
+            "| Stages on | Images/s per core | ms per image | This stage, ms | Share |",
+            "|---|---:|---:|---:|---:|",
+        ]
         for row in section["rows"]:
-            lines.append(f"| {row['stage']} | {mean_std(row['images_per_s'], '.0f')} | "
-                         f"{row['ms_per_image']:.3f} | {row['stage_ms']:.3f} | {100 * row['share']:.0f} % |")
+            lines.append(
+                f"| {row['stage']} | {mean_std(row['images_per_s'], '.0f')} | "
+                f"{row['ms_per_image']:.3f} | {row['stage_ms']:.3f} | {100 * row['share']:.0f} % |"
+            )
         stock = section["stock_rand_augment"]
-        lines.append(f"| RandAugment stage with Keras' own layer per image (all 11 ops, one kept) | "
-                     f"{mean_std(stock['images_per_s'], '.0f')} | | {stock['stage_ms']:.3f} | |")
+        lines.append(
+            f"| RandAugment stage with Keras' own layer per image (all 11 ops, one kept) | "
+            f"{mean_std(stock['images_per_s'], '.0f')} | | {stock['stage_ms']:.3f} | |"
+        )
         top = max(section["rows"], key=lambda r: r["share"])
-        lines += ["", f"Costliest stage: {top['stage']} ({100 * top['share']:.0f} % of the time per image). "
-                  f"RandAugment as Keras applies it: {stock['stage_ms']:.3f} ms per image, "
-                  f"{stock['stage_ms'] / stock['package_stage_ms']:.1f}x the package's stage "
-                  "(`recipes.data.rand_augment_batch`).", ""]
+        lines += [
+            "",
+            f"Costliest stage: {top['stage']} ({100 * top['share']:.0f} % of the time per image). "
+            f"RandAugment as Keras applies it: {stock['stage_ms']:.3f} ms per image, "
+            f"{stock['stage_ms'] / stock['package_stage_ms']:.1f}x the package's stage "
+            "(`recipes.data.rand_augment_batch`).",
+            "",
+        ]
     lines += [data["cores_note"], ""]
     return "\n".join(lines)
 
@@ -197,8 +222,10 @@ def main(argv=None):
     rates = {"cifar": [], "imagenet": [], "stock": {}}
     with tempfile.TemporaryDirectory() as root:
         folder = _imagenet_folder(x, args.imagenet_images, root)
-        for name, stages, make, batch in (("cifar", CIFAR_STAGES, cifar, args.cifar_batch),
-                                          ("imagenet", IMAGENET_STAGES, imagenet, args.imagenet_batch)):
+        for name, stages, make, batch in (
+            ("cifar", CIFAR_STAGES, cifar, args.cifar_batch),
+            ("imagenet", IMAGENET_STAGES, imagenet, args.imagenet_batch),
+        ):
             for label, options in stages:
                 rates[name].append(_rate(tf, make(options), batch, args.batches, args.repeats))
                 print(f"{name} {label}: {np.mean(rates[name][-1]):.0f} images/s per core", flush=True)
@@ -208,25 +235,40 @@ def main(argv=None):
                 rates["stock"][name] = _rate(tf, make(stages[2][1]), batch, args.batches, args.repeats)
             finally:
                 data_module.rand_augment_batch = batched
-            print(f"{name} with Keras' RandAugment: {np.mean(rates['stock'][name]):.0f} images/s per core",
-                  flush=True)
+            print(
+                f"{name} with Keras' RandAugment: {np.mean(rates['stock'][name]):.0f} images/s per core",
+                flush=True,
+            )
     cifar_rates, imagenet_rates = rates["cifar"], rates["imagenet"]
     cifar_full, imagenet_full = np.mean(cifar_rates[-1]), np.mean(imagenet_rates[-1])
-    note = (f"Cores to feed one accelerator: its training rate divided by these rates. At the full CIFAR "
-            f"recipe's {cifar_full:.0f} images/s per core, an accelerator training a ConvMixer-256/8 at "
-            f"R images/s needs R / {cifar_full:.0f} cores (e.g. {10000 / cifar_full:.0f} cores at 10,000 "
-            f"images/s); the full ImageNet recipe at {imagenet_full:.0f} images/s per core needs "
-            f"R / {imagenet_full:.0f} (e.g. {3000 / imagenet_full:.0f} cores at 3,000 images/s, a ResNet-50 "
-            "class rate). The accelerator rates R are illustrations, not measurements: no GPU was lent.")
+    note = (
+        f"Cores to feed one accelerator: its training rate divided by these rates. At the full CIFAR "
+        f"recipe's {cifar_full:.0f} images/s per core, an accelerator training a ConvMixer-256/8 at "
+        f"R images/s needs R / {cifar_full:.0f} cores (e.g. {10000 / cifar_full:.0f} cores at 10,000 "
+        f"images/s); the full ImageNet recipe at {imagenet_full:.0f} images/s per core needs "
+        f"R / {imagenet_full:.0f} (e.g. {3000 / imagenet_full:.0f} cores at 3,000 images/s, a ResNet-50 "
+        "class rate). The accelerator rates R are illustrations, not measurements: no GPU was lent."
+    )
     config = {k: v for k, v in vars(args).items() if k != "out"} | {"data": data_provenance(args.data)}
-    data = {"benchmark": NAME, "config": config, "machine": machine_info(), "versions": versions(),
-            "code": code_provenance(),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "cifar": {"batch": args.cifar_batch, "rows": _rows(CIFAR_STAGES, cifar_rates),
-                      "stock_rand_augment": _stock(rates["stock"]["cifar"], cifar_rates)},
-            "imagenet": {"batch": args.imagenet_batch, "rows": _rows(IMAGENET_STAGES, imagenet_rates),
-                         "stock_rand_augment": _stock(rates["stock"]["imagenet"], imagenet_rates)},
-            "cores_note": note}
+    data = {
+        "benchmark": NAME,
+        "config": config,
+        "machine": machine_info(),
+        "versions": versions(),
+        "code": code_provenance(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "cifar": {
+            "batch": args.cifar_batch,
+            "rows": _rows(CIFAR_STAGES, cifar_rates),
+            "stock_rand_augment": _stock(rates["stock"]["cifar"], cifar_rates),
+        },
+        "imagenet": {
+            "batch": args.imagenet_batch,
+            "rows": _rows(IMAGENET_STAGES, imagenet_rates),
+            "stock_rand_augment": _stock(rates["stock"]["imagenet"], imagenet_rates),
+        },
+        "cores_note": note,
+    }
     args.out.mkdir(parents=True, exist_ok=True)
     write_text(args.out / f"{NAME}.json", json.dumps(data, indent=2, default=str) + "\n")
     write_text(args.out / f"{NAME}.md", render_markdown(data))

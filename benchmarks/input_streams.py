@@ -45,17 +45,37 @@ STAGES = (
     ("gather + normalize", dict()),
     ("+ pad-and-crop, flip", dict(pad=4, flip=True)),
     ("+ RandAugment torchvision:n2-m12", dict(pad=4, flip=True, rand_augment="torchvision:n2-m12")),
-    ("+ MixUp 0.8 / CutMix 1.0, erasing 0.25", dict(pad=4, flip=True, rand_augment="torchvision:n2-m12",
-                                                   mixup_alpha=0.8, cutmix_alpha=1.0, random_erasing=0.25)),
-    ("timm:m9-n2-mstd0.5-inc1 instead", dict(pad=4, flip=True, rand_augment="timm:m9-n2-mstd0.5-inc1",
-                                             mixup_alpha=0.8, cutmix_alpha=1.0, random_erasing=0.25)),
+    (
+        "+ MixUp 0.8 / CutMix 1.0, erasing 0.25",
+        dict(
+            pad=4,
+            flip=True,
+            rand_augment="torchvision:n2-m12",
+            mixup_alpha=0.8,
+            cutmix_alpha=1.0,
+            random_erasing=0.25,
+        ),
+    ),
+    (
+        "timm:m9-n2-mstd0.5-inc1 instead",
+        dict(
+            pad=4,
+            flip=True,
+            rand_augment="timm:m9-n2-mstd0.5-inc1",
+            mixup_alpha=0.8,
+            cutmix_alpha=1.0,
+            random_erasing=0.25,
+        ),
+    ),
 )
 
 IMAGENET_STAGES = (
     ("decode + random-resized crop to 224, flip", dict(flip=True)),
     ("+ RandAugment timm:m7-n2-mstd0.5-inc1", dict(flip=True, rand_augment="timm:m7-n2-mstd0.5-inc1")),
-    ("+ MixUp 0.2 / CutMix 1.0", dict(flip=True, rand_augment="timm:m7-n2-mstd0.5-inc1", mixup_alpha=0.2,
-                                      cutmix_alpha=1.0)),
+    (
+        "+ MixUp 0.2 / CutMix 1.0",
+        dict(flip=True, rand_augment="timm:m7-n2-mstd0.5-inc1", mixup_alpha=0.2, cutmix_alpha=1.0),
+    ),
 )
 
 
@@ -67,8 +87,11 @@ def _load(path, count):
         pick = np.sort(np.random.default_rng(0).permutation(len(x))[:count])  # the files are in class order
         return x[pick], y[pick], f"CIFAR-10 training images ({len(pick)}, a seeded random subset)"
     rng = np.random.default_rng(0)
-    return (rng.integers(0, 256, (count, 32, 32, 3), dtype=np.uint8), rng.integers(0, 10, count),
-            f"{count} random uint8 images (no CIFAR-10 zip at {path})")
+    return (
+        rng.integers(0, 256, (count, 32, 32, 3), dtype=np.uint8),
+        rng.integers(0, 10, count),
+        f"{count} random uint8 images (no CIFAR-10 zip at {path})",
+    )
 
 
 def _rate(batches, take, repeats, batch):
@@ -154,8 +177,17 @@ def measure_imagenet(folder, batches, repeats, batch=64):
     one_hot = np.eye(4, dtype=np.float32)[labels]
     rows = []
     for name, options in IMAGENET_STAGES:
-        stream = native.ImageStream(paths, one_hot, batch, 224, augment.IMAGENET_MEAN, augment.IMAGENET_STD,
-                                    augment.Augmentation(**options), seed=0, workers=1)
+        stream = native.ImageStream(
+            paths,
+            one_hot,
+            batch,
+            224,
+            augment.IMAGENET_MEAN,
+            augment.IMAGENET_STD,
+            augment.Augmentation(**options),
+            seed=0,
+            workers=1,
+        )
 
         def make_tf(tf, options=options):
             from keras_structinit.recipes.data import imagenet_dataset
@@ -179,19 +211,38 @@ def train_both(x, y, seeds, epochs, model_name, train_size):
 
     runs = []
     for seed in seeds:
-        (xt, yt), (xv, yv) = datasets.load_cifar((x, y), validation_split=0.1, seed=seed,
-                                                 train_size=train_size)
+        (xt, yt), (xv, yv) = datasets.load_cifar(
+            (x, y), validation_split=0.1, seed=seed, train_size=train_size
+        )
         for pipeline in ("native", "tf"):
             keras.utils.set_random_seed(seed)
             model = build_model(model_name)
             start = time.perf_counter()
-            history = fit_cifar(model, (xt, yt), epochs, validation_data=(xv, yv), seed=seed,
-                                pipeline=pipeline, num_classes=10, verbose=0)
-            runs.append({"seed": seed, "pipeline": pipeline, "seconds": time.perf_counter() - start,
-                         "val_accuracy": [float(v) for v in history.history["val_accuracy"]],
-                         "train_size": len(xt), "val_size": len(xv)})
-            print({k: v for k, v in runs[-1].items() if k != "val_accuracy"},
-                  f"final val acc {runs[-1]['val_accuracy'][-1]:.4f}", flush=True)
+            history = fit_cifar(
+                model,
+                (xt, yt),
+                epochs,
+                validation_data=(xv, yv),
+                seed=seed,
+                pipeline=pipeline,
+                num_classes=10,
+                verbose=0,
+            )
+            runs.append(
+                {
+                    "seed": seed,
+                    "pipeline": pipeline,
+                    "seconds": time.perf_counter() - start,
+                    "val_accuracy": [float(v) for v in history.history["val_accuracy"]],
+                    "train_size": len(xt),
+                    "val_size": len(xv),
+                }
+            )
+            print(
+                {k: v for k, v in runs[-1].items() if k != "val_accuracy"},
+                f"final val acc {runs[-1]['val_accuracy'][-1]:.4f}",
+                flush=True,
+            )
     return runs
 
 
@@ -200,24 +251,35 @@ def render_training(record):
     finals = {p: [r["val_accuracy"][-1] for r in record["runs"] if r["pipeline"] == p] for p in streams}
     seconds = {p: [r["seconds"] for r in record["runs"] if r["pipeline"] == p] for p in streams}
     first = record["runs"][0]
-    lines = ["# The two input streams in training: held-out accuracy (CIFAR recipe)", "",
-             record["facts"], "",
-             f"`fit_cifar` defaults (AdamW, triangular schedule, `torchvision:n2-m12`, pad-4 crop, flip), "
-             f"{record['model']}, {record['epochs']} epochs, {first['train_size']} CIFAR-10 training "
-             f"images, {first['val_size']} held out (a stratified split per seed), Keras backend "
-             f"{record['backend']}, "
-             f"seeds {record['seeds']}. Both streams take the same draws (`recipes.augment`); they differ in "
-             "where the pixel ops run and in float rounding.", "",
-             "| Stream | Final val. accuracy, mean ± std | per seed | Wall time per run, s |",
-             "|---|---:|---|---:|"]
+    lines = [
+        "# The two input streams in training: held-out accuracy (CIFAR recipe)",
+        "",
+        record["facts"],
+        "",
+        f"`fit_cifar` defaults (AdamW, triangular schedule, `torchvision:n2-m12`, pad-4 crop, flip), "
+        f"{record['model']}, {record['epochs']} epochs, {first['train_size']} CIFAR-10 training "
+        f"images, {first['val_size']} held out (a stratified split per seed), Keras backend "
+        f"{record['backend']}, "
+        f"seeds {record['seeds']}. Both streams take the same draws (`recipes.augment`); they differ in "
+        "where the pixel ops run and in float rounding.",
+        "",
+        "| Stream | Final val. accuracy, mean ± std | per seed | Wall time per run, s |",
+        "|---|---:|---|---:|",
+    ]
     for p in ("native", "tf"):
         values = finals[p]
-        lines.append(f"| {p} | {np.mean(values):.4f} ± {np.std(values, ddof=1):.4f} | "
-                     f"{', '.join(f'{v:.4f}' for v in values)} | {np.mean(seconds[p]):.0f} |")
+        lines.append(
+            f"| {p} | {np.mean(values):.4f} ± {np.std(values, ddof=1):.4f} | "
+            f"{', '.join(f'{v:.4f}' for v in values)} | {np.mean(seconds[p]):.0f} |"
+        )
     gaps = [a - b for a, b in zip(finals["native"], finals["tf"], strict=True)]
     spread = max(np.std(finals["native"], ddof=1), np.std(finals["tf"], ddof=1))
-    lines += ["", f"Native minus tf.data per seed: {', '.join(f'{g:+.4f}' for g in gaps)}; mean "
-              f"{np.mean(gaps):+.4f}, against a seed-to-seed std of {spread:.4f}.", ""]
+    lines += [
+        "",
+        f"Native minus tf.data per seed: {', '.join(f'{g:+.4f}' for g in gaps)}; mean "
+        f"{np.mean(gaps):+.4f}, against a seed-to-seed std of {spread:.4f}.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -244,15 +306,21 @@ def fit_share(x, y, model_name, batch, steps):
 
     labels = np.eye(10, dtype=np.float32)[y]
     augmentation = augment.Augmentation(pad=4, flip=True, rand_augment="torchvision:n2-m12")
-    stream = native.ArrayStream(x, labels, batch, (0.49, 0.48, 0.45), (0.25, 0.24, 0.26), augmentation,
-                                seed=0)
+    stream = native.ArrayStream(
+        x, labels, batch, (0.49, 0.48, 0.45), (0.25, 0.24, 0.26), augmentation, seed=0
+    )
     keras.utils.set_random_seed(0)
     model = build_model(model_name)
-    model.compile(keras.optimizers.AdamW(1e-3, weight_decay=0.01),
-                  keras.losses.CategoricalCrossentropy(from_logits=True))
+    model.compile(
+        keras.optimizers.AdamW(1e-3, weight_decay=0.01),
+        keras.losses.CategoricalCrossentropy(from_logits=True),
+    )
     seconds = {}
-    for name, data in (("constant batch", _same_batch(stream[0])), ("native stream", stream),
-                       ("constant batch again", _same_batch(stream[1]))):
+    for name, data in (
+        ("constant batch", _same_batch(stream[0])),
+        ("native stream", stream),
+        ("constant batch again", _same_batch(stream[1])),
+    ):
         model.fit(data, epochs=1, steps_per_epoch=3, verbose=0)  # compiles, fills the queue
         start = time.perf_counter()
         model.fit(data, epochs=1, steps_per_epoch=steps, verbose=0)
@@ -263,15 +331,24 @@ def fit_share(x, y, model_name, batch, steps):
 
 def render_share(record):
     s, share = record["seconds_per_step"], _share(record)
-    return "\n".join([
-        f"# The input's share of a {record['model']} training step (batch {record['batch']})", "",
-        record["facts"], "",
-        f"Keras backend {record['backend']}; `fit` for {record['steps']} steps after 3 warm-up steps, fed by "
-        "the native CIFAR stream (pad-and-crop, flip, `torchvision:n2-m12`) or by one constant batch (before "
-        "and after; the faster is used).", "",
-        "| Feed | s per step |", "|---|---:|",
-        *[f"| {name} | {value:.4f} |" for name, value in s.items()], "",
-        f"Input's share of a step: {100 * share:.1f} %.", ""])
+    return "\n".join(
+        [
+            f"# The input's share of a {record['model']} training step (batch {record['batch']})",
+            "",
+            record["facts"],
+            "",
+            f"Keras backend {record['backend']}; `fit` for {record['steps']} steps after 3 warm-up steps, "
+            "fed by the native CIFAR stream (pad-and-crop, flip, `torchvision:n2-m12`) or by one constant "
+            "batch (before and after; the faster is used).",
+            "",
+            "| Feed | s per step |",
+            "|---|---:|",
+            *[f"| {name} | {value:.4f} |" for name, value in s.items()],
+            "",
+            f"Input's share of a step: {100 * share:.1f} %.",
+            "",
+        ]
+    )
 
 
 def _share(record):
@@ -292,8 +369,10 @@ def headline(name, data):
     if "seconds_per_step" not in data:
         return "", None
     s = data["seconds_per_step"]
-    return (f"{data['model']} at batch {data['batch']} ({data['backend']}): {s['native stream']:.4f} s a "
-            f"step fed by the native stream, the input's share {100 * _share(data):.1f} %"), None
+    return (
+        f"{data['model']} at batch {data['batch']} ({data['backend']}): {s['native stream']:.4f} s a "
+        f"step fed by the native stream, the input's share {100 * _share(data):.1f} %"
+    ), None
 
 
 def _one_thread(tf):
@@ -303,8 +382,10 @@ def _one_thread(tf):
 
 
 def _table(rows):
-    lines = ["| Stages on | native, images/s | tf.data, images/s | native / tf.data |",
-             "|---|---:|---:|---:|"]
+    lines = [
+        "| Stages on | native, images/s | tf.data, images/s | native / tf.data |",
+        "|---|---:|---:|---:|",
+    ]
     for row in rows:
         n, t = row["native"], row["tf"]
         ratio = f"{n[0] / t[0]:.2f}" if t else "n/a"
@@ -316,15 +397,25 @@ def _table(rows):
 def render(records):
     lines = ["# Native input stream vs tf.data: images/s per CPU core", ""]
     for record in records:
-        lines += [f"## Keras backend {record['backend']}", "", record["facts"], "",
-                  f"Mean ± std of {record['repeats']} timings of {record['batches']} batches after warm-up; "
-                  f"one core (`taskset -c {','.join(map(str, record.get('cpu_affinity', [0])))}`; tf.data: a "
-                  "private pool of 1 thread; the native ImageNet stream: 1 worker).", ""]
+        lines += [
+            f"## Keras backend {record['backend']}",
+            "",
+            record["facts"],
+            "",
+            f"Mean ± std of {record['repeats']} timings of {record['batches']} batches after warm-up; "
+            f"one core (`taskset -c {','.join(map(str, record.get('cpu_affinity', [0])))}`; tf.data: a "
+            "private pool of 1 thread; the native ImageNet stream: 1 worker).",
+            "",
+        ]
         if record.get("rows"):
             lines += [f"### CIFAR recipe, batch 512 ({record['data']})", "", *_table(record["rows"]), ""]
         if record.get("imagenet_rows"):
-            lines += [f"### ImageNet recipe, batch 64 ({record['imagenet_data']})", "",
-                      *_table(record["imagenet_rows"]), ""]
+            lines += [
+                f"### ImageNet recipe, batch 64 ({record['imagenet_data']})",
+                "",
+                *_table(record["imagenet_rows"]),
+                "",
+            ]
     return "\n".join(lines)
 
 
@@ -344,15 +435,21 @@ def parse_args(argv=None):
     parser.add_argument("--imagenet-images", type=int, default=192, help="JPEGs of 500 x 375 to decode")
     parser.add_argument("--batches", type=int, default=6)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--training", action="store_true",
-                        help="instead: train with each stream (--seeds, --epochs, --model, --train-size)")
+    parser.add_argument(
+        "--training",
+        action="store_true",
+        help="instead: train with each stream (--seeds, --epochs, --model, --train-size)",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=(0, 1, 2))
     parser.add_argument("--epochs", type=int, default=6)
     parser.add_argument("--model", default="convmixer-64/4")
     parser.add_argument("--train-size", type=int, default=5000)
-    parser.add_argument("--fit-share", action="store_true",
-                        help="instead: seconds per fit step with the native stream vs one constant batch "
-                             "(--model, --batch, --steps)")
+    parser.add_argument(
+        "--fit-share",
+        action="store_true",
+        help="instead: seconds per fit step with the native stream vs one constant batch "
+        "(--model, --batch, --steps)",
+    )
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--out", type=Path, required=True)
@@ -373,35 +470,59 @@ def main(argv=None):
     when = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     args.out.mkdir(parents=True, exist_ok=True)
     if args.fit_share:
-        record = {"backend": keras.backend.backend(), "code": code_provenance(), "facts": facts,
-                  "data": described, "model": args.model,
-                  "batch": args.batch, "steps": args.steps, "measured": when,
-                  "seconds_per_step": fit_share(x, y, args.model, args.batch, args.steps)}
+        record = {
+            "backend": keras.backend.backend(),
+            "code": code_provenance(),
+            "facts": facts,
+            "data": described,
+            "model": args.model,
+            "batch": args.batch,
+            "steps": args.steps,
+            "measured": when,
+            "seconds_per_step": fit_share(x, y, args.model, args.batch, args.steps),
+        }
         write_text(args.out / f"{SHARE}.json", json.dumps(record, indent=1) + "\n")
         write_text(args.out / f"{SHARE}.md", render_share(record))
         print(render_share(record))
         return
     if args.training:
         path = args.out / f"{TRAINING}.json"
-        record = {"backend": keras.backend.backend(), "code": code_provenance(), "facts": facts,
-                  "data": described, "model": args.model,
-                  "epochs": args.epochs, "seeds": list(args.seeds), "measured": when,
-                  "runs": train_both(x, y, args.seeds, args.epochs, args.model, args.train_size)}
+        record = {
+            "backend": keras.backend.backend(),
+            "code": code_provenance(),
+            "facts": facts,
+            "data": described,
+            "model": args.model,
+            "epochs": args.epochs,
+            "seeds": list(args.seeds),
+            "measured": when,
+            "runs": train_both(x, y, args.seeds, args.epochs, args.model, args.train_size),
+        }
         write_text(path, json.dumps({"records": _merge(path, "backend", record)}, indent=1) + "\n")
-        write_text(args.out / f"{TRAINING}.md", "\n\n".join(render_training(r) for r in
-                                                          json.loads(path.read_text())["records"]) + "\n")
+        write_text(
+            args.out / f"{TRAINING}.md",
+            "\n\n".join(render_training(r) for r in json.loads(path.read_text())["records"]) + "\n",
+        )
         print(f"Wrote {path}")
         return
-    record = {"backend": keras.backend.backend(), "code": code_provenance(), "facts": facts,
-              "batches": args.batches,
-              "repeats": args.repeats, "cpu_affinity": sorted(os.sched_getaffinity(0)), "measured": when}
+    record = {
+        "backend": keras.backend.backend(),
+        "code": code_provenance(),
+        "facts": facts,
+        "batches": args.batches,
+        "repeats": args.repeats,
+        "cpu_affinity": sorted(os.sched_getaffinity(0)),
+        "measured": when,
+    }
     if "cifar" in args.recipes:
         record |= {"data": described, "rows": measure(x, y, args.batches, args.repeats)}
     if "imagenet" in args.recipes:
         with tempfile.TemporaryDirectory() as root:
             folder = _jpeg_folder(x, args.imagenet_images, root)
-            record |= {"imagenet_data": f"{args.imagenet_images} JPEGs of 500 x 375 made from {described}",
-                       "imagenet_rows": measure_imagenet(folder, max(args.batches // 2, 1), args.repeats)}
+            record |= {
+                "imagenet_data": f"{args.imagenet_images} JPEGs of 500 x 375 made from {described}",
+                "imagenet_rows": measure_imagenet(folder, max(args.batches // 2, 1), args.repeats),
+            }
     path = args.out / f"{NAME}.json"
     records = _merge(path, "backend", record)
     write_text(path, json.dumps({"records": records}, indent=1) + "\n")
@@ -425,8 +546,17 @@ SUITE = {
             # compilation, and reading 10,240 images of the zip.
             minutes=1,
             estimated=True,
-            smoke_args=("--fit-share", "--model", "convmixer-16/2", "--batch", "16", "--steps", "2",
-                        "--images", "256"),
+            smoke_args=(
+                "--fit-share",
+                "--model",
+                "convmixer-16/2",
+                "--batch",
+                "16",
+                "--steps",
+                "2",
+                "--images",
+                "256",
+            ),
         ),
     ),
 }

@@ -37,15 +37,22 @@ def parse_args(argv=None):
 
 
 def render_markdown(data):
-    lines = ["# `inspect` on a ConvNeXt-T: wall time", "",
-             "keras.applications.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10), no data. "
-             "The bar (issue 36): under 30 s on a 2-core CPU.", "",
-             "| Backend | inspect(model), first call (s) | later calls (s) | structinit inspect, fresh "
-             "process (s) | Machine | Date (UTC) |", "|---|---:|---:|---:|---|---|"]
+    lines = [
+        "# `inspect` on a ConvNeXt-T: wall time",
+        "",
+        "keras.applications.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10), no data. "
+        "The bar (issue 36): under 30 s on a 2-core CPU.",
+        "",
+        "| Backend | inspect(model), first call (s) | later calls (s) | structinit inspect, fresh "
+        "process (s) | Machine | Date (UTC) |",
+        "|---|---:|---:|---:|---|---|",
+    ]
     for backend, r in sorted(data["results"].items()):
-        lines.append(f"| {backend} | {r['seconds'][0]:.1f} | {mean_std(r['seconds'][1:], '.1f')} | "
-                     f"{r['cli_seconds']:.1f} | {r['machine']['cpu']}, {r['machine']['cores']} cores | "
-                     f"{r['date']} |")
+        lines.append(
+            f"| {backend} | {r['seconds'][0]:.1f} | {mean_std(r['seconds'][1:], '.1f')} | "
+            f"{r['cli_seconds']:.1f} | {r['machine']['cpu']}, {r['machine']['cores']} cores | "
+            f"{r['date']} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -69,16 +76,33 @@ def main(argv=None):
         path = os.path.join(tmp, "convnext_tiny.keras")
         model.save(path)
         start = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "keras_structinit.cli", "inspect", path, "--out",
-                        os.path.join(tmp, "report")], check=True, capture_output=True, env=dict(os.environ))
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "keras_structinit.cli",
+                "inspect",
+                path,
+                "--out",
+                os.path.join(tmp, "report"),
+            ],
+            check=True,
+            capture_output=True,
+            env=dict(os.environ),
+        )
         cli_seconds = time.perf_counter() - start
     backend = keras.backend.backend()
     json_path = args.out / f"{NAME}.json"
     data = json.loads(json_path.read_text()) if json_path.exists() else {"benchmark": NAME, "results": {}}
     data["results"][backend] = {
-        "seconds": seconds, "cli_seconds": cli_seconds, "spatial_layers": len(report.spatial),
-        "mlp_blocks": len(report.mlp), "machine": machine_info(), "versions": versions(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+        "seconds": seconds,
+        "cli_seconds": cli_seconds,
+        "spatial_layers": len(report.spatial),
+        "mlp_blocks": len(report.mlp),
+        "machine": machine_info(),
+        "versions": versions(),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
     stamp_code(data["results"][backend])
     stamp_code(data)
     args.out.mkdir(parents=True, exist_ok=True)

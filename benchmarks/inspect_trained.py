@@ -63,10 +63,20 @@ from benchmarks.bench_utils import (
 NAME = "inspect"
 #: (model, build keywords, init, recipe) of each experiment; the variants are ``frozen`` values.
 EXPERIMENTS = {
-    "sigma": {"model": "convmixer-128/8", "kwargs": {"kernel_size": 9, "patch_size": 2},
-              "init": "torch-default", "paper": "convcov", "variants": (False,)},
-    "entropy": {"model": "lcresnet-20-16x8", "kwargs": {}, "init": None, "paper": "lc",
-                "variants": (True, False)},
+    "sigma": {
+        "model": "convmixer-128/8",
+        "kwargs": {"kernel_size": 9, "patch_size": 2},
+        "init": "torch-default",
+        "paper": "convcov",
+        "variants": (False,),
+    },
+    "entropy": {
+        "model": "lcresnet-20-16x8",
+        "kwargs": {},
+        "init": None,
+        "paper": "lc",
+        "variants": (True, False),
+    },
 }
 
 
@@ -74,14 +84,19 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("experiment", choices=tuple(EXPERIMENTS))
     parser.add_argument("--backend", choices=BACKENDS, help="Keras backend (default: current KERAS_BACKEND)")
-    parser.add_argument("--data", type=Path, default=SHARED_CIFAR10,
-                        help="CIFAR-10 training images (zip/dir/npz; default: the shared split)")
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=SHARED_CIFAR10,
+        help="CIFAR-10 training images (zip/dir/npz; default: the shared split)",
+    )
     parser.add_argument("--train-size", type=int, default=5000)
     parser.add_argument("--held-out-size", type=int, default=2000)
     parser.add_argument("--epochs", type=int, default=4)
     parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--learning-rate", type=float, default=None,
-                        help="peak learning rate (default: the paper's)")
+    parser.add_argument(
+        "--learning-rate", type=float, default=None, help="peak learning rate (default: the paper's)"
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--figures", action="store_true", help="write seed 0's inspect PNGs")
     parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
@@ -93,19 +108,23 @@ def _measure(report, experiment):
     """The run's fields from an :class:`InspectionReport`."""
     if experiment == "sigma":
         rows = [r for r in report.spatial if r["kind"] == "depthwise"]
-        return {"sigma": [r["covariance_fit"]["sigma"] for r in rows],
-                "rel_error": [r["covariance_fit"]["rel_error"] for r in rows],
-                "structured": [r["covariance_fit"]["structured"] for r in rows],
-                "depth_correlation": report.sigma_depth_correlation("depthwise"),
-                "sigma_grows_with_depth": report.sigma_grows_with_depth}
+        return {
+            "sigma": [r["covariance_fit"]["sigma"] for r in rows],
+            "rel_error": [r["covariance_fit"]["rel_error"] for r in rows],
+            "structured": [r["covariance_fit"]["structured"] for r in rows],
+            "depth_correlation": report.sigma_depth_correlation("depthwise"),
+            "sigma_grows_with_depth": report.sigma_grows_with_depth,
+        }
     from keras_structinit.lc import randomness_threshold
 
     rows = [r for r in report.spatial if r["kind"] == "lc"]
     first = rows[0]
-    return {"first_layer_entropy": first["variance_entropy"],
-            "first_layer_normalized": first["variance_entropy"] / randomness_threshold(first["filters"]),
-            "mean_entropy": float(np.mean([r["variance_entropy"] for r in rows])),
-            "entropy": [r["variance_entropy"] for r in rows]}
+    return {
+        "first_layer_entropy": first["variance_entropy"],
+        "first_layer_normalized": first["variance_entropy"] / randomness_threshold(first["filters"]),
+        "mean_entropy": float(np.mean([r["variance_entropy"] for r in rows])),
+        "entropy": [r["variance_entropy"] for r in rows],
+    }
 
 
 def _summary(data):
@@ -117,26 +136,37 @@ def _summary(data):
         before = np.array([r["init"]["sigma"] for r in runs])
         after = np.array([r["trained"]["sigma"] for r in runs])
         errors = np.array([r["trained"]["rel_error"] for r in runs])
-        lines += ["| Depthwise layer | sigma at init | sigma trained | fit error trained | Paper's schedule "
-                  "(cifar-p2) |", "|---|---:|---:|---:|---:|"]
+        lines += [
+            "| Depthwise layer | sigma at init | sigma trained | fit error trained | Paper's schedule "
+            "(cifar-p2) |",
+            "|---|---:|---:|---:|---:|",
+        ]
         from keras_structinit.covariance import depth_fractions, resolve_schedule, variance_schedule
 
         preset = resolve_schedule("cifar-p2")
         schedule = [variance_schedule(d, *preset) for d in depth_fractions(after.shape[1])]
         for i in range(after.shape[1]):
-            lines.append(f"| {i + 1} | {mean_std(before[:, i], '.3f')} | {mean_std(after[:, i], '.3f')} | "
-                         f"{mean_std(errors[:, i], '.3f')} | {schedule[i]:.3f} |")
+            lines.append(
+                f"| {i + 1} | {mean_std(before[:, i], '.3f')} | {mean_std(after[:, i], '.3f')} | "
+                f"{mean_std(errors[:, i], '.3f')} | {schedule[i]:.3f} |"
+            )
         corr = [r["trained"]["depth_correlation"] for r in runs]
         grows = sum(bool(r["trained"]["sigma_grows_with_depth"]) for r in runs)
         structured = int(np.sum([r["trained"]["structured"] for r in runs]))
-        lines += ["", f"Spearman correlation of the trained sigma with depth (all layers): {mean_std(corr)}. "
-                  f"Layers the closed form describes (fit error <= 0.5): {structured} of {after.size}; "
-                  f"`inspect` finds sigma growing with depth over them in {grows} of {len(runs)} runs. "
-                  f"Held-out accuracy {mean_std([100 * r['val_accuracy'] for r in runs])} %.", ""]
+        lines += [
+            "",
+            f"Spearman correlation of the trained sigma with depth (all layers): {mean_std(corr)}. "
+            f"Layers the closed form describes (fit error <= 0.5): {structured} of {after.size}; "
+            f"`inspect` finds sigma growing with depth over them in {grows} of {len(runs)} runs. "
+            f"Held-out accuracy {mean_std([100 * r['val_accuracy'] for r in runs])} %.",
+            "",
+        ]
         return lines
-    lines += ["| Spatial filters | First layer H (init) | First layer H trained | H / threshold trained | "
-              "Mean H over LC blocks trained | Held-out acc. % | Runs |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [
+        "| Spatial filters | First layer H (init) | First layer H trained | H / threshold trained | "
+        "Mean H over LC blocks trained | Held-out acc. % | Runs |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for frozen in (True, False):
         mine = [r for r in runs if r["frozen"] == frozen]
         if mine:
@@ -146,30 +176,42 @@ def _summary(data):
                 f"{mean_std([r['trained']['first_layer_entropy'] for r in mine], '.3f')} | "
                 f"{mean_std([r['trained']['first_layer_normalized'] for r in mine], '.3f')} | "
                 f"{mean_std([r['trained']['mean_entropy'] for r in mine], '.3f')} | "
-                f"{mean_std([100 * r['val_accuracy'] for r in mine])} | {len(mine)} |")
+                f"{mean_std([100 * r['val_accuracy'] for r in mine])} | {len(mine)} |"
+            )
     return lines + [""]
 
 
 def render_markdown(data):
     c, experiment = data["config"], data["config"]["experiment"]
-    title = {"sigma": "Trained ConvMixer-128/8 (9x9): does the fitted sigma grow with depth? (covariance "
-                      "paper, Fig. 5-6)",
-             "entropy": "Trained LCResNet-20-16x8: filter variance entropy, frozen vs learnable (LC paper, "
-                        "Sec. 4.2, Fig. 6)"}[experiment]
-    paper = {"sigma": "the paper reads its schedule off trained ConvMixers: the covariance widens with depth "
-                      "(sigma_0 0.08, v_sigma 0.37, a_sigma 2.9 for 2x2 patches, Sec. 4.2)",
-             "entropy": "trained with learnable filters the first layer's H is balanced; frozen random "
-                        "filters stay more diverse (higher H) at every expansion, 75 epochs"}[experiment]
-    lines = [f"# {title}", "",
-             run_facts(data['machine'], data['versions']), "",
-             f"Model `{c['model']}` {c['model_kwargs'] or ''}, init `{c['init'] or 'the builder default'}`; "
-             f"recipe `paper_config({c['paper']!r})` with {c['epochs']} epoch(s), batch {c['batch_size']}, "
-             f"learning rate {c['learning_rate']} (the paper: {c['paper_recipe']}). "
-             f"Data: {c['train_size']:,} "
-             f"images of the shared CIFAR-10 training split, held-out accuracy on {c['held_out_size']:,} "
-             f"({c['held_out']}). Each row is mean ± std (ddof 1) over seeds; each seed is one complete run. "
-             "Measured with `keras_structinit.inspect` before and after training.", "",
-             *_summary(data), f"The paper: {paper}.", ""]
+    title = {
+        "sigma": "Trained ConvMixer-128/8 (9x9): does the fitted sigma grow with depth? (covariance "
+        "paper, Fig. 5-6)",
+        "entropy": "Trained LCResNet-20-16x8: filter variance entropy, frozen vs learnable (LC paper, "
+        "Sec. 4.2, Fig. 6)",
+    }[experiment]
+    paper = {
+        "sigma": "the paper reads its schedule off trained ConvMixers: the covariance widens with depth "
+        "(sigma_0 0.08, v_sigma 0.37, a_sigma 2.9 for 2x2 patches, Sec. 4.2)",
+        "entropy": "trained with learnable filters the first layer's H is balanced; frozen random "
+        "filters stay more diverse (higher H) at every expansion, 75 epochs",
+    }[experiment]
+    lines = [
+        f"# {title}",
+        "",
+        run_facts(data["machine"], data["versions"]),
+        "",
+        f"Model `{c['model']}` {c['model_kwargs'] or ''}, init `{c['init'] or 'the builder default'}`; "
+        f"recipe `paper_config({c['paper']!r})` with {c['epochs']} epoch(s), batch {c['batch_size']}, "
+        f"learning rate {c['learning_rate']} (the paper: {c['paper_recipe']}). "
+        f"Data: {c['train_size']:,} "
+        f"images of the shared CIFAR-10 training split, held-out accuracy on {c['held_out_size']:,} "
+        f"({c['held_out']}). Each row is mean ± std (ddof 1) over seeds; each seed is one complete run. "
+        "Measured with `keras_structinit.inspect` before and after training.",
+        "",
+        *_summary(data),
+        f"The paper: {paper}.",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -188,17 +230,32 @@ def main(argv=None):
     overrides = {"epochs": args.epochs, "batch_size": args.batch_size}
     if args.learning_rate is not None:
         overrides["learning_rate"] = args.learning_rate
-    config = {"experiment": args.experiment, "model": spec["model"], "model_kwargs": spec["kwargs"],
-              "init": spec["init"], "paper": spec["paper"], "train_size": args.train_size,
-              "held_out_size": args.held_out_size, "held_out": held_out_note(args.held_out_size),
-              "data": data_provenance(args.data), "epochs": args.epochs, "batch_size": args.batch_size,
-              "learning_rate": overrides.get("learning_rate", recipe.learning_rate),
-              "paper_recipe": f"{recipe.epochs} epochs, batch {recipe.batch_size}, learning rate "
-                              f"{recipe.learning_rate}"}
+    config = {
+        "experiment": args.experiment,
+        "model": spec["model"],
+        "model_kwargs": spec["kwargs"],
+        "init": spec["init"],
+        "paper": spec["paper"],
+        "train_size": args.train_size,
+        "held_out_size": args.held_out_size,
+        "held_out": held_out_note(args.held_out_size),
+        "data": data_provenance(args.data),
+        "epochs": args.epochs,
+        "batch_size": args.batch_size,
+        "learning_rate": overrides.get("learning_rate", recipe.learning_rate),
+        "paper_recipe": f"{recipe.epochs} epochs, batch {recipe.batch_size}, learning rate "
+        f"{recipe.learning_rate}",
+    }
     name = f"{NAME}_{args.experiment}"
     data, save = resumable_results(args.out, name, config, render_markdown)
-    (x, y), held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size,
-                                  name="--data", full_hold_out=True)
+    (x, y), held_out = load_cifar(
+        str(args.data),
+        validation_split=0.1,
+        seed=0,
+        train_size=args.train_size,
+        name="--data",
+        full_hold_out=True,
+    )
     held_out = held_out_subset(held_out, args.held_out_size)
     done = {(r["frozen"], r["seed"]) for r in data["runs"]}
     mine = shard_of([(frozen, seed) for frozen in spec["variants"] for seed in args.seeds], args.shard)
@@ -214,19 +271,34 @@ def main(argv=None):
         before = _measure(ks.inspect(model), args.experiment)
         verbose, callbacks = progress_callbacks()
         start = time.perf_counter()
-        history = ks.recipes.fit_cifar(model, (x, y), config=dataclasses.replace(recipe, **overrides),
-                                       eval_data=held_out, seed=seed, callbacks=callbacks, verbose=verbose)
+        history = ks.recipes.fit_cifar(
+            model,
+            (x, y),
+            config=dataclasses.replace(recipe, **overrides),
+            eval_data=held_out,
+            seed=seed,
+            callbacks=callbacks,
+            verbose=verbose,
+        )
         seconds = time.perf_counter() - start
         report = ks.inspect(model)
         if args.figures and seed == 0:
-            report.figures(args.out / "figures" / f"{name}_{'frozen' if frozen else 'learnable'}",
-                           overwrite=True)
-        run = {"frozen": frozen, "seed": seed, "val_accuracy": history.eval_results["accuracy"],
-               "train_time_s": seconds, "init": before, "trained": _measure(report, args.experiment),
-               "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-               "loadavg_1min": os.getloadavg()[0]}
-        print(f"{label}: held-out accuracy {run['val_accuracy']:.4f} after {seconds / 60:.1f} min",
-              flush=True)
+            report.figures(
+                args.out / "figures" / f"{name}_{'frozen' if frozen else 'learnable'}", overwrite=True
+            )
+        run = {
+            "frozen": frozen,
+            "seed": seed,
+            "val_accuracy": history.eval_results["accuracy"],
+            "train_time_s": seconds,
+            "init": before,
+            "trained": _measure(report, args.experiment),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "loadavg_1min": os.getloadavg()[0],
+        }
+        print(
+            f"{label}: held-out accuracy {run['val_accuracy']:.4f} after {seconds / 60:.1f} min", flush=True
+        )
         data["runs"].append(run)
         save()
     print(render_markdown(data))
@@ -234,8 +306,10 @@ def main(argv=None):
 
 
 #: How the variants of one seed pair in these runs (the report's pairing sentence).
-PAIRING = (PAIRED_BY_SEED + "; `lcresnet(..., frozen=True)` and `frozen=False` draw the same initial "
-           "weights (tests/test_benchmarks_determinism.py)")
+PAIRING = (
+    PAIRED_BY_SEED + "; `lcresnet(..., frozen=True)` and `frozen=False` draw the same initial "
+    "weights (tests/test_benchmarks_determinism.py)"
+)
 
 
 def comparisons(name, data):
@@ -245,12 +319,17 @@ def comparisons(name, data):
     if name != "inspect_entropy":
         return []
     runs = data["runs"]
-    entropy = {f: by_seed([r for r in runs if r["frozen"] == f],
-                          lambda r: r["trained"]["first_layer_entropy"]) for f in (True, False)}
+    entropy = {
+        f: by_seed([r for r in runs if r["frozen"] == f], lambda r: r["trained"]["first_layer_entropy"])
+        for f in (True, False)
+    }
     if not (entropy[True] and entropy[False]):
         return []
-    return [Comparison("first-layer H: frozen − learnable", entropy[True], entropy[False], data, spread=0.0,
-                       spec=".3f")]
+    return [
+        Comparison(
+            "first-layer H: frozen − learnable", entropy[True], entropy[False], data, spread=0.0, spec=".3f"
+        )
+    ]
 
 
 def headline(name, data):
@@ -262,14 +341,19 @@ def headline(name, data):
         corr = [r["trained"]["depth_correlation"] for r in runs]
         errors = [e for r in runs for e in r["trained"]["rel_error"]]
         verdict = "yes" if min(corr) >= 0.5 else "no" if max(corr) < 0.5 else "within noise"
-        return (f"Spearman(sigma, depth) trained {mean_std(corr)}; fit errors {min(errors):.2f}-"
-                f"{max(errors):.2f} (the closed form fits loosely at this budget)", verdict)
+        return (
+            f"Spearman(sigma, depth) trained {mean_std(corr)}; fit errors {min(errors):.2f}-"
+            f"{max(errors):.2f} (the closed form fits loosely at this budget)",
+            verdict,
+        )
     frozen = [r["trained"]["first_layer_entropy"] for r in runs if r["frozen"]]
     learnable = [r["trained"]["first_layer_entropy"] for r in runs if not r["frozen"]]
     if not (frozen and learnable):
         return None, None
-    return (f"first-layer H frozen {mean_std(frozen, '.3f')} vs learnable {mean_std(learnable, '.3f')}",
-            verdict_of(comparisons(name, data)))
+    return (
+        f"first-layer H frozen {mean_std(frozen, '.3f')} vs learnable {mean_std(learnable, '.3f')}",
+        verdict_of(comparisons(name, data)),
+    )
 
 
 INSPECT_CPU = ("--backend", "torch", "--figures", *TRAIN_SEEDS)
@@ -279,17 +363,26 @@ SIGMA_CPU = ("--train-size", "5000", "--epochs", "5", "--batch-size", "128")
 ENTROPY_CPU = ("--train-size", "2000", "--epochs", "3", "--batch-size", "64")
 SUITE = {
     "cpu": (
-        Benchmark(name="inspect_sigma", script="inspect_trained.py", args=("sigma", *SIGMA_CPU, *INSPECT_CPU),
-                  title="Inspect: fitted sigma of a trained ConvMixer-128/8's depthwise filters over depth",
-                  paper="the covariance widens with depth (Fig. 5-6, Sec. 4.2)", minutes=25,
-                  run_key=("frozen", "seed"),
-                  depends=("keras_structinit/covariance", "keras_structinit/freezing.py")),
-        Benchmark(name="inspect_entropy", script="inspect_trained.py",
-                  args=("entropy", *ENTROPY_CPU, *INSPECT_CPU),
-                  title="Inspect: filter variance entropy of a trained LCResNet-20-16x8, frozen vs learnable",
-                  paper="frozen random filters stay more diverse than learned ones (Sec. 4.2, Fig. 6)",
-                  minutes=30, run_key=("frozen", "seed"),
-                  depends=("keras_structinit/lc", "keras_structinit/freezing.py")),
+        Benchmark(
+            name="inspect_sigma",
+            script="inspect_trained.py",
+            args=("sigma", *SIGMA_CPU, *INSPECT_CPU),
+            title="Inspect: fitted sigma of a trained ConvMixer-128/8's depthwise filters over depth",
+            paper="the covariance widens with depth (Fig. 5-6, Sec. 4.2)",
+            minutes=25,
+            run_key=("frozen", "seed"),
+            depends=("keras_structinit/covariance", "keras_structinit/freezing.py"),
+        ),
+        Benchmark(
+            name="inspect_entropy",
+            script="inspect_trained.py",
+            args=("entropy", *ENTROPY_CPU, *INSPECT_CPU),
+            title="Inspect: filter variance entropy of a trained LCResNet-20-16x8, frozen vs learnable",
+            paper="frozen random filters stay more diverse than learned ones (Sec. 4.2, Fig. 6)",
+            minutes=30,
+            run_key=("frozen", "seed"),
+            depends=("keras_structinit/lc", "keras_structinit/freezing.py"),
+        ),
     ),
 }
 

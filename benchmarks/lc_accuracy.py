@@ -111,73 +111,127 @@ RECIPE = {
 }
 # Fig. 3 networks: name -> (what their spatial convs are followed by, builder arguments).
 FIG3_MODELS = {
-    "resnet18-gn": ("no 1x1 convs (3x3 convs; three 1x1 projection shortcuts)",
-                    ("resnet18_gn", {})),
-    "convmixer-256/8-k3": ("every 3x3 depthwise conv followed by a 1x1 conv",
-                           ("convmixer", {"dim": 256, "depth": 8, "kernel_size": 3, "patch_size": 2})),
-    "lcresnet-20-16x8": ("every 3x3 conv followed by a 1x1 conv (LC blocks, E = 8)",
-                         ("lcresnet", {"depth": 20, "width": 16, "expansion": 8, "frozen": False})),
+    "resnet18-gn": ("no 1x1 convs (3x3 convs; three 1x1 projection shortcuts)", ("resnet18_gn", {})),
+    "convmixer-256/8-k3": (
+        "every 3x3 depthwise conv followed by a 1x1 conv",
+        ("convmixer", {"dim": 256, "depth": 8, "kernel_size": 3, "patch_size": 2}),
+    ),
+    "lcresnet-20-16x8": (
+        "every 3x3 conv followed by a 1x1 conv (LC blocks, E = 8)",
+        ("lcresnet", {"depth": 20, "width": 16, "expansion": 8, "frozen": False}),
+    ),
 }
 # The paper's statements beside our numbers.
 PAPER_FIG1 = {128: {True: "91.89 ± 0.10", False: "91.39 ± 0.29"}}
 #: Fig. 4: l_inf FGSM at eps = 1/255 (pixel units), on the held-out images.
 FGSM_EPSILON = 1 / 255
-PAPER_FIG3 = {"resnet18-gn": "loses >= 16 points (no 1x1 convs)",
-              "convmixer-256/8-k3": "loses < 2 points (networks with 1x1 convs)",
-              "lcresnet-20-16x8": "about break-even at E = 8 (Fig. 1)"}
+PAPER_FIG3 = {
+    "resnet18-gn": "loses >= 16 points (no 1x1 convs)",
+    "convmixer-256/8-k3": "loses < 2 points (networks with 1x1 convs)",
+    "lcresnet-20-16x8": "about break-even at E = 8 (Fig. 1)",
+}
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("experiment", choices=("fig1", "fig3"),
-                        help="fig1: LCResNet-20-16xE frozen vs learnable; "
-                             "fig3: freezing all spatial convs of off-the-shelf networks")
-    parser.add_argument("--data", type=Path, default=SHARED_CIFAR10,
-                        help="CIFAR-10 training images (zip/dir/npz; default: the shared split)")
-    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS,
-                        help=f"directory of {NAME}_<experiment>.json / .md")
-    parser.add_argument("--name", default=None,
-                        help=f"the results' file stem (default {NAME}_<experiment>): a suite entry's name")
-    parser.add_argument("--backend", choices=BACKENDS, default=None,
-                        help="Keras backend (default: current KERAS_BACKEND)")
+    parser.add_argument(
+        "experiment",
+        choices=("fig1", "fig3"),
+        help="fig1: LCResNet-20-16xE frozen vs learnable; "
+        "fig3: freezing all spatial convs of off-the-shelf networks",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=SHARED_CIFAR10,
+        help="CIFAR-10 training images (zip/dir/npz; default: the shared split)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=LOCAL_RESULTS, help=f"directory of {NAME}_<experiment>.json / .md"
+    )
+    parser.add_argument(
+        "--name",
+        default=None,
+        help=f"the results' file stem (default {NAME}_<experiment>): a suite entry's name",
+    )
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default=None, help="Keras backend (default: current KERAS_BACKEND)"
+    )
     parser.add_argument("--epochs", type=int, default=10, help="epochs per run (paper: 75; default 10)")
-    parser.add_argument("--train-size", type=int, default=10000,
-                        help="training images, a fixed subset of the 45,000 (default 10000)")
-    parser.add_argument("--held-out-size", type=int, default=None,
-                        help="evaluate on a fixed subset of the 5,000 held-out images (default: all)")
-    parser.add_argument("--batch-size", type=int, default=RECIPE["batch_size"],
-                        help=f"batch size (paper: {RECIPE['batch_size']}; a smaller one takes more "
-                             "steps in a CPU-sized budget)")
-    parser.add_argument("--learning-rate", type=float, default=RECIPE["learning_rate"],
-                        help=f"peak learning rate (paper: {RECIPE['learning_rate']})")
+    parser.add_argument(
+        "--train-size",
+        type=int,
+        default=10000,
+        help="training images, a fixed subset of the 45,000 (default 10000)",
+    )
+    parser.add_argument(
+        "--held-out-size",
+        type=int,
+        default=None,
+        help="evaluate on a fixed subset of the 5,000 held-out images (default: all)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=RECIPE["batch_size"],
+        help=f"batch size (paper: {RECIPE['batch_size']}; a smaller one takes more "
+        "steps in a CPU-sized budget)",
+    )
+    parser.add_argument(
+        "--learning-rate",
+        type=float,
+        default=RECIPE["learning_rate"],
+        help=f"peak learning rate (paper: {RECIPE['learning_rate']})",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--fgsm", action="store_true",
-                        help="also measure the robust held-out accuracy under l_inf FGSM, eps = 1/255 "
-                             "in pixel units (the paper's Fig. 4)")
-    parser.add_argument("--expansions", type=int, nargs="+", default=[1, 4, 8, 16],
-                        help="fig1: E of LCResNet-20-16xE (default 1 4 8 16)")
-    parser.add_argument("--models", nargs="+", choices=list(FIG3_MODELS),
-                        default=["resnet18-gn", "convmixer-256/8-k3"],
-                        help="fig3: networks (default resnet18-gn convmixer-256/8-k3)")
+    parser.add_argument(
+        "--fgsm",
+        action="store_true",
+        help="also measure the robust held-out accuracy under l_inf FGSM, eps = 1/255 "
+        "in pixel units (the paper's Fig. 4)",
+    )
+    parser.add_argument(
+        "--expansions",
+        type=int,
+        nargs="+",
+        default=[1, 4, 8, 16],
+        help="fig1: E of LCResNet-20-16xE (default 1 4 8 16)",
+    )
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        choices=list(FIG3_MODELS),
+        default=["resnet18-gn", "convmixer-256/8-k3"],
+        help="fig3: networks (default resnet18-gn convmixer-256/8-k3)",
+    )
     add_shard_argument(parser)
     add_eval_data_argument(parser)
     args = parser.parse_args(argv)
     prog = parser.prog
     if not args.data.exists():
-        parser.exit(2, f"{prog}: error: --data {str(args.data)!r} does not exist; it should be the "
-                       "shared CIFAR-10 training split (../shared/datasets/cifar10-train-jpeg.zip)\n")
+        parser.exit(
+            2,
+            f"{prog}: error: --data {str(args.data)!r} does not exist; it should be the "
+            "shared CIFAR-10 training split (../shared/datasets/cifar10-train-jpeg.zip)\n",
+        )
     if args.learning_rate <= 0:
         parser.error(f"--learning-rate must be > 0; got {args.learning_rate}")
-    for option, values in (("--epochs", [args.epochs]), ("--train-size", [args.train_size]),
-                           ("--batch-size", [args.batch_size]),
-                           ("--expansions", args.expansions),
-                           ("--held-out-size", [args.held_out_size or 1])):
+    for option, values in (
+        ("--epochs", [args.epochs]),
+        ("--train-size", [args.train_size]),
+        ("--batch-size", [args.batch_size]),
+        ("--expansions", args.expansions),
+        ("--held-out-size", [args.held_out_size or 1]),
+    ):
         if min(values) < 1:
             parser.error(f"{option} must be >= 1; got {values if len(values) > 1 else values[0]}")
     if min(args.seeds) < 0:
         parser.error(f"--seeds must be >= 0; got {args.seeds}")
-    for option, values in (("--seeds", args.seeds), ("--expansions", args.expansions),
-                           ("--models", args.models)):
+    for option, values in (
+        ("--seeds", args.seeds),
+        ("--expansions", args.expansions),
+        ("--models", args.models),
+    ):
         if len(set(values)) != len(values):
             parser.error(f"{option} must be distinct; got {values}")
     return args
@@ -185,8 +239,7 @@ def parse_args(argv=None):
 
 def _plan(args):
     """``[(name, frozen, seed)]`` of the runs asked for, seeds outermost."""
-    names = ([f"lcresnet-20-16x{e}" for e in args.expansions] if args.experiment == "fig1"
-             else args.models)
+    names = [f"lcresnet-20-16x{e}" for e in args.expansions] if args.experiment == "fig1" else args.models
     return [(name, frozen, seed) for seed in args.seeds for name in names for frozen in (True, False)]
 
 
@@ -216,31 +269,43 @@ def _summary_rows(data):
     for name in dict.fromkeys(r["model"] for r in runs):
         frozen, learnable = _accuracies(runs, name, True), _accuracies(runs, name, False)
         by_seed = {(r["seed"], r["frozen"]): r["val_accuracy"] for r in runs if r["model"] == name}
-        gaps = [100 * (by_seed[seed, True] - by_seed[seed, False])
-                for seed, frozen_run in by_seed if frozen_run and (seed, False) in by_seed]
+        gaps = [
+            100 * (by_seed[seed, True] - by_seed[seed, False])
+            for seed, frozen_run in by_seed
+            if frozen_run and (seed, False) in by_seed
+        ]
         counts = {r["frozen"]: r["params"] for r in runs if r["model"] == name}
         minutes = [r["train_time_s"] / 60 for r in runs if r["model"] == name]
         expansion = int(name.rsplit("x", 1)[1]) if fig1 else None
         paper = PAPER_FIG1.get(expansion, {}) if fig1 else {}
-        external = [100 * r["eval_data_accuracy"] for r in runs
-                    if r["model"] == name and "eval_data_accuracy" in r]
-        robust = {f: [100 * r["fgsm_accuracy"] for r in runs
-                      if r["model"] == name and r["frozen"] == f and "fgsm_accuracy" in r]
-                  for f in (True, False)}
-        rows.append({
-            "robust": " / ".join(mean_std(robust[f]) if robust[f] else "-" for f in (True, False)),
-            "external": mean_std(external) if external else "",
-            "model": name,
-            "convs": "" if fig1 else FIG3_MODELS[name][0],
-            "frozen": mean_std(frozen) if frozen else None,
-            "learnable": mean_std(learnable) if learnable else None,
-            "gap": mean_std(gaps) if gaps else None,
-            "seeds": f"{len(frozen)} / {len(learnable)}",
-            "params": " / ".join(f"{counts[f]['learnable']:,}" for f in (True, False) if f in counts),
-            "minutes": f"{np.mean(minutes):.1f}",
-            "paper": (f"{paper[True]} / {paper[False]}" if paper else
-                      "" if fig1 else PAPER_FIG3.get(name, "")),
-        })
+        external = [
+            100 * r["eval_data_accuracy"] for r in runs if r["model"] == name and "eval_data_accuracy" in r
+        ]
+        robust = {
+            f: [
+                100 * r["fgsm_accuracy"]
+                for r in runs
+                if r["model"] == name and r["frozen"] == f and "fgsm_accuracy" in r
+            ]
+            for f in (True, False)
+        }
+        rows.append(
+            {
+                "robust": " / ".join(mean_std(robust[f]) if robust[f] else "-" for f in (True, False)),
+                "external": mean_std(external) if external else "",
+                "model": name,
+                "convs": "" if fig1 else FIG3_MODELS[name][0],
+                "frozen": mean_std(frozen) if frozen else None,
+                "learnable": mean_std(learnable) if learnable else None,
+                "gap": mean_std(gaps) if gaps else None,
+                "seeds": f"{len(frozen)} / {len(learnable)}",
+                "params": " / ".join(f"{counts[f]['learnable']:,}" for f in (True, False) if f in counts),
+                "minutes": f"{np.mean(minutes):.1f}",
+                "paper": (
+                    f"{paper[True]} / {paper[False]}" if paper else "" if fig1 else PAPER_FIG3.get(name, "")
+                ),
+            }
+        )
     return rows
 
 
@@ -249,56 +314,85 @@ def render_markdown(data):
 
     cfg = data["config"]
     fig1 = cfg["experiment"] == "fig1"
-    title = ("# LCResNet-20-16xE on CIFAR-10: frozen random vs learnable spatial filters (Fig. 1)"
-             if fig1 else "# Freezing all spatial convs: networks with and without 1x1 convs (Fig. 3)")
+    title = (
+        "# LCResNet-20-16xE on CIFAR-10: frozen random vs learnable spatial filters (Fig. 1)"
+        if fig1
+        else "# Freezing all spatial convs: networks with and without 1x1 convs (Fig. 3)"
+    )
     lines = [
         title,
         "",
-        run_facts(data['machine'], data['versions']),
+        run_facts(data["machine"], data["versions"]),
         "",
-        (f"Training: {cfg['train_size']:,} images of the shared CIFAR-10 training split (after a "
-         f"stratified 10% hold-out, seed 0), {cfg['epochs']} epoch(s) (the paper: 50,000 images, 75 "
-         f"epochs); held-out accuracy on {cfg['held_out_size']:,} held-out images after the last "
-         "epoch. Recipe (App. C) through `recipes.fit_cifar`: "
-         + ", ".join(f"{k}={v}" for k, v in cfg["recipe"].items())
-         + " (`sgd`: Nesterov momentum 0.9, PyTorch's coupled L2 weight decay; 4-pixel pad + "
-         "crop, flip, per-channel normalization). Each (network, frozen, seed) is one complete run; "
-         "seeds set the weights, the data order and the augmentation."),
+        (
+            f"Training: {cfg['train_size']:,} images of the shared CIFAR-10 training split (after a "
+            f"stratified 10% hold-out, seed 0), {cfg['epochs']} epoch(s) (the paper: 50,000 images, 75 "
+            f"epochs); held-out accuracy on {cfg['held_out_size']:,} held-out images after the last "
+            "epoch. Recipe (App. C) through `recipes.fit_cifar`: "
+            + ", ".join(f"{k}={v}" for k, v in cfg["recipe"].items())
+            + " (`sgd`: Nesterov momentum 0.9, PyTorch's coupled L2 weight decay; 4-pixel pad + "
+            "crop, flip, per-channel normalization). Each (network, frozen, seed) is one complete run; "
+            "seeds set the weights, the data order and the augmentation."
+        ),
         "",
-        ("*Frozen*: `lcresnet(..., frozen=True)` (frozen random spatial filters, PyTorch's default "
-         "uniform init); *learnable*: `frozen=False`." if fig1 else
-         "*Frozen*: `keras_structinit.freeze_spatial(model, which=\"all_spatial\")` before training "
-         "(every conv kernel larger than 1x1 keeps its random init; 1x1 convs, norms and the head "
-         "learn); *learnable*: nothing frozen."),
+        (
+            "*Frozen*: `lcresnet(..., frozen=True)` (frozen random spatial filters, PyTorch's default "
+            "uniform init); *learnable*: `frozen=False`."
+            if fig1
+            else '*Frozen*: `keras_structinit.freeze_spatial(model, which="all_spatial")` before training '
+            "(every conv kernel larger than 1x1 keeps its random init; 1x1 convs, norms and the head "
+            "learn); *learnable*: nothing frozen."
+        ),
         "",
-        format_table(_summary_rows(data), [
-            ("Network", "model"),
-            *([] if fig1 else [("Spatial convs followed by", "convs")]),
-            ("Frozen acc. %", "frozen", "", "right"),
-            ("Learnable acc. %", "learnable", "", "right"),
-            ("Gap frozen − learnable (points)", "gap", "", "right"),
-            *([("--eval-data acc. % (all runs)", "external", "", "right")]
-              if any("eval_data_accuracy" in r for r in data["runs"]) else []),
-            *([("FGSM acc. % frozen / learnable (Fig. 4, eps 1/255)", "robust", "", "right")]
-              if any("fgsm_accuracy" in r for r in data["runs"]) else []),
-            ("Runs frozen / learnable", "seeds", "", "right"),
-            ("Learnable params frozen / learnable", "params", "", "right"),
-            ("Min per run", "minutes", "", "right"),
-            ("Paper" + (" frozen / learnable %" if fig1 else ""), "paper"),
-        ]),
+        format_table(
+            _summary_rows(data),
+            [
+                ("Network", "model"),
+                *([] if fig1 else [("Spatial convs followed by", "convs")]),
+                ("Frozen acc. %", "frozen", "", "right"),
+                ("Learnable acc. %", "learnable", "", "right"),
+                ("Gap frozen − learnable (points)", "gap", "", "right"),
+                *(
+                    [("--eval-data acc. % (all runs)", "external", "", "right")]
+                    if any("eval_data_accuracy" in r for r in data["runs"])
+                    else []
+                ),
+                *(
+                    [("FGSM acc. % frozen / learnable (Fig. 4, eps 1/255)", "robust", "", "right")]
+                    if any("fgsm_accuracy" in r for r in data["runs"])
+                    else []
+                ),
+                ("Runs frozen / learnable", "seeds", "", "right"),
+                ("Learnable params frozen / learnable", "params", "", "right"),
+                ("Min per run", "minutes", "", "right"),
+                ("Paper" + (" frozen / learnable %" if fig1 else ""), "paper"),
+            ],
+        ),
         "",
-        ("Accuracies are mean ± std (ddof 1) over seeds; the gap is averaged over seeds with both "
-         "runs. " + ("The paper (75 epochs, full training set): the frozen gap shrinks as E grows, "
-                     "breaks even near E = 8 and turns into a gain beyond; its E = 128 numbers are "
-                     "shown where that row is run." if fig1 else
-                     "The paper (75 epochs): networks without 1x1 convs (e.g. ResNet-18) lose >= 16 "
-                     "points when all spatial convs are frozen, bottleneck networks with 1x1 convs "
-                     "lose < 2.")),
+        (
+            "Accuracies are mean ± std (ddof 1) over seeds; the gap is averaged over seeds with both "
+            "runs. "
+            + (
+                "The paper (75 epochs, full training set): the frozen gap shrinks as E grows, "
+                "breaks even near E = 8 and turns into a gain beyond; its E = 128 numbers are "
+                "shown where that row is run."
+                if fig1
+                else "The paper (75 epochs): networks without 1x1 convs (e.g. ResNet-18) lose >= 16 "
+                "points when all spatial convs are frozen, bottleneck networks with 1x1 convs "
+                "lose < 2."
+            )
+        ),
         "",
-        *(["FGSM (`--fgsm`, the paper's Fig. 4): accuracy on the same held-out images after one l_inf "
-           "FGSM step of eps = 1/255 in pixel units, taken before the per-channel normalization "
-           "(`keras_structinit.fgsm_accuracy`); over the runs that measured it.", ""]
-          if any("fgsm_accuracy" in r for r in data["runs"]) else []),
+        *(
+            [
+                "FGSM (`--fgsm`, the paper's Fig. 4): accuracy on the same held-out images after one l_inf "
+                "FGSM step of eps = 1/255 in pixel units, taken before the per-channel normalization "
+                "(`keras_structinit.fgsm_accuracy`); over the runs that measured it.",
+                "",
+            ]
+            if any("fgsm_accuracy" in r for r in data["runs"])
+            else []
+        ),
     ]
     return "\n".join(lines)
 
@@ -319,8 +413,14 @@ def main(argv=None):
     name = args.name or f"{NAME}_{args.experiment}"
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / f"{name}.json"
-    (x, y), held_out = load_cifar(str(args.data), validation_split=0.1, seed=0,
-                                  train_size=args.train_size, name="--data", full_hold_out=True)
+    (x, y), held_out = load_cifar(
+        str(args.data),
+        validation_split=0.1,
+        seed=0,
+        train_size=args.train_size,
+        name="--data",
+        full_hold_out=True,
+    )
     held_out = held_out_subset(held_out, args.held_out_size)
     recipe = dict(RECIPE, batch_size=args.batch_size, learning_rate=args.learning_rate)
     config = {
@@ -335,13 +435,18 @@ def main(argv=None):
     }
     data = json.loads(json_path.read_text()) if json_path.exists() else {}
     if data.get("config", config) != config:
-        sys.exit(f"{NAME}: error: {json_path} holds runs of another configuration "
-                 f"({data['config']}); use another --out or move it away")
-    data.update(benchmark=name, config=config, machine=machine_info(), versions=versions(),
-                code=code_provenance())
+        sys.exit(
+            f"{NAME}: error: {json_path} holds runs of another configuration "
+            f"({data['config']}); use another --out or move it away"
+        )
+    data.update(
+        benchmark=name, config=config, machine=machine_info(), versions=versions(), code=code_provenance()
+    )
     data.setdefault("runs", [])
-    print(f"Data: {len(x):,} training / {len(held_out[0]):,} held-out images; backend "
-          f"{config['backend']}", flush=True)
+    print(
+        f"Data: {len(x):,} training / {len(held_out[0]):,} held-out images; backend {config['backend']}",
+        flush=True,
+    )
 
     done = {(r["model"], r["frozen"], r["seed"]) for r in data["runs"]}
     mine = shard_of(_plan(args), args.shard)
@@ -355,37 +460,52 @@ def main(argv=None):
         print(f"{label}: {counts['learnable']:,} of {counts['total']:,} parameters learnable", flush=True)
         verbose, callbacks = progress_callbacks()
         start = time.perf_counter()
-        history = recipes.fit_cifar(model, (x, y), args.epochs, eval_data=held_out, seed=seed,
-                                    callbacks=callbacks, verbose=verbose, **recipe)
+        history = recipes.fit_cifar(
+            model,
+            (x, y),
+            args.epochs,
+            eval_data=held_out,
+            seed=seed,
+            callbacks=callbacks,
+            verbose=verbose,
+            **recipe,
+        )
         seconds = time.perf_counter() - start
         accuracy = history.eval_results["accuracy"]
         print(f"{label}: held-out accuracy {accuracy:.4f} after {seconds / 60:.1f} min", flush=True)
         external = {}
         if args.eval_data is not None:
-            external = {"eval_data": data_provenance(args.eval_data),
-                        "eval_data_accuracy": external_accuracy(model, history.normalization, args.eval_data)}
+            external = {
+                "eval_data": data_provenance(args.eval_data),
+                "eval_data_accuracy": external_accuracy(model, history.normalization, args.eval_data),
+            }
             print(f"{label}: --eval-data accuracy {external['eval_data_accuracy']:.4f}", flush=True)
         if args.fgsm:
-            external.update(fgsm_epsilon=FGSM_EPSILON,
-                            fgsm_accuracy=fgsm_accuracy(model, held_out, FGSM_EPSILON,
-                                                        normalization=history.normalization, batch_size=500))
+            external.update(
+                fgsm_epsilon=FGSM_EPSILON,
+                fgsm_accuracy=fgsm_accuracy(
+                    model, held_out, FGSM_EPSILON, normalization=history.normalization, batch_size=500
+                ),
+            )
             print(f"{label}: FGSM (eps 1/255) accuracy {external['fgsm_accuracy']:.4f}", flush=True)
-        data["runs"].append({
-            "model": model_name,
-            "frozen": frozen,
-            "seed": seed,
-            "val_accuracy": accuracy,
-            "val_loss": history.eval_results["loss"],
-            "train_accuracy": float(history.history["accuracy"][-1]),
-            "train_loss": float(history.history["loss"][-1]),
-            "train_time_s": seconds,
-            "params": counts,
-            "frozen_variables": len(frozen_paths),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "loadavg_1min": os.getloadavg()[0],
-            "code": data["code"],
-            **external,
-        })
+        data["runs"].append(
+            {
+                "model": model_name,
+                "frozen": frozen,
+                "seed": seed,
+                "val_accuracy": accuracy,
+                "val_loss": history.eval_results["loss"],
+                "train_accuracy": float(history.history["accuracy"][-1]),
+                "train_loss": float(history.history["loss"][-1]),
+                "train_time_s": seconds,
+                "params": counts,
+                "frozen_variables": len(frozen_paths),
+                "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "loadavg_1min": os.getloadavg()[0],
+                "code": data["code"],
+                **external,
+            }
+        )
         data["updated"] = data["runs"][-1]["date"]
         write_text(json_path, json.dumps(data, indent=2) + "\n")
         write_text(args.out / f"{name}.md", render_markdown(data))
@@ -398,9 +518,11 @@ def main(argv=None):
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
 #: How the variants of one seed pair in these runs (the report's pairing sentence).
-PAIRING = (PAIRED_BY_SEED + "; `lcresnet(..., frozen=True)` and `frozen=False` draw the same initial "
-           "weights (tests/test_benchmarks_determinism.py). A gap (frozen − learnable) is paired within "
-           "its network; gaps of two networks are compared unpaired: their weights differ")
+PAIRING = (
+    PAIRED_BY_SEED + "; `lcresnet(..., frozen=True)` and `frozen=False` draw the same initial "
+    "weights (tests/test_benchmarks_determinism.py). A gap (frozen − learnable) is paired within "
+    "its network; gaps of two networks are compared unpaired: their weights differ"
+)
 #: Why gaps of two networks are not paired.
 ACROSS_NETWORKS = "two networks: only the data order and draws are shared"
 
@@ -417,8 +539,9 @@ def _gaps(data, value=lambda r: 100 * r["val_accuracy"], models=None):
     gaps = {}
     for model in models:
         mine = by(runs, "model", model)
-        gap = seed_differences(by_seed(by(mine, "frozen", True), value),
-                               by_seed(by(mine, "frozen", False), value))
+        gap = seed_differences(
+            by_seed(by(mine, "frozen", True), value), by_seed(by(mine, "frozen", False), value)
+        )
         if gap:
             gaps[model] = gap
     return gaps
@@ -433,13 +556,27 @@ def _fig1_comparisons(data, value=lambda r: 100 * r["val_accuracy"], what="", co
     out = []
     if len(found) >= 2:
         low, high = found[0], found[-1]
-        out.append(Comparison(f"{what}gap at E = {_expansion(high)} − gap at E = {_expansion(low)}",
-                              gaps[high], gaps[low], data, paired=ACROSS_NETWORKS, counts=counts))
+        out.append(
+            Comparison(
+                f"{what}gap at E = {_expansion(high)} − gap at E = {_expansion(low)}",
+                gaps[high],
+                gaps[low],
+                data,
+                paired=ACROSS_NETWORKS,
+                counts=counts,
+            )
+        )
     for model in found:
         mine = by(data["runs"], "model", model)
-        out.append(Comparison(f"{what}E = {_expansion(model)}: frozen − learnable",
-                              by_seed(by(mine, "frozen", True), value),
-                              by_seed(by(mine, "frozen", False), value), data, counts=False))
+        out.append(
+            Comparison(
+                f"{what}E = {_expansion(model)}: frozen − learnable",
+                by_seed(by(mine, "frozen", True), value),
+                by_seed(by(mine, "frozen", False), value),
+                data,
+                counts=False,
+            )
+        )
     return out
 
 
@@ -453,11 +590,16 @@ def comparisons(name, data):
     if data["config"]["experiment"] == "fig3":
         gaps = _gaps(data)
         without = [m for m in gaps if FIG3_MODELS[m][0].startswith("no 1x1")]
-        return [Comparison(f"gap of {w} − gap of {n}", gaps[w], gaps[n], data, paired=ACROSS_NETWORKS)
-                for w in gaps if w not in without for n in without]
+        return [
+            Comparison(f"gap of {w} − gap of {n}", gaps[w], gaps[n], data, paired=ACROSS_NETWORKS)
+            for w in gaps
+            if w not in without
+            for n in without
+        ]
     if name == "lc_fgsm":  # Fig. 4: the robust gap shrinks as E grows; the clean one is Fig. 1's
-        return (_fig1_comparisons(data, _fgsm, "FGSM: ")
-                + _fig1_comparisons(data, what="clean: ", counts=False))
+        return _fig1_comparisons(data, _fgsm, "FGSM: ") + _fig1_comparisons(
+            data, what="clean: ", counts=False
+        )
     return _fig1_comparisons(data)
 
 
@@ -472,10 +614,11 @@ def _lc_fgsm(data):
     parts = []
     for what, value in (("FGSM (eps 1/255)", _fgsm), ("clean", lambda r: 100 * r["val_accuracy"])):
         gaps = _gaps(data, value, models)
-        parts.append(f"{what}: " + "; ".join(f"E = {_expansion(m)} {ms([v for v, _ in g.values()])}"
-                                             for m, g in gaps.items()))
-    return ("gap frozen − learnable (points), " + "; ".join(parts),
-            verdict_of(comparisons("lc_fgsm", data)))
+        parts.append(
+            f"{what}: "
+            + "; ".join(f"E = {_expansion(m)} {ms([v for v, _ in g.values()])}" for m, g in gaps.items())
+        )
+    return ("gap frozen − learnable (points), " + "; ".join(parts), verdict_of(comparisons("lc_fgsm", data)))
 
 
 def _lc_fig3(data):
@@ -489,8 +632,13 @@ def _figure_lc_gap(data, plt):
     points = [(int(m.rsplit("x", 1)[1]), seed_gaps(by(data["runs"], "model", m))) for m in models]
     points = [(e, g) for e, g in points if g]
     fig, ax = plt.subplots(figsize=(4.5, 3.2))
-    ax.errorbar([e for e, _ in points], [np.mean(g) for _, g in points],
-                yerr=[np.std(g, ddof=1) if len(g) > 1 else 0 for _, g in points], marker="o", capsize=3)
+    ax.errorbar(
+        [e for e, _ in points],
+        [np.mean(g) for _, g in points],
+        yerr=[np.std(g, ddof=1) if len(g) > 1 else 0 for _, g in points],
+        marker="o",
+        capsize=3,
+    )
     ax.axhline(0, color="gray", lw=0.8)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("LC expansion E")
@@ -521,11 +669,21 @@ SUITE = {
             name="lc_accuracy_fig1",
             script="lc_accuracy.py",
             # E = 16 added to 1, 4, 8 (issue 35); the runs of the smaller E are kept.
-            args=("fig1", "--backend", "torch", "--expansions", "1", "4", "8", "16", *LC_RECIPE_CPU,
-                  *TRAIN_SEEDS),
+            args=(
+                "fig1",
+                "--backend",
+                "torch",
+                "--expansions",
+                "1",
+                "4",
+                "8",
+                "16",
+                *LC_RECIPE_CPU,
+                *TRAIN_SEEDS,
+            ),
             title="LC blocks: LCResNet-20-16xE, frozen random vs learnable spatial filters (Fig. 1)",
             paper="the frozen gap shrinks as E grows, break-even near E = 8 (75 epochs); "
-                  "E = 128: 91.89 ± 0.10 % frozen vs 91.39 ± 0.29 % learnable",
+            "E = 128: 91.89 ± 0.10 % frozen vs 91.39 ± 0.29 % learnable",
             minutes=65,
             run_key=("model", "frozen", "seed"),
             eval_data=True,
@@ -546,12 +704,23 @@ SUITE = {
             script="lc_accuracy.py",
             # Fig. 1's CPU configuration at E = 1 and 8 with each trained network's FGSM accuracy; the
             # same seeds as lc_accuracy_fig1, so the runs both hold measure the run-to-run spread.
-            args=("fig1", "--name", "lc_fgsm", "--fgsm", "--backend", "torch", "--expansions", "1", "8",
-                  *LC_RECIPE_CPU, *TRAIN_SEEDS),
+            args=(
+                "fig1",
+                "--name",
+                "lc_fgsm",
+                "--fgsm",
+                "--backend",
+                "torch",
+                "--expansions",
+                "1",
+                "8",
+                *LC_RECIPE_CPU,
+                *TRAIN_SEEDS,
+            ),
             title="LC blocks: robust accuracy under one l_inf FGSM step (eps 1/255) of LCResNet-20-16xE, "
-                  "frozen vs learnable (Fig. 4)",
+            "frozen vs learnable (Fig. 4)",
             paper="frozen LC networks' robust-accuracy gap shrinks as E grows, as the clean gap does "
-                  "(Fig. 4, 75 epochs)",
+            "(Fig. 4, 75 epochs)",
             minutes=17,  # 16.7 min in one process on 2 cores (2026-11-27)
             run_key=("model", "frozen", "seed"),
             eval_data=True,
@@ -562,8 +731,23 @@ SUITE = {
         Benchmark(
             name="lc_accuracy_fig1",
             script="lc_accuracy.py",
-            args=("fig1", "--expansions", "1", "2", "4", "8", "16", "32", "64", "128",
-                  "--train-size", "45000", "--epochs", "75", *TRAIN_SEEDS),
+            args=(
+                "fig1",
+                "--expansions",
+                "1",
+                "2",
+                "4",
+                "8",
+                "16",
+                "32",
+                "64",
+                "128",
+                "--train-size",
+                "45000",
+                "--epochs",
+                "75",
+                *TRAIN_SEEDS,
+            ),
             title="LC blocks: LCResNet-20-16xE, E = 1..128, the paper's recipe and budget (Fig. 1)",
             paper="E = 128: 91.89 ± 0.10 % frozen vs 91.39 ± 0.29 % learnable; break-even near E = 8",
             minutes=24 * 60,

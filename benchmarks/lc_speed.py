@@ -99,24 +99,37 @@ def _backends(text):
     unknown = [name for name in names if name not in BACKENDS]
     if not names or unknown or len(set(names)) != len(names):
         raise argparse.ArgumentTypeError(
-            f"expected a comma-separated list of distinct backends out of {', '.join(BACKENDS)}; "
-            f"got {text!r}"
+            f"expected a comma-separated list of distinct backends out of {', '.join(BACKENDS)}; got {text!r}"
         )
     return names
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backends", type=_backends, default=None,
-                        help="comma-separated, each run in its own processes (default: every "
-                             "installed one of the three)")
-    parser.add_argument("--expansions", type=int, nargs="+", default=[8, 128],
-                        help="E of LCResNet-20-16xE (default 8 128)")
-    parser.add_argument("--batch-sizes", type=int, nargs="+", default=None,
-                        help="one per --expansions entry (default: 64, the paper's, for E < 64; "
-                             "8 for E >= 64, which is what a 2-core CPU runs in seconds per step)")
-    parser.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS),
-                        help="rows to measure (default: all four)")
+    parser.add_argument(
+        "--backends",
+        type=_backends,
+        default=None,
+        help="comma-separated, each run in its own processes (default: every installed one of the three)",
+    )
+    parser.add_argument(
+        "--expansions", type=int, nargs="+", default=[8, 128], help="E of LCResNet-20-16xE (default 8 128)"
+    )
+    parser.add_argument(
+        "--batch-sizes",
+        type=int,
+        nargs="+",
+        default=None,
+        help="one per --expansions entry (default: 64, the paper's, for E < 64; "
+        "8 for E >= 64, which is what a 2-core CPU runs in seconds per step)",
+    )
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        choices=list(VARIANTS),
+        default=list(VARIANTS),
+        help="rows to measure (default: all four)",
+    )
     parser.add_argument("--repeats", type=int, default=5, help="timed calls per measurement (default 5)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls first (default 2)")
     parser.add_argument("--out", type=Path, default=LOCAL_RESULTS, help=f"directory of {NAME}.json / .md")
@@ -127,12 +140,17 @@ def parse_args(argv=None):
     if args.batch_sizes is None:
         args.batch_sizes = [default_batch_size(e) for e in args.expansions]
     if len(args.batch_sizes) != len(args.expansions):
-        parser.error(f"--batch-sizes needs one value per --expansions entry "
-                     f"({len(args.expansions)}); got {len(args.batch_sizes)}")
+        parser.error(
+            f"--batch-sizes needs one value per --expansions entry "
+            f"({len(args.expansions)}); got {len(args.batch_sizes)}"
+        )
     if len(set(args.expansions)) != len(args.expansions):
         parser.error(f"--expansions must be distinct; got {args.expansions}")
-    for option, values in (("--expansions", args.expansions), ("--batch-sizes", args.batch_sizes),
-                           ("--repeats", [args.repeats])):
+    for option, values in (
+        ("--expansions", args.expansions),
+        ("--batch-sizes", args.batch_sizes),
+        ("--repeats", [args.repeats]),
+    ):
         if min(values) < 1:
             parser.error(f"{option} must be >= 1; got {values if len(values) > 1 else values[0]}")
     if args.warmup < 0:
@@ -142,9 +160,17 @@ def parse_args(argv=None):
 
 def row_config(args, expansion, batch_size, variant):
     """What a stored row must match to be reused."""
-    return {"depth": DEPTH, "width": WIDTH, "expansion": expansion, "batch_size": batch_size,
-            "variant": variant, **VARIANTS[variant], "repeats": args.repeats, "warmup": args.warmup,
-            "step": STEP}
+    return {
+        "depth": DEPTH,
+        "width": WIDTH,
+        "expansion": expansion,
+        "batch_size": batch_size,
+        "variant": variant,
+        **VARIANTS[variant],
+        "repeats": args.repeats,
+        "warmup": args.warmup,
+        "step": STEP,
+    }
 
 
 # ----------------------------------------------------------------------------
@@ -180,8 +206,10 @@ def _device_memory(backend):
 
     if not tf.config.list_logical_devices("GPU"):
         return None
-    return (lambda: tf.config.experimental.reset_memory_stats("GPU:0"),
-            lambda: tf.config.experimental.get_memory_info("GPU:0")["peak"])
+    return (
+        lambda: tf.config.experimental.reset_memory_stats("GPU:0"),
+        lambda: tf.config.experimental.get_memory_info("GPU:0")["peak"],
+    )
 
 
 def _build(expansion, variant):
@@ -205,18 +233,18 @@ def measure_row(backend, expansion, batch_size, variant, args):
     model = _build(expansion, variant)
     model.compile(
         optimizer=make_optimizer(STEP["optimizer"], STEP["learning_rate"], STEP["weight_decay"]),
-        loss=keras.losses.CategoricalCrossentropy(from_logits=True,
-                                                  label_smoothing=STEP["label_smoothing"]),
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=STEP["label_smoothing"]),
     )
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch_size, 32, 32, 3), dtype=np.float32)
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch_size)]
     device = _device_memory(backend)
     rss_built = _rss_bytes()
-    result = {"memory": {"kind": "gpu" if device else "cpu_rss",
-                         "rss_built_mib": rss_built / MIB}}
-    for mode, call in (("forward", lambda: model.predict_on_batch(x)),
-                       ("forward_backward", lambda: model.train_on_batch(x, y))):
+    result = {"memory": {"kind": "gpu" if device else "cpu_rss", "rss_built_mib": rss_built / MIB}}
+    for mode, call in (
+        ("forward", lambda: model.predict_on_batch(x)),
+        ("forward_backward", lambda: model.train_on_batch(x, y)),
+    ):
         if device:
             device[0]()
         # Both return NumPy values: every call waits for the device.
@@ -228,9 +256,11 @@ def measure_row(backend, expansion, batch_size, variant, args):
         else:
             memory[f"{mode}_peak_rss_mib"] = _peak_rss_bytes() / MIB
             memory[f"{mode}_growth_mib"] = (_peak_rss_bytes() - rss_built) / MIB
-        print(f"{tag}: {mode.replace('_', '+')} {stats['median_s'] * 1e3:.1f} ms median of "
-              f"{stats['repeats']} (warm-up {', '.join(f'{t:.2f}' for t in stats['warmup_s'])} s)",
-              flush=True)
+        print(
+            f"{tag}: {mode.replace('_', '+')} {stats['median_s'] * 1e3:.1f} ms median of "
+            f"{stats['repeats']} (warm-up {', '.join(f'{t:.2f}' for t in stats['warmup_s'])} s)",
+            flush=True,
+        )
     result["jit_compile"] = model.jit_compile
     result["counts"] = parameter_counts(model)
     result["trainable_variables"] = len(model.trainable_variables)
@@ -240,9 +270,11 @@ def measure_row(backend, expansion, batch_size, variant, args):
         path = Path(tmp) / "model.keras"
         fresh.save(path)
         result["checkpoint_bytes"] = path.stat().st_size
-    print(f"{tag}: checkpoint {result['checkpoint_bytes'] / MIB:.2f} MiB, "
-          f"{result['counts']['total']:,} parameters ({result['counts']['learnable']:,} learnable)",
-          flush=True)
+    print(
+        f"{tag}: checkpoint {result['checkpoint_bytes'] / MIB:.2f} MiB, "
+        f"{result['counts']['total']:,} parameters ({result['counts']['learnable']:,} learnable)",
+        flush=True,
+    )
     software = versions()
     if backend == "torch":
         import torch
@@ -304,9 +336,14 @@ def run_all(args):
                     continue
                 with tempfile.TemporaryDirectory() as tmp:
                     row_json = Path(tmp) / "row.json"
-                    command = [*launch,
-                               "--row", f"{backend}:{expansion}:{batch_size}:{variant}",
-                               "--row-json", str(row_json), *options]
+                    command = [
+                        *launch,
+                        "--row",
+                        f"{backend}:{expansion}:{batch_size}:{variant}",
+                        "--row-json",
+                        str(row_json),
+                        *options,
+                    ]
                     wall = time.perf_counter()
                     done = subprocess.run(command, cwd=root, env={**os.environ, "KERAS_BACKEND": backend})
                     if done.returncode != 0 or not row_json.exists():
@@ -319,8 +356,11 @@ def run_all(args):
                 results[backend]["software"] = row.pop("software")
                 rows[key] = {"config": config, **row}
                 _save(out, data)
-                print(f"[{backend}] {key}: saved ({row['process_wall_s']:.0f} s with start-up; "
-                      f"{(time.perf_counter() - started) / 60:.1f} min so far)", flush=True)
+                print(
+                    f"[{backend}] {key}: saved ({row['process_wall_s']:.0f} s with start-up; "
+                    f"{(time.perf_counter() - started) / 60:.1f} min so far)",
+                    flush=True,
+                )
     _save(out, data)  # also re-renders the Markdown when every row was measured already
     print(f"wrote {json_path} and {NAME}.md in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
     if failed:
@@ -361,47 +401,65 @@ def _table(results):
                 paper = PAPER.get((expansion, variant), {})
                 busy = _busy(row, results[backend]["machine"]["cores"])
                 fwd_bwd = row["forward_backward"]["median_s"]
-                rows.append({
-                    "backend": backend,
-                    "model": f"{DEPTH}-{WIDTH}x{expansion}",
-                    "batch": row["config"]["batch_size"],
-                    "row": LABELS[variant],
-                    "compile": {"torch": "eager"}.get(backend, f"jit_compile={row['jit_compile']}"),
-                    "fwd": _ms(row["forward"], busy),
-                    "fwd_bwd": _ms(row["forward_backward"], busy),
-                    "speedup": f"{base['forward_backward']['median_s'] / fwd_bwd:.2f}×" if base else None,
-                    "memory": _memory_cell(row["memory"]),
-                    "ckpt": f"{row['checkpoint_bytes'] / MIB:.2f}",
-                    "params": f"{row['counts']['total']:,} / {row['counts']['learnable']:,}",
-                    "paper_ms": paper.get("fwd_bwd_ms"),
-                    "paper_mib": paper.get("checkpoint_mib"),
-                })
-    return format_table(rows, [
-        ("Backend", "backend"),
-        ("LCResNet", "model"),
-        ("Batch", "batch", "", "right"),
-        ("Row", "row"),
-        ("Compile", "compile"),
-        ("Fwd ms", "fwd", "", "right"),
-        ("Fwd+bwd ms", "fwd_bwd", "", "right"),
-        ("Fwd+bwd speed-up vs baseline", "speedup", "", "right"),
-        ("Peak RSS MiB (+ over built model)", "memory", "", "right"),
-        ("Checkpoint MiB", "ckpt", "", "right"),
-        ("Params total / learnable", "params", "", "right"),
-        ("Paper fwd+bwd ms (A100, batch 64)", "paper_ms", "g", "right"),
-        ("Paper checkpoint MiB", "paper_mib", ".2f", "right"),
-    ])
+                rows.append(
+                    {
+                        "backend": backend,
+                        "model": f"{DEPTH}-{WIDTH}x{expansion}",
+                        "batch": row["config"]["batch_size"],
+                        "row": LABELS[variant],
+                        "compile": {"torch": "eager"}.get(backend, f"jit_compile={row['jit_compile']}"),
+                        "fwd": _ms(row["forward"], busy),
+                        "fwd_bwd": _ms(row["forward_backward"], busy),
+                        "speedup": f"{base['forward_backward']['median_s'] / fwd_bwd:.2f}×" if base else None,
+                        "memory": _memory_cell(row["memory"]),
+                        "ckpt": f"{row['checkpoint_bytes'] / MIB:.2f}",
+                        "params": f"{row['counts']['total']:,} / {row['counts']['learnable']:,}",
+                        "paper_ms": paper.get("fwd_bwd_ms"),
+                        "paper_mib": paper.get("checkpoint_mib"),
+                    }
+                )
+    return format_table(
+        rows,
+        [
+            ("Backend", "backend"),
+            ("LCResNet", "model"),
+            ("Batch", "batch", "", "right"),
+            ("Row", "row"),
+            ("Compile", "compile"),
+            ("Fwd ms", "fwd", "", "right"),
+            ("Fwd+bwd ms", "fwd_bwd", "", "right"),
+            ("Fwd+bwd speed-up vs baseline", "speedup", "", "right"),
+            ("Peak RSS MiB (+ over built model)", "memory", "", "right"),
+            ("Checkpoint MiB", "ckpt", "", "right"),
+            ("Params total / learnable", "params", "", "right"),
+            ("Paper fwd+bwd ms (A100, batch 64)", "paper_ms", "g", "right"),
+            ("Paper checkpoint MiB", "paper_mib", ".2f", "right"),
+        ],
+    )
 
 
 def _runs_table(results):
-    rows = [(backend, key, results[backend]["software"], row)
-            for backend in BACKENDS for key, row in results.get(backend, {}).get("rows", {}).items()]
-    return runs_table(rows, "Row", [
-        ("Timed / warm-up calls", lambda r: f"{r[3]['config']['repeats']} / {r[3]['config']['warmup']}"),
-        ("First train step s", lambda r: r[3]["forward_backward"]["warmup_s"][0]
-         if r[3]["forward_backward"]["warmup_s"] else None, ".1f", "right"),
-        ("Row wall time s", lambda r: r[3]["process_wall_s"], ".0f", "right"),
-    ])
+    rows = [
+        (backend, key, results[backend]["software"], row)
+        for backend in BACKENDS
+        for key, row in results.get(backend, {}).get("rows", {}).items()
+    ]
+    return runs_table(
+        rows,
+        "Row",
+        [
+            ("Timed / warm-up calls", lambda r: f"{r[3]['config']['repeats']} / {r[3]['config']['warmup']}"),
+            (
+                "First train step s",
+                lambda r: (
+                    r[3]["forward_backward"]["warmup_s"][0] if r[3]["forward_backward"]["warmup_s"] else None
+                ),
+                ".1f",
+                "right",
+            ),
+            ("Row wall time s", lambda r: r[3]["process_wall_s"], ".0f", "right"),
+        ],
+    )
 
 
 def render_markdown(data):
@@ -416,46 +474,56 @@ def render_markdown(data):
     lines = [
         "# LCResNet speed, memory and checkpoint size (Table 3 of the LC-blocks paper)",
         "",
-        (f"{describe_machine(machine)} Seed 0 (weights "
-         "and the random input batch). Generated by `benchmarks/lc_speed.py`; "
-         f"{total / 60:.1f} min of row processes in all."),
+        (
+            f"{describe_machine(machine)} Seed 0 (weights "
+            "and the random input batch). Generated by `benchmarks/lc_speed.py`; "
+            f"{total / 60:.1f} min of row processes in all."
+        ),
         "",
-        ("LCResNet-20-16xE, rows cumulative: *baseline* every LC block learnable; *+ freezing* "
-         "frozen random spatial filters; *+ global sharing* one frozen bank the size of the largest "
-         "spatial kernel, sliced by every LC block; *+ recycled sharing* a bank of 1/16 of it, "
-         "repeated. Each row runs in a fresh process. *Fwd*: `model.predict_on_batch` (the compiled "
-         "predict step); *fwd+bwd*: `model.train_on_batch` (the compiled train step: forward, label-"
-         "smoothed cross-entropy, gradients of the learnable variables and the update of "
-         "`TorchSGD`, Nesterov momentum 0.9, L2 0.01: `recipes.fit_cifar(optimizer=\"sgd\")`'s "
-         "step). Medians of the timed calls after the warm-up calls (see below); inputs 32x32x3. "
-         "Compile: Keras' default `jit_compile=\"auto\"` as resolved (XLA under JAX; none for "
-         "TensorFlow on CPU; torch eager). *Peak RSS*: the row process' peak resident set "
-         "(`ru_maxrss`, framework included) after the fwd+bwd calls, and in brackets its growth "
-         "over the resident set of the built, compiled model before the first call (activations, "
-         "gradients, optimizer state, compiled code); on a GPU, the allocator's peak instead "
-         "(torch: `max_memory_allocated`, reset before each mode; JAX: `peak_bytes_in_use`, "
-         "which XLA cannot reset, so it also holds what earlier work in the process used). "
-         "*Checkpoint*: `model.save(\".keras\")` of the "
-         "fresh, uncompiled model (no optimizer state). *Params*: "
-         "`keras_structinit.lc.parameter_counts` (a shared bank once; BN statistics not counted)."),
+        (
+            "LCResNet-20-16xE, rows cumulative: *baseline* every LC block learnable; *+ freezing* "
+            "frozen random spatial filters; *+ global sharing* one frozen bank the size of the largest "
+            "spatial kernel, sliced by every LC block; *+ recycled sharing* a bank of 1/16 of it, "
+            "repeated. Each row runs in a fresh process. *Fwd*: `model.predict_on_batch` (the compiled "
+            "predict step); *fwd+bwd*: `model.train_on_batch` (the compiled train step: forward, label-"
+            "smoothed cross-entropy, gradients of the learnable variables and the update of "
+            '`TorchSGD`, Nesterov momentum 0.9, L2 0.01: `recipes.fit_cifar(optimizer="sgd")`\'s '
+            "step). Medians of the timed calls after the warm-up calls (see below); inputs 32x32x3. "
+            'Compile: Keras\' default `jit_compile="auto"` as resolved (XLA under JAX; none for '
+            "TensorFlow on CPU; torch eager). *Peak RSS*: the row process' peak resident set "
+            "(`ru_maxrss`, framework included) after the fwd+bwd calls, and in brackets its growth "
+            "over the resident set of the built, compiled model before the first call (activations, "
+            "gradients, optimizer state, compiled code); on a GPU, the allocator's peak instead "
+            "(torch: `max_memory_allocated`, reset before each mode; JAX: `peak_bytes_in_use`, "
+            "which XLA cannot reset, so it also holds what earlier work in the process used). "
+            '*Checkpoint*: `model.save(".keras")` of the '
+            "fresh, uncompiled model (no optimizer state). *Params*: "
+            "`keras_structinit.lc.parameter_counts` (a shared bank once; BN statistics not counted)."
+        ),
         "",
         _table(results),
         "",
-        ("† The row ran while other processes loaded the machine (1-minute load average above its "
-         f"{machine['cores']} cores, which this benchmark's own threads fill, at the start or end; "
-         "see Runs): its times are inflated and noisy, "
-         "torch's most (its OpenMP threads wait on each other when a core is taken), and rows that "
-         "differ only in frozen or shared weights can then show different forward times. Compare "
-         "such rows only with care; the checkpoint sizes, parameter counts and memory are not "
-         "affected."),
+        (
+            "† The row ran while other processes loaded the machine (1-minute load average above its "
+            f"{machine['cores']} cores, which this benchmark's own threads fill, at the start or end; "
+            "see Runs): its times are inflated and noisy, "
+            "torch's most (its OpenMP threads wait on each other when a core is taken), and rows that "
+            "differ only in frozen or shared weights can then show different forward times. Compare "
+            "such rows only with care; the checkpoint sizes, parameter counts and memory are not "
+            "affected."
+        ),
         "",
-        ("The paper's numbers (LCResNet-20-16x128 on one A100 at batch 64): fwd+bwd 124 ms "
-         "learnable, 82.3 ms frozen; checkpoints 146.66 MiB (learnable; freezing stores the same "
-         "weights), 33.84 MiB with global sharing, 17.74 MiB recycled. "
-         + ("Times on a GPU at batch 64 compare with them, across chips; "
-            if machine.get("gpus") else
-            "Times on a CPU at another batch size are not comparable with them in absolute terms; ")
-         + "the frozen speed-up and the checkpoint sizes compare in any case."),
+        (
+            "The paper's numbers (LCResNet-20-16x128 on one A100 at batch 64): fwd+bwd 124 ms "
+            "learnable, 82.3 ms frozen; checkpoints 146.66 MiB (learnable; freezing stores the same "
+            "weights), 33.84 MiB with global sharing, 17.74 MiB recycled. "
+            + (
+                "Times on a GPU at batch 64 compare with them, across chips; "
+                if machine.get("gpus")
+                else "Times on a CPU at another batch size are not comparable with them in absolute terms; "
+            )
+            + "the frozen speed-up and the checkpoint sizes compare in any case."
+        ),
         "",
         "## Runs",
         "",
@@ -508,9 +576,9 @@ SUITE = {
             script="lc_speed.py",
             args=(),
             title="LC blocks: step time, memory and checkpoint size of LCResNet-20-16x{8,128}, "
-                  "every backend (Table 3)",
+            "every backend (Table 3)",
             paper="A100, E = 128, batch 64: fwd+bwd 124 -> 82.3 ms when frozen (1.51x); checkpoints "
-                  "146.66 / 33.84 / 17.74 MiB (baseline / global / recycled sharing)",
+            "146.66 / 33.84 / 17.74 MiB (baseline / global / recycled sharing)",
             minutes=18,
         ),
     ),

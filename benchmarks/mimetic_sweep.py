@@ -107,11 +107,13 @@ def parse_args(argv=None):
     from keras_structinit.mimetic import DEFAULT_B
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", type=Path, default=SHARED_CIFAR10,
-                        help="CIFAR-10 training images (zip/dir/npz)")
+    parser.add_argument(
+        "--data", type=Path, default=SHARED_CIFAR10, help="CIFAR-10 training images (zip/dir/npz)"
+    )
     parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
-    parser.add_argument("--name", default=NAME,
-                        help=f"the results' file stem (default {NAME}): a suite entry's name")
+    parser.add_argument(
+        "--name", default=NAME, help=f"the results' file stem (default {NAME}): a suite entry's name"
+    )
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     parser.add_argument("--dim", type=int, default=64, help="ConvNeXt width (paper: 256)")
     parser.add_argument("--depth", type=int, default=8, help="ConvNeXt blocks (paper: 8)")
@@ -121,25 +123,48 @@ def parse_args(argv=None):
     parser.add_argument("--vit-depth", type=int, default=8, help="ViT blocks (paper: 8)")
     parser.add_argument("--vit-heads", type=int, default=3, help="ViT heads (paper: 3)")
     parser.add_argument("--train-size", type=int, default=10000)
-    parser.add_argument("--held-out-size", type=int, default=None,
-                        help="evaluate on a fixed subset (seed 0) of the held-out images (default: all)")
+    parser.add_argument(
+        "--held-out-size",
+        type=int,
+        default=None,
+        help="evaluate on a fixed subset (seed 0) of the held-out images (default: all)",
+    )
     parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--lr", type=float, default=0.005,
-                        help="peak AdamW learning rate (paper: 0.01 at batch 512)")
+    parser.add_argument(
+        "--lr", type=float, default=0.005, help="peak AdamW learning rate (paper: 0.01 at batch 512)"
+    )
     parser.add_argument("--weight-decay", type=float, default=0.01)
     parser.add_argument("--epochs", type=int, nargs="+", default=[2, 5], help="one complete run per value")
     parser.add_argument("--b-values", type=float, nargs="+", default=list(B_VALUES))
-    parser.add_argument("--combo-b", type=float, nargs="+", default=[DEFAULT_B],
-                        help="b of the ConvNeXt conv-cov+mean-shift runs (and of the ViT's "
-                             "mimetic-attention+mean-shift runs with --attention)")
-    parser.add_argument("--attention", action="store_true",
-                        help="ViT: add the mimetic self-attention init alone, and with mean-shift:B "
-                             "for each B of --combo-b")
-    parser.add_argument("--scalar-bias", type=float, nargs="+", default=[], metavar="B",
-                        help="add the scalar-bias baseline (Fig. 4) with mean-shift:B for each B")
-    parser.add_argument("--only", nargs="+", metavar="VARIANT", default=None,
-                        help="run only these variants (e.g. mean-shift:0 mean-shift:0.1), a subset of "
-                             "what --b-values / --combo-b / --attention / --scalar-bias define")
+    parser.add_argument(
+        "--combo-b",
+        type=float,
+        nargs="+",
+        default=[DEFAULT_B],
+        help="b of the ConvNeXt conv-cov+mean-shift runs (and of the ViT's "
+        "mimetic-attention+mean-shift runs with --attention)",
+    )
+    parser.add_argument(
+        "--attention",
+        action="store_true",
+        help="ViT: add the mimetic self-attention init alone, and with mean-shift:B for each B of --combo-b",
+    )
+    parser.add_argument(
+        "--scalar-bias",
+        type=float,
+        nargs="+",
+        default=[],
+        metavar="B",
+        help="add the scalar-bias baseline (Fig. 4) with mean-shift:B for each B",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="VARIANT",
+        default=None,
+        help="run only these variants (e.g. mean-shift:0 mean-shift:0.1), a subset of "
+        "what --b-values / --combo-b / --attention / --scalar-bias define",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--backend", choices=BACKENDS, default=None)
     add_shard_argument(parser)
@@ -148,13 +173,26 @@ def parse_args(argv=None):
     if not args.data.exists():
         parser.exit(2, f"{NAME}: error: --data {str(args.data)!r} does not exist\n")
     if args.only is not None:
-        known = {name for model in args.models for name in variants(model, argparse.Namespace(
-            b_values=args.b_values, combo_b=args.combo_b, attention=args.attention,
-            scalar_bias=args.scalar_bias, only=None))}
+        known = {
+            name
+            for model in args.models
+            for name in variants(
+                model,
+                argparse.Namespace(
+                    b_values=args.b_values,
+                    combo_b=args.combo_b,
+                    attention=args.attention,
+                    scalar_bias=args.scalar_bias,
+                    only=None,
+                ),
+            )
+        }
         unknown = [name for name in args.only if name not in known]
         if unknown:
-            parser.error(f"--only: unknown variant(s) {', '.join(unknown)}; expected some of: "
-                         f"{', '.join(sorted(known))}")
+            parser.error(
+                f"--only: unknown variant(s) {', '.join(unknown)}; expected some of: "
+                f"{', '.join(sorted(known))}"
+            )
     if args.held_out_size is not None and args.held_out_size < 1:
         parser.error(f"--held-out-size must be >= 1; got {args.held_out_size}")
     return args
@@ -166,8 +204,9 @@ def variants(model, args):
     if model == "convnext":
         names += ["torch-default+conv-cov"] + [f"conv-cov+mean-shift:{b:g}" for b in args.combo_b]
     if model == "vit" and getattr(args, "attention", False):
-        names += ["torch-default+mimetic-attention"] + [f"mimetic-attention+mean-shift:{b:g}"
-                                                         for b in args.combo_b]
+        names += ["torch-default+mimetic-attention"] + [
+            f"mimetic-attention+mean-shift:{b:g}" for b in args.combo_b
+        ]
     names += [f"{SCALAR_BIAS}mean-shift:{b:g}" for b in getattr(args, "scalar_bias", [])]
     return [name for name in names if args.only is None or name in args.only]
 
@@ -182,8 +221,13 @@ def build(model, config, variant="default"):
     scalar_bias = variant.startswith(SCALAR_BIAS)
     if model == "convnext":
         c = config["convnext"]
-        return ks.models.convnext_isotropic(c["dim"], c["depth"], kernel_size=c["kernel_size"],
-                                            patch_size=c["patch_size"], mlp_scalar_bias=scalar_bias)
+        return ks.models.convnext_isotropic(
+            c["dim"],
+            c["depth"],
+            kernel_size=c["kernel_size"],
+            patch_size=c["patch_size"],
+            mlp_scalar_bias=scalar_bias,
+        )
     c = config["vit"]
     return ks.models.vit(c["patch_size"], c["dim"], c["depth"], c["heads"], mlp_scalar_bias=scalar_bias)
 
@@ -226,7 +270,7 @@ def render_markdown(data):
     lines = [
         "# Mimetic MLP init on CIFAR-10 (issue 14)",
         "",
-        run_facts(data['machine'], data['versions']),
+        run_facts(data["machine"], data["versions"]),
         "",
         f"Models: isotropic ConvNeXt {cfg['convnext']}, ViT {cfg['vit']}. Trained on {cfg['train_size']} "
         f"images, accuracy on {data.get('held_out_size', 0):,} held-out images ({cfg['held_out']}). "
@@ -241,29 +285,52 @@ def render_markdown(data):
         for epochs in sorted({r["epochs"] for r in data["runs"] if r["model"] == model}):
             runs = [r for r in data["runs"] if r["model"] == model and r["epochs"] == epochs]
             order = list(dict.fromkeys(r["variant"] for r in runs))
-            order.sort(key=lambda v: (not v == "default", "conv-cov" in v or "attention" in v,
-                                      v.startswith(SCALAR_BIAS),
-                                      float(v.rsplit(":", 1)[1]) if ":" in v else -1.0))
+            order.sort(
+                key=lambda v: (
+                    not v == "default",
+                    "conv-cov" in v or "attention" in v,
+                    v.startswith(SCALAR_BIAS),
+                    float(v.rsplit(":", 1)[1]) if ":" in v else -1.0,
+                )
+            )
             rows = []
             for variant in order:
                 done = [r for r in runs if r["variant"] == variant]
                 external = [100 * r["eval_data_accuracy"] for r in done if "eval_data_accuracy" in r]
-                rows.append({
-                    "variant": variant + (" (= torch-default)" if variant == "mean-shift:0" else ""),
-                    "acc": mean_std([100 * r["val_accuracy"] for r in done]),
-                    "external": mean_std(external) if external else "",
-                    "n": len(done),
-                    "time": f"{np.mean([r['train_time_s'] for r in done]) / 60:.1f}",
-                })
-            lines += [f"## {model}, {epochs} epochs", "", format_table(rows, (
-                ("init", "variant"), ("held-out acc. % (mean ± std)", "acc"),
-                *([("--eval-data acc. %", "external")] if any("eval_data_accuracy" in r for r in runs)
-                  else []),
-                ("seeds", "n"), ("train min / run", "time"))), ""]
+                rows.append(
+                    {
+                        "variant": variant + (" (= torch-default)" if variant == "mean-shift:0" else ""),
+                        "acc": mean_std([100 * r["val_accuracy"] for r in done]),
+                        "external": mean_std(external) if external else "",
+                        "n": len(done),
+                        "time": f"{np.mean([r['train_time_s'] for r in done]) / 60:.1f}",
+                    }
+                )
+            lines += [
+                f"## {model}, {epochs} epochs",
+                "",
+                format_table(
+                    rows,
+                    (
+                        ("init", "variant"),
+                        ("held-out acc. % (mean ± std)", "acc"),
+                        *(
+                            [("--eval-data acc. %", "external")]
+                            if any("eval_data_accuracy" in r for r in runs)
+                            else []
+                        ),
+                        ("seeds", "n"),
+                        ("train min / run", "time"),
+                    ),
+                ),
+                "",
+            ]
     best = best_b(data["runs"])
     if best is not None:
-        lines.append(f"Best swept b (largest mean gain over b = 0, averaged over the model x epochs cells): "
-                     f"b = {best[0]:g} ({best[1] * 100:+.2f} points).")
+        lines.append(
+            f"Best swept b (largest mean gain over b = 0, averaged over the model x epochs cells): "
+            f"b = {best[0]:g} ({best[1] * 100:+.2f} points)."
+        )
     lines.append("")
     return "\n".join(lines)
 
@@ -279,10 +346,18 @@ def main(argv=None):
     from keras_structinit.recipes.progress import ProgressLog
 
     config = {
-        "convnext": {"dim": args.dim, "depth": args.depth, "kernel_size": args.kernel_size,
-                     "patch_size": args.patch_size},
-        "vit": {"dim": args.vit_dim, "depth": args.vit_depth, "heads": args.vit_heads,
-                "patch_size": args.patch_size},
+        "convnext": {
+            "dim": args.dim,
+            "depth": args.depth,
+            "kernel_size": args.kernel_size,
+            "patch_size": args.patch_size,
+        },
+        "vit": {
+            "dim": args.vit_dim,
+            "depth": args.vit_depth,
+            "heads": args.vit_heads,
+            "patch_size": args.patch_size,
+        },
         "train_size": args.train_size,
         "batch_size": args.batch_size,
         "lr": args.lr,
@@ -293,14 +368,20 @@ def main(argv=None):
         "baseline": "torch-default: every conv and Dense kernel and bias (Sec. 3)",
     }
     data, save = resumable_results(args.out, args.name, config, render_markdown)
-    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0, train_size=args.train_size,
-                                 full_hold_out=True)
+    train, held_out = load_cifar(
+        str(args.data), validation_split=0.1, seed=0, train_size=args.train_size, full_hold_out=True
+    )
     held_out = held_out_subset(held_out, args.held_out_size)
     data["held_out_size"] = len(held_out[0])
     print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)
     done = {(r["model"], r["variant"], r["epochs"], r["seed"]) for r in data["runs"]}
-    plan = [(model_name, variant, epochs, seed) for epochs in args.epochs for seed in args.seeds
-            for model_name in args.models for variant in variants(model_name, args)]
+    plan = [
+        (model_name, variant, epochs, seed)
+        for epochs in args.epochs
+        for seed in args.seeds
+        for model_name in args.models
+        for variant in variants(model_name, args)
+    ]
     mine = shard_of(plan, args.shard)
     todo = [run for run in mine if run not in done]
     print(f"{len(todo)} run(s) to do, {len(mine) - len(todo)} done already", flush=True)
@@ -310,23 +391,40 @@ def main(argv=None):
         initialize(model, variant, seed)
         start = time.perf_counter()
         history = recipes.fit_cifar(
-            model, train, epochs, batch_size=args.batch_size, learning_rate=args.lr,
-            weight_decay=args.weight_decay, rand_augment=RAND_AUGMENT, validation_data=held_out, seed=seed,
-            callbacks=[ProgressLog()], verbose=0,
+            model,
+            train,
+            epochs,
+            batch_size=args.batch_size,
+            learning_rate=args.lr,
+            weight_decay=args.weight_decay,
+            rand_augment=RAND_AUGMENT,
+            validation_data=held_out,
+            seed=seed,
+            callbacks=[ProgressLog()],
+            verbose=0,
         )
         seconds = time.perf_counter() - start
         acc = float(history.history["val_accuracy"][-1])
-        print(f"[{model_name} {variant} {epochs} epochs seed {seed}] held-out accuracy {acc:.4f} "
-              f"after {seconds / 60:.1f} min", flush=True)
+        print(
+            f"[{model_name} {variant} {epochs} epochs seed {seed}] held-out accuracy {acc:.4f} "
+            f"after {seconds / 60:.1f} min",
+            flush=True,
+        )
         run = {
-            "model": model_name, "variant": variant, "epochs": epochs, "seed": seed,
-            "val_accuracy": acc, "train_time_s": seconds,
+            "model": model_name,
+            "variant": variant,
+            "epochs": epochs,
+            "seed": seed,
+            "val_accuracy": acc,
+            "train_time_s": seconds,
             "val_accuracy_per_epoch": [float(v) for v in history.history["val_accuracy"]],
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         }
         if args.eval_data is not None:
-            run.update(eval_data=data_provenance(args.eval_data),
-                       eval_data_accuracy=external_accuracy(model, history.normalization, args.eval_data))
+            run.update(
+                eval_data=data_provenance(args.eval_data),
+                eval_data_accuracy=external_accuracy(model, history.normalization, args.eval_data),
+            )
             print(f"  --eval-data accuracy {run['eval_data_accuracy']:.4f}", flush=True)
         data["runs"].append(run)
         save()
@@ -338,9 +436,11 @@ def main(argv=None):
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
 #: How the variants of one seed pair in these runs (the report's pairing sentence).
-PAIRING = (PAIRED_BY_SEED + "; a variant re-draws the weights its init names (`torch-default` all "
-           "conv and Dense kernels and biases, from the seed), the rest are the builder's, drawn "
-           "alike; the scalar-bias variants build one more weight per MLP block (its scalar, 0)")
+PAIRING = (
+    PAIRED_BY_SEED + "; a variant re-draws the weights its init names (`torch-default` all "
+    "conv and Dense kernels and biases, from the seed), the rest are the builder's, drawn "
+    "alike; the scalar-bias variants build one more weight per MLP block (its scalar, 0)"
+)
 
 
 def _cells(data):
@@ -409,14 +509,18 @@ def _mimetic(data, name="mimetic_sweep"):
         best = [f"best {_best(shifts)} {text(_best(shifts))}"] if shifts and shown else []
         conv_cov = next((v for v in ("torch-default+conv-cov", "conv-cov") if v in variants), None)
         combos = {v: s for v, s in variants.items() if v.startswith("conv-cov+")}
-        extra = ([f"conv-cov {text(conv_cov)}", f"{_best(combos)} {text(_best(combos))}"]
-                 if combos and conv_cov else [])
-        extra += [f"{v} {text(v)}" for v in variants
-                  if "attention" in v or v.startswith(SCALAR_BIAS)]
+        extra = (
+            [f"conv-cov {text(conv_cov)}", f"{_best(combos)} {text(_best(combos))}"]
+            if combos and conv_cov
+            else []
+        )
+        extra += [f"{v} {text(v)}" for v in variants if "attention" in v or v.startswith(SCALAR_BIAS)]
         if not (best or extra):
             continue
-        parts.append(f"{model}, {epochs} epochs: " + ", ".join(
-            [f"b = 0 {text('mean-shift:0')}" for _ in shown] + best + extra))
+        parts.append(
+            f"{model}, {epochs} epochs: "
+            + ", ".join([f"b = 0 {text('mean-shift:0')}" for _ in shown] + best + extra)
+        )
     return "; ".join(parts), verdict_of(comparisons(name, data))
 
 
@@ -429,9 +533,14 @@ def _figure_mimetic_b(data, plt):
             cells.setdefault((r["model"], r["epochs"]), {}).setdefault(b, []).append(100 * r["val_accuracy"])
     for (model, epochs), by_b in sorted(cells.items()):
         bs = sorted(by_b)
-        ax.errorbar(bs, [np.mean(by_b[b]) for b in bs],
-                    yerr=[np.std(by_b[b], ddof=1) if len(by_b[b]) > 1 else 0 for b in bs],
-                    marker="o", capsize=3, label=f"{model}, {epochs} ep.")
+        ax.errorbar(
+            bs,
+            [np.mean(by_b[b]) for b in bs],
+            yerr=[np.std(by_b[b], ddof=1) if len(by_b[b]) > 1 else 0 for b in bs],
+            marker="o",
+            capsize=3,
+            label=f"{model}, {epochs} ep.",
+        )
     ax.set_xlabel("mean shift b")
     ax.set_ylabel("held-out accuracy (%)")
     ax.set_title("Mimetic MLP init (paper: b = 0 is a dip)", fontsize=9)
@@ -453,8 +562,19 @@ FIGURES = {"mimetic_b": _figure_mimetic_b}
 # This script's entries in the replication suites (collected by benchmarks/suite.py)
 # ----------------------------------------------------------------------------
 # Mimetic: 3,000 images, batch 64 with AdamW's lr scaled by sqrt(64/512) from the paper's 0.01.
-MIMETIC_CPU = ("--backend", "torch", "--train-size", "3000", "--batch-size", "64", "--lr", "0.0035",
-               "--held-out-size", "2000", *TRAIN_SEEDS)
+MIMETIC_CPU = (
+    "--backend",
+    "torch",
+    "--train-size",
+    "3000",
+    "--batch-size",
+    "64",
+    "--lr",
+    "0.0035",
+    "--held-out-size",
+    "2000",
+    *TRAIN_SEEDS,
+)
 #: Beside the mimetic code, the runs' other inits: torch-default and ConvCovariance.
 MIXED_INITS = ("keras_structinit/baseline", "keras_structinit/covariance")
 
@@ -463,18 +583,45 @@ SUITE = {
         Benchmark(
             name="mimetic_sweep",
             script="mimetic_sweep.py",
-            args=("--models", "convnext", "--b-values", "0", "0.05", "0.1", "0.2", "--combo-b", "0.05",
-                  "--epochs", "2", *MIMETIC_CPU),
+            args=(
+                "--models",
+                "convnext",
+                "--b-values",
+                "0",
+                "0.05",
+                "0.1",
+                "0.2",
+                "--combo-b",
+                "0.05",
+                "--epochs",
+                "2",
+                *MIMETIC_CPU,
+            ),
             # The depth-8 tiny ViT at the same budget, and ConvNeXt's baseline, best b, ConvCovariance
             # and the combination as complete runs of twice the budget (does the gain fade?).
-            more_args=(("--models", "vit", "--b-values", "0", "0.05", "0.2", "--epochs", "2", *MIMETIC_CPU),
-                       ("--models", "convnext", "--b-values", "0", "0.2", "--combo-b", "0.05",
-                        "--epochs", "4", "--only", "mean-shift:0", "mean-shift:0.2", "torch-default+conv-cov",
-                        "conv-cov+mean-shift:0.05",
-                        *MIMETIC_CPU)),
+            more_args=(
+                ("--models", "vit", "--b-values", "0", "0.05", "0.2", "--epochs", "2", *MIMETIC_CPU),
+                (
+                    "--models",
+                    "convnext",
+                    "--b-values",
+                    "0",
+                    "0.2",
+                    "--combo-b",
+                    "0.05",
+                    "--epochs",
+                    "4",
+                    "--only",
+                    "mean-shift:0",
+                    "mean-shift:0.2",
+                    "torch-default+conv-cov",
+                    "conv-cov+mean-shift:0.05",
+                    *MIMETIC_CPU,
+                ),
+            ),
             title="Mimetic MLP init: the mean shift b on isotropic ConvNeXt, with ConvCovariance (Fig. 2/4)",
             paper="a wide range of b > 0 beats b = 0 at short training; mean shift + ConvCovariance "
-                  "beats either alone",
+            "beats either alone",
             minutes=85,
             run_key=("model", "variant", "epochs", "seed"),
             eval_data=True,
@@ -486,14 +633,30 @@ SUITE = {
             script="mimetic_sweep.py",
             # The sweep's ViT row (depth-8 ViT-96, 2 epochs) with the mimetic attention init: its own
             # baseline, the MLP init alone (b = 0.05), the attention init alone and both.
-            args=("--name", "mimetic_vit", "--models", "vit", "--b-values", "0", "0.05", "--combo-b", "0.05",
-                  "--attention", "--only", "mean-shift:0", "mean-shift:0.05",
-                  "torch-default+mimetic-attention", "mimetic-attention+mean-shift:0.05", "--epochs", "2",
-                  *MIMETIC_CPU),
+            args=(
+                "--name",
+                "mimetic_vit",
+                "--models",
+                "vit",
+                "--b-values",
+                "0",
+                "0.05",
+                "--combo-b",
+                "0.05",
+                "--attention",
+                "--only",
+                "mean-shift:0",
+                "mean-shift:0.05",
+                "torch-default+mimetic-attention",
+                "mimetic-attention+mean-shift:0.05",
+                "--epochs",
+                "2",
+                *MIMETIC_CPU,
+            ),
             title="Mimetic MLP init with and without the mimetic self-attention init on the tiny ViT "
-                  "(Fig. 2)",
+            "(Fig. 2)",
             paper="the MLP init helps on its own and adds to the mimetic attention init (Fig. 2: "
-                  "ViT-192/8, CIFAR-10)",
+            "ViT-192/8, CIFAR-10)",
             minutes=31,  # 30.5 min in one process on 2 cores (2026-11-27)
             run_key=("model", "variant", "epochs", "seed"),
             eval_data=True,
@@ -504,9 +667,26 @@ SUITE = {
             script="mimetic_sweep.py",
             # The scalar-bias baseline on the sweep's 2-epoch ConvNeXt: a learnable scalar per MLP
             # block's first layer, b = 0 and the sweep's best b = 0.2 on top; its own plain runs beside.
-            args=("--name", "mimetic_scalar_bias", "--models", "convnext", "--b-values", "0", "0.2",
-                  "--scalar-bias", "0", "0.2", "--only", "mean-shift:0", "mean-shift:0.2",
-                  "scalar-bias+mean-shift:0", "scalar-bias+mean-shift:0.2", "--epochs", "2", *MIMETIC_CPU),
+            args=(
+                "--name",
+                "mimetic_scalar_bias",
+                "--models",
+                "convnext",
+                "--b-values",
+                "0",
+                "0.2",
+                "--scalar-bias",
+                "0",
+                "0.2",
+                "--only",
+                "mean-shift:0",
+                "mean-shift:0.2",
+                "scalar-bias+mean-shift:0",
+                "scalar-bias+mean-shift:0.2",
+                "--epochs",
+                "2",
+                *MIMETIC_CPU,
+            ),
             title="Mimetic MLP init: does a learnable scalar bias absorb the mean shift? (Fig. 4)",
             paper="a learnable scalar bias per W1 does not absorb the init's effect (Fig. 4)",
             # Estimate: 12 runs of ~2.5 min (the sweep's 2-epoch ConvNeXt runs, one core each), 2 processes.
@@ -521,8 +701,22 @@ SUITE = {
         Benchmark(
             name="mimetic_sweep",
             script="mimetic_sweep.py",
-            args=("--dim", "256", "--vit-dim", "192", "--train-size", "45000", "--batch-size", "512",
-                  "--lr", "0.01", "--epochs", "5", "20", *TRAIN_SEEDS),
+            args=(
+                "--dim",
+                "256",
+                "--vit-dim",
+                "192",
+                "--train-size",
+                "45000",
+                "--batch-size",
+                "512",
+                "--lr",
+                "0.01",
+                "--epochs",
+                "5",
+                "20",
+                *TRAIN_SEEDS,
+            ),
             title="Mimetic MLP init at the paper's widths: ConvNeXt-256/8 and the depth-8 tiny ViT",
             paper="b > 0 beats b = 0 at short training, fading with longer training on ConvNeXt",
             minutes=12 * 60,

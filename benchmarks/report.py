@@ -44,45 +44,9 @@ def script_module(script):
     return module
 
 
-
-
-
-
-
-
-
-
-
-
 # ----------------------------------------------------------------------------
 # Headlines: (our numbers, did the paper's direction reproduce)
 # ----------------------------------------------------------------------------
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 # ----------------------------------------------------------------------------
@@ -97,22 +61,6 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 # ----------------------------------------------------------------------------
@@ -145,10 +93,14 @@ def _figure_cells(comparison):
     n_hi, n_lo = comparison.unpaired[2]
     seeds = str(n_hi) if n_hi == n_lo else f"{n_hi} / {n_lo}"
     verdict = {True: "yes", False: "no (the other way)", None: "within noise"}[comparison.ahead]
-    return {"difference": comparison.label + ("" if comparison.counts else " (context)"),
-            "seeds": seeds, "paired": comparison.text(comparison.paired_figure),
-            "unpaired": comparison.text(comparison.unpaired), "judged": comparison.judged,
-            "beyond": verdict}
+    return {
+        "difference": comparison.label + ("" if comparison.counts else " (context)"),
+        "seeds": seeds,
+        "paired": comparison.text(comparison.paired_figure),
+        "unpaired": comparison.text(comparison.unpaired),
+        "judged": comparison.judged,
+        "beyond": verdict,
+    }
 
 
 def spread_lines(results_dir, folders):
@@ -163,20 +115,25 @@ def spread_lines(results_dir, folders):
                 continue
             earlier, later = (json.loads(path.read_text()) for path in paths)
             repeated = next((b for b in benches if b.name == bench.repeats), None)
-            found = rerun_spread(earlier, later, repeated.run_key if repeated and repeated.run_key else
-                                 ("seed",))
+            found = rerun_spread(
+                earlier, later, repeated.run_key if repeated and repeated.run_key else ("seed",)
+            )
             if found is None:
                 continue
             threads = [(d.get("machine") or {}).get("thread_env") for d in (earlier, later)]
-            setting = (f"; thread settings {threads[0] or 'default'} and {threads[1] or 'default'}"
-                       if threads[0] != threads[1] else "")
+            setting = (
+                f"; thread settings {threads[0] or 'default'} and {threads[1] or 'default'}"
+                if threads[0] != threads[1]
+                else ""
+            )
             lines.append(
                 f"`{suite}/{bench.name}` repeats `{bench.repeats}`'s configuration and seeds. Of the "
                 f"{found['runs']} runs both hold (recorded {found['dates'][0]} and {found['dates'][1]}, "
                 f"on different code{setting}), single runs moved by up to {found['largest']:.2f} points "
                 f"of held-out accuracy (mean change {found['mean']:+.2f}, sd {found['sd']:.2f}), the "
                 f"means over seeds of one variant by up to {found['largest_mean']:.2f}: the margin "
-                f"added to a difference whose two sides ran on different code ({CODE_SPREAD:g}).")
+                f"added to a difference whose two sides ran on different code ({CODE_SPREAD:g})."
+            )
     if lines:
         lines += [
             "",
@@ -215,36 +172,65 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
         for bench in benches:
             path = results_dir / suite / f"{bench.name}.json"
             if not path.exists():
-                summary.append({"suite": suite, "name": bench.name, "ours": "not run", "paper": bench.paper,
-                                "verdict": "", "paired": "", "runs": ""})
+                summary.append(
+                    {
+                        "suite": suite,
+                        "name": bench.name,
+                        "ours": "not run",
+                        "paper": bench.paper,
+                        "verdict": "",
+                        "paired": "",
+                        "runs": "",
+                    }
+                )
                 continue
             data = json.loads(path.read_text())
-            changes += [f"- `{suite}/{bench.name}`, {c['date']}: {c['what']}"
-                        for c in data.get("changes", [])]
+            changes += [
+                f"- `{suite}/{bench.name}`, {c['date']}: {c['what']}" for c in data.get("changes", [])
+            ]
             script = script_module(bench.script)
-            headline, verdict = (script.headline(bench.name, data) if hasattr(script, "headline")
-                                 else ("", None))
+            headline, verdict = (
+                script.headline(bench.name, data) if hasattr(script, "headline") else ("", None)
+            )
             finished = state.get(bench.name)
             found = list(script.comparisons(bench.name, data)) if hasattr(script, "comparisons") else []
             link = f"[{bench.name}](#{suite}-{bench.name.replace('_', '-')})"
             compared += [{"suite": suite, "name": link, **_figure_cells(c)} for c in found]
             if found and hasattr(script, "PAIRING"):
                 pairing[Path(bench.script).name] = script.PAIRING
-            summary.append({
-                "suite": suite, "name": link,
-                "ours": headline, "paper": bench.paper,
-                "verdict": verdict or "—", "paired": pairing_of(found),
-                "runs": str(len(data.get("runs", []))) if "runs" in data else "—",
-            })
-            lines = [f"<a id=\"{suite}-{bench.name.replace('_', '-')}\"></a>",
-                     f"## {suite}: {bench.name}", "", f"**{bench.title}.**", "",
-                     f"Paper: {bench.paper}.", "", f"Ours: {headline or '—'}.", ""]
+            summary.append(
+                {
+                    "suite": suite,
+                    "name": link,
+                    "ours": headline,
+                    "paper": bench.paper,
+                    "verdict": verdict or "—",
+                    "paired": pairing_of(found),
+                    "runs": str(len(data.get("runs", []))) if "runs" in data else "—",
+                }
+            )
+            lines = [
+                f'<a id="{suite}-{bench.name.replace("_", "-")}"></a>',
+                f"## {suite}: {bench.name}",
+                "",
+                f"**{bench.title}.**",
+                "",
+                f"Paper: {bench.paper}.",
+                "",
+                f"Ours: {headline or '—'}.",
+                "",
+            ]
             if finished:
-                lines += [f"Finished {finished['finished']} in {finished['wall_s'] / 60:.1f} min "
-                          f"({finished['jobs']} process(es)); arguments: "
-                          + "; then ".join(f"`{' '.join(a)}`" for a in [finished["args"],
-                                                                      *finished.get("more_args", [])])
-                          + "." + (f" {finished['note']}" if finished.get("note") else ""), ""]
+                lines += [
+                    f"Finished {finished['finished']} in {finished['wall_s'] / 60:.1f} min "
+                    f"({finished['jobs']} process(es)); arguments: "
+                    + "; then ".join(
+                        f"`{' '.join(a)}`" for a in [finished["args"], *finished.get("more_args", [])]
+                    )
+                    + "."
+                    + (f" {finished['note']}" if finished.get("note") else ""),
+                    "",
+                ]
             for figure in bench.figures if plt is not None else ():
                 fig = script.FIGURES[figure](data, plt)
                 fig_path = results_dir / suite / "figures" / f"{bench.name}.png"
@@ -267,9 +253,18 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
         "",
         *RULE,
         "",
-        format_table(summary, [("Suite", "suite"), ("Benchmark", "name"), ("Ours", "ours"),
-                               ("Paper", "paper"), ("Direction reproduced", "verdict"),
-                               ("Paired", "paired"), ("Runs", "runs")]),
+        format_table(
+            summary,
+            [
+                ("Suite", "suite"),
+                ("Benchmark", "name"),
+                ("Ours", "ours"),
+                ("Paper", "paper"),
+                ("Direction reproduced", "verdict"),
+                ("Paired", "paired"),
+                ("Runs", "runs"),
+            ],
+        ),
         "",
     ]
     if compared:
@@ -281,10 +276,19 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
             "± its standard error over the seeds both sides hold (*paired*), the difference of the "
             "means ± its standard error (*unpaired*), which of them the verdict used, and the outcome.",
             "",
-            format_table(compared, [("Suite", "suite"), ("Benchmark", "name"), ("Difference", "difference"),
-                                    ("Seeds", "seeds"), ("Paired Δ ± SE", "paired", "", "right"),
-                                    ("Unpaired Δ ± SE", "unpaired", "", "right"), ("Judged", "judged"),
-                                    ("Beyond noise", "beyond")]),
+            format_table(
+                compared,
+                [
+                    ("Suite", "suite"),
+                    ("Benchmark", "name"),
+                    ("Difference", "difference"),
+                    ("Seeds", "seeds"),
+                    ("Paired Δ ± SE", "paired", "", "right"),
+                    ("Unpaired Δ ± SE", "unpaired", "", "right"),
+                    ("Judged", "judged"),
+                    ("Beyond noise", "beyond"),
+                ],
+            ),
             "",
             "### Pairing",
             "",
@@ -295,10 +299,15 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
     if spread:
         head += ["## Run-to-run spread", "", *spread, ""]
     if changes:  # each results file's own record of why its runs were replaced
-        head += ["## What changed", "", *changes, "",
-                 "Each entry is what its results file recorded when its runs were replaced or added; a "
-                 "verdict it names is the one of its day (before 2026-11-28: unpaired differences only).",
-                 ""]
+        head += [
+            "## What changed",
+            "",
+            *changes,
+            "",
+            "Each entry is what its results file recorded when its runs were replaced or added; a "
+            "verdict it names is the one of its day (before 2026-11-28: unpaired differences only).",
+            "",
+        ]
     return "\n".join(head + sections)
 
 

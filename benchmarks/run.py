@@ -66,36 +66,56 @@ NOISE = ("I0000 ", "E0000 ", "W0000 ", "WARNING: All log messages before absl")
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.run",
-                                     description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", choices=sorted(SUITES), default="cpu", help="default: cpu")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these benchmarks")
-    parser.add_argument("--rerun", nargs="+", metavar="NAME", default=[],
-                        help="run these again although finished (their finished runs are kept)")
-    parser.add_argument("--eval-data", type=Path, default=None,
-                        help="an external labelled set (.npz with uint8 x and int y, or an ImageFolder "
-                             "directory/.zip) every trained model is also evaluated on")
-    parser.add_argument("--jobs", type=int, default=None,
-                        help="processes per splittable benchmark (default: one per core for the CPU "
-                             "suite, 1 for the GPU suite)")
+    parser.add_argument(
+        "--rerun",
+        nargs="+",
+        metavar="NAME",
+        default=[],
+        help="run these again although finished (their finished runs are kept)",
+    )
+    parser.add_argument(
+        "--eval-data",
+        type=Path,
+        default=None,
+        help="an external labelled set (.npz with uint8 x and int y, or an ImageFolder "
+        "directory/.zip) every trained model is also evaluated on",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="processes per splittable benchmark (default: one per core for the CPU "
+        "suite, 1 for the GPU suite)",
+    )
     parser.add_argument("--results", type=Path, default=None, help=argparse.SUPPRESS)
-    parser.add_argument("--smoke", action="store_true",
-                        help="run every entry at tiny sizes (its smoke arguments), on a CPU, into "
-                             "results/local/smoke/ (the entry's earlier smoke results removed first): "
-                             "a check that the suite runs end to end")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="run every entry at tiny sizes (its smoke arguments), on a CPU, into "
+        "results/local/smoke/ (the entry's earlier smoke results removed first): "
+        "a check that the suite runs end to end",
+    )
     parser.add_argument("--list", action="store_true", help="list the suite's benchmarks and exit")
-    parser.add_argument("--no-stale", action="store_true",
-                        help="leave stale entries (code changed since their results' commit, or no "
-                             "commit recorded) as they are: skip them when finished, resume them "
-                             "otherwise")
+    parser.add_argument(
+        "--no-stale",
+        action="store_true",
+        help="leave stale entries (code changed since their results' commit, or no "
+        "commit recorded) as they are: skip them when finished, resume them "
+        "otherwise",
+    )
     parser.add_argument("--report", action="store_true", help="only rebuild REPORT.md and exit")
     args = parser.parse_args(argv)
     names = [b.name for b in SUITES[args.suite]]
     for option, chosen in (("--only", args.only or []), ("--rerun", args.rerun)):
         unknown = [n for n in chosen if n not in names]
         if unknown:
-            parser.error(f"{option}: unknown benchmark(s) {', '.join(unknown)} of suite "
-                         f"{args.suite!r}; expected some of: {', '.join(names)}")
+            parser.error(
+                f"{option}: unknown benchmark(s) {', '.join(unknown)} of suite "
+                f"{args.suite!r}; expected some of: {', '.join(names)}"
+            )
     if args.jobs is not None and args.jobs < 1:
         parser.error(f"--jobs must be >= 1; got {args.jobs}")
     if args.eval_data is not None and not args.eval_data.exists():
@@ -143,8 +163,9 @@ def merge_runs(datas, fields):
         return None
     configs = {json.dumps(d.get("config"), sort_keys=True) for d in datas}
     if len(configs) > 1:
-        raise ValueError(f"results of {datas[0].get('benchmark')} hold different configurations; "
-                         "move the old ones away")
+        raise ValueError(
+            f"results of {datas[0].get('benchmark')} hold different configurations; move the old ones away"
+        )
     merged, seen, runs = dict(datas[-1]), set(), []
     for data in datas:
         for run in data.get("runs", []):
@@ -185,14 +206,25 @@ def _launch(command, cores, prefix, log_path):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     if cores is not None:
         threads = str(len(cores))
-        env.update(OMP_NUM_THREADS=threads, TF_NUM_INTRAOP_THREADS=threads, TF_NUM_INTEROP_THREADS="1",
-                   OPENBLAS_NUM_THREADS=threads, MKL_NUM_THREADS=threads)
+        env.update(
+            OMP_NUM_THREADS=threads,
+            TF_NUM_INTRAOP_THREADS=threads,
+            TF_NUM_INTEROP_THREADS="1",
+            OPENBLAS_NUM_THREADS=threads,
+            MKL_NUM_THREADS=threads,
+        )
     log = open(log_path, "a", encoding="utf-8")
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
         cwd=BENCH_DIR.parent,
-        preexec_fn=(lambda: os.sched_setaffinity(0, cores)) if cores and hasattr(os, "sched_setaffinity")
-        else None)
+        preexec_fn=(lambda: os.sched_setaffinity(0, cores))
+        if cores and hasattr(os, "sched_setaffinity")
+        else None,
+    )
     thread = threading.Thread(target=_stream, args=(process, prefix, log), daemon=True)
     thread.start()
     return process, thread, log
@@ -200,8 +232,11 @@ def _launch(command, cores, prefix, log_path):
 
 def _finished_with(done, bench):
     """Whether the suite state ``done`` records ``bench`` finished with its present arguments."""
-    return bool(done) and done.get("args") == list(bench.args) and \
-        done.get("more_args", []) == [list(a) for a in bench.more_args]
+    return (
+        bool(done)
+        and done.get("args") == list(bench.args)
+        and done.get("more_args", []) == [list(a) for a in bench.more_args]
+    )
 
 
 def run_benchmark(bench, suite_dir, jobs, eval_data):
@@ -213,9 +248,10 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
     parts_dir.mkdir(parents=True, exist_ok=True)
     if bench.run_key is not None:
         # Every part starts from every finished run, so a resume with any --jobs skips them.
-        earlier = merge_runs([_read_json(final)] + [_read_json(p) for p in
-                                                    sorted(parts_dir.glob(f"*/{bench.name}.json"))],
-                             bench.run_key)
+        earlier = merge_runs(
+            [_read_json(final)] + [_read_json(p) for p in sorted(parts_dir.glob(f"*/{bench.name}.json"))],
+            bench.run_key,
+        )
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     for stage, args in enumerate(bench.invocations):
         launched = []
@@ -226,8 +262,9 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
                 _write_json(out / f"{bench.name}.json", earlier)
             mine = (cores[index::jobs] or [cores[index % len(cores)]]) if cores and jobs > 1 else None
             prefix = f"[{bench.name}" + (f" {index + 1}/{jobs}]" if jobs > 1 else "]")
-            command = _command(bench, args, out, eval_data,
-                               (index, jobs) if bench.run_key is not None else None)
+            command = _command(
+                bench, args, out, eval_data, (index, jobs) if bench.run_key is not None else None
+            )
             launched.append(_launch(command, mine, prefix, parts_dir / f"{index}.log"))
         failed = []
         try:
@@ -247,8 +284,10 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
             if process.returncode == DEADLINE_EXIT:
                 failed.append(f"part {index} stopped at BENCH_DEADLINE with runs left")
             elif process.returncode:
-                failed.append(f"part {index} exited with status {process.returncode} "
-                              f"(log: {parts_dir / f'{index}.log'})")
+                failed.append(
+                    f"part {index} exited with status {process.returncode} "
+                    f"(log: {parts_dir / f'{index}.log'})"
+                )
         if failed:
             # Stopped by the deadline (a GPU loan running out): the runs that finished are merged,
             # as after SIGTERM. After a crash nothing is merged; a resume starts from the parts.
@@ -263,8 +302,10 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
 def _merge_parts(bench, suite_dir, parts_dir, jobs):
     """Merges the runs of ``bench``'s ``jobs`` parts into ``<suite_dir>/<name>.json`` and ``.md``."""
     final = suite_dir / f"{bench.name}.json"
-    merged = merge_runs([_read_json(final)] + [_read_json(parts_dir / str(i) / f"{bench.name}.json")
-                                               for i in range(jobs)], bench.run_key)
+    merged = merge_runs(
+        [_read_json(final)] + [_read_json(parts_dir / str(i) / f"{bench.name}.json") for i in range(jobs)],
+        bench.run_key,
+    )
     if merged is None:
         return None
     from keras_structinit.io_utils import write_text
@@ -322,9 +363,13 @@ def _code_form(text):
         return None
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree, annotate_fields=False)
 
@@ -369,8 +414,10 @@ def stale_status(bench, datas, root=BENCH_DIR.parent):
 
 def _recorded(bench, suite_dir):
     """The results of ``bench`` under ``suite_dir``: its results file and its parts' files."""
-    paths = [suite_dir / f"{bench.name}.json",
-             *sorted((suite_dir / "parts" / bench.name).glob(f"*/{bench.name}.json"))]
+    paths = [
+        suite_dir / f"{bench.name}.json",
+        *sorted((suite_dir / "parts" / bench.name).glob(f"*/{bench.name}.json")),
+    ]
     return [data for data in map(_read_json, paths) if data]
 
 
@@ -380,8 +427,12 @@ def _set_aside(bench, suite_dir, results_dir):
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%S")
     aside = Path(results_dir) / "local" / "stale" / suite_dir.name / f"{bench.name}-{stamp}"
     aside.mkdir(parents=True, exist_ok=True)
-    for path in (suite_dir / f"{bench.name}.json", suite_dir / f"{bench.name}.md",
-                 suite_dir / "parts" / bench.name, *(suite_dir / a for a in bench.artifacts)):
+    for path in (
+        suite_dir / f"{bench.name}.json",
+        suite_dir / f"{bench.name}.md",
+        suite_dir / "parts" / bench.name,
+        *(suite_dir / a for a in bench.artifacts),
+    ):
         if path.exists():
             shutil.move(str(path), str(aside / path.name))
     return aside
@@ -421,20 +472,33 @@ def main(argv=None):
         for bench in benches:
             done = state["benchmarks"].get(bench.name, {})
             stale = stale_status(bench, _recorded(bench, suite_dir)) if done else None
-            status = (stale if stale and not args.no_stale else
-                      "done " + done["finished"] if _finished_with(done, bench) else
-                      "to run" if not done else "to re-run (arguments changed)")
+            status = (
+                stale
+                if stale and not args.no_stale
+                else "done " + done["finished"]
+                if _finished_with(done, bench)
+                else "to run"
+                if not done
+                else "to re-run (arguments changed)"
+            )
             estimate = " (est.)" if bench.estimated else "       "
             print(f"{bench.name:<{width}} ~{bench.minutes:>5.1f} min{estimate}  {status:<40} {bench.title}")
         estimated = sum(b.minutes for b in benches if b.estimated)
-        print(f"{'total':<{width}} ~{sum(b.minutes for b in benches):>5.1f} min"
-              + (f" ({estimated:.1f} of them estimated, not measured)" if estimated else ""))
+        print(
+            f"{'total':<{width}} ~{sum(b.minutes for b in benches):>5.1f} min"
+            + (f" ({estimated:.1f} of them estimated, not measured)" if estimated else "")
+        )
         return 0
     signal.signal(signal.SIGTERM, _sigterm)
     if not args.report:
         chosen = [b for b in benches if args.only is None or b.name in args.only]
-        jobs = args.jobs or DEFAULT_JOBS.get(args.suite) or len(
-            os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1))
+        jobs = (
+            args.jobs
+            or DEFAULT_JOBS.get(args.suite)
+            or len(
+                os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+            )
+        )
         total = time.perf_counter()
         for i, bench in enumerate(chosen, 1):
             done = state["benchmarks"].get(bench.name, {})
@@ -446,10 +510,12 @@ def main(argv=None):
                 state = _read_json(state_path) or state
                 if state["benchmarks"].pop(bench.name, None) is not None:
                     _write_json(state_path, state)
-                print(f"[{i}/{len(chosen)}] {bench.name}: {stale}; its results moved to {aside}",
-                      flush=True)
-            elif _finished_with(done, bench) and bench.name not in args.rerun \
-                    and (args.eval_data is None or done.get("eval_data") == data_provenance(args.eval_data)):
+                print(f"[{i}/{len(chosen)}] {bench.name}: {stale}; its results moved to {aside}", flush=True)
+            elif (
+                _finished_with(done, bench)
+                and bench.name not in args.rerun
+                and (args.eval_data is None or done.get("eval_data") == data_provenance(args.eval_data))
+            ):
                 print(f"[{i}/{len(chosen)}] {bench.name}: done {done['finished']}; skipped", flush=True)
                 continue
             print(f"[{i}/{len(chosen)}] {bench.name}: {bench.title} (~{bench.minutes:.0f} min)", flush=True)
@@ -464,9 +530,10 @@ def main(argv=None):
             # Re-read: another runner (`--only` on other entries) may have finished one meanwhile.
             state = _read_json(state_path) or state
             state["benchmarks"][bench.name] = {
-                "args": list(bench.args), **({"more_args": [list(a) for a in bench.more_args]}
-                                            if bench.more_args else {}),
-                "finished": _now(), "wall_s": round(wall, 3),
+                "args": list(bench.args),
+                **({"more_args": [list(a) for a in bench.more_args]} if bench.more_args else {}),
+                "finished": _now(),
+                "wall_s": round(wall, 3),
                 "jobs": jobs if bench.run_key else 1,
                 "eval_data": data_provenance(args.eval_data),
             }
@@ -475,8 +542,11 @@ def main(argv=None):
             if results is not None:  # the results file carries how the suite ran it, too
                 results["suite_run"] = {"suite": args.suite, **state["benchmarks"][bench.name]}
                 _write_json(suite_dir / f"{bench.name}.json", results)
-            print(f"[{i}/{len(chosen)}] {bench.name}: finished in {wall / 60:.1f} min "
-                  f"({(time.perf_counter() - total) / 60:.1f} min so far)", flush=True)
+            print(
+                f"[{i}/{len(chosen)}] {bench.name}: finished in {wall / 60:.1f} min "
+                f"({(time.perf_counter() - total) / 60:.1f} min so far)",
+                flush=True,
+            )
     path = write_report(args.results)
     print(f"report: {path}", flush=True)
     return 0

@@ -122,9 +122,20 @@ PAPER = {
 }
 #: The students' recipe: the paper's (Tables 13, 15), at batch 128 with the learning rate scaled linearly.
 _PAPER_RECIPE = SELECTION.recipe_fields()
-RECIPE = {key: _PAPER_RECIPE[key]
-          for key in ("weight_decay", "label_smoothing", "rand_augment", "schedule", "mixup_alpha",
-                      "cutmix_alpha", "random_erasing", "no_weight_decay", "normalization")}
+RECIPE = {
+    key: _PAPER_RECIPE[key]
+    for key in (
+        "weight_decay",
+        "label_smoothing",
+        "rand_augment",
+        "schedule",
+        "mixup_alpha",
+        "cutmix_alpha",
+        "random_erasing",
+        "no_weight_decay",
+        "normalization",
+    )
+}
 RECIPE.update(batch_size=128, learning_rate=_PAPER_RECIPE["learning_rate"] * 128 / 512)
 #: Applied to the students only (see the module docstring).
 MIXING = ("mixup_alpha", "cutmix_alpha", "random_erasing")
@@ -136,14 +147,15 @@ def parse_args(argv=None):
         "--data", type=Path, default=SHARED_CIFAR10, help="CIFAR-10 training images (zip/dir/npz)"
     )
     parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
-    parser.add_argument("--name", default=NAME,
-                        help=f"the results' file stem (default {NAME}): a suite entry's name")
+    parser.add_argument(
+        "--name", default=NAME, help=f"the results' file stem (default {NAME}): a suite entry's name"
+    )
     parser.add_argument(
         "--teacher",
         type=Path,
         default=None,
         help="teacher .keras (default: <out>/selection_teacher.keras, with --name N "
-             "<out>/N_teacher.keras; trained when missing)",
+        "<out>/N_teacher.keras; trained when missing)",
     )
     parser.add_argument("--patch-size", type=int, default=8)
     parser.add_argument("--student-dim", type=int, default=192)
@@ -151,15 +163,24 @@ def parse_args(argv=None):
     parser.add_argument("--student-depth", type=int, default=3)
     parser.add_argument("--teacher-depth", type=int, default=6)
     parser.add_argument("--teacher-epochs", type=int, default=3)
-    parser.add_argument("--teacher-train-size", type=int, default=None,
-                        help="images the teacher trains on (default: all 45,000 left after the hold-out)")
+    parser.add_argument(
+        "--teacher-train-size",
+        type=int,
+        default=None,
+        help="images the teacher trains on (default: all 45,000 left after the hold-out)",
+    )
     parser.add_argument("--student-epochs", type=int, default=10)
     parser.add_argument("--student-train-size", type=int, default=5000)
     parser.add_argument("--probe-epochs", type=int, default=100)
-    parser.add_argument("--batch-size", type=int, default=RECIPE["batch_size"],
-                        help="both trainings (the paper: 512)")
-    parser.add_argument("--lr", type=float, default=RECIPE["learning_rate"],
-                        help="peak AdamW learning rate (the paper: 2e-3 at batch 512)")
+    parser.add_argument(
+        "--batch-size", type=int, default=RECIPE["batch_size"], help="both trainings (the paper: 512)"
+    )
+    parser.add_argument(
+        "--lr",
+        type=float,
+        default=RECIPE["learning_rate"],
+        help="peak AdamW learning rate (the paper: 2e-3 at batch 512)",
+    )
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=ISSUE_11)
     parser.add_argument("--backend", choices=BACKENDS, default=None)
@@ -182,6 +203,7 @@ def _fit(model, data, epochs, validation_data, seed, progress, recipe, teacher=N
     start = time.perf_counter()
     fit = recipes.fit_cifar
     if teacher is not None:
+
         def fit(student, data, epochs, **kwargs):
             return recipes.fit_distill(student, teacher, data, epochs, mode=mode, **kwargs)
 
@@ -271,8 +293,12 @@ def render_markdown(data):
     from keras_structinit.reporting import format_table
 
     cfg = data["config"]
-    lines = ["# Weight selection on CIFAR-10 (issues 11 and 12)", "",
-             run_facts(data['machine'], data['versions']), ""]
+    lines = [
+        "# Weight selection on CIFAR-10 (issues 11 and 12)",
+        "",
+        run_facts(data["machine"], data["versions"]),
+        "",
+    ]
     for tid, teacher in sorted(teachers_of(data).items()):
         lines.append(
             f"Teacher {tid}: ViT {cfg['teacher']} (patch {cfg['patch_size']}), trained "
@@ -285,7 +311,8 @@ def render_markdown(data):
         f"Students: ViT {cfg['student']}, fine-tuned {cfg['student_epochs']} epochs on "
         f"{cfg['student_train_size']} images; accuracy on the 5,000 held-out images; seeds {data['seeds']}.",
         "Recipe (students; the teacher's without "
-        + ", ".join(MIXING) + "): "
+        + ", ".join(MIXING)
+        + "): "
         + ", ".join(f"{k}={v}" for k, v in cfg["recipe"].items())
         + ", warmup 1/6 of the run. Linear probe (the paper's Table 9): of each student at initialization, "
         "before fine-tuning (so runs that differ only in distillation share it): softmax on standardized "
@@ -390,8 +417,15 @@ def main(argv=None):
         teacher_data = train
         if args.teacher_train_size is not None:
             teacher_data = subset(args.teacher_train_size)
-        history, seconds = _fit(teacher, teacher_data, args.teacher_epochs, held_out, 0, ProgressLog(),
-                                {k: v for k, v in recipe.items() if k not in MIXING})
+        history, seconds = _fit(
+            teacher,
+            teacher_data,
+            args.teacher_epochs,
+            held_out,
+            0,
+            ProgressLog(),
+            {k: v for k, v in recipe.items() if k not in MIXING},
+        )
         teacher.save(teacher_path)  # Model.save writes the whole file or raises
         record = {
             "val_accuracy": float(history.history["val_accuracy"][-1]),
@@ -414,8 +448,9 @@ def main(argv=None):
     print(f"Teacher {tid}: held-out accuracy {teachers[tid]['val_accuracy']:.4f}", flush=True)
 
     x_small, y_small = subset(args.student_train_size)
-    done = {(r["variant"], r["seed"], teacher_id(r) if uses_teacher(r["variant"]) else None)
-            for r in data["runs"]}
+    done = {
+        (r["variant"], r["seed"], teacher_id(r) if uses_teacher(r["variant"]) else None) for r in data["runs"]
+    }
     s = config["student"]
     for seed in args.seeds:
         for variant in args.variants:
@@ -427,11 +462,23 @@ def main(argv=None):
                 select_weights(student, teacher=teacher, seed=seed, **VARIANTS[variant])
             elif variant in INIT_SPECS:
                 initialize(student, INIT_SPECS[variant], seed=seed)
-            probe = linear_probe(student, (x_small, y_small), held_out, args.probe_epochs, seed,
-                                 recipe.get("normalization", "channel"))
+            probe = linear_probe(
+                student,
+                (x_small, y_small),
+                held_out,
+                args.probe_epochs,
+                seed,
+                recipe.get("normalization", "channel"),
+            )
             print(f"[{variant} seed {seed}] linear probe {probe:.4f}", flush=True)
             history, seconds = _fit(
-                student, (x_small, y_small), args.student_epochs, held_out, seed, ProgressLog(), recipe,
+                student,
+                (x_small, y_small),
+                args.student_epochs,
+                held_out,
+                seed,
+                ProgressLog(),
+                recipe,
                 teacher=teacher if variant in DISTILLED else None,
                 mode=DISTILLED.get(variant, "logits"),
             )
@@ -450,9 +497,10 @@ def main(argv=None):
                 "val_accuracy_per_epoch": [float(v) for v in history.history["val_accuracy"]],
             }
             if args.eval_data is not None:
-                run.update(eval_data=data_provenance(args.eval_data),
-                           eval_data_accuracy=external_accuracy(student, history.normalization,
-                                                                args.eval_data))
+                run.update(
+                    eval_data=data_provenance(args.eval_data),
+                    eval_data_accuracy=external_accuracy(student, history.normalization, args.eval_data),
+                )
             data["runs"].append(run)
             save()
     print(render_markdown(data))
@@ -462,14 +510,22 @@ def main(argv=None):
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
 #: How the variants of one seed pair in these runs (the report's pairing sentence).
-PAIRING = (PAIRED_BY_SEED + "; selection replaces every weight of the student from the teacher, so "
-           "a pair shares the data order, the augmentation and mixing draws; the linear probe "
-           "re-seeds with the seed before it trains")
+PAIRING = (
+    PAIRED_BY_SEED + "; selection replaces every weight of the student from the teacher, so "
+    "a pair shares the data order, the augmentation and mixing draws; the linear probe "
+    "re-seeds with the seed before it trains"
+)
 #: The paper: selection beats random init (fine-tuned and probed), consistent selection beats
 #: inconsistent, and selection + distillation beats selection alone; Table 7: selection beats both
 #: pruning baselines (where they were run). Pairs with a variant not run are left out.
-PAIRS = (("uniform", "random_init"), ("uniform", "random_inconsistent"), ("uniform+distill", "uniform"),
-         ("uniform", "l1_pruning"), ("uniform", "magnitude_pruning"), ("uniform", "trunc_normal_init"))
+PAIRS = (
+    ("uniform", "random_init"),
+    ("uniform", "random_inconsistent"),
+    ("uniform+distill", "uniform"),
+    ("uniform", "l1_pruning"),
+    ("uniform", "magnitude_pruning"),
+    ("uniform", "trunc_normal_init"),
+)
 
 
 def comparisons(name, data):
@@ -482,8 +538,11 @@ def comparisons(name, data):
     out = [Comparison(f"{a} − {b}", accs[a], accs[b], data) for a, b in PAIRS if a in accs and b in accs]
     if "uniform" in runs and "random_init" in runs:
         probe = {v: by_seed(runs[v], lambda r: 100 * r["probe_accuracy"]) for v in ("uniform", "random_init")}
-        out.append(Comparison("linear probe at init: uniform − random_init", probe["uniform"],
-                              probe["random_init"], data))
+        out.append(
+            Comparison(
+                "linear probe at init: uniform − random_init", probe["uniform"], probe["random_init"], data
+            )
+        )
     return out
 
 
@@ -500,8 +559,14 @@ def _figure_selection_methods(data, plt):
     variants = list(dict.fromkeys(r["variant"] for r in data["runs"]))
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
     fields = (("fine-tuned", "val_accuracy"), ("linear probe at init", "probe_accuracy"))
-    bars(ax, {field: [[100 * r[key] for r in data["runs"] if r["variant"] == v] for v in variants]
-               for field, key in fields}, variants)
+    bars(
+        ax,
+        {
+            field: [[100 * r[key] for r in data["runs"] if r["variant"] == v] for v in variants]
+            for field, key in fields
+        },
+        variants,
+    )
     ax.set_ylabel("held-out accuracy (%)")
     ax.set_title("Weight selection (paper: selection > random init, probe 13.5 -> 28.2)", fontsize=8)
     return fig
@@ -527,15 +592,30 @@ SUITE = {
             script="selection_accuracy.py",
             # One process (the teacher is trained first, then every student reads it): ViT-384/6 teacher,
             # 2 epochs on 20,000 images; ViT-192/3 students, 10 epochs on 3,000 images (patch 8).
-            args=("--backend", "torch", "--teacher-train-size", "20000", "--teacher-epochs", "2",
-                  "--student-train-size", "3000", "--variants", "random_init", "uniform", "consecutive",
-                  "random_inconsistent", "distill", "uniform+distill", *TRAIN_SEEDS),
+            args=(
+                "--backend",
+                "torch",
+                "--teacher-train-size",
+                "20000",
+                "--teacher-epochs",
+                "2",
+                "--student-train-size",
+                "3000",
+                "--variants",
+                "random_init",
+                "uniform",
+                "consecutive",
+                "random_inconsistent",
+                "distill",
+                "uniform+distill",
+                *TRAIN_SEEDS,
+            ),
             title="Weight selection into a half-width ViT student from a ViT teacher trained here: element "
-                  "selection methods, consistency, the linear probe at init, logit distillation "
-                  "(Tables 1, 3, 9 and Sec. 5.4)",
+            "selection methods, consistency, the linear probe at init, logit distillation "
+            "(Tables 1, 3, 9 and Sec. 5.4)",
             paper="ViT-T on CIFAR-100 from ImageNet-21K ViT-S: random 72.3 -> selection 81.4 %; without "
-                  "consistency 77.4; linear probe at init 13.5 -> 28.2; distillation 78.4, selection + "
-                  "distillation 83.9",
+            "consistency 77.4; linear probe at init 13.5 -> 28.2; distillation 78.4, selection + "
+            "distillation 83.9",
             minutes=95,  # 95.5 min on 2 cores with the mixing (2026-11-26): each distilled student ~9.5 min
             eval_data=True,
             figures=("selection_methods",),
@@ -548,13 +628,29 @@ SUITE = {
             # Table 7: uniform selection against L1 and magnitude pruning as element selections, with
             # random init as the code draws it and as Sec. 4's text reads it (trunc-normal); its own
             # teacher (the selection_accuracy entry's configuration).
-            args=("--name", "selection_table7", "--backend", "torch", "--teacher-train-size", "20000",
-                  "--teacher-epochs", "2", "--student-train-size", "3000", "--variants", "random_init",
-                  "uniform", "l1_pruning", "magnitude_pruning", "trunc_normal_init", *TRAIN_SEEDS),
+            args=(
+                "--name",
+                "selection_table7",
+                "--backend",
+                "torch",
+                "--teacher-train-size",
+                "20000",
+                "--teacher-epochs",
+                "2",
+                "--student-train-size",
+                "3000",
+                "--variants",
+                "random_init",
+                "uniform",
+                "l1_pruning",
+                "magnitude_pruning",
+                "trunc_normal_init",
+                *TRAIN_SEEDS,
+            ),
             title="Weight selection against pruning as the selection (Table 7) and the two readings of "
-                  "the random-init baseline",
+            "the random-init baseline",
             paper="ViT-T on CIFAR-100 from ImageNet-21K ViT-S: selection 81.4 %, L1 pruning 79.5, "
-                  "magnitude pruning 73.8, random init 72.3 (Table 7)",
+            "magnitude pruning 73.8, random init 72.3 (Table 7)",
             # Estimate from the recorded times (2026-11-27): teacher 16.4 min, 15 students 17.8 min,
             # their linear probes a few more.
             minutes=40,
@@ -570,14 +666,38 @@ SUITE = {
             script="selection_accuracy.py",
             # ViT-S-shaped teacher (384/12/6) trained here, ViT-T students (192/12/3), patch 4 on 32x32,
             # both 100 epochs on the 45,000 training images, the paper's batch 512 and lr 2e-3.
-            args=("--patch-size", "4", "--student-depth", "12", "--teacher-depth", "12", "--teacher-epochs",
-                  "100", "--student-epochs", "100", "--student-train-size", "45000", "--batch-size", "512",
-                  "--lr", "0.002", "--variants", "random_init", "uniform", "consecutive", "random",
-                  "random_inconsistent", "uniform_layers", "distill", "uniform+distill", *TRAIN_SEEDS),
+            args=(
+                "--patch-size",
+                "4",
+                "--student-depth",
+                "12",
+                "--teacher-depth",
+                "12",
+                "--teacher-epochs",
+                "100",
+                "--student-epochs",
+                "100",
+                "--student-train-size",
+                "45000",
+                "--batch-size",
+                "512",
+                "--lr",
+                "0.002",
+                "--variants",
+                "random_init",
+                "uniform",
+                "consecutive",
+                "random",
+                "random_inconsistent",
+                "uniform_layers",
+                "distill",
+                "uniform+distill",
+                *TRAIN_SEEDS,
+            ),
             title="Weight selection ViT-S -> ViT-T on CIFAR-10, teacher trained here "
-                  "(Tables 1, 3, 9; Sec. 5.4)",
+            "(Tables 1, 3, 9; Sec. 5.4)",
             paper="ViT-T on CIFAR-100 from ImageNet-21K ViT-S: random 72.3 -> selection 81.4 %; without "
-                  "consistency 77.4; distillation 78.4, selection + distillation 83.9",
+            "consistency 77.4; distillation 78.4, selection + distillation 83.9",
             minutes=10 * 60,
             eval_data=True,
             figures=("selection_methods",),

@@ -57,8 +57,9 @@ def parse_args(argv=None):
 def _vit(spec):
     import keras_structinit as ks
 
-    return ks.models.vit(16, spec["dim"], spec["depth"], spec["heads"], num_classes=1000,
-                         input_shape=(224, 224, 3))
+    return ks.models.vit(
+        16, spec["dim"], spec["depth"], spec["heads"], num_classes=1000, input_shape=(224, 224, 3)
+    )
 
 
 def _maxrss_bytes():
@@ -104,22 +105,27 @@ def render_markdown(data):
         r = data["results"].get(backend)
         if r is None:
             continue
-        rows.append({
-            "backend": backend,
-            "time": f"{r['time']['mean_s']:.2f} ± {r['time']['std_s']:.2f}",
-            "traced": r["tracemalloc_peak_bytes"] / r["teacher_weight_bytes"],
-            "rss": r["rss_growth_bytes"] / r["teacher_weight_bytes"],
-            "versions": f"keras {r['versions']['keras']}, {backend} {r['versions']['backend_version']}",
-            "date": r["date"],
-        })
-    table = format_table(rows, (
-        ("backend", "backend"),
-        ("select_weights (s), mean ± std", "time"),
-        ("tracemalloc peak / teacher weights", "traced", ".2f"),
-        ("peak RSS growth / teacher weights", "rss", ".2f"),
-        ("versions", "versions"),
-        ("date", "date"),
-    ))
+        rows.append(
+            {
+                "backend": backend,
+                "time": f"{r['time']['mean_s']:.2f} ± {r['time']['std_s']:.2f}",
+                "traced": r["tracemalloc_peak_bytes"] / r["teacher_weight_bytes"],
+                "rss": r["rss_growth_bytes"] / r["teacher_weight_bytes"],
+                "versions": f"keras {r['versions']['keras']}, {backend} {r['versions']['backend_version']}",
+                "date": r["date"],
+            }
+        )
+    table = format_table(
+        rows,
+        (
+            ("backend", "backend"),
+            ("select_weights (s), mean ± std", "time"),
+            ("tracemalloc peak / teacher weights", "traced", ".2f"),
+            ("peak RSS growth / teacher weights", "rss", ".2f"),
+            ("versions", "versions"),
+            ("date", "date"),
+        ),
+    )
     any_result = next(iter(data["results"].values()))
     machine = any_result["machine"]
     return (
@@ -140,9 +146,11 @@ def main(argv=None):
 # The suite report (benchmarks/report.py): headline, verdict and figures
 # ----------------------------------------------------------------------------
 def _selection_speed(data):
-    parts = [f"{backend} {entry['time']['median_s']:.2f} s, peak "
-             f"{entry['tracemalloc_peak_bytes'] / entry['teacher_weight_bytes']:.2f}x the teacher's weights"
-             for backend, entry in per_backend(data)]
+    parts = [
+        f"{backend} {entry['time']['median_s']:.2f} s, peak "
+        f"{entry['tracemalloc_peak_bytes'] / entry['teacher_weight_bytes']:.2f}x the teacher's weights"
+        for backend, entry in per_backend(data)
+    ]
     return "select_weights ViT-B -> ViT-T: " + "; ".join(parts), None
 
 
@@ -175,7 +183,7 @@ SUITE = {
             script="selection_speed.py",
             args=("--all-backends",),
             title="Initialization cost: weight selection from a ViT-B-sized teacher into a ViT-T, on the "
-                  "GPU host",
+            "GPU host",
             paper="no number in the paper; the package's goal: < 5 s and < 1.5x the teacher's weights",
             minutes=1,
         ),

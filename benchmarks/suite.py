@@ -46,8 +46,19 @@ import importlib
 from benchmarks import BENCH_DIR
 from benchmarks.bench_utils import TRAIN_SEEDS, Benchmark
 
-__all__ = ["CPU", "DEFAULT_JOBS", "FOLDERS", "GPU", "GPU_QUICK", "GPU_QUICK_FIRST", "GPU_QUICK_MINUTES",
-           "SUITES", "TRAIN_SEEDS", "Benchmark", "folder_benchmarks"]
+__all__ = [
+    "CPU",
+    "DEFAULT_JOBS",
+    "FOLDERS",
+    "GPU",
+    "GPU_QUICK",
+    "GPU_QUICK_FIRST",
+    "GPU_QUICK_MINUTES",
+    "SUITES",
+    "TRAIN_SEEDS",
+    "Benchmark",
+    "folder_benchmarks",
+]
 
 #: The results folder (under ``results/``) of each suite.
 FOLDERS = {"cpu": "cpu", "gpu": "gpu", "gpu-quick": "gpu"}

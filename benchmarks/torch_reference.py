@@ -77,12 +77,25 @@ from benchmarks.bench_utils import (
 )
 
 NAME = "torch_reference"
-MODEL = {"dim": 128, "depth": 6, "kernel_size": 9, "patch_size": 2, "num_classes": 10,
-         "input_shape": (32, 32, 3), "batch": 128}
+MODEL = {
+    "dim": 128,
+    "depth": 6,
+    "kernel_size": 9,
+    "patch_size": 2,
+    "num_classes": 10,
+    "input_shape": (32, 32, 3),
+    "batch": 128,
+}
 QUICK_MODEL = {**MODEL, "dim": 16, "depth": 2, "kernel_size": 5, "input_shape": (16, 16, 3), "batch": 8}
 # Keras' AdamW defaults, given to torch.optim.AdamW too (its own defaults differ: decay 0.01, eps 1e-8).
-OPTIMIZER = {"name": "AdamW", "learning_rate": 1e-3, "beta_1": 0.9, "beta_2": 0.999, "epsilon": 1e-7,
-             "weight_decay": 0.004}
+OPTIMIZER = {
+    "name": "AdamW",
+    "learning_rate": 1e-3,
+    "beta_1": 0.9,
+    "beta_2": 0.999,
+    "epsilon": 1e-7,
+    "weight_decay": 0.004,
+}
 # row -> (process group, label, Keras backend or None for plain PyTorch, compile setting)
 ROWS = {
     "torch-eager": ("torch", "plain PyTorch, eager", None, False),
@@ -94,8 +107,12 @@ ROWS = {
 }
 REFERENCE_ROW = "torch-eager"
 # Keras BatchNormalization's weights and their PyTorch BatchNorm2d names.
-BN_NAMES = (("gamma", "weight"), ("beta", "bias"), ("moving_mean", "running_mean"),
-            ("moving_variance", "running_var"))
+BN_NAMES = (
+    ("gamma", "weight"),
+    ("beta", "bias"),
+    ("moving_mean", "running_mean"),
+    ("moving_variance", "running_var"),
+)
 MODES = ("thawed", "frozen")
 
 
@@ -115,15 +132,25 @@ def _group_backend(group):
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rows", nargs="+", choices=list(ROWS), default=list(ROWS),
-                        help="what to time (default: every row)")
+    parser.add_argument(
+        "--rows", nargs="+", choices=list(ROWS), default=list(ROWS), help="what to time (default: every row)"
+    )
     parser.add_argument("--steps", type=int, default=12, help="timed steps per measurement (default 12)")
-    parser.add_argument("--warmup", type=int, default=WARMUP,
-                        help=f"untimed steps first (default {WARMUP}; the first compiles)")
-    parser.add_argument("--group-timeout", type=float, default=900.0,
-                        help="seconds a row group's process may run before it is stopped (default 900)")
-    parser.add_argument("--quick", action="store_true",
-                        help="smoke test: ConvMixer-16/2 (k 5) on 16x16 inputs, batch 8")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=WARMUP,
+        help=f"untimed steps first (default {WARMUP}; the first compiles)",
+    )
+    parser.add_argument(
+        "--group-timeout",
+        type=float,
+        default=900.0,
+        help="seconds a row group's process may run before it is stopped (default 900)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="smoke test: ConvMixer-16/2 (k 5) on 16x16 inputs, batch 8"
+    )
     parser.add_argument("--out", type=Path, default=LOCAL_RESULTS, help=f"directory of {NAME}.json / .md")
     # Internal: one row group in this process, its results written to --group-json as they come.
     parser.add_argument("--group", help=argparse.SUPPRESS)
@@ -140,8 +167,9 @@ def parse_args(argv=None):
 # ----------------------------------------------------------------------------
 # The reference model and the weight transfer
 # ----------------------------------------------------------------------------
-def reference_convmixer(dim, depth, kernel_size=9, patch_size=2, num_classes=10, in_channels=3,
-                        bn_momentum=0.1, bn_eps=1e-5):
+def reference_convmixer(
+    dim, depth, kernel_size=9, patch_size=2, num_classes=10, in_channels=3, bn_momentum=0.1, bn_eps=1e-5
+):
     """ConvMixer-``dim``/``depth`` in plain PyTorch (NCHW), as the papers' code writes it.
 
     ``module[0:3]``: stem conv, GELU, BatchNorm; ``module[3 + i]``: block ``i``,
@@ -188,9 +216,15 @@ def reference_like(model):
     stem, head, bn = model.get_layer("stem_conv"), model.get_layer("head"), model.get_layer("stem_bn")
     depth = sum(layer.name.endswith("_depthwise_conv") for layer in model.layers)
     return reference_convmixer(
-        stem.filters, depth, kernel_size=model.get_layer("block_1_depthwise_conv").kernel_size[0],
-        patch_size=stem.kernel_size[0], num_classes=head.units, in_channels=model.input_shape[-1],
-        bn_momentum=1.0 - bn.momentum, bn_eps=bn.epsilon)
+        stem.filters,
+        depth,
+        kernel_size=model.get_layer("block_1_depthwise_conv").kernel_size[0],
+        patch_size=stem.kernel_size[0],
+        num_classes=head.units,
+        in_channels=model.input_shape[-1],
+        bn_momentum=1.0 - bn.momentum,
+        bn_eps=bn.epsilon,
+    )
 
 
 def layer_pairs(module):
@@ -203,8 +237,12 @@ def layer_pairs(module):
     for i in range(1, depth + 1):
         block = module[2 + i]
         depthwise = block[0].body
-        pairs += [(f"block_{i}_depthwise_conv", depthwise[0]), (f"block_{i}_depthwise_bn", depthwise[2]),
-                  (f"block_{i}_pointwise_conv", block[1]), (f"block_{i}_pointwise_bn", block[3])]
+        pairs += [
+            (f"block_{i}_depthwise_conv", depthwise[0]),
+            (f"block_{i}_depthwise_bn", depthwise[2]),
+            (f"block_{i}_pointwise_conv", block[1]),
+            (f"block_{i}_pointwise_bn", block[3]),
+        ]
     return [*pairs, ("head", module[-1])]
 
 
@@ -236,8 +274,10 @@ def transfer_weights(model, module):
         layer = model.get_layer(name)
         if isinstance(target, nn.BatchNorm2d):
             if abs(target.eps - layer.epsilon) > 1e-12 or abs(target.momentum - (1 - layer.momentum)) > 1e-9:
-                raise ValueError(f"{name}: BatchNorm eps/momentum {layer.epsilon}/{layer.momentum} (Keras) "
-                                 f"vs {target.eps}/{target.momentum} (torch)")
+                raise ValueError(
+                    f"{name}: BatchNorm eps/momentum {layer.epsilon}/{layer.momentum} (Keras) "
+                    f"vs {target.eps}/{target.momentum} (torch)"
+                )
             for keras_name, torch_name in BN_NAMES:
                 put(getattr(target, torch_name), array(getattr(layer, keras_name)), f"{name}.{keras_name}")
             continue
@@ -261,15 +301,23 @@ def torch_parameter_counts(module):
 
     trainable = sum(p.numel() for p in module.parameters() if p.requires_grad)
     frozen = sum(p.numel() for p in module.parameters() if not p.requires_grad)
-    stats = sum(m.running_mean.numel() + m.running_var.numel()
-                for m in module.modules() if isinstance(m, nn.BatchNorm2d))
-    return {"trainable": trainable, "frozen": frozen, "bn_running_stats": stats,
-            "total": trainable + frozen + stats}
+    stats = sum(
+        m.running_mean.numel() + m.running_var.numel()
+        for m in module.modules()
+        if isinstance(m, nn.BatchNorm2d)
+    )
+    return {
+        "trainable": trainable,
+        "frozen": frozen,
+        "bn_running_stats": stats,
+        "total": trainable + frozen + stats,
+    }
 
 
 def keras_parameter_counts(model):
     """``{"trainable", "non_trainable", "total"}`` element counts of a Keras model's weights
     (non-trainable: BatchNorm's moving statistics and frozen kernels)."""
+
     def count(variables):
         return int(sum(np.prod(v.shape) for v in variables))
 
@@ -291,8 +339,14 @@ def _error(exc):
     terminal colours, Keras' wrapper lines and the arguments it prints), and more of its text."""
     text = re.sub(r"\x1b\[[0-9;]*m", "", f"{type(exc).__name__}: {exc}").strip()
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    skip = ("Exception encountered when calling", "Arguments received", "Set TORCHDYNAMO_VERBOSE",
-            "\u2022", "[", "...")
+    skip = (
+        "Exception encountered when calling",
+        "Arguments received",
+        "Set TORCHDYNAMO_VERBOSE",
+        "\u2022",
+        "[",
+        "...",
+    )
     said = [line for line in lines[1:] if not line.startswith(skip)]
     short = f"{type(exc).__name__}: {said[0]}" if said and "Exception encountered" in lines[0] else lines[0]
     return short[:300], text[:2000]
@@ -302,10 +356,12 @@ def _dynamo_counters():
     """torch.compile's bookkeeping: graphs compiled, graph breaks, inductor cache hits and misses."""
     from torch._dynamo.utils import counters
 
-    return {"unique_graphs": int(counters["stats"].get("unique_graphs", 0)),
-            "graph_breaks": int(sum(counters["graph_break"].values())),
-            "fxgraph_cache_hit": int(counters["inductor"].get("fxgraph_cache_hit", 0)),
-            "fxgraph_cache_miss": int(counters["inductor"].get("fxgraph_cache_miss", 0))}
+    return {
+        "unique_graphs": int(counters["stats"].get("unique_graphs", 0)),
+        "graph_breaks": int(sum(counters["graph_break"].values())),
+        "fxgraph_cache_hit": int(counters["inductor"].get("fxgraph_cache_hit", 0)),
+        "fxgraph_cache_miss": int(counters["inductor"].get("fxgraph_cache_miss", 0)),
+    }
 
 
 def _reset_dynamo():
@@ -323,17 +379,22 @@ def plain_torch_step(m, frozen, compiled, device):
     from torch import nn
 
     torch.manual_seed(0)
-    module = reference_convmixer(m["dim"], m["depth"], m["kernel_size"], m["patch_size"], m["num_classes"],
-                                 m["input_shape"][-1])
+    module = reference_convmixer(
+        m["dim"], m["depth"], m["kernel_size"], m["patch_size"], m["num_classes"], m["input_shape"][-1]
+    )
     module = module.to(device, memory_format=torch.channels_last).train()
     if frozen:
         for conv in module.modules():
             if isinstance(conv, nn.Conv2d) and conv.groups > 1:
                 conv.weight.requires_grad_(False)
     o = OPTIMIZER
-    optimizer = torch.optim.AdamW([p for p in module.parameters() if p.requires_grad], lr=o["learning_rate"],
-                                  betas=(o["beta_1"], o["beta_2"]), eps=o["epsilon"],
-                                  weight_decay=o["weight_decay"])
+    optimizer = torch.optim.AdamW(
+        [p for p in module.parameters() if p.requires_grad],
+        lr=o["learning_rate"],
+        betas=(o["beta_1"], o["beta_2"]),
+        eps=o["epsilon"],
+        weight_decay=o["weight_decay"],
+    )
     forward = torch.compile(module) if compiled else module
     x, y = _batch(m)
     x = torch.from_numpy(x).permute(0, 3, 1, 2).to(device).contiguous(memory_format=torch.channels_last)
@@ -359,15 +420,28 @@ def keras_step(m, frozen, jit_compile):
     from keras_structinit.models import convmixer
 
     keras.utils.set_random_seed(0)
-    model = convmixer(m["dim"], m["depth"], kernel_size=m["kernel_size"], patch_size=m["patch_size"],
-                      num_classes=m["num_classes"], input_shape=m["input_shape"])
+    model = convmixer(
+        m["dim"],
+        m["depth"],
+        kernel_size=m["kernel_size"],
+        patch_size=m["patch_size"],
+        num_classes=m["num_classes"],
+        input_shape=m["input_shape"],
+    )
     if frozen:
         freeze_spatial(model)
     o = OPTIMIZER
-    model.compile(optimizer=keras.optimizers.AdamW(learning_rate=o["learning_rate"], beta_1=o["beta_1"],
-                                                   beta_2=o["beta_2"], epsilon=o["epsilon"],
-                                                   weight_decay=o["weight_decay"]),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True), jit_compile=jit_compile)
+    model.compile(
+        optimizer=keras.optimizers.AdamW(
+            learning_rate=o["learning_rate"],
+            beta_1=o["beta_1"],
+            beta_2=o["beta_2"],
+            epsilon=o["epsilon"],
+            weight_decay=o["weight_decay"],
+        ),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=jit_compile,
+    )
     x, y = _batch(m)
     return (lambda: model.train_on_batch(x, y)), keras_parameter_counts(model), model
 
@@ -406,10 +480,17 @@ def measure_group(group, rows, args, write=lambda result: None):
             torch.backends.cudnn.benchmark = True
         software["cudnn_benchmark"] = bool(torch.backends.cudnn.benchmark)
     load = os.getloadavg()
-    result = {"group": group, "machine": machine_info(), "software": software, "code": code_provenance(),
-              "device": _device_name(backend),
-              "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "loadavg": {"start": list(load)}, "loadavg_1min": {"start": load[0]}, "rows": {}}
+    result = {
+        "group": group,
+        "machine": machine_info(),
+        "software": software,
+        "code": code_provenance(),
+        "device": _device_name(backend),
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "loadavg": {"start": list(load)},
+        "loadavg_1min": {"start": load[0]},
+        "rows": {},
+    }
     start = time.perf_counter()
     for row in rows:
         _, label, keras_backend, setting = ROWS[row]
@@ -437,8 +518,11 @@ def measure_group(group, rows, args, write=lambda result: None):
                 if backend == "torch" and setting is True:
                     details["dynamo"] = _dynamo_counters()
                 entry[mode] = {**stats, **details, "parameters": counts}
-                print(f"{tag}: {stats['median_s']:.3f} s/step median of {stats['repeats']} (warm-up "
-                      f"{', '.join(f'{t:.2f}' for t in stats['warmup_s'])} s)", flush=True)
+                print(
+                    f"{tag}: {stats['median_s']:.3f} s/step median of {stats['repeats']} (warm-up "
+                    f"{', '.join(f'{t:.2f}' for t in stats['warmup_s'])} s)",
+                    flush=True,
+                )
             except Exception as exc:  # a compiler that fails: recorded, the other rows still run
                 short, detail = _error(exc)
                 entry[mode] = {"error": short, "error_detail": detail}
@@ -462,8 +546,14 @@ def run_group(args):
 # The parent: one subprocess per row group, results saved after each
 # ----------------------------------------------------------------------------
 def _config(args):
-    return {**args.model, "input_shape": list(args.model["input_shape"]), "optimizer": OPTIMIZER,
-            "steps": args.steps, "warmup": args.warmup, "quick": args.quick}
+    return {
+        **args.model,
+        "input_shape": list(args.model["input_shape"]),
+        "optimizer": OPTIMIZER,
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "quick": args.quick,
+    }
 
 
 def _save(out, data):
@@ -494,8 +584,15 @@ def run_all(args):
     groups, notes = data.setdefault("groups", {}), data.setdefault("notes", {})
     load, started = os.getloadavg(), time.perf_counter()
     launch, root = script_command(__file__)
-    options = ["--steps", str(args.steps), "--warmup", str(args.warmup), "--rows", *args.rows,
-               *(["--quick"] if args.quick else [])]
+    options = [
+        "--steps",
+        str(args.steps),
+        "--warmup",
+        str(args.warmup),
+        "--rows",
+        *args.rows,
+        *(["--quick"] if args.quick else []),
+    ]
     for group, rows in _groups(args.rows).items():
         why = _missing(group)
         if why:
@@ -508,8 +605,12 @@ def run_all(args):
             command = [*launch, "--group", group, "--group-json", str(group_json), *options]
             wall, error = time.perf_counter(), None
             try:
-                done = subprocess.run(command, cwd=root, timeout=args.group_timeout,
-                                      env={**os.environ, "KERAS_BACKEND": _group_backend(group)})
+                done = subprocess.run(
+                    command,
+                    cwd=root,
+                    timeout=args.group_timeout,
+                    env={**os.environ, "KERAS_BACKEND": _group_backend(group)},
+                )
                 if done.returncode != 0:
                     error = f"the process exited with status {done.returncode}"
             except subprocess.TimeoutExpired:
@@ -527,8 +628,11 @@ def run_all(args):
         data["machine"] = result.pop("machine")
         groups[group] = result
         _save(out, data)
-        print(f"[{group}] saved ({result['process_wall_s']:.0f} s with start-up; "
-              f"{(time.perf_counter() - started) / 60:.1f} min so far)", flush=True)
+        print(
+            f"[{group}] saved ({result['process_wall_s']:.0f} s with start-up; "
+            f"{(time.perf_counter() - started) / 60:.1f} min so far)",
+            flush=True,
+        )
     data["loadavg_1min"] = {"start": load[0], "end": os.getloadavg()[0]}
     data["wall_s"] = round(time.perf_counter() - started, 1)
     _save(out, data)
@@ -572,8 +676,12 @@ def rows_table(data):
             if note:
                 cells.append({"row": f"`{row}`", "what": ROWS[row][1], "note": note})
             continue
-        cell = {"row": f"`{row}`", "what": entry["label"], "compile": _row_compile(row, entry),
-                "note": note or ""}
+        cell = {
+            "row": f"`{row}`",
+            "what": entry["label"],
+            "compile": _row_compile(row, entry),
+            "note": note or "",
+        }
         for mode in MODES:
             measured, base = entry.get(mode, {}), _median(data, REFERENCE_ROW, mode)
             if "error" in measured:
@@ -589,20 +697,32 @@ def rows_table(data):
         thawed, frozen = _median(data, row, "thawed"), _median(data, row, "frozen")
         cell["speedup"] = f"{thawed / frozen:.2f}x" if thawed and frozen else ""
         cells.append(cell)
+
     def get(key):
         return lambda c: c.get(key, "")
 
-    return format_table(cells, [
-        ("Row", get("row")), ("What", get("what")), ("Compile", get("compile")),
-        ("Thawed s/step", get("thawed_s"), "", "right"), ("min", get("thawed_min"), "", "right"),
-        ("x eager", get("thawed_x"), "", "right"),
-        ("Frozen s/step", get("frozen_s"), "", "right"), ("min", get("frozen_min"), "", "right"),
-        ("x eager", get("frozen_x"), "", "right"),
-        ("Frozen speed-up", get("speedup"), "", "right"),
-        ("First step s (thawed / frozen)", lambda c: " / ".join(
-            filter(None, (c.get("thawed_first"), c.get("frozen_first")))), "", "right"),
-        ("Note", get("note")),
-    ])
+    return format_table(
+        cells,
+        [
+            ("Row", get("row")),
+            ("What", get("what")),
+            ("Compile", get("compile")),
+            ("Thawed s/step", get("thawed_s"), "", "right"),
+            ("min", get("thawed_min"), "", "right"),
+            ("x eager", get("thawed_x"), "", "right"),
+            ("Frozen s/step", get("frozen_s"), "", "right"),
+            ("min", get("frozen_min"), "", "right"),
+            ("x eager", get("frozen_x"), "", "right"),
+            ("Frozen speed-up", get("speedup"), "", "right"),
+            (
+                "First step s (thawed / frozen)",
+                lambda c: " / ".join(filter(None, (c.get("thawed_first"), c.get("frozen_first")))),
+                "",
+                "right",
+            ),
+            ("Note", get("note")),
+        ],
+    )
 
 
 def groups_table(data):
@@ -617,13 +737,22 @@ def groups_table(data):
         return f"{g['loadavg_1min']['start']:.2f} / {g['loadavg_1min'].get('end', float('nan')):.2f}"
 
     rows = [(name, g) for name, g in data.get("groups", {}).items()]
-    return format_table(rows, [
-        ("Process", lambda r: r[0]), ("Date (UTC)", lambda r: r[1]["date"]),
-        ("Device", lambda r: r[1]["device"]),
-        ("Software", lambda r: software(r[1])),
-        ("Wall s (with start-up)", lambda r: r[1].get("process_wall_s", r[1]["elapsed_s"]), ".0f", "right"),
-        ("1-min load avg (start / end)", lambda r: load(r[1])),
-    ])
+    return format_table(
+        rows,
+        [
+            ("Process", lambda r: r[0]),
+            ("Date (UTC)", lambda r: r[1]["date"]),
+            ("Device", lambda r: r[1]["device"]),
+            ("Software", lambda r: software(r[1])),
+            (
+                "Wall s (with start-up)",
+                lambda r: r[1].get("process_wall_s", r[1]["elapsed_s"]),
+                ".0f",
+                "right",
+            ),
+            ("1-min load avg (start / end)", lambda r: load(r[1])),
+        ],
+    )
 
 
 def render_markdown(data):
@@ -647,8 +776,11 @@ def render_markdown(data):
         lines += [describe_machine(data["machine"]), ""]
     if "loadavg_1min" in data:
         load = data["loadavg_1min"]
-        lines += [f"Whole run: {data.get('wall_s', 0) / 60:.1f} min; 1-min load average "
-                  f"{load['start']:.2f} at the start, {load['end']:.2f} at the end.", ""]
+        lines += [
+            f"Whole run: {data.get('wall_s', 0) / 60:.1f} min; 1-min load average "
+            f"{load['start']:.2f} at the start, {load['end']:.2f} at the end.",
+            "",
+        ]
     lines += [rows_table(data), "", groups_table(data), ""]
     return "\n".join(lines)
 
@@ -672,17 +804,27 @@ def headline(name, data):
 # ----------------------------------------------------------------------------
 # This script's entries in the replication suites (collected by benchmarks/suite.py)
 # ----------------------------------------------------------------------------
-_TITLE = ("ConvMixer-128/6 (k 9, patch 2, batch 128) training step, thawed and frozen: a plain-PyTorch "
-          "ConvMixer (eager, torch.compile) beside the package's model on Keras' torch (jit_compile False / "
-          "True), JAX and TensorFlow backends")
-_PAPER = ("no timing in the papers; their code is plain PyTorch (nn.Conv2d(groups=dim), channels_last, "
-          "cudnn.benchmark)")
+_TITLE = (
+    "ConvMixer-128/6 (k 9, patch 2, batch 128) training step, thawed and frozen: a plain-PyTorch "
+    "ConvMixer (eager, torch.compile) beside the package's model on Keras' torch (jit_compile False / "
+    "True), JAX and TensorFlow backends"
+)
+_PAPER = (
+    "no timing in the papers; their code is plain PyTorch (nn.Conv2d(groups=dim), channels_last, "
+    "cudnn.benchmark)"
+)
 SUITE = {
     "cpu": (
         # One warm-up step (the compiling one) instead of two: 12 timed steps of every row, thawed and
         # frozen, then fit in ~6 minutes on 2 cores.
-        Benchmark(name=NAME, script="torch_reference.py", args=("--steps", "12", "--warmup", "1"),
-                  title=_TITLE, paper=_PAPER, minutes=6),
+        Benchmark(
+            name=NAME,
+            script="torch_reference.py",
+            args=("--steps", "12", "--warmup", "1"),
+            title=_TITLE,
+            paper=_PAPER,
+            minutes=6,
+        ),
     ),
 }
 # On a GPU: the same rows (TensorFlow's skipped with a note where the image has none). The estimate:
@@ -690,9 +832,16 @@ SUITE = {
 # 2 x 14 steps per row are a few seconds; what counts is start-up (~15 s per process, 4 processes) and
 # compilation: JAX ~10 s per mode, torch.compile ~20 s per mode and row (4 of them) with a warm
 # inductor cache, ~2 min with a cold one. ~2 min warm; --group-timeout bounds a cold one.
-_GPU = Benchmark(name=NAME, script="torch_reference.py", args=("--steps", "20", "--group-timeout", "240"),
-                 title=_TITLE + ", on the GPU", paper=_PAPER, minutes=2, estimated=True,
-                 smoke_args=("--quick", "--steps", "2", "--warmup", "1", "--group-timeout", "120"))
+_GPU = Benchmark(
+    name=NAME,
+    script="torch_reference.py",
+    args=("--steps", "20", "--group-timeout", "240"),
+    title=_TITLE + ", on the GPU",
+    paper=_PAPER,
+    minutes=2,
+    estimated=True,
+    smoke_args=("--quick", "--steps", "2", "--warmup", "1", "--group-timeout", "120"),
+)
 SUITE["gpu"] = SUITE["gpu-quick"] = (_GPU,)
 
 

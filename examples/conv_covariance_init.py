@@ -33,13 +33,19 @@ convnext = keras.applications.ConvNeXtTiny(
 )
 paths = ks.apply_conv_covariance(convnext, preset="imagenet-thawed", seed=0)
 print(f"re-initialized {len(paths)} ConvNeXt depthwise kernels, first {paths[0]}, last {paths[-1]}")
-sigmas = [covariance.variance_schedule(d, *covariance.PRESETS["imagenet-thawed"])
-          for d in covariance.depth_fractions(len(paths))]
+sigmas = [
+    covariance.variance_schedule(d, *covariance.PRESETS["imagenet-thawed"])
+    for d in covariance.depth_fractions(len(paths))
+]
 print(f"sigma grows with depth from {sigmas[0]:.3f} to {sigmas[-1]:.3f}")
 
 # 3. A ConvMixer with frozen covariance-initialized filters, trained with fit.
 model = ks.models.convmixer(
-    32, 4, kernel_size=7, patch_size=2, num_classes=10,
+    32,
+    4,
+    kernel_size=7,
+    patch_size=2,
+    num_classes=10,
     depthwise_initializer=ConvCovariance(seed=0),
 )
 frozen = ks.freeze_spatial(model)
@@ -51,7 +57,8 @@ model.compile(
 )
 before = keras.ops.convert_to_numpy(model.get_layer("block_1_depthwise_conv").kernel)
 rng = np.random.default_rng(0)
-model.fit(rng.random((256, 32, 32, 3), "float32"), rng.integers(0, 10, 256),
-          epochs=1, batch_size=64, verbose=2)
+model.fit(
+    rng.random((256, 32, 32, 3), "float32"), rng.integers(0, 10, 256), epochs=1, batch_size=64, verbose=2
+)
 after = keras.ops.convert_to_numpy(model.get_layer("block_1_depthwise_conv").kernel)
 print(f"{len(frozen)} frozen kernels; block-1 filters unchanged by fit: {np.array_equal(before, after)}")

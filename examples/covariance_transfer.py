@@ -62,17 +62,21 @@ SUMMARY_TABLE = (
 
 def structure_table(depths, initial, trained):
     """Markdown table of the source bank's structure per layer, at initialization → trained."""
+
     def change(key, spec):
         return lambda r: f"{r[2][key]:{spec}} → {r[3][key]:{spec}}"
 
     rows = [(i, d, a, t) for i, (d, a, t) in enumerate(zip(depths, initial, trained, strict=True), 1)]
-    return format_table(rows, [
-        ("source layer", lambda r: r[0]),
-        ("depth", lambda r: r[1], ".2f"),
-        ("tr(Σ) init → trained", change("total_variance", ".3f")),
-        ("centre ratio init → trained", change("centre_ratio", ".2f")),
-        ("top-eigenvalue share init → trained", change("top_eigen_share", ".3f")),
-    ])
+    return format_table(
+        rows,
+        [
+            ("source layer", lambda r: r[0]),
+            ("depth", lambda r: r[1], ".2f"),
+            ("tr(Σ) init → trained", change("total_variance", ".3f")),
+            ("centre ratio init → trained", change("centre_ratio", ".2f")),
+            ("top-eigenvalue share init → trained", change("top_eigen_share", ".3f")),
+        ],
+    )
 
 
 def parse_args(argv=None):
@@ -80,9 +84,13 @@ def parse_args(argv=None):
     p.add_argument("--data", default=DEFAULT_DATA, help="CIFAR-10 zip / folder / npz")
     p.add_argument("--out", default="covariance_transfer_out")
     p.add_argument("--train-size", type=int, default=5000)
-    p.add_argument("--source-train-size", type=int, default=None,
-                   help="training images of the source model (default: --train-size); "
-                        "the targets use the first --train-size of them")
+    p.add_argument(
+        "--source-train-size",
+        type=int,
+        default=None,
+        help="training images of the source model (default: --train-size); "
+        "the targets use the first --train-size of them",
+    )
     p.add_argument("--val-size", type=int, default=1000, help="0 = whole held-out 10%%")
     p.add_argument("--source-epochs", type=int, default=5)
     p.add_argument("--epochs", type=int, default=5)
@@ -90,12 +98,20 @@ def parse_args(argv=None):
     p.add_argument("--source-seed", type=int, default=0)
     p.add_argument("--batch-size", type=int, default=128)
     p.add_argument("--filters", nargs="+", choices=("frozen", "thawed"), default=["frozen", "thawed"])
-    p.add_argument("--targets", nargs="+", choices=("wider", "deeper"), default=["wider", "deeper"],
-                   help="target models: wider = ConvMixer-128/8, deeper = ConvMixer-128/16")
+    p.add_argument(
+        "--targets",
+        nargs="+",
+        choices=("wider", "deeper"),
+        default=["wider", "deeper"],
+        help="target models: wider = ConvMixer-128/8, deeper = ConvMixer-128/16",
+    )
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--weight-decay", type=float, default=0.01)
-    p.add_argument("--resume", action="store_true",
-                   help="reuse --out/progress.json (same config): skip the source and runs already done")
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse --out/progress.json (same config): skip the source and runs already done",
+    )
     p.add_argument("--kernel-size", type=int, default=9)
     p.add_argument("--patch-size", type=int, default=2)
     args = p.parse_args(argv)
@@ -125,8 +141,14 @@ def balanced_subset(y, n, seed):
 def train_and_eval(dim, depth, data, args, epochs, seed, init=None, frozen=False, bank=None, callbacks=()):
     x, y, x_val, y_val = data
     keras.utils.set_random_seed(seed)
-    model = convmixer(dim, depth, kernel_size=args.kernel_size, patch_size=args.patch_size,
-                      num_classes=10, input_shape=x.shape[1:])
+    model = convmixer(
+        dim,
+        depth,
+        kernel_size=args.kernel_size,
+        patch_size=args.patch_size,
+        num_classes=10,
+        input_shape=x.shape[1:],
+    )
     if init == INITS[1]:
         ks.apply_conv_covariance(model, preset="cifar-p2", seed=seed)
     elif init == INITS[2]:
@@ -135,19 +157,23 @@ def train_and_eval(dim, depth, data, args, epochs, seed, init=None, frozen=False
         ks.freeze_spatial(model)
     compile_classifier(model, epochs * int(np.ceil(len(x) / args.batch_size)), args.lr, args.weight_decay)
     start = time.perf_counter()
-    hist = model.fit(x, y, batch_size=args.batch_size, epochs=epochs,
-                     callbacks=list(callbacks), verbose=2)
+    hist = model.fit(x, y, batch_size=args.batch_size, epochs=epochs, callbacks=list(callbacks), verbose=2)
     seconds = time.perf_counter() - start
     _, val_acc = model.evaluate(x_val, y_val, batch_size=256, verbose=0)
-    return {"val_accuracy": float(val_acc), "train_loss": float(hist.history["loss"][-1]),
-            "train_seconds": round(seconds, 1)}
+    return {
+        "val_accuracy": float(val_acc),
+        "train_loss": float(hist.history["loss"][-1]),
+        "train_seconds": round(seconds, 1),
+    }
 
 
 def main(argv=None):
     args = parse_args(argv)
     if not os.path.exists(args.data):
-        sys.exit(f"CIFAR-10 not found at {args.data!r}; pass --data PATH "
-                 "(a zip or folder of train/<class>/<i>.jpg, or an .npz with x, y).")
+        sys.exit(
+            f"CIFAR-10 not found at {args.data!r}; pass --data PATH "
+            "(a zip or folder of train/<class>/<i>.jpg, or an .npz with x, y)."
+        )
     os.makedirs(args.out, exist_ok=True)
     pool = args.source_train_size or args.train_size
     # A random subset of `pool` images in random order: the targets take its first train_size.
@@ -158,21 +184,28 @@ def main(argv=None):
     normalize = channel_normalizer(x)
     data = (normalize(x), y.astype("int32"), normalize(x_val), y_val.astype("int32"))
     source_data = (normalize(x_all), y_all.astype("int32")) + data[2:]
-    print(f"Data: {description}; {len(x)} train / {len(x_val)} val images; "
-          f"backend {keras.backend.backend()}.", flush=True)
+    print(
+        f"Data: {description}; {len(x)} train / {len(x_val)} val images; backend {keras.backend.backend()}.",
+        flush=True,
+    )
 
     # Progress is saved after every run so a long study can be resumed.
     progress_path = os.path.join(args.out, "progress.json")
     # What the results depend on (options left unset do not count).
-    study_config = {k: v for k, v in vars(args).items()
-                    if k not in ("resume", "seeds", "targets", "filters", "out") and v is not None}
+    study_config = {
+        k: v
+        for k, v in vars(args).items()
+        if k not in ("resume", "seeds", "targets", "filters", "out") and v is not None
+    }
     progress = {"config": study_config, "source": None, "runs": []}
     if args.resume and os.path.exists(progress_path):
         with open(progress_path) as f:
             saved = json.load(f)
         if saved["config"] != study_config:
-            sys.exit(f"--resume: {progress_path} was written with a different config "
-                     f"({saved['config']}); use another --out or drop --resume.")
+            sys.exit(
+                f"--resume: {progress_path} was written with a different config "
+                f"({saved['config']}); use another --out or drop --resume."
+            )
         progress = saved
         print(f"Resuming: {len(progress['runs'])} runs already done.", flush=True)
 
@@ -180,8 +213,15 @@ def main(argv=None):
     bank_path = os.path.join(args.out, "convmixer_32_8.npz")
     if progress["source"] is None or not os.path.exists(bank_path):
         print("\n=== source ConvMixer-32/8 ===", flush=True)
-        progress["source"] = train_and_eval(32, 8, source_data, args, args.source_epochs, args.source_seed,
-                                            callbacks=[RecordFilterCovariance(bank_path)])
+        progress["source"] = train_and_eval(
+            32,
+            8,
+            source_data,
+            args,
+            args.source_epochs,
+            args.source_seed,
+            callbacks=[RecordFilterCovariance(bank_path)],
+        )
         write_json(progress_path, progress)
     source = progress["source"]
     bank = FilterCovariance.load(bank_path)
@@ -201,8 +241,9 @@ def main(argv=None):
                         continue
                     tag = f"{model_name} | {filters} | {init} | seed {seed}"
                     print(f"\n=== {tag} ===", flush=True)
-                    r = train_and_eval(dim, depth, data, args, args.epochs, seed,
-                                       init=init, frozen=frozen, bank=bank)
+                    r = train_and_eval(
+                        dim, depth, data, args, args.epochs, seed, init=init, frozen=frozen, bank=bank
+                    )
                     print(f"val acc {r['val_accuracy']:.4f}", flush=True)
                     runs.append(dict(model=model_name, filters=filters, init=init, seed=seed, **r))
                     write_json(progress_path, progress)
@@ -211,45 +252,86 @@ def main(argv=None):
     for model_name in targets:
         for filters in args.filters:
             for init in INITS:
-                accs = np.array([r["val_accuracy"] for r in runs
-                                 if (r["model"], r["filters"], r["init"]) == (model_name, filters, init)
-                                 and r["seed"] in args.seeds])
-                summary.append({"model": model_name, "filters": filters, "init": init,
-                                "mean": float(accs.mean()), "std": float(accs.std()), "n": len(accs)})
+                accs = np.array(
+                    [
+                        r["val_accuracy"]
+                        for r in runs
+                        if (r["model"], r["filters"], r["init"]) == (model_name, filters, init)
+                        and r["seed"] in args.seeds
+                    ]
+                )
+                summary.append(
+                    {
+                        "model": model_name,
+                        "filters": filters,
+                        "init": init,
+                        "mean": float(accs.mean()),
+                        "std": float(accs.std()),
+                        "n": len(accs),
+                    }
+                )
     # The source's bank after training next to the same model at initialization.
     structure = bank.structure()
     keras.utils.set_random_seed(args.source_seed)
-    initial = FilterCovariance.from_model(convmixer(
-        32, 8, kernel_size=args.kernel_size, patch_size=args.patch_size, num_classes=10,
-        input_shape=x.shape[1:])).structure()
-    md = "\n".join([
-        "# Covariance transfer: ConvMixer-32/8 -> ConvMixer-128/8 and -128/16",
-        "",
-        (f"Data: {description}; {len(x)} training / {len(x_val)} validation images. "
-         f"Backend {keras.backend.backend()}; seeds {args.seeds}; {args.epochs} epochs "
-         f"(source: {args.source_epochs} epochs on {len(x_all)} images, "
-         f"val acc {source['val_accuracy']:.4f})."),
-        ("The default init is PyTorch's default uniform (`TorchDefaultUniform`, the "
-         "package's default); std is the population std over seeds."),
-        "",
-        format_table(summary, SUMMARY_TABLE),
-        "",
-        ("Structure of the source bank (`FilterCovariance.structure()`), at initialization "
-         "(PyTorch's uniform: i.i.d. pixels, centre ratio ~1; the top-eigenvalue share of an "
-         "estimate from 32 filters is well above the population 1/81) and after training:"),
-        "",
-        structure_table(bank.depth_fractions, initial, structure),
-    ])
+    initial = FilterCovariance.from_model(
+        convmixer(
+            32,
+            8,
+            kernel_size=args.kernel_size,
+            patch_size=args.patch_size,
+            num_classes=10,
+            input_shape=x.shape[1:],
+        )
+    ).structure()
+    md = "\n".join(
+        [
+            "# Covariance transfer: ConvMixer-32/8 -> ConvMixer-128/8 and -128/16",
+            "",
+            (
+                f"Data: {description}; {len(x)} training / {len(x_val)} validation images. "
+                f"Backend {keras.backend.backend()}; seeds {args.seeds}; {args.epochs} epochs "
+                f"(source: {args.source_epochs} epochs on {len(x_all)} images, "
+                f"val acc {source['val_accuracy']:.4f})."
+            ),
+            (
+                "The default init is PyTorch's default uniform (`TorchDefaultUniform`, the "
+                "package's default); std is the population std over seeds."
+            ),
+            "",
+            format_table(summary, SUMMARY_TABLE),
+            "",
+            (
+                "Structure of the source bank (`FilterCovariance.structure()`), at initialization "
+                "(PyTorch's uniform: i.i.d. pixels, centre ratio ~1; the top-eigenvalue share of an "
+                "estimate from 32 filters is well above the population 1/81) and after training:"
+            ),
+            "",
+            structure_table(bank.depth_fractions, initial, structure),
+        ]
+    )
     print("\n" + md, flush=True)
     write_text(os.path.join(args.out, "results.md"), md + "\n")
-    write_json(os.path.join(args.out, "results.json"), {
-        "config": vars(args), "data": description, "backend": keras.backend.backend(),
-        "versions": versions(), "machine": machine_info(),
-        "seeds": args.seeds, "sizes": {"train": len(x), "val": len(x_val)},
-        "source": {"model": "ConvMixer-32/8", "bank": bank_path, "structure": structure,
-                   "structure_at_init": initial, **source},
-        "summary": summary, "runs": runs,
-    })
+    write_json(
+        os.path.join(args.out, "results.json"),
+        {
+            "config": vars(args),
+            "data": description,
+            "backend": keras.backend.backend(),
+            "versions": versions(),
+            "machine": machine_info(),
+            "seeds": args.seeds,
+            "sizes": {"train": len(x), "val": len(x_val)},
+            "source": {
+                "model": "ConvMixer-32/8",
+                "bank": bank_path,
+                "structure": structure,
+                "structure_at_init": initial,
+                **source,
+            },
+            "summary": summary,
+            "runs": runs,
+        },
+    )
     print(f"\nWrote {args.out}/results.md and results.json", flush=True)
 
 

@@ -36,16 +36,29 @@ def main(argv=None):
         ks.initialize(model, init, data=images, seed=0)
         first = next(layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D))
         filters = keras.ops.convert_to_numpy(first.kernel).reshape(-1, first.filters)  # (27, 16)
-        top = eigvecs[:, :filters.shape[1]]
+        top = eigvecs[:, : filters.shape[1]]
         share = float(np.sum((top.T @ filters) ** 2) / np.sum(filters**2))
         history = ks.recipes.fit_cifar(
-            model, (x, y), args.epochs, batch_size=64, learning_rate=0.01, optimizer="sgd_momentum",
-            weight_decay=0.0, schedule="step", rand_augment=None, pad=0, flip=False,
-            normalization="symmetric", verbose=0)
+            model,
+            (x, y),
+            args.epochs,
+            batch_size=64,
+            learning_rate=0.01,
+            optimizer="sgd_momentum",
+            weight_decay=0.0,
+            schedule="step",
+            rand_augment=None,
+            pad=0,
+            flip=False,
+            normalization="symmetric",
+            verbose=0,
+        )
         results[init] = (share, history.history["accuracy"][-1])
-        print(f"{init:>15}: {share:.0%} of the first layer's filter energy in the data's top "
-              f"{filters.shape[1]} eigenvectors, "
-              f"training accuracy after {args.epochs} epoch(s) {results[init][1]:.3f}")
+        print(
+            f"{init:>15}: {share:.0%} of the first layer's filter energy in the data's top "
+            f"{filters.shape[1]} eigenvectors, "
+            f"training accuracy after {args.epochs} epoch(s) {results[init][1]:.3f}"
+        )
     return results
 
 

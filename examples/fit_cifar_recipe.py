@@ -28,7 +28,8 @@ def main(argv=None):
     args = p.parse_args(argv)
 
     (x, y), (x_val, y_val) = datasets.load_cifar(
-        args.data, validation_split=0.1, seed=0, train_size=args.train_size or None)
+        args.data, validation_split=0.1, seed=0, train_size=args.train_size or None
+    )
 
     def build():
         model = models.convmixer(128, 8, kernel_size=9, patch_size=2, num_classes=10)
@@ -37,8 +38,14 @@ def main(argv=None):
         return model
 
     history = recipes.fit_cifar(
-        build, (x, y), args.epochs, batch_size=args.batch_size, rand_augment=None,
-        validation_data=(x_val, y_val), precision=args.precision, distribution=args.distribution,
+        build,
+        (x, y),
+        args.epochs,
+        batch_size=args.batch_size,
+        rand_augment=None,
+        validation_data=(x_val, y_val),
+        precision=args.precision,
+        distribution=args.distribution,
         verbose=2,
     )
     print(f"final validation accuracy: {history.history['val_accuracy'][-1]:.4f}")

@@ -33,12 +33,17 @@ def main(argv=None):
     lc.apply_pointwise_l1(model, l1=5e-5)  # Eq. 5
     x, y = ks.datasets.procedural_images(args.images)
     x = x.astype("float32") / 255.0
-    model.compile(keras.optimizers.AdamW(2e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  metrics=["accuracy"])
+    model.compile(
+        keras.optimizers.AdamW(2e-3),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
     pruning = PrunePointwise(0.7)
     model.fit(x, y, epochs=args.epochs, batch_size=64, callbacks=[pruning], verbose=2)
-    print(f"after training: {pruning.result['sparsity']:.0%} of the 1x1 weights pruned, "
-          f"{lc.parameter_counts(model)['nonzero']:,} non-zero parameters")
+    print(
+        f"after training: {pruning.result['sparsity']:.0%} of the 1x1 weights pruned, "
+        f"{lc.parameter_counts(model)['nonzero']:,} non-zero parameters"
+    )
 
     folded = lc.fold_model(model)
     gap = np.abs(keras.ops.convert_to_numpy(model(x[:8])) - keras.ops.convert_to_numpy(folded(x[:8]))).max()

@@ -37,8 +37,11 @@ def main(argv=None):
     x, y = ks.datasets.procedural_images(args.images)
     vit = ks.models.vit(4, 64, 4, 2, num_classes=10, input_shape=(32, 32, 3))
     ks.apply_mean_shift(vit, b=args.b, seed=0)
-    vit.compile(keras.optimizers.AdamW(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                metrics=["accuracy"])
+    vit.compile(
+        keras.optimizers.AdamW(1e-3),
+        keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        metrics=["accuracy"],
+    )
     history = vit.fit(x.astype("float32") / 255.0, y, epochs=args.epochs, batch_size=64, verbose=2)
     print(f"ViT with mean-shifted MLPs: training accuracy {history.history['accuracy'][-1]:.3f}")
     return float(np.mean(kernel))

@@ -37,10 +37,13 @@ def main(argv=None):
     report = selection_report(student, teacher=teacher_path)
     print(report.summary())
     paths = select_weights(student, teacher=teacher_path)
-    print(f"{len(paths)} student variables selected from {teacher_path}; "
-          f"{len(report.skipped)} kept their init (the head)")
-    history = ks.recipes.fit_distill(student, keras.saving.load_model(teacher_path), (x, y), args.epochs,
-                                     alpha=1.0, **options)
+    print(
+        f"{len(paths)} student variables selected from {teacher_path}; "
+        f"{len(report.skipped)} kept their init (the head)"
+    )
+    history = ks.recipes.fit_distill(
+        student, keras.saving.load_model(teacher_path), (x, y), args.epochs, alpha=1.0, **options
+    )
     print(f"distilled student: training accuracy {history.history['accuracy'][-1]:.3f}")
     return paths
 

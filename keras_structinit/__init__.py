@@ -44,8 +44,11 @@ _SUBMODULES = (
 def _from_records():
     from keras_structinit import methods
 
-    packages = {r.package.rsplit(".", 1)[-1]: r.package for r in methods.records()
-                if r.package.startswith(__name__ + ".")}
+    packages = {
+        r.package.rsplit(".", 1)[-1]: r.package
+        for r in methods.records()
+        if r.package.startswith(__name__ + ".")
+    }
     return {**packages, **methods.namespace_exports("")}
 
 

@@ -30,9 +30,11 @@ NORMALIZATIONS = ("channel", "symmetric", "imagenet")
 LOSSES = ("bce", "ce")
 #: The zoo's model names (``models.registry.available_models()``; written out so that the parser
 #: imports no Keras, and a test checks the two agree).
-MODEL_FORMS = ("convmixer-H/D, convnext-iso-H/D, lcresnet-D-WxE (D = 6n + 2), "
-               "convnext-atto|femto|pico|nano|tiny, vit-tiny, vit-small, vit-tiny-8/2, simple-cnn, "
-               "simple-cnn-a2, simple-cnn-e3, vgg16, resnet18-gn")
+MODEL_FORMS = (
+    "convmixer-H/D, convnext-iso-H/D, lcresnet-D-WxE (D = 6n + 2), "
+    "convnext-atto|femto|pico|nano|tiny, vit-tiny, vit-small, vit-tiny-8/2, simple-cnn, "
+    "simple-cnn-a2, simple-cnn-e3, vgg16, resnet18-gn"
+)
 #: How ``structinit init`` and ``inspect`` scale ``--data`` for the model (the CIFAR recipe's
 #: per-channel standardization, [-1, 1], or raw 0-255).
 DATA_SCALINGS = ("channel", "symmetric", "raw")
@@ -109,8 +111,11 @@ def check_teacher(spec, flag):
 
 
 def add_overwrite_argument(parser, what):
-    parser.add_argument("--overwrite", action="store_true",
-                        help=f"replace {what} (refused by default; an input is never replaced)")
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help=f"replace {what} (refused by default; an input is never replaced)",
+    )
 
 
 #: ``structinit init`` and ``inspect``'s flags of :func:`keras_structinit.recipes.run.model_from`'s arguments.

@@ -50,14 +50,22 @@ def input_gradient(model, inputs, labels, *, from_logits=True):
     """
     backend = keras.backend.backend()
     if backend not in GRADIENT_BACKENDS:
-        raise ValueError(f"Input gradients need one of the backends {GRADIENT_BACKENDS}; the Keras backend "
-                         f"is {backend!r} (set KERAS_BACKEND).")
+        raise ValueError(
+            f"Input gradients need one of the backends {GRADIENT_BACKENDS}; the Keras backend "
+            f"is {backend!r} (set KERAS_BACKEND)."
+        )
     inputs = np.asarray(inputs, np.float32)
     labels = np.asarray(labels, np.int32)
     if backend == "jax":
-        return np.asarray(_jax_gradient(model, from_logits)(
-            [v.value for v in model.trainable_variables], [v.value for v in model.non_trainable_variables],
-            inputs, labels), np.float32)
+        return np.asarray(
+            _jax_gradient(model, from_logits)(
+                [v.value for v in model.trainable_variables],
+                [v.value for v in model.non_trainable_variables],
+                inputs,
+                labels,
+            ),
+            np.float32,
+        )
     if backend == "tensorflow":
         import tensorflow as tf
 
@@ -84,8 +92,9 @@ def _jax_gradient(model, from_logits):
             outputs, _ = model.stateless_call(trainable, non_trainable, x, training=False)
             return _loss(labels, outputs, from_logits)
 
-        cache[from_logits] = jax.jit(lambda trainable, non_trainable, x, labels: jax.grad(loss)(
-            x, trainable, non_trainable, labels))
+        cache[from_logits] = jax.jit(
+            lambda trainable, non_trainable, x, labels: jax.grad(loss)(x, trainable, non_trainable, labels)
+        )
     return cache[from_logits]
 
 
@@ -95,21 +104,29 @@ def _normalization(normalization, channels):
         return np.zeros(channels, np.float32), np.ones(channels, np.float32)
     if isinstance(normalization, dict):
         if set(normalization) != {"mean", "std"}:
-            raise ValueError("`normalization` must be a dict with the keys 'mean' and 'std' (a recipe's "
-                             f"history.normalization). Received keys: {sorted(map(str, normalization))}")
+            raise ValueError(
+                "`normalization` must be a dict with the keys 'mean' and 'std' (a recipe's "
+                f"history.normalization). Received keys: {sorted(map(str, normalization))}"
+            )
         normalization = (normalization["mean"], normalization["std"])
     if not isinstance(normalization, (tuple, list)) or len(normalization) != 2:
-        raise TypeError("`normalization` must be None, {'mean': ..., 'std': ...} or a (mean, std) pair, per "
-                        f"channel in [0, 1] units. Received: normalization={validation.shown(normalization)}")
+        raise TypeError(
+            "`normalization` must be None, {'mean': ..., 'std': ...} or a (mean, std) pair, per "
+            f"channel in [0, 1] units. Received: normalization={validation.shown(normalization)}"
+        )
     try:
-        mean, std = (np.broadcast_to(np.asarray(v, np.float64), (channels,)).astype(np.float32)
-                     for v in normalization)
+        mean, std = (
+            np.broadcast_to(np.asarray(v, np.float64), (channels,)).astype(np.float32) for v in normalization
+        )
     except (TypeError, ValueError) as err:
-        raise ValueError(f"`normalization`: mean and std must be numbers or {channels} per-channel values "
-                         f"({err}).") from None
+        raise ValueError(
+            f"`normalization`: mean and std must be numbers or {channels} per-channel values ({err})."
+        ) from None
     if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(std)) and np.all(std > 0)):
-        raise ValueError(f"`normalization` must have finite means and stds > 0. Received: "
-                         f"mean={mean.tolist()}, std={std.tolist()}")
+        raise ValueError(
+            f"`normalization` must have finite means and stds > 0. Received: "
+            f"mean={mean.tolist()}, std={std.tolist()}"
+        )
     return mean, std
 
 
@@ -119,14 +136,16 @@ def _pixels(images):
     if images.dtype == np.uint8:
         return images.astype(np.float32) / 255.0
     if not (np.issubdtype(images.dtype, np.floating) or np.issubdtype(images.dtype, np.integer)):
-        raise TypeError(f"The images must be uint8 (0-255) or floats in [0, 1]. Received dtype "
-                        f"{images.dtype}.")
+        raise TypeError(
+            f"The images must be uint8 (0-255) or floats in [0, 1]. Received dtype {images.dtype}."
+        )
     images = images.astype(np.float32)
     if images.size and not (np.all(np.isfinite(images)) and images.min() >= 0.0 and images.max() <= 1.0):
         raise ValueError(
             "Float images must lie in [0, 1] (epsilon is in pixel units): received values in "
             f"[{np.nanmin(images):.4g}, {np.nanmax(images):.4g}]"
-            f"{' with NaN or inf' if not np.all(np.isfinite(images)) else ''}; pass uint8 images or x / 255.")
+            f"{' with NaN or inf' if not np.all(np.isfinite(images)) else ''}; pass uint8 images or x / 255."
+        )
     return images
 
 
@@ -135,21 +154,29 @@ def _labels(labels, count):
     if labels.ndim == 2 and labels.shape[0] == count and labels.shape[1] > 1:
         labels = labels.argmax(axis=-1)  # one-hot
     labels = labels.reshape(-1) if labels.ndim == 2 and labels.shape[1] == 1 else labels
-    if (labels.shape != (count,) or not np.issubdtype(labels.dtype, np.integer)
-            or (count and labels.min() < 0)):
-        raise ValueError(f"The labels must be {count} non-negative integer classes (or one-hot rows), one "
-                         f"per image. Received shape {labels.shape}, dtype {labels.dtype}.")
+    if (
+        labels.shape != (count,)
+        or not np.issubdtype(labels.dtype, np.integer)
+        or (count and labels.min() < 0)
+    ):
+        raise ValueError(
+            f"The labels must be {count} non-negative integer classes (or one-hot rows), one "
+            f"per image. Received shape {labels.shape}, dtype {labels.dtype}."
+        )
     return labels.astype(np.int32)
 
 
 def _data(data):
     if not isinstance(data, (tuple, list)) or len(data) != 2:
-        raise TypeError("`data` must be an (images, labels) pair of arrays. "
-                        f"Received: data of type {type(data).__name__}")
+        raise TypeError(
+            f"`data` must be an (images, labels) pair of arrays. Received: data of type {type(data).__name__}"
+        )
     images = _pixels(data[0])
     if images.ndim < 2 or len(images) == 0:
-        raise ValueError("`data` must hold at least one image (a batch axis first). Received images of "
-                         f"shape {images.shape}.")
+        raise ValueError(
+            "`data` must hold at least one image (a batch axis first). Received images of "
+            f"shape {images.shape}."
+        )
     return images, _labels(data[1], len(images))
 
 
@@ -212,10 +239,15 @@ def fgsm_accuracy(model, data, epsilon=1 / 255, *, normalization=None, batch_siz
     _check_outputs(model, (pixels[:1] - mean) / std, labels)
     correct = 0
     for start in range(0, len(pixels), batch_size):
-        x, y = pixels[start:start + batch_size], labels[start:start + batch_size]
+        x, y = pixels[start : start + batch_size], labels[start : start + batch_size]
         if epsilon > 0:
-            x = np.clip(x + np.float32(epsilon) * np.sign(
-                input_gradient(model, (x - mean) / std, y, from_logits=from_logits)), 0.0, 1.0)
+            x = np.clip(
+                x
+                + np.float32(epsilon)
+                * np.sign(input_gradient(model, (x - mean) / std, y, from_logits=from_logits)),
+                0.0,
+                1.0,
+            )
         outputs = keras.ops.convert_to_numpy(model((x - mean) / std, training=False))
         correct += int(np.sum(outputs.argmax(axis=-1) == y))
     return correct / len(pixels)
@@ -229,7 +261,9 @@ def _check_outputs(model, first, labels):
         message = " ".join(str(err).split())[:300]
         raise ValueError(f"`model` cannot run on images of shape {first.shape[1:]}: {message}") from None
     if outputs.ndim != 2 or outputs.shape[0] != 1:
-        raise ValueError(f"`model` must output one row of class scores per image; it gave shape "
-                         f"{outputs.shape} for 1 image.")
+        raise ValueError(
+            f"`model` must output one row of class scores per image; it gave shape "
+            f"{outputs.shape} for 1 image."
+        )
     if labels.max() >= outputs.shape[1]:
         raise ValueError(f"The labels go up to {labels.max()} but `model` scores {outputs.shape[1]} classes.")

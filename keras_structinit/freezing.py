@@ -34,8 +34,14 @@ from keras_structinit.contract import model_function
 from keras_structinit.io_utils import check_zip_sizes
 from keras_structinit.walker import find_kernels
 
-__all__ = ["FROZEN_RECORD", "freeze_spatial", "frozen_paths_in_file", "load_frozen_model",
-           "portable_optimizers", "save_portable"]
+__all__ = [
+    "FROZEN_RECORD",
+    "freeze_spatial",
+    "frozen_paths_in_file",
+    "load_frozen_model",
+    "portable_optimizers",
+    "save_portable",
+]
 
 #: The asset file, in a ``.keras`` archive, that lists the variables frozen when the model was saved.
 FROZEN_RECORD = "keras_structinit_frozen.json"
@@ -117,9 +123,17 @@ def _record_frozen(model, variables):
         place = {id(v): i for i, v in enumerate(variables)}
         still = sorted(place[key] for key, v in record.items() if key in place and v.trainable is False)
         with open(os.path.join(dir_path, FROZEN_RECORD), "w", encoding="utf-8") as f:
-            json.dump({"format_version": RECORD_FORMAT, "variables": len(variables), "indices": still,
-                       "frozen": [variables[i].path for i in still],
-                       "shapes": [[int(n) for n in variables[i].shape] for i in still]}, f, indent=1)
+            json.dump(
+                {
+                    "format_version": RECORD_FORMAT,
+                    "variables": len(variables),
+                    "indices": still,
+                    "frozen": [variables[i].path for i in still],
+                    "shapes": [[int(n) for n in variables[i].shape] for i in still],
+                },
+                f,
+                indent=1,
+            )
 
     model.__dict__["save_assets"] = save_assets
 
@@ -142,34 +156,50 @@ def _read_record(archive, name, filepath):
     with archive.open(name) as f:  # inflated piece by piece: a zip bomb stops at the cap
         text = f.read(MAX_RECORD_BYTES + 1)
     if len(text) > MAX_RECORD_BYTES:
-        raise ValueError(f"The frozen record in {where} is larger than {MAX_RECORD_BYTES} bytes: not a "
-                         "record this package writes")
+        raise ValueError(
+            f"The frozen record in {where} is larger than {MAX_RECORD_BYTES} bytes: not a "
+            "record this package writes"
+        )
     try:
         record = json.loads(text)
     except ValueError as err:
         raise ValueError(f"The frozen record in {where} is not JSON: {err}") from None
     version = record.get("format_version") if isinstance(record, dict) else None
     if version not in (1, 2, RECORD_FORMAT) or type(version) is not int:
-        raise ValueError(f"The frozen record in {where} has format_version {version!r}; this version "
-                         f"reads 1 to {RECORD_FORMAT}")
+        raise ValueError(
+            f"The frozen record in {where} has format_version {version!r}; this version "
+            f"reads 1 to {RECORD_FORMAT}"
+        )
     frozen = record.get("frozen")
     if not isinstance(frozen, list) or not all(isinstance(p, str) for p in frozen):
-        raise ValueError(f"The frozen record in {where} must hold `frozen`, a list of variable paths. "
-                         f"Received: {type(frozen).__name__}")
+        raise ValueError(
+            f"The frozen record in {where} must hold `frozen`, a list of variable paths. "
+            f"Received: {type(frozen).__name__}"
+        )
     if version == 1:
         return _Record(name, frozen)
     indices, count = record.get("indices"), record.get("variables")
-    if not (isinstance(indices, list) and len(indices) == len(frozen) and type(count) is int
-            and all(type(i) is int and 0 <= i < count for i in indices)):
-        raise ValueError(f"The frozen record in {where} must hold `indices`, one place in "
-                         "`model.variables` per frozen path, below `variables`")
+    if not (
+        isinstance(indices, list)
+        and len(indices) == len(frozen)
+        and type(count) is int
+        and all(type(i) is int and 0 <= i < count for i in indices)
+    ):
+        raise ValueError(
+            f"The frozen record in {where} must hold `indices`, one place in "
+            "`model.variables` per frozen path, below `variables`"
+        )
     if version == 2:
         return _Record(name, frozen, indices, count)
     shapes = record.get("shapes")
-    if not (isinstance(shapes, list) and len(shapes) == len(frozen) and all(
-            isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape) for shape in shapes)):
-        raise ValueError(f"The frozen record in {where} must hold `shapes`, one list of sizes per frozen "
-                         "path")
+    if not (
+        isinstance(shapes, list)
+        and len(shapes) == len(frozen)
+        and all(isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape) for shape in shapes)
+    ):
+        raise ValueError(
+            f"The frozen record in {where} must hold `shapes`, one list of sizes per frozen path"
+        )
     return _Record(name, frozen, indices, count, [tuple(shape) for shape in shapes])
 
 
@@ -188,8 +218,11 @@ class _Record:
 def _records(filepath):
     """The :class:`_Record` s of the frozen records in a ``.keras`` file."""
     with zipfile.ZipFile(filepath) as archive:
-        return [_read_record(archive, name, filepath) for name in archive.namelist()
-                if name.startswith("assets/") and posixpath.basename(name) == FROZEN_RECORD]
+        return [
+            _read_record(archive, name, filepath)
+            for name in archive.namelist()
+            if name.startswith("assets/") and posixpath.basename(name) == FROZEN_RECORD
+        ]
 
 
 def frozen_paths_in_file(filepath):
@@ -251,18 +284,23 @@ def _recorded_variables(model, filepath):
             for i, (path, index) in enumerate(zip(record.paths, record.indices, strict=True)):
                 variable = variables[index]
                 shape = None if record.shapes is None else record.shapes[i]
-                if (variable.path.rsplit("/", 1)[-1] != path.rsplit("/", 1)[-1]
-                        or (shape is not None and tuple(variable.shape) != shape)):
-                    raise ValueError(f"The frozen record in {os.fspath(filepath)!r} places {path!r}"
-                                     f"{'' if shape is None else f' of shape {shape}'} at variable {index}, "
-                                     f"which is {variable.path!r} of shape {tuple(variable.shape)}: the "
-                                     "file's config and record disagree")
+                if variable.path.rsplit("/", 1)[-1] != path.rsplit("/", 1)[-1] or (
+                    shape is not None and tuple(variable.shape) != shape
+                ):
+                    raise ValueError(
+                        f"The frozen record in {os.fspath(filepath)!r} places {path!r}"
+                        f"{'' if shape is None else f' of shape {shape}'} at variable {index}, "
+                        f"which is {variable.path!r} of shape {tuple(variable.shape)}: the "
+                        "file's config and record disagree"
+                    )
                 found[id(variable)] = variable
             continue
         missing = [p for p in record.paths if p not in by_path]
         if missing:
-            raise ValueError(f"The frozen record in {os.fspath(filepath)!r} names variables the model does "
-                             f"not have: {validation.clipped(str(missing), 300)}")
+            raise ValueError(
+                f"The frozen record in {os.fspath(filepath)!r} names variables the model does "
+                f"not have: {validation.clipped(str(missing), 300)}"
+            )
         found.update((id(v), v) for p in record.paths for v in by_path[p])
     return list(found.values())
 
@@ -283,8 +321,11 @@ def portable_optimizers(config):
         return config
     out = {key: portable_optimizers(value) for key, value in config.items()}
     module, name = out.get("module"), out.get("class_name")
-    if (isinstance(module, str) and module.startswith("keras.src.backend.")
-            and isinstance(getattr(keras.optimizers, str(name), None), type)):
+    if (
+        isinstance(module, str)
+        and module.startswith("keras.src.backend.")
+        and isinstance(getattr(keras.optimizers, str(name), None), type)
+    ):
         out.update(module="keras.optimizers", registered_name=None)
     return out
 

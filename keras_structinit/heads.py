@@ -102,8 +102,10 @@ def read_head(model):
 def describe_head(head):
     """One line for a probability head: what it is and how the loss takes it."""
     where = f"'{head.layer}'" if head.layer else "the model"
-    return (f"Head: {where} ends in {head.activation}: its outputs are probabilities, so the loss "
-            "takes them as probabilities (from_logits=False), not as logits")
+    return (
+        f"Head: {where} ends in {head.activation}: its outputs are probabilities, so the loss "
+        "takes them as probabilities (from_logits=False), not as logits"
+    )
 
 
 def loss_for_head(loss, head):

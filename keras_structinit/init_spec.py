@@ -60,31 +60,38 @@ def parse_init_spec(spec):
         shown_part = validation.shown(text, 100)
         form = init_forms().get(name)
         if form is None:
-            raise ValueError(f"`init` part {shown_part} is not one of {form_usage()}. "
-                             f"Received: init={received}")
+            raise ValueError(
+                f"`init` part {shown_part} is not one of {form_usage()}. Received: init={received}"
+            )
         if form.arg is None and colon:
             raise ValueError(f"`init` part {shown_part}: {name} takes no argument. Received: init={received}")
         if form.arg is not None and not arg and (colon or form.default is None):
-            raise ValueError(f"`init` part {shown_part} needs its argument: {form.usage()}. "
-                             f"Received: init={received}")
+            raise ValueError(
+                f"`init` part {shown_part} needs its argument: {form.usage()}. Received: init={received}"
+            )
         value = form.default_value()
         if arg:
             try:
                 value = form.parse(arg)
             except ValueError as err:
-                raise ValueError(f"`init` part {shown_part}: {name} {validation.clipped(str(err))}. "
-                                 f"Received: init={received}") from None
+                raise ValueError(
+                    f"`init` part {shown_part}: {name} {validation.clipped(str(err))}. "
+                    f"Received: init={received}"
+                ) from None
         parts.append(InitPart(form, value))
     alone = [p.name for p in parts if p.form.alone]
     if len(parts) > 1 and alone:
-        raise ValueError(f"`init` {alone[0]!r} cannot be combined with other forms. "
-                         f"Received: init={received}")
+        raise ValueError(
+            f"`init` {alone[0]!r} cannot be combined with other forms. Received: init={received}"
+        )
     stages = [p.form.stage for p in parts]
     repeated = sorted({s for s in stages if stages.count(s) > 1})
     if repeated:
         clash = [p.name for p in parts if p.form.stage in repeated]
-        raise ValueError(f"`init` combines {' and '.join(clash)}, which act on the same {repeated[0]} stage; "
-                         f"use one of them. Received: init={received}")
+        raise ValueError(
+            f"`init` combines {' and '.join(clash)}, which act on the same {repeated[0]} stage; "
+            f"use one of them. Received: init={received}"
+        )
     for part in list(parts):
         base = init_forms()[part.form.base] if part.form.base is not None else None
         if base is not None and base.stage not in {p.form.stage for p in parts}:
@@ -153,11 +160,16 @@ def _spec_parts(spec):
         return parse_init_spec(spec)
     if isinstance(spec, (list, tuple)) and all(isinstance(p, InitPart) for p in spec):
         return list(spec)
-    hint = (f"; join forms with '+', e.g. {validation.shown('+'.join(spec), 200)}"
-            if isinstance(spec, (list, tuple)) and spec and all(isinstance(p, str) for p in spec) else "")
-    raise TypeError(f"`spec` must be an init spec (a str such as 'NAME+NAME:ARG') or the list of "
-                    f"InitPart that parse_init_spec returns. Received: spec={validation.shown(spec, 200)} "
-                    f"of type {type(spec).__name__}{hint}")
+    hint = (
+        f"; join forms with '+', e.g. {validation.shown('+'.join(spec), 200)}"
+        if isinstance(spec, (list, tuple)) and spec and all(isinstance(p, str) for p in spec)
+        else ""
+    )
+    raise TypeError(
+        f"`spec` must be an init spec (a str such as 'NAME+NAME:ARG') or the list of "
+        f"InitPart that parse_init_spec returns. Received: spec={validation.shown(spec, 200)} "
+        f"of type {type(spec).__name__}{hint}"
+    )
 
 
 def apply_parts(model, spec, *, data=None, seed=None):
@@ -170,14 +182,18 @@ def apply_parts(model, spec, *, data=None, seed=None):
     seed = validation.optional(validation.random_seed, seed, "seed")
     missing = [p.name for p in parts if p.form.needs_data and data is None]
     if missing:
-        raise ValueError(f"`data` is needed by init {', '.join(missing)}: images (N, H, W, C) scaled as the "
-                         "model's input is")
+        raise ValueError(
+            f"`data` is needed by init {', '.join(missing)}: images (N, H, W, C) scaled as the "
+            "model's input is"
+        )
     import keras
 
     saved = [(v, keras.ops.convert_to_numpy(v), v.trainable) for v in getattr(model, "variables", ())]
     try:
-        return [(part, list(part.form.apply(model, part.value, data=data, seed=part_seed)))
-                for part, part_seed in zip(parts, part_seeds(seed, len(parts)), strict=True)]
+        return [
+            (part, list(part.form.apply(model, part.value, data=data, seed=part_seed)))
+            for part, part_seed in zip(parts, part_seeds(seed, len(parts)), strict=True)
+        ]
     except BaseException:
         for variable, value, trainable in saved:
             variable.assign(value)

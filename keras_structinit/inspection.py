@@ -29,8 +29,17 @@ from keras_structinit.contract import check_model
 from keras_structinit.io_utils import write_text
 from keras_structinit.reporting import MISSING, format_table
 
-__all__ = ["FIGURE_FILTERS", "INIT_RECORD", "InspectionReport", "Section", "images_and_labels",
-           "initializers_in_file", "inspect", "record_initializers", "values"]
+__all__ = [
+    "FIGURE_FILTERS",
+    "INIT_RECORD",
+    "InspectionReport",
+    "Section",
+    "images_and_labels",
+    "initializers_in_file",
+    "inspect",
+    "record_initializers",
+    "values",
+]
 
 #: Filters (and data eigenvectors) that a section's figure draws at most.
 FIGURE_FILTERS = 16
@@ -55,12 +64,16 @@ def images_and_labels(data):
             labels = labels.argmax(axis=1)
         labels = labels.reshape(-1) if labels.ndim == 2 and labels.shape[1] == 1 else labels
         if labels.shape != (images.shape[0],) or not np.issubdtype(labels.dtype, np.integer):
-            raise ValueError(f"`data` as (images, labels) needs integer labels (N,) or one-hot (N, "
-                             f"classes) for the N = {images.shape[0]} images. Received labels of dtype "
-                             f"{labels.dtype}, shape {labels.shape}")
+            raise ValueError(
+                f"`data` as (images, labels) needs integer labels (N,) or one-hot (N, "
+                f"classes) for the N = {images.shape[0]} images. Received labels of dtype "
+                f"{labels.dtype}, shape {labels.shape}"
+            )
         return images, labels
-    raise TypeError(f"`data` must be an image array (N, H, W, C) or a pair (images, labels). "
-                    f"Received: {type(data).__name__}")
+    raise TypeError(
+        f"`data` must be an image array (N, H, W, C) or a pair (images, labels). "
+        f"Received: {type(data).__name__}"
+    )
 
 
 @dataclass
@@ -105,7 +118,7 @@ def _configured_initializer(config, name):
     if name == "kernel":
         keys.append("depthwise_initializer")
     elif name.endswith("_kernel"):
-        keys.append(f"{name[:-len('_kernel')]}_initializer")
+        keys.append(f"{name[: -len('_kernel')]}_initializer")
     keys.append("initializer")
     for key in keys:
         named = config.get(key)
@@ -130,11 +143,20 @@ def _layers(model, initializers):
         for variable in walker.own_variables(layer):
             array = values(variable)
             name = variable.path.rsplit("/", 1)[-1]
-            rows.append({"path": variable.path, "layer": layer.name, "kind": type(layer).__name__,
-                         "shape": list(variable.shape), "trainable": bool(variable.trainable),
-                         "norm": float(np.linalg.norm(array)), "mean": float(array.mean()),
-                         "std": float(array.std()), "initializer": initializers.get(variable.path),
-                         "configured_initializer": _configured_initializer(config, name)})
+            rows.append(
+                {
+                    "path": variable.path,
+                    "layer": layer.name,
+                    "kind": type(layer).__name__,
+                    "shape": list(variable.shape),
+                    "trainable": bool(variable.trainable),
+                    "norm": float(np.linalg.norm(array)),
+                    "mean": float(array.mean()),
+                    "std": float(array.std()),
+                    "initializer": initializers.get(variable.path),
+                    "configured_initializer": _configured_initializer(config, name),
+                }
+            )
     return rows
 
 
@@ -148,8 +170,11 @@ def record_initializers(filepath, model, written):
     shows. Saving the model again drops it: the values may have changed since."""
     variables = model.variables
     position = {v.path: i for i, v in enumerate(variables)}
-    record = {"format_version": 1, "variables": len(variables),
-              "written": [[position[p], p, form] for p, form in written.items() if p in position]}
+    record = {
+        "format_version": 1,
+        "variables": len(variables),
+        "written": [[position[p], p, form] for p, form in written.items() if p in position],
+    }
     with zipfile.ZipFile(filepath, "a") as archive:
         archive.writestr(f"assets/{INIT_RECORD}", json.dumps(record, indent=1))
 
@@ -173,11 +198,22 @@ def initializers_in_file(filepath, model):
         record = None
     ours = isinstance(record, dict) and record.get("format_version") == 1
     written = record.get("written") if ours else None
-    if not (isinstance(written, list) and type(record.get("variables")) is int and all(
-            isinstance(e, list) and len(e) == 3 and type(e[0]) is int and isinstance(e[1], str)
-            and isinstance(e[2], str) for e in written)):
-        raise ValueError(f"{where} is not one this package writes (format_version 1: `variables` and "
-                         "`written`, [index, path, init] each)")
+    if not (
+        isinstance(written, list)
+        and type(record.get("variables")) is int
+        and all(
+            isinstance(e, list)
+            and len(e) == 3
+            and type(e[0]) is int
+            and isinstance(e[1], str)
+            and isinstance(e[2], str)
+            for e in written
+        )
+    ):
+        raise ValueError(
+            f"{where} is not one this package writes (format_version 1: `variables` and "
+            "`written`, [index, path, init] each)"
+        )
     variables = model.variables
     by_path = {v.path: v for v in variables}
     found = {}
@@ -229,8 +265,11 @@ class InspectionReport:
         """Writes the sections' PNGs to ``directory`` (needs the ``viz`` extra); returns their paths
         (``docs/command-line.md`` shows them)."""
         os.makedirs(directory, exist_ok=True)
-        return [path for section in self.sections.values()
-                for path in section.figures(directory, overwrite=overwrite)]
+        return [
+            path
+            for section in self.sections.values()
+            for path in section.figures(directory, overwrite=overwrite)
+        ]
 
     def to_markdown(self, figures=()):
         """The report as Markdown; ``figures``: image paths (relative to the file) shown first."""
@@ -239,15 +278,25 @@ class InspectionReport:
             lines += [f"![{os.path.splitext(os.path.basename(figure))[0]}]({figure})", ""]
         for section in self.sections.values():
             lines += section.markdown()
-        columns = (("variable", "path"), ("layer kind", "kind"), ("trainable", "trainable"),
-                   ("norm", "norm", ".4g"), ("mean", "mean", ".4g"), ("std", "std", ".4g"),
-                   ("initializer", "initializer"))
-        lines += ["## Every layer", "",
-                  "Initializer: the init that wrote the variable, as `structinit init` recorded it in the "
-                  f"file (or `inspect(..., initializers=...)` was told); {MISSING} where that is not known. "
-                  "report.json's `configured_initializer` names the one in the layer's config, which drew "
-                  "the values only if nothing has written them since.", "",
-                  format_table(self.layers, columns)]
+        columns = (
+            ("variable", "path"),
+            ("layer kind", "kind"),
+            ("trainable", "trainable"),
+            ("norm", "norm", ".4g"),
+            ("mean", "mean", ".4g"),
+            ("std", "std", ".4g"),
+            ("initializer", "initializer"),
+        )
+        lines += [
+            "## Every layer",
+            "",
+            "Initializer: the init that wrote the variable, as `structinit init` recorded it in the "
+            f"file (or `inspect(..., initializers=...)` was told); {MISSING} where that is not known. "
+            "report.json's `configured_initializer` names the one in the layer's config, which drew "
+            "the values only if nothing has written them since.",
+            "",
+            format_table(self.layers, columns),
+        ]
         return "\n".join(lines) + "\n"
 
 
@@ -271,11 +320,17 @@ def inspect(model, *, data=None, initializers=None):
     images_and_labels(data)  # checked before any section runs
     initializers = {} if initializers is None else initializers
     if not isinstance(initializers, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in initializers.items()):
-        raise TypeError("`initializers` must be None or a dict {variable path: the init that wrote it}. "
-                        f"Received: {type(initializers).__name__}")
-    sections = {name: inspector.load()(model, data=data, parts=[part.load() for part in parts])
-                for name, (inspector, parts) in methods.inspectors().items()}
+        isinstance(k, str) and isinstance(v, str) for k, v in initializers.items()
+    ):
+        raise TypeError(
+            "`initializers` must be None or a dict {variable path: the init that wrote it}. "
+            f"Received: {type(initializers).__name__}"
+        )
+    sections = {
+        name: inspector.load()(model, data=data, parts=[part.load() for part in parts])
+        for name, (inspector, parts) in methods.inspectors().items()
+    }
     arrays = {key: array for section in sections.values() for key, array in section.arrays.items()}
-    return InspectionReport(model=model.name, layers=_layers(model, initializers), sections=sections,
-                            arrays=arrays)
+    return InspectionReport(
+        model=model.name, layers=_layers(model, initializers), sections=sections, arrays=arrays
+    )

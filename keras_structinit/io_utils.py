@@ -25,9 +25,21 @@ import signal
 import tempfile
 import threading
 
-__all__ = ["LOCK_FILE", "MAX_INFLATION", "MAX_JSON_MEMBER_BYTES", "OutputInUse", "OutputLock", "atomic_path",
-           "check_output", "check_unlocked", "check_zip_sizes", "locked_outputs", "prepare_output_dir",
-           "write_json", "write_text"]
+__all__ = [
+    "LOCK_FILE",
+    "MAX_INFLATION",
+    "MAX_JSON_MEMBER_BYTES",
+    "OutputInUse",
+    "OutputLock",
+    "atomic_path",
+    "check_output",
+    "check_unlocked",
+    "check_zip_sizes",
+    "locked_outputs",
+    "prepare_output_dir",
+    "write_json",
+    "write_text",
+]
 
 _TMP_MARK = ".tmp-"
 #: The lock file of an output folder (a file output's is ``.<name>.structinit.lock`` beside it).
@@ -155,15 +167,18 @@ def check_output(path, name, *, overwrite=False, inputs=(), hint="overwrite=True
     path = os.fspath(path)
     for source in inputs:
         if isinstance(source, (str, os.PathLike)) and _same_file(path, source):
-            raise ValueError(f"`{name}` {path!r} is an input of this run ({os.fspath(source)!r}); "
-                             "writing it would destroy that input: choose another path")
+            raise ValueError(
+                f"`{name}` {path!r} is an input of this run ({os.fspath(source)!r}); "
+                "writing it would destroy that input: choose another path"
+            )
     if os.path.exists(path) and not overwrite:
         raise ValueError(f"`{name}` {path!r} already exists; pass {hint} to replace it")
     return path
 
 
-def prepare_output_dir(out, files, name, *, overwrite=False, inputs=(), hint="overwrite=True",
-                       check_only=False):
+def prepare_output_dir(
+    out, files, name, *, overwrite=False, inputs=(), hint="overwrite=True", check_only=False
+):
     """Makes the output folder ``out``, of which a run writes ``files`` (names).
 
     Refuses (``ValueError`` naming ``name``) a folder that holds any of
@@ -182,8 +197,10 @@ def prepare_output_dir(out, files, name, *, overwrite=False, inputs=(), hint="ov
     existing = [p for p in paths if os.path.exists(p)]
     if existing and not overwrite:
         listed = ", ".join(os.path.basename(p) for p in existing)
-        raise ValueError(f"`{name}` {out!r} already holds the results of a run ({listed}); "
-                         f"pass {hint} to replace them, or choose another folder")
+        raise ValueError(
+            f"`{name}` {out!r} already holds the results of a run ({listed}); "
+            f"pass {hint} to replace them, or choose another folder"
+        )
     if check_only:
         return out
     for path in existing:
@@ -229,12 +246,16 @@ def check_zip_sizes(path, name, *, json_members=("config.json", "metadata.json")
     for info in infos:
         where = f"`{name}` {os.fspath(path)!r}: its member {info.filename!r}"
         if info.filename in json_members and info.file_size > MAX_JSON_MEMBER_BYTES:
-            raise ValueError(f"{where} inflates to {info.file_size} bytes, above the "
-                             f"{MAX_JSON_MEMBER_BYTES} a model's config may have: not read")
+            raise ValueError(
+                f"{where} inflates to {info.file_size} bytes, above the "
+                f"{MAX_JSON_MEMBER_BYTES} a model's config may have: not read"
+            )
         stored = max(info.compress_size, 1)
         if info.file_size > INFLATION_FLOOR_BYTES and info.file_size > MAX_INFLATION * stored:
-            raise ValueError(f"{where} inflates {info.compress_size} stored bytes to {info.file_size} "
-                             f"(more than {MAX_INFLATION} times): a zip bomb, not read")
+            raise ValueError(
+                f"{where} inflates {info.compress_size} stored bytes to {info.file_size} "
+                f"(more than {MAX_INFLATION} times): a zip bomb, not read"
+            )
 
 
 def file_sha256(path):
@@ -265,8 +286,9 @@ class OutputLock:
     def __init__(self, path, name, *, folder=True, what="another process"):
         self.path, self.name, self.folder, self.what = os.fspath(path), name, folder, what
         head, tail = os.path.split(os.path.abspath(self.path))
-        self.lock_path = (os.path.join(self.path, LOCK_FILE) if folder
-                          else os.path.join(head, f".{tail}.structinit.lock"))
+        self.lock_path = (
+            os.path.join(self.path, LOCK_FILE) if folder else os.path.join(head, f".{tail}.structinit.lock")
+        )
         self._fd, self._made = None, None
 
     def _refusal(self, fd):
@@ -276,8 +298,10 @@ class OutputLock:
         except OSError:
             pid = ""
         holder = f"process {pid}" if pid.isdigit() else f"it holds {os.path.basename(self.lock_path)}"
-        return OutputInUse(f"{self.name} {self.path!r} is in use by {self.what} ({holder}); wait for it to "
-                           "end, or choose another path")
+        return OutputInUse(
+            f"{self.name} {self.path!r} is in use by {self.what} ({holder}); wait for it to "
+            "end, or choose another path"
+        )
 
     def check(self):
         """Raises :class:`OutputInUse` when another process holds the lock; changes nothing."""
@@ -356,9 +380,12 @@ class OutputLock:
 
 
 def _locks(files, folders, what):
-    return [OutputLock(path, name, folder=folder, what=what)
-            for entries, folder in ((files, False), (folders, True))
-            for path, name in entries if path is not None]
+    return [
+        OutputLock(path, name, folder=folder, what=what)
+        for entries, folder in ((files, False), (folders, True))
+        for path, name in entries
+        if path is not None
+    ]
 
 
 def check_unlocked(files=(), folders=(), what="another process"):

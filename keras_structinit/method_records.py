@@ -91,7 +91,6 @@ class InitForm:
         return self.default() if callable(self.default) else self.default
 
 
-
 @dataclass(frozen=True)
 class Selector:
     """What a method acts on, for :mod:`keras_structinit.walker`.
@@ -151,7 +150,6 @@ class Inspector:
         return getattr(importlib.import_module(module), name)
 
 
-
 @dataclass(frozen=True)
 class Method:
     """One method, declared once in its package's ``method.py`` as ``METHOD``.
@@ -202,30 +200,41 @@ class Method:
         absolute = functools.partial(importlib.util.resolve_name, package=self.package)
         object.__setattr__(self, "exports", {k: absolute(v) for k, v in self.exports.items()})
         object.__setattr__(self, "serializable", tuple(absolute(m) for m in self.serializable))
-        object.__setattr__(self, "commands", tuple(
-            dataclasses.replace(c, module=absolute(c.module)) for c in self.commands))
-        object.__setattr__(self, "inspectors", tuple(
-            dataclasses.replace(i, function=absolute(i.function)) for i in self.inspectors))
+        object.__setattr__(
+            self, "commands", tuple(dataclasses.replace(c, module=absolute(c.module)) for c in self.commands)
+        )
+        object.__setattr__(
+            self,
+            "inspectors",
+            tuple(dataclasses.replace(i, function=absolute(i.function)) for i in self.inspectors),
+        )
         object.__setattr__(self, "pure", tuple(absolute(m) for m in self.pure))
         unknown = [n for names in self.public.values() for n in names if n not in self.exports]
         unknown += [n for n in self.model_functions if n not in self.exports]
         if unknown or set(self.public) - set(NAMESPACES):
-            raise ValueError(f"method {self.name!r}: public names {unknown} are not exports, or "
-                             f"namespaces {sorted(set(self.public) - set(NAMESPACES))} are unknown")
+            raise ValueError(
+                f"method {self.name!r}: public names {unknown} are not exports, or "
+                f"namespaces {sorted(set(self.public) - set(NAMESPACES))} are unknown"
+            )
 
 
 def _builtin_record_modules():
     """``keras_structinit.<name>.method`` for every folder of this package holding a ``method.py``."""
     root = os.path.dirname(os.path.abspath(__file__))
-    return [f"{__package__}.{name}.method" for name in sorted(os.listdir(root))
-            if os.path.isfile(os.path.join(root, name, "method.py"))]
+    return [
+        f"{__package__}.{name}.method"
+        for name in sorted(os.listdir(root))
+        if os.path.isfile(os.path.join(root, name, "method.py"))
+    ]
 
 
 def _record_of(obj, where):
     record = getattr(obj, "METHOD", obj)
     if not isinstance(record, Method):
-        raise TypeError(f"{where} must be a Method record or a module defining METHOD = Method(...); "
-                        f"got {type(record).__name__}")
+        raise TypeError(
+            f"{where} must be a Method record or a module defining METHOD = Method(...); "
+            f"got {type(record).__name__}"
+        )
     return record
 
 
@@ -286,16 +295,19 @@ def inspectors():
     sections = {i.section: (i, []) for i in sorted(found, key=lambda i: i.order) if not i.part}
     for part in (i for i in found if i.part):
         if part.section not in sections:
-            raise ValueError(f"inspector {part.function!r} adds to section {part.section!r}, which no "
-                             f"record declares; sections: {sorted(sections)}")
+            raise ValueError(
+                f"inspector {part.function!r} adds to section {part.section!r}, which no "
+                f"record declares; sections: {sorted(sections)}"
+            )
         sections[part.section][1].append(part)
     return sections
 
 
 def figure_names():
     """The PNG files the records' inspectors may write, in the sections' order."""
-    return tuple(name for inspector, parts in inspectors().values() for i in (inspector, *parts)
-                 for name in i.figures)
+    return tuple(
+        name for inspector, parts in inspectors().values() for i in (inspector, *parts) for name in i.figures
+    )
 
 
 # ------------------------------------------------------------------ argument parsers for records
@@ -334,5 +346,3 @@ def count(what):
         return int(text)
 
     return parse
-
-

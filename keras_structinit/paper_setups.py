@@ -17,13 +17,27 @@ from dataclasses import dataclass
 #: Written out, not read from ``Run``: the recipes sit above the method records (``tests/architecture.py``),
 #: so no module here may import them, not even inside a function. ``tests/test_paper_setups.py``
 #: checks that these are exactly ``Run``'s fields.
-RUN_SETTINGS = ("model", "init", "frozen", "data", "eval_data", "train_size", "train_offset",
-                "validation_split", "model_kwargs", "new_head",
-                "distill_from", "distill_mode", "distill_alpha")
+RUN_SETTINGS = (
+    "model",
+    "init",
+    "frozen",
+    "data",
+    "eval_data",
+    "train_size",
+    "train_offset",
+    "validation_split",
+    "model_kwargs",
+    "new_head",
+    "distill_from",
+    "distill_mode",
+    "distill_alpha",
+)
 
 #: A departure of every setup: the recipes hold out their own validation split.
-HELD_OUT_NOTE = ("trains on 90% of the training split and validates on the rest (--val-split); the paper "
-                 "trains on all of it and reports the test split (--val-split 0 --eval-data TEST)")
+HELD_OUT_NOTE = (
+    "trains on 90% of the training split and validates on the rest (--val-split); the paper "
+    "trains on all of it and reports the test split (--val-split 0 --eval-data TEST)"
+)
 #: The departures of the setups that follow ConvMixer's CIFAR pipeline (Trockman & Kolter 2022).
 CONVMIXER_PIPELINE_NOTES = (
     "the paper states no N (ops per image) or M (magnitude) for RandAugment: torchvision:n2-m12 is the "
@@ -61,4 +75,3 @@ class PaperSetup:
 
     def value(self, setting, default=None):
         return self.settings[setting][0] if setting in self.settings else default
-

@@ -61,7 +61,8 @@ def reinitialize(model, *, layers=None, seed=None):
             if not isinstance(initializer, keras.Initializer):
                 raise ValueError(
                     f"Variable {variable.path!r} of layer {layer.name!r} ({type(layer).__name__}) has no "
-                    f"`{variable.name}_initializer` to draw it again from; leave that layer out of `layers`.")
+                    f"`{variable.name}_initializer` to draw it again from; leave that layer out of `layers`."
+                )
             found.append((variable, initializer))
     order = {id(v): i for i, v in enumerate(model.weights)}
     found.sort(key=lambda pair: order.get(id(pair[0]), len(order)))

@@ -23,8 +23,16 @@ import numpy as np
 
 from keras_structinit import validation
 
-__all__ = ["MISSING", "Column", "describe_machine", "describe_software", "format_table", "gpus",
-           "machine_info", "versions"]
+__all__ = [
+    "MISSING",
+    "Column",
+    "describe_machine",
+    "describe_software",
+    "format_table",
+    "gpus",
+    "machine_info",
+    "versions",
+]
 
 MISSING = "—"  # a cell whose value is None
 _RULES = {None: "---", "left": ":---", "right": "---:", "center": ":---:"}
@@ -62,8 +70,10 @@ def format_table(rows, columns):
     columns = [Column(*column) for column in columns]
     for column in columns:
         validation.one_of(column.align, "align", tuple(_RULES))
-    lines = [_line([column.header for column in columns]),
-             "|" + "|".join(_RULES[column.align] for column in columns) + "|"]
+    lines = [
+        _line([column.header for column in columns]),
+        "|" + "|".join(_RULES[column.align] for column in columns) + "|",
+    ]
     lines += [_line([_cell(row, column) for column in columns]) for row in rows]
     return "\n".join(lines)
 
@@ -124,8 +134,12 @@ def gpus():
     if smi is None:
         return []
     try:
-        out = subprocess.run([smi, "--query-gpu=name,memory.total,driver_version",
-                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+        out = subprocess.run(
+            [smi, "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     if out.returncode != 0:
@@ -165,8 +179,10 @@ def describe_machine(machine):
     """One sentence for a :func:`machine_info` record, the GPUs first where there are any
     (records written before ``gpus`` was recorded read as CPU-only)."""
     threads = ", ".join(f"{k}={v}" for k, v in (machine.get("thread_env") or {}).items()) or "default"
-    host = (f"{machine['cpu']}, {machine['cores']} cores, {machine['ram_gib']} GiB RAM, "
-            f"{machine['os']}; thread settings {threads}")
+    host = (
+        f"{machine['cpu']}, {machine['cores']} cores, {machine['ram_gib']} GiB RAM, "
+        f"{machine['os']}; thread settings {threads}"
+    )
     cards = machine.get("gpus") or []
     if not cards:
         return f"Machine: {host}; no GPU."
@@ -175,5 +191,7 @@ def describe_machine(machine):
 
 def describe_software(software):
     """``"Python 3.12.3, NumPy 2.4.6, Keras 3.15.1, torch 2.13.0"`` for a :func:`versions` record."""
-    return (f"Python {software['python']}, NumPy {software['numpy']}, Keras {software['keras']}, "
-            f"{software['backend']} {software['backend_version']}")
+    return (
+        f"Python {software['python']}, NumPy {software['numpy']}, Keras {software['keras']}, "
+        f"{software['backend']} {software['backend_version']}"
+    )

@@ -72,8 +72,9 @@ def load_model(spec, *, name="model", **kwargs):
         if not os.path.isfile(spec):
             raise FileNotFoundError(f"`{name}` does not exist: {name}={spec!r}")
         if not zipfile.is_zipfile(spec):  # Keras would call it "not found"
-            raise ValueError(f"`{name}` {spec!r} is not a .keras archive (not a zip file): is it "
-                             "truncated or corrupt?")
+            raise ValueError(
+                f"`{name}` {spec!r} is not a .keras archive (not a zip file): is it truncated or corrupt?"
+            )
         check_zip_sizes(spec, name)  # a bomb is refused before Keras inflates a byte of it
         try:
             return keras.saving.load_model(spec, compile=False, **kwargs)
@@ -90,24 +91,28 @@ def load_model(spec, *, name="model", **kwargs):
             raise ImportError(
                 f"{name}='keras_cv:...' needs KerasCV: pip install -e \".[cv]\" (it needs TensorFlow)"
             ) from err
-        return keras_cv.models.Backbone.from_preset(spec[len("keras_cv:"):], **kwargs)
+        return keras_cv.models.Backbone.from_preset(spec[len("keras_cv:") :], **kwargs)
     constructor, _, weights = spec.removeprefix(APPLICATIONS).partition(":")
     builder = application_builder(constructor)
     if builder is not None:
         if weights and not os.path.isfile(weights):
             raise FileNotFoundError(
-                f"The weights file of `{name}` does not exist: {weights!r} ({name}={spec!r})")
+                f"The weights file of `{name}` does not exist: {weights!r} ({name}={spec!r})"
+            )
         kwargs.setdefault("classifier_activation", None)
         if weights:
             return builder(weights=weights, **kwargs)
-        with _downloading(f"the ImageNet weights of keras.applications.{constructor}",
-                          f"pass a weights file instead: '{constructor}:/path/weights.h5'"):
+        with _downloading(
+            f"the ImageNet weights of keras.applications.{constructor}",
+            f"pass a weights file instead: '{constructor}:/path/weights.h5'",
+        ):
             return builder(weights="imagenet", **kwargs)
     if "://" not in spec and (os.path.sep in spec or spec.startswith(".")):  # not a kaggle:// or hf:// handle
         raise FileNotFoundError(f"`{name}` does not exist: {name}={spec!r}")
     hub = _keras_hub()
-    with _downloading(f"the KerasHub preset {spec!r}",
-                      "save it once with backbone.save_to_preset(DIR) and pass DIR"):
+    with _downloading(
+        f"the KerasHub preset {spec!r}", "save it once with backbone.save_to_preset(DIR) and pass DIR"
+    ):
         return hub.models.Backbone.from_preset(spec, **kwargs)
 
 
@@ -128,8 +133,9 @@ class _downloading:
     def __exit__(self, kind, err, tb):
         if err is None or not isinstance(err, Exception) or isinstance(err, (TypeError, ValueError)):
             return False  # wrong arguments stay what they are
-        raise RuntimeError(f"Could not load {self.what} (is the machine offline?): {_first_line(err)}; "
-                           f"{self.instead}") from err
+        raise RuntimeError(
+            f"Could not load {self.what} (is the machine offline?): {_first_line(err)}; {self.instead}"
+        ) from err
 
 
 def _keras_hub():
@@ -138,5 +144,3 @@ def _keras_hub():
     except ImportError as err:
         raise ImportError('KerasHub models need keras-hub: pip install -e ".[hub]"') from err
     return keras_hub
-
-

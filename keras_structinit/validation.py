@@ -57,8 +57,9 @@ def shown(value, limit=SHOWN_CHARS):
 
 
 def _fail_type(name, expected, value):
-    raise TypeError(f"`{name}` must be {expected}. Received: {name}={shown(value)} "
-                    f"of type {type(value).__name__}")
+    raise TypeError(
+        f"`{name}` must be {expected}. Received: {name}={shown(value)} of type {type(value).__name__}"
+    )
 
 
 def _fail_value(name, expected, value):

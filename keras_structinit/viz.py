@@ -22,9 +22,7 @@ def pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as e:  # pragma: no cover - exercised without the extra
-        raise ImportError(
-            "Plotting needs matplotlib: pip install 'keras-structinit[viz]'"
-        ) from e
+        raise ImportError("Plotting needs matplotlib: pip install 'keras-structinit[viz]'") from e
     return plt
 
 
@@ -160,8 +158,9 @@ def plot_over_depth(panels, path, title=None, overwrite=False):
     return save_figure(fig, path, overwrite)
 
 
-def plot_heatmaps(maps, titles, path, *, title=None, label=None, symmetric=False, limit=None, cmap=None,
-                  overwrite=False):
+def plot_heatmaps(
+    maps, titles, path, *, title=None, label=None, symmetric=False, limit=None, cmap=None, overwrite=False
+):
     """2-D arrays side by side, one shared colour scale and a colorbar (``label``).
 
     ``symmetric``: a diverging scale centred on 0 (covariances); otherwise from 0 to the largest
@@ -170,8 +169,9 @@ def plot_heatmaps(maps, titles, path, *, title=None, label=None, symmetric=False
     """
     plt = pyplot()
     maps = [np.asarray(m, dtype=np.float64) for m in maps]
-    fig, axes = plt.subplots(1, len(maps), figsize=(3.0 * len(maps) + 0.8, 3.4), squeeze=False,
-                             layout="constrained")  # wrapped titles and the colorbar laid out
+    fig, axes = plt.subplots(
+        1, len(maps), figsize=(3.0 * len(maps) + 0.8, 3.4), squeeze=False, layout="constrained"
+    )  # wrapped titles and the colorbar laid out
     peak = limit or max(float(np.nanmax(np.abs(m))) for m in maps) or 1.0
     low, high = (-peak, peak) if symmetric else (0.0, peak)
     cmap = cmap or ("RdBu_r" if symmetric else "viridis")

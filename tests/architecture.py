@@ -30,17 +30,25 @@ from keras_structinit import methods
 PACKAGE = Path(keras_structinit.__file__).parent
 LAYERS = ("core", "methods", "models", "recipes", "cli", "facade")
 FACADE = ("keras_structinit", "keras_structinit._registry")
-DRIVERS = ("keras_structinit.methods", "keras_structinit.method_records", "keras_structinit.init_spec",
-           "keras_structinit.paper_setups", "keras_structinit.inspection", "keras_structinit.callbacks",
-           "keras_structinit.initializers", "keras_structinit.layers")
+DRIVERS = (
+    "keras_structinit.methods",
+    "keras_structinit.method_records",
+    "keras_structinit.init_spec",
+    "keras_structinit.paper_setups",
+    "keras_structinit.inspection",
+    "keras_structinit.callbacks",
+    "keras_structinit.initializers",
+    "keras_structinit.layers",
+)
 METHOD_DRIVERS = ("keras_structinit.methods", "keras_structinit.inspection")
 BASELINE = "baseline"
 
 
 def method_packages():
     """The short names of this package's method folders, from the records."""
-    return {r.package.rsplit(".", 1)[-1] for r in methods.records()
-            if r.package.startswith("keras_structinit.")}
+    return {
+        r.package.rsplit(".", 1)[-1] for r in methods.records() if r.package.startswith("keras_structinit.")
+    }
 
 
 def module_name(path):
@@ -81,8 +89,11 @@ def _nodes(tree, module_level):
     while stack:
         node = stack.pop()
         yield node
-        stack += [child for child in ast.iter_child_nodes(node) if not (module_level and isinstance(
-            child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))]
+        stack += [
+            child
+            for child in ast.iter_child_nodes(node)
+            if not (module_level and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+        ]
 
 
 def imports(path, module=None, module_level=False):
@@ -95,16 +106,24 @@ def imports(path, module=None, module_level=False):
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in _nodes(ast.parse(path.read_text()), module_level):
         if isinstance(node, ast.ImportFrom):
-            base = importlib.util.resolve_name("." * node.level + (node.module or ""), package) \
-                if node.level else node.module
+            base = (
+                importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+                if node.level
+                else node.module
+            )
             if base.split(".")[0] == "keras_structinit":
                 for alias in node.names:
                     full = f"{base}.{alias.name}"
                     yield full if _is_module(full) else base
         elif isinstance(node, ast.Import):
             yield from (a.name for a in node.names if a.name.split(".")[0] == "keras_structinit")
-        elif (not module_level and isinstance(node, ast.Constant) and isinstance(node.value, str)
-              and node.value.startswith("keras_structinit.") and _is_module(node.value)):
+        elif (
+            not module_level
+            and isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith("keras_structinit.")
+            and _is_module(node.value)
+        ):
             yield node.value
 
 
@@ -116,19 +135,25 @@ def wrong_imports(sources=None):
         (level, method), driver = layer(module), module in DRIVERS
         for target in imports(path, module):
             (t_level, t_method), t_driver = layer(target), target in DRIVERS
-            if (LAYERS.index(t_level) > LAYERS.index(level)
-                    or (method and t_method and t_method not in (method, BASELINE))
-                    or (method and t_driver and target not in METHOD_DRIVERS)
-                    or (driver and t_method)):
-                wrong.add(f"{module} ({level}{', driver' if driver else ''}) imports {target} "
-                          f"({t_level}{', driver' if t_driver else ''})")
+            if (
+                LAYERS.index(t_level) > LAYERS.index(level)
+                or (method and t_method and t_method not in (method, BASELINE))
+                or (method and t_driver and target not in METHOD_DRIVERS)
+                or (driver and t_method)
+            ):
+                wrong.add(
+                    f"{module} ({level}{', driver' if driver else ''}) imports {target} "
+                    f"({t_level}{', driver' if t_driver else ''})"
+                )
     return sorted(wrong)
 
 
 def graph(module_level=False):
     """``{module: {modules it imports}}`` of the whole package."""
-    return {module_name(path): {t for t in imports(path, module_level=module_level) if t != module_name(path)}
-            for path in source_files()}
+    return {
+        module_name(path): {t for t in imports(path, module_level=module_level) if t != module_name(path)}
+        for path in source_files()
+    }
 
 
 def cycle(edges):
@@ -137,7 +162,7 @@ def cycle(edges):
 
     def visit(module):
         if module in stack:
-            return stack[stack.index(module):] + [module]
+            return stack[stack.index(module) :] + [module]
         if module in done or module not in edges:
             return None
         stack.append(module)

@@ -73,8 +73,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 # for tests that render results they make up: ``{**RECORDED, ...}``.
 RECORDED = {
     "machine": {"cpu": "AMD EPYC", "cores": 2, "ram_gib": 23.5, "os": "Linux", "thread_env": {}, "gpus": []},
-    "versions": {"python": "3.11.7", "numpy": "2.4.6", "keras": "3.15.1", "backend": "torch",
-                 "backend_version": "2.13.0+cpu"},
+    "versions": {
+        "python": "3.11.7",
+        "numpy": "2.4.6",
+        "keras": "3.15.1",
+        "backend": "torch",
+        "backend_version": "2.13.0+cpu",
+    },
 }
 SHARED_CIFAR10_ZIP = REPO_ROOT.parent / "shared" / "datasets" / "cifar10-train-jpeg.zip"
 
@@ -119,9 +124,11 @@ def run_cli_in_child(tmp_path, code, argv):
     import keras
 
     script = tmp_path / "child.py"
-    script.write_text("import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
-                      + textwrap.dedent(code)
-                      + f"\nimport sys\nfrom keras_structinit import cli\nsys.exit(cli.main({argv!r}))\n")
+    script.write_text(
+        "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        + textwrap.dedent(code)
+        + f"\nimport sys\nfrom keras_structinit import cli\nsys.exit(cli.main({argv!r}))\n"
+    )
     env = dict(os.environ, KERAS_BACKEND=keras.backend.backend())
     return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
 
@@ -197,8 +204,12 @@ class _Loader:
         if self.process is None or self.process.poll() is not None:
             self.stderr = tempfile.TemporaryFile("w+")  # a file: a full pipe would block the loader
             self.process = subprocess.Popen(
-                [sys.executable, "-c", _LOADER_CODE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=self.stderr, text=True, cwd=REPO_ROOT.parent,
+                [sys.executable, "-c", _LOADER_CODE],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.stderr,
+                text=True,
+                cwd=REPO_ROOT.parent,
             )
             self._answer(timeout)  # the ready line
         self.process.stdin.write(json.dumps({"script": str(script), "cwd": cwd and str(cwd)}) + "\n")
@@ -248,9 +259,19 @@ def assert_round_trip_in_process(model, x, tmp_path, atol=1e-6):
     return loaded
 
 
-def run_layer_test(layer_cls, init_kwargs, input_shape, *, expected_output_shape=None,
-                   expected_trainable=None, expected_non_trainable=None, frozen=(), training=True,
-                   mixed_precision=True, tmp_path=None):
+def run_layer_test(
+    layer_cls,
+    init_kwargs,
+    input_shape,
+    *,
+    expected_output_shape=None,
+    expected_trainable=None,
+    expected_non_trainable=None,
+    frozen=(),
+    training=True,
+    mixed_precision=True,
+    tmp_path=None,
+):
     """The checks Keras' ``run_layer_test`` makes (``keras.src.testing.TestCase``), for the package's
     layers, as one helper every layer test calls.
 
@@ -274,7 +295,8 @@ def run_layer_test(layer_cls, init_kwargs, input_shape, *, expected_output_shape
         assert len(layer.trainable_weights) == expected_trainable, [w.path for w in layer.trainable_weights]
     if expected_non_trainable is not None:
         assert len(layer.non_trainable_weights) == expected_non_trainable, [
-            w.path for w in layer.non_trainable_weights]
+            w.path for w in layer.non_trainable_weights
+        ]
     for name in frozen:
         assert any(w.name == name for w in layer.non_trainable_weights), (name, layer.non_trainable_weights)
     config = layer.get_config()
@@ -329,8 +351,9 @@ def assert_round_trip_in_fresh_process(model, x, tmp_path, checks=""):
     path = tmp_path / "model.keras"
     model.save(path)
     np.savez(tmp_path / "io.npz", x=x, y=to_numpy(model(x, training=False)))
-    code = textwrap.dedent(
-        f"""
+    code = (
+        textwrap.dedent(
+            f"""
         import numpy as np, keras
         import keras_structinit
         model = keras.saving.load_model({str(path)!r})
@@ -338,7 +361,10 @@ def assert_round_trip_in_fresh_process(model, x, tmp_path, checks=""):
         got = keras.ops.convert_to_numpy(keras.ops.cast(model(io["x"], training=False), "float32"))
         np.testing.assert_allclose(got, io["y"], rtol=1e-5, atol=1e-6)
         """
-    ) + textwrap.dedent(checks) + '\nprint("ROUND_TRIP_OK")\n'
+        )
+        + textwrap.dedent(checks)
+        + '\nprint("ROUND_TRIP_OK")\n'
+    )
     script = tmp_path / "round_trip_check.py"
     script.write_text(code)
     ok, output = _LOADER.run(script)
@@ -452,8 +478,10 @@ def _release_models(request):
         )
         if _MEMORY_LOG:
             with open(_MEMORY_LOG, "a") as log:
-                log.write(f"{request.node.nodeid}: {before:.2f} -> {after:.2f} GB, "
-                          f"next at {_jax_cache_threshold_gb:.2f} GB\n")
+                log.write(
+                    f"{request.node.nodeid}: {before:.2f} -> {after:.2f} GB, "
+                    f"next at {_jax_cache_threshold_gb:.2f} GB\n"
+                )
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -32,8 +32,15 @@ def _zoo(name, **kwargs):
 def _app_convnext():
     from keras.src.applications.convnext import ConvNeXt  # the generic builder (private; pinned Keras range)
 
-    return ConvNeXt(depths=[1, 1, 1, 1], projection_dims=[8, 8, 16, 16], input_shape=SHAPE, weights=None,
-                    classes=10, include_preprocessing=False, name="convnext_user")
+    return ConvNeXt(
+        depths=[1, 1, 1, 1],
+        projection_dims=[8, 8, 16, 16],
+        input_shape=SHAPE,
+        weights=None,
+        classes=10,
+        include_preprocessing=False,
+        name="convnext_user",
+    )
 
 
 def _app_mobilenet_v2():
@@ -47,8 +54,9 @@ def _app_resnet():
         x = stack_residual_blocks_v1(x, 8, 1, stride1=1, name="conv2")
         return stack_residual_blocks_v1(x, 16, 1, name="conv3")
 
-    return ResNet(stacks, preact=False, use_bias=True, weights=None, input_shape=SHAPE, classes=10,
-                  name="resnet_user")
+    return ResNet(
+        stacks, preact=False, use_bias=True, weights=None, input_shape=SHAPE, classes=10, name="resnet_user"
+    )
 
 
 def _app_efficientnet():
@@ -60,24 +68,37 @@ def _app_efficientnet():
 def _hub_vit():
     import keras_hub
 
-    return keras_hub.models.ViTBackbone(image_shape=SHAPE, patch_size=8, num_layers=2, num_heads=2,
-                                        hidden_dim=16, mlp_dim=32)
+    return keras_hub.models.ViTBackbone(
+        image_shape=SHAPE, patch_size=8, num_layers=2, num_heads=2, hidden_dim=16, mlp_dim=32
+    )
 
 
 def _hub_resnet():
     import keras_hub
 
     return keras_hub.models.ResNetBackbone(
-        input_conv_filters=[64], input_conv_kernel_sizes=[3], stackwise_num_filters=[64, 16],
-        stackwise_num_blocks=[1, 1], stackwise_num_strides=[1, 2], block_type="basic_block",
-        image_shape=SHAPE)
+        input_conv_filters=[64],
+        input_conv_kernel_sizes=[3],
+        stackwise_num_filters=[64, 16],
+        stackwise_num_blocks=[1, 1],
+        stackwise_num_strides=[1, 2],
+        block_type="basic_block",
+        image_shape=SHAPE,
+    )
 
 
 def _user_sequential():
-    return keras.Sequential([
-        keras.Input(SHAPE), keras.layers.Conv2D(8, 3, activation="relu"),
-        keras.layers.DepthwiseConv2D(5, padding="same"), keras.layers.Conv2D(8, 1),
-        keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(10)], name="user_sequential")
+    return keras.Sequential(
+        [
+            keras.Input(SHAPE),
+            keras.layers.Conv2D(8, 3, activation="relu"),
+            keras.layers.DepthwiseConv2D(5, padding="same"),
+            keras.layers.Conv2D(8, 1),
+            keras.layers.GlobalAveragePooling2D(),
+            keras.layers.Dense(10),
+        ],
+        name="user_sequential",
+    )
 
 
 def _user_functional():
@@ -158,8 +179,11 @@ def _fold(model, source):
 METHODS = {
     "covariance init": lambda m, b: len(ks.apply_conv_covariance(m, seed=0)),
     "covariance transfer": lambda m, b: len(ks.apply_covariance_transfer(m, bank=_bank(), seed=0)),
-    "filter transfer": lambda m, b: len(ks.apply_filter_transfer(
-        m, source=ks.models.build_model("convmixer-8/2", 10, SHAPE, kernel_size=3, patch_size=2), seed=0)),
+    "filter transfer": lambda m, b: len(
+        ks.apply_filter_transfer(
+            m, source=ks.models.build_model("convmixer-8/2", 10, SHAPE, kernel_size=3, patch_size=2), seed=0
+        )
+    ),
     "freeze spatial": lambda m, b: len(ks.freeze_spatial(m, which="all_spatial")),
     "mean shift": lambda m, b: len(ks.apply_mean_shift(m, b=0.2, seed=0)),
     "mimetic attention": lambda m, b: len(ks.apply_mimetic_attention(m, seed=0)),
@@ -193,7 +217,7 @@ def table(results):
     lines = ["| method | " + " | ".join(sources) + " |", "|---|" + "---|" * len(sources)]
     for method in METHODS:
         lines.append(f"| {method} | " + " | ".join(cell(results[(method, s)]) for s in sources) + " |")
-    lines += ["", "Each \"no\" is a one-line `ValueError` (first clause shown):", ""]
+    lines += ["", 'Each "no" is a one-line `ValueError` (first clause shown):', ""]
     for method in METHODS:
         reasons = {}
         for source in sources:
@@ -208,8 +232,11 @@ def table(results):
 def _reason(message):
     """The model-independent first clause of an error message."""
     message = re.sub(r"`model` \([^)]*\) ", "the model ", message)
-    message = re.sub(r"layer '[^']*' has \((\d+), \d+\) but its matched source layer '[^']*' has",
-                     r"a \1x\1 target layer's source has", message)
+    message = re.sub(
+        r"layer '[^']*' has \((\d+), \d+\) but its matched source layer '[^']*' has",
+        r"a \1x\1 target layer's source has",
+        message,
+    )
     return re.split(r"[:;.](?:\s|$)", message)[0].split(" (families")[0]
 
 
@@ -217,8 +244,11 @@ def read_table(text):
     """``{(method, source): cell}`` of the first table in ``text`` (as :func:`table` writes it)."""
     rows = [line.strip().strip("|").split("|") for line in text.splitlines() if line.startswith("| ")]
     header = [c.strip() for c in rows[0][1:]]
-    return {(row[0].strip(), source): value.strip()
-            for row in rows[1:] for source, value in zip(header, row[1:], strict=True)}
+    return {
+        (row[0].strip(), source): value.strip()
+        for row in rows[1:]
+        for source, value in zip(header, row[1:], strict=True)
+    }
 
 
 def restore(model, snapshot):

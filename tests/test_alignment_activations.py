@@ -13,8 +13,13 @@ from keras_structinit.alignment.specialization import fraction_histogram
 from keras_structinit.callbacks import RecordSpecialization
 
 #: The conv and Dense layers of :func:`model`, in order, and the layer whose output is counted.
-MEASURED = {"conv_relu": "conv_relu", "conv_bn": "relu", "depthwise": "gelu", "hidden": "hidden",
-            "head": "head"}
+MEASURED = {
+    "conv_relu": "conv_relu",
+    "conv_bn": "relu",
+    "depthwise": "gelu",
+    "hidden": "hidden",
+    "head": "head",
+}
 
 
 def model(seed=0):
@@ -103,8 +108,10 @@ def test_the_callback_records_one_entry_per_epoch_per_layer():
     on the trained model's subset."""
     net, x = model(), images(40)
     held_out = images(50, seed=2)
-    net.compile(optimizer=keras.optimizers.SGD(0.05), loss=keras.losses.SparseCategoricalCrossentropy(
-        from_logits=True))
+    net.compile(
+        optimizer=keras.optimizers.SGD(0.05),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     record = RecordSpecialization(held_out, num_examples=20, seed=3)
     fitted = net.fit(x, np.arange(40) % 3, epochs=2, batch_size=16, verbose=0, callbacks=[record])
     assert record.epochs == [1, 2]
@@ -120,8 +127,13 @@ def test_the_callbacks_config_and_its_seed_fixed_subset():
     held_out = images(50, seed=2)
     record = RecordSpecialization(held_out, num_examples=20, seed=3, layers=["hidden"], add_to_logs=False)
     config = record.get_config()
-    assert json.loads(json.dumps(config)) == {"num_examples": 20, "seed": 3, "layers": ["hidden"],
-                                              "batch_size": 64, "add_to_logs": False}
+    assert json.loads(json.dumps(config)) == {
+        "num_examples": 20,
+        "seed": 3,
+        "layers": ["hidden"],
+        "batch_size": 64,
+        "add_to_logs": False,
+    }
     again = RecordSpecialization(held_out, **config)
     np.testing.assert_array_equal(again.indices, record.indices)  # the same images every time
     other = RecordSpecialization(held_out, num_examples=20, seed=4)

@@ -41,8 +41,17 @@ def textures(n=48, size=12):
 
 
 def small_cnn(size=12):
-    return simple_cnn(3, 4, 8, num_classes=3, input_shape=(size, size, 3), pooling="last", pool_size=3,
-                      pool_strides=2, init_scale=1.0)
+    return simple_cnn(
+        3,
+        4,
+        8,
+        num_classes=3,
+        input_shape=(size, size, 3),
+        pooling="last",
+        pool_size=3,
+        pool_strides=2,
+        init_scale=1.0,
+    )
 
 
 def layer_input(model, name, images):
@@ -213,14 +222,23 @@ def test_align_convs_inside_nested_models_and_other_layers():
     (KerasHub's patch embedding) had no computable input."""
     model, images = nested_model(), textures()
     paths = align_conv_layers(model, images=images, num_layers=3, n_components=4, seed=0)
-    assert paths == ["stem/stem_conv/kernel", "stem/stem_conv/bias", "owner/inner_conv/kernel",
-                     "owner/inner_conv/bias", "top_conv/kernel", "top_conv/bias"]
+    assert paths == [
+        "stem/stem_conv/kernel",
+        "stem/stem_conv/bias",
+        "owner/inner_conv/kernel",
+        "owner/inner_conv/bias",
+        "top_conv/kernel",
+        "top_conv/bias",
+    ]
     stem = keras.Model(model.inputs[0], model.get_layer("stem").output)
     owner_input = 2.0 * to_numpy(stem(images))  # _Stem doubles its input before its conv
     before_top = keras.Model(model.inputs[0], model.get_layer("top_conv").input)
     expected = {"stem_conv": images, "inner_conv": owner_input, "top_conv": to_numpy(before_top(images))}
-    convs = {"stem_conv": model.get_layer("stem").get_layer("stem_conv"),
-             "inner_conv": model.get_layer("owner").conv, "top_conv": model.get_layer("top_conv")}
+    convs = {
+        "stem_conv": model.get_layer("stem").get_layer("stem_conv"),
+        "inner_conv": model.get_layer("owner").conv,
+        "top_conv": model.get_layer("top_conv"),
+    }
     for name, x in expected.items():
         _, eigvecs = patch_covariance(x, 3)
         np.testing.assert_allclose(filters_of(convs[name].kernel), eigvecs[:, :4].T, atol=2e-4, err_msg=name)
@@ -232,16 +250,26 @@ def test_align_keras_applications_and_keras_hub_models():
     from keras.src.applications.convnext import ConvNeXt  # the generic builder (private; pinned Keras range)
 
     images = textures(8, 32)
-    app = ConvNeXt(depths=[1, 1, 1, 1], projection_dims=[8, 8, 16, 16], input_shape=(32, 32, 3),
-                   weights=None, include_preprocessing=False, include_top=False, name="small")
+    app = ConvNeXt(
+        depths=[1, 1, 1, 1],
+        projection_dims=[8, 8, 16, 16],
+        input_shape=(32, 32, 3),
+        weights=None,
+        include_preprocessing=False,
+        include_top=False,
+        name="small",
+    )
     assert align_conv_layers(app, images=images, num_layers=1, n_components=4, seed=0) == [
-        "small_stem/small_stem_conv/kernel", "small_stem/small_stem_conv/bias"]
+        "small_stem/small_stem_conv/kernel",
+        "small_stem/small_stem_conv/bias",
+    ]
     _, eigvecs = patch_covariance(images, 4)
     stem_conv = app.get_layer("small_stem").get_layer("small_stem_conv")
     np.testing.assert_allclose(filters_of(stem_conv.kernel)[:4], eigvecs[:, :4].T, atol=1e-5)
     keras_hub = pytest.importorskip("keras_hub", reason="keras_hub is not installed (the `hub` extra)")
-    vit = keras_hub.models.ViTBackbone(image_shape=(8, 8, 3), patch_size=4, num_layers=1, num_heads=2,
-                                       hidden_dim=16, mlp_dim=32)
+    vit = keras_hub.models.ViTBackbone(
+        image_shape=(8, 8, 3), patch_size=4, num_layers=1, num_heads=2, hidden_dim=16, mlp_dim=32
+    )
     paths = align_conv_layers(vit, images=images[:, :8, :8], n_components=8, seed=0)
     assert len(paths) == 2 and paths[0].endswith("/kernel")
     conv = next(layer for layer in vit._flatten_layers() if isinstance(layer, keras.layers.Conv2D))
@@ -265,8 +293,13 @@ def test_align_conv_layers_bad_input():
         align_conv_layers(model, images=[images])
     with pytest.raises(ValueError, match="`components` must be one of"):
         align_conv_layers(model, images=images, components="leading")
-    depthwise = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.DepthwiseConv2D(3, name="dw"),
-                                  keras.layers.Conv2D(4, 3, name="conv")])
+    depthwise = keras.Sequential(
+        [
+            keras.Input((8, 8, 3)),
+            keras.layers.DepthwiseConv2D(3, name="dw"),
+            keras.layers.Conv2D(4, 3, name="conv"),
+        ]
+    )
     with pytest.raises(ValueError, match="'dw', which is not a plain Conv2D"):
         align_conv_layers(depthwise, images=images[:, :8, :8], layers=["dw", "conv"])
     tiny = keras.Sequential([keras.Input((None, None, 3)), keras.layers.Conv2D(4, 3, padding="same")])
@@ -320,13 +353,15 @@ def test_weight_covariance_measures_alignment():
 
 
 def bias_free_relu_net():
-    return keras.Sequential([
-        keras.Input((6, 6, 3)),
-        keras.layers.Conv2D(4, 3, use_bias=False, activation="relu", name="conv"),
-        keras.layers.Flatten(),
-        keras.layers.Dense(8, use_bias=False, activation="relu", name="dense"),
-        keras.layers.Dense(3, use_bias=False, name="head"),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input((6, 6, 3)),
+            keras.layers.Conv2D(4, 3, use_bias=False, activation="relu", name="conv"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(8, use_bias=False, activation="relu", name="dense"),
+            keras.layers.Dense(3, use_bias=False, name="head"),
+        ]
+    )
 
 
 def test_rescaling_to_initial_norms_keeps_a_bias_free_relu_nets_predictions():
@@ -353,9 +388,14 @@ def test_rescaling_to_initial_norms_keeps_a_bias_free_relu_nets_predictions():
 
 def test_rescaling_multiplies_kernel_and_bias_by_one_constant():
     """App. A.4: all parameters of a layer (its bias too) are multiplied by one positive constant."""
-    model = keras.Sequential([keras.Input((4, 4, 2)), keras.layers.Conv2D(3, 3, name="conv",
-                                                                         bias_initializer="ones"),
-                              keras.layers.Flatten(), keras.layers.Dense(2, name="head")])
+    model = keras.Sequential(
+        [
+            keras.Input((4, 4, 2)),
+            keras.layers.Conv2D(3, 3, name="conv", bias_initializer="ones"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(2, name="head"),
+        ]
+    )
     conv = model.get_layer("conv")
     conv.bias.assign(np.full(3, 0.5, "float32"))
     path = conv.kernel.path.rsplit("/", 1)[0]
@@ -399,19 +439,62 @@ def test_cli_init_data_aligned(tmp_path, capsys):
     data = tmp_path / "train.npz"
     np.savez(data, x=rng.integers(0, 256, (40, 12, 12, 3), dtype=np.uint8), y=np.arange(40) % 10)
     # The paper's recipe (App. A.3) from the command line.
-    argv = ["train", "--model", "simple-cnn-e3", "--init", "data-aligned:2", "--epochs", "1",
-            "--data", str(data), "--out", str(tmp_path / "run"), "--batch-size", "16",
-            "--rand-augment", "none", "--optimizer", "sgd_momentum", "--schedule", "step", "--lr", "0.002",
-            "--weight-decay", "0", "--normalization", "symmetric", "--pad", "0", "--no-flip"]
+    argv = [
+        "train",
+        "--model",
+        "simple-cnn-e3",
+        "--init",
+        "data-aligned:2",
+        "--epochs",
+        "1",
+        "--data",
+        str(data),
+        "--out",
+        str(tmp_path / "run"),
+        "--batch-size",
+        "16",
+        "--rand-augment",
+        "none",
+        "--optimizer",
+        "sgd_momentum",
+        "--schedule",
+        "step",
+        "--lr",
+        "0.002",
+        "--weight-decay",
+        "0",
+        "--normalization",
+        "symmetric",
+        "--pad",
+        "0",
+        "--no-flip",
+    ]
     assert cli.main(argv) == 0
     assert "init data-aligned:2" in capsys.readouterr().out
     config = json.loads((tmp_path / "run" / "results.json").read_text())["config"]
     assert config["init"] == "data-aligned:2"
-    expected = {"optimizer": "sgd_momentum", "schedule": "step", "normalization": "symmetric", "pad": 0,
-                "flip": False, "weight_decay": 0.0}
+    expected = {
+        "optimizer": "sgd_momentum",
+        "schedule": "step",
+        "normalization": "symmetric",
+        "pad": 0,
+        "flip": False,
+        "weight_decay": 0.0,
+    }
     assert {k: config[k] for k in expected} == expected
-    argv = ["train", "--recipe", "imagenet", "--model", "simple-cnn-e3", "--init", "data-aligned",
-            "--epochs", "1", "--data", str(tmp_path)]
+    argv = [
+        "train",
+        "--recipe",
+        "imagenet",
+        "--model",
+        "simple-cnn-e3",
+        "--init",
+        "data-aligned",
+        "--epochs",
+        "1",
+        "--data",
+        str(tmp_path),
+    ]
     assert cli.main(argv) == 2
     assert "--init data-aligned measures the training images of the CIFAR recipes" in capsys.readouterr().err
 

@@ -48,8 +48,9 @@ def test_streamed_covariance_equals_the_brute_force_one(kernel_size, centered):
         np.testing.assert_allclose(got, expected, atol=1e-12)
     # An iterable of batches (e.g. a generator, or (images, labels) pairs) gives the same.
     stream = ((images[i : i + 8], np.zeros(8)) for i in range(0, 37, 8))
-    np.testing.assert_allclose(as_matrix(*patch_covariance(stream, kernel_size, centered=centered)), expected,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        as_matrix(*patch_covariance(stream, kernel_size, centered=centered)), expected, atol=1e-12
+    )
 
 
 def test_eigenpairs_are_sorted_and_signed_deterministically():
@@ -81,8 +82,9 @@ def test_max_patches_is_a_batch_independent_random_subset():
     full = as_matrix(*patch_covariance(images, 3))
     everything = as_matrix(*patch_covariance(images, 3, max_patches=10**6))
     np.testing.assert_allclose(everything, full, atol=1e-12)
-    subsets = [as_matrix(*patch_covariance(images, 3, max_patches=500, seed=7, batch_size=b))
-               for b in (1, 7, 30)]
+    subsets = [
+        as_matrix(*patch_covariance(images, 3, max_patches=500, seed=7, batch_size=b)) for b in (1, 7, 30)
+    ]
     for other in subsets[1:]:
         np.testing.assert_allclose(other, subsets[0], atol=1e-12)
     assert not np.allclose(subsets[0], full)
@@ -135,8 +137,9 @@ def test_large_finite_images_do_not_overflow(max_patches):
     # A stream whose later batches are larger rescales what it summed so far.
     stream = [images[:3], images[3:] * 2.0**200]
     scaled = np.concatenate([images[:3], images[3:] * 2.0**200]) / 2.0**200
-    np.testing.assert_allclose(patch_covariance(stream, 3)[0], patch_covariance(scaled, 3)[0] * 2.0**400,
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        patch_covariance(stream, 3)[0], patch_covariance(scaled, 3)[0] * 2.0**400, rtol=1e-9
+    )
     # A covariance beyond float64 (values ~1e200) is a clear error, not inf or NaN.
     with pytest.raises(ValueError, match="exceeds float64's range .*scale the images down"):
         patch_covariance(images * 1e200, 3, max_patches=max_patches)
@@ -199,8 +202,9 @@ def _misalignment_by_definition(spaces, sigma_w):
 
 def test_misalignment_sums_over_eigenspaces_of_repeated_eigenvalues():
     """Prop. 2, item 7: the sum runs over the eigenspaces of Sigma_x, not over single eigenvectors."""
-    assert misalignment(np.eye(2), np.diag([1.0, 2.0])) == pytest.approx(np.sqrt(4.5) - 2,
-                                                                         abs=1e-12)  # 0.1213
+    assert misalignment(np.eye(2), np.diag([1.0, 2.0])) == pytest.approx(
+        np.sqrt(4.5) - 2, abs=1e-12
+    )  # 0.1213
     rng = np.random.default_rng(11)
     a = rng.standard_normal((3, 9))
     sigma_w = a @ a.T / 9
@@ -215,7 +219,8 @@ def test_misalignment_sums_over_eigenspaces_of_repeated_eigenvalues():
     q = random_basis(3, seed=4)
     rotated = np.diag([1.0, 1.0, 2.0])
     assert misalignment(q @ rotated @ q.T, sigma_w) == pytest.approx(
-        _misalignment_by_definition([q[:, :2], q[:, 2:]], sigma_w), abs=1e-7)
+        _misalignment_by_definition([q[:, :2], q[:, 2:]], sigma_w), abs=1e-7
+    )
     np.testing.assert_array_equal(eigenspaces([1.0, 1.0, 2.0, 2.0 + 1e-14, 3.0]), [0, 0, 1, 1, 2])
 
 
@@ -259,8 +264,9 @@ def test_filter_covariance_uses_the_patch_order():
     filters = np.stack([kernel[..., o].reshape(-1) for o in range(5)])  # one row per filter
     np.testing.assert_allclose(filter_covariance(kernel), filters.T @ filters / 5, atol=1e-12)
     centered = filters - filters.mean(axis=0)
-    np.testing.assert_allclose(filter_covariance(kernel, centered=True), centered.T @ centered / 5,
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        filter_covariance(kernel, centered=True), centered.T @ centered / 5, atol=1e-12
+    )
     with pytest.raises(ValueError, match="rank >= 2"):
         filter_covariance(np.ones(3))
 
@@ -313,8 +319,9 @@ def test_transfer_function_is_the_weight_variance_along_each_data_eigenvector():
     assert tau2.sum() == pytest.approx(np.trace(sigma_w))
     np.testing.assert_allclose(transfer_function(sigma_x, np.eye(6))[1], 1.0)  # isotropic weights
     # A repeated eigenvalue: its space's mean, whatever basis eigh picks (tr(diag(1, 3)) / 2 = 2).
-    np.testing.assert_allclose(transfer_function(np.diag([5.0, 1.0, 1.0]), np.diag([7.0, 1.0, 3.0]))[1],
-                               [7.0, 2.0, 2.0])
+    np.testing.assert_allclose(
+        transfer_function(np.diag([5.0, 1.0, 1.0]), np.diag([7.0, 1.0, 3.0]))[1], [7.0, 2.0, 2.0]
+    )
     singular = np.outer([1.0, 0, 0], [1.0, 0, 0])  # one filter direction: Sigma_w of rank 1 is fine
     np.testing.assert_allclose(transfer_function(np.diag([3.0, 2.0, 1.0]), singular)[1], [1.0, 0.0, 0.0])
     with pytest.raises(ValueError, match="`sigma_x` must be a \\(3, 3\\) matrix"):

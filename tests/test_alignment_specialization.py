@@ -43,8 +43,9 @@ def test_a_neuron_that_fires_for_one_class_only_is_fully_selective():
 def test_counts_add_over_batches_and_ignore_empty_classes():
     activations, labels = synthetic()
     whole = activation_counts(activations, labels, num_classes=5)
-    halves = [activation_counts(activations[s], labels[s], num_classes=5)
-              for s in (slice(0, 30), slice(30, 60))]
+    halves = [
+        activation_counts(activations[s], labels[s], num_classes=5) for s in (slice(0, 30), slice(30, 60))
+    ]
     np.testing.assert_array_equal(whole[0], halves[0][0] + halves[1][0])
     assert class_rates(*whole).shape == (4, 3)  # classes 3 and 4 have no example
     counts, sizes = activation_counts(activations > 0)  # no labels: one class

@@ -32,8 +32,14 @@ def _committed_text_files():
 
 
 def test_the_pattern_finds_the_paths_it_is_meant_to_find():
-    for text in ('"data": "/work/shared/datasets/x.zip"', "--out /tmp/lc", "/home/u/x", "/root/x",
-                 '"C:\\\\Users\\\\x"', "C:\\data\\x"):
+    for text in (
+        '"data": "/work/shared/datasets/x.zip"',
+        "--out /tmp/lc",
+        "/home/u/x",
+        "/root/x",
+        '"C:\\\\Users\\\\x"',
+        "C:\\data\\x",
+    ):
         assert ABSOLUTE.search(text), text
     for text in ('"data": {"name": "x.zip"}', "results/cpu/x.json", "a / b", "1/255", "\\n"):
         assert not ABSOLUTE.search(text), text
@@ -45,7 +51,7 @@ def test_no_result_and_not_the_report_holds_an_absolute_path():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             match = ABSOLUTE.search(line)
             if match:
-                snippet = line[max(0, match.start() - 30):][:90]
+                snippet = line[max(0, match.start() - 30) :][:90]
                 found.append(f"{path.relative_to(BENCH_DIR)}:{number}: ...{snippet}")
     assert not found, "absolute paths in results:\n" + "\n".join(found)
 
@@ -55,8 +61,9 @@ def _repo(tmp_path):
     root.mkdir()
 
     def git(*args):
-        return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True,
-                              text=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
+        ).stdout.strip()
 
     git("init", "-q")
     git("config", "user.email", "t@example.com")
@@ -146,13 +153,16 @@ def test_a_resumable_result_records_the_commit_for_the_file_and_each_new_run(tmp
     data["runs"].append({"seed": 1})
     save()
     written = json.loads((tmp_path / "out" / "x.json").read_text())
-    head = subprocess.run(["git", "-C", str(bench_utils.package_root()), "rev-parse", "HEAD"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(bench_utils.package_root()), "rev-parse", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert written["code"]["commit"] == head and isinstance(written["code"]["dirty"], bool)
     assert "code" not in written["runs"][0]
     assert written["runs"][1]["code"] == written["code"]
-    assert written["config"]["data"] == {"name": "train.zip",
-                                         "sha256": hashlib.sha256(b"pixels").hexdigest()}
+    assert written["config"]["data"] == {"name": "train.zip", "sha256": hashlib.sha256(b"pixels").hexdigest()}
     assert str(tmp_path) not in (tmp_path / "out" / "x.json").read_text()
 
 

@@ -15,8 +15,9 @@ pytestmark = once_per_suite("the runner's backend choice and launch are plain Py
 
 def _without(monkeypatch, missing):
     real = importlib.util.find_spec
-    monkeypatch.setattr(bench_utils.importlib.util, "find_spec",
-                        lambda name, *a: None if name == missing else real(name, *a))
+    monkeypatch.setattr(
+        bench_utils.importlib.util, "find_spec", lambda name, *a: None if name == missing else real(name, *a)
+    )
 
 
 def test_installed_backends_leaves_out_a_missing_package_and_says_so(monkeypatch, capsys):
@@ -30,8 +31,9 @@ def test_installed_backends_leaves_out_a_missing_package_and_says_so(monkeypatch
 def test_all_backends_runs_one_subprocess_per_installed_backend(monkeypatch, capsys):
     _without(monkeypatch, "tensorflow")
     commands = []
-    monkeypatch.setattr(bench_utils.subprocess, "run",
-                        lambda command, cwd, check: commands.append((command, cwd)))
+    monkeypatch.setattr(
+        bench_utils.subprocess, "run", lambda command, cwd, check: commands.append((command, cwd))
+    )
 
     def parse_args(argv):
         parser = bench_utils.backend_parser("test")

@@ -30,18 +30,26 @@ def test_variants_time_the_fft_kernel_gradient_only_where_the_shifted_sum_runs()
         assert fft == ([] if backend == "torch" else [("package", (), False, "fft", True)])
     # TensorFlow: every variant as `compile` runs it on a CPU (no XLA), the whole model also with XLA.
     jit = Counter(v[-1] for v in convmixer_breakdown._variants("tensorflow"))
-    assert jit[True] == 3 and jit[False] == len(convmixer_breakdown.REMOVED) + len(
-        convmixer_breakdown.STOCK_REMOVED) + 1
+    assert (
+        jit[True] == 3
+        and jit[False] == len(convmixer_breakdown.REMOVED) + len(convmixer_breakdown.STOCK_REMOVED) + 1
+    )
 
 
 def test_summary_rows_are_the_whole_package_model_against_torch():
     def entry(jit, thawed, frozen):
         whole = {"layers": "package", "removed": [], "kernel_grad": "auto", "jit_compile": jit}
-        return {"model": [{**whole, "frozen": False, "median_s": thawed},
-                          {**whole, "frozen": True, "median_s": frozen},
-                          {**whole, "frozen": False, "kernel_grad": "fft", "median_s": 9.0},
-                          {**whole, "removed": ["depthwise"], "frozen": False, "median_s": 0.1}]}
+        return {
+            "model": [
+                {**whole, "frozen": False, "median_s": thawed},
+                {**whole, "frozen": True, "median_s": frozen},
+                {**whole, "frozen": False, "kernel_grad": "fft", "median_s": 9.0},
+                {**whole, "removed": ["depthwise"], "frozen": False, "median_s": 0.1},
+            ]
+        }
 
     lines = convmixer_breakdown.summary_lines({"jax": entry(True, 2.0, 1.5), "torch": entry(False, 1.0, 0.5)})
-    assert lines[2:] == ["| jax | True | 2.000 | 1.500 | 1.33x | 2.00 / 3.00 |",
-                         "| torch | False | 1.000 | 0.500 | 2.00x | - |"]
+    assert lines[2:] == [
+        "| jax | True | 2.000 | 1.500 | 1.33x | 2.00 / 3.00 |",
+        "| torch | False | 1.000 | 0.500 | 2.00x | - |",
+    ]

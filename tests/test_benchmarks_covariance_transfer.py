@@ -48,8 +48,12 @@ def test_plan_and_sources_of_each_experiment():
 
 def test_bad_arguments_name_the_option():
     def fails(*argv):
-        result = subprocess.run([sys.executable, "-m", "benchmarks.covariance_transfer", *argv,
-                                 "--data", str(REPO_ROOT)], capture_output=True, text=True, cwd=REPO_ROOT)
+        result = subprocess.run(
+            [sys.executable, "-m", "benchmarks.covariance_transfer", *argv, "--data", str(REPO_ROOT)],
+            capture_output=True,
+            text=True,
+            cwd=REPO_ROOT,
+        )
         assert result.returncode == 2
         return result.stderr.strip().splitlines()[-1]
 
@@ -74,8 +78,9 @@ def test_source_cache_lock_is_exclusive_and_stale_locks_are_taken_over(tmp_path)
     assert second.try_lock(spec)
     second.unlock(spec)
     # A lock whose process has exited is taken over.
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     lock = first.folder(spec) / "lock"
     lock.write_text(json.dumps({"pid": int(dead), "host": __import__("socket").gethostname()}))
     assert second.try_lock(spec)
@@ -147,7 +152,8 @@ def test_transfer_groups_sample_with_the_bank_mean(tmp_path):
     cache = ct.SourceCache(tmp_path)
     cache.folder(spec).mkdir(parents=True)
     FilterCovariance([np.full(9, 5.0)] * 2, [1e-6 * np.eye(9)] * 2, 3, patch_size=2).save(
-        cache.folder(spec) / "bank.npz")
+        cache.folder(spec) / "bank.npz"
+    )
     model = convmixer(8, 2, kernel_size=3, input_shape=(8, 8, 3))
     ct.initialize(model, "transfer-same", 0, cache, [spec], ct.target_of(args, ("transfer-same", True, 0)))
     kernel = np.asarray(model.get_layer("block_1_depthwise_conv").kernel.numpy())
@@ -167,8 +173,23 @@ def test_resize_methods_name_and_apply_the_bank_resize(tmp_path):
     for resize in RESIZE_METHODS:
         assert ct.parse_transfer_init(ct.transfer_init(2, 9, resize)) == (2, 9, resize)
     assert ct.transfer_init(2, 9) == "transfer:p2-k9"  # the recorded runs' names
-    args = args_for("patch-kernel", "--dim", "8", "--depth", "2", "--resize", "crop", "--frozen", "frozen",
-                    "--target-kernel-sizes", "5", "--target-patch-sizes", "2", "--seeds", "0")
+    args = args_for(
+        "patch-kernel",
+        "--dim",
+        "8",
+        "--depth",
+        "2",
+        "--resize",
+        "crop",
+        "--frozen",
+        "frozen",
+        "--target-kernel-sizes",
+        "5",
+        "--target-patch-sizes",
+        "2",
+        "--seeds",
+        "0",
+    )
     assert [item[0] for item in ct.plan(args)] == ["default", "conv-cov", "transfer:p2-k9+crop"]
     spec = ct.source_spec(args, 8, 2, 9, 256, "torch")
     assert ct.sources_of(args, ct.plan(args)[2], 256, "torch") == [spec]
@@ -189,24 +210,64 @@ def test_resize_methods_name_and_apply_the_bank_resize(tmp_path):
 # Summaries, Markdown, headline
 # ----------------------------------------------------------------------------
 def group_runs():
-    offset = {"default": 0.0, "transfer-same": 0.03, "transfer-narrow": 0.02, "filters": 0.04,
-              "conv-cov": 0.05}
-    source = {"dim": 16, "depth": 6, "patch_size": 2, "kernel_size": 9, "epochs": 8, "key": "abc",
-              "val_accuracy": 0.5, "centre_ratio": 1.7}
-    return [{"experiment": "groups", "group": g, "frozen": f, "seed": s, "epochs": 2,
-             "target": {"dim": 128, "depth": 6, "patch_size": 2, "kernel_size": 9},
-             "source": source if g in ("transfer-same", "transfer-narrow", "filters") else None,
-             "val_accuracy": 0.4 + offset[g] * (1 if f else 0.5) + s / 100, "train_accuracy": 0.5,
-             "train_time_s": 60.0, "date": "2026-01-01"}
-            for s in (0, 1, 2) for f in (True, False) for g in ct.GROUPS]
+    offset = {
+        "default": 0.0,
+        "transfer-same": 0.03,
+        "transfer-narrow": 0.02,
+        "filters": 0.04,
+        "conv-cov": 0.05,
+    }
+    source = {
+        "dim": 16,
+        "depth": 6,
+        "patch_size": 2,
+        "kernel_size": 9,
+        "epochs": 8,
+        "key": "abc",
+        "val_accuracy": 0.5,
+        "centre_ratio": 1.7,
+    }
+    return [
+        {
+            "experiment": "groups",
+            "group": g,
+            "frozen": f,
+            "seed": s,
+            "epochs": 2,
+            "target": {"dim": 128, "depth": 6, "patch_size": 2, "kernel_size": 9},
+            "source": source if g in ("transfer-same", "transfer-narrow", "filters") else None,
+            "val_accuracy": 0.4 + offset[g] * (1 if f else 0.5) + s / 100,
+            "train_accuracy": 0.5,
+            "train_time_s": 60.0,
+            "date": "2026-01-01",
+        }
+        for s in (0, 1, 2)
+        for f in (True, False)
+        for g in ct.GROUPS
+    ]
 
 
 def results(runs, experiment, **config):
-    base = {"experiment": experiment, "dim": 128, "depth": 6, "train_size": 4000, "held_out_size": 2000,
-            "batch_size": 128, "rand_augment": False, "source_epochs": 8, "source_seed": 0, "data": "d",
-            "held_out": "h"}
-    return {"benchmark": f"covariance_transfer_{experiment}", **RECORDED,
-            "backend": "torch", "config": {**base, **config}, "runs": runs}
+    base = {
+        "experiment": experiment,
+        "dim": 128,
+        "depth": 6,
+        "train_size": 4000,
+        "held_out_size": 2000,
+        "batch_size": 128,
+        "rand_augment": False,
+        "source_epochs": 8,
+        "source_seed": 0,
+        "data": "d",
+        "held_out": "h",
+    }
+    return {
+        "benchmark": f"covariance_transfer_{experiment}",
+        **RECORDED,
+        "backend": "torch",
+        "config": {**base, **config},
+        "runs": runs,
+    }
 
 
 def test_groups_summaries_markdown_and_headline():
@@ -228,8 +289,10 @@ def test_groups_summaries_markdown_and_headline():
 
 def test_each_budget_is_summarized_apart_and_the_largest_leads():
     short = group_runs()
-    longer = [{**r, "epochs": 4, "val_accuracy": r["val_accuracy"] + (0.1 if r["group"] == "default" else 0)}
-              for r in short]
+    longer = [
+        {**r, "epochs": 4, "val_accuracy": r["val_accuracy"] + (0.1 if r["group"] == "default" else 0)}
+        for r in short
+    ]
     data = results(short + longer, "groups", kernel_size=9, patch_size=2, narrow_dim=16)
     headline, pairs = ct.headline_comparisons(data)
     # At 4 epochs every group is 10 points below A once the budgets are apart (mixed, it would be 5).
@@ -246,14 +309,35 @@ def test_patch_kernel_summaries_use_the_bank_patch_size():
     for p, k in ((1, 5), (2, 9)):
         for init, gain in (("default", 0.0), ("conv-cov", 0.04), ("transfer:p2-k9", 0.02)):
             for s in (0, 1):
-                source = None if init == "default" or init == "conv-cov" else {
-                    "dim": 128, "depth": 6, "patch_size": 2, "kernel_size": 9, "epochs": 8, "key": "k2",
-                    "val_accuracy": 0.6, "centre_ratio": 2.0}
-                runs.append({"experiment": "patch-kernel", "init": init, "frozen": True, "seed": s,
-                             "epochs": 2,
-                             "target": {"dim": 128, "depth": 6, "patch_size": p, "kernel_size": k},
-                             "source": source, "val_accuracy": 0.3 + gain + s / 100, "train_accuracy": 0.4,
-                             "train_time_s": 30.0, "date": "2026-01-02"})
+                source = (
+                    None
+                    if init == "default" or init == "conv-cov"
+                    else {
+                        "dim": 128,
+                        "depth": 6,
+                        "patch_size": 2,
+                        "kernel_size": 9,
+                        "epochs": 8,
+                        "key": "k2",
+                        "val_accuracy": 0.6,
+                        "centre_ratio": 2.0,
+                    }
+                )
+                runs.append(
+                    {
+                        "experiment": "patch-kernel",
+                        "init": init,
+                        "frozen": True,
+                        "seed": s,
+                        "epochs": 2,
+                        "target": {"dim": 128, "depth": 6, "patch_size": p, "kernel_size": k},
+                        "source": source,
+                        "val_accuracy": 0.3 + gain + s / 100,
+                        "train_accuracy": 0.4,
+                        "train_time_s": 30.0,
+                        "date": "2026-01-02",
+                    }
+                )
     gains = ct.target_gains(runs)
     assert gains[1, 5, True, "transfer:p2-k9"] == pytest.approx([2.0, 2.0])
     data = results(runs, "patch-kernel", source_dim=128)

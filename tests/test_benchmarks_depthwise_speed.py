@@ -1,6 +1,5 @@
 """benchmarks/depthwise_speed.py's models, without timing: the stock twin of the package's ConvMixer."""
 
-
 import keras
 import numpy as np
 

@@ -28,8 +28,9 @@ def _run(seed, frozen=False):
     """A tiny lc_accuracy run: the benchmark's steps (seed, build, fit_cifar with its recipe)."""
     keras.utils.set_random_seed(seed)
     model = lcresnet(8, 4, 1, frozen=frozen)
-    history = recipes.fit_cifar(model, _data(64, 0), 2, eval_data=_data(32, 1), seed=seed, verbose=0,
-                                **dict(RECIPE, batch_size=16))
+    history = recipes.fit_cifar(
+        model, _data(64, 0), 2, eval_data=_data(32, 1), seed=seed, verbose=0, **dict(RECIPE, batch_size=16)
+    )
     return history.history, history.eval_results, _weights(model)
 
 

@@ -40,18 +40,33 @@ def _row(path, jit, thawed, frozen):
     def stats(s):
         return {"median_s": s, "repeats": 12, "first_step_s": 1.0, "resolved_path": [path]}
 
-    return {"kernel_size": 9, "path": path, "jit_compile": jit, "thawed": stats(thawed),
-            "frozen": stats(frozen), "frozen_speedup": thawed / frozen}
+    return {
+        "kernel_size": 9,
+        "path": path,
+        "jit_compile": jit,
+        "thawed": stats(thawed),
+        "frozen": stats(frozen),
+        "frozen_speedup": thawed / frozen,
+    }
 
 
 def test_summary_and_markdown_without_tensorflow():
-    entry = {"machine": {"cpu": "c", "cores": 2, "ram_gib": 1, "os": "o"},
-             "software": {"keras": "3", "backend_version": "x"}, "date": "d", "elapsed_s": 1.0,
-             "loadavg_1min": {"start": 1.0, "end": 1.0},
-             "config": {"dim": 8, "depth": 1, "batch": 4, "warmup": 2, "repeats": 12},
-             "groups": [{"kernel_size": 9, "loadavg_1min": {"start": 1.0, "end": 1.0},
-                         "auto": {"True": {"thawed": "shifted", "frozen": "shifted"}},
-                         "results": [_row("shifted", True, 0.4, 0.3), _row("native", True, 1.4, 0.9)]}]}
+    entry = {
+        "machine": {"cpu": "c", "cores": 2, "ram_gib": 1, "os": "o"},
+        "software": {"keras": "3", "backend_version": "x"},
+        "date": "d",
+        "elapsed_s": 1.0,
+        "loadavg_1min": {"start": 1.0, "end": 1.0},
+        "config": {"dim": 8, "depth": 1, "batch": 4, "warmup": 2, "repeats": 12},
+        "groups": [
+            {
+                "kernel_size": 9,
+                "loadavg_1min": {"start": 1.0, "end": 1.0},
+                "auto": {"True": {"thawed": "shifted", "frozen": "shifted"}},
+                "results": [_row("shifted", True, 0.4, 0.3), _row("native", True, 1.4, 0.9)],
+            }
+        ],
+    }
     data = {"benchmark": "frozen_speed", "results": {"jax": entry}}
     (row,) = frozen_speed.auto_summary(data["results"])
     assert (row["thawed_s"], row["frozen_s"], row["before_path"]) == (0.4, 0.3, "shifted")

@@ -41,8 +41,15 @@ def _runs(values, date=AFTER, commits=None):
     runs = []
     for variant, accs in values.items():
         for seed, acc in enumerate(accs):
-            run = {"variant": variant, "seed": seed, "val_accuracy": acc / 100, "probe_accuracy": acc / 100,
-                   "train_time_s": 60.0, "val_accuracy_per_epoch": [acc / 100], "date": date}
+            run = {
+                "variant": variant,
+                "seed": seed,
+                "val_accuracy": acc / 100,
+                "probe_accuracy": acc / 100,
+                "train_time_s": 60.0,
+                "val_accuracy_per_epoch": [acc / 100],
+                "date": date,
+            }
             if variant == "uniform":
                 run["teacher_id"] = "A"
             if commits:
@@ -62,8 +69,9 @@ def test_paired_and_unpaired_figures_and_which_decides():
     d = np.subtract(STEADY["uniform"], STEADY["random_init"])
     assert pair.paired_figure == pytest.approx((d.mean(), d.std(ddof=1) / np.sqrt(3), 3))
     hi, lo = np.array(STEADY["uniform"]), np.array(STEADY["random_init"])
-    assert pair.unpaired[:2] == pytest.approx((hi.mean() - lo.mean(),
-                                               np.sqrt(hi.var(ddof=1) / 3 + lo.var(ddof=1) / 3)))
+    assert pair.unpaired[:2] == pytest.approx(
+        (hi.mean() - lo.mean(), np.sqrt(hi.var(ddof=1) / 3 + lo.var(ddof=1) / 3))
+    )
     assert pair.why_unpaired is None and pair.judged == "paired" and pair.ahead is True
     # The same numbers judged unpaired are within noise: runs from before the stateless stream ...
     early = _pair({"runs": _runs(STEADY, date=BEFORE)})
@@ -95,12 +103,21 @@ def test_verdicts_count_only_counted_comparisons():
 
 
 def test_runs_without_commits_are_one_code_within_a_sitting():
-    runs = [{"seed": 0, "date": "2026-11-26T10:00:00+00:00"}, {"seed": 1, "date": "2026-11-26T12:30:00"},
-            {"seed": 2, "date": "2026-11-27T09:00:00+00:00"}, {"seed": 3},
-            {"seed": 4, "date": "2026-11-27T09:10:00+00:00", "code": {"commit": "c" * 40}}]
+    runs = [
+        {"seed": 0, "date": "2026-11-26T10:00:00+00:00"},
+        {"seed": 1, "date": "2026-11-26T12:30:00"},
+        {"seed": 2, "date": "2026-11-27T09:00:00+00:00"},
+        {"seed": 3},
+        {"seed": 4, "date": "2026-11-27T09:10:00+00:00", "code": {"commit": "c" * 40}},
+    ]
     keys = code_keys({"runs": runs})
-    assert [keys[id(r)] for r in runs] == [("sitting", 0), ("sitting", 0), ("sitting", 1), ("file",),
-                                            ("commit", "c" * 40)]
+    assert [keys[id(r)] for r in runs] == [
+        ("sitting", 0),
+        ("sitting", 0),
+        ("sitting", 1),
+        ("file",),
+        ("commit", "c" * 40),
+    ]
 
 
 def _selection_results(values, **kwargs):
@@ -109,9 +126,15 @@ def _selection_results(values, **kwargs):
     return data
 
 
-@pytest.mark.parametrize("values, date, verdict, paired", [
-    (STEADY, AFTER, "yes", "paired"), (STEADY, BEFORE, "within noise", "unpaired"),
-    (ANTI, AFTER, "within noise", "paired"), (ANTI, BEFORE, "yes", "unpaired")])
+@pytest.mark.parametrize(
+    "values, date, verdict, paired",
+    [
+        (STEADY, AFTER, "yes", "paired"),
+        (STEADY, BEFORE, "within noise", "unpaired"),
+        (ANTI, AFTER, "within noise", "paired"),
+        (ANTI, BEFORE, "yes", "unpaired"),
+    ],
+)
 def test_the_report_states_paired_verdicts(tmp_path, monkeypatch, values, date, verdict, paired):
     (tmp_path / "cpu").mkdir()
     (tmp_path / "cpu" / "selection_table7.json").write_text(json.dumps(_selection_results(values, date=date)))
@@ -131,19 +154,22 @@ def test_the_report_measures_the_spread_of_a_repeated_configuration(tmp_path, mo
     later = copy.deepcopy(earlier)
     later["machine"]["thread_env"] = {}
     for k, run in enumerate(later["runs"]):
-        run["val_accuracy"] += (0.01 if k % 2 else -0.02)
+        run["val_accuracy"] += 0.01 if k % 2 else -0.02
         run["date"] = "2026-11-28T10:00:00+00:00"
     (tmp_path / "cpu").mkdir()
     for name, data in (("lc_accuracy_fig1", earlier), ("lc_fgsm", later)):
         (tmp_path / "cpu" / f"{name}.json").write_text(json.dumps(data))
-    monkeypatch.setattr(report, "SUITES", {"cpu": tuple(b for b in CPU if b.name in ("lc_accuracy_fig1",
-                                                                                       "lc_fgsm"))})
+    monkeypatch.setattr(
+        report, "SUITES", {"cpu": tuple(b for b in CPU if b.name in ("lc_accuracy_fig1", "lc_fgsm"))}
+    )
     text = report.build_report(tmp_path, tmp_path / "REPORT.md", figures=False)
     found = rerun_spread(earlier, later, ("model", "frozen", "seed"))
     assert found["runs"] == len(earlier["runs"]) and found["largest"] == pytest.approx(2.0)
-    assert ("`cpu/lc_fgsm` repeats `lc_accuracy_fig1`'s configuration and seeds. Of the "
-            f"{found['runs']} runs both hold (recorded 2026-11-24 to 2026-11-26 and 2026-11-28, on "
-            "different code; thread settings") in text
+    assert (
+        "`cpu/lc_fgsm` repeats `lc_accuracy_fig1`'s configuration and seeds. Of the "
+        f"{found['runs']} runs both hold (recorded 2026-11-24 to 2026-11-26 and 2026-11-28, on "
+        "different code; thread settings"
+    ) in text
     assert "single runs moved by up to 2.00 points" in text and "bit-identical" in text
     later["config"]["epochs"] += 1  # another configuration measures nothing
     assert rerun_spread(earlier, later, ("model", "frozen", "seed")) is None
@@ -171,8 +197,9 @@ def test_stream_date_is_the_stateless_streams_commit():
 
     from conftest import REPO_ROOT
 
-    found = subprocess.run(["git", "-C", str(REPO_ROOT), "log", "-1", "--format=%cI", "fd6702d"],
-                           capture_output=True, text=True)
+    found = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "log", "-1", "--format=%cI", "fd6702d"], capture_output=True, text=True
+    )
     if found.returncode:
         pytest.skip("no git history here")
     assert found.stdout.strip() == STATELESS_STREAM

@@ -21,7 +21,7 @@ from conftest import RECORDED, REPO_ROOT, once_per_suite
 
 pytestmark = once_per_suite("the runner and report are plain Python; no Keras backend is involved")
 
-FAKE = textwrap.dedent('''
+FAKE = textwrap.dedent("""
     import argparse, datetime, json, os, sys
     from pathlib import Path
 
@@ -58,7 +58,7 @@ FAKE = textwrap.dedent('''
 
     if __name__ == "__main__":
         main()
-''')
+""")
 
 
 @pytest.fixture
@@ -67,9 +67,17 @@ def fake_suite(tmp_path, monkeypatch):
     script.write_text(FAKE)
 
     def suite(*args, more_args=()):
-        bench = Benchmark(name="fake", script=str(script), args=args, title="a fake",
-                          paper="none", minutes=0.1, run_key=("variant", "seed"), eval_data=True,
-                          more_args=more_args)
+        bench = Benchmark(
+            name="fake",
+            script=str(script),
+            args=args,
+            title="a fake",
+            paper="none",
+            minutes=0.1,
+            run_key=("variant", "seed"),
+            eval_data=True,
+            more_args=more_args,
+        )
         monkeypatch.setitem(SUITES, "cpu", (bench,))
         return bench
 
@@ -77,7 +85,6 @@ def fake_suite(tmp_path, monkeypatch):
     # The fake's results record no commit; whether they are stale is tested on its own below.
     monkeypatch.setattr(run, "stale_status", lambda bench, datas, root=None: None)
     return suite, tmp_path / "results"
-
 
 
 def headline(name, data):
@@ -90,6 +97,7 @@ def figure(name, data, plt):
     """The report figure ``name``, from the script whose suite entry lists it."""
     bench = next(b for suite in SUITES.values() for b in suite if name in b.figures)
     return report.script_module(bench.script).FIGURES[name](data, plt)
+
 
 def _runs(path):
     return json.loads(path.read_text())["runs"]
@@ -111,7 +119,8 @@ def test_split_interrupted_run_resumes_and_merges_each_run_once(fake_suite, caps
     assert sorted(keys) == sorted((v, s) for s in range(4) for v in ("a", "b"))  # each run once
     # The two runs done before the interruption were kept, not redone.
     assert {(r["variant"], r["seed"], r["pid"]) for p in parts for r in p} <= {
-        (r["variant"], r["seed"], r["pid"]) for r in merged}
+        (r["variant"], r["seed"], r["pid"]) for r in merged
+    }
     assert (results / "cpu" / "fake.md").read_text().startswith("# Fake")
     state = json.loads((results / "cpu" / "suite.json").read_text())["benchmarks"]["fake"]
     assert state["args"] == [] and state["jobs"] == 1 and state["wall_s"] > 0
@@ -134,14 +143,16 @@ def test_more_args_add_runs_to_the_same_results_and_rerun_when_changed(fake_suit
     assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "2"]) == 0
     assert len(_runs(results / "cpu" / "fake.json")) == 8
     suite(more_args=(("--variants", "c"),))  # a further invocation: the benchmark is no longer done
-    assert "to re-run" in (run.main(["--suite", "cpu", "--results", str(results), "--list"]) == 0
-                           and capsys.readouterr().out)
+    assert "to re-run" in (
+        run.main(["--suite", "cpu", "--results", str(results), "--list"]) == 0 and capsys.readouterr().out
+    )
     assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "2"]) == 0
     out = capsys.readouterr().out
     assert "[fake 1/2] 0 run(s) to do" in out and "[fake 1/2] 2 run(s) to do" in out
     merged = _runs(results / "cpu" / "fake.json")
     assert sorted((r["variant"], r["seed"]) for r in merged) == sorted(
-        (v, s) for s in range(4) for v in "abc")
+        (v, s) for s in range(4) for v in "abc"
+    )
     state = json.loads((results / "cpu" / "suite.json").read_text())["benchmarks"]["fake"]
     assert state["more_args"] == [["--variants", "c"]]
     assert run.main(["--suite", "cpu", "--results", str(results)]) == 0
@@ -204,8 +215,21 @@ def test_a_concurrent_runners_finished_entry_is_kept(fake_suite, monkeypatch):
 def test_report_is_rebuilt_from_json_alone(fake_suite, monkeypatch):
     suite, results = fake_suite
     monkeypatch.setattr(report, "SUITES", {"cpu": (suite(),)})
-    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "2",
-                     "--eval-data", str(results.parent / "fake_bench.py")]) == 0
+    assert (
+        run.main(
+            [
+                "--suite",
+                "cpu",
+                "--results",
+                str(results),
+                "--jobs",
+                "2",
+                "--eval-data",
+                str(results.parent / "fake_bench.py"),
+            ]
+        )
+        == 0
+    )
     assert all(r["eval_data"].endswith("fake_bench.py") for r in _runs(results / "cpu" / "fake.json"))
     (results / "cpu" / "fake.md").unlink()  # the report does not read the scripts' Markdown
     first = (results / "REPORT.md").read_text()
@@ -221,14 +245,38 @@ def test_report_is_rebuilt_from_json_alone(fake_suite, monkeypatch):
 
 def test_lc_and_mimetic_headlines_compute_gaps_and_directions(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
-    runs = [{"model": f"lcresnet-20-16x{e}", "frozen": f, "seed": s, "val_accuracy": acc,
-             "val_loss": 1.0, "train_accuracy": 0.5, "train_loss": 1.0, "train_time_s": 60.0,
-             "params": {"total": 1, "learnable": 1, "nonzero": 1}, "date": f"2026-01-0{s + 1}"}
-            for e, gap in ((1, -0.04), (8, 0.01)) for s in (0, 1, 2)
-            for f, acc in ((True, 0.5 + gap + s / 100), (False, 0.5 + s / 100))]
-    data = {"benchmark": "lc_accuracy_fig1", **RECORDED, "runs": runs,
-            "config": {"experiment": "fig1", "epochs": 3, "train_size": 2000, "held_out_size": 2000,
-                       "recipe": {"batch_size": 64}, "backend": "torch", "held_out": "h", "data": "d"}}
+    runs = [
+        {
+            "model": f"lcresnet-20-16x{e}",
+            "frozen": f,
+            "seed": s,
+            "val_accuracy": acc,
+            "val_loss": 1.0,
+            "train_accuracy": 0.5,
+            "train_loss": 1.0,
+            "train_time_s": 60.0,
+            "params": {"total": 1, "learnable": 1, "nonzero": 1},
+            "date": f"2026-01-0{s + 1}",
+        }
+        for e, gap in ((1, -0.04), (8, 0.01))
+        for s in (0, 1, 2)
+        for f, acc in ((True, 0.5 + gap + s / 100), (False, 0.5 + s / 100))
+    ]
+    data = {
+        "benchmark": "lc_accuracy_fig1",
+        **RECORDED,
+        "runs": runs,
+        "config": {
+            "experiment": "fig1",
+            "epochs": 3,
+            "train_size": 2000,
+            "held_out_size": 2000,
+            "recipe": {"batch_size": 64},
+            "backend": "torch",
+            "held_out": "h",
+            "data": "d",
+        },
+    }
     text, verdict = headline("lc_accuracy_fig1", data)
     assert text == "gap frozen − learnable (points): E = 1: -4.00 ± 0.00; E = 8: 1.00 ± 0.00"
     assert verdict == "yes"
@@ -241,10 +289,16 @@ def test_lc_and_mimetic_headlines_compute_gaps_and_directions(tmp_path, monkeypa
     assert (tmp_path / "cpu" / "figures" / "lc_accuracy_fig1.png").stat().st_size > 1000
     assert "![lc_accuracy_fig1](cpu/figures/lc_accuracy_fig1.png)" in text
 
-    mimetic = [{"model": "convnext", "variant": v, "epochs": 2, "seed": s, "val_accuracy": a + s / 100}
-               for v, a in (("mean-shift:0", 0.30), ("mean-shift:0.1", 0.32),
-                            ("torch-default+conv-cov", 0.33),
-                            ("conv-cov+mean-shift:0.1", 0.37)) for s in (0, 1, 2)]
+    mimetic = [
+        {"model": "convnext", "variant": v, "epochs": 2, "seed": s, "val_accuracy": a + s / 100}
+        for v, a in (
+            ("mean-shift:0", 0.30),
+            ("mean-shift:0.1", 0.32),
+            ("torch-default+conv-cov", 0.33),
+            ("conv-cov+mean-shift:0.1", 0.37),
+        )
+        for s in (0, 1, 2)
+    ]
     text, verdict = headline("mimetic_sweep", {"runs": mimetic})
     assert "b = 0 31.00 ± 1.00 %, best mean-shift:0.1 33.00 ± 1.00 %" in text and verdict == "yes"
     # Differences within twice their standard error over seeds are not a reproduction.
@@ -255,8 +309,9 @@ def test_lc_and_mimetic_headlines_compute_gaps_and_directions(tmp_path, monkeypa
 
 def test_cli_errors_name_the_argument(tmp_path):
     def fails(*argv):
-        result = subprocess.run([sys.executable, "-m", "benchmarks.run", *argv], cwd=REPO_ROOT,
-                                capture_output=True, text=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "benchmarks.run", *argv], cwd=REPO_ROOT, capture_output=True, text=True
+        )
         assert result.returncode == 2
         return result.stderr.strip().splitlines()[-1]
 
@@ -275,14 +330,40 @@ def test_cpu_suite_lists_every_benchmark(capsys):
 def test_covariance_gains_and_kernel_size_verdict(tmp_path, monkeypatch):
     pytest.importorskip("matplotlib")
     gain = {3: 0.0, 9: 0.05}  # ConvCovariance's gain over the default grows with k
-    runs = [{"init": init, "frozen": frozen, "kernel_size": k, "epochs": 2, "seed": s,
-             "val_accuracy": 0.4 + s / 100 + (gain[k] if init == "conv-cov" else 0) + (0.01 if frozen else 0),
-             "train_accuracy": 0.5, "train_time_s": 30.0, "date": "2026-01-01"}
-            for k in gain for frozen in (True, False) for init in ("default", "conv-cov") for s in (0, 1, 2)]
-    data = {"benchmark": "covariance_kernel_size", **RECORDED, "backend": "torch",
-            "runs": runs, "config": {"experiment": "kernel-size", "dim": 128, "depth": 6, "train_size": 4000,
-                                     "held_out_size": 2000, "batch_size": 128, "rand_augment": False,
-                                     "data": "d", "held_out": "h"}}
+    runs = [
+        {
+            "init": init,
+            "frozen": frozen,
+            "kernel_size": k,
+            "epochs": 2,
+            "seed": s,
+            "val_accuracy": 0.4 + s / 100 + (gain[k] if init == "conv-cov" else 0) + (0.01 if frozen else 0),
+            "train_accuracy": 0.5,
+            "train_time_s": 30.0,
+            "date": "2026-01-01",
+        }
+        for k in gain
+        for frozen in (True, False)
+        for init in ("default", "conv-cov")
+        for s in (0, 1, 2)
+    ]
+    data = {
+        "benchmark": "covariance_kernel_size",
+        **RECORDED,
+        "backend": "torch",
+        "runs": runs,
+        "config": {
+            "experiment": "kernel-size",
+            "dim": 128,
+            "depth": 6,
+            "train_size": 4000,
+            "held_out_size": 2000,
+            "batch_size": 128,
+            "rand_augment": False,
+            "data": "d",
+            "held_out": "h",
+        },
+    }
     from benchmarks.covariance_accuracy import gains
 
     cells = gains(runs, "conv-cov")
@@ -310,8 +391,10 @@ def test_speed_headlines_read_the_recorded_timing_files():
     text, _ = headline("selection_speed", recorded("selection_speed"))
     assert "the teacher's weights" in text and text.count(" s, peak") == 3
     timing = {"median_s": 2.5, "mean_s": 2.5, "std_s": 0.0, "times_s": [2.5]}
-    entry = {"config": {"images": 50000, "align_images": 10000},
-             "timings": {"patch_covariance": timing, "align_conv_layers": {**timing, "median_s": 40.0}}}
+    entry = {
+        "config": {"images": 50000, "align_images": 10000},
+        "timings": {"patch_covariance": timing, "align_conv_layers": {**timing, "median_s": 40.0}},
+    }
     text, _ = headline("alignment_cost", {"results": {"jax": entry}})
     assert text == "jax patch covariance 2.5 s (50,000 images), align 2 layers 40.0 s (10,000 images)"
 
@@ -337,21 +420,31 @@ def test_every_suite_invocation_parses_with_its_script(suite, tmp_path):
 
 
 def test_selection_headline_compares_selection_consistency_and_distillation(tmp_path):
-    runs = [{"variant": v, "seed": s, "val_accuracy": a + s / 100, "probe_accuracy": p + s / 100}
-            for v, a, p in (("random_init", 0.30, 0.30), ("uniform", 0.36, 0.36),
-                            ("random_inconsistent", 0.31, 0.31), ("uniform+distill", 0.39, 0.36))
-            for s in (0, 1, 2)]
+    runs = [
+        {"variant": v, "seed": s, "val_accuracy": a + s / 100, "probe_accuracy": p + s / 100}
+        for v, a, p in (
+            ("random_init", 0.30, 0.30),
+            ("uniform", 0.36, 0.36),
+            ("random_inconsistent", 0.31, 0.31),
+            ("uniform+distill", 0.39, 0.36),
+        )
+        for s in (0, 1, 2)
+    ]
     text, verdict = headline("selection_accuracy", {"runs": runs})
     assert "uniform 37.00 ± 1.00 % (probe 37.00 ± 1.00)" in text and verdict == "yes"
-    worse = [dict(r, val_accuracy=0.2 + r["seed"] / 100) if r["variant"] == "uniform+distill" else r
-             for r in runs]
+    worse = [
+        dict(r, val_accuracy=0.2 + r["seed"] / 100) if r["variant"] == "uniform+distill" else r for r in runs
+    ]
     assert headline("selection_accuracy", {"runs": worse})[1] == "no"
     pytest.importorskip("matplotlib")
     import matplotlib.pyplot as plt
 
-    groups = [{"group": g, "frozen": f, "seed": s, "epochs": 2, "val_accuracy": 0.3 + i / 100}
-              for i, g in enumerate(("default", "transfer-same", "conv-cov")) for f in (True, False)
-              for s in (0, 1, 2)]
+    groups = [
+        {"group": g, "frozen": f, "seed": s, "epochs": 2, "val_accuracy": 0.3 + i / 100}
+        for i, g in enumerate(("default", "transfer-same", "conv-cov"))
+        for f in (True, False)
+        for s in (0, 1, 2)
+    ]
     for name, data in (("selection_methods", {"runs": runs}), ("transfer_groups", {"runs": groups})):
         fig = figure(name, data, plt)
         fig.savefig(tmp_path / f"{name}.png")
@@ -361,8 +454,11 @@ def test_selection_headline_compares_selection_consistency_and_distillation(tmp_
 
 def test_the_readme_lists_every_script():
     text = (REPO_ROOT / "benchmarks" / "README.md").read_text()
-    scripts = [p.stem for p in (REPO_ROOT / "benchmarks").glob("*.py")
-               if p.stem not in ("__init__", "bench_utils", "report", "run", "suite")]
+    scripts = [
+        p.stem
+        for p in (REPO_ROOT / "benchmarks").glob("*.py")
+        if p.stem not in ("__init__", "bench_utils", "report", "run", "suite")
+    ]
     assert [name for name in scripts if f"| `{name}` |" not in text] == []
 
 
@@ -387,12 +483,12 @@ def test_the_gpu_quick_tier_fits_a_gpu_loan_and_writes_where_the_gpu_suite_does(
     # The quick training entry is a part of the GPU entry: the same configuration, fewer runs.
     quick = next(b for b in GPU_QUICK if b.name == "covariance_convergence")
     full = next(b for b in GPU if b.name == "covariance_convergence")
-    assert quick.args[:1 + len(COV_PAPER)] == full.args[:1 + len(COV_PAPER)] == ("convergence", *COV_PAPER)
+    assert quick.args[: 1 + len(COV_PAPER)] == full.args[: 1 + len(COV_PAPER)] == ("convergence", *COV_PAPER)
     assert {"--backend", "jax", "--pipeline", "native"} <= set(COV_PAPER)  # no TensorFlow on the image
     assert {b.name for b in folder_benchmarks(SUITES)["gpu"]} == {b.name for b in GPU} | names
     # --smoke runs every entry; a training entry's smoke arguments are its own, made small.
     assert all(b.smoke_args is not None for b in GPU_QUICK)
-    assert quick.smoke_args[:1 + len(COV_PAPER)] == quick.args[:1 + len(COV_PAPER)]
+    assert quick.smoke_args[: 1 + len(COV_PAPER)] == quick.args[: 1 + len(COV_PAPER)]
 
 
 def test_list_prints_each_estimate_and_the_total(capsys, tmp_path):

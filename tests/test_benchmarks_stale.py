@@ -12,8 +12,10 @@ from benchmarks.suite import CPU, Benchmark
 
 from conftest import once_per_suite
 
-pytestmark = [once_per_suite("staleness is git and plain Python"),
-              pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
+pytestmark = [
+    once_per_suite("staleness is git and plain Python"),
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+]
 
 BENCH = Benchmark(name="selection_accuracy", script="selection_accuracy.py", depends=("extra.py",))
 
@@ -21,12 +23,20 @@ BENCH = Benchmark(name="selection_accuracy", script="selection_accuracy.py", dep
 @pytest.fixture
 def repo(tmp_path):
     def git(*args):
-        return subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True,
-                              text=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(tmp_path), *args], check=True, capture_output=True, text=True
+        ).stdout.strip()
 
-    files = ["keras_structinit/recipes/training.py", "keras_structinit/models/vit.py",
-             "keras_structinit/selection/select.py", "keras_structinit/lc/layers.py",
-             "benchmarks/selection_accuracy.py", "benchmarks/lc_accuracy.py", "extra.py", "README.md"]
+    files = [
+        "keras_structinit/recipes/training.py",
+        "keras_structinit/models/vit.py",
+        "keras_structinit/selection/select.py",
+        "keras_structinit/lc/layers.py",
+        "benchmarks/selection_accuracy.py",
+        "benchmarks/lc_accuracy.py",
+        "extra.py",
+        "README.md",
+    ]
     for name in files:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("one\n")
@@ -49,8 +59,14 @@ def _result(commit, runs=()):
 
 def test_an_entry_depends_on_the_recipes_models_its_init_its_script_and_what_it_declares():
     deps = BENCH.dependencies
-    for path in ("keras_structinit/recipes", "keras_structinit/models", "keras_structinit/selection",
-                 "keras_structinit/datasets", "benchmarks/selection_accuracy.py", "extra.py"):
+    for path in (
+        "keras_structinit/recipes",
+        "keras_structinit/models",
+        "keras_structinit/selection",
+        "keras_structinit/datasets",
+        "benchmarks/selection_accuracy.py",
+        "extra.py",
+    ):
         assert path in deps
     assert "keras_structinit/lc" not in deps and "keras_structinit/mimetic" not in deps
     outside = Benchmark(name="fake", script="/somewhere/else/fake_bench.py").dependencies
@@ -77,14 +93,19 @@ def test_unrelated_changes_leave_an_entry_fresh_and_its_code_changes_make_it_sta
     (root / "keras_structinit/recipes/new_stream.py").write_text("new\n")  # untracked
     (root / "extra.py").write_text("two\n")  # declared by the entry
     assert changed_files(first, BENCH.dependencies, root) == [
-        "extra.py", "keras_structinit/recipes/new_stream.py", "keras_structinit/selection/select.py"]
+        "extra.py",
+        "keras_structinit/recipes/new_stream.py",
+        "keras_structinit/selection/select.py",
+    ]
     # A result of today's commit is fresh only when the tree holds no further change.
-    now = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    now = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert stale_status(BENCH, [_result(now)], root) == f"stale (2 file(s) changed since {now[:7]})"
     commit("all")
-    now = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    now = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert stale_status(BENCH, [_result(now)], root) is None
     # One run of an older commit makes the whole entry stale.
     mixed = _result(now, [{"seed": 0, "code": {"commit": first, "dirty": False}}])
@@ -105,8 +126,13 @@ def test_a_result_without_a_commit_or_with_a_foreign_one_is_stale(repo):
 
 def test_code_records_are_found_wherever_a_writer_puts_them():
     code = {"commit": "a" * 40, "dirty": False}
-    data = {"code": code, "results": {"jax": {"code": code}}, "records": [{"code": code}],
-            "runs": [{"seed": 0, "code": code}], "config": {"code": "not a record"}}
+    data = {
+        "code": code,
+        "results": {"jax": {"code": code}},
+        "records": [{"code": code}],
+        "runs": [{"seed": 0, "code": code}],
+        "config": {"code": "not a record"},
+    }
     assert code_records(data) == [code] * 4
     assert code_records({"benchmark": "x"}) == [None]
 
@@ -116,11 +142,13 @@ def test_layout_comments_and_docstrings_leave_an_entry_fresh_and_code_does_not(r
     select = root / "keras_structinit/selection/select.py"
     select.write_text('def pick(x):\n    """Old words."""\n    return x[::2]  # every second\n')
     commit("real code")
-    base = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    base = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     # What `ruff format` and a reworded docstring or comment do: the same syntax tree.
-    select.write_text("def pick(x):\n    '''New words,\n    two lines.'''\n\n"
-                      "    return x[\n        ::2\n    ]\n")
+    select.write_text(
+        "def pick(x):\n    '''New words,\n    two lines.'''\n\n    return x[\n        ::2\n    ]\n"
+    )
     assert changed_files(base, BENCH.dependencies, root) == []
     commit("layout")
     assert stale_status(BENCH, [_result(base)], root) is None

@@ -21,15 +21,26 @@ from conftest import once_per_suite
 
 torch = pytest.importorskip("torch", reason="the plain-PyTorch reference ConvMixer needs torch installed")
 
-SMALL = {"dim": 16, "depth": 2, "kernel_size": 5, "patch_size": 2, "num_classes": 10,
-         "input_shape": (16, 16, 3)}
+SMALL = {
+    "dim": 16,
+    "depth": 2,
+    "kernel_size": 5,
+    "patch_size": 2,
+    "num_classes": 10,
+    "input_shape": (16, 16, 3),
+}
 
 
 def _small_pair(seed=0):
     keras.utils.set_random_seed(seed)
-    model = convmixer(SMALL["dim"], SMALL["depth"], kernel_size=SMALL["kernel_size"],
-                      patch_size=SMALL["patch_size"], num_classes=SMALL["num_classes"],
-                      input_shape=SMALL["input_shape"])
+    model = convmixer(
+        SMALL["dim"],
+        SMALL["depth"],
+        kernel_size=SMALL["kernel_size"],
+        patch_size=SMALL["patch_size"],
+        num_classes=SMALL["num_classes"],
+        input_shape=SMALL["input_shape"],
+    )
     return model, ref.reference_like(model)
 
 
@@ -94,8 +105,9 @@ def test_the_transfer_refuses_a_reference_of_another_size():
 
 
 def _quick_args(tmp_path, rows):
-    args = ref.parse_args(["--quick", "--steps", "1", "--warmup", "0", "--rows", *rows,
-                           "--out", str(tmp_path)])
+    args = ref.parse_args(
+        ["--quick", "--steps", "1", "--warmup", "0", "--rows", *rows, "--out", str(tmp_path)]
+    )
     assert args.model == ref.QUICK_MODEL
     return args
 
@@ -118,8 +130,12 @@ def test_a_tiny_run_times_plain_torch_and_this_backends_keras_model(tmp_path):
     for mode in ref.MODES:
         assert eager[mode]["parameters"]["trainable"] == keras_row[mode]["parameters"]["trainable"]
     assert eager["frozen"]["parameters"]["trainable"] < eager["thawed"]["parameters"]["trainable"]
-    data = {"config": ref._config(args), "rows": {**plain["rows"], **package["rows"]},
-            "groups": {"torch": plain, row: package}, "machine": plain["machine"]}
+    data = {
+        "config": ref._config(args),
+        "rows": {**plain["rows"], **package["rows"]},
+        "groups": {"torch": plain, row: package},
+        "machine": plain["machine"],
+    }
     text = ref.render_markdown(data)
     assert "| `torch-eager` | plain PyTorch, eager | eager |" in text and f"| `{row}` |" in text
     ratio = keras_row["thawed"]["median_s"] / eager["thawed"]["median_s"]
@@ -130,8 +146,11 @@ def test_a_tiny_run_times_plain_torch_and_this_backends_keras_model(tmp_path):
 
 @once_per_suite("which row groups run is decided without a backend")
 def test_a_missing_package_skips_its_rows_with_a_note(tmp_path, monkeypatch):
-    monkeypatch.setattr(ref, "_missing", lambda group: "the tensorflow package is not installed"
-                        if group == "keras-tensorflow" else None)
+    monkeypatch.setattr(
+        ref,
+        "_missing",
+        lambda group: "the tensorflow package is not installed" if group == "keras-tensorflow" else None,
+    )
     monkeypatch.setattr(ref.subprocess, "run", lambda *a, **k: pytest.fail("nothing should be started"))
     ref.run_all(_quick_args(tmp_path, ["keras-tensorflow"]))
     data = json.loads((tmp_path / f"{ref.NAME}.json").read_text())
@@ -141,9 +160,11 @@ def test_a_missing_package_skips_its_rows_with_a_note(tmp_path, monkeypatch):
 
 @once_per_suite("error messages are plain strings")
 def test_an_error_is_shortened_to_what_failed():
-    wrapped = RuntimeError("Exception encountered when calling Functional.call().\n\n\x1b[1mTypeError: "
-                           "cannot determine truth value\n\nSet TORCHDYNAMO_VERBOSE=1 for more\x1b[0m\n\n"
-                           "Arguments received by Functional.call():\n  \u2022 inputs=array([[1, 2]])")
+    wrapped = RuntimeError(
+        "Exception encountered when calling Functional.call().\n\n\x1b[1mTypeError: "
+        "cannot determine truth value\n\nSet TORCHDYNAMO_VERBOSE=1 for more\x1b[0m\n\n"
+        "Arguments received by Functional.call():\n  \u2022 inputs=array([[1, 2]])"
+    )
     short, detail = ref._error(wrapped)
     assert short == "RuntimeError: TypeError: cannot determine truth value"
     assert "\x1b" not in detail and "Arguments received" in detail

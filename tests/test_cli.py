@@ -37,8 +37,10 @@ def test_demo_writes_table_json_and_plots_and_reports_seed_noise(tmp_path, capsy
     md = (tmp_path / "results.md").read_text()
     assert "procedural image set" in md
     # results.md names the model, epochs, seed, backend and data, and says what one seed can tell.
-    assert (f"Model: ConvMixer-64/4, k=7, patch 2, frozen spatial filters, 1 epochs, seed 0, backend "
-            f"{keras.backend.backend()}.") in md
+    assert (
+        f"Model: ConvMixer-64/4, k=7, patch 2, frozen spatial filters, 1 epochs, seed 0, backend "
+        f"{keras.backend.backend()}."
+    ) in md
     assert "with one seed per init, which cannot tell it from seed noise" in md and saved["verdict"] in md
     assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]  # no half-written files left
 
@@ -60,9 +62,12 @@ def test_demo_over_two_seeds_reports_mean_std_and_verdict(tmp_path):
     gaps = np.subtract(rows[1]["final_val_accuracies"], rows[0]["final_val_accuracies"])
     assert two["paired_gap"]["gaps"] == pytest.approx(gaps.tolist())
     assert two["paired_gap"]["standard_error"] == pytest.approx(np.std(gaps, ddof=1) / np.sqrt(2))
-    assert re.fullmatch(r"Paired gap \(same seed, same batches\): [+-]\d+\.\d\d ± \d+\.\d\d points "
-                        r"\(mean of 2 per-seed gaps ± standard error\): (beyond|within) seed noise .*\. "
-                        r"Unpaired: [+-]\d+\.\d\d ± \d+\.\d\d\.", two["verdict"].split("\n")[0])
+    assert re.fullmatch(
+        r"Paired gap \(same seed, same batches\): [+-]\d+\.\d\d ± \d+\.\d\d points "
+        r"\(mean of 2 per-seed gaps ± standard error\): (beyond|within) seed noise .*\. "
+        r"Unpaired: [+-]\d+\.\d\d ± \d+\.\d\d\.",
+        two["verdict"].split("\n")[0],
+    )
     assert "seeds 0..1" in (tmp_path / "two" / "results.md").read_text()
     if abs(two["paired_gap"]["mean"]) <= 2 * two["paired_gap"]["standard_error"]:  # procedural, within noise
         assert "The embedded procedural images are not CIFAR-10" in two["verdict"]
@@ -84,8 +89,13 @@ def test_demo_runs_of_one_seed_differ_only_in_the_depthwise_kernels(monkeypatch)
     seen = []
 
     def fit(model, *args, **kwargs):
-        seen.append(({w.path: keras.ops.convert_to_numpy(w) for w in model.weights},
-                     np.random.get_state()[1].copy(), random.getstate()))
+        seen.append(
+            (
+                {w.path: keras.ops.convert_to_numpy(w) for w in model.weights},
+                np.random.get_state()[1].copy(),
+                random.getstate(),
+            )
+        )
         return type("History", (), {"history": {}})()
 
     monkeypatch.setattr(keras.Model, "fit", fit)
@@ -114,7 +124,10 @@ def test_cli_rejects_missing_data_path(tmp_path, capsys):
 @pytest.mark.parametrize("argv", [["demo", "--epochs", "0"], ["demo", "--backend", "mxnet"], ["nope"]])
 def test_cli_rejects_bad_arguments(argv):
     result = subprocess.run(
-        [sys.executable, "-m", "keras_structinit.cli", *argv], check=False, capture_output=True, text=True,
+        [sys.executable, "-m", "keras_structinit.cli", *argv],
+        check=False,
+        capture_output=True,
+        text=True,
         timeout=300,
     )
     assert result.returncode == 2
@@ -131,16 +144,43 @@ def test_train_smoke_writes_log_results_and_eval(tmp_path, capsys):
     data = write_tiny_cifar(tmp_path / "train.npz", 80, 0)
     eval_data = write_tiny_cifar(tmp_path / "eval.npz", 20, 1)
     out = tmp_path / "run"
-    argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "3", "--init", "conv-cov:cifar-p1",
-            "--frozen", "--epochs", "1", "--data", data, "--eval-data", eval_data, "--out", str(out),
-            "--batch-size", "16", "--rand-augment", "none", "--seed", "3", "--optimizer", "sgd",
-            "--schedule", "cosine"]
+    argv = [
+        "train",
+        "--model",
+        "convmixer-8/2",
+        "--kernel-size",
+        "3",
+        "--init",
+        "conv-cov:cifar-p1",
+        "--frozen",
+        "--epochs",
+        "1",
+        "--data",
+        data,
+        "--eval-data",
+        eval_data,
+        "--out",
+        str(out),
+        "--batch-size",
+        "16",
+        "--rand-augment",
+        "none",
+        "--seed",
+        "3",
+        "--optimizer",
+        "sgd",
+        "--schedule",
+        "cosine",
+    ]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     # Not a terminal: what runs on what, then plain progress lines with time per step.
     assert "Data: 70 training / 10 held-out validation images 32x32, 10 classes, from" in printed
-    assert re.search(r"Model: convmixer-8/2 32x32, [\d,]+ parameters \([\d,]+ trainable\); "
-                     r"init conv-cov:cifar-p1; 2 spatial kernels frozen", printed)
+    assert re.search(
+        r"Model: convmixer-8/2 32x32, [\d,]+ parameters \([\d,]+ trainable\); "
+        r"init conv-cov:cifar-p1; 2 spatial kernels frozen",
+        printed,
+    )
     assert re.search(r"epoch 1/1 done in \d+s \(\d+ ms/step\): .*loss [\d.]+", printed)
     assert "| convmixer-8/2 | conv-cov:cifar-p1 | frozen | 1 |" in printed
     results = json.loads((out / "results.json").read_text())
@@ -166,11 +206,33 @@ def test_train_with_selection_and_distillation_from_one_teacher(tmp_path, capsys
     teacher.save(tmp_path / "teacher.keras")
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
     out = tmp_path / "run"
-    argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "3", "--patch-size", "2", "--epochs", "1",
-            "--data", data, "--out", str(out), "--batch-size", "16", "--rand-augment", "none",
-            "--init", f"select:{tmp_path / 'teacher.keras'}",
-            "--distill-from", str(tmp_path / "teacher.keras"), "--distill-mode", "features",
-            "--distill-alpha", "0.5"]
+    argv = [
+        "train",
+        "--model",
+        "convmixer-8/2",
+        "--kernel-size",
+        "3",
+        "--patch-size",
+        "2",
+        "--epochs",
+        "1",
+        "--data",
+        data,
+        "--out",
+        str(out),
+        "--batch-size",
+        "16",
+        "--rand-augment",
+        "none",
+        "--init",
+        f"select:{tmp_path / 'teacher.keras'}",
+        "--distill-from",
+        str(tmp_path / "teacher.keras"),
+        "--distill-mode",
+        "features",
+        "--distill-alpha",
+        "0.5",
+    ]
     assert cli.main(argv) == 0
     results = json.loads((out / "results.json").read_text())
     assert results["config"]["distill_alpha"] == 0.5 and results["config"]["distill_mode"] == "features"
@@ -186,8 +248,17 @@ def test_train_with_selection_and_distillation_from_one_teacher(tmp_path, capsys
     assert exit_info.value.code == 2 and "--distill-alpha" in capsys.readouterr().err
     missing = [*argv[:-5], str(tmp_path / "none.keras"), "--overwrite"]
     assert cli.main(missing) == 2 and "--distill-from" in capsys.readouterr().err
-    imagenet = ["train", "--recipe", "imagenet", "--model", "convmixer-8/2", "--epochs", "1",
-                "--distill-from", str(tmp_path / "teacher.keras")]
+    imagenet = [
+        "train",
+        "--recipe",
+        "imagenet",
+        "--model",
+        "convmixer-8/2",
+        "--epochs",
+        "1",
+        "--distill-from",
+        str(tmp_path / "teacher.keras"),
+    ]
     assert cli.main(imagenet) == 2 and "CIFAR recipes" in capsys.readouterr().err
 
 
@@ -198,8 +269,9 @@ def test_train_interrupted_records_the_finished_epochs(tmp_path, capsys, at_epoc
 
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
     out = tmp_path / "run"
-    checked = Run("simple-cnn", RecipeConfig("cifar10", epochs=2, batch_size=16, rand_augment=None),
-                  data=data).check()
+    checked = Run(
+        "simple-cnn", RecipeConfig("cifar10", epochs=2, batch_size=16, rand_augment=None), data=data
+    ).check()
     with pytest.raises(KeyboardInterrupt):
         checked.execute(str(out), callbacks=[InterruptAtEpoch(at_epoch)], interactive=False)
     results = json.loads((out / "results.json").read_text())
@@ -227,9 +299,17 @@ def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
 def _bad_data(tmp_path, kind):
     import zipfile
 
-    path = tmp_path / {"empty zip": "e.zip", "corrupt zip": "c.zip", "no images": "folder",
-                       "not a dataset": "notes.txt", "zip without images": "z.zip",
-                       "decompression bomb": "bomb.zip"}[kind]
+    path = (
+        tmp_path
+        / {
+            "empty zip": "e.zip",
+            "corrupt zip": "c.zip",
+            "no images": "folder",
+            "not a dataset": "notes.txt",
+            "zip without images": "z.zip",
+            "decompression bomb": "bomb.zip",
+        }[kind]
+    )
     if kind == "empty zip":
         path.write_bytes(b"")
     elif kind == "corrupt zip":
@@ -249,8 +329,10 @@ def _bad_data(tmp_path, kind):
     return str(path)
 
 
-@pytest.mark.parametrize("kind", ["empty zip", "corrupt zip", "no images", "not a dataset",
-                                  "zip without images", "decompression bomb"])
+@pytest.mark.parametrize(
+    "kind",
+    ["empty zip", "corrupt zip", "no images", "not a dataset", "zip without images", "decompression bomb"],
+)
 @pytest.mark.parametrize("command", ["demo", "train"])
 def test_data_errors_are_one_line_exit_2(tmp_path, capsys, kind, command):
     argv = [command, "--data", _bad_data(tmp_path, kind), "--out", str(tmp_path / "out")]
@@ -297,8 +379,9 @@ def test_offline_without_data_names_the_flag(tmp_path, capsys, monkeypatch):
 @pytest.mark.parametrize("given", ["flag", "environment"])
 def test_missing_backend_names_the_extra(monkeypatch, capsys, given):
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "jax" else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "jax" else real_find_spec(name, *a)
+    )
     monkeypatch.delitem(sys.modules, "keras")  # as in a fresh `structinit` process
     if given == "flag":
         argv = ["demo", "--backend", "jax"]
@@ -313,8 +396,22 @@ def test_missing_backend_names_the_extra(monkeypatch, capsys, given):
 def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
     out = tmp_path / "run"
-    argv = ["train", "--model", "lcresnet-8-4x2", "--epochs", "1", "--data", data, "--out", str(out),
-            "--batch-size", "16", "--rand-augment", "none", *(["--frozen"] if frozen else [])]
+    argv = [
+        "train",
+        "--model",
+        "lcresnet-8-4x2",
+        "--epochs",
+        "1",
+        "--data",
+        data,
+        "--out",
+        str(out),
+        "--batch-size",
+        "16",
+        "--rand-augment",
+        "none",
+        *(["--frozen"] if frozen else []),
+    ]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     # every spatial conv of LCResNet-8 is an LC block: the stem and 2 per basic block x 3 stages
@@ -335,20 +432,30 @@ def test_train_an_lcresnet_frozen_or_not(tmp_path, capsys, frozen):
         (["--model", "vit-tiny", "--frozen"], "--frozen: --model (vit_tiny_16) has no spatial depthwise"),
         (["--model", "vit-tiny", "--init", "conv-cov"], "--init conv-cov: --model (vit_tiny_16) has no"),
         (["--model", "vit-tiny", "--init", "conv-cov", "--frozen"], "--init conv-cov: --model (vit_tiny_16)"),
-        (["--model", "convmixer-8/2", "--init", "mean-shift"],
-         "--init mean-shift: --model (convmixer_8_2) has no MLP blocks"),
-        (["--model", "vit-tiny", "--init", "conv-cov+mean-shift"],
-         "conv-cov+mean-shift: --model (vit_tiny_16) has no spatial depthwise"),
+        (
+            ["--model", "convmixer-8/2", "--init", "mean-shift"],
+            "--init mean-shift: --model (convmixer_8_2) has no MLP blocks",
+        ),
+        (
+            ["--model", "vit-tiny", "--init", "conv-cov+mean-shift"],
+            "conv-cov+mean-shift: --model (vit_tiny_16) has no spatial depthwise",
+        ),
         (["--model", "vit-tiny-8/2", "--init", "mean-shift:big"], "mean-shift takes a finite number"),
-        (["--model", "convnext-iso-8/2", "--init", "conv-cov+torch-default-depthwise"],
-         "combines conv-cov and torch-default-depthwise, which act on the same spatial stage"),
+        (
+            ["--model", "convnext-iso-8/2", "--init", "conv-cov+torch-default-depthwise"],
+            "combines conv-cov and torch-default-depthwise, which act on the same spatial stage",
+        ),
         (["--model", "vit-tiny", "--recipe", "imagenet", "--optimizer", "sgd"], "apply to the CIFAR recipes"),
-        (["--model", "vit-tiny", "--recipe", "imagenet", "--pad", "0", "--no-flip"],
-         "--pad, --no-flip apply to the CIFAR recipes (cifar10, cifar100), not to recipe='imagenet'"),
+        (
+            ["--model", "vit-tiny", "--recipe", "imagenet", "--pad", "0", "--no-flip"],
+            "--pad, --no-flip apply to the CIFAR recipes (cifar10, cifar100), not to recipe='imagenet'",
+        ),
         (["--init", "default"], "--model is required (or --paper NAME, which sets it)"),
         (["--paper", "lc", "--recipe", "imagenet"], "--paper sets a paper's CIFAR experiment"),
-        (["--model", "simple-cnn", "--image-size", "64"],
-         "--image-size apply to the ImageNet recipe (imagenet), not to recipe='cifar10'"),
+        (
+            ["--model", "simple-cnn", "--image-size", "64"],
+            "--image-size apply to the ImageNet recipe (imagenet), not to recipe='cifar10'",
+        ),
     ],
 )
 def test_train_rejects_bad_arguments(tmp_path, capsys, extra, message):
@@ -379,20 +486,44 @@ def test_train_paper_sets_the_papers_setup_and_records_departures(tmp_path, caps
     """Issue 35: --paper alignment is Maennel et al.'s VGG16 setup; flags given override it."""
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
     out = tmp_path / "run"
-    argv = ["train", "--paper", "alignment", "--model", "simple-cnn", "--epochs", "1", "--train-size", "30",
-            "--batch-size", "16", "--data", data, "--out", str(out)]
+    argv = [
+        "train",
+        "--paper",
+        "alignment",
+        "--model",
+        "simple-cnn",
+        "--epochs",
+        "1",
+        "--train-size",
+        "30",
+        "--batch-size",
+        "16",
+        "--data",
+        data,
+        "--out",
+        str(out),
+    ]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     assert "Paper setup 'alignment': Maennel et al." in printed
     assert "optimizer = 'sgd_momentum'  [App. A.3: SGD with momentum 0.9]" in printed
     assert "model = 'vgg16'" in printed and "<- departure: --model simple-cnn" in printed
     config = json.loads((out / "results.json").read_text())["config"]
-    assert (config["optimizer"], config["schedule"], config["normalization"], config["random_labels"],
-            config["weight_decay"], config["rand_augment"], config["pad"], config["flip"]) == (
-        "sgd_momentum", "step", "symmetric", 1.0, 0.0, None, 0, False)
+    assert (
+        config["optimizer"],
+        config["schedule"],
+        config["normalization"],
+        config["random_labels"],
+        config["weight_decay"],
+        config["rand_augment"],
+        config["pad"],
+        config["flip"],
+    ) == ("sgd_momentum", "step", "symmetric", 1.0, 0.0, None, 0, False)
     paper = config["paper"]
     assert paper["name"] == "alignment" and paper["settings"]["learning_rate"] == {
-        "value": 0.01, "source": "App. A.5: learning rate 0.01"}
+        "value": 0.01,
+        "source": "App. A.5: learning rate 0.01",
+    }
     assert set(paper["departures"]) == {"model", "model_kwargs", "epochs", "train_size", "batch_size"}
     assert paper["departures"]["epochs"] == {"paper": 120, "given": 1}
     assert config["model_kwargs"] == {}  # VGG16's init_scale is not passed to another model
@@ -449,24 +580,31 @@ def test_train_rejects_missing_data(tmp_path, capsys):
 def test_train_cli_exits_nonzero_in_a_subprocess():
     result = subprocess.run(
         [sys.executable, "-m", "keras_structinit.cli", "train", "--model", "convmixer-0/8", "--epochs", "1"],
-        check=False, capture_output=True, text=True, timeout=300,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 2 and "convmixer-H/D" in result.stderr
 
 
 def test_parsing_imports_no_keras():
-    code = ("import sys; from keras_structinit import cli; "
-            "cli.build_parser().parse_args(['train', '--model', 'convmixer-8/2', '--epochs', '1']); "
-            "assert 'keras' not in sys.modules")
+    code = (
+        "import sys; from keras_structinit import cli; "
+        "cli.build_parser().parse_args(['train', '--model', 'convmixer-8/2', '--epochs', '1']); "
+        "assert 'keras' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["train", "--help"], ["train", "--epochs", "0"]])
 def test_help_and_argument_errors_import_no_backend(argv):
-    code = (f"import sys\nfrom keras_structinit import cli\ntry:\n    cli.main({argv!r})\n"
-            "except SystemExit:\n    pass\n"
-            "heavy = {'keras', 'tensorflow', 'jax', 'torch'} & set(sys.modules)\n"
-            "assert not heavy, heavy\n")
+    code = (
+        f"import sys\nfrom keras_structinit import cli\ntry:\n    cli.main({argv!r})\n"
+        "except SystemExit:\n    pass\n"
+        "heavy = {'keras', 'tensorflow', 'jax', 'torch'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
 
@@ -506,16 +644,24 @@ def test_init_mean_shift_forms(tmp_path, capsys):
     assert parsed("mean-shift") == [("torch-default", None), ("mean-shift", DEFAULT_B)]
     assert parsed("mean-shift:-0.1") == [("torch-default", None), ("mean-shift", -0.1)]
     # Forms apply in stage order, whatever order the spec gives them.
-    assert parsed("mean-shift:0.2+conv-cov") == parsed("conv-cov+mean-shift:0.2") == [
-        ("torch-default", None), ("conv-cov", "cifar-p2"), ("mean-shift", 0.2)]
-    for bad in ("mean-shift:nan", "conv-cov+mean-shift+torch-default-depthwise", "default+mean-shift",
-                "torch-default+default"):
+    assert (
+        parsed("mean-shift:0.2+conv-cov")
+        == parsed("conv-cov+mean-shift:0.2")
+        == [("torch-default", None), ("conv-cov", "cifar-p2"), ("mean-shift", 0.2)]
+    )
+    for bad in (
+        "mean-shift:nan",
+        "conv-cov+mean-shift+torch-default-depthwise",
+        "default+mean-shift",
+        "torch-default+default",
+    ):
         with pytest.raises(ValueError, match="`init`"):
             parse_init_spec(bad)
     model = build_model("convnext-iso-8/2", 10, (8, 8, 3), kernel_size=3)
     paths = initialize(model, "conv-cov:cifar-p1+mean-shift:0.5", seed=0)
-    conv_dense = [v.path for v in model.weights
-                  if v.path.endswith(("/kernel", "/bias")) and "norm" not in v.path]
+    conv_dense = [
+        v.path for v in model.weights if v.path.endswith(("/kernel", "/bias")) and "norm" not in v.path
+    ]
     assert paths == conv_dense  # torch-default wrote every conv and Dense kernel and bias
     assert keras.ops.convert_to_numpy(model.get_layer("block_2_pointwise_1").kernel).mean() > 0.4
     # Each form's seed is derived from the previous one's: the same as applying them by hand.
@@ -532,9 +678,25 @@ def test_init_mean_shift_forms(tmp_path, capsys):
     for model_name in ("vit-tiny-8/2", "vit-small", "convnext-atto"):  # MLP blocks: the check passes
         check_parts(build_model(model_name, 10, (32, 32, 3)), load_parts(parse_init_spec("mean-shift")))
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
-    argv = ["train", "--model", "convnext-iso-8/1", "--kernel-size", "3", "--init", "conv-cov+mean-shift:0.1",
-            "--epochs", "1", "--data", data, "--out", str(tmp_path / "run"), "--batch-size", "16",
-            "--rand-augment", "none"]
+    argv = [
+        "train",
+        "--model",
+        "convnext-iso-8/1",
+        "--kernel-size",
+        "3",
+        "--init",
+        "conv-cov+mean-shift:0.1",
+        "--epochs",
+        "1",
+        "--data",
+        data,
+        "--out",
+        str(tmp_path / "run"),
+        "--batch-size",
+        "16",
+        "--rand-augment",
+        "none",
+    ]
     assert cli.main(argv) == 0
     assert "init conv-cov+mean-shift:0.1; all filters trained" in capsys.readouterr().out
     results = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -553,8 +715,19 @@ def _saved_teacher(tmp_path):
 def test_select_writes_a_student_that_reloads_and_a_report(tmp_path, capsys):
     teacher, path = _saved_teacher(tmp_path)
     out, report = tmp_path / "student.keras", tmp_path / "report.json"
-    argv = ["select", "--teacher", path, "--student", "convmixer-8/2", "--student-kwargs",
-            '{"kernel_size": 3, "patch_size": 2}', "--out", str(out), "--report", str(report)]
+    argv = [
+        "select",
+        "--teacher",
+        path,
+        "--student",
+        "convmixer-8/2",
+        "--student-kwargs",
+        '{"kernel_size": 3, "patch_size": 2}',
+        "--out",
+        str(out),
+        "--report",
+        str(report),
+    ]
     assert cli.main(argv) == 0
     printed = capsys.readouterr().out
     assert "| block_2_pointwise_conv/kernel | block_2_pointwise_conv/kernel |" in printed
@@ -563,14 +736,16 @@ def test_select_writes_a_student_that_reloads_and_a_report(tmp_path, capsys):
     assert tuple(student.input_shape) == (None, 8, 8, 3) and tuple(student.output_shape) == (None, 10)
     np.testing.assert_array_equal(
         keras.ops.convert_to_numpy(student.get_layer("block_1_pointwise_conv").kernel),
-        keras.ops.convert_to_numpy(teacher.get_layer("block_1_pointwise_conv").kernel)[:, :, ::2, ::2])
+        keras.ops.convert_to_numpy(teacher.get_layer("block_1_pointwise_conv").kernel)[:, :, ::2, ::2],
+    )
     assert json.loads(report.read_text())["family"] == "convmixer"
 
 
 def test_select_from_a_keras_hub_preset_directory(tmp_path, capsys):
     keras_hub = pytest.importorskip("keras_hub")
-    teacher = keras_hub.models.ViTBackbone(image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=4,
-                                           hidden_dim=32, mlp_dim=64)
+    teacher = keras_hub.models.ViTBackbone(
+        image_shape=(16, 16, 3), patch_size=4, num_layers=2, num_heads=4, hidden_dim=32, mlp_dim=64
+    )
     teacher.save_to_preset(str(tmp_path / "preset"))
     out = tmp_path / "student.keras"
     argv = ["select", "--teacher", str(tmp_path / "preset"), "--student", "vit-tiny", "--out", str(out)]
@@ -602,13 +777,16 @@ def test_select_passes_resize_position_embeddings(tmp_path, monkeypatch, capsys)
     assert "stop here" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--student", "convmixer-32/2"], "larger than the teacher"),
-    (["--student", "vit-tiny", "--student-kwargs", '{"patch_size": 4}'], "not of one supported family"),
-    (["--student", "resnet-50"], "`model` must be one of"),
-    (["--student", "convmixer-8/2", "--student-kwargs", "[1]"], "--student-kwargs must be a JSON object"),
-    (["--student", "convmixer-8/2", "--teacher", "none.keras"], "--teacher 'none.keras' does not exist"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--student", "convmixer-32/2"], "larger than the teacher"),
+        (["--student", "vit-tiny", "--student-kwargs", '{"patch_size": 4}'], "not of one supported family"),
+        (["--student", "resnet-50"], "`model` must be one of"),
+        (["--student", "convmixer-8/2", "--student-kwargs", "[1]"], "--student-kwargs must be a JSON object"),
+        (["--student", "convmixer-8/2", "--teacher", "none.keras"], "--teacher 'none.keras' does not exist"),
+    ],
+)
 def test_select_bad_input_is_one_line_exit_2(tmp_path, capsys, extra, message):
     _, path = _saved_teacher(tmp_path)
     argv = ["select", "--teacher", path, "--out", str(tmp_path / "s.keras"), *extra]
@@ -640,8 +818,12 @@ def test_select_never_writes_over_its_teacher_or_an_existing_file(tmp_path, caps
     kwargs = ["--student", "convmixer-8/2", "--student-kwargs", '{"kernel_size": 3, "patch_size": 2}']
     link = tmp_path / "link.keras"
     link.symlink_to(path)
-    for argv in (["--out", path], ["--out", str(link)], ["--out", path, "--overwrite"],
-                 ["--out", str(tmp_path / "s.keras"), "--report", path]):
+    for argv in (
+        ["--out", path],
+        ["--out", str(link)],
+        ["--out", path, "--overwrite"],
+        ["--out", str(tmp_path / "s.keras"), "--report", path],
+    ):
         assert cli.main(["select", "--teacher", path, *kwargs, *argv]) == 2
         err = capsys.readouterr().err
         assert "is an input of this run" in err and err.count("\n") == 1
@@ -682,8 +864,19 @@ def test_train_with_a_bad_teacher_is_one_line_exit_2_and_writes_nothing(tmp_path
         path.write_bytes(Path(good).read_bytes()[:2000])
     data = write_tiny_cifar(tmp_path / "train.npz", 20, 0)
     spec = f"select:{path}" if flag == "--init" else str(path)
-    argv = ["train", "--model", "convmixer-8/2", "--epochs", "1", "--data", data, "--out",
-            str(tmp_path / "out"), flag, spec]
+    argv = [
+        "train",
+        "--model",
+        "convmixer-8/2",
+        "--epochs",
+        "1",
+        "--data",
+        data,
+        "--out",
+        str(tmp_path / "out"),
+        flag,
+        spec,
+    ]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("structinit train: error: ") and err.count("\n") == 1
@@ -716,8 +909,24 @@ def test_train_writes_a_model_that_reloads_frozen(tmp_path, capsys):
 
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
     out = tmp_path / "run"
-    argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "3", "--epochs", "1", "--data", data,
-            "--out", str(out), "--batch-size", "16", "--rand-augment", "none", "--frozen"]
+    argv = [
+        "train",
+        "--model",
+        "convmixer-8/2",
+        "--kernel-size",
+        "3",
+        "--epochs",
+        "1",
+        "--data",
+        data,
+        "--out",
+        str(out),
+        "--batch-size",
+        "16",
+        "--rand-augment",
+        "none",
+        "--frozen",
+    ]
     assert cli.main(argv) == 0
     assert f"Wrote {out / 'model.keras'}" in capsys.readouterr().out
     model = load_frozen_model(out / "model.keras")
@@ -734,9 +943,17 @@ def _fake_application(monkeypatch):
 
     def tiny(weights=None, input_shape=None, classes=1000, classifier_activation="softmax", **kwargs):
         assert weights is None
-        return ConvNeXt(depths=[1, 1, 1, 1], projection_dims=[8, 8, 16, 16], input_shape=input_shape,
-                        weights=None, classes=classes, classifier_activation=classifier_activation,
-                        include_preprocessing=False, name="tiny", **kwargs)
+        return ConvNeXt(
+            depths=[1, 1, 1, 1],
+            projection_dims=[8, 8, 16, 16],
+            input_shape=input_shape,
+            weights=None,
+            classes=classes,
+            classifier_activation=classifier_activation,
+            include_preprocessing=False,
+            name="tiny",
+            **kwargs,
+        )
 
     monkeypatch.setattr(keras.applications, "TinyConvNeXt", tiny, raising=False)
 
@@ -744,9 +961,16 @@ def _fake_application(monkeypatch):
 def test_select_students_from_a_keras_file_and_keras_applications(tmp_path, capsys, monkeypatch):
     from keras.src.applications.convnext import ConvNeXt
 
-    teacher = ConvNeXt(depths=[1, 1, 2, 1], projection_dims=[16, 16, 32, 32], input_shape=(32, 32, 3),
-                       weights=None, classes=10, include_preprocessing=False, name="big",
-                       classifier_activation=None)
+    teacher = ConvNeXt(
+        depths=[1, 1, 2, 1],
+        projection_dims=[16, 16, 32, 32],
+        input_shape=(32, 32, 3),
+        weights=None,
+        classes=10,
+        include_preprocessing=False,
+        name="big",
+        classifier_activation=None,
+    )
     teacher.save(tmp_path / "teacher.keras")
     _fake_application(monkeypatch)
     out = tmp_path / "from_app.keras"
@@ -756,16 +980,19 @@ def test_select_students_from_a_keras_file_and_keras_applications(tmp_path, caps
     assert student.output_shape == (None, 10) and "keras_convnext" in capsys.readouterr().out
     np.testing.assert_array_equal(  # the stem conv: every output channel of 8, of the teacher's 16
         to_numpy(student.get_layer("tiny_stem").get_layer("tiny_stem_conv").kernel),
-        to_numpy(teacher.get_layer("big_stem").get_layer("big_stem_conv").kernel)[..., ::2])
+        to_numpy(teacher.get_layer("big_stem").get_layer("big_stem_conv").kernel)[..., ::2],
+    )
     # A .keras student: its architecture, the teacher's selected weights.
     out2 = tmp_path / "from_file.keras"
     assert cli.main([*argv[:-1], str(out2), "--student", str(out)]) == 0
     again = keras.saving.load_model(out2)
     stems = [m.get_layer("tiny_stem").get_layer("tiny_stem_conv").kernel for m in (again, student)]
     np.testing.assert_array_equal(*map(to_numpy, stems))
-    for bad, message in ((["--student", "keras.applications:NoSuchNet"], "keras.applications has no model"),
-                         (["--student", str(tmp_path / "none.keras")], "does not exist"),
-                         (["--student", str(out), "--student-kwargs", '{"classes": 3}'], "not to a .keras")):
+    for bad, message in (
+        (["--student", "keras.applications:NoSuchNet"], "keras.applications has no model"),
+        (["--student", str(tmp_path / "none.keras")], "does not exist"),
+        (["--student", str(out), "--student-kwargs", '{"classes": 3}'], "not to a .keras"),
+    ):
         assert cli.main([*argv[:-1], str(tmp_path / "x.keras"), *bad]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1
@@ -776,12 +1003,20 @@ def test_select_offline_teacher_download_is_one_line(tmp_path, capsys, monkeypat
         raise Exception("URL fetch failure on https://storage.googleapis.com/... : None -- [Errno -3]\nmore")
 
     monkeypatch.setattr(keras.applications, "ConvNeXtTiny", offline)
-    argv = ["select", "--teacher", "ConvNeXtTiny", "--student", "convnext-atto",
-            "--out", str(tmp_path / "s.keras")]
+    argv = [
+        "select",
+        "--teacher",
+        "ConvNeXtTiny",
+        "--student",
+        "convnext-atto",
+        "--out",
+        str(tmp_path / "s.keras"),
+    ]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
-    assert ("Could not load the ImageNet weights of keras.applications.ConvNeXtTiny "
-            "(is the machine offline?)") in err
+    assert (
+        "Could not load the ImageNet weights of keras.applications.ConvNeXtTiny (is the machine offline?)"
+    ) in err
     assert "'ConvNeXtTiny:/path/weights.h5'" in err and err.count("\n") == 1
 
 
@@ -790,8 +1025,21 @@ def test_train_init_that_cannot_apply_is_one_line_exit_2(tmp_path, capsys, case)
     from keras_structinit.models import build_model
 
     data = write_tiny_cifar(tmp_path / "train.npz", 20, 0)
-    argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "3", "--patch-size", "2", "--epochs", "1",
-            "--data", data, "--out", str(tmp_path / "out")]
+    argv = [
+        "train",
+        "--model",
+        "convmixer-8/2",
+        "--kernel-size",
+        "3",
+        "--patch-size",
+        "2",
+        "--epochs",
+        "1",
+        "--data",
+        data,
+        "--out",
+        str(tmp_path / "out"),
+    ]
     teacher = tmp_path / "teacher.keras"
     if case == "data-aligned:99":
         argv = [*argv[:2], "simple-cnn", *argv[7:]]
@@ -814,13 +1062,26 @@ def test_train_init_that_cannot_apply_is_one_line_exit_2(tmp_path, capsys, case)
 def test_train_distribution_the_machine_cannot_run_is_one_line_exit_2(tmp_path, capsys):
     """Issue 33: --distribution tpu without a TPU was a traceback after the output folder was made."""
     data = write_tiny_cifar(tmp_path / "train.npz", 10, 0)
-    argv = ["train", "--model", "simple-cnn", "--epochs", "1", "--data", data, "--out", str(tmp_path / "out"),
-            "--distribution", "tpu"]
+    argv = [
+        "train",
+        "--model",
+        "simple-cnn",
+        "--epochs",
+        "1",
+        "--data",
+        data,
+        "--out",
+        str(tmp_path / "out"),
+        "--distribution",
+        "tpu",
+    ]
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
-    expected = {"tensorflow": "distribution='tpu' needs a TPU, and none was found here",
-                "jax": "distribution='tpu' needs the TensorFlow backend",
-                "torch": "--distribution is not supported on the torch backend"}[keras.backend.backend()]
+    expected = {
+        "tensorflow": "distribution='tpu' needs a TPU, and none was found here",
+        "jax": "distribution='tpu' needs the TensorFlow backend",
+        "torch": "--distribution is not supported on the torch backend",
+    }[keras.backend.backend()]
     assert expected in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
 
@@ -829,14 +1090,30 @@ def test_train_distribution_the_machine_cannot_run_is_one_line_exit_2(tmp_path, 
 def test_a_usage_error_is_the_only_line_on_stderr(tmp_path):
     """Issue 33: TensorFlow's GPU build (pulled in by KerasHub) printed CUDA probe lines on every start."""
     result = subprocess.run(
-        [sys.executable, "-m", "keras_structinit.cli", "train", "--model", "simple-cnn", "--epochs", "1",
-         "--data", str(tmp_path / "missing.zip"), "--out", str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1],
+        [
+            sys.executable,
+            "-m",
+            "keras_structinit.cli",
+            "train",
+            "--model",
+            "simple-cnn",
+            "--epochs",
+            "1",
+            "--data",
+            str(tmp_path / "missing.zip"),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(__file__).resolve().parents[1],
         env={k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"},
     )
     assert result.returncode == 2
-    assert result.stderr.splitlines() == [f"structinit train: error: --data '{tmp_path / 'missing.zip'}' "
-                                          "does not exist"]
+    assert result.stderr.splitlines() == [
+        f"structinit train: error: --data '{tmp_path / 'missing.zip'}' does not exist"
+    ]
 
 
 def test_version_and_paper_init_specs_compared_as_parsed(capsys):
@@ -871,7 +1148,13 @@ def test_the_model_help_names_every_model_the_registry_builds():
     from keras_structinit.cli import MODEL_FORMS
     from keras_structinit.models.registry import available_models
 
-    listed = {part for item in MODEL_FORMS.replace(" (D = 6n + 2)", "").split(", ")
-              for part in ([item] if "|" not in item else
-                           [f"convnext-{v}" for v in item.removeprefix("convnext-").split("|")])}
+    listed = {
+        part
+        for item in MODEL_FORMS.replace(" (D = 6n + 2)", "").split(", ")
+        for part in (
+            [item]
+            if "|" not in item
+            else [f"convnext-{v}" for v in item.removeprefix("convnext-").split("|")]
+        )
+    }
     assert listed == set(available_models())

@@ -38,8 +38,11 @@ def test_keras_json_naming_a_missing_backend_with_one_installed(keras_home):
 
 
 def test_several_or_none_installed_names_the_choices(keras_home):
-    with pytest.raises(ValueError, match=r"default backend \(tensorflow\) is not installed: choose one of "
-                                         r"jax, torch with --backend or KERAS_BACKEND"):
+    with pytest.raises(
+        ValueError,
+        match=r"default backend \(tensorflow\) is not installed: choose one of "
+        r"jax, torch with --backend or KERAS_BACKEND",
+    ):
         choose_backend(["jax", "torch"])
     with pytest.raises(ValueError, match=r"no Keras backend is installed: install one with pip install"):
         choose_backend([])
@@ -52,9 +55,23 @@ def test_tensorflow_start_up_lines_are_silenced_on_keras_default_backend(tmp_pat
     the lines TensorFlow prints at start-up reach the terminal (issue 58, point 6)."""
     env = {k: v for k, v in os.environ.items() if k not in ("KERAS_BACKEND", "TF_CPP_MIN_LOG_LEVEL")}
     env["KERAS_HOME"] = str(tmp_path / "keras_home")
-    done = subprocess.run([sys.executable, "-m", "keras_structinit.cli", "init", "convmixer-8/1", "--init",
-                           "conv-cov", "--out", str(tmp_path / "m.keras")], capture_output=True, text=True,
-                          env=env, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "keras_structinit.cli",
+            "init",
+            "convmixer-8/1",
+            "--init",
+            "conv-cov",
+            "--out",
+            str(tmp_path / "m.keras"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     printed = done.stdout + done.stderr
     for line in ("absl::InitializeLog", "cpu_feature_guard", "AVX2", "FMA", "oneDNN", "cuda"):

@@ -25,8 +25,23 @@ def test_init_a_keras_applications_convnext_file(tmp_path, capsys):
     keras.applications.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10).save(source)
     digest = _digest(source)
     out, report = tmp_path / "init.keras", tmp_path / "init.md"
-    assert cli.main(["init", str(source), "--init", "conv-cov+mean-shift", "--out", str(out),
-                     "--report", str(report), "--seed", "3"]) == 0
+    assert (
+        cli.main(
+            [
+                "init",
+                str(source),
+                "--init",
+                "conv-cov+mean-shift",
+                "--out",
+                str(out),
+                "--report",
+                str(report),
+                "--seed",
+                "3",
+            ]
+        )
+        == 0
+    )
     assert _digest(source) == digest
     printed = capsys.readouterr().out
     # The same spec through the API on the same file gives the same weights, bit for bit.
@@ -52,12 +67,30 @@ def test_init_a_keras_applications_convnext_file(tmp_path, capsys):
 
 def test_init_a_zoo_model_frozen_reloads_and_trains_in_a_fresh_process(tmp_path, capsys):
     out = tmp_path / "convmixer.keras"
-    assert cli.main(["init", "convmixer-8/2", "--input-shape", "16,16,3", "--classes", "5", "--init",
-                     "torch-default+conv-cov", "--freeze", "depthwise", "--out", str(out)]) == 0
+    assert (
+        cli.main(
+            [
+                "init",
+                "convmixer-8/2",
+                "--input-shape",
+                "16,16,3",
+                "--classes",
+                "5",
+                "--init",
+                "torch-default+conv-cov",
+                "--freeze",
+                "depthwise",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "2 kernels frozen" in printed and "| DepthwiseConv2D | 2 | 4 |" in printed
     assert "| block_1_depthwise_conv/kernel | DepthwiseConv2D | conv-cov:cifar-p2 |" in printed
-    run_in_fresh_process(f"""
+    run_in_fresh_process(
+        f"""
         import numpy as np, keras
         model = keras.saving.load_model({str(out)!r})
         assert model.input_shape == (None, 16, 16, 3) and model.output_shape == (None, 5)
@@ -69,7 +102,9 @@ def test_init_a_zoo_model_frozen_reloads_and_trains_in_a_fresh_process(tmp_path,
         model.fit(x, np.arange(8) % 5, epochs=1, verbose=0)
         for k, b in zip(kernels, before):
             np.testing.assert_array_equal(keras.ops.convert_to_numpy(k), b)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
 
 
 def _labelled_images(path):
@@ -82,8 +117,18 @@ def _labelled_images(path):
 def test_data_aligned_needs_data_and_measures_it(tmp_path, capsys):
     data = _labelled_images(tmp_path / "images.npz")
     out = tmp_path / "aligned.keras"
-    argv = ["init", "simple-cnn", "--input-shape", "12,12,3", "--classes", "3", "--init", "data-aligned",
-            "--out", str(out)]
+    argv = [
+        "init",
+        "simple-cnn",
+        "--input-shape",
+        "12,12,3",
+        "--classes",
+        "3",
+        "--init",
+        "data-aligned",
+        "--out",
+        str(out),
+    ]
     assert cli.main(argv) == 2
     assert "--init data-aligned measures images: pass --data" in capsys.readouterr().err
     assert not out.exists()
@@ -96,25 +141,44 @@ def test_data_aligned_on_a_2x2_patch_convmixer_from_the_command_line(tmp_path, c
     """Issue 52's acceptance: the zoo's 2x2 RGB stem (patch dimension 12) takes 12 eigenvectors."""
     data = _labelled_images(tmp_path / "images.npz")
     out = tmp_path / "aligned.keras"
-    argv = ["init", "convmixer-8/1", "--input-shape", "12,12,3", "--classes", "3", "--init", "data-aligned",
-            "--data", str(data), "--out", str(out)]
+    argv = [
+        "init",
+        "convmixer-8/1",
+        "--input-shape",
+        "12,12,3",
+        "--classes",
+        "3",
+        "--init",
+        "data-aligned",
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+    ]
     assert cli.main(argv) == 0
     assert "| stem_conv/kernel | Conv2D | data-aligned:1 |" in capsys.readouterr().out
     kernel = to_numpy(keras.saving.load_model(out).get_layer("stem_conv").kernel)
     assert kernel.shape == (2, 2, 3, 8) and np.linalg.matrix_rank(kernel.reshape(12, 8)) == 8
 
 
-@pytest.mark.parametrize("make, extra, message", [
-    (None, ["missing.keras", "--init", "conv-cov"], "MODEL 'missing.keras' does not exist"),
-    ("corrupt", ["{corrupt}", "--init", "conv-cov"], "is not a .keras archive"),
-    (None, ["convmixer-8/2", "--init", "conv-cov:nope"], "`init` part 'conv-cov:nope'"),
-    (None, ["vit-tiny", "--init", "conv-cov"], "has no spatial depthwise convolutions"),
-    (None, ["simple-cnn", "--init", "default"], "--init default changes nothing"),
-    ("model", ["{model}", "--init", "conv-cov", "--out", "{model}"], "`--out`"),
-    ("model", ["{model}", "--init", "conv-cov", "--classes", "3"], "--input-shape and --classes apply to"),
-    (None, ["keras.applications:Nope", "--init", "conv-cov"], "keras.applications has no model 'Nope'"),
-    (None, ["convmixer-8/2", "--init", "conv-cov", "--out", "model.h5"], "--out must be a .keras path"),
-])
+@pytest.mark.parametrize(
+    "make, extra, message",
+    [
+        (None, ["missing.keras", "--init", "conv-cov"], "MODEL 'missing.keras' does not exist"),
+        ("corrupt", ["{corrupt}", "--init", "conv-cov"], "is not a .keras archive"),
+        (None, ["convmixer-8/2", "--init", "conv-cov:nope"], "`init` part 'conv-cov:nope'"),
+        (None, ["vit-tiny", "--init", "conv-cov"], "has no spatial depthwise convolutions"),
+        (None, ["simple-cnn", "--init", "default"], "--init default changes nothing"),
+        ("model", ["{model}", "--init", "conv-cov", "--out", "{model}"], "`--out`"),
+        (
+            "model",
+            ["{model}", "--init", "conv-cov", "--classes", "3"],
+            "--input-shape and --classes apply to",
+        ),
+        (None, ["keras.applications:Nope", "--init", "conv-cov"], "keras.applications has no model 'Nope'"),
+        (None, ["convmixer-8/2", "--init", "conv-cov", "--out", "model.h5"], "--out must be a .keras path"),
+    ],
+)
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make, extra, message):
     paths = {"corrupt": tmp_path / "corrupt.keras", "model": tmp_path / "model.keras"}
     paths["corrupt"].write_bytes(b"not a zip")
@@ -133,8 +197,12 @@ def test_inspect_writes_its_reports_and_refuses_a_model_with_nothing_to_inspect(
     import json
 
     model = tmp_path / "convmixer.keras"
-    assert cli.main(["init", "convmixer-64/3", "--input-shape", "16,16,3", "--init", "conv-cov",
-                     "--out", str(model)]) == 0
+    assert (
+        cli.main(
+            ["init", "convmixer-64/3", "--input-shape", "16,16,3", "--init", "conv-cov", "--out", str(model)]
+        )
+        == 0
+    )
     capsys.readouterr()
     out = tmp_path / "report"
     assert cli.main(["inspect", str(model), "--out", str(out)]) == 0
@@ -144,8 +212,11 @@ def test_inspect_writes_its_reports_and_refuses_a_model_with_nothing_to_inspect(
     assert [r["kind"] for r in data["spatial"]] == ["conv", "depthwise", "depthwise", "depthwise"]
     assert (out / "report.md").read_text().startswith("# Inspection of")
     if importlib.util.find_spec("matplotlib"):
-        assert sorted(p.name for p in out.glob("*.png")) == ["covariance_blocks.png", "position_variance.png",
-                                                              "spatial_depth.png"]
+        assert sorted(p.name for p in out.glob("*.png")) == [
+            "covariance_blocks.png",
+            "position_variance.png",
+            "spatial_depth.png",
+        ]
         assert "![spatial_depth](spatial_depth.png)" in (out / "report.md").read_text()
     assert cli.main(["inspect", str(model), "--out", str(out)]) == 2  # the report exists
     assert "--overwrite" in capsys.readouterr().err
@@ -165,8 +236,18 @@ def test_inspect_with_labelled_data_writes_every_sections_figure(tmp_path, capsy
     data = tmp_path / "labelled.npz"
     np.savez(data, x=x, y=y)
     out = tmp_path / "report"
-    argv = ["inspect", "vit-tiny-8/2", "--input-shape", "8,8,3", "--classes", "10", "--data", str(data),
-            "--out", str(out)]
+    argv = [
+        "inspect",
+        "vit-tiny-8/2",
+        "--input-shape",
+        "8,8,3",
+        "--classes",
+        "10",
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+    ]
     assert cli.main(argv) == 0
     assert "## Specialization of the last hidden neurons" in capsys.readouterr().out
     report = json.loads((out / "report.json").read_text())

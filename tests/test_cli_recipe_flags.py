@@ -33,9 +33,14 @@ def test_compile_sets_the_recipe_jit_compile(mode, jit_compile):
 @once_per_suite("a process of the command line's own")
 def test_a_bad_compile_mode_is_one_line_and_exit_2():
     code = "import sys\nfrom keras_structinit import cli\nsys.exit(cli.main(sys.argv[1:]))"
-    result = subprocess.run([sys.executable, "-c", code, "train", "--model", "simple-cnn", "--epochs", "1",
-                             "--compile", "yes"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code, "train", "--model", "simple-cnn", "--epochs", "1", "--compile", "yes"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "structinit train: error: argument --compile: expected one of auto, on, off, got 'yes' "
-        "(see structinit train --help)"], result.stderr
+        "(see structinit train --help)"
+    ], result.stderr

@@ -69,13 +69,17 @@ def test_one_seed_gives_one_log_and_a_killed_run_resumes_to_the_uninterrupted_we
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.skipif(keras.backend.backend() != "jax",
-                    reason="the backend whose fit swallowed Ctrl-C (TensorFlow and torch raised it already)")
+@pytest.mark.skipif(
+    keras.backend.backend() != "jax",
+    reason="the backend whose fit swallowed Ctrl-C (TensorFlow and torch raised it already)",
+)
 def test_ctrl_c_mid_epoch_with_validation_exits_130_and_says_interrupted(tmp_path):
     """On JAX, Keras' log conversion swallows a KeyboardInterrupt; the handler stops at a batch end."""
     data = write_tiny_cifar(tmp_path / "train.npz", 80, 0)
     out = tmp_path / "run"
-    child = run_cli_in_child(tmp_path, """
+    child = run_cli_in_child(
+        tmp_path,
+        """
         import os, signal, sys, threading
         import keras_structinit.recipes.progress as progress
 
@@ -90,7 +94,9 @@ def test_ctrl_c_mid_epoch_with_validation_exits_130_and_says_interrupted(tmp_pat
         progress.ProgressLog.on_train_batch_end = on_train_batch_end
         threading.Thread(target=lambda: started.wait() and os.kill(os.getpid(), signal.SIGINT),
                          daemon=True).start()
-        """, _argv(data, out, epochs=50))
+        """,
+        _argv(data, out, epochs=50),
+    )
     assert child.returncode == 130, child.stdout[-2000:] + child.stderr[-3000:]
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "interrupted" and results["finished_epochs"] == 1
@@ -140,13 +146,20 @@ def whole_run(tmp_path_factory):
     return data, root / "out"
 
 
-KILL_POINTS = ["before_weights", "after_weights", "after_record", "between_renames", "after_swap",
-               "model.keras"]
+KILL_POINTS = [
+    "before_weights",
+    "after_weights",
+    "after_record",
+    "between_renames",
+    "after_swap",
+    "model.keras",
+]
 
 
 @pytest.mark.parametrize("point", KILL_POINTS if keras.backend.backend() == "jax" else ["between_renames"])
 def test_a_kill_anywhere_in_the_backup_or_final_save_resumes_to_the_uninterrupted_weights(
-        tmp_path, whole_run, point):
+    tmp_path, whole_run, point
+):
     data, whole = whole_run
     out = tmp_path / "killed"
     code = _KILL_IN_MODEL_SAVE if point == "model.keras" else _kill_at_backup(point, 2)  # epoch 2's backup
@@ -193,9 +206,17 @@ def test_used_locked_or_backup_less_folders_are_refused_in_one_line(tmp_path, wh
     other = tmp_path / "other"
     (other / "backup" / "current").mkdir(parents=True)
     (other / "backup" / "current" / "state.weights.h5").write_bytes(b"weights")
-    (other / "backup" / "current" / "backup.json").write_text(json.dumps(
-        {"format_version": 1, "epoch": 1, "iterations": 4, "steps_per_epoch": 4,
-         "sha256": hashlib.sha256(b"weights").hexdigest()}))
+    (other / "backup" / "current" / "backup.json").write_text(
+        json.dumps(
+            {
+                "format_version": 1,
+                "epoch": 1,
+                "iterations": 4,
+                "steps_per_epoch": 4,
+                "sha256": hashlib.sha256(b"weights").hexdigest(),
+            }
+        )
+    )
     (other / "results.json").write_text(json.dumps({"status": "running", "config": {"epochs": 7}}))
     (other / "log.csv").write_text("epoch,loss\n1,2.0\n")
     assert cli.main([*_argv(data, other), "--resume"]) == 2

@@ -28,7 +28,7 @@ def math_modules():
         method = record.package.rpartition(".")[2]
         for module in record.pure:
             if module.startswith(record.package + "."):
-                name = module[len(record.package) + 1:]
+                name = module[len(record.package) + 1 :]
                 found[f"{method}/{name}.py"] = TESTS / f"test_{method}_{name}.py"
     return found
 
@@ -38,7 +38,7 @@ def combined():
     in entries separated by ``;``, each naming modules (`` `lc/folding.py` ``) and test files."""
     text = (ROOT / "CONTRIBUTING.md").read_text()
     assert text.count(HEADING) == 1, f"CONTRIBUTING.md has no single paragraph {HEADING}"
-    paragraph = text[text.index(HEADING):].split("\n\n")[0]
+    paragraph = text[text.index(HEADING) :].split("\n\n")[0]
     listed = {}
     for entry in paragraph.split(":", 1)[1].split(";"):
         modules = re.findall(r"`(?!tests/)(\w+/\w+\.py)`", entry)
@@ -53,30 +53,39 @@ def combined():
 
 def test_the_layout_finds_the_math_modules():
     modules = math_modules()
-    assert {"covariance/closed_form.py", "covariance/bank.py", "covariance/bank_io.py", "lc/folding.py",
-            "selection/plan.py"} <= set(modules)
+    assert {
+        "covariance/closed_form.py",
+        "covariance/bank.py",
+        "covariance/bank_io.py",
+        "lc/folding.py",
+        "selection/plan.py",
+    } <= set(modules)
     assert all((ROOT / "keras_structinit" / module).is_file() for module in modules)
 
 
 def test_every_math_module_has_its_mirror_or_is_listed_with_its_combined_file():
     listed = combined()
     missing = [m for m, mirror in math_modules().items() if not mirror.is_file() and m not in listed]
-    assert not missing, (f"{missing}: add tests/test_<method>_<module>.py, or name the combined test file "
-                         f"in CONTRIBUTING.md's paragraph {HEADING}")
+    assert not missing, (
+        f"{missing}: add tests/test_<method>_<module>.py, or name the combined test file "
+        f"in CONTRIBUTING.md's paragraph {HEADING}"
+    )
 
 
 def test_every_listed_module_is_a_math_module_without_a_mirror_tested_in_the_file_named():
     modules = math_modules()
     for module, files in combined().items():
         assert module in modules, f"CONTRIBUTING.md lists {module}, which is no method's math module"
-        assert not modules[module].is_file(), (f"{module} now has its mirror {modules[module].name}: "
-                                               f"drop it from CONTRIBUTING.md's list")
+        assert not modules[module].is_file(), (
+            f"{module} now has its mirror {modules[module].name}: drop it from CONTRIBUTING.md's list"
+        )
         method = module.split("/")[0]
         for path in files:
             assert path.is_file(), f"CONTRIBUTING.md names {path.name}, which does not exist"
             imports = (f"keras_structinit.{method}", f"from keras_structinit import {method}")
             assert any(text in path.read_text() for text in imports), (
-                f"{path.name} does not import keras_structinit.{method}")
+                f"{path.name} does not import keras_structinit.{method}"
+            )
 
 
 def test_the_covariance_math_is_all_mirrored():

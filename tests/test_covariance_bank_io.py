@@ -80,7 +80,6 @@ def test_load_bad_files(tmp_path):
         FilterCovariance.load(tmp_path / "nowhere.npz")
 
 
-
 def test_patch_size_round_trips_through_save_and_config(tmp_path):
     for patch_size in (1, 4, None):
         bank = random_bank(num_layers=2, patch_size=patch_size, source_name="net")
@@ -99,22 +98,32 @@ def test_banks_without_patch_size_still_load(tmp_path):
     with np.load(bank.save(tmp_path / "new.npz")) as data:
         metadata = json.loads(str(data["metadata"][()]))
         del metadata["patch_size"]
-        np.savez(tmp_path / "old.npz", means=data["means"], covariances=data["covariances"],
-                 metadata=np.array(json.dumps(metadata)))
+        np.savez(
+            tmp_path / "old.npz",
+            means=data["means"],
+            covariances=data["covariances"],
+            metadata=np.array(json.dumps(metadata)),
+        )
     old = FilterCovariance.load(tmp_path / "old.npz")
     assert old.patch_size is None and len(old) == 2
     metadata["patch_size"] = "two"
     with np.load(tmp_path / "old.npz") as data:
-        np.savez(tmp_path / "bad.npz", means=data["means"], covariances=data["covariances"],
-                 metadata=np.array(json.dumps(metadata)))
+        np.savez(
+            tmp_path / "bad.npz",
+            means=data["means"],
+            covariances=data["covariances"],
+            metadata=np.array(json.dumps(metadata)),
+        )
     with pytest.raises(ValueError, match="patch size"):
         FilterCovariance.load(tmp_path / "bad.npz")
 
 
 # A bank file of format version 1 as FilterCovariance.save writes it, spelled out: files written
 # by earlier versions of the package must keep loading.
-VERSION_1_METADATA = ('{"format_version": 1, "kernel_size": [3, 3], "depth_fractions": [0.0, 1.0], '
-                      '"layer_paths": ["a/dw", "b/dw"], "source_name": "net", "patch_size": 2}')
+VERSION_1_METADATA = (
+    '{"format_version": 1, "kernel_size": [3, 3], "depth_fractions": [0.0, 1.0], '
+    '"layer_paths": ["a/dw", "b/dw"], "source_name": "net", "patch_size": 2}'
+)
 
 
 @once_per_suite("the bank file is NumPy")
@@ -136,31 +145,49 @@ def test_a_version_1_file_loads_and_saving_writes_the_same_layout(tmp_path):
             assert data[key].dtype == np.float64
             np.testing.assert_array_equal(data[key], expected)
     assert bank.FORMAT_VERSION == bank_io.FORMAT_VERSION == 1  # still importable from bank
-    assert bank_io.load(written).keys() == {"means", "covariances", "kernel_size", "depth_fractions",
-                                            "layer_paths", "source_name", "patch_size"}
+    assert bank_io.load(written).keys() == {
+        "means",
+        "covariances",
+        "kernel_size",
+        "depth_fractions",
+        "layer_paths",
+        "source_name",
+        "patch_size",
+    }
 
 
 @once_per_suite("the bank file is NumPy")
-@pytest.mark.parametrize("change, match", [
-    (lambda m: m.update(format_version=2), "format version 2"),
-    (lambda m: m.update(format_version=0), "format version 0"),
-    (lambda m: m.update(format_version="1"), "format version '1'"),
-    (lambda m: m.pop("kernel_size"), "invalid FilterCovariance metadata"),
-    (lambda m: m.update(kernel_size=3), "invalid kernel size"),
-])
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (lambda m: m.update(format_version=2), "format version 2"),
+        (lambda m: m.update(format_version=0), "format version 0"),
+        (lambda m: m.update(format_version="1"), "format version '1'"),
+        (lambda m: m.pop("kernel_size"), "invalid FilterCovariance metadata"),
+        (lambda m: m.update(kernel_size=3), "invalid kernel size"),
+    ],
+)
 def test_load_refuses_bad_metadata(tmp_path, change, match):
     metadata = json.loads(VERSION_1_METADATA)
     change(metadata)
-    np.savez(tmp_path / "bad.npz", means=np.zeros((2, 9)), covariances=np.stack([np.eye(9)] * 2),
-             metadata=np.array(json.dumps(metadata)))
+    np.savez(
+        tmp_path / "bad.npz",
+        means=np.zeros((2, 9)),
+        covariances=np.stack([np.eye(9)] * 2),
+        metadata=np.array(json.dumps(metadata)),
+    )
     with pytest.raises(ValueError, match=match):
         FilterCovariance.load(tmp_path / "bad.npz")
 
 
 @once_per_suite("the bank file is NumPy")
 def test_load_refuses_arrays_of_the_wrong_rank(tmp_path):
-    np.savez(tmp_path / "flat.npz", means=np.zeros(9), covariances=np.stack([np.eye(9)]),
-             metadata=np.array(VERSION_1_METADATA))
+    np.savez(
+        tmp_path / "flat.npz",
+        means=np.zeros(9),
+        covariances=np.stack([np.eye(9)]),
+        metadata=np.array(VERSION_1_METADATA),
+    )
     with pytest.raises(ValueError, match=r"must be \(L, n\)"):
         FilterCovariance.load(tmp_path / "flat.npz")
 

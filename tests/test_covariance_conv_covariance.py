@@ -258,4 +258,3 @@ def test_mixed_bfloat16_policy():
         assert np.all(np.isfinite(to_numpy(out)))
     finally:
         keras.config.set_dtype_policy(previous)
-

@@ -121,4 +121,3 @@ def test_source_without_depthwise_convs_is_named():
     dense = keras.Model(inputs, keras.layers.Dense(2)(inputs), name="dense_only")
     with pytest.raises(ValueError, match=r"`source` \(dense_only\) has no spatial depthwise"):
         apply_filter_transfer(make(8, 2), source=dense)
-

@@ -23,8 +23,9 @@ def test_filter_statistics_are_the_mean_and_unbiased_covariance_of_the_filters()
         filter_statistics(np.zeros((3, 3, 1, 1)))
 
 
-@pytest.mark.parametrize("kernel_size, sigma, psd", [(5, 0.3, "abs"), (5, 1.2, "abs"), (7, 3.0, "abs"),
-                                                    ((3, 5), 0.8, "clip")])
+@pytest.mark.parametrize(
+    "kernel_size, sigma, psd", [(5, 0.3, "abs"), (5, 1.2, "abs"), (7, 3.0, "abs"), ((3, 5), 0.8, "clip")]
+)
 def test_fit_sigma_recovers_a_scaled_closed_form(kernel_size, sigma, psd):
     cov = 0.3 * psd_project(conv_covariance(kernel_size, sigma), psd)
     fitted, scale, error = fit_sigma(cov, kernel_size, psd=psd)
@@ -39,13 +40,16 @@ def test_fit_sigma_of_iid_filters_is_a_poor_fit():
     assert error > 0.5  # an identity covariance is far from every centre-heavy closed form
 
 
-@pytest.mark.parametrize("args, error, match", [
-    ((np.eye(9), 5), ValueError, r"\(25, 25\)"),
-    ((np.full((9, 9), np.nan), 3), ValueError, "finite"),
-    ((np.zeros((9, 9)), 3), ValueError, "zero"),
-    ((np.eye(9), 3, "eigen"), ValueError, "psd"),
-    ((np.eye(9), 0), ValueError, "kernel_size"),
-])
+@pytest.mark.parametrize(
+    "args, error, match",
+    [
+        ((np.eye(9), 5), ValueError, r"\(25, 25\)"),
+        ((np.full((9, 9), np.nan), 3), ValueError, "finite"),
+        ((np.zeros((9, 9)), 3), ValueError, "zero"),
+        ((np.eye(9), 3, "eigen"), ValueError, "psd"),
+        ((np.eye(9), 0), ValueError, "kernel_size"),
+    ],
+)
 def test_fit_sigma_bad_input(args, error, match):
     with pytest.raises(error, match=match):
         fit_sigma(*args)

@@ -130,7 +130,9 @@ def test_keras_round_trip_in_fresh_process(tmp_path):
     assert [c.depth_fraction for c in configs] == [0.0, 1.0]
     x = np.random.default_rng(0).standard_normal((2, 8, 8, 3)).astype("float32")
     assert_round_trip_in_fresh_process(
-        model, x, tmp_path,
+        model,
+        x,
+        tmp_path,
         checks="""
         initializer = model.get_layer("block_2_depthwise_conv").depthwise_initializer
         assert type(initializer).__name__ == "CovarianceTransfer", type(initializer)
@@ -154,4 +156,3 @@ def test_reloaded_initializer_reproduces_every_depth_of_the_bank(tmp_path):
         for got, want in zip(reloaded.at_depth(d).bank.at_depth(d), bank.at_depth(d), strict=True):
             np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(reloaded.at_depth(d).covariance, bank.at_depth(d)[1])
-

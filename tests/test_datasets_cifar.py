@@ -117,8 +117,9 @@ def test_load_cifar_sources_split_and_train_size(tmp_path):
     (xa, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=28)
     assert len(xa) == 28
     # The benchmarks keep one fixed evaluation set whatever the training size.
-    (xf, _), (xvf, _) = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=12,
-                                            full_hold_out=True)
+    (xf, _), (xvf, _) = datasets.load_cifar(
+        (x, y), validation_split=0.3, seed=1, train_size=12, full_hold_out=True
+    )
     np.testing.assert_array_equal(xf, xs)
     np.testing.assert_array_equal(xvf, xv)
     with pytest.raises(TypeError, match="full_hold_out"):
@@ -132,8 +133,9 @@ def test_load_cifar_train_offset_gives_images_a_smaller_run_never_saw(tmp_path):
     """Maennel et al., App. A.1 step 2: the downstream set comes from the remainder of the upstream draw."""
     x, y = _labelled_npz(tmp_path / "d.npz", n=40, size=16)
     (up, _), (held, _) = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=12)
-    (down, yd), (held_down, _) = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=10,
-                                                     train_offset=12)
+    (down, yd), (held_down, _) = datasets.load_cifar(
+        (x, y), validation_split=0.3, seed=1, train_size=10, train_offset=12
+    )
     (rest, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_offset=12)
     (whole, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1)
     up, down, rest = up[:, 0, 0, 0], down[:, 0, 0, 0], rest[:, 0, 0, 0]
@@ -143,8 +145,11 @@ def test_load_cifar_train_offset_gives_images_a_smaller_run_never_saw(tmp_path):
     np.testing.assert_array_equal(yd, y[down])
     (zero, _), _ = datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=12, train_offset=0)
     np.testing.assert_array_equal(zero[:, 0, 0, 0], up)
-    with pytest.raises(ValueError, match=r"`train_offset` \+ `train_size` must be at most the 28 .* "
-                                         r"train_offset=20, train_size=9"):
+    with pytest.raises(
+        ValueError,
+        match=r"`train_offset` \+ `train_size` must be at most the 28 .* "
+        r"train_offset=20, train_size=9",
+    ):
         datasets.load_cifar((x, y), validation_split=0.3, seed=1, train_size=9, train_offset=20)
     with pytest.raises(ValueError, match="train_offset"):
         datasets.load_cifar((x, y), validation_split=0.3, train_offset=28)

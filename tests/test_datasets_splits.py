@@ -48,8 +48,15 @@ def test_stratified_split_zero():
 
 @pytest.mark.parametrize(
     "split, error",
-    [(1.0, ValueError), (-0.1, ValueError), (float("nan"), ValueError), (1.5, ValueError),
-     ("a", TypeError), (None, TypeError), (True, TypeError)],
+    [
+        (1.0, ValueError),
+        (-0.1, ValueError),
+        (float("nan"), ValueError),
+        (1.5, ValueError),
+        ("a", TypeError),
+        (None, TypeError),
+        (True, TypeError),
+    ],
 )
 def test_bad_validation_split(tmp_path, split, error):
     root = tmp_path / "images"

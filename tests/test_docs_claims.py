@@ -27,6 +27,7 @@ def _page(name):
 
 def _sample(data, value=lambda r: 100 * r["val_accuracy"], **match):
     """by_seed of the runs of ``data`` whose fields equal ``match`` (a callable value: its test)."""
+
     def keep(run):
         return all(want(run[k]) if callable(want) else run[k] == want for k, want in match.items())
 
@@ -49,8 +50,10 @@ def test_data_aligned_layers_against_the_default():
     def acc(variant, it):
         return _sample(data, lambda r: 100 * r["accuracy"][str(it)]["test"], variant=variant, iterations=it)
 
-    verdicts = {n: {_compare(data, acc(f"aligned_{n}", it), acc("default", it)).ahead for it in (100, 1000)}
-                for n in (2, 3)}
+    verdicts = {
+        n: {_compare(data, acc(f"aligned_{n}", it), acc("default", it)).ahead for it in (100, 1000)}
+        for n in (2, 3)
+    }
     assert verdicts == {2: {True}, 3: {None}}, verdicts
     assert {_compare(data, acc("default", it), acc("smallest_1", it)).ahead for it in (100, 1000)} == {True}
     page = _page("data-aligned.md")
@@ -73,37 +76,50 @@ def test_transfer_across_patch_sizes():
         verdict[patch] = pair.ahead
     assert verdict == {1: True, 2: True, 4: None}, verdict
     assert "Transfer across patch sizes helps at patch 1 and 2, and is within noise at patch 4" in _page(
-        "covariance.md")
+        "covariance.md"
+    )
 
 
 def test_resizing_a_bank_to_kernel_5():
     data = _load("covariance_transfer_patch_kernel")
 
     def cell(init, epochs):
-        return _sample(data, init=init, epochs=epochs,
-                       target=lambda t: (t["patch_size"], t["kernel_size"]) == (2, 5))
+        return _sample(
+            data, init=init, epochs=epochs, target=lambda t: (t["patch_size"], t["kernel_size"]) == (2, 5)
+        )
 
-    found = {(resize, epochs): _compare(data, cell(f"transfer:p2-k9{resize}", epochs),
-                                        cell("default", epochs))
-             for resize in ("", "+crop", "+interpolate") for epochs in (2, 4)}
+    found = {
+        (resize, epochs): _compare(data, cell(f"transfer:p2-k9{resize}", epochs), cell("default", epochs))
+        for resize in ("", "+crop", "+interpolate")
+        for epochs in (2, 4)
+    }
     assert {key: c.ahead for key, c in found.items()} == {
-        ("", 2): False, ("", 4): True, ("+crop", 2): None, ("+crop", 4): None, ("+interpolate", 2): None,
-        ("+interpolate", 4): True}
+        ("", 2): False,
+        ("", 4): True,
+        ("+crop", 2): None,
+        ("+crop", 4): None,
+        ("+interpolate", 2): None,
+        ("+interpolate", 4): True,
+    }
     page = _page("covariance.md")
     assert "Shrinking the same bank to k 5 gains +1.62 ± 0.81 at 4 epochs, but lost −5.98 ± 4.45" in page
     assert "are +0.18 ± 1.53 (`crop`) and −1.68 ± 1.02 (`interpolate`), both within noise" in page
     interpolate = found["+interpolate", 4]
     assert interpolate.why_unpaired is None
-    assert (f"+0.20 ± 1.87 (within noise) and +2.38 ± 1.73 (beyond noise, paired: "
-            f"{_judged(interpolate)} over seeds)") in page
+    assert (
+        f"+0.20 ± 1.87 (within noise) and +2.38 ± 1.73 (beyond noise, paired: "
+        f"{_judged(interpolate)} over seeds)"
+    ) in page
 
 
 def test_kernel_size_verdict_asks_for_growth_at_every_step():
     runs = _load("covariance_kernel_size")["runs"]
     acc = {(r["init"], r["kernel_size"], r["frozen"], r["seed"]): r["val_accuracy"] for r in runs}
     for frozen, grows in ((True, False), (False, True)):
-        by_k = [(k, [100 * (acc["conv-cov", k, frozen, s] - acc["default", k, frozen, s]) for s in (0, 1, 2)])
-                for k in (3, 7, 9, 15)]
+        by_k = [
+            (k, [100 * (acc["conv-cov", k, frozen, s] - acc["default", k, frozen, s]) for s in (0, 1, 2)])
+            for k in (3, 7, 9, 15)
+        ]
         means = [np.mean(g) for _, g in by_k]
         assert (all(b >= a for a, b in zip(means, means[1:], strict=False))) is grows
         assert kernel_size_checks(by_k) == [True, True if grows else None]
@@ -112,15 +128,23 @@ def test_kernel_size_verdict_asks_for_growth_at_every_step():
 
 def test_convergence_budgets():
     data = _load("covariance_convergence")
-    found = {(epochs, frozen): _compare(data, _sample(data, init="conv-cov", epochs=epochs, frozen=frozen),
-                                        _sample(data, init="default", epochs=epochs, frozen=frozen))
-             for epochs in (1, 2, 4, 8) for frozen in (True, False)}
+    found = {
+        (epochs, frozen): _compare(
+            data,
+            _sample(data, init="conv-cov", epochs=epochs, frozen=frozen),
+            _sample(data, init="default", epochs=epochs, frozen=frozen),
+        )
+        for epochs in (1, 2, 4, 8)
+        for frozen in (True, False)
+    }
     assert {key for key, c in found.items() if c.ahead is not True} == {(1, True), (1, False)}
     assert all(c.why_unpaired is not None for (epochs, _), c in found.items() if epochs < 8)
     page = _page("covariance.md")
-    assert (f"By the report's rule the first epoch is within noise, frozen and thawed "
-            f"({_judged(found[1, True])} and {_judged(found[1, False])} points, difference of the means ± "
-            "its standard error") in page
+    assert (
+        f"By the report's rule the first epoch is within noise, frozen and thawed "
+        f"({_judged(found[1, True])} and {_judged(found[1, False])} points, difference of the means ± "
+        "its standard error"
+    ) in page
     assert "every budget from 2 epochs on is beyond noise" in page
 
 
@@ -131,21 +155,32 @@ def _selection(name):
 
 def test_selection_against_the_pruning_baselines_and_the_baseline_reading():
     data, acc = _selection("selection_table7")
-    pairs = (("uniform", "l1_pruning"), ("uniform", "magnitude_pruning"), ("l1_pruning", "random_init"),
-             ("magnitude_pruning", "random_init"), ("l1_pruning", "magnitude_pruning"),
-             ("random_init", "trunc_normal_init"))
+    pairs = (
+        ("uniform", "l1_pruning"),
+        ("uniform", "magnitude_pruning"),
+        ("l1_pruning", "random_init"),
+        ("magnitude_pruning", "random_init"),
+        ("l1_pruning", "magnitude_pruning"),
+        ("random_init", "trunc_normal_init"),
+    )
     found = {pair: _compare(data, acc[pair[0]], acc[pair[1]]) for pair in pairs}
     assert all(c.why_unpaired is None for c in found.values())
     assert [c.ahead for c in found.values()] == [True, True, True, None, None, None]
     page = _page("weight-selection.md")
-    assert (f"Selection beats both pruning baselines beyond noise, as in Table 7 ({_judged(found[pairs[0]])} "
-            f"points over L1, {_judged(found[pairs[1]])} over magnitude pruning); L1 pruning is above random "
-            f"init beyond noise ({_judged(found[pairs[2]])}), magnitude pruning above it within noise "
-            f"({_judged(found[pairs[3]])}), and L1 and magnitude pruning are within noise of each other "
-            f"({_judged(found[pairs[4]])};") in page
+    assert (
+        f"Selection beats both pruning baselines beyond noise, as in Table 7 ({_judged(found[pairs[0]])} "
+        f"points over L1, {_judged(found[pairs[1]])} over magnitude pruning); L1 pruning is above random "
+        f"init beyond noise ({_judged(found[pairs[2]])}), magnitude pruning above it within noise "
+        f"({_judged(found[pairs[3]])}), and L1 and magnitude pruning are within noise of each other "
+        f"({_judged(found[pairs[4]])};"
+    ) in page
     assert f"(paired difference {_judged(found[pairs[5]])}): within noise at this budget" in page
-    for variant, words in (("uniform", "uniform selection"), ("l1_pruning", "L1 pruning"),
-                           ("magnitude_pruning", "magnitude pruning"), ("random_init", "random init")):
+    for variant, words in (
+        ("uniform", "uniform selection"),
+        ("l1_pruning", "L1 pruning"),
+        ("magnitude_pruning", "magnitude pruning"),
+        ("random_init", "random init"),
+    ):
         values = [v for v, _ in acc[variant].values()]
         assert f"{words} {np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}" in page, variant
 
@@ -157,11 +192,15 @@ def test_selection_order_with_the_papers_student_recipe():
     assert [c.ahead for c in found] == [True, True, True] and all(c.why_unpaired is None for c in found)
     assert [abs(c.unpaired[0]) < 2 * c.unpaired[1] for c in found] == [True, True, False]  # unpaired
     page = _page("weight-selection.md")
-    assert (f"each step of the order is beyond noise: selection over random init {_judged(found[0])} points, "
-            f"over inconsistent selection {_judged(found[1])}, selection + distillation over selection "
-            f"{_judged(found[2])}") in page
-    assert ("unpaired, the differences of the means have standard errors {:.2f}, {:.2f} and {:.2f}, which "
-            "leave the first two within noise").format(*(c.unpaired[1] for c in found)) in page
+    assert (
+        f"each step of the order is beyond noise: selection over random init {_judged(found[0])} points, "
+        f"over inconsistent selection {_judged(found[1])}, selection + distillation over selection "
+        f"{_judged(found[2])}"
+    ) in page
+    assert (
+        "unpaired, the differences of the means have standard errors {:.2f}, {:.2f} and {:.2f}, which "
+        "leave the first two within noise"
+    ).format(*(c.unpaired[1] for c in found)) in page
 
 
 def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
@@ -176,8 +215,11 @@ def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
 
     robust, clean = (lambda r: 100 * r["fgsm_accuracy"]), (lambda r: 100 * r["val_accuracy"])
     for value in (robust, clean):
-        gaps = {e: {s: (f[s][0] - lo[s][0], f[s][1] + lo[s][1]) for s in f} for e in (1, 8)
-                for f, lo in [gap(e, value)]}
+        gaps = {
+            e: {s: (f[s][0] - lo[s][0], f[s][1] + lo[s][1]) for s in f}
+            for e in (1, 8)
+            for f, lo in [gap(e, value)]
+        }
         assert _compare(data, gaps[8], gaps[1], paired="two networks").ahead is True
     text = []
     for e in (1, 8):
@@ -191,19 +233,28 @@ def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
 
 def test_lc_fig1_gap_by_expansion():
     data = _load("lc_accuracy_fig1")
-    found = {e: _compare(data, _sample(data, model=f"lcresnet-20-16x{e}", frozen=True),
-                         _sample(data, model=f"lcresnet-20-16x{e}", frozen=False)) for e in (1, 4, 8, 16)}
+    found = {
+        e: _compare(
+            data,
+            _sample(data, model=f"lcresnet-20-16x{e}", frozen=True),
+            _sample(data, model=f"lcresnet-20-16x{e}", frozen=False),
+        )
+        for e in (1, 4, 8, 16)
+    }
     assert {e: c.ahead for e, c in found.items()} == {1: False, 4: None, 8: None, 16: True}
     assert found[16].why_unpaired is None and all(found[e].why_unpaired for e in (1, 4, 8))
     page = _page("lc-blocks.md")
-    assert ("The frozen network is below the learnable one beyond noise at E = 1, within noise of it at "
-            "E = 4 and 8, and above it beyond noise at E = 16, by a paired "
-            f"{_judged(found[16])} points") in page
+    assert (
+        "The frozen network is below the learnable one beyond noise at E = 1, within noise of it at "
+        "E = 4 and 8, and above it beyond noise at E = 16, by a paired "
+        f"{_judged(found[16])} points"
+    ) in page
     assert "turns positive" not in page
     fig3 = _load("lc_accuracy_fig3")
     resnet, convmixer = (
         _compare(fig3, _sample(fig3, model=m, frozen=True), _sample(fig3, model=m, frozen=False))
-        for m in ("resnet18-gn", "convmixer-256/8-k3"))
+        for m in ("resnet18-gn", "convmixer-256/8-k3")
+    )
     assert resnet.ahead is False and convmixer.ahead is None
     assert "loses 12.65 ± 1.38 points (17.07 vs 29.72 %), beyond noise" in page
     assert "is within noise of its learnable twin (-0.10 ± 0.23" in page
@@ -215,55 +266,82 @@ def test_mimetic_sweep_shift_and_combination():
     def cell(model, epochs, variant):
         return _sample(data, model=model, epochs=epochs, variant=variant)
 
-    gains = [_compare(data, cell("convnext", 2, f"mean-shift:{b}"), cell("convnext", 2, "mean-shift:0"))
-             for b in ("0.05", "0.1", "0.2")]
+    gains = [
+        _compare(data, cell("convnext", 2, f"mean-shift:{b}"), cell("convnext", 2, "mean-shift:0"))
+        for b in ("0.05", "0.1", "0.2")
+    ]
     assert [c.ahead for c in gains] == [True, True, True] and all(c.why_unpaired is None for c in gains)
     four = _compare(data, cell("convnext", 4, "mean-shift:0.2"), cell("convnext", 4, "mean-shift:0"))
     assert four.ahead is True and four.why_unpaired is not None
-    vit = [_compare(data, cell("vit", 2, f"mean-shift:{b}"), cell("vit", 2, "mean-shift:0"))
-           for b in ("0.05", "0.2")]
+    vit = [
+        _compare(data, cell("vit", 2, f"mean-shift:{b}"), cell("vit", 2, "mean-shift:0"))
+        for b in ("0.05", "0.2")
+    ]
     assert [c.ahead for c in vit] == [None, None]
     default = _compare(data, cell("vit", 2, "mean-shift:0"), cell("vit", 2, "default"))
-    combo = _compare(data, cell("convnext", 2, "conv-cov+mean-shift:0.05"),
-                     cell("convnext", 2, "mean-shift:0.05"))
+    combo = _compare(
+        data, cell("convnext", 2, "conv-cov+mean-shift:0.05"), cell("convnext", 2, "mean-shift:0.05")
+    )
     assert default.ahead is True and combo.ahead is False
     for epochs in (2, 4):
         for variant in ("torch-default+conv-cov", "conv-cov+mean-shift:0.05"):
             pair = _compare(data, cell("convnext", epochs, variant), cell("convnext", epochs, "mean-shift:0"))
             assert pair.ahead is None, (epochs, variant)
     page = _page("mimetic.md")
-    assert ("On ConvNeXt the gain grows with `b` ({}, {}, {} points at 2 epochs, mean per-seed difference "
-            "± its standard error), each beyond noise, and it is larger at 4 epochs ({}, unpaired)").format(
-        *map(_judged, (*gains, four))) in page
-    assert (f"On the small ViT the shift is within noise at 2 epochs ({_judged(vit[0])} at `b = 0.05`, "
-            f"{_judged(vit[1])} at `b = 0.2`). PyTorch's default init alone is {_judged(default)[1:]} points "
-            "above the builder's `N(0, 0.02^2)`, beyond noise") in page
-    assert ("ConvCovariance, alone and combined with `b = 0.05`, is within noise of the baseline, and at 2 "
-            "epochs the combination is below `b = 0.05` alone beyond noise "
-            f"({_judged(combo)} points)") in page
+    assert (
+        "On ConvNeXt the gain grows with `b` ({}, {}, {} points at 2 epochs, mean per-seed difference "
+        "± its standard error), each beyond noise, and it is larger at 4 epochs ({}, unpaired)"
+    ).format(*map(_judged, (*gains, four))) in page
+    assert (
+        f"On the small ViT the shift is within noise at 2 epochs ({_judged(vit[0])} at `b = 0.05`, "
+        f"{_judged(vit[1])} at `b = 0.2`). PyTorch's default init alone is {_judged(default)[1:]} points "
+        "above the builder's `N(0, 0.02^2)`, beyond noise"
+    ) in page
+    assert (
+        "ConvCovariance, alone and combined with `b = 0.05`, is within noise of the baseline, and at 2 "
+        "epochs the combination is below `b = 0.05` alone beyond noise "
+        f"({_judged(combo)} points)"
+    ) in page
 
 
 def test_mimetic_vit_comparison():
     data = _load("mimetic_vit")
-    names = ("mean-shift:0", "mean-shift:0.05", "torch-default+mimetic-attention",
-             "mimetic-attention+mean-shift:0.05")
+    names = (
+        "mean-shift:0",
+        "mean-shift:0.05",
+        "torch-default+mimetic-attention",
+        "mimetic-attention+mean-shift:0.05",
+    )
     acc = {v: _sample(data, variant=v) for v in names}
     base, mlp, attention, both = acc.values()
-    found = [_compare(data, both, base), _compare(data, both, mlp), _compare(data, mlp, base),
-             _compare(data, attention, base), _compare(data, both, attention)]
+    found = [
+        _compare(data, both, base),
+        _compare(data, both, mlp),
+        _compare(data, mlp, base),
+        _compare(data, attention, base),
+        _compare(data, both, attention),
+    ]
     assert all(c.why_unpaired is None for c in found)
     assert [c.ahead for c in found] == [True, True, True, None, None]
     page = _page("mimetic.md")
-    assert (f"Both inits together beat the baseline ({_judged(found[0])} points) and the MLP init alone "
-            f"({_judged(found[1])}) beyond noise. The MLP init alone is above the baseline beyond noise too, "
-            f"by a small, steady {_judged(found[2])} points") in page
+    assert (
+        f"Both inits together beat the baseline ({_judged(found[0])} points) and the MLP init alone "
+        f"({_judged(found[1])}) beyond noise. The MLP init alone is above the baseline beyond noise too, "
+        f"by a small, steady {_judged(found[2])} points"
+    ) in page
     steps = found[2].differences
     assert f"({steps.min():.2f} to {steps.max():.2f} on every seed)" in page
-    assert (f"The attention init alone is within noise of the baseline ({_judged(found[3])}) and of both "
-            f"together ({_judged(found[4])})") in page
+    assert (
+        f"The attention init alone is within noise of the baseline ({_judged(found[3])}) and of both "
+        f"together ({_judged(found[4])})"
+    ) in page
     assert "carries the gain" not in page.replace("or the pair carries the larger gain is within noise", "")
-    for values, words in ((base, "PyTorch's default"), (mlp, "the MLP init alone (`b = 0.05`)"),
-                          (attention, "the attention init alone"), (both, "both")):
+    for values, words in (
+        (base, "PyTorch's default"),
+        (mlp, "the MLP init alone (`b = 0.05`)"),
+        (attention, "the attention init alone"),
+        (both, "both"),
+    ):
         values = [v for v, _ in values.values()]
         assert f"{words} {np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}" in page, words
 

@@ -71,8 +71,16 @@ def test_fixed_weights_give_the_numpy_reference_on_every_backend(levels):
     got = ks.fgsm_accuracy(model, (images, labels), levels / 255, normalization=normalization, batch_size=256)
     assert abs(got - expected) <= 1e-3, (keras.backend.backend(), got, expected)
     # The same images as floats in [0, 1], one-hot labels and a (mean, std) pair: the same attack.
-    assert ks.fgsm_accuracy(model, (images / 255.0, np.eye(CLASSES)[labels]), levels / 255,
-                            normalization=(MEAN, STD), batch_size=100) == got
+    assert (
+        ks.fgsm_accuracy(
+            model,
+            (images / 255.0, np.eye(CLASSES)[labels]),
+            levels / 255,
+            normalization=(MEAN, STD),
+            batch_size=100,
+        )
+        == got
+    )
     # The adversarial images: every pixel moved by eps (or clipped at 0 or 1), never further.
     adversarial = fgsm_images(model, images[:50], labels[:50], levels / 255, normalization=normalization)
     moved = np.abs(adversarial - images[:50] / 255.0)
@@ -92,8 +100,14 @@ def test_a_trained_model_is_less_accurate_under_fgsm_and_epsilon_is_in_pixel_uni
     (x, y), (x_val, y_val) = _separable_data(400, 1), _separable_data(300, 2)
     mean, std = (0.5, 0.5, 0.5), (0.25, 0.25, 0.25)
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Conv2D(8, 3, activation="relu"),
-                              keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(4)])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 3)),
+            keras.layers.Conv2D(8, 3, activation="relu"),
+            keras.layers.GlobalAveragePooling2D(),
+            keras.layers.Dense(4),
+        ]
+    )
     model.compile("adam", keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
     model.fit((x / 255.0 - 0.5) / 0.25, y, epochs=20, batch_size=32, verbose=0)
     normalization = {"mean": list(mean), "std": list(std)}
@@ -104,10 +118,12 @@ def test_a_trained_model_is_less_accurate_under_fgsm_and_epsilon_is_in_pixel_uni
     stronger = ks.fgsm_accuracy(model, (x_val, y_val), 4 / 255, normalization=normalization)
     assert stronger < robust < clean
     # The normalization inside the model, fed [0, 1] pixels: the same eps, the same attack.
-    inside = keras.Sequential([keras.Input((8, 8, 3)),
-                               keras.layers.Normalization(mean=mean, variance=np.square(std)), model])
+    inside = keras.Sequential(
+        [keras.Input((8, 8, 3)), keras.layers.Normalization(mean=mean, variance=np.square(std)), model]
+    )
     assert ks.fgsm_accuracy(inside, (x_val, y_val)) == pytest.approx(robust, abs=2 / len(x_val))
     # A final softmax: from_logits=False gives the logits' attack.
     softmax = keras.Sequential([keras.Input((8, 8, 3)), model, keras.layers.Softmax()])
-    assert ks.fgsm_accuracy(softmax, (x_val, y_val), normalization=normalization,
-                            from_logits=False) == pytest.approx(robust, abs=2 / len(x_val))
+    assert ks.fgsm_accuracy(
+        softmax, (x_val, y_val), normalization=normalization, from_logits=False
+    ) == pytest.approx(robust, abs=2 / len(x_val))

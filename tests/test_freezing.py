@@ -122,7 +122,7 @@ def test_load_frozen_model_in_a_fresh_process(tmp_path):
     model.fit(x, y, batch_size=8, epochs=1, verbose=0)
     checks = f"""
     from keras_structinit.freezing import load_frozen_model
-    frozen = load_frozen_model({str(tmp_path / 'model.keras')!r})
+    frozen = load_frozen_model({str(tmp_path / "model.keras")!r})
     assert sorted(v.path for v in frozen.variables if not v.trainable) == ["conv3/kernel", "dw/kernel"]
     before = keras.ops.convert_to_numpy(frozen.get_layer("dw").kernel).copy()
     frozen.fit(io["x"], np.arange(len(io["x"])) % 3, batch_size=8, epochs=1, verbose=0)
@@ -162,8 +162,9 @@ def test_all_spatial_freezes_every_kxk_conv_of_an_off_the_shelf_network():
     assert {v.path for v in model.trainable_weights} == {v.path for v in model.weights} - set(frozen)
 
 
-@pytest.mark.skipif(keras.backend.backend() == "torch",
-                    reason="a file saved on torch, loaded on another backend")
+@pytest.mark.skipif(
+    keras.backend.backend() == "torch", reason="a file saved on torch, loaded on another backend"
+)
 def test_a_torch_saved_adamw_loads_and_trains_on_this_backend(tmp_path):
     """Issue 37: Keras saves AdamW by its torch class, which then fails on JAX/TF at the first step."""
     import subprocess
@@ -199,8 +200,10 @@ def _with_record(source, target, write):
 
     from keras_structinit.freezing import FROZEN_RECORD
 
-    with zipfile.ZipFile(source) as old, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED,
-                                                         compresslevel=1) as new:
+    with (
+        zipfile.ZipFile(source) as old,
+        zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as new,
+    ):
         for info in old.infolist():
             if not info.filename.endswith(FROZEN_RECORD):
                 new.writestr(info, old.read(info))
@@ -254,25 +257,42 @@ def test_a_frozen_record_that_is_too_large_or_malformed_is_refused_naming_the_fi
 def _nested_sources():
     """Models whose variable paths nest: a user model holding auto-named sub-models,
     keras.applications ConvNeXt, and KerasHub's MiT and DINOV2 built from config."""
-    inner = keras.Sequential([keras.layers.Conv2D(4, 3, padding="same"),
-                              keras.layers.DepthwiseConv2D(3, padding="same")])
+    inner = keras.Sequential(
+        [keras.layers.Conv2D(4, 3, padding="same"), keras.layers.DepthwiseConv2D(3, padding="same")]
+    )
     inputs = keras.Input((16, 16, 3))
     hidden = keras.Sequential([inner, keras.layers.Conv2D(4, 3)])(inputs)
     user = keras.Model(inputs, keras.layers.Dense(3)(keras.layers.GlobalAveragePooling2D()(hidden)))
-    sources = {"nested user model": user,
-               "keras.applications ConvNeXtTiny": keras.applications.ConvNeXtTiny(
-                   weights=None, input_shape=(32, 32, 3), classes=3)}
+    sources = {
+        "nested user model": user,
+        "keras.applications ConvNeXtTiny": keras.applications.ConvNeXtTiny(
+            weights=None, input_shape=(32, 32, 3), classes=3
+        ),
+    }
     try:
         import keras_hub
     except ImportError:
         return sources
     sources["KerasHub MiT"] = keras_hub.models.MiTBackbone(
-        layerwise_depths=[1, 1], num_layers=2, layerwise_num_heads=[1, 2], layerwise_sr_ratios=[2, 1],
-        max_drop_path_rate=0.0, layerwise_patch_sizes=[7, 3], layerwise_strides=[4, 2], hidden_dims=[8, 16],
-        image_shape=(32, 32, 3))
+        layerwise_depths=[1, 1],
+        num_layers=2,
+        layerwise_num_heads=[1, 2],
+        layerwise_sr_ratios=[2, 1],
+        max_drop_path_rate=0.0,
+        layerwise_patch_sizes=[7, 3],
+        layerwise_strides=[4, 2],
+        hidden_dims=[8, 16],
+        image_shape=(32, 32, 3),
+    )
     sources["KerasHub DINOV2"] = keras_hub.models.DINOV2Backbone(
-        patch_size=4, num_layers=1, hidden_dim=16, num_heads=2, intermediate_dim=32, image_shape=(16, 16, 3),
-        position_embedding_shape=(16, 16, 3))
+        patch_size=4,
+        num_layers=1,
+        hidden_dim=16,
+        num_heads=2,
+        intermediate_dim=32,
+        image_shape=(16, 16, 3),
+        position_embedding_shape=(16, 16, 3),
+    )
     return sources
 
 
@@ -312,8 +332,10 @@ print(json.dumps(out))
         assert got[path] == frozen, name
 
 
-@pytest.mark.skipif(keras.backend.backend() != "torch",
-                    reason="a file saved on torch, loaded on the other two backends in fresh processes")
+@pytest.mark.skipif(
+    keras.backend.backend() != "torch",
+    reason="a file saved on torch, loaded on the other two backends in fresh processes",
+)
 def test_a_run_saved_on_torch_loads_and_trains_with_plain_load_model_everywhere(tmp_path):
     """``structinit train``'s model.keras (save_portable): plain ``keras.saving.load_model`` on JAX
     and TensorFlow compiles it with that backend's AdamW and takes a training step (issue 58)."""
@@ -323,8 +345,9 @@ def test_a_run_saved_on_torch_loads_and_trains_with_plain_load_model_everywhere(
     from keras_structinit.freezing import save_portable
 
     x, y = data()
-    model = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Conv2D(4, 3), keras.layers.Flatten(),
-                              keras.layers.Dense(3)])
+    model = keras.Sequential(
+        [keras.Input((8, 8, 3)), keras.layers.Conv2D(4, 3), keras.layers.Flatten(), keras.layers.Dense(3)]
+    )
     model.compile(optimizer=keras.optimizers.AdamW(1e-3), loss="sparse_categorical_crossentropy")
     model.fit(x, y, epochs=1, verbose=0)
     assert type(model.optimizer).__module__.startswith("keras.src.backend.torch")
@@ -332,15 +355,21 @@ def test_a_run_saved_on_torch_loads_and_trains_with_plain_load_model_everywhere(
     save_portable(model, path)
     assert "get_compile_config" not in model.__dict__  # the model is left as it was
     np.savez(tmp_path / "d.npz", x=x, y=y)
-    code = ("import sys, keras, numpy as np\n"
-            "m = keras.saving.load_model(sys.argv[1]); d = np.load(sys.argv[2])\n"
-            "assert type(m.optimizer).__name__ == 'AdamW', type(m.optimizer)\n"
-            "assert int(m.optimizer.iterations) == 1, int(m.optimizer.iterations)\n"
-            "m.fit(d['x'], d['y'], epochs=1, verbose=0); print('TRAINED', type(m.optimizer).__module__)\n")
+    code = (
+        "import sys, keras, numpy as np\n"
+        "m = keras.saving.load_model(sys.argv[1]); d = np.load(sys.argv[2])\n"
+        "assert type(m.optimizer).__name__ == 'AdamW', type(m.optimizer)\n"
+        "assert int(m.optimizer.iterations) == 1, int(m.optimizer.iterations)\n"
+        "m.fit(d['x'], d['y'], epochs=1, verbose=0); print('TRAINED', type(m.optimizer).__module__)\n"
+    )
     for backend in ("jax", "tensorflow"):
-        done = subprocess.run([sys.executable, "-c", code, str(path), str(tmp_path / "d.npz")],
-                              capture_output=True, text=True, timeout=300,
-                              env=dict(os.environ, KERAS_BACKEND=backend))
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(path), str(tmp_path / "d.npz")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=dict(os.environ, KERAS_BACKEND=backend),
+        )
         assert done.returncode == 0 and "TRAINED" in done.stdout, (backend, done.stderr[-3000:])
         assert "torch" not in done.stdout, done.stdout
 
@@ -348,6 +377,7 @@ def test_a_run_saved_on_torch_loads_and_trains_with_plain_load_model_everywhere(
 def _same_named_nested():
     """Two nested sub-models that each hold a depthwise layer named ``dw``: reloaded, both kernels
     have the path ``dw/kernel`` (issue 64)."""
+
     def block(name):
         inputs = keras.Input((8, 8, 4))
         outputs = keras.layers.DepthwiseConv2D(3, padding="same", name="dw")(inputs)
@@ -396,6 +426,7 @@ def test_same_named_layers_of_nested_models_stay_frozen_through_every_save(tmp_p
 def test_a_record_written_by_a_nested_model_freezes_that_models_variables(tmp_path):
     """A sub-model frozen before it was nested writes its own record (its places are its own): it is
     found where Keras saved it (``assets/layers/functional_1/``), not by the path both share."""
+
     def nested(frozen_block):
         model = _same_named_nested()
         sub = [layer for layer in model.layers if isinstance(layer, keras.Model)][frozen_block]
@@ -407,7 +438,8 @@ def test_a_record_written_by_a_nested_model_freezes_that_models_variables(tmp_pa
         model.save(tmp_path / f"{block}.keras")
         with zipfile.ZipFile(tmp_path / f"{block}.keras") as archive:
             assert [n for n in archive.namelist() if n.startswith("assets/")] == [
-                f"assets/layers/functional{'_1' if block else ''}/keras_structinit_frozen.json"]
+                f"assets/layers/functional{'_1' if block else ''}/keras_structinit_frozen.json"
+            ]
         assert _frozen_places(load_frozen_model(tmp_path / f"{block}.keras")) == _frozen_places(model)
 
 
@@ -421,19 +453,28 @@ def test_records_of_formats_1_and_2_still_load_and_a_record_that_disagrees_is_re
         ("v1", {"format_version": 1, "frozen": frozen}),
         ("v2", {"format_version": 2, "frozen": frozen, "variables": len(model.variables), "indices": places}),
     ]:
-        path = _with_record(tmp_path / "m.keras", tmp_path / f"{name}.keras",
-                            lambda f, r=record: f.write(json.dumps(r).encode()))
+        path = _with_record(
+            tmp_path / "m.keras",
+            tmp_path / f"{name}.keras",
+            lambda f, r=record: f.write(json.dumps(r).encode()),
+        )
         assert _frozen_places(load_frozen_model(path)) == places, name
     v3 = {"format_version": 3, "frozen": frozen, "variables": len(model.variables), "indices": places}
     for name, record, message in [
-        ("shape", {**v3, "shapes": [[3, 3, 3, 6], [9, 9, 6, 1]]},
-         r"places 'dw/kernel' of shape \(9, 9, 6, 1\) at variable 2, which is 'dw/kernel' of shape "
-         r"\(3, 3, 6, 1\): the file's config and record disagree"),
+        (
+            "shape",
+            {**v3, "shapes": [[3, 3, 3, 6], [9, 9, 6, 1]]},
+            r"places 'dw/kernel' of shape \(9, 9, 6, 1\) at variable 2, which is 'dw/kernel' of shape "
+            r"\(3, 3, 6, 1\): the file's config and record disagree",
+        ),
         ("noshapes", v3, "must hold `shapes`"),
         ("badshapes", {**v3, "shapes": [[3, 3, 3, 6], "3x3"]}, "must hold `shapes`"),
     ]:
-        path = _with_record(tmp_path / "m.keras", tmp_path / f"{name}.keras",
-                            lambda f, r=record: f.write(json.dumps(r).encode()))
+        path = _with_record(
+            tmp_path / "m.keras",
+            tmp_path / f"{name}.keras",
+            lambda f, r=record: f.write(json.dumps(r).encode()),
+        )
         with pytest.raises(ValueError, match=message) as info:
             load_frozen_model(path)
         assert "\n" not in str(info.value) and f"{name}.keras" in str(info.value)

@@ -24,15 +24,21 @@ WHEELS = Path(os.environ.get("GPU_QUICK_WHEELS", REPO_ROOT / ".whl"))
 TAG = f"cp{sys.version_info.major}{sys.version_info.minor}"
 
 pytestmark = [
-    pytest.mark.skipif(importlib.util.find_spec("tensorflow") is not None,
-                       reason="TensorFlow is installed: the gpu-smoke lane (a venv like the GPU image, "
-                              "without TensorFlow) runs this"),
-    pytest.mark.skipif(not list(WHEELS.glob(f"optree-*-{TAG}-*.whl")),
-                       reason=f"no bundle for {TAG} in {WHEELS}: bash scripts/gpu_bundle.sh --python-version "
-                              f"{sys.version_info.major}.{sys.version_info.minor} --wheels DIR, then "
-                              "GPU_QUICK_WHEELS=DIR"),
-    pytest.mark.skipif(not SHARED_CIFAR10_ZIP.is_file() and not (REPO_ROOT / ".data").is_dir(),
-                       reason=f"no CIFAR-10 zip at {SHARED_CIFAR10_ZIP} or in .data/"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("tensorflow") is not None,
+        reason="TensorFlow is installed: the gpu-smoke lane (a venv like the GPU image, "
+        "without TensorFlow) runs this",
+    ),
+    pytest.mark.skipif(
+        not list(WHEELS.glob(f"optree-*-{TAG}-*.whl")),
+        reason=f"no bundle for {TAG} in {WHEELS}: bash scripts/gpu_bundle.sh --python-version "
+        f"{sys.version_info.major}.{sys.version_info.minor} --wheels DIR, then "
+        "GPU_QUICK_WHEELS=DIR",
+    ),
+    pytest.mark.skipif(
+        not SHARED_CIFAR10_ZIP.is_file() and not (REPO_ROOT / ".data").is_dir(),
+        reason=f"no CIFAR-10 zip at {SHARED_CIFAR10_ZIP} or in .data/",
+    ),
 ]
 
 
@@ -42,10 +48,22 @@ def test_gpu_quick_smoke_runs_every_entry_and_packs_the_results(tmp_path):
     out, results = tmp_path / "out", tmp_path / "results"
     # Only what the device has: no PYTHONPATH of this lane (the script installs the wheels itself).
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env.update(OUT=str(out), PYTHON=sys.executable, GPU_QUICK_WHEELS=str(WHEELS),
-               GPU_QUICK_SITE=str(tmp_path / "site"), GPU_QUICK_RESULTS=str(results), KERAS_BACKEND="jax")
-    done = subprocess.run(["bash", "scripts/gpu_quick.sh", "--smoke"], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=1200)
+    env.update(
+        OUT=str(out),
+        PYTHON=sys.executable,
+        GPU_QUICK_WHEELS=str(WHEELS),
+        GPU_QUICK_SITE=str(tmp_path / "site"),
+        GPU_QUICK_RESULTS=str(results),
+        KERAS_BACKEND="jax",
+    )
+    done = subprocess.run(
+        ["bash", "scripts/gpu_quick.sh", "--smoke"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     log = done.stdout + done.stderr
     assert done.returncode == 0, log[-6000:]
     assert "keras 3." in log and str(tmp_path / "site") in log  # Keras from the bundle, not the venv

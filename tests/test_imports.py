@@ -108,8 +108,13 @@ def test_every_module_imports_alone_in_a_fresh_interpreter():
     # Run once per suite; the children use JAX when installed, whose Keras imports fastest.
     backend = "jax" if importlib.util.find_spec("jax") else None
     env = dict(os.environ, **({"KERAS_BACKEND": backend} if backend else {}))
-    result = subprocess.run([sys.executable, "-c", _FORK_IMPORTS, *all_modules()],
-                            capture_output=True, text=True, env=env, timeout=1200)
+    result = subprocess.run(
+        [sys.executable, "-c", _FORK_IMPORTS, *all_modules()],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1200,
+    )
     assert result.returncode == 0, result.stderr[-5000:]
     assert json.loads(result.stdout.strip().splitlines()[-1]) == {}
 
@@ -118,10 +123,18 @@ def test_every_module_imports_alone_in_a_fresh_interpreter():
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a child per module")
 def test_forked_imports_report_a_broken_module(tmp_path):
     (tmp_path / "broken_module_for_test.py").write_text("import keras_structinit.no_such_module\n")
-    env = dict(os.environ, FORK_PRELOAD="0",
-               PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
-    result = subprocess.run([sys.executable, "-c", _FORK_IMPORTS, "broken_module_for_test", "json"],
-                            capture_output=True, text=True, env=env, timeout=600)
+    env = dict(
+        os.environ,
+        FORK_PRELOAD="0",
+        PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", _FORK_IMPORTS, "broken_module_for_test", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
     failed = json.loads(result.stdout.strip().splitlines()[-1])
     assert list(failed) == ["broken_module_for_test"]
     assert "No module named 'keras_structinit.no_such_module'" in failed["broken_module_for_test"]
@@ -165,19 +178,22 @@ def test_every_layer_holds_modules():
     assert architecture.layer("keras_structinit.inspection") == ("methods", None)
 
 
-@pytest.mark.parametrize("module, source, wrong", [
-    ("keras_structinit.walker", "def f():\n    from keras_structinit.methods import records\n", True),
-    ("keras_structinit.walker", "from . import validation\n", False),
-    ("keras_structinit.io_utils", "from .recipes import config\n", True),
-    ("keras_structinit.covariance.fit", "def f():\n    from ..lc import folding\n", True),
-    ("keras_structinit.covariance.fit", "from ..baseline import torch_default\n", False),
-    ("keras_structinit.covariance.fit", "from keras_structinit import initializers\n", True),
-    ("keras_structinit.covariance.fit", "from keras_structinit.inspection import values\n", False),
-    ("keras_structinit.inspection", "import keras_structinit.mimetic.inspect\n", True),
-    ("keras_structinit.models.vit", "X = 'keras_structinit.recipes.cifar'\n", True),
-    ("keras_structinit.recipes.cifar", "from keras_structinit.models import vit\n", False),
-    ("keras_structinit.recipes.cifar", "from ..cli import train\n", True),
-])
+@pytest.mark.parametrize(
+    "module, source, wrong",
+    [
+        ("keras_structinit.walker", "def f():\n    from keras_structinit.methods import records\n", True),
+        ("keras_structinit.walker", "from . import validation\n", False),
+        ("keras_structinit.io_utils", "from .recipes import config\n", True),
+        ("keras_structinit.covariance.fit", "def f():\n    from ..lc import folding\n", True),
+        ("keras_structinit.covariance.fit", "from ..baseline import torch_default\n", False),
+        ("keras_structinit.covariance.fit", "from keras_structinit import initializers\n", True),
+        ("keras_structinit.covariance.fit", "from keras_structinit.inspection import values\n", False),
+        ("keras_structinit.inspection", "import keras_structinit.mimetic.inspect\n", True),
+        ("keras_structinit.models.vit", "X = 'keras_structinit.recipes.cifar'\n", True),
+        ("keras_structinit.recipes.cifar", "from keras_structinit.models import vit\n", False),
+        ("keras_structinit.recipes.cifar", "from ..cli import train\n", True),
+    ],
+)
 def test_the_layer_check_sees_an_upward_import(tmp_path, module, source, wrong):
     path = tmp_path / "module.py"
     path.write_text(source)
@@ -201,8 +217,10 @@ LONG_MODULES = {}
 
 @once_per_suite("line counts do not depend on the backend")
 def test_no_module_grows_to_600_lines():
-    lines = {path.relative_to(architecture.PACKAGE.parent).as_posix(): len(path.read_text().splitlines())
-             for path in architecture.source_files()}
+    lines = {
+        path.relative_to(architecture.PACKAGE.parent).as_posix(): len(path.read_text().splitlines())
+        for path in architecture.source_files()
+    }
     too_long = {path: n for path, n in lines.items() if n >= 600 and path not in LONG_MODULES}
     grown = {path: n for path, n in lines.items() if path in LONG_MODULES and n > LONG_MODULES[path]}
     assert too_long == {}, f"{too_long}: split them (no module of the package reaches 600 lines)"

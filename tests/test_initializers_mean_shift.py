@@ -95,8 +95,13 @@ def test_any_keras_initializer_is_a_base_and_is_saved_in_the_config():
     assert config["mode"] == "per_input" and config["variance"] == pytest.approx(DEFAULT_B**2)
     clone = MeanShift.from_config(config)
     np.testing.assert_array_equal(to_numpy(clone((8, 4))), to_numpy(init((8, 4))))
-    assert MeanShift(seed=1).get_config() == {"seed": 1, "base": None, "b": DEFAULT_B, "mode": "constant",
-                                              "variance": None}
+    assert MeanShift(seed=1).get_config() == {
+        "seed": 1,
+        "base": None,
+        "b": DEFAULT_B,
+        "mode": "constant",
+        "variance": None,
+    }
     assert keras.backend.standardize_dtype(MeanShift(seed=1)((4, 4), dtype="float16").dtype) == "float16"
 
 
@@ -137,8 +142,15 @@ def test_builders_take_mean_shift_for_the_first_mlp_layer_only(family):
         first, second = "_mlp_1", "_mlp_2"
     else:
         depths, dims = ((1, 1), (8, 16)) if family == "convnext" else ((2,), (8,))
-        model = ks.models.convnext(depths, dims, kernel_size=3, patch_size=2, num_classes=3,
-                                   input_shape=(8, 8, 3), mlp_initializer=init)
+        model = ks.models.convnext(
+            depths,
+            dims,
+            kernel_size=3,
+            patch_size=2,
+            num_classes=3,
+            input_shape=(8, 8, 3),
+            mlp_initializer=init,
+        )
         first, second = "_pointwise_1", "_pointwise_2"
     kernels = _mlp_first_kernels(model, first)
     assert len(kernels) == 2 and not np.array_equal(kernels[0][:8, :8], kernels[1][:8, :8])
@@ -151,12 +163,18 @@ def test_builders_take_mean_shift_for_the_first_mlp_layer_only(family):
 def test_model_built_with_mean_shift_round_trips_in_a_fresh_process(tmp_path):
     base = keras.initializers.RandomUniform(-0.1, 0.1, seed=3)
     init = MeanShift(base=base, b=0.1, mode="per_input", variance=0.02, seed=4)
-    model = ks.models.convnext_isotropic(8, 1, kernel_size=3, num_classes=3, input_shape=(8, 8, 3),
-                                         mlp_initializer=init)
+    model = ks.models.convnext_isotropic(
+        8, 1, kernel_size=3, num_classes=3, input_shape=(8, 8, 3), mlp_initializer=init
+    )
     x = np.random.default_rng(0).standard_normal((2, 8, 8, 3)).astype("float32")
-    assert_round_trip_in_fresh_process(model, x, tmp_path, checks=f"""
+    assert_round_trip_in_fresh_process(
+        model,
+        x,
+        tmp_path,
+        checks=f"""
         init = model.get_layer("block_1_pointwise_1").kernel_initializer
         assert type(init).__name__ == "MeanShift", type(init)
         assert init.get_config() == {init.get_config()!r}, init.get_config()
         assert type(init.base).__name__ == "RandomUniform" and init.base.seed == 3
-    """)
+    """,
+    )

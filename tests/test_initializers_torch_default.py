@@ -31,8 +31,13 @@ def test_torch_default_uniform():
 
 @pytest.mark.parametrize(
     "shape, error",
-    [((0, 3), ValueError), ((3, 3, 4, 0), ValueError), ((3, 0, 4, 2), ValueError), ((3.5, 2), TypeError),
-     ("abc", TypeError)],
+    [
+        ((0, 3), ValueError),
+        ((3, 3, 4, 0), ValueError),
+        ((3, 0, 4, 2), ValueError),
+        ((3.5, 2), TypeError),
+        ("abc", TypeError),
+    ],
 )
 def test_shapes_with_a_zero_size_or_non_int_axis_are_refused(shape, error):
     # (0, 3) divided by a zero fan-in; (3, 3, 4, 0) returned an empty kernel.
@@ -45,11 +50,11 @@ def test_shapes_with_a_zero_size_or_non_int_axis_are_refused(shape, error):
 def _mixed_model():
     """Every layer kind PyTorch's default init covers, and some it leaves alone."""
     inputs = keras.Input((8, 8, 4))
-    x = keras.layers.Conv2D(6, 3, groups=2, name="grouped")(inputs)             # fan-in (4/2)*9 = 18
+    x = keras.layers.Conv2D(6, 3, groups=2, name="grouped")(inputs)  # fan-in (4/2)*9 = 18
     x = keras.layers.BatchNormalization(name="bn")(x)
-    x = keras.layers.DepthwiseConv2D(5, depth_multiplier=2, padding="same", name="dw")(x)   # 25
-    x = keras.layers.SeparableConv2D(8, 3, name="sep")(x)                       # 9, then 12
-    x = keras.layers.Conv2DTranspose(4, 2, name="up")(x)                        # torch: (cout)*k*k = 16
+    x = keras.layers.DepthwiseConv2D(5, depth_multiplier=2, padding="same", name="dw")(x)  # 25
+    x = keras.layers.SeparableConv2D(8, 3, name="sep")(x)  # 9, then 12
+    x = keras.layers.Conv2DTranspose(4, 2, name="up")(x)  # torch: (cout)*k*k = 16
     tokens = keras.layers.Reshape((-1, 4))(x)
     tokens = keras.layers.MultiHeadAttention(2, 3, name="mha")(tokens, tokens)  # q/k/v: 4, output: 6
     tokens = keras.layers.LayerNormalization(name="ln")(tokens)
@@ -57,17 +62,28 @@ def _mixed_model():
     return keras.Model(inputs, outputs)
 
 
-FAN_INS = {"grouped/kernel": 18, "grouped/bias": 18, "dw/kernel": 25, "dw/bias": 25,
-           "sep/depthwise_kernel": 9, "sep/pointwise_kernel": 12, "sep/bias": 12,
-           "up/kernel": 16, "up/bias": 16, "head/kernel": 4, "head/bias": 4}
+FAN_INS = {
+    "grouped/kernel": 18,
+    "grouped/bias": 18,
+    "dw/kernel": 25,
+    "dw/bias": 25,
+    "sep/depthwise_kernel": 9,
+    "sep/pointwise_kernel": 12,
+    "sep/bias": 12,
+    "up/kernel": 16,
+    "up/bias": 16,
+    "head/kernel": 4,
+    "head/bias": 4,
+}
 
 
 def test_apply_torch_default_draws_every_conv_and_dense_variable_with_its_torch_fan_in():
     from keras_structinit.initializers import apply_torch_default
 
     model = _mixed_model()
-    norms = {v.path: keras.ops.convert_to_numpy(v) for v in model.weights
-             if v.path.startswith(("bn/", "ln/"))}
+    norms = {
+        v.path: keras.ops.convert_to_numpy(v) for v in model.weights if v.path.startswith(("bn/", "ln/"))
+    }
     paths = apply_torch_default(model, seed=0)
     by_path = {v.path: keras.ops.convert_to_numpy(v) for v in model.weights}
     assert set(FAN_INS) <= set(paths) and not set(norms) & set(paths)
@@ -95,8 +111,9 @@ def test_apply_torch_default_layers_and_errors():
     model = _mixed_model()
     before = {v.path: keras.ops.convert_to_numpy(v) for v in model.weights}
     assert apply_torch_default(model, layers=["head"], seed=1) == ["head/kernel", "head/bias"]
-    changed = [v.path for v in model.weights
-               if not np.array_equal(before[v.path], keras.ops.convert_to_numpy(v))]
+    changed = [
+        v.path for v in model.weights if not np.array_equal(before[v.path], keras.ops.convert_to_numpy(v))
+    ]
     assert changed == ["head/kernel", "head/bias"]
     with pytest.raises(ValueError, match="`layers` includes 'bn', which has no conv or Dense"):
         apply_torch_default(model, layers=["bn"])
@@ -112,9 +129,13 @@ def test_fan_ins_are_pytorchs():
     import torch
 
     fan_in = torch.nn.init._calculate_fan_in_and_fan_out
-    torch_layers = {"grouped/kernel": torch.nn.Conv2d(4, 6, 3, groups=2), "dw/kernel": torch.nn.Conv2d(
-        6, 12, 5, groups=6), "sep/pointwise_kernel": torch.nn.Conv2d(12, 8, 1),
-        "up/kernel": torch.nn.ConvTranspose2d(8, 4, 2), "head/kernel": torch.nn.Linear(4, 5)}
+    torch_layers = {
+        "grouped/kernel": torch.nn.Conv2d(4, 6, 3, groups=2),
+        "dw/kernel": torch.nn.Conv2d(6, 12, 5, groups=6),
+        "sep/pointwise_kernel": torch.nn.Conv2d(12, 8, 1),
+        "up/kernel": torch.nn.ConvTranspose2d(8, 4, 2),
+        "head/kernel": torch.nn.Linear(4, 5),
+    }
     for path, layer in torch_layers.items():
         assert fan_in(layer.weight)[0] == FAN_INS[path], path
 
@@ -123,8 +144,9 @@ def test_a_keras_file_saved_before_the_baseline_folder_still_loads(tmp_path):
     """``TorchDefaultUniform`` moved from ``keras_structinit.torch_default`` to ``.baseline``; files
     saved before name the old module, and load through the registered name, which did not change."""
     assert keras.saving.get_registered_name(TorchDefaultUniform) == "keras_structinit>TorchDefaultUniform"
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(
-        3, kernel_initializer=TorchDefaultUniform(fan_in=4, seed=2))])
+    model = keras.Sequential(
+        [keras.Input((4,)), keras.layers.Dense(3, kernel_initializer=TorchDefaultUniform(fan_in=4, seed=2))]
+    )
     model.save(tmp_path / "new.keras")
     with zipfile.ZipFile(tmp_path / "new.keras") as new, zipfile.ZipFile(tmp_path / "old.keras", "w") as old:
         for item in new.infolist():

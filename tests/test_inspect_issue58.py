@@ -24,8 +24,11 @@ NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?(?![\w.])")
 
 def rows_of(markdown, first_cell, second_cell):
     """The cells of report.md's table rows that start with these two cells."""
-    return [[c.strip() for c in line.strip("|").split("|")] for line in markdown.splitlines()
-            if line.startswith(f"| {first_cell} | {second_cell} |")]
+    return [
+        [c.strip() for c in line.strip("|").split("|")]
+        for line in markdown.splitlines()
+        if line.startswith(f"| {first_cell} | {second_cell} |")
+    ]
 
 
 def test_inspect_reports_the_depthwise_kernels_init_froze_and_the_init_that_wrote_them(tmp_path, capsys):
@@ -33,18 +36,37 @@ def test_inspect_reports_the_depthwise_kernels_init_froze_and_the_init_that_wrot
     ``init --freeze depthwise`` is frozen in report.md and report.json; the initializer column
     names the init form for what it wrote and nothing for the rest."""
     model = tmp_path / "mobilenet.keras"
-    assert cli.main(["init", "keras.applications:MobileNetV3Small", "--input-shape", "32,32,3", "--classes",
-                     "10", "--init", "conv-cov", "--freeze", "depthwise", "--out", str(model)]) == 0
+    assert (
+        cli.main(
+            [
+                "init",
+                "keras.applications:MobileNetV3Small",
+                "--input-shape",
+                "32,32,3",
+                "--classes",
+                "10",
+                "--init",
+                "conv-cov",
+                "--freeze",
+                "depthwise",
+                "--out",
+                str(model),
+            ]
+        )
+        == 0
+    )
     out = tmp_path / "report"
     assert cli.main(["inspect", str(model), "--out", str(out)]) == 0
     capsys.readouterr()
     data = json.loads((out / "report.json").read_text())
     markdown = (out / "report.md").read_text()
-    depthwise = [r for r in data["layers"]
-                 if r["kind"] == "DepthwiseConv2D" and r["path"].endswith("/kernel")]
+    depthwise = [
+        r for r in data["layers"] if r["kind"] == "DepthwiseConv2D" and r["path"].endswith("/kernel")
+    ]
     assert len(depthwise) == 11 and not any(r["trainable"] for r in depthwise)
     assert {r["path"] for r in data["layers"] if not r["trainable"] and r["path"].endswith("/kernel")} == {
-        r["path"] for r in depthwise}  # nothing else frozen but the BN statistics
+        r["path"] for r in depthwise
+    }  # nothing else frozen but the BN statistics
     for row in depthwise:
         (cells,) = rows_of(markdown, row["path"], "DepthwiseConv2D")
         assert cells[2] == "False" and cells[-1] == "conv-cov:cifar-p2", cells
@@ -162,8 +184,11 @@ def test_wrap_label_breaks_only_between_words():
 def test_inspect_without_matplotlib_says_it_skipped_the_figures(tmp_path, capsys, monkeypatch):
     argv = ["inspect", "convmixer-16/2", "--input-shape", "8,8,3", "--out"]
     find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a, **k: None if name == "matplotlib" else find_spec(name, *a, **k))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a, **k: None if name == "matplotlib" else find_spec(name, *a, **k),
+    )
     assert cli.main([*argv, str(tmp_path / "none")]) == 0
     printed = capsys.readouterr().out
     assert printed.count(NO_FIGURES) == 1 and printed.rstrip().endswith(NO_FIGURES)

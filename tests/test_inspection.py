@@ -22,7 +22,8 @@ def test_the_fitted_sigma_of_a_conv_cov_convmixer_is_the_presets_schedule():
     depthwise = [row for row in report.spatial if row["kind"] == "depthwise"]
     expected = [variance_schedule(d, *resolve_schedule("cifar-p2")) for d in depth_fractions(8)]
     assert len(depthwise) == 8 and [row["depth_fraction"] for row in depthwise] == pytest.approx(
-        depth_fractions(8))
+        depth_fractions(8)
+    )
     for row, sigma in zip(depthwise, expected, strict=True):
         assert row["covariance_fit"]["sigma"] == pytest.approx(sigma, rel=0.1), row["path"]
         assert row["kernel_size"] == [9, 9] and 0 <= row["variance_entropy"] <= np.log10(81)
@@ -30,8 +31,9 @@ def test_the_fitted_sigma_of_a_conv_cov_convmixer_is_the_presets_schedule():
     assert all(row["covariance_fit"]["structured"] for row in depthwise)
     ks.initialize(model, "torch-default", seed=0)  # independent weights: no closed form fits
     uniform = [r for r in ks.inspect(model).spatial if r["kind"] == "depthwise"]
-    assert all(r["covariance_fit"]["rel_error"] > 0.9 and not r["covariance_fit"]["structured"]
-               for r in uniform)
+    assert all(
+        r["covariance_fit"]["rel_error"] > 0.9 and not r["covariance_fit"]["structured"] for r in uniform
+    )
     assert ks.inspect(model).sigma_grows_with_depth is None
     # Wider filters spread their variance over more directions: entropy grows with sigma too.
     assert depthwise[-1]["variance_entropy"] > depthwise[0]["variance_entropy"]
@@ -46,8 +48,8 @@ def test_mlp_statistics_see_the_mimetic_mean_shift():
     assert len(after) == len(before) == 8
     for row, base in zip(after, before, strict=True):
         n = 192  # the ViT's width: the first MLP layer's inputs
-        assert row["w1w1t"]["offdiag_mean"] == pytest.approx(n * 0.2 ** 2, rel=0.1)
-        assert abs(base["w1w1t"]["offdiag_mean"]) < 0.05 * n * 0.2 ** 2
+        assert row["w1w1t"]["offdiag_mean"] == pytest.approx(n * 0.2**2, rel=0.1)
+        assert abs(base["w1w1t"]["offdiag_mean"]) < 0.05 * n * 0.2**2
         assert row["w1_mean"] == pytest.approx(0.2, abs=0.01)
     assert ks.inspect(shifted).spatial[0]["kind"] == "conv"  # the patch embedding; no depthwise conv
 
@@ -81,9 +83,14 @@ def test_figures_draw_the_covariances_the_report_measured(tmp_path):
     ks.initialize(model, "conv-cov:cifar-p2", seed=0)
     report = ks.inspect(model, data=images)
     written = report.figures(tmp_path)
-    assert [os.path.basename(p) for p in written] == ["spatial_depth.png", "covariance_blocks.png",
-                                                        "position_variance.png", "first_layer.png",
-                                                        "transfer_function.png", "specialization.png"]
+    assert [os.path.basename(p) for p in written] == [
+        "spatial_depth.png",
+        "covariance_blocks.png",
+        "position_variance.png",
+        "first_layer.png",
+        "transfer_function.png",
+        "specialization.png",
+    ]
     for path in written:
         assert plt.imread(path).ndim == 3  # a colour PNG
     kernels = {v.path: keras.ops.convert_to_numpy(v) for v in model.variables}
@@ -102,8 +109,9 @@ def test_an_lc_block_is_measured_by_its_combined_filters():
     rows = [r for r in report.spatial if r["kind"] == "lc"]
     assert len(rows) == len(ks.walker.find(model, "lc_pointwise"))
     layer = model.get_layer(rows[0]["layer"])
-    combined = ks.lc.fold_kernels(keras.ops.convert_to_numpy(layer.spatial_kernel),
-                                  keras.ops.convert_to_numpy(layer.pointwise_kernel))
+    combined = ks.lc.fold_kernels(
+        keras.ops.convert_to_numpy(layer.spatial_kernel), keras.ops.convert_to_numpy(layer.pointwise_kernel)
+    )
     assert rows[0]["filters"] == combined.shape[2] * combined.shape[3]  # not the E-times spatial ones
     assert rows[0]["variance_entropy"] == pytest.approx(ks.lc.variance_entropy(combined), rel=1e-5)
 
@@ -122,9 +130,15 @@ def test_a_model_without_convs_or_mlp_blocks_has_only_its_layers():
 
 
 #: Sections each model source's report has (issue 36: ConvNeXt, a KerasHub ViT, the zoo, a user's model).
-SECTIONS = {"zoo ConvMixer": {"spatial"}, "zoo ConvNeXt": {"spatial", "mlp"}, "zoo ViT": {"spatial", "mlp"},
-            "zoo LCResNet": {"spatial"}, "keras.applications ConvNeXt": {"spatial", "mlp"},
-            "KerasHub ViT": {"spatial", "mlp"}, "user Sequential": {"spatial"}}
+SECTIONS = {
+    "zoo ConvMixer": {"spatial"},
+    "zoo ConvNeXt": {"spatial", "mlp"},
+    "zoo ViT": {"spatial", "mlp"},
+    "zoo LCResNet": {"spatial"},
+    "keras.applications ConvNeXt": {"spatial", "mlp"},
+    "KerasHub ViT": {"spatial", "mlp"},
+    "user Sequential": {"spatial"},
+}
 
 
 @once_per_suite("inspect reads weights with NumPy; the report does not depend on the backend")

@@ -59,8 +59,12 @@ _WRITER = textwrap.dedent("""
 def _start_writer(target):
     # SIGINT as at a terminal, also when the tests themselves run with it ignored (a background job of
     # a shell without job control: the child would inherit the ignore and never see Ctrl-C).
-    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(target)], stdout=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(target)],
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     tmp = proc.stdout.readline().strip()
     assert os.path.exists(tmp), "the writer did not start its write"
     return proc, tmp

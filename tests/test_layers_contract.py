@@ -18,10 +18,24 @@ CASES = [
     (L.StochasticDepth, {"rate": 0.0}, (2, 4, 4, 6), (2, 4, 4, 6), 0, 0, ()),
     (L.Conv2D, {"filters": 4, "kernel_size": 2, "strides": 2}, (2, 8, 8, 3), (2, 4, 4, 4), 2, 0, ()),
     (L.DepthwiseConv2D, {"kernel_size": 3, "padding": "same"}, (2, 6, 6, 4), (2, 6, 6, 4), 2, 0, ()),
-    (L.DepthwiseConv2D, {"kernel_size": 3, "padding": "same", "kernel_trainable": False}, (2, 6, 6, 4),
-     (2, 6, 6, 4), 1, 1, ("kernel",)),
-    (L.GroupedConv2D, {"filters": 4, "kernel_size": 3, "groups": 2, "padding": "same"}, (2, 6, 6, 4),
-     (2, 6, 6, 4), 2, 0, ()),
+    (
+        L.DepthwiseConv2D,
+        {"kernel_size": 3, "padding": "same", "kernel_trainable": False},
+        (2, 6, 6, 4),
+        (2, 6, 6, 4),
+        1,
+        1,
+        ("kernel",),
+    ),
+    (
+        L.GroupedConv2D,
+        {"filters": 4, "kernel_size": 3, "groups": 2, "padding": "same"},
+        (2, 6, 6, 4),
+        (2, 6, 6, 4),
+        2,
+        0,
+        (),
+    ),
     (L.MaxPooling2D, {"pool_size": 2, "strides": 2, "padding": "same"}, (2, 6, 6, 3), (2, 3, 3, 3), 0, 0, ()),
     (L.ZeroPadShortcut, {"filters": 8, "strides": 2}, (2, 6, 6, 4), (2, 3, 3, 8), 0, 0, ()),
     (L.LCConv2D, {"filters": 4, "kernel_size": 3, "expansion": 2}, (2, 6, 6, 3), (2, 6, 6, 4), 1, 1, ()),
@@ -29,13 +43,25 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("layer_cls, kwargs, input_shape, output_shape, trainable, non_trainable, frozen",
-                         CASES, ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)])
-def test_public_layer_passes_the_layer_test(layer_cls, kwargs, input_shape, output_shape, trainable,
-                                            non_trainable, frozen, tmp_path):
-    run_layer_test(layer_cls, kwargs, input_shape, expected_output_shape=output_shape,
-                   expected_trainable=trainable, expected_non_trainable=non_trainable, frozen=frozen,
-                   training=trainable > 0, tmp_path=tmp_path)
+@pytest.mark.parametrize(
+    "layer_cls, kwargs, input_shape, output_shape, trainable, non_trainable, frozen",
+    CASES,
+    ids=[f"{c[0].__name__}-{i}" for i, c in enumerate(CASES)],
+)
+def test_public_layer_passes_the_layer_test(
+    layer_cls, kwargs, input_shape, output_shape, trainable, non_trainable, frozen, tmp_path
+):
+    run_layer_test(
+        layer_cls,
+        kwargs,
+        input_shape,
+        expected_output_shape=output_shape,
+        expected_trainable=trainable,
+        expected_non_trainable=non_trainable,
+        frozen=frozen,
+        training=trainable > 0,
+        tmp_path=tmp_path,
+    )
 
 
 def test_every_public_layer_has_a_case():

@@ -42,7 +42,7 @@ def test_patch_conv_matches_keras_forward_and_gradients(case):
         assert_close(g, s, 1e-5)
     # Pixels outside the last whole patch get no gradient.
     if h % patch[0]:
-        assert np.all(got[1][:, h // patch[0] * patch[0]:] == 0)
+        assert np.all(got[1][:, h // patch[0] * patch[0] :] == 0)
 
 
 TILING = [(1, 1, "same"), (1, 1, "valid"), (2, 2, "valid"), ((3, 2), (3, 2), "valid")]
@@ -59,8 +59,9 @@ def test_layer_matches_stock_layer(implementation, kernel_size, strides, padding
         with pytest.raises(ValueError, match="implementation='matmul' needs strides == kernel_size"):
             Conv2D(5, kernel_size, strides=strides, padding=padding, implementation=implementation)
         return
-    fast = Conv2D(5, kernel_size, strides=strides, padding=padding, activation="relu",
-                  implementation=implementation)
+    fast = Conv2D(
+        5, kernel_size, strides=strides, padding=padding, activation="relu", implementation=implementation
+    )
     assert fast._tiles == tiles
     stock.build(x.shape)
     fast.build(x.shape)
@@ -124,7 +125,8 @@ def test_keras_round_trip_in_a_fresh_process(tmp_path):
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "y.npy", to_numpy(model(x)))
     model.save(tmp_path / "m.keras")
-    run_in_fresh_process(f"""
+    run_in_fresh_process(
+        f"""
         import keras, numpy as np
         import keras_structinit  # registers the layers
         model = keras.saving.load_model({str(tmp_path / "m.keras")!r})
@@ -132,7 +134,9 @@ def test_keras_round_trip_in_a_fresh_process(tmp_path):
         assert type(layer) is keras_structinit.layers.Conv2D and layer.implementation == "matmul", layer
         got = keras.ops.convert_to_numpy(model(np.load({str(tmp_path / "x.npy")!r})))
         np.testing.assert_allclose(got, np.load({str(tmp_path / "y.npy")!r}), rtol=0, atol=1e-6)
-    """, tmp_path)
+    """,
+        tmp_path,
+    )
 
 
 @pytest.mark.skipif(BACKEND != "tensorflow", reason="only TensorFlow traces graphs with unknown sizes")

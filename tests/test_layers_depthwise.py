@@ -103,8 +103,13 @@ def test_kernel_gradient_forms_match_direct_sum(shape, kernel):
     rng = np.random.default_rng(5)
     x_pad = rng.standard_normal((b, h + kh - 1, w + kw, c)).astype("float32")
     g = rng.standard_normal(shape).astype("float32")
-    want = np.einsum("bhwijc,bhwc->ijc", np.lib.stride_tricks.sliding_window_view(
-        x_pad[:, :, : w + kw - 1], (kh, kw), axis=(1, 2))[:, :h, :w].transpose(0, 1, 2, 4, 5, 3), g)
+    want = np.einsum(
+        "bhwijc,bhwc->ijc",
+        np.lib.stride_tricks.sliding_window_view(x_pad[:, :, : w + kw - 1], (kh, kw), axis=(1, 2))[
+            :, :h, :w
+        ].transpose(0, 1, 2, 4, 5, 3),
+        g,
+    )
     for form in (dw._kernel_grad_rows, dw._kernel_grad_fft):
         assert_close(to_numpy(form(x_pad, g, kh, kw)), want, 1e-5)
 
@@ -215,13 +220,21 @@ def test_frozen_kernels_stay_bit_identical_during_fit():
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
     )
     rng = np.random.default_rng(0)
-    model.fit(rng.standard_normal((32, 8, 8, 3)).astype("float32"), rng.integers(0, 3, 32),
-              batch_size=8, epochs=1, verbose=0)
+    model.fit(
+        rng.standard_normal((32, 8, 8, 3)).astype("float32"),
+        rng.integers(0, 3, 32),
+        batch_size=8,
+        epochs=1,
+        verbose=0,
+    )
     after = {v.path: to_numpy(v) for v in model.weights}
     for path in frozen:
         np.testing.assert_array_equal(after[path], before[path])
     for path in (
-        "block_1_depthwise_conv/bias", "stem_conv/kernel", "block_2_pointwise_conv/kernel", "head/kernel"
+        "block_1_depthwise_conv/bias",
+        "stem_conv/kernel",
+        "block_2_pointwise_conv/kernel",
+        "head/kernel",
     ):
         assert not np.array_equal(after[path], before[path]), path
     with pytest.raises(ValueError, match="re-compile"):
@@ -361,8 +374,12 @@ def stock_run():
     _fit_one_epoch(trainer, x, y, "auto")
     batches = [(x, 4), (x[:3, :7, :6], 3)]
     return {
-        "x": x, "y": y, "initial": initial, "trained": [to_numpy(w) for w in convs.get_weights()],
-        "batches": batches, "predictions": [[to_numpy(p) for p in convs(images)] for images, _ in batches],
+        "x": x,
+        "y": y,
+        "initial": initial,
+        "trained": [to_numpy(w) for w in convs.get_weights()],
+        "batches": batches,
+        "predictions": [[to_numpy(p) for p in convs(images)] for images, _ in batches],
     }
 
 
@@ -515,8 +532,11 @@ def test_convmixer_trains_compiled_on_torch_as_eager(frozen):
         model = build_model("convmixer-16/1", num_classes=4, input_shape=(16, 16, 3), kernel_size=5)
         if frozen:
             ks.freeze_spatial(model)
-        model.compile(optimizer=keras.optimizers.SGD(0.1), jit_compile=jit_compile,
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.compile(
+            optimizer=keras.optimizers.SGD(0.1),
+            jit_compile=jit_compile,
+            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        )
         model.fit(x, y, epochs=1, batch_size=8, shuffle=False, verbose=0)
         trained.append(model)
     eager, compiled = trained

@@ -52,6 +52,7 @@ def test_every_path_gives_the_same_outputs_and_input_gradients(kernel_size, froz
     cotangent = rng.standard_normal((2, 10, 10, 4)).astype("float32")
     results = {}
     for implementation in ("native", "shifted"):
+
         def conv(x, w, implementation=implementation):
             return depthwise_conv2d(x, w, padding="same", implementation=implementation)
 
@@ -101,8 +102,10 @@ def test_auto_choice_for_frozen_kernels_on_a_gpu(monkeypatch):
 
 
 def _train_step(model):
-    model.compile(optimizer=keras.optimizers.AdamW(0.01),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.AdamW(0.01),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     rng = np.random.default_rng(0)
     model.train_on_batch(rng.standard_normal((4, 8, 8, 3)).astype("float32"), rng.integers(0, 3, 4))
 

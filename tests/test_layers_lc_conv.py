@@ -43,7 +43,8 @@ def test_defaults_are_pytorch_uniform_frozen_and_bias_free():
     layer = LCConv2D(16, 3, expansion=4)
     layer.build((None, 8, 8, 8))
     assert sorted(v.path for v in layer.weights) == [
-        f"{layer.name}/pointwise_kernel", f"{layer.name}/spatial_kernel"
+        f"{layer.name}/pointwise_kernel",
+        f"{layer.name}/spatial_kernel",
     ]
     assert not layer.spatial_kernel.trainable and layer.pointwise_kernel.trainable
     assert tuple(layer.spatial_kernel.shape) == (3, 3, 8, 64)
@@ -88,8 +89,10 @@ def test_frozen_kernels_and_bank_stay_bit_identical_through_fit_reload_and_fit(t
     keras.utils.set_random_seed(0)
     bank = SharedKernelBank.for_shapes([(3, 3, 4, 8), (3, 3, 4, 12)], seed=1)
     model = lc_model(bank)
-    model.compile(optimizer=keras.optimizers.AdamW(0.01),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.AdamW(0.01),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((16, 8, 8, 3)).astype("float32"), rng.integers(0, 3, 16)
     before = {v.path: to_numpy(v) for v in model.weights}

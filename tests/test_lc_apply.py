@@ -24,8 +24,10 @@ def data(n=16, classes=3):
 
 
 def compiled(model, lr=0.01):
-    model.compile(optimizer=keras.optimizers.SGD(lr, momentum=0.9),
-                  loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(
+        optimizer=keras.optimizers.SGD(lr, momentum=0.9),
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+    )
     return model
 
 
@@ -80,7 +82,8 @@ def test_walker_finds_lc_kernels():
     model = small_lcresnet()
     pointwise = find_pointwise_kernels(model)
     assert [k.path for _, k in pointwise][:2] == [
-        "stem_conv/pointwise_kernel", "stage_1_block_1_conv_1/pointwise_kernel"
+        "stem_conv/pointwise_kernel",
+        "stage_1_block_1_conv_1/pointwise_kernel",
     ]
     assert len(pointwise) == 7
     assert [k.path for _, k in find_kernels(model, which="all_spatial")] == [
@@ -163,7 +166,9 @@ def test_parameter_counts_exclude_statistics_and_count_banks_once():
     betas = sum(int(np.prod(v.shape)) for v in model.weights if v.path.endswith("/beta"))
     assert counts["nonzero"] == counts["total"] - betas  # BatchNorm betas start at zero
     shared = small_lcresnet(sharing="global")
-    assert lc.parameter_counts(shared)["total"] == lc.lcresnet_parameter_counts(8, 4, 2, num_classes=3,
-                                                                                sharing="global")["total"]
+    assert (
+        lc.parameter_counts(shared)["total"]
+        == lc.lcresnet_parameter_counts(8, 4, 2, num_classes=3, sharing="global")["total"]
+    )
     with pytest.raises(TypeError, match="model"):
         lc.parameter_counts("model")

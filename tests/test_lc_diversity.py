@@ -8,8 +8,9 @@ import pytest
 
 from keras_structinit.lc import randomness_threshold, variance_entropy
 
-pytestmark = pytest.mark.skipif(keras.backend.backend() != "torch",
-                                reason="pure NumPy, the same on every backend: runs once, on torch")
+pytestmark = pytest.mark.skipif(
+    keras.backend.backend() != "torch", reason="pure NumPy, the same on every backend: runs once, on torch"
+)
 
 
 def test_random_filters_spread_their_variance_evenly():
@@ -37,13 +38,18 @@ def test_threshold_is_the_published_logistic_fit():
     # t(n) = 1.2618 / (1 + exp(-0.8877 (log2 n - 2.3044))) - 0.3105
     logistic = 1.2618047 / (1 + math.exp(-0.88767525 * (math.log2(5) - 2.30436435))) - 0.31050834
     assert randomness_threshold(5) == pytest.approx(logistic)
-    assert randomness_threshold(10 ** 6) == pytest.approx(1.2618047 - 0.31050834, abs=1e-3)
+    assert randomness_threshold(10**6) == pytest.approx(1.2618047 - 0.31050834, abs=1e-3)
 
 
-@pytest.mark.parametrize("kernel, error", [
-    (np.zeros((1, 1, 3, 3)), ValueError), (np.zeros((3, 3, 3)), ValueError),
-    (np.full((3, 3, 1, 2), np.nan), ValueError), ("kernel", TypeError),
-])
+@pytest.mark.parametrize(
+    "kernel, error",
+    [
+        (np.zeros((1, 1, 3, 3)), ValueError),
+        (np.zeros((3, 3, 3)), ValueError),
+        (np.full((3, 3, 1, 2), np.nan), ValueError),
+        ("kernel", TypeError),
+    ],
+)
 def test_bad_kernels(kernel, error):
     with pytest.raises(error, match="`kernel`"):
         variance_entropy(kernel)

@@ -28,7 +28,11 @@ def test_each_spatial_conv_gets_its_normalized_map_and_the_model_a_pooled_one():
     section = ks.inspect(model).position_variance
     conv, depthwise = section["layers"]
     assert (conv["kind"], conv["kernel_size"], depthwise["kind"], depthwise["kernel_size"]) == (
-        "conv", [3, 3], "depthwise", [5, 5])
+        "conv",
+        [3, 3],
+        "depthwise",
+        [5, 5],
+    )
     np.testing.assert_allclose(conv["variance"], scales**2 / np.mean(scales**2), rtol=1e-6)
     assert conv["centre_border"] == pytest.approx(9.0)
     kernel = keras.ops.convert_to_numpy(model.get_layer("depthwise").kernel)
@@ -44,8 +48,9 @@ def test_an_lc_block_is_mapped_by_its_combined_filters(tmp_path):
     rows = report.position_variance["layers"]
     assert rows and all(r["kind"] == "lc" for r in rows)
     layer = model.get_layer(rows[0]["layer"])
-    combined = ks.lc.fold_kernels(keras.ops.convert_to_numpy(layer.spatial_kernel),
-                                  keras.ops.convert_to_numpy(layer.pointwise_kernel))
+    combined = ks.lc.fold_kernels(
+        keras.ops.convert_to_numpy(layer.spatial_kernel), keras.ops.convert_to_numpy(layer.pointwise_kernel)
+    )
     np.testing.assert_allclose(rows[0]["variance"], ks.lc.position_variance(combined), rtol=1e-5)
     data = json.loads(report.to_json())["position_variance"]
     assert data["pooled"][0]["layers"] == len(rows) and len(data["pooled"][0]["variance"]) == 3

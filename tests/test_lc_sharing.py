@@ -32,8 +32,9 @@ def test_kernels_are_scaled_slices_of_the_bank(recycle):
         want = lc.bank_kernel(values, shape, recycle) / np.sqrt(shape[0] * shape[1] * shape[2])
         np.testing.assert_allclose(to_numpy(layer.effective_spatial_kernel()), want, rtol=1e-6, atol=1e-7)
         assert layer.spatial_kernel is None
-        np.testing.assert_allclose(layer.fold(), lc.fold_kernels(want, to_numpy(layer.pointwise_kernel)),
-                                   rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(
+            layer.fold(), lc.fold_kernels(want, to_numpy(layer.pointwise_kernel)), rtol=1e-6, atol=1e-7
+        )
 
 
 def test_one_bank_variable_per_model_and_fold_equivalence():
@@ -56,8 +57,9 @@ def test_round_trip_keeps_sharing_and_stores_the_bank_once(tmp_path):
     loaded = assert_round_trip_in_process(four, x, tmp_path)
     banks = {id(loaded.get_layer(f"lc_{i}").bank) for i in range(4)}
     assert len(banks) == 1
-    np.testing.assert_array_equal(to_numpy(loaded.get_layer("lc_3").bank.values),
-                                  to_numpy(four.get_layer("lc_0").bank.values))
+    np.testing.assert_array_equal(
+        to_numpy(loaded.get_layer("lc_3").bank.values), to_numpy(four.get_layer("lc_0").bank.values)
+    )
     one.save(tmp_path / "one.keras")
     extra = (tmp_path / "four.keras").stat().st_size - (tmp_path / "one.keras").stat().st_size
     bank_bytes = 4 * size

@@ -42,12 +42,16 @@ def test_each_guide_names_what_its_record_declares():
         names = [name for names in record.public.values() for name in names]
         names += [f"structinit {command.name}" for command in record.commands]
         names += [f"--paper {setup.name}" for setup in record.setups]
-        names += [f"| `{k}` | `{v if isinstance(v, str) else repr(v)}` |"  # the setup's table
-                  for setup in record.setups for k, (v, _) in setup.settings.items()]
+        names += [
+            f"| `{k}` | `{v if isinstance(v, str) else repr(v)}` |"  # the setup's table
+            for setup in record.setups
+            for k, (v, _) in setup.settings.items()
+        ]
         names += [f"- {note}" for setup in record.setups for note in setup.notes]  # every departure
         missing = [n for n in names if n not in text]
-        missing += [f.name for f in record.forms
-                    if not re.search(rf"(?<![\w-]){re.escape(f.name)}(?![\w-])", text)]
+        missing += [
+            f.name for f in record.forms if not re.search(rf"(?<![\w-]){re.escape(f.name)}(?![\w-])", text)
+        ]
         assert missing == [], record.docs
 
 
@@ -57,7 +61,8 @@ def test_namespaces_registry_selectors_and_commands_derive_from_the_records():
             target = ks if namespace == "" else getattr(ks, namespace)
             for name in names:
                 assert name in target.__all__ and getattr(target, name) is getattr(
-                    __import__(record.exports[name], fromlist=["_"]), name)
+                    __import__(record.exports[name], fromlist=["_"]), name
+                )
         assert set(record.serializable) <= set(_registry.serializable_modules())
         for selector in record.selectors:
             assert ks.walker.selector(selector.name)[0] is selector.find
@@ -90,17 +95,35 @@ def test_no_method_is_named_outside_the_records():
     """The CLI, the walker, the registry, the lazy namespaces and the drivers reach methods through the
     records: no line names a method's package or form, no import reaches a method's package (relative
     imports included), and the drivers name no method even in prose."""
-    files = [*sorted((PACKAGE / "cli").glob("*.py")), *(PACKAGE / name for name in (
-        "walker.py", "_registry.py", "__init__.py", "callbacks.py", "initializers/__init__.py",
-        "layers/__init__.py", *DRIVERS))]
+    files = [
+        *sorted((PACKAGE / "cli").glob("*.py")),
+        *(
+            PACKAGE / name
+            for name in (
+                "walker.py",
+                "_registry.py",
+                "__init__.py",
+                "callbacks.py",
+                "initializers/__init__.py",
+                "layers/__init__.py",
+                *DRIVERS,
+            )
+        ),
+    ]
     pattern, words = _method_tokens(), _method_words()
-    found = [f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
-             for path in files for n, line in enumerate(path.read_text().splitlines(), 1)
-             if pattern.search(line) or (path.name in DRIVERS and words.search(line))]
+    found = [
+        f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}"
+        for path in files
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line) or (path.name in DRIVERS and words.search(line))
+    ]
     packages = {r.package for r in METHODS}
-    found += [f"{path.relative_to(PACKAGE)} imports {target}" for path in files
-              for target in architecture.imports(path)
-              if any(target == p or target.startswith(p + ".") for p in packages)]
+    found += [
+        f"{path.relative_to(PACKAGE)} imports {target}"
+        for path in files
+        for target in architecture.imports(path)
+        if any(target == p or target.startswith(p + ".") for p in packages)
+    ]
     assert found == []
 
 
@@ -217,14 +240,15 @@ def toy_path(tmp_path_factory):
 
 def _run(toy_path, *args):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(toy_path), os.environ.get("PYTHONPATH", "")]))
-    result = subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True, timeout=600,
-                            cwd=toy_path)
+    result = subprocess.run(
+        [sys.executable, *args], env=env, capture_output=True, text=True, timeout=600, cwd=toy_path
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
 
 
 def test_a_sixth_method_is_one_folder_and_one_record(toy_path):
-    script = textwrap.dedent('''
+    script = textwrap.dedent("""
         import contextlib, io, keras, numpy as np, keras_structinit as ks
         from keras_structinit import cli
         with contextlib.redirect_stdout(io.StringIO()) as help_text:
@@ -243,16 +267,16 @@ def test_a_sixth_method_is_one_folder_and_one_record(toy_path):
         model.save("toy.keras")
         x = np.ones((2, 4), "float32")
         np.save("want.npy", keras.ops.convert_to_numpy(model(x)))
-    ''')
+    """)
     _run(toy_path, "-c", script)
-    reload = textwrap.dedent('''
+    reload = textwrap.dedent("""
         import keras, numpy as np, keras_structinit
         model = keras.saving.load_model("toy.keras")
         assert type(model.layers[0].kernel_initializer).__name__ == "ToyConstant"
         got = keras.ops.convert_to_numpy(model(np.ones((2, 4), "float32")))
         np.testing.assert_allclose(got, np.load("want.npy"), rtol=1e-6)
         print("reloaded")
-    ''')
+    """)
     assert "reloaded" in _run(toy_path, "-c", reload)
 
 
@@ -268,8 +292,13 @@ def test_inspect_sections_come_from_the_records_in_their_order(monkeypatch):
     assert list(sections) == ["spatial", "position_variance", "mlp", "first_layer", "specialization"]
     assert [p.function for p in sections["spatial"][1]] == ["keras_structinit.lc.inspect:spatial_part"]
     records = method_records.records()
-    orphan = method_records.Method("x", "t", "p", "keras_structinit", inspectors=(
-        method_records.Inspector("nope", ".inspection:values", part=True),))
+    orphan = method_records.Method(
+        "x",
+        "t",
+        "p",
+        "keras_structinit",
+        inspectors=(method_records.Inspector("nope", ".inspection:values", part=True),),
+    )
     monkeypatch.setattr(method_records, "records", lambda: (*records, orphan))
     with pytest.raises(ValueError, match="adds to section 'nope', which no record declares"):
         method_records.inspectors()

@@ -41,20 +41,28 @@ def test_the_command_line_help_is_derived_from_the_records(capsys):
         assert squeezed(form.usage()) in text and squeezed(form.summary) in text
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("nope", "`init` part 'nope' is not one of default | torch-default | torch-default-depthwise"),
-    ("conv-cov:xx", "conv-cov unknown ConvCovariance preset 'xx'"),
-    ("conv-cov:", "needs its argument: conv-cov[:PRESET]"),
-    ("default:1", "default takes no argument"),
-    ("select", "needs its argument: select:TEACHER.keras"),
-    ("cov-transfer:missing.npz", "cov-transfer a covariance bank saved by FilterCovariance.save not found"),
-    ("mean-shift:inf", "mean-shift takes a finite number"),
-    ("data-aligned:0", "takes a number of conv layers >= 1"),
-    ("default+conv-cov", "'default' cannot be combined"),
-    ("conv-cov+torch-default-depthwise",
-     "combines conv-cov and torch-default-depthwise, which act on the same spatial stage"),
-    ("default+torch-default", "'default' cannot be combined"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("nope", "`init` part 'nope' is not one of default | torch-default | torch-default-depthwise"),
+        ("conv-cov:xx", "conv-cov unknown ConvCovariance preset 'xx'"),
+        ("conv-cov:", "needs its argument: conv-cov[:PRESET]"),
+        ("default:1", "default takes no argument"),
+        ("select", "needs its argument: select:TEACHER.keras"),
+        (
+            "cov-transfer:missing.npz",
+            "cov-transfer a covariance bank saved by FilterCovariance.save not found",
+        ),
+        ("mean-shift:inf", "mean-shift takes a finite number"),
+        ("data-aligned:0", "takes a number of conv layers >= 1"),
+        ("default+conv-cov", "'default' cannot be combined"),
+        (
+            "conv-cov+torch-default-depthwise",
+            "combines conv-cov and torch-default-depthwise, which act on the same spatial stage",
+        ),
+        ("default+torch-default", "'default' cannot be combined"),
+    ],
+)
 def test_bad_specs_are_one_line_value_errors_naming_the_part(spec, message):
     with pytest.raises(ValueError) as info:
         parse_init_spec(spec)
@@ -64,7 +72,11 @@ def test_bad_specs_are_one_line_value_errors_naming_the_part(spec, message):
 
 def test_forms_apply_in_stage_order_with_derived_seeds():
     assert parsed("mean-shift:0.1+data-aligned:2+conv-cov") == [
-        ("torch-default", None), ("conv-cov", "cifar-p2"), ("data-aligned", 2), ("mean-shift", 0.1)]
+        ("torch-default", None),
+        ("conv-cov", "cifar-p2"),
+        ("data-aligned", 2),
+        ("mean-shift", 0.1),
+    ]
     from keras_structinit.validation import derive_seed
 
     assert methods.part_seeds(7, 3) == [7, derive_seed(7), derive_seed(derive_seed(7))]
@@ -97,6 +109,7 @@ def test_data_forms_need_data_and_measure_it():
 @pytest.mark.parametrize("name", ["convnext-iso-8/2", "vit-tiny-8/2"])
 def test_mean_shift_zero_is_torch_default_bit_for_bit(name):
     """Trockman & Kolter, Sec. 3: the mean shift acts on PyTorch's default init of every layer."""
+
     def build():  # the same tokens and embeddings (which no form touches) in each build
         keras.utils.set_random_seed(0)
         return ks.models.build_model(name, 10, (8, 8, 3))
@@ -126,13 +139,15 @@ def _sources():
     return {
         "convmixer-16/2": build_model("convmixer-16/2"),
         "MobileNetV3Small": keras.applications.MobileNetV3Small(
-            weights=None, input_shape=(32, 32, 3), classes=10, include_preprocessing=False),
+            weights=None, input_shape=(32, 32, 3), classes=10, include_preprocessing=False
+        ),
         "user": user,
     }
 
 
-@pytest.mark.parametrize("spec", ["conv-cov", "mean-shift", "conv-cov+mean-shift", "torch-default-depthwise",
-                                  "data-aligned:2"])
+@pytest.mark.parametrize(
+    "spec", ["conv-cov", "mean-shift", "conv-cov+mean-shift", "torch-default-depthwise", "data-aligned:2"]
+)
 def test_a_refused_initialize_leaves_every_variable_as_it_was(spec):
     """Issue 49: forms apply one after another; one that refuses the model undoes the others."""
     if keras.backend.backend() == "tensorflow" and spec != "conv-cov+mean-shift":
@@ -164,8 +179,12 @@ def test_methods_is_the_public_place_of_what_its_rooms_define():
     """Issue 61, point 3: ``methods.py`` re-exports the records' types and discovery, the init specs and
     the paper setups, each defined in its own module, and stays short."""
     homes = ("keras_structinit.method_records", "keras_structinit.init_spec", "keras_structinit.paper_setups")
-    defined = {name: getattr(importlib.import_module(home), name) for home in homes
-               for name in dir(importlib.import_module(home)) if not name.startswith("_")}
+    defined = {
+        name: getattr(importlib.import_module(home), name)
+        for home in homes
+        for name in dir(importlib.import_module(home))
+        if not name.startswith("_")
+    }
     for name in methods.__all__:
         assert getattr(methods, name) is defined[name], name
     assert methods.INIT_FORMS == methods.init_forms()

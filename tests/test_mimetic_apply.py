@@ -11,8 +11,9 @@ from conftest import to_numpy
 
 
 def package_convnext():
-    return ks.models.convnext((1, 2), (8, 16), kernel_size=3, patch_size=2, num_classes=3,
-                              input_shape=(8, 8, 3))
+    return ks.models.convnext(
+        (1, 2), (8, 16), kernel_size=3, patch_size=2, num_classes=3, input_shape=(8, 8, 3)
+    )
 
 
 def package_convnext_isotropic():
@@ -38,8 +39,11 @@ def keras_hub_vit():
 
 
 FAMILIES = {
-    "convnext": (package_convnext, ["stage_1_block_1", "stage_2_block_1", "stage_2_block_2"],
-                 "{}_pointwise_1/kernel"),
+    "convnext": (
+        package_convnext,
+        ["stage_1_block_1", "stage_2_block_1", "stage_2_block_2"],
+        "{}_pointwise_1/kernel",
+    ),
     "convnext_isotropic": (package_convnext_isotropic, ["block_1", "block_2"], "{}_pointwise_1/kernel"),
     "vit": (package_vit, ["block_1", "block_2"], "{}_mlp_1/kernel"),
     "keras_convnext": (

@@ -38,8 +38,9 @@ def zoo_vit(**kwargs):
 
 def hub_vit():
     keras_hub = pytest.importorskip("keras_hub", reason="keras_hub is not installed (the `hub` extra)")
-    return keras_hub.models.ViTBackbone(image_shape=(8, 8, 3), patch_size=4, num_layers=2, num_heads=HEADS,
-                                        hidden_dim=D, mlp_dim=2 * D)
+    return keras_hub.models.ViTBackbone(
+        image_shape=(8, 8, 3), patch_size=4, num_layers=2, num_heads=HEADS, hidden_dim=D, mlp_dim=2 * D
+    )
 
 
 def functional_mha():
@@ -54,8 +55,10 @@ SOURCES = {"zoo ViT": zoo_vit, "KerasHub ViT": hub_vit, "functional MultiHeadAtt
 
 
 def kernels(layer):
-    return [to_numpy(getattr(layer, part).kernel)
-            for part in ("query_dense", "key_dense", "value_dense", "output_dense")]
+    return [
+        to_numpy(getattr(layer, part).kernel)
+        for part in ("query_dense", "key_dense", "value_dense", "output_dense")
+    ]
 
 
 def reference_qk(d, key_dim, draws=200):
@@ -93,8 +96,9 @@ def test_value_projection_product_is_the_target_at_full_rank():
     noise = np.random.default_rng(1).standard_normal((12, 12))
     wv, wo = value_projection_factors(noise, 3, 4, alpha=0.4, beta=0.4)
     assert wv.shape == (12, 3, 4) and wo.shape == (3, 4, 12)
-    np.testing.assert_allclose(wv.reshape(12, -1) @ wo.reshape(-1, 12),
-                               0.4 * noise / math.sqrt(12) - 0.4 * np.eye(12), atol=1e-12)
+    np.testing.assert_allclose(
+        wv.reshape(12, -1) @ wo.reshape(-1, 12), 0.4 * noise / math.sqrt(12) - 0.4 * np.eye(12), atol=1e-12
+    )
     wv, wo = value_projection_factors(noise, 1, 16)  # more columns than d: zero past the rank
     assert np.all(wv[:, 0, 12:] == 0) and np.all(wo[0, 12:] == 0)
 
@@ -111,8 +115,9 @@ def test_sincos_table_and_token_grid():
     assert table.shape == (7, 8) and np.all(table[0] == 0)
     # Patch (y, x) = (1, 2), frequencies (1, 1e-4): [sin x w, cos x w, sin y w, cos y w].
     w = np.array([1.0, 1e-4])
-    np.testing.assert_allclose(table[1 + 5], np.concatenate([np.sin(2 * w), np.cos(2 * w),
-                                                             np.sin(1 * w), np.cos(1 * w)]))
+    np.testing.assert_allclose(
+        table[1 + 5], np.concatenate([np.sin(2 * w), np.cos(2 * w), np.sin(1 * w), np.cos(1 * w)])
+    )
     assert np.all(sincos_position_embedding(1, 1, 6)[:, 4:] == 0)  # channels past 4 * (6 // 4)
 
 
@@ -134,9 +139,16 @@ def test_initialize_gives_the_papers_form_per_head(source):
     paths = ks.initialize(model, "mimetic-attention", seed=0)
     layers = [layer for layer, _ in ks.mimetic.find_attention_layers(model)]
     assert len(layers) == 2
-    expected = [kernel.path for layer in layers for kernel in
-                (layer.query_dense.kernel, layer.key_dense.kernel, layer.value_dense.kernel,
-                 layer.output_dense.kernel)]
+    expected = [
+        kernel.path
+        for layer in layers
+        for kernel in (
+            layer.query_dense.kernel,
+            layer.key_dense.kernel,
+            layer.value_dense.kernel,
+            layer.output_dense.kernel,
+        )
+    ]
     assert paths[:8] == expected
     for v in model.weights:  # nothing else changes (the position table is checked below)
         if v.path not in paths:
@@ -169,8 +181,9 @@ def test_position_embeddings_start_sinusoidal(source):
     table = [v for v in model.weights if v.path == paths[-1]][0]
     assert "position_embedding" in table.path
     # 8x8 images, 4x4 patches: a class token, then a 2x2 grid.
-    np.testing.assert_allclose(to_numpy(table).reshape(5, D),
-                               sincos_position_embedding(2, 2, D, class_tokens=1), atol=1e-6)
+    np.testing.assert_allclose(
+        to_numpy(table).reshape(5, D), sincos_position_embedding(2, 2, D, class_tokens=1), atol=1e-6
+    )
     assert table.trainable
 
 
@@ -210,8 +223,9 @@ def test_combines_with_mean_shift_in_stage_order():
         for x, y in zip(kernels(both.get_layer(name)), kernels(attention.get_layer(name)), strict=True):
             np.testing.assert_array_equal(x, y)
     for name in ("block_1_mlp_1", "block_2_mlp_1"):
-        np.testing.assert_array_equal(to_numpy(both.get_layer(name).kernel),
-                                      to_numpy(shift.get_layer(name).kernel))
+        np.testing.assert_array_equal(
+            to_numpy(both.get_layer(name).kernel), to_numpy(shift.get_layer(name).kernel)
+        )
 
 
 def test_round_trip_keeps_the_init(tmp_path):
@@ -220,10 +234,15 @@ def test_round_trip_keeps_the_init(tmp_path):
     query = to_numpy(model.get_layer("block_1_attention").query_dense.kernel)
     np.save(tmp_path / "query.npy", query)
     x = np.random.default_rng(0).normal(size=(2, 8, 8, 3)).astype("float32")
-    assert_round_trip_in_fresh_process(model, x, tmp_path, checks=f"""
+    assert_round_trip_in_fresh_process(
+        model,
+        x,
+        tmp_path,
+        checks=f"""
         query = keras.ops.convert_to_numpy(model.get_layer("block_1_attention").query_dense.kernel)
         np.testing.assert_array_equal(query, np.load({str(tmp_path / "query.npy")!r}))
-        """)
+        """,
+    )
 
 
 # ------------------------------------------------------------------ the scalar-bias baseline
@@ -243,18 +262,26 @@ def test_scalar_bias_dense_is_the_formula():
 def test_scalar_bias_builders_and_round_trip(tmp_path):
     model = zoo_vit(mlp_scalar_bias=True)
     assert [layer.name for layer in model.layers if isinstance(layer, ks.layers.ScalarBiasDense)] == [
-        "block_1_mlp_1", "block_2_mlp_1"]
+        "block_1_mlp_1",
+        "block_2_mlp_1",
+    ]
     # Still the MLP blocks' first layers for the mean shift; the scalar starts at 0.
     paths = ks.initialize(model, "mean-shift:0.1+mimetic-attention", seed=0)
     assert "block_1_mlp_1/kernel" in paths and not any(p.endswith("scalar") for p in paths)
     assert float(to_numpy(model.get_layer("block_1_mlp_1").scalar)) == 0.0
     model.get_layer("block_1_mlp_1").scalar.assign(0.25)
-    convnext = ks.models.convnext_isotropic(8, 1, kernel_size=3, num_classes=3, input_shape=(8, 8, 3),
-                                            mlp_scalar_bias=True)
+    convnext = ks.models.convnext_isotropic(
+        8, 1, kernel_size=3, num_classes=3, input_shape=(8, 8, 3), mlp_scalar_bias=True
+    )
     assert isinstance(convnext.get_layer("block_1_pointwise_1"), ks.layers.ScalarBiasDense)
     x = np.random.default_rng(0).normal(size=(2, 8, 8, 3)).astype("float32")
-    assert_round_trip_in_fresh_process(model, x, tmp_path, checks="""
+    assert_round_trip_in_fresh_process(
+        model,
+        x,
+        tmp_path,
+        checks="""
         layer = model.get_layer("block_1_mlp_1")
         assert type(layer).__name__ == "ScalarBiasDense", type(layer)
         assert abs(float(keras.ops.convert_to_numpy(layer.scalar)) - 0.25) < 1e-7
-        """)
+        """,
+    )

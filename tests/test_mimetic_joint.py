@@ -55,7 +55,7 @@ def test_population_covariance_shows_the_stripes_of_a_random_group_mean():
     np.testing.assert_allclose(w1_block[0, 0, 2, 0], v, atol=0.02)  # rows 0 and 2, input 0
     np.testing.assert_allclose(w1_block[0, 0, 0, 0], 1 + v, atol=0.03)
     np.testing.assert_allclose(w1_block[0, 0, 1, 1], 0.0, atol=0.02)  # different inputs
-    np.testing.assert_allclose(covariance[n * p:, n * p:], np.eye(n * p), atol=0.03)
+    np.testing.assert_allclose(covariance[n * p :, n * p :], np.eye(n * p), atol=0.03)
 
 
 def test_bad_inputs_and_the_second_layers_name():

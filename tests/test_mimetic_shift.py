@@ -65,7 +65,9 @@ def test_expected_statistics():
     var = mimetic.torch_default_variance(256)
     assert var == pytest.approx(1 / 768)
     assert expected_statistics(var, 0.1, "constant", None, 1024) == {
-        "mean": 0.1, "entry_variance": pytest.approx(var), "row_mean_variance": pytest.approx(var / 1024),
+        "mean": 0.1,
+        "entry_variance": pytest.approx(var),
+        "row_mean_variance": pytest.approx(var / 1024),
     }
     stats = expected_statistics(var, None, "per_input", 0.01, 1024)
     assert stats["mean"] == 0.0 and stats["entry_variance"] == pytest.approx(var + 0.01)

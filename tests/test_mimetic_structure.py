@@ -39,31 +39,52 @@ def functional_vit(depth=2):
 
 
 def hub_deit():
-    return hub().models.DeiTBackbone(image_shape=(8, 8, 3), patch_size=4, num_layers=3, num_heads=2,
-                                     hidden_dim=D, intermediate_dim=2 * D)
+    return hub().models.DeiTBackbone(
+        image_shape=(8, 8, 3), patch_size=4, num_layers=3, num_heads=2, hidden_dim=D, intermediate_dim=2 * D
+    )
 
 
 def hub_dinov2():
-    return hub().models.DINOV2Backbone(patch_size=4, num_layers=3, hidden_dim=D, num_heads=2,
-                                       intermediate_dim=2 * D, image_shape=(8, 8, 3),
-                                       position_embedding_shape=(8, 8))
+    return hub().models.DINOV2Backbone(
+        patch_size=4,
+        num_layers=3,
+        hidden_dim=D,
+        num_heads=2,
+        intermediate_dim=2 * D,
+        image_shape=(8, 8, 3),
+        position_embedding_shape=(8, 8),
+    )
 
 
 def hub_bert():
-    return hub().models.BertBackbone(vocabulary_size=20, num_layers=2, num_heads=2, hidden_dim=D,
-                                     intermediate_dim=2 * D, max_sequence_length=6)
+    return hub().models.BertBackbone(
+        vocabulary_size=20,
+        num_layers=2,
+        num_heads=2,
+        hidden_dim=D,
+        intermediate_dim=2 * D,
+        max_sequence_length=6,
+    )
 
 
 def hub_swin(dim=D):
-    return hub().models.SwinTransformerBackbone(image_shape=(16, 16, 3), patch_size=2, embed_dim=dim,
-                                                depths=[2], num_heads=[2], window_size=4)
+    return hub().models.SwinTransformerBackbone(
+        image_shape=(16, 16, 3), patch_size=2, embed_dim=dim, depths=[2], num_heads=[2], window_size=4
+    )
 
 
 def hub_mit():
-    return hub().models.MiTBackbone(layerwise_depths=[1, 1], num_layers=2, layerwise_num_heads=[1, 2],
-                                    layerwise_sr_ratios=[2, 1], max_drop_path_rate=0.0,
-                                    layerwise_patch_sizes=[3, 3], layerwise_strides=[2, 2],
-                                    image_shape=(16, 16, 3), hidden_dims=[8, 16])
+    return hub().models.MiTBackbone(
+        layerwise_depths=[1, 1],
+        num_layers=2,
+        layerwise_num_heads=[1, 2],
+        layerwise_sr_ratios=[2, 1],
+        max_drop_path_rate=0.0,
+        layerwise_patch_sizes=[3, 3],
+        layerwise_strides=[2, 2],
+        image_shape=(16, 16, 3),
+        hidden_dims=[8, 16],
+    )
 
 
 def _mix_ffn_pairs(model):
@@ -81,19 +102,43 @@ def _functional_pairs(model):
 #: model -> the (first kernel, second kernel) paths of its MLP blocks, one per transformer layer.
 PAIRS = {
     "functional ViT": (functional_vit, _functional_pairs),
-    "KerasHub DeiT": (hub_deit, lambda m: [
-        (f"deit_encoder/transformer_block_{i}/mlp/dense/kernel",
-         f"deit_encoder/transformer_block_{i}/output_layer/output/kernel") for i in (1, 2, 3)]),
-    "KerasHub DINOV2": (hub_dinov2, lambda m: [
-        (f"encoder/layers_{i}/mlp/fc1/kernel", f"encoder/layers_{i}/mlp/fc2/kernel") for i in (0, 1, 2)]),
-    "KerasHub BERT": (hub_bert, lambda m: [
-        (f"transformer_layer_{i}/feedforward_intermediate_dense/kernel",
-         f"transformer_layer_{i}/feedforward_output_dense/kernel") for i in (0, 1)]),
+    "KerasHub DeiT": (
+        hub_deit,
+        lambda m: [
+            (
+                f"deit_encoder/transformer_block_{i}/mlp/dense/kernel",
+                f"deit_encoder/transformer_block_{i}/output_layer/output/kernel",
+            )
+            for i in (1, 2, 3)
+        ],
+    ),
+    "KerasHub DINOV2": (
+        hub_dinov2,
+        lambda m: [
+            (f"encoder/layers_{i}/mlp/fc1/kernel", f"encoder/layers_{i}/mlp/fc2/kernel") for i in (0, 1, 2)
+        ],
+    ),
+    "KerasHub BERT": (
+        hub_bert,
+        lambda m: [
+            (
+                f"transformer_layer_{i}/feedforward_intermediate_dense/kernel",
+                f"transformer_layer_{i}/feedforward_output_dense/kernel",
+            )
+            for i in (0, 1)
+        ],
+    ),
     "KerasHub MiT": (hub_mit, _mix_ffn_pairs),
-    "KerasHub Swin": (hub_swin, lambda m: [
-        (f"stage_0/blocks_{i}/mlp/fc1/kernel", f"stage_0/blocks_{i}/mlp/fc2/kernel") for i in (0, 1)]),
-    "package ViT": (lambda: ks.models.vit(4, D, 2, 2, num_classes=3, input_shape=(8, 8, 3)), lambda m: [
-        (f"block_{i}_mlp_1/kernel", f"block_{i}_mlp_2/kernel") for i in (1, 2)]),
+    "KerasHub Swin": (
+        hub_swin,
+        lambda m: [
+            (f"stage_0/blocks_{i}/mlp/fc1/kernel", f"stage_0/blocks_{i}/mlp/fc2/kernel") for i in (0, 1)
+        ],
+    ),
+    "package ViT": (
+        lambda: ks.models.vit(4, D, 2, 2, num_classes=3, input_shape=(8, 8, 3)),
+        lambda m: [(f"block_{i}_mlp_1/kernel", f"block_{i}_mlp_2/kernel") for i in (1, 2)],
+    ),
 }
 
 
@@ -113,8 +158,15 @@ def test_keras_applications_convnext_blocks_agree_with_the_names():
     block's ``_pointwise_conv_2``, reached through the GELU between them."""
     from keras.src.applications.convnext import ConvNeXt
 
-    model = ConvNeXt(depths=[1, 1, 2, 1], projection_dims=[8, 8, 16, 16], input_shape=(32, 32, 3),
-                     weights=None, include_preprocessing=False, include_top=False, name="small")
+    model = ConvNeXt(
+        depths=[1, 1, 2, 1],
+        projection_dims=[8, 8, 16, 16],
+        input_shape=(32, 32, 3),
+        weights=None,
+        include_preprocessing=False,
+        include_top=False,
+        name="small",
+    )
     blocks = find_mlp_blocks(model)
     named = [kernel.path for _, kernel in walker.find(model, "mlp_first")]
     assert [b.first_kernel.path for b in blocks] == named and len(named) == 5
@@ -170,8 +222,9 @@ def no_residual():
 def no_activation():
     inputs = keras.Input((4, D))
     x = keras.layers.Dense(2 * D, name="wide")(inputs)
-    return keras.Model(inputs, keras.layers.Add()([inputs, keras.layers.Dense(D, name="narrow")(x)]),
-                       name="no_activation")
+    return keras.Model(
+        inputs, keras.layers.Add()([inputs, keras.layers.Dense(D, name="narrow")(x)]), name="no_activation"
+    )
 
 
 @pytest.mark.parametrize("build", [no_residual, no_activation])
@@ -207,8 +260,9 @@ def test_inspect_and_the_init_report_list_the_blocks_paired(tmp_path):
     model.save(source)
     from keras_structinit.cli.init import init_model
 
-    _, report = init_model(str(source), "mean-shift:0.1", str(tmp_path / "out.keras"),
-                           report=str(tmp_path / "report.md"))
+    _, report = init_model(
+        str(source), "mean-shift:0.1", str(tmp_path / "out.keras"), report=str(tmp_path / "report.md")
+    )
     text = (tmp_path / "report.md").read_text()
     assert "## MLP blocks" in text and "2 MLP blocks found by structure" in text
     for first, second in expected:
@@ -226,8 +280,9 @@ def test_swin_window_attention_gets_the_papers_form_per_head():
     model = hub_swin(d)
     before = {v.path: to_numpy(v) for v in model.weights}
     paths = ks.initialize(model, "mimetic-attention", seed=0)
-    assert paths == [f"stage_0/blocks_{i}/attn/attention_{part}/kernel"
-                     for i in (0, 1) for part in ("qkv", "projection")]
+    assert paths == [
+        f"stage_0/blocks_{i}/attn/attention_{part}/kernel" for i in (0, 1) for part in ("qkv", "projection")
+    ]
     for v in model.weights:
         if v.path not in paths:
             np.testing.assert_array_equal(to_numpy(v), before[v.path], err_msg=v.path)
@@ -245,7 +300,7 @@ def test_swin_window_attention_gets_the_papers_form_per_head():
         # the fused kernel's columns are q | k | v, each (H, k) head-major, as Swin's call reshapes them
         qkv = to_numpy(layer.qkv.kernel)
         np.testing.assert_array_equal(qkv[:, :d].reshape(q.shape), q)
-        np.testing.assert_array_equal(qkv[:, 2 * d:].reshape(v.shape), v)
+        np.testing.assert_array_equal(qkv[:, 2 * d :].reshape(v.shape), v)
     x = np.random.default_rng(0).normal(size=(1, 16, 16, 3)).astype("float32")
     assert np.isfinite(to_numpy(model(x))).all()
 

@@ -40,7 +40,8 @@ def test_every_method_on_the_source_as_documented(source, tmp_path):
             result = outcome(method, model, builder)
             assert cell(result) == EXPECTED[(method, source)], (
                 f"{method} on {source} ({label}): {result}; docs/model-sources.md says "
-                f"{EXPECTED[(method, source)]} (regenerate it with `python tests/model_sources.py`)")
+                f"{EXPECTED[(method, source)]} (regenerate it with `python tests/model_sources.py`)"
+            )
             if result[0] == "yes":
                 assert _finite_outputs(model), f"{method} on {source} ({label}) gave non-finite outputs"
             restore(model, state)

@@ -1,6 +1,5 @@
 """ConvMixer structure, initializers and a .keras round trip in a fresh process."""
 
-
 import keras
 import numpy as np
 import pytest
@@ -97,14 +96,23 @@ def test_keras_round_trip_with_a_non_default_initializer(tmp_path):
 
 def test_keras_round_trip_in_fresh_process(tmp_path):
     model = ks.models.convmixer(
-        8, 2, kernel_size=5, num_classes=4, input_shape=(16, 16, 3),
+        8,
+        2,
+        kernel_size=5,
+        num_classes=4,
+        input_shape=(16, 16, 3),
         depthwise_initializer=ConvCovariance(preset="cifar-p1", seed=1),
     )
     ks.apply_conv_covariance(model, seed=2)
     x = np.random.default_rng(0).random((3, 16, 16, 3)).astype("float32")
-    assert_round_trip_in_fresh_process(model, x, tmp_path, """
+    assert_round_trip_in_fresh_process(
+        model,
+        x,
+        tmp_path,
+        """
         from keras_structinit.initializers import ConvCovariance
         init = model.get_layer("block_2_depthwise_conv").depthwise_initializer
         assert isinstance(init, ConvCovariance), type(init)
         assert init.preset == "cifar-p1" and init.depth_fraction == 1.0
-    """)
+    """,
+    )

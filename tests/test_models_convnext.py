@@ -1,6 +1,5 @@
 """ConvNeXt (hierarchical and isotropic): structure, parameter counts, init, round trips."""
 
-
 import keras
 import numpy as np
 import pytest
@@ -34,8 +33,10 @@ def convnext_params(depths, dims, k=7, patch=4, channels=3, classes=1000):
 
 # Counts do not depend on values: zeros spare JAX compiling a random-number program for every
 # weight shape (~0.25 s each, ~60 shapes in ConvNeXt-T).
-ZEROS = {name: "zeros" for name in ("kernel_initializer", "depthwise_initializer", "mlp_initializer",
-                                    "dense_initializer")}
+ZEROS = {
+    name: "zeros"
+    for name in ("kernel_initializer", "depthwise_initializer", "mlp_initializer", "dense_initializer")
+}
 
 
 def test_convnext_tiny_has_the_published_parameter_count():
@@ -119,18 +120,16 @@ def test_official_initialization():
     assert 0.015 < np.std(dw) < 0.025
     for name in ("stem_conv", "block_1_depthwise_conv", "block_1_pointwise_1", "head"):
         np.testing.assert_array_equal(to_numpy(model.get_layer(name).bias), 0.0)
-    np.testing.assert_allclose(
-        to_numpy(model.get_layer("block_1_layer_scale").gamma), 1e-6, rtol=1e-6
-    )
+    np.testing.assert_allclose(to_numpy(model.get_layer("block_1_layer_scale").gamma), 1e-6, rtol=1e-6)
 
 
 def test_layer_scale_can_be_left_out():
     for value in (None, 0, 0.0):
         model = small_convnext(layer_scale_init=value)
         assert not any(isinstance(layer, LayerScale) for layer in model.layers)
-        assert model.count_params() == convnext_params(
-            (1, 2), (8, 16), k=5, patch=2, classes=7
-        ) - (8 + 2 * 16)
+        assert model.count_params() == convnext_params((1, 2), (8, 16), k=5, patch=2, classes=7) - (
+            8 + 2 * 16
+        )
 
 
 def test_isotropic_structure_and_count():
@@ -199,9 +198,7 @@ def test_bad_arguments():
 
 def kernels(model, suffix):
     """Kernels of the layers whose names end with ``suffix``, by name."""
-    return {
-        layer.name: to_numpy(layer.kernel) for layer in model.layers if layer.name.endswith(suffix)
-    }
+    return {layer.name: to_numpy(layer.kernel) for layer in model.layers if layer.name.endswith(suffix)}
 
 
 def test_mlp_initializer_sets_exactly_the_first_mlp_dense():
@@ -256,15 +253,25 @@ def test_keras_round_trip_in_process(tmp_path):
 
 def test_keras_round_trip_in_fresh_process(tmp_path):
     model = ks.models.convnext(
-        (1, 1), (8, 16), kernel_size=3, patch_size=2, num_classes=4,
-        input_shape=(16, 16, 3), drop_path=0.1,
+        (1, 1),
+        (8, 16),
+        kernel_size=3,
+        patch_size=2,
+        num_classes=4,
+        input_shape=(16, 16, 3),
+        drop_path=0.1,
     )
     x = np.random.default_rng(1).random((2, 16, 16, 3)).astype("float32")
-    assert_round_trip_in_fresh_process(model, x, tmp_path, """
+    assert_round_trip_in_fresh_process(
+        model,
+        x,
+        tmp_path,
+        """
         from keras_structinit.models import LayerScale, StochasticDepth
         assert isinstance(model.get_layer("stage_2_block_1_layer_scale"), LayerScale)
         assert isinstance(model.get_layer("stage_2_block_1_drop_path"), StochasticDepth)
-    """)
+    """,
+    )
 
 
 def test_keras_round_trip_with_non_default_initializers(tmp_path):

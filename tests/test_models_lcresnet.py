@@ -21,12 +21,19 @@ def test_architecture_every_spatial_conv_is_an_lc_block():
         *[f"stage_{s}_block_1_conv_{i}" for s in (1, 2, 3) for i in (1, 2)],
     ]
     assert [(c.filters, c.strides[0], c.expansion) for c in convs] == [
-        (4, 1, 3), (4, 1, 3), (4, 1, 3), (8, 2, 3), (8, 1, 3), (16, 2, 3), (16, 1, 3)
+        (4, 1, 3),
+        (4, 1, 3),
+        (4, 1, 3),
+        (8, 2, 3),
+        (8, 1, 3),
+        (16, 2, 3),
+        (16, 1, 3),
     ]
     assert not any(type(layer) is keras.layers.Conv2D for layer in model.layers)
     assert all(not c.spatial_kernel.trainable and c.pointwise_kernel.trainable for c in convs)
     assert [layer.name for layer in model.layers if isinstance(layer, ZeroPadShortcut)] == [
-        "stage_2_block_1_shortcut", "stage_3_block_1_shortcut"
+        "stage_2_block_1_shortcut",
+        "stage_3_block_1_shortcut",
     ]
     bn = model.get_layer("stem_bn")
     assert bn.momentum == pytest.approx(0.9) and bn.epsilon == pytest.approx(1e-5)

@@ -38,8 +38,18 @@ def test_available_models_lists_every_form():
     names = available_models()
     assert names[:3] == ["convmixer-H/D", "convnext-iso-H/D", "lcresnet-D-WxE"]
     assert set(names[3:]) == {
-        "convnext-atto", "convnext-femto", "convnext-pico", "convnext-nano", "convnext-tiny",
-        "vit-tiny", "vit-small", "vit-tiny-8/2", "simple-cnn", "simple-cnn-a2", "simple-cnn-e3", "vgg16",
+        "convnext-atto",
+        "convnext-femto",
+        "convnext-pico",
+        "convnext-nano",
+        "convnext-tiny",
+        "vit-tiny",
+        "vit-small",
+        "vit-tiny-8/2",
+        "simple-cnn",
+        "simple-cnn-a2",
+        "simple-cnn-e3",
+        "vgg16",
         "resnet18-gn",
     }
     # Every fixed name parses, and its builder exists.
@@ -50,10 +60,24 @@ def test_available_models_lists_every_form():
 
 @pytest.mark.parametrize(
     "name",
-    ["convmixer-256", "convmixer-a/8", "convmixer-0/8", "convmixer-8/0", "convmixer-256/8/2",
-     "convnext-iso-256", "convnext-huge", "vit-base", "resnet50", "",
-     "lcresnet-20-16", "lcresnet-21-16x8", "lcresnet-2-16x8", "lcresnet-20-0x8", "lcresnet-20-16x0",
-     "lcresnet-20-16x8x2"],
+    [
+        "convmixer-256",
+        "convmixer-a/8",
+        "convmixer-0/8",
+        "convmixer-8/0",
+        "convmixer-256/8/2",
+        "convnext-iso-256",
+        "convnext-huge",
+        "vit-base",
+        "resnet50",
+        "",
+        "lcresnet-20-16",
+        "lcresnet-21-16x8",
+        "lcresnet-2-16x8",
+        "lcresnet-20-0x8",
+        "lcresnet-20-16x0",
+        "lcresnet-20-16x8x2",
+    ],
 )
 def test_bad_names_raise_naming_model(name):
     with pytest.raises(ValueError, match="`model`") as info:
@@ -135,7 +159,13 @@ def test_build_model_passes_initializers_through():
 
 # One name per builder; the builders' checks run before any layer is built.
 ONE_PER_BUILDER = [
-    "convmixer-8/1", "convnext-iso-8/1", "convnext-atto", "vit-tiny", "simple-cnn", "vgg16", "resnet18-gn",
+    "convmixer-8/1",
+    "convnext-iso-8/1",
+    "convnext-atto",
+    "vit-tiny",
+    "simple-cnn",
+    "vgg16",
+    "resnet18-gn",
 ]
 
 

@@ -51,7 +51,7 @@ def test_weights_map_to_keras_applications_vgg16():
     model = ks.models.vgg16()
     for layer in reference.layers:
         if isinstance(layer, keras.layers.Conv2D):
-            b, j = layer.name[len("block"):].split("_conv")
+            b, j = layer.name[len("block") :].split("_conv")
             model.get_layer(f"block_{b}_conv_{j}").set_weights(layer.get_weights())
     x = np.random.default_rng(0).random((2, 32, 32, 3)).astype("float32")
     features = keras.Model(model.input, model.get_layer("block_5_pool").output)

@@ -1,6 +1,5 @@
 """ViT: structure, parameter counts, init, class token / position embedding, round trips."""
 
-
 import keras
 import numpy as np
 import pytest
@@ -134,7 +133,12 @@ def test_mlp_initializer_sets_exactly_the_first_mlp_dense():
 
 def test_dense_and_kernel_initializers_reach_w2_attention_and_the_patch_embedding():
     model = ks.models.vit(
-        4, 16, 1, 2, num_classes=3, dense_initializer="ones",
+        4,
+        16,
+        1,
+        2,
+        num_classes=3,
+        dense_initializer="ones",
         kernel_initializer=keras.initializers.Constant(0.25),
     )
     for path, kernel in kernels(model).items():
@@ -175,12 +179,17 @@ def test_keras_round_trip_in_process(tmp_path):
 def test_keras_round_trip_in_fresh_process(tmp_path):
     model = ks.models.vit_tiny(patch_size=8, num_classes=3, input_shape=(16, 16, 3))
     x = np.random.default_rng(1).random((2, 16, 16, 3)).astype("float32")
-    assert_round_trip_in_fresh_process(model, x, tmp_path, """
+    assert_round_trip_in_fresh_process(
+        model,
+        x,
+        tmp_path,
+        """
         from keras_structinit.models import ClassToken, PositionEmbedding
         assert isinstance(model.get_layer("class_token"), ClassToken)
         assert isinstance(model.get_layer("position_embedding"), PositionEmbedding)
         assert model.name == "vit_tiny_8"
-    """)
+    """,
+    )
 
 
 def test_one_compiled_training_step():

@@ -18,8 +18,10 @@ from keras_structinit import cli
 
 from conftest import kill_at_epoch, run_cli_in_child
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("tensorflow") is not None,
-                                reason="TensorFlow is installed: the no-TensorFlow lanes run these")
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow") is not None,
+    reason="TensorFlow is installed: the no-TensorFlow lanes run these",
+)
 
 
 def _data(path, count=160, seed=0):
@@ -29,8 +31,24 @@ def _data(path, count=160, seed=0):
 
 
 def _argv(data, out, epochs=2, *extra):
-    return ["train", "--model", "convmixer-16/2", "--epochs", str(epochs), "--train-size", "128",
-            "--batch-size", "16", "--data", data, "--seed", "0", "--out", str(out), *extra]
+    return [
+        "train",
+        "--model",
+        "convmixer-16/2",
+        "--epochs",
+        str(epochs),
+        "--train-size",
+        "128",
+        "--batch-size",
+        "16",
+        "--data",
+        data,
+        "--seed",
+        "0",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _weights(path):
@@ -89,9 +107,25 @@ def test_the_imagenet_recipe_trains_on_a_folder_without_tensorflow(tmp_path):
         folder.mkdir(parents=True, exist_ok=True)
         Image.fromarray(rng.integers(0, 256, (40 + i, 50, 3), dtype=np.uint8)).save(folder / f"{i}.jpg")
     out = tmp_path / "run"
-    argv = ["train", "--recipe", "imagenet", "--model", "convmixer-16/2", "--image-size", "32",
-            "--epochs", "2", "--batch-size", "8", "--data", str(tmp_path / "images"), "--seed", "0",
-            "--out", str(out)]
+    argv = [
+        "train",
+        "--recipe",
+        "imagenet",
+        "--model",
+        "convmixer-16/2",
+        "--image-size",
+        "32",
+        "--epochs",
+        "2",
+        "--batch-size",
+        "8",
+        "--data",
+        str(tmp_path / "images"),
+        "--seed",
+        "0",
+        "--out",
+        str(out),
+    ]
     assert cli.main(argv) == 0
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "finished" and len(results["metrics"]["loss"]) == 2
@@ -110,14 +144,30 @@ def test_commands_without_backend_setting_take_the_one_installed(tmp_path):
     env["KERAS_HOME"] = str(tmp_path / "keras_home")
     data = _data(tmp_path / "train.npz", count=64)
     commands = {
-        "train": ["train", "--model", "convmixer-16/2", "--epochs", "1", "--batch-size", "16", "--data", data,
-                  "--out", str(tmp_path / "run")],
+        "train": [
+            "train",
+            "--model",
+            "convmixer-16/2",
+            "--epochs",
+            "1",
+            "--batch-size",
+            "16",
+            "--data",
+            data,
+            "--out",
+            str(tmp_path / "run"),
+        ],
         "init": ["init", "convmixer-16/2", "--init", "conv-cov", "--out", str(tmp_path / "init.keras")],
         "inspect": ["inspect", str(tmp_path / "init.keras"), "--out", str(tmp_path / "report")],
     }
     for name, argv in commands.items():
-        done = subprocess.run([sys.executable, "-m", "keras_structinit.cli", *argv], capture_output=True,
-                              text=True, env=env, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-m", "keras_structinit.cli", *argv],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+        )
         assert done.returncode == 0, (name, done.stderr[-3000:])
         said = f"structinit: backend {backend} (the one installed; --backend or KERAS_BACKEND chooses)"
         assert done.stdout.splitlines()[0] == said, (name, done.stdout[:500])

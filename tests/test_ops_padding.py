@@ -33,13 +33,17 @@ def _reference(layer, images):
     return to_numpy(valid(padded))
 
 
-@pytest.mark.parametrize("make", [
-    lambda: Conv2D(6, 3, strides=2, padding="symmetric"),
-    lambda: DepthwiseConv2D(3, strides=2, padding="symmetric", depth_multiplier=2),
-    lambda: GroupedConv2D(8, 3, strides=2, groups=4, padding="symmetric"),
-    lambda: MaxPooling2D(3, strides=2, padding="symmetric"),
-    lambda: Conv2D(6, 5, strides=1, padding="symmetric"),
-], ids=["conv", "depthwise", "grouped", "maxpool", "conv-k5-s1"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Conv2D(6, 3, strides=2, padding="symmetric"),
+        lambda: DepthwiseConv2D(3, strides=2, padding="symmetric", depth_multiplier=2),
+        lambda: GroupedConv2D(8, 3, strides=2, groups=4, padding="symmetric"),
+        lambda: MaxPooling2D(3, strides=2, padding="symmetric"),
+        lambda: Conv2D(6, 5, strides=1, padding="symmetric"),
+    ],
+    ids=["conv", "depthwise", "grouped", "maxpool", "conv-k5-s1"],
+)
 def test_symmetric_pads_both_sides_at_any_stride_and_round_trips(make):
     layer = make()
     out = to_numpy(layer(IMAGES))

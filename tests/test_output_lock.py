@@ -16,8 +16,19 @@ from test_cli import write_tiny_cifar
 from keras_structinit import cli
 from keras_structinit.io_utils import OutputInUse, OutputLock, check_unlocked
 
-TRAIN = ["train", "--model", "simple-cnn", "--batch-size", "8", "--seed", "0", "--val-split", "0.25",
-         "--rand-augment", "none"]
+TRAIN = [
+    "train",
+    "--model",
+    "simple-cnn",
+    "--batch-size",
+    "8",
+    "--seed",
+    "0",
+    "--val-split",
+    "0.25",
+    "--rand-augment",
+    "none",
+]
 
 
 def _tree(root):
@@ -34,8 +45,9 @@ def _hold(tmp_path, path, folder):
             print("held", flush=True)
             sys.stdin.read()
         """)
-    child = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert child.stdout.readline().strip() == "held"
     return child
 
@@ -52,8 +64,11 @@ def test_a_held_output_is_refused_with_the_holders_pid_and_freed_when_it_ends(tm
     lock = OutputLock(path, "--out", folder=folder)
     try:
         before = _tree(tmp_path)
-        for attempt in (lock.check, lock.acquire,
-                        lambda: check_unlocked(**{"folders" if folder else "files": [(path, "--out")]})):
+        for attempt in (
+            lock.check,
+            lock.acquire,
+            lambda: check_unlocked(**{"folders" if folder else "files": [(path, "--out")]}),
+        ):
             with pytest.raises(OutputInUse) as info:
                 attempt()
             message = str(info.value)
@@ -99,9 +114,10 @@ def test_init_and_select_outputs_another_process_writes_are_refused_in_one_line(
     out.write_bytes(b"an earlier result")  # exists: the refusal must still name the holder, not --overwrite
     child = _hold(tmp_path, out, False)
     try:
-        for argv in (["init", "convmixer-8/1", "--init", "conv-cov", "--out", str(out)],
-                     ["select", "--teacher", str(teacher), "--student", "convmixer-8/1",
-                      "--out", str(out)]):
+        for argv in (
+            ["init", "convmixer-8/1", "--init", "conv-cov", "--out", str(out)],
+            ["select", "--teacher", str(teacher), "--student", "convmixer-8/1", "--out", str(out)],
+        ):
             assert cli.main(argv) == 2
             err = capsys.readouterr().err.strip()
             assert len(err.splitlines()) == 1 and f"process {child.pid}" in err, err
@@ -133,8 +149,9 @@ def _first_run(tmp_path, data, out, gate):
         sys.exit(cli.main({[*TRAIN, "--epochs", "3", "--data", data, "--out", str(out)]!r}))
         """)
     env = dict(os.environ, KERAS_BACKEND=keras.backend.backend())
-    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
 
 
 def test_a_second_run_into_a_running_runs_out_exits_2_and_changes_no_byte(tmp_path):
@@ -154,8 +171,13 @@ def test_a_second_run_into_a_running_runs_out_exits_2_and_changes_no_byte(tmp_pa
         env = dict(os.environ, KERAS_BACKEND=keras.backend.backend())
         for extra in (["--overwrite"], []):
             argv = [*TRAIN, "--epochs", "3", "--data", data, "--out", str(out), *extra]
-            second = subprocess.run([sys.executable, "-m", "keras_structinit.cli", *argv],
-                                    capture_output=True, text=True, env=env, timeout=300)
+            second = subprocess.run(
+                [sys.executable, "-m", "keras_structinit.cli", *argv],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=300,
+            )
             err = second.stderr.strip()
             assert second.returncode == 2, err[-3000:]
             assert len(err.splitlines()) == 1 and f"process {first.pid}" in err, err

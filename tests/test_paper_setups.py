@@ -151,18 +151,26 @@ def test_run_settings_are_the_fields_of_run():
 @pytest.mark.parametrize("name", sorted(FACTS))
 def test_the_setup_runs_with_the_papers_values(name):
     run = Run.from_paper(name)
-    wrong = {key: (_value(run, key), wanted, where) for key, (wanted, where) in FACTS[name].items()
-             if _value(run, key) != wanted}
+    wrong = {
+        key: (_value(run, key), wanted, where)
+        for key, (wanted, where) in FACTS[name].items()
+        if _value(run, key) != wanted
+    }
     assert not wrong, wrong
 
 
 def test_randaugment_rows_are_only_those_the_papers_state():
     """004 Table 13 states (9, 0.5); 000 and 001 name RandAugment without N or M."""
     rows = {(name, key) for name, table in FACTS.items() for key in table if key.startswith("rand_augment")}
-    assert rows == {("selection", "rand_augment.magnitude"), ("selection", "rand_augment.magnitude_std"),
-                    ("lc", "rand_augment"), ("alignment", "rand_augment")}  # the last two: none at all
+    assert rows == {
+        ("selection", "rand_augment.magnitude"),
+        ("selection", "rand_augment.magnitude_std"),
+        ("lc", "rand_augment"),
+        ("alignment", "rand_augment"),
+    }  # the last two: none at all
     assert str(parse_rand_augment(Run.from_paper("selection").config.filled().rand_augment)) == (
-        "timm:m9-n2-mstd0.5-inc1")  # the authors' ConvNeXt code: --aa rand-m9-mstd0.5-inc1
+        "timm:m9-n2-mstd0.5-inc1"
+    )  # the authors' ConvNeXt code: --aa rand-m9-mstd0.5-inc1
 
 
 def test_the_convmixer_setups_say_where_n2_m12_comes_from():
@@ -203,14 +211,16 @@ def test_the_schedules_are_the_papers():
     # Maennel App. A.3: divided by 3 after 1/3 and 2/3 of the steps.
     schedule = step_decay(0.01, 300)
     assert [rate(schedule, s) for s in (0, 99, 101, 199, 201, 299)] == pytest.approx(
-        [0.01, 0.01, 0.01 / 3, 0.01 / 3, 0.01 / 9, 0.01 / 9])
+        [0.01, 0.01, 0.01 / 3, 0.01 / 3, 0.01 / 9, 0.01 / 9]
+    )
     # Trockman et al. Sec. 4 (the ConvMixer script): interp(t, [0, 2/5, 4/5, 1], [0, lr, lr/20, 0]).
     schedule = TriangularSchedule(0.01, 100)
     assert [rate(schedule, s) for s in (0, 40, 80, 100)] == pytest.approx([0.0, 0.01, 0.0005, 0.0], abs=1e-9)
     # Xu et al. Table 13/15: linear warmup over 50 of 300 epochs, then cosine decay to 0.
     schedule = warmup_cosine(0.002, 300, 50)
     assert [rate(schedule, s) for s in (25, 50, 175, 300)] == pytest.approx(
-        [0.001, 0.002, 0.001, 0.0], abs=2e-5)
+        [0.001, 0.002, 0.001, 0.0], abs=2e-5
+    )
 
 
 @once_per_suite("the models the setups build: their structure, not the backend's numbers")

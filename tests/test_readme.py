@@ -15,8 +15,11 @@ from conftest import README_RUNNER, once_per_suite
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 #: The user-facing texts whose code must run: the README, the guides in docs/ and CONTRIBUTING.md.
-DOCUMENTS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md")),
-             REPO_ROOT / "CONTRIBUTING.md"]
+DOCUMENTS = [
+    REPO_ROOT / "README.md",
+    *sorted((REPO_ROOT / "docs").glob("*.md")),
+    REPO_ROOT / "CONTRIBUTING.md",
+]
 README = "\n".join(path.read_text() for path in DOCUMENTS)
 BLOCKS = re.findall(r"```(\w*)\n(.*?)```", README, flags=re.S)
 PYTHON_BLOCKS = [code for lang, code in BLOCKS if lang == "python"]
@@ -57,8 +60,11 @@ def _write_cifar_files(directory):
                 buffer = io.BytesIO()
                 Image.fromarray(rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)).save(buffer, "PNG")
                 archive.writestr(f"train/class_{label}/{i}.png", buffer.getvalue())
-    np.savez(directory / "cifar10-test.npz", x=rng.integers(0, 256, (20, 32, 32, 3), dtype=np.uint8),
-             y=np.arange(20) % 10)
+    np.savez(
+        directory / "cifar10-test.npz",
+        x=rng.integers(0, 256, (20, 32, 32, 3), dtype=np.uint8),
+        y=np.arange(20) % 10,
+    )
 
 
 def test_readme_has_its_code_blocks():
@@ -151,7 +157,11 @@ def test_readme_says_what_mean_shift_rewrites_and_it_is_so():
         assert claim in comment, comment
     model = build_model("convnext-iso-16/2")
     written = set(ks.initialize(model, "conv-cov+mean-shift", seed=0))
-    expected = {v.path for layer in model._flatten_layers() for v in layer.weights
-                if type(layer).__name__ in ("Conv2D", "DepthwiseConv2D", "Dense", "ScalarBiasDense")
-                and v.name in ("kernel", "bias")}
+    expected = {
+        v.path
+        for layer in model._flatten_layers()
+        for v in layer.weights
+        if type(layer).__name__ in ("Conv2D", "DepthwiseConv2D", "Dense", "ScalarBiasDense")
+        and v.name in ("kernel", "bias")
+    }
     assert expected and expected <= written, sorted(expected - written)

@@ -14,8 +14,9 @@ from keras_structinit.recipes.training import resume_epoch
 
 def _model(seed=0):
     keras.utils.set_random_seed(seed)
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"),
-                              keras.layers.Dense(3)])
+    model = keras.Sequential(
+        [keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(3)]
+    )
     model.compile(keras.optimizers.AdamW(0.01), keras.losses.SparseCategoricalCrossentropy(from_logits=True))
     return model
 
@@ -27,8 +28,15 @@ def _data(n=32):
 
 def _fit(model, folder, epochs, callbacks=()):
     x, y = _data()
-    return model.fit(x, y, batch_size=8, epochs=epochs, verbose=0, shuffle=False,
-                     callbacks=[*callbacks, backup.RunBackup(folder, 4)])
+    return model.fit(
+        x,
+        y,
+        batch_size=8,
+        epochs=epochs,
+        verbose=0,
+        shuffle=False,
+        callbacks=[*callbacks, backup.RunBackup(folder, 4)],
+    )
 
 
 def test_backups_swap_in_whole_and_resume_where_they_stopped(tmp_path):
@@ -63,10 +71,13 @@ def test_a_torn_or_tampered_backup_falls_back_or_is_refused(tmp_path):
         f.write(b"\0" * 64)
     assert backup.latest(folder).epoch == 1  # the previous whole one
     record = os.path.join(folder, backup.PREVIOUS, backup.RECORD)
-    for text in ("", "{not json", json.dumps({"format_version": 99, "epoch": 1, "iterations": 4,
-                                               "steps_per_epoch": 4, "sha256": "x"}),
-                 json.dumps({"format_version": 1, "epoch": 1, "iterations": 5, "steps_per_epoch": 4,
-                             "sha256": "x"}), "[1, 2]"):
+    for text in (
+        "",
+        "{not json",
+        json.dumps({"format_version": 99, "epoch": 1, "iterations": 4, "steps_per_epoch": 4, "sha256": "x"}),
+        json.dumps({"format_version": 1, "epoch": 1, "iterations": 5, "steps_per_epoch": 4, "sha256": "x"}),
+        "[1, 2]",
+    ):
         with open(record, "w") as f:
             f.write(text)
         with pytest.raises(ValueError, match=r"no whole backup \(current: .*; previous: .*\): remove it"):
@@ -111,11 +122,14 @@ def test_a_diverged_epoch_stops_the_run_and_is_not_backed_up(tmp_path):
     model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=callbacks)
     assert divergence.diverged is None and backup.latest(folder).epoch == 1
     x[9] = np.nan  # the second batch
-    history = model.fit(x, y, batch_size=8, epochs=3, initial_epoch=1, verbose=0, shuffle=False,
-                        callbacks=callbacks)
+    history = model.fit(
+        x, y, batch_size=8, epochs=3, initial_epoch=1, verbose=0, shuffle=False, callbacks=callbacks
+    )
     # The loss at the batch of the NaN (JAX, torch); TensorFlow's relu maps NaN to 0, so its loss
     # stays finite while the weights turn NaN: found at the epoch's end.
-    assert divergence.diverged in ({"epoch": 2, "step": 2, "loss": "nan"},
-                                   {"epoch": 2, "step": 4, "loss": "finite, but the weights are not"})
+    assert divergence.diverged in (
+        {"epoch": 2, "step": 2, "loss": "nan"},
+        {"epoch": 2, "step": 4, "loss": "finite, but the weights are not"},
+    )
     assert len(history.epoch) == 1  # stopped in its first epoch
     assert backup.latest(folder).epoch == 1  # the last finite state stays

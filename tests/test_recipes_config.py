@@ -17,7 +17,8 @@ def test_fields_not_given_take_the_recipe_defaults():
     cifar = RecipeConfig("cifar100", epochs=3, optimizer="sgd").resolved()
     assert cifar["optimizer"] == "sgd" and cifar["epochs"] == 3 and cifar["warmup_epochs"] is None
     assert {k: cifar[k] for k in CIFAR_DEFAULTS if k != "optimizer"} == {
-        k: v for k, v in CIFAR_DEFAULTS.items() if k != "optimizer"}
+        k: v for k, v in CIFAR_DEFAULTS.items() if k != "optimizer"
+    }
     assert "image_size" not in cifar and "loss" not in cifar
     imagenet = RecipeConfig("imagenet", epochs=2).resolved()
     assert imagenet["learning_rate"] is None  # scaled with the batch size when the run starts
@@ -57,10 +58,21 @@ def _config(*extra):
 
 
 def test_the_command_line_keeps_what_it_was_given():
-    config = _config("--optimizer", "sgd", "--schedule", "cosine", "--warmup-epochs", "0", "--rand-augment",
-                     "none", "--seed", "4")
-    assert config == RecipeConfig("cifar10", epochs=2, optimizer="sgd", schedule="cosine", warmup_epochs=0.0,
-                                  rand_augment=None, seed=4)
+    config = _config(
+        "--optimizer",
+        "sgd",
+        "--schedule",
+        "cosine",
+        "--warmup-epochs",
+        "0",
+        "--rand-augment",
+        "none",
+        "--seed",
+        "4",
+    )
+    assert config == RecipeConfig(
+        "cifar10", epochs=2, optimizer="sgd", schedule="cosine", warmup_epochs=0.0, rand_augment=None, seed=4
+    )
     assert _config() == RecipeConfig("cifar10", epochs=2, seed=0)
     imagenet = _config("--recipe", "imagenet", "--warmup-epochs", "2", "--image-size", "64")
     assert imagenet.warmup_epochs == 2 and isinstance(imagenet.warmup_epochs, int)
@@ -71,23 +83,50 @@ def test_the_command_line_keeps_what_it_was_given():
         _config("--recipe", "imagenet", "--warmup-epochs", "0.5")
     mixed = _config("--mixup", "0.8", "--cutmix", "1", "--random-erasing", "0.25", "--random-labels", "1")
     assert (mixed.mixup_alpha, mixed.cutmix_alpha, mixed.random_erasing, mixed.random_labels) == (
-        0.8, 1.0, 0.25, 1.0)
+        0.8,
+        1.0,
+        0.25,
+        1.0,
+    )
     imagenet = _config("--recipe", "imagenet", "--random-erasing", "0.25")
     assert imagenet.random_erasing == 0.25
     with pytest.raises(ValueError, match="`random_labels` apply to the CIFAR recipes"):
         RecipeConfig("imagenet", random_labels=0.5)
     defaults = RecipeConfig("cifar10", epochs=1).resolved()
-    assert (defaults["mixup_alpha"], defaults["cutmix_alpha"], defaults["random_erasing"],
-            defaults["random_labels"]) == (0.0, 0.0, 0.0, 0.0)
+    assert (
+        defaults["mixup_alpha"],
+        defaults["cutmix_alpha"],
+        defaults["random_erasing"],
+        defaults["random_labels"],
+    ) == (0.0, 0.0, 0.0, 0.0)
 
 
-@pytest.mark.parametrize("field, value", [
-    ("optimizer", "adamx"), ("pad", -3), ("learning_rate", -1), ("batch_size", -5), ("epochs", 0),
-    ("schedule", "linearr"), ("label_smoothing", 2.0), ("weight_decay", float("nan")), ("seed", 2**32),
-    ("seed", -1), ("steps_per_epoch", 0), ("precision", "fp8"), ("distribution", "everywhere"),
-    ("ema", 1.5), ("ema", 0.0), ("jit_compile", "yes"), ("normalization", "zca"), ("random_labels", 1.5),
-    ("mixup_alpha", -0.2), ("random_erasing", 2.0), ("warmup_epochs", -1),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("optimizer", "adamx"),
+        ("pad", -3),
+        ("learning_rate", -1),
+        ("batch_size", -5),
+        ("epochs", 0),
+        ("schedule", "linearr"),
+        ("label_smoothing", 2.0),
+        ("weight_decay", float("nan")),
+        ("seed", 2**32),
+        ("seed", -1),
+        ("steps_per_epoch", 0),
+        ("precision", "fp8"),
+        ("distribution", "everywhere"),
+        ("ema", 1.5),
+        ("ema", 0.0),
+        ("jit_compile", "yes"),
+        ("normalization", "zca"),
+        ("random_labels", 1.5),
+        ("mixup_alpha", -0.2),
+        ("random_erasing", 2.0),
+        ("warmup_epochs", -1),
+    ],
+)
 def test_each_bad_field_is_refused_at_construction_naming_it(field, value):
     """Issue 61: RecipeConfig checks every field when it is built, so Run.check() is true."""
     with pytest.raises(ValueError, match=rf"`{field}`"):

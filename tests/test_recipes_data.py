@@ -51,8 +51,9 @@ def test_training_crops_are_windows_of_the_zero_padded_image():
     offsets = set()
     for image, i in zip(out, np.asarray(idx), strict=True):
         padded = np.pad(x[i], ((2, 2), (2, 2), (0, 0)))
-        matches = [(a, b) for a in range(5) for b in range(5)
-                   if np.array_equal(padded[a:a + 8, b:b + 8], image)]
+        matches = [
+            (a, b) for a in range(5) for b in range(5) if np.array_equal(padded[a : a + 8, b : b + 8], image)
+        ]
         assert matches, f"image {i} is not a crop of its padded original"
         offsets.add(matches[0])
     assert len(offsets) > 1  # offsets drawn per image, not per batch
@@ -72,8 +73,9 @@ def test_training_flips_mirror_whole_images():
 
 def test_rand_augment_changes_images_and_keeps_shape():
     x, y = images(n=8, size=16)
-    ds = cifar_dataset(x, y, 8, (0.0,) * 3, (1.0,) * 3, training=True, pad=0, flip=False,
-                       rand_augment=(2, 0.9), seed=0)
+    ds = cifar_dataset(
+        x, y, 8, (0.0,) * 3, (1.0,) * 3, training=True, pad=0, flip=False, rand_augment=(2, 0.9), seed=0
+    )
     out, _ = next(iter(ds))
     assert out.shape == (8, 16, 16, 3)
     assert np.isfinite(np.asarray(out)).all()
@@ -123,8 +125,16 @@ def image_folder(tmp_path):
 
 
 def test_imagenet_pipeline_shapes_and_mixed_labels(image_folder):
-    ds, n = imagenet_dataset(image_folder, 4, training=True, image_size=16, rand_augment=(2, 0.5),
-                             mixup_alpha=0.2, cutmix_alpha=1.0, seed=0)
+    ds, n = imagenet_dataset(
+        image_folder,
+        4,
+        training=True,
+        image_size=16,
+        rand_augment=(2, 0.5),
+        mixup_alpha=0.2,
+        cutmix_alpha=1.0,
+        seed=0,
+    )
     assert n == 2
     images_, labels = next(iter(ds))
     assert images_.shape == (4, 16, 16, 3) and labels.shape == (4, 2)
@@ -142,8 +152,9 @@ def test_imagenet_pipeline_shapes_and_mixed_labels(image_folder):
 
 def _one_batch(x, labels, **options):
     """The first training batch of the whole of ``x``, no crop or flip, scaled back to 0-255."""
-    ds = cifar_dataset(x, labels, len(x), (0.0,) * 3, (1 / 255,) * 3, True, pad=0, flip=False, seed=1,
-                       **options)
+    ds = cifar_dataset(
+        x, labels, len(x), (0.0,) * 3, (1 / 255,) * 3, True, pad=0, flip=False, seed=1, **options
+    )
     images_, labels_ = next(iter(ds))
     return np.asarray(images_), np.asarray(labels_)
 
@@ -160,8 +171,9 @@ def test_mixup_cutmix_and_random_erasing_of_the_cifar_recipe():
     erased, kept = (_one_batch(x, labels, random_erasing=p)[0] for p in (1.0, 0.0))
     changed = (np.abs(erased - kept) > 1e-3).any(-1).mean(axis=(1, 2))  # per image, the box's share
     assert (changed > 0.01).all() and (changed < 0.5).all()
-    ds = cifar_dataset(x, labels, 8, (0.5,) * 3, (0.25,) * 3, True, mixup_alpha=0.8, cutmix_alpha=1.0,
-                       random_erasing=0.25)
+    ds = cifar_dataset(
+        x, labels, 8, (0.5,) * 3, (0.25,) * 3, True, mixup_alpha=0.8, cutmix_alpha=1.0, random_erasing=0.25
+    )
     _, batch_labels = next(iter(ds))
     np.testing.assert_allclose(np.asarray(batch_labels).sum(-1), 1.0, atol=1e-5)
     with pytest.raises(ValueError, match="`random_erasing` is a probability"):
@@ -189,8 +201,9 @@ def test_imagenet_arrays_keep_the_central_square():
     # 20 x 40 images whose central 20 x 20 square is white and the side bands black.
     x = np.zeros((3, 20, 40, 3), np.uint8)
     x[:, :, 10:30] = 255
-    ds, n = imagenet_dataset((x, np.array([0, 1, 1])), 3, training=False, image_size=10,
-                             crop_fraction=1.0, name="eval_data")
+    ds, n = imagenet_dataset(
+        (x, np.array([0, 1, 1])), 3, training=False, image_size=10, crop_fraction=1.0, name="eval_data"
+    )
     images, labels = next(iter(ds))
     assert n == 2 and images.shape == (3, 10, 10, 3)
     white = (1 - np.asarray(IMAGENET_MEAN)) / np.asarray(IMAGENET_STD)
@@ -215,17 +228,27 @@ def test_load_labeled_images_forms_and_errors(tmp_path):
 
 @pytest.mark.parametrize(
     "bad, error",
-    [((0, 0.5), ValueError), ((2, 1.5), ValueError), ((2,), ValueError), ("2,0.5", ValueError),
-     ((True, 0.5), TypeError), (2.5, TypeError), ("timm:m9-x3", ValueError), ("torchvision:m31", ValueError),
-     ("imgaug:n2", ValueError)],
+    [
+        ((0, 0.5), ValueError),
+        ((2, 1.5), ValueError),
+        ((2,), ValueError),
+        ("2,0.5", ValueError),
+        ((True, 0.5), TypeError),
+        (2.5, TypeError),
+        ("timm:m9-x3", ValueError),
+        ("torchvision:m31", ValueError),
+        ("imgaug:n2", ValueError),
+    ],
 )
 def test_bad_rand_augment(bad, error):
     with pytest.raises(error, match="rand_augment"):
         parse_rand_augment(bad)
 
 
-@once_per_suite("the stream's draws are TensorFlow's stateless ops in tf.data on every backend (the CLI's "
-                "kill-and-resume test checks one seed's log per backend)")
+@once_per_suite(
+    "the stream's draws are TensorFlow's stateless ops in tf.data on every backend (the CLI's "
+    "kill-and-resume test checks one seed's log per backend)"
+)
 def test_the_training_stream_is_a_function_of_the_seed_and_resumes_at_any_batch():
     """Issue 37: every draw is stateless in (seed, pass, example), so two pipelines with one seed
     give the same batches whatever the map's parallelism, and start_batch=k is the stream from k."""
@@ -233,8 +256,20 @@ def test_the_training_stream_is_a_function_of_the_seed_and_resumes_at_any_batch(
     labels = np.eye(3, dtype="float32")[y]
 
     def stream(seed=0, start_batch=0, count=7):
-        ds = cifar_dataset(x, labels, 6, (0.5,) * 3, (0.25,) * 3, True, rand_augment=(2, 0.5), seed=seed,
-                           mixup_alpha=0.8, cutmix_alpha=1.0, random_erasing=0.5, start_batch=start_batch)
+        ds = cifar_dataset(
+            x,
+            labels,
+            6,
+            (0.5,) * 3,
+            (0.25,) * 3,
+            True,
+            rand_augment=(2, 0.5),
+            seed=seed,
+            mixup_alpha=0.8,
+            cutmix_alpha=1.0,
+            random_erasing=0.5,
+            start_batch=start_batch,
+        )
         return [tuple(np.asarray(t) for t in batch) for batch in ds.take(count)]
 
     first, again = stream(), stream()
@@ -258,14 +293,17 @@ def test_each_image_gets_its_drawn_ops_as_the_layer_applies_them():
     x = tf.constant(images(n=12, size=16)[0].astype("float32"))
     count = len(layer._AUGMENT_LAYERS)
     rng = np.random.default_rng(0)
-    cases = [np.stack([rng.permutation(12) % count, rng.permutation(12) % count], axis=1),  # every op
-             np.array([[3, 3]] * 6 + [[0, 5]] * 6)]  # an op twice; 9 of the 11 ops drawn by nobody
+    cases = [
+        np.stack([rng.permutation(12) % count, rng.permutation(12) % count], axis=1),  # every op
+        np.array([[3, 3]] * 6 + [[0, 5]] * 6),
+    ]  # an op twice; 9 of the 11 ops drawn by nobody
 
     @tf.function
     def compare(x):
         layer.backend.set_backend("tensorflow")
         transforms = layer.get_random_transformation(x, training=True)["transforms"]
         seeds = layer._get_seed_generator("tensorflow")
+
         def alone(i, name):  # image i's parameters of an op, cut from the batch's
             return _rows_of(getattr(layer, name), transforms[name], x[i : i + 1], tf.constant([i]), seeds)
 
@@ -276,8 +314,10 @@ def test_each_image_gets_its_drawn_ops_as_the_layer_applies_them():
             for i, pair in enumerate(op_indices.tolist()):
                 image = x[i : i + 1]
                 if case == i == 0:  # the layer itself on one image: all ops computed, the drawn ones kept
-                    drawn = {"layer_idxes": tf.constant(pair),
-                             "transforms": {name: alone(i, name) for name in transforms}}
+                    drawn = {
+                        "layer_idxes": tf.constant(pair),
+                        "transforms": {name: alone(i, name) for name in transforms},
+                    }
                     image = layer.transform_images(image, drawn, training=True)
                 else:  # what that computes: the drawn ops in turn (11x cheaper to trace)
                     for k in pair:

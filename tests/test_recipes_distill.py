@@ -32,7 +32,8 @@ def test_configured_loss_is_the_papers_formula(alpha):
     x = rng.standard_normal((5, 8, 8, 3)).astype("float32")
     y = np.eye(3, dtype="float32")[[0, 1, 2, 1, 0]]
     distiller, student_loss = paper_distiller(
-        teacher, student, keras.losses.CategoricalCrossentropy(from_logits=True), alpha)
+        teacher, student, keras.losses.CategoricalCrossentropy(from_logits=True), alpha
+    )
     distiller.compile(keras.optimizers.AdamW(), loss=student_loss)
     got = float(to_numpy(distiller.compute_loss(x, y, student(x, training=False), training=False)))
     z_t, z_s = to_numpy(teacher(x)), to_numpy(student(x))
@@ -52,8 +53,9 @@ def test_fit_distill_trains_the_student_and_leaves_the_teacher(tmp_path):
     kernel = to_numpy(student.get_layer("head").kernel).copy()
     rng = np.random.default_rng(0)
     x, y = rng.integers(0, 256, (16, 8, 8, 3), dtype=np.uint8), np.arange(16) % 3
-    history = recipes.fit_distill(student, teacher, (x, y), 1, batch_size=8, rand_augment=None, verbose=0,
-                                  validation_data=(x, y))
+    history = recipes.fit_distill(
+        student, teacher, (x, y), 1, batch_size=8, rand_augment=None, verbose=0, validation_data=(x, y)
+    )
     assert isinstance(history.model, keras.distillation.Distiller)
     assert np.isfinite(history.history["loss"][0]) and "val_accuracy" in history.history
     assert not np.array_equal(kernel, to_numpy(student.get_layer("head").kernel))
@@ -80,7 +82,8 @@ def test_feature_loss_is_the_papers_formula():
     x = rng.standard_normal((5, 8, 8, 3)).astype("float32")
     y = np.eye(3, dtype="float32")[[0, 1, 2, 1, 0]]
     distiller, student_loss = paper_distiller(
-        teacher, student, keras.losses.CategoricalCrossentropy(from_logits=True), 0.7, mode="features")
+        teacher, student, keras.losses.CategoricalCrossentropy(from_logits=True), 0.7, mode="features"
+    )
     distiller.compile(keras.optimizers.AdamW(), loss=student_loss)
     projector = distiller.projector
     for v in projector.weights:  # nonzero biases too
@@ -91,8 +94,10 @@ def test_feature_loss_is_the_papers_formula():
         return to_numpy(keras.Model(model.inputs, model.get_layer("head").input)(x))
 
     o_t, o_s = features(teacher), features(student)
-    w1, b1, w2, b2 = (to_numpy(v) for v in (projector.hidden.kernel, projector.hidden.bias,
-                                             projector.out.kernel, projector.out.bias))
+    w1, b1, w2, b2 = (
+        to_numpy(v)
+        for v in (projector.hidden.kernel, projector.hidden.bias, projector.out.kernel, projector.out.bias)
+    )
     h = o_s @ w1 + b1
     gelu = 0.5 * h * (1 + np.vectorize(__import__("math").erf)(h / np.sqrt(2)))
     projected = gelu @ w2 + b2
@@ -104,15 +109,17 @@ def test_fit_distill_features_from_a_headless_keras_hub_teacher(tmp_path):
     keras_hub = pytest.importorskip("keras_hub")
     import keras_structinit as ks
 
-    teacher = keras_hub.models.ViTBackbone(image_shape=(8, 8, 3), patch_size=4, num_layers=1, num_heads=2,
-                                           hidden_dim=16, mlp_dim=32)
+    teacher = keras_hub.models.ViTBackbone(
+        image_shape=(8, 8, 3), patch_size=4, num_layers=1, num_heads=2, hidden_dim=16, mlp_dim=32
+    )
     before = fingerprint(teacher)
     student = ks.models.vit(4, 8, 1, 2, num_classes=3, input_shape=(8, 8, 3))
     n_student = len(student.weights)
     rng = np.random.default_rng(0)
     x, y = rng.integers(0, 256, (16, 8, 8, 3), dtype=np.uint8), np.arange(16) % 3
-    history = recipes.fit_distill(student, teacher, (x, y), 1, mode="features", batch_size=8,
-                                  rand_augment=None, verbose=0)
+    history = recipes.fit_distill(
+        student, teacher, (x, y), 1, mode="features", batch_size=8, rand_augment=None, verbose=0
+    )
     projector = history.model.projector
     assert projector.units == 16
     assert history.model.distillation_losses[0].teacher_layer_name == "teacher_features"

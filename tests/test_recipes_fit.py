@@ -33,8 +33,9 @@ def test_fit_cifar_takes_a_config_and_keyword_overrides_alike():
     x, y = tiny_data(16)
     config = recipes.RecipeConfig("cifar10", epochs=1, batch_size=8, rand_augment=None, seed=3)
     by_config = recipes.fit_cifar(tiny_model(), (x, y), config=config, verbose=0)
-    by_keywords = recipes.fit_cifar(tiny_model(), (x, y), 1, batch_size=8, rand_augment=None, seed=3,
-                                    verbose=0)
+    by_keywords = recipes.fit_cifar(
+        tiny_model(), (x, y), 1, batch_size=8, rand_augment=None, seed=3, verbose=0
+    )
     assert by_config.config == by_keywords.config == config
     assert by_config.config.resolved()["schedule"] == "triangular"  # a default, filled in
     assert set(by_config.history) == set(by_keywords.history) and np.isfinite(by_config.history["loss"]).all()
@@ -54,7 +55,8 @@ def write_image_folder(root, x, y):
 def test_fit_cifar_two_steps_from_an_image_folder_and_eval_data_report(tmp_path, capsys):
     x0, y0 = tiny_data(n=30)
     (x, y), (vx, vy) = recipes.load_cifar_data(
-        write_image_folder(tmp_path / "train", x0, y0), validation_split=0.2, seed=0)
+        write_image_folder(tmp_path / "train", x0, y0), validation_split=0.2, seed=0
+    )
     assert len(x) == 24 and len(vx) == 6 and sorted(set(vy.tolist())) == [0, 1, 2]
     for image, label in zip(x, y, strict=True):  # decoded pixels and labels are the ones written
         assert any(np.array_equal(image, a) and label == b for a, b in zip(x0, y0, strict=True))
@@ -62,9 +64,17 @@ def test_fit_cifar_two_steps_from_an_image_folder_and_eval_data_report(tmp_path,
     np.savez(tmp_path / "eval.npz", x=ex, y=ey)
     model = tiny_model()
     before = keras.ops.convert_to_numpy(model.get_layer("conv").kernel).copy()
-    history = recipes.fit_cifar(model, (x, y), epochs=1, batch_size=8, steps_per_epoch=2,
-                                validation_data=(ex, ey), eval_data=str(tmp_path / "eval.npz"),
-                                rand_augment=None, verbose=0)
+    history = recipes.fit_cifar(
+        model,
+        (x, y),
+        epochs=1,
+        batch_size=8,
+        steps_per_epoch=2,
+        validation_data=(ex, ey),
+        eval_data=str(tmp_path / "eval.npz"),
+        rand_augment=None,
+        verbose=0,
+    )
     assert len(history.history["loss"]) == 1 and np.isfinite(history.history["loss"][0])
     assert int(keras.ops.convert_to_numpy(model.optimizer.iterations)) == 2
     assert not np.array_equal(before, keras.ops.convert_to_numpy(model.get_layer("conv").kernel))
@@ -78,8 +88,16 @@ def test_fit_cifar_two_steps_from_an_image_folder_and_eval_data_report(tmp_path,
 
 def test_fit_cifar_mixed_bfloat16_builder():
     x, y = tiny_data()
-    history = recipes.fit_cifar(tiny_model, (x, y), epochs=1, batch_size=8, steps_per_epoch=2,
-                                precision="mixed_bfloat16", rand_augment=(1, 0.3), verbose=0)
+    history = recipes.fit_cifar(
+        tiny_model,
+        (x, y),
+        epochs=1,
+        batch_size=8,
+        steps_per_epoch=2,
+        precision="mixed_bfloat16",
+        rand_augment=(1, 0.3),
+        verbose=0,
+    )
     model = history.model
     assert model.dtype_policy.name == "mixed_bfloat16"
     assert model.get_layer("conv").compute_dtype == "bfloat16"
@@ -114,8 +132,18 @@ def test_fit_cifar_cosine_warmup_epochs():
         def on_train_batch_begin(self, batch, logs=None):
             seen.append(float(keras.ops.convert_to_numpy(self.model.optimizer.learning_rate)))
 
-    recipes.fit_cifar(tiny_model(), (x, y), epochs=2, batch_size=8, learning_rate=0.1, schedule="cosine",
-                      warmup_epochs=1, rand_augment=None, callbacks=[RecordRate()], verbose=0)
+    recipes.fit_cifar(
+        tiny_model(),
+        (x, y),
+        epochs=2,
+        batch_size=8,
+        learning_rate=0.1,
+        schedule="cosine",
+        warmup_epochs=1,
+        rand_augment=None,
+        callbacks=[RecordRate()],
+        verbose=0,
+    )
     # 2 steps of warmup 0 -> 0.1, then cosine over the last 2 steps.
     np.testing.assert_allclose(seen, [0.0, 0.05, 0.1, 0.05], atol=1e-6)
     with pytest.raises(ValueError, match="warmup_epochs"):
@@ -141,9 +169,22 @@ def test_fit_cifar_with_the_random_labels_papers_recipe(monkeypatch):
 
     model = tiny_model()
     history = recipes.fit_cifar(
-        model, (x, y), epochs=3, batch_size=8, learning_rate=0.09, weight_decay=0.0, optimizer="sgd_momentum",
-        schedule="step", rand_augment=None, pad=0, flip=False, normalization="symmetric",
-        validation_data=(x, y), callbacks=[RecordRate()], verbose=0)
+        model,
+        (x, y),
+        epochs=3,
+        batch_size=8,
+        learning_rate=0.09,
+        weight_decay=0.0,
+        optimizer="sgd_momentum",
+        schedule="step",
+        rand_augment=None,
+        pad=0,
+        flip=False,
+        normalization="symmetric",
+        validation_data=(x, y),
+        callbacks=[RecordRate()],
+        verbose=0,
+    )
     # 9 steps: 0.09, divided by 3 after step 3 and after step 6.
     np.testing.assert_allclose(seen, [0.09] * 4 + [0.03] * 3 + [0.01] * 2, rtol=1e-6)
     assert isinstance(model.optimizer, recipes.TorchSGD) and not model.optimizer.nesterov
@@ -165,8 +206,9 @@ def test_fit_cifar_with_random_labels_and_the_selection_papers_mixing(monkeypatc
     streams = []
     if pipeline == "tf":
         build = cifar.cifar_dataset
-        monkeypatch.setattr(cifar, "cifar_dataset",
-                            lambda *a, **k: streams.append((a[1], k)) or build(*a, **k))
+        monkeypatch.setattr(
+            cifar, "cifar_dataset", lambda *a, **k: streams.append((a[1], k)) or build(*a, **k)
+        )
     else:
         stream_class = native.ArrayStream
 
@@ -177,9 +219,19 @@ def test_fit_cifar_with_random_labels_and_the_selection_papers_mixing(monkeypatc
 
         monkeypatch.setattr(native, "ArrayStream", spy)
     x, y = tiny_data(n=24)
-    history = recipes.fit_cifar(tiny_model(), (x, y), 1, batch_size=8, random_labels=1.0, mixup_alpha=0.8,
-                                cutmix_alpha=1.0, random_erasing=0.25, validation_data=(x, y), verbose=0,
-                                pipeline=pipeline)
+    history = recipes.fit_cifar(
+        tiny_model(),
+        (x, y),
+        1,
+        batch_size=8,
+        random_labels=1.0,
+        mixup_alpha=0.8,
+        cutmix_alpha=1.0,
+        random_erasing=0.25,
+        validation_data=(x, y),
+        verbose=0,
+        pipeline=pipeline,
+    )
     (trained_on, options), (validated_on, _) = streams
     np.testing.assert_array_equal(trained_on.argmax(-1), cifar.random_labels(y, 1.0, 3, seed=0))
     np.testing.assert_array_equal(validated_on.argmax(-1), y)  # held-out labels stay true
@@ -194,12 +246,22 @@ def test_fit_cifar_random_classes_label_every_set_from_those_classes(monkeypatch
 
     streams = []
     stream_class = native.ArrayStream
-    monkeypatch.setattr(native, "ArrayStream",
-                        lambda x, y, *a, **k: streams.append(y) or stream_class(x, y, *a, **k))
+    monkeypatch.setattr(
+        native, "ArrayStream", lambda x, y, *a, **k: streams.append(y) or stream_class(x, y, *a, **k)
+    )
     x, y = tiny_data(n=24)
     y = np.arange(24) % 6  # 6 true classes, 2 random ones
-    history = recipes.fit_cifar(tiny_model(num_classes=2), (x, y), 1, batch_size=8, random_labels=1.0,
-                                random_classes=2, validation_data=(x, y), verbose=0, pipeline="native")
+    history = recipes.fit_cifar(
+        tiny_model(num_classes=2),
+        (x, y),
+        1,
+        batch_size=8,
+        random_labels=1.0,
+        random_classes=2,
+        validation_data=(x, y),
+        verbose=0,
+        pipeline="native",
+    )
     trained_on, validated_on = streams
     assert trained_on.shape == validated_on.shape == (24, 2)
     np.testing.assert_array_equal(trained_on.argmax(-1), recipes.cifar.random_labels(y, 1.0, 2, seed=0))
@@ -225,10 +287,18 @@ def test_fit_imagenet_on_a_tiny_image_folder(tmp_path):
             for i in range(4):
                 h, w = rng.integers(16, 30, 2)
                 Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(
-                    tmp_path / split / c / f"{i}.jpg")
+                    tmp_path / split / c / f"{i}.jpg"
+                )
     history = recipes.fit_imagenet(
-        lambda: tiny_model(3, 12), str(tmp_path / "train"), epochs=1, image_size=12, batch_size=4,
-        steps_per_epoch=2, eval_data=str(tmp_path / "val"), verbose=0)
+        lambda: tiny_model(3, 12),
+        str(tmp_path / "train"),
+        epochs=1,
+        image_size=12,
+        batch_size=4,
+        steps_per_epoch=2,
+        eval_data=str(tmp_path / "val"),
+        verbose=0,
+    )
     assert int(keras.ops.convert_to_numpy(history.model.optimizer.iterations)) == 2
     assert np.isfinite(history.history["loss"][0])
     assert 0.0 <= history.eval_results["accuracy"] <= 1.0
@@ -271,9 +341,12 @@ def test_mixed_float16_on_jax_cpu_only_is_refused_and_never_picked():
         assert recipes.resolve_precision("auto") == expected
         return
     assert recipes.resolve_precision("auto") == "mixed_bfloat16"
-    with pytest.raises(ValueError, match=r"`precision` cannot be 'mixed_float16' on JAX with CPU devices "
-                       r"only: XLA's CPU dot_general has no float16 x float16 -> float32 kernel.*"
-                       r"use 'mixed_bfloat16' or 'float32'"):
+    with pytest.raises(
+        ValueError,
+        match=r"`precision` cannot be 'mixed_float16' on JAX with CPU devices "
+        r"only: XLA's CPU dot_general has no float16 x float16 -> float32 kernel.*"
+        r"use 'mixed_bfloat16' or 'float32'",
+    ):
         recipes.resolve_precision("mixed_float16")
     with pytest.raises(ValueError, match="`precision`"):
         with recipes.device_setup("mixed_float16"):
@@ -290,9 +363,15 @@ def test_an_unknown_distribution_name_is_named_before_the_model_is_checked():
 
 @pytest.mark.parametrize(
     "option, error",
-    [({"learning_rate": -1.0}, ValueError), ({"weight_decay": -0.1}, ValueError),
-     ({"label_smoothing": 2.0}, ValueError), ({"pad": -1}, ValueError), ({"pad": 1.5}, TypeError),
-     ({"steps_per_epoch": 0}, ValueError), ({"callbacks": 3}, TypeError)],
+    [
+        ({"learning_rate": -1.0}, ValueError),
+        ({"weight_decay": -0.1}, ValueError),
+        ({"label_smoothing": 2.0}, ValueError),
+        ({"pad": -1}, ValueError),
+        ({"pad": 1.5}, TypeError),
+        ({"steps_per_epoch": 0}, ValueError),
+        ({"callbacks": 3}, TypeError),
+    ],
 )
 def test_fit_cifar_options_are_checked_before_training(option, error):
     # Each was accepted (weight_decay, label_smoothing, steps_per_epoch=0), failed inside tf.data (pad),
@@ -314,8 +393,16 @@ def test_mirrored_strategy_trains_two_steps():
     import tensorflow as tf
 
     x, y = tiny_data()
-    history = recipes.fit_cifar(tiny_model, (x, y), 1, batch_size=8, steps_per_epoch=2,
-                                distribution="mirrored", rand_augment=None, verbose=0)
+    history = recipes.fit_cifar(
+        tiny_model,
+        (x, y),
+        1,
+        batch_size=8,
+        steps_per_epoch=2,
+        distribution="mirrored",
+        rand_augment=None,
+        verbose=0,
+    )
     assert isinstance(history.model.get_layer("conv").kernel.value, tf.distribute.DistributedValues)
     assert np.isfinite(history.history["loss"][0])
 
@@ -365,8 +452,16 @@ def test_fit_cifar_mixed_float16_uses_loss_scaling():
         with pytest.raises(ValueError, match="`precision` cannot be 'mixed_float16' on JAX with CPU devices"):
             recipes.fit_cifar(tiny_model, (x, y), epochs=1, batch_size=8, precision="mixed_float16")
         return
-    history = recipes.fit_cifar(tiny_model, (x, y), epochs=1, batch_size=8, steps_per_epoch=2,
-                                precision="mixed_float16", rand_augment=None, verbose=0)
+    history = recipes.fit_cifar(
+        tiny_model,
+        (x, y),
+        epochs=1,
+        batch_size=8,
+        steps_per_epoch=2,
+        precision="mixed_float16",
+        rand_augment=None,
+        verbose=0,
+    )
     assert isinstance(history.model.optimizer, keras.optimizers.LossScaleOptimizer)
     assert history.model.get_layer("conv").compute_dtype == "float16"
     assert np.isfinite(history.history["loss"][0])
@@ -378,8 +473,9 @@ def test_ema_weights_replace_the_trained_ones(ema):
     keras.utils.set_random_seed(0)
     model = tiny_model()
     before = keras.ops.convert_to_numpy(model.get_layer("head").kernel).copy()
-    recipes.fit_cifar(model, (x, y), 1, batch_size=8, steps_per_epoch=2, rand_augment=None,
-                      ema=ema, verbose=0)
+    recipes.fit_cifar(
+        model, (x, y), 1, batch_size=8, steps_per_epoch=2, rand_augment=None, ema=ema, verbose=0
+    )
     moved = np.abs(keras.ops.convert_to_numpy(model.get_layer("head").kernel) - before).max()
     # Adam moves each weight by ~lr (~0.0075 at the second step); with momentum 0.9999 the
     # average of the two iterates has moved by ~1e-4 of that.

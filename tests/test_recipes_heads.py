@@ -56,14 +56,16 @@ def test_read_head_finds_the_final_activation_through_the_graph():
         "sigmoid": _ends_in(lambda x: keras.layers.Activation("sigmoid", name="p")(dense(3)(x))),
     }
     assert {k: (h.activation, h.layer) for k, h in ((k, read_head(m)) for k, m in cases.items())} == {
-        k: (k, "p") for k in cases}
+        k: (k, "p") for k in cases
+    }
     softmax_layer = _ends_in(lambda x: keras.layers.Dropout(0.1)(keras.layers.Softmax(name="s")(dense(3)(x))))
     assert read_head(softmax_layer) == Head("softmax", "s")
     assert read_head(_ends_in(lambda x: keras.ops.softmax(dense(3)(x)))).activation == "softmax"
     log_softmax = _ends_in(lambda x: keras.layers.Activation("log_softmax")(dense(3)(x)))
     assert read_head(log_softmax).outputs == "logits"  # log-probabilities are logits
-    inner = keras.Sequential([keras.Input((4,)), dense(3), keras.layers.Activation("linear"),
-                              keras.layers.Softmax(name="inner")])
+    inner = keras.Sequential(
+        [keras.Input((4,)), dense(3), keras.layers.Activation("linear"), keras.layers.Softmax(name="inner")]
+    )
     assert read_head(_ends_in(inner)) == Head("softmax", "inner")  # a nested model's head
     mobilenet = keras.applications.MobileNetV3Small(weights=None, input_shape=(32, 32, 3), classes=3)
     assert read_head(mobilenet) == Head("softmax", "predictions")  # Conv, Flatten, Activation
@@ -91,16 +93,30 @@ def test_the_loss_and_the_logits_follow_the_head():
     z = np.array([[2.0, -1.0, 0.5], [0.0, 3.0, -2.0]], "float32")
     p = to_numpy(keras.ops.softmax(z))
     np.testing.assert_allclose(to_numpy(keras.ops.softmax(to_logits(p, Head("softmax")))), p, rtol=1e-5)
-    np.testing.assert_allclose(to_numpy(to_logits(to_numpy(keras.ops.sigmoid(z)), Head("sigmoid"))), z,
-                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        to_numpy(to_logits(to_numpy(keras.ops.sigmoid(z)), Head("sigmoid"))), z, rtol=1e-4, atol=1e-4
+    )
     assert to_logits(z, Head("linear")) is z
 
 
 def _train(model, data, out, capsys):
     path = out.parent / f"{out.name}.keras"
     model.save(path)
-    argv = ["train", "--model", str(path), "--data", data, "--epochs", "3", "--batch-size", "8",
-            "--rand-augment", "none", "--out", str(out)]
+    argv = [
+        "train",
+        "--model",
+        str(path),
+        "--data",
+        data,
+        "--epochs",
+        "3",
+        "--batch-size",
+        "8",
+        "--rand-augment",
+        "none",
+        "--out",
+        str(out),
+    ]
     assert cli.main(argv) == 0
     results = json.loads((out / "results.json").read_text())
     return results, capsys.readouterr().out
@@ -115,8 +131,10 @@ def test_a_softmax_head_and_a_linear_head_train_to_the_same_low_loss(tmp_path, c
     assert softmax["head"] == {"outputs": "probabilities", "activation": "softmax", "layer": "head"}
     assert linear["head"] == {"outputs": "logits", "activation": "linear", "layer": "head"}
     line = [ln for ln in printed.splitlines() if ln.startswith("Head:")]
-    assert line == ["Head: 'head' ends in softmax: its outputs are probabilities, so the loss takes them as "
-                    "probabilities (from_logits=False), not as logits"], printed
+    assert line == [
+        "Head: 'head' ends in softmax: its outputs are probabilities, so the loss takes them as "
+        "probabilities (from_logits=False), not as logits"
+    ], printed
     assert "Head:" not in quiet
     losses = softmax["metrics"]["loss"][-1], linear["metrics"]["loss"][-1]
     assert max(losses) < 0.5, losses
@@ -124,8 +142,12 @@ def test_a_softmax_head_and_a_linear_head_train_to_the_same_low_loss(tmp_path, c
     with zipfile.ZipFile(tmp_path / "softmax" / "model.keras") as archive:  # the saved model is as given
         config = json.loads(archive.read("config.json"))
     assert config["compile_config"]["loss"]["config"]["from_logits"] is False
-    assert keras.saving.load_model(tmp_path / "softmax" / "model.keras").get_layer("head").get_config()[
-        "activation"] == "softmax"
+    assert (
+        keras.saving.load_model(tmp_path / "softmax" / "model.keras")
+        .get_layer("head")
+        .get_config()["activation"]
+        == "softmax"
+    )
 
 
 def test_mobilenet_v3_small_with_its_softmax_head_trains_through_structinit_train(tmp_path, capsys):
@@ -134,8 +156,21 @@ def test_mobilenet_v3_small_with_its_softmax_head_trains_through_structinit_trai
     data = colour_folder(tmp_path / "colours", per_class=8)
     model = keras.applications.MobileNetV3Small(weights=None, input_shape=(32, 32, 3), classes=3)
     model.save(tmp_path / "mobilenet.keras")
-    argv = ["train", "--model", str(tmp_path / "mobilenet.keras"), "--data", data, "--epochs", "1",
-            "--batch-size", "8", "--rand-augment", "none", "--out", str(tmp_path / "run")]
+    argv = [
+        "train",
+        "--model",
+        str(tmp_path / "mobilenet.keras"),
+        "--data",
+        data,
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--rand-augment",
+        "none",
+        "--out",
+        str(tmp_path / "run"),
+    ]
     assert cli.main(argv) == 0
     assert "Head: 'predictions' ends in softmax" in capsys.readouterr().out
     results = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -152,19 +187,25 @@ def test_new_head_is_linear_and_says_what_it_replaced():
     dense = keras.layers.Dense
     for model, dropped in [
         (keras.Model(inputs, dense(10, activation="softmax", name="p")(features)), "its softmax"),
-        (keras.Model(inputs, keras.layers.Softmax(name="s")(dense(10, name="p")(features))),
-         "the softmax layer 's' after it"),
+        (
+            keras.Model(inputs, keras.layers.Softmax(name="s")(dense(10, name="p")(features))),
+            "the softmax layer 's' after it",
+        ),
         (keras.Model(inputs, dense(10, name="p")(features)), None),
     ]:
         fitted, note = _fitted(model, "m.keras", 3, (32, 32, 3), True, names)
         assert fitted.output_shape == (None, 3) and read_head(fitted) == Head("linear", "p_3")
-        assert note.startswith("New head: Dense 'p_3' of 3 outputs, linear: it gives logits, in place of 'p' "
-                               "(10 outputs")
+        assert note.startswith(
+            "New head: Dense 'p_3' of 3 outputs, linear: it gives logits, in place of 'p' (10 outputs"
+        )
         assert (f"; {dropped} not kept)" in note) if dropped else note.endswith("(10 outputs)")
     flat = keras.layers.Flatten()(keras.layers.Conv2D(10, 32)(inputs))
     conv = keras.Model(inputs, keras.layers.Softmax()(flat))
-    with pytest.raises(ValueError, match=r"--new-head replaces a last Dense layer .* ends in a "
-                                         r"Flatten then a Softmax$") as info:
+    with pytest.raises(
+        ValueError,
+        match=r"--new-head replaces a last Dense layer .* ends in a "
+        r"Flatten then a Softmax$",
+    ) as info:
         _fitted(conv, "m.keras", 3, (32, 32, 3), True, names)
     assert "\n" not in str(info.value)
 
@@ -176,6 +217,7 @@ def _with_softmax(model):
 @pytest.mark.parametrize("heads", ["teacher", "both"])
 def test_distillation_targets_from_a_softmax_head_are_its_distribution(heads):
     """The KL term reads probabilities as probabilities: the same loss as from the logits under them."""
+
     def classifier(seed):
         keras.utils.set_random_seed(seed)
         inputs = keras.Input((8, 8, 3))
@@ -188,11 +230,15 @@ def test_distillation_targets_from_a_softmax_head_are_its_distribution(heads):
 
     def loss(t, s, from_logits):
         distiller, student_loss = paper_distiller(
-            t, s, keras.losses.CategoricalCrossentropy(from_logits=from_logits), 0.5)
+            t, s, keras.losses.CategoricalCrossentropy(from_logits=from_logits), 0.5
+        )
         distiller.compile(keras.optimizers.AdamW(), loss=student_loss)
         return float(to_numpy(distiller.compute_loss(x, y, s(x, training=False), training=False)))
 
     want = loss(teacher, student, True)
-    got = (loss(_with_softmax(teacher), student, True) if heads == "teacher"
-           else loss(_with_softmax(teacher), _with_softmax(student), False))
+    got = (
+        loss(_with_softmax(teacher), student, True)
+        if heads == "teacher"
+        else loss(_with_softmax(teacher), _with_softmax(student), False)
+    )
     assert got == pytest.approx(want, rel=1e-4)

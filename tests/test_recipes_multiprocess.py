@@ -47,8 +47,9 @@ def _free_port():
 def _worker_environments():
     """Each of two processes' environment, as the backend's engine reads it."""
     if keras.backend.backend() == "jax":
-        shared = dict(KERAS_DISTRIBUTION_NUM_PROCESSES="2",
-                      KERAS_DISTRIBUTION_JOB_ADDRESSES=f"localhost:{_free_port()}")
+        shared = dict(
+            KERAS_DISTRIBUTION_NUM_PROCESSES="2", KERAS_DISTRIBUTION_JOB_ADDRESSES=f"localhost:{_free_port()}"
+        )
         return [dict(shared, KERAS_DISTRIBUTION_PROCESS_ID=str(i)) for i in range(2)]
     workers = [f"localhost:{_free_port()}" for _ in range(2)]
     tasks = [{"cluster": {"worker": workers}, "task": {"type": "worker", "index": i}} for i in range(2)]
@@ -61,10 +62,16 @@ def test_two_processes_end_where_one_process_with_the_same_global_batch_does(tmp
     script = tmp_path / "train.py"
     monkeypatch.setattr(sys, "argv", [str(script), "none", str(tmp_path / "one.npy")])
     script.write_text(TRAIN)
-    workers = [subprocess.Popen([sys.executable, str(script), "multi_worker", str(tmp_path / f"w{i}.npy")],
-                                env={**os.environ, **env}, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True)
-               for i, env in enumerate(_worker_environments())]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(script), "multi_worker", str(tmp_path / f"w{i}.npy")],
+            env={**os.environ, **env},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for i, env in enumerate(_worker_environments())
+    ]
     runpy.run_path(str(script), run_name="__main__")  # meanwhile, the one-process run here
     outputs = [w.communicate(timeout=300)[0] for w in workers]
     for worker, output in zip(workers, outputs, strict=True):
@@ -99,31 +106,75 @@ def test_the_command_line_offers_every_distribution_the_recipes_take(tmp_path, c
     for name in devices.DISTRIBUTIONS:
         assert parser.parse_args(["train", "--distribution", name]).distribution == name
     if keras.backend.backend() == "torch":  # refused before anything is read or written
-        argv = ["train", "--model", "simple-cnn", "--epochs", "1", "--data", str(tmp_path / "none.npz"),
-                "--out", str(tmp_path / "out"), "--distribution", "multi_worker"]
+        argv = [
+            "train",
+            "--model",
+            "simple-cnn",
+            "--epochs",
+            "1",
+            "--data",
+            str(tmp_path / "none.npz"),
+            "--out",
+            str(tmp_path / "out"),
+            "--distribution",
+            "multi_worker",
+        ]
         assert cli.main(argv) == 2
         assert "JAX or TensorFlow" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
 
 def _train_process(tmp_path, env):
-    argv = [sys.executable, "-m", "keras_structinit.cli", "train", "--model", "simple-cnn", "--epochs", "1",
-            "--data", str(tmp_path / "missing.npz"), "--out", str(tmp_path / "out"),
-            "--distribution", "multi_worker"]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=240,
-                          env={**os.environ, "KERAS_BACKEND": "jax", **env})
+    argv = [
+        sys.executable,
+        "-m",
+        "keras_structinit.cli",
+        "train",
+        "--model",
+        "simple-cnn",
+        "--epochs",
+        "1",
+        "--data",
+        str(tmp_path / "missing.npz"),
+        "--out",
+        str(tmp_path / "out"),
+        "--distribution",
+        "multi_worker",
+    ]
+    return subprocess.run(
+        argv, capture_output=True, text=True, timeout=240, env={**os.environ, "KERAS_BACKEND": "jax", **env}
+    )
 
 
 @pytest.mark.skipif(keras.backend.backend() != "jax", reason="KERAS_DISTRIBUTION_* are JAX's variables")
-@pytest.mark.parametrize("env, message", [
-    ({"KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": "5"},
-     "KERAS_DISTRIBUTION_PROCESS_ID` must be an int in [0, 2)"),
-    ({"KERAS_DISTRIBUTION_NUM_PROCESSES": "abc", "KERAS_DISTRIBUTION_PROCESS_ID": "0"},
-     "KERAS_DISTRIBUTION_NUM_PROCESSES` must be a positive int"),
-    ({"KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": "0",
-      "KERAS_DISTRIBUTION_JOB_ADDRESSES": "nohost"}, "must be host:port"),
-    ({"KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": "0",
-      "STRUCTINIT_PEER_TIMEOUT": "x"}, "STRUCTINIT_PEER_TIMEOUT` must be a positive int"),
-])
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        (
+            {"KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "KERAS_DISTRIBUTION_PROCESS_ID": "5"},
+            "KERAS_DISTRIBUTION_PROCESS_ID` must be an int in [0, 2)",
+        ),
+        (
+            {"KERAS_DISTRIBUTION_NUM_PROCESSES": "abc", "KERAS_DISTRIBUTION_PROCESS_ID": "0"},
+            "KERAS_DISTRIBUTION_NUM_PROCESSES` must be a positive int",
+        ),
+        (
+            {
+                "KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
+                "KERAS_DISTRIBUTION_PROCESS_ID": "0",
+                "KERAS_DISTRIBUTION_JOB_ADDRESSES": "nohost",
+            },
+            "must be host:port",
+        ),
+        (
+            {
+                "KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
+                "KERAS_DISTRIBUTION_PROCESS_ID": "0",
+                "STRUCTINIT_PEER_TIMEOUT": "x",
+            },
+            "STRUCTINIT_PEER_TIMEOUT` must be a positive int",
+        ),
+    ],
+)
 def test_a_bad_process_environment_is_one_line(tmp_path, env, message):
     result = _train_process(tmp_path, {"KERAS_DISTRIBUTION_JOB_ADDRESSES": "localhost:1", **env})
     assert result.returncode == 2, result.stderr[-2000:]
@@ -137,10 +188,15 @@ def test_a_peer_that_never_starts_ends_the_run_within_the_timeout(tmp_path, inde
     import time
 
     start = time.monotonic()
-    result = _train_process(tmp_path, {"KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
-                                       "KERAS_DISTRIBUTION_PROCESS_ID": index,
-                                       "KERAS_DISTRIBUTION_JOB_ADDRESSES": f"localhost:{_free_port()}",
-                                       "STRUCTINIT_PEER_TIMEOUT": "6"})
+    result = _train_process(
+        tmp_path,
+        {
+            "KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
+            "KERAS_DISTRIBUTION_PROCESS_ID": index,
+            "KERAS_DISTRIBUTION_JOB_ADDRESSES": f"localhost:{_free_port()}",
+            "STRUCTINIT_PEER_TIMEOUT": "6",
+        },
+    )
     assert result.returncode == 1, result.stderr[-2000:]
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr[-2000:]
@@ -158,16 +214,47 @@ def test_a_killed_peer_ends_the_other_process_within_the_timeout(tmp_path, victi
     import time
 
     rng = np.random.default_rng(0)
-    np.savez(tmp_path / "train.npz", x=rng.integers(0, 256, (64, 8, 8, 3), dtype=np.uint8),
-             y=np.arange(64) % 4)
-    shared = {"KERAS_BACKEND": "jax", "KERAS_DISTRIBUTION_NUM_PROCESSES": "2", "STRUCTINIT_PEER_TIMEOUT": "8",
-              "KERAS_DISTRIBUTION_JOB_ADDRESSES": f"localhost:{_free_port()}"}
-    argv = [sys.executable, "-m", "keras_structinit.cli", "train", "--model", "simple-cnn", "--epochs", "500",
-            "--batch-size", "16", "--val-split", "0", "--data", str(tmp_path / "train.npz"),
-            "--out", str(tmp_path / "out"), "--distribution", "multi_worker", "--rand-augment", "none"]
+    np.savez(
+        tmp_path / "train.npz", x=rng.integers(0, 256, (64, 8, 8, 3), dtype=np.uint8), y=np.arange(64) % 4
+    )
+    shared = {
+        "KERAS_BACKEND": "jax",
+        "KERAS_DISTRIBUTION_NUM_PROCESSES": "2",
+        "STRUCTINIT_PEER_TIMEOUT": "8",
+        "KERAS_DISTRIBUTION_JOB_ADDRESSES": f"localhost:{_free_port()}",
+    }
+    argv = [
+        sys.executable,
+        "-m",
+        "keras_structinit.cli",
+        "train",
+        "--model",
+        "simple-cnn",
+        "--epochs",
+        "500",
+        "--batch-size",
+        "16",
+        "--val-split",
+        "0",
+        "--data",
+        str(tmp_path / "train.npz"),
+        "--out",
+        str(tmp_path / "out"),
+        "--distribution",
+        "multi_worker",
+        "--rand-augment",
+        "none",
+    ]
     logs = [open(tmp_path / f"stderr_{i}.txt", "w") for i in range(2)]  # noqa: SIM115 - closed below
-    workers = [subprocess.Popen(argv, env={**os.environ, **shared, "KERAS_DISTRIBUTION_PROCESS_ID": str(i)},
-                                stdout=subprocess.DEVNULL, stderr=logs[i]) for i in range(2)]
+    workers = [
+        subprocess.Popen(
+            argv,
+            env={**os.environ, **shared, "KERAS_DISTRIBUTION_PROCESS_ID": str(i)},
+            stdout=subprocess.DEVNULL,
+            stderr=logs[i],
+        )
+        for i in range(2)
+    ]
     try:
         log = tmp_path / "out" / "process_1" / "log.csv"
         deadline = time.monotonic() + 240
@@ -184,8 +271,9 @@ def test_a_killed_peer_ends_the_other_process_within_the_timeout(tmp_path, victi
         # its abort (exit 134, a C++ stack trace); results.json says the run failed.
         said = (tmp_path / f"stderr_{other}.txt").read_text().strip().splitlines()
         assert workers[other].returncode == 1, said[-40:]
-        assert said[-1].startswith("structinit train: another process of this multi-process run stopped ("), \
+        assert said[-1].startswith("structinit train: another process of this multi-process run stopped ("), (
             said
+        )
         assert said[-1].endswith("); this one stops too (results.json records it)")
         assert not any("Traceback" in line or "Check failure" in line for line in said), said
         out = tmp_path / "out" / ("process_1" if other else "")
@@ -205,7 +293,8 @@ def test_a_set_smaller_than_one_global_batch_is_refused_before_training():
     data = rng.integers(0, 256, (32, 8, 8, 3), dtype=np.uint8), np.arange(32) % 3
     small = data[0][:8], data[1][:8]
     with pytest.raises(ValueError, match=r"`validation_data` holds 8 images, less than one global batch"):
-        recipes.fit_cifar(lambda: None, data, 1, batch_size=16, distribution="multi_worker",
-                          validation_data=small)
+        recipes.fit_cifar(
+            lambda: None, data, 1, batch_size=16, distribution="multi_worker", validation_data=small
+        )
     with pytest.raises(ValueError, match="`data` holds 8 images"):
         recipes.fit_cifar(lambda: None, small, 1, batch_size=16, distribution="multi_worker")

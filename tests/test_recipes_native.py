@@ -23,22 +23,36 @@ def numpy_of(batch):
 
 
 def stream(x, y, batch=6, seed=0, start_batch=0, **options):
-    return native.ArrayStream(x, y, batch, (0.5,) * 3, (0.25,) * 3, augment.Augmentation(**options),
-                              seed=seed, start_batch=start_batch)
+    return native.ArrayStream(
+        x,
+        y,
+        batch,
+        (0.5,) * 3,
+        (0.25,) * 3,
+        augment.Augmentation(**options),
+        seed=seed,
+        start_batch=start_batch,
+    )
 
 
 def test_crops_are_windows_of_the_padded_image_and_flips_mirror():
     x, y = images(n=16)
-    s = native.ArrayStream(x, y, 16, (0.0,) * 3, (1 / 255,) * 3, augment.Augmentation(pad=2, flip=True),
-                           seed=3)
+    s = native.ArrayStream(
+        x, y, 16, (0.0,) * 3, (1 / 255,) * 3, augment.Augmentation(pad=2, flip=True), seed=3
+    )
     out, _ = numpy_of(s[0])
     _, _, rows = s.indices(0)
     assert sorted(rows) == list(range(16))  # one pass: a permutation
     kinds = set()
     for image, i in zip(np.rint(out), rows, strict=True):
         padded = np.pad(x[i], ((2, 2), (2, 2), (0, 0)))
-        found = [(a, b, f) for a in range(5) for b in range(5) for f in (False, True)
-                 if np.array_equal((padded[:, ::-1] if f else padded)[a:a + 8, b:b + 8], image)]
+        found = [
+            (a, b, f)
+            for a in range(5)
+            for b in range(5)
+            for f in (False, True)
+            if np.array_equal((padded[:, ::-1] if f else padded)[a : a + 8, b : b + 8], image)
+        ]
         assert found, f"image {i} is not a (mirrored) window of its padded original"
         kinds.add(found[0][2])
     assert kinds == {False, True}
@@ -46,8 +60,14 @@ def test_crops_are_windows_of_the_padded_image_and_flips_mirror():
 
 def test_the_stream_is_a_function_of_the_seed_and_resumes_at_any_batch():
     x, y = images(n=20, size=12)
-    options = dict(pad=4, flip=True, rand_augment="timm:m9-n2-mstd0.5", random_erasing=0.5, mixup_alpha=0.8,
-                   cutmix_alpha=1.0)
+    options = dict(
+        pad=4,
+        flip=True,
+        rand_augment="timm:m9-n2-mstd0.5",
+        random_erasing=0.5,
+        mixup_alpha=0.8,
+        cutmix_alpha=1.0,
+    )
     first = [numpy_of(stream(x, y, **options)[i]) for i in range(7)]  # 3 batches a pass: crosses 2 passes
     again = stream(x, y, **options)
     resumed = stream(x, y, start_batch=4, **options)
@@ -103,8 +123,18 @@ def _reference_step(x, kernel, value):
 def test_pixel_ops_against_their_definitions():
     K = image_ops.backend_ops()
     rng = np.random.default_rng(0)
-    names = ["invert", "posterize", "solarize", "solarize_add", "brightness", "color", "contrast",
-             "auto_contrast", "equalize", "identity"]
+    names = [
+        "invert",
+        "posterize",
+        "solarize",
+        "solarize_add",
+        "brightness",
+        "color",
+        "contrast",
+        "auto_contrast",
+        "equalize",
+        "identity",
+    ]
     x = rng.integers(20, 200, (len(names) * 2, 9, 7, 3)).astype("float32")
     x[-1, ..., 1] = 77  # a channel in one bin
     kernel = np.array([KERNELS.index(n) for n in names] * 2, np.int32)
@@ -155,7 +185,8 @@ def test_choose_pipeline():
     if HAS_TF:
         assert native.choose_pipeline("auto", "multi_worker") == "tf"
         assert native.choose_pipeline("auto", "data_parallel") == (
-            "tf" if keras.backend.backend() == "tensorflow" else "native")
+            "tf" if keras.backend.backend() == "tensorflow" else "native"
+        )
         assert native.choose_pipeline("auto", needs_tf=["data='tfds:x'"]) == "tf"
     else:
         with pytest.raises(ImportError, match="distribution='multi_worker' is read with tf.data"):
@@ -212,8 +243,9 @@ def _folder(root, sizes, seed=0):
 def test_image_stream_evaluates_the_central_square():
     x = np.zeros((1, 20, 60, 3), np.uint8)
     x[:, :, 16:44] = 200  # the central square of a 20 x 60 image, and the resize filter's reach
-    s = native.ImageStream(x, np.ones((1, 1), "float32"), 1, 10, (0.0,) * 3, (1 / 255,) * 3,
-                           crop_fraction=1.0)
+    s = native.ImageStream(
+        x, np.ones((1, 1), "float32"), 1, 10, (0.0,) * 3, (1 / 255,) * 3, crop_fraction=1.0
+    )
     assert s.num_batches == 1
     np.testing.assert_allclose(numpy_of(s[0])[0], 200.0, atol=1e-3)
 
@@ -226,12 +258,23 @@ def test_image_stream_decodes_files_of_any_size_and_resumes_at_any_batch(tmp_pat
     assert classes == ["c0", "c1", "c2"] and len(paths) == 9
     assert labels.tolist() == sorted(labels.tolist())
     y = np.eye(3, dtype="float32")[labels]
-    a = augment.Augmentation(flip=True, rand_augment="timm:m7-n2-mstd0.5-inc1", mixup_alpha=0.2,
-                             cutmix_alpha=1.0)
+    a = augment.Augmentation(
+        flip=True, rand_augment="timm:m7-n2-mstd0.5-inc1", mixup_alpha=0.2, cutmix_alpha=1.0
+    )
 
     def make(start_batch=0, workers=1):
-        return native.ImageStream(paths, y, 4, 16, augment.IMAGENET_MEAN, augment.IMAGENET_STD, a, seed=2,
-                                  start_batch=start_batch, workers=workers)
+        return native.ImageStream(
+            paths,
+            y,
+            4,
+            16,
+            augment.IMAGENET_MEAN,
+            augment.IMAGENET_STD,
+            a,
+            seed=2,
+            start_batch=start_batch,
+            workers=workers,
+        )
 
     s = make()
     assert s.batches_per_pass == 2 and s.num_batches is None
@@ -249,8 +292,16 @@ def test_image_stream_crops_are_resized_boxes_flipped_as_drawn():
 
     rng = np.random.default_rng(1)
     x = rng.integers(0, 256, (4, 40, 64, 3), dtype=np.uint8)
-    s = native.ImageStream(x, np.eye(4, dtype="float32"), 4, 12, (0.0,) * 3, (1 / 255,) * 3,
-                           augment.Augmentation(flip=True), seed=5)
+    s = native.ImageStream(
+        x,
+        np.eye(4, dtype="float32"),
+        4,
+        12,
+        (0.0,) * 3,
+        (1 / 255,) * 3,
+        augment.Augmentation(flip=True),
+        seed=5,
+    )
     out, _ = numpy_of(s[1])
     mirrored = []
     epoch_pass, position, rows = s.indices(1)
@@ -271,8 +322,9 @@ def test_fit_imagenet_native_trains_on_a_folder(tmp_path):
     inputs = keras.Input((16, 16, 3))
     hidden = keras.layers.GlobalAveragePooling2D()(keras.layers.Conv2D(4, 3)(inputs))
     model = keras.Model(inputs, keras.layers.Dense(3)(hidden))
-    history = recipes.fit_imagenet(model, folder, 2, batch_size=4, image_size=16, pipeline="native",
-                                   validation_data=folder, verbose=0)
+    history = recipes.fit_imagenet(
+        model, folder, 2, batch_size=4, image_size=16, pipeline="native", validation_data=folder, verbose=0
+    )
     assert int(model.optimizer.iterations.value) == 6
     assert np.isfinite(history.history["loss"]).all() and len(history.history["val_accuracy"]) == 2
 
@@ -284,15 +336,32 @@ def test_keras_rand_augment_form_runs_on_tf_data_or_is_refused_in_one_line(tmp_p
     from keras_structinit import cli
     from keras_structinit.recipes import RecipeConfig
 
-    with pytest.raises(ValueError, match=r"only the tf.data stream applies.*'timm:m9-n2-mstd0.5-inc1'.*"
-                                         r"'torchvision:n2-m12'"):
+    with pytest.raises(
+        ValueError,
+        match=r"only the tf.data stream applies.*'timm:m9-n2-mstd0.5-inc1'.*"
+        r"'torchvision:n2-m12'",
+    ):
         RecipeConfig("cifar10", rand_augment=(2, 0.4), pipeline="native")
     assert native.choose_pipeline("native", rand_augment="timm:m9-n2-mstd0.5") == "native"
     rng = np.random.default_rng(0)
-    np.savez(tmp_path / "train.npz", x=rng.integers(0, 256, (48, 32, 32, 3), dtype=np.uint8),
-             y=np.arange(48) % 10)
-    argv = ["train", "--model", "simple-cnn", "--epochs", "1", "--batch-size", "8", "--seed", "0",
-            "--val-split", "0.25", "--data", str(tmp_path / "train.npz")]
+    np.savez(
+        tmp_path / "train.npz", x=rng.integers(0, 256, (48, 32, 32, 3), dtype=np.uint8), y=np.arange(48) % 10
+    )
+    argv = [
+        "train",
+        "--model",
+        "simple-cnn",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--seed",
+        "0",
+        "--val-split",
+        "0.25",
+        "--data",
+        str(tmp_path / "train.npz"),
+    ]
     if not HAS_TF:
         assert cli.main([*argv, "--rand-augment", "2,0.4", "--out", str(tmp_path / "k")]) == 2
         err = capsys.readouterr().err.strip()
@@ -300,8 +369,10 @@ def test_keras_rand_augment_form_runs_on_tf_data_or_is_refused_in_one_line(tmp_p
         assert not (tmp_path / "k").exists()
         return
     assert native.choose_pipeline("auto", rand_augment=(2, 0.4)) == "tf"
-    assert cli.main([*argv, "--rand-augment", "2,0.4", "--pipeline", "native", "--out",
-                     str(tmp_path / "n")]) == 2
+    assert (
+        cli.main([*argv, "--rand-augment", "2,0.4", "--pipeline", "native", "--out", str(tmp_path / "n")])
+        == 2
+    )
     assert "only the tf.data stream applies" in capsys.readouterr().err
     weights = {}
     for form in ("none", "2,0.4"):  # the same stream, tf.data: only the augmentation differs

@@ -38,7 +38,8 @@ def test_matches_torch_sgd_with_coupled_weight_decay(nesterov):
     np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-6)
     keras_decoupled = run_keras(
         keras.optimizers.SGD(0.1, momentum=0.9, nesterov=nesterov, weight_decay=0.05),
-        w0.astype("float32"), targets,
+        w0.astype("float32"),
+        targets,
     )
     assert np.abs(keras_decoupled - ref).max() > 1e-3  # Keras' own weight_decay is another rule
 
@@ -58,8 +59,9 @@ def test_fit_cifar_trains_with_the_sgd_recipe():
     x = np.random.default_rng(0).integers(0, 256, (16, 8, 8, 3), dtype=np.uint8)
     y = np.arange(16) % 2
     model = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Flatten(), keras.layers.Dense(2)])
-    fit_cifar(model, (x, y), 1, batch_size=8, optimizer="sgd", schedule="cosine", rand_augment=None,
-              verbose=0)
+    fit_cifar(
+        model, (x, y), 1, batch_size=8, optimizer="sgd", schedule="cosine", rand_augment=None, verbose=0
+    )
     assert isinstance(model.optimizer, TorchSGD) and model.optimizer.l2 == 0.01
     with pytest.raises(ValueError, match="`optimizer` must be one of"):
         fit_cifar(model, (x, y), 1, optimizer="lamb")

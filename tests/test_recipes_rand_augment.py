@@ -27,18 +27,41 @@ pytestmark = once_per_suite("pure NumPy tables and draws")
 
 # timm at level 9 of 10 (rand-m9), image 32 x 32: its *_level_to_arg values.
 TIMM_M9 = {
-    "Rotate": 27.0, "Posterize": 3.0, "Solarize": 230.0, "SolarizeAdd": 99.0, "Color": 1.72,
-    "Contrast": 1.72, "Brightness": 1.72, "Sharpness": 1.72, "ShearX": 0.27, "ShearY": 0.27,
-    "TranslateXRel": 0.405 * 32, "TranslateYRel": 0.405 * 32, "AutoContrast": 0.0, "Equalize": 0.0,
+    "Rotate": 27.0,
+    "Posterize": 3.0,
+    "Solarize": 230.0,
+    "SolarizeAdd": 99.0,
+    "Color": 1.72,
+    "Contrast": 1.72,
+    "Brightness": 1.72,
+    "Sharpness": 1.72,
+    "ShearX": 0.27,
+    "ShearY": 0.27,
+    "TranslateXRel": 0.405 * 32,
+    "TranslateYRel": 0.405 * 32,
+    "AutoContrast": 0.0,
+    "Equalize": 0.0,
     "Invert": 0.0,
 }
 # timm's increasing variants at level 9: 4 - int(3.6) bits, 256 - int(230.4), 0.81 either side of 1.
 TIMM_INC_M9 = {"PosterizeIncreasing": 1.0, "SolarizeIncreasing": 26.0, "ColorIncreasing": 0.81}
 # torchvision RandAugment(num_magnitude_bins=31) at bin 12 and bin 30, image 32 x 32.
 TORCHVISION_BIN = {
-    12: {"ShearX": 0.12, "ShearY": 0.12, "TranslateX": 150 / 331 * 32 * 12 / 30, "Rotate": 12.0,
-         "Brightness": 0.36, "Color": 0.36, "Contrast": 0.36, "Sharpness": 0.36, "Posterize": 6.0,
-         "Solarize": 153.0, "Identity": 0.0, "AutoContrast": 0.0, "Equalize": 0.0},
+    12: {
+        "ShearX": 0.12,
+        "ShearY": 0.12,
+        "TranslateX": 150 / 331 * 32 * 12 / 30,
+        "Rotate": 12.0,
+        "Brightness": 0.36,
+        "Color": 0.36,
+        "Contrast": 0.36,
+        "Sharpness": 0.36,
+        "Posterize": 6.0,
+        "Solarize": 153.0,
+        "Identity": 0.0,
+        "AutoContrast": 0.0,
+        "Equalize": 0.0,
+    },
     30: {"Rotate": 30.0, "ShearX": 0.3, "Posterize": 4.0, "Solarize": 0.0, "Brightness": 0.9},
     0: {"Rotate": 0.0, "Posterize": 8.0, "Solarize": 255.0},
 }
@@ -53,7 +76,12 @@ def test_timm_tables_at_m9():
     for op, want in TIMM_INC_M9.items():
         assert inc.argument(op, 9.0, (32, 32)) == pytest.approx(want), op
     assert {op: form.signed(op) for op in ("Rotate", "ShearX", "TranslateXRel", "Color", "Solarize")} == {
-        "Rotate": True, "ShearX": True, "TranslateXRel": True, "Color": False, "Solarize": False}
+        "Rotate": True,
+        "ShearX": True,
+        "TranslateXRel": True,
+        "Color": False,
+        "Solarize": False,
+    }
 
 
 def test_torchvision_tables():
@@ -97,8 +125,11 @@ def test_torchvision_draws_are_the_bin_with_a_random_sign():
 
 
 def test_affine_rows_rotate_about_the_centre_and_shift():
-    rows = affine_rows(np.array([KERNELS.index("rotate"), KERNELS.index("translate_x"), 0]),
-                       np.array([90.0, 3.0, 5.0]), (5, 5))
+    rows = affine_rows(
+        np.array([KERNELS.index("rotate"), KERNELS.index("translate_x"), 0]),
+        np.array([90.0, 3.0, 5.0]),
+        (5, 5),
+    )
     a0, a1, a2, b0, b1, b2 = rows[0, :6]
     assert (a0 * 2 + a1 * 2 + a2, b0 * 2 + b1 * 2 + b2) == pytest.approx((2, 2))  # the centre stays
     assert (a0 * 4 + a1 * 2 + a2, b0 * 4 + b1 * 2 + b2) == pytest.approx((2, 0))  # a quarter turn
@@ -107,8 +138,13 @@ def test_affine_rows_rotate_about_the_centre_and_shift():
 
 
 def test_names_round_trip_and_bad_forms():
-    for name in ("timm:m9-n2-mstd0.5", "timm:m7-n2-mstd0.5-inc1", "torchvision:n2-m12", "keras:n2-f0.4",
-                 "torchvision:n3-m5-b11"):
+    for name in (
+        "timm:m9-n2-mstd0.5",
+        "timm:m7-n2-mstd0.5-inc1",
+        "torchvision:n2-m12",
+        "keras:n2-f0.4",
+        "torchvision:n3-m5-b11",
+    ):
         assert str(parse_rand_augment(name)) == name
     assert parse_rand_augment("timm:m9-mstd101").magnitude_std == math.inf  # timm: > 100 is uniform
     assert str(parse_rand_augment((2, 0.4))) == "keras:n2-f0.4"
@@ -150,8 +186,9 @@ def test_a_positive_rotation_turns_clockwise_the_opposite_of_pil():
     def lit(angle):
         K = image_ops.backend_ops()
         rows = affine_rows(np.array([KERNELS.index("rotate")]), np.array([angle]), (5, 5)).astype(np.float32)
-        out = image_ops.affine(K, K.core.convert_to_tensor(image), K.core.convert_to_tensor(rows),
-                               (0.0, 0.0, 0.0), "nearest")
+        out = image_ops.affine(
+            K, K.core.convert_to_tensor(image), K.core.convert_to_tensor(rows), (0.0, 0.0, 0.0), "nearest"
+        )
         return [tuple(map(int, p)) for p in np.argwhere(K.core.convert_to_numpy(out)[0, :, :, 0] > 0)]
 
     def pil_lit(angle):

@@ -23,8 +23,10 @@ def test_from_paper_records_departures_field_by_field():
     assert same.config.optimizer == "adamw" and same.config.batch_size == 512
     run = Run.from_paper("convcov", epochs=3, init="conv-cov", batch_size=64)
     assert run.paper["departures"] == {
-        "epochs": {"paper": 20, "given": 3}, "batch_size": {"paper": 512, "given": 64},
-        "init": {"paper": "torch-default+conv-cov:cifar-p2", "given": "conv-cov"}}
+        "epochs": {"paper": 20, "given": 3},
+        "batch_size": {"paper": 512, "given": 64},
+        "init": {"paper": "torch-default+conv-cov:cifar-p2", "given": "conv-cov"},
+    }
     assert (run.config.epochs, run.config.batch_size, run.init) == (3, 64, "conv-cov")
     other = Run.from_paper("convcov", model="convmixer-64/4", kernel_size=5)
     assert other.model_kwargs == {"kernel_size": 5}  # the paper's patch size fits its model alone
@@ -51,8 +53,13 @@ def test_the_alignment_setup_pretrains_on_5_random_classes_then_fine_tunes_apart
     assert checked.execute(tmp_path / "up", interactive=False)["status"] == "finished"
     pretrained = tmp_path / "up" / "model.keras"
     assert keras.saving.load_model(pretrained).output_shape == (None, 5)
-    downstream = Run.from_paper("alignment", **{**small, "model": str(pretrained), "train_size": 40},
-                                new_head=True, train_offset=24, random_labels=0.0)
+    downstream = Run.from_paper(
+        "alignment",
+        **{**small, "model": str(pretrained), "train_size": 40},
+        new_head=True,
+        train_offset=24,
+        random_labels=0.0,
+    )
     assert downstream.config.random_classes is DEFAULT
     assert downstream.paper["departures"]["random_classes"] == {"paper": 5, "given": None}
     checked_down = downstream.check()
@@ -102,10 +109,26 @@ def test_structinit_train_trains_your_own_model_file(tmp_path, capsys):
     assert trained.output_shape == (None, 3) and not trained.get_layer("spatial").kernel.trainable
     assert json.loads((tmp_path / "a" / "results.json").read_text())["config"]["model"] == mine
     capsys.readouterr()
-    for model, data, phrase in ((ten, three, "ends in 10 outputs; the data has 3 classes: pass --new-head"),
-                                (mine, one, "2 classes at least")):
-        assert cli.main(["train", "--epochs", "1", "--data", data, "--model", model,
-                         "--out", str(tmp_path / "refused")]) == 2
+    for model, data, phrase in (
+        (ten, three, "ends in 10 outputs; the data has 3 classes: pass --new-head"),
+        (mine, one, "2 classes at least"),
+    ):
+        assert (
+            cli.main(
+                [
+                    "train",
+                    "--epochs",
+                    "1",
+                    "--data",
+                    data,
+                    "--model",
+                    model,
+                    "--out",
+                    str(tmp_path / "refused"),
+                ]
+            )
+            == 2
+        )
         err = capsys.readouterr().err
         assert phrase in err and len(err.strip().splitlines()) == 1, err
         assert not (tmp_path / "refused").exists()
@@ -118,12 +141,33 @@ def test_python_and_the_command_line_run_the_same_value(tmp_path, capsys):
     from test_cli import write_tiny_cifar
 
     data = write_tiny_cifar(tmp_path / "train.npz", 32, 0)
-    run = Run("simple-cnn", RecipeConfig("cifar10", epochs=1, batch_size=8, rand_augment=None, seed=3),
-              data=data, train_size=24)
+    run = Run(
+        "simple-cnn",
+        RecipeConfig("cifar10", epochs=1, batch_size=8, rand_augment=None, seed=3),
+        data=data,
+        train_size=24,
+    )
     results = run.check().execute(tmp_path / "python", interactive=False)
     assert results["status"] == "finished"
-    argv = ["train", "--model", "simple-cnn", "--epochs", "1", "--batch-size", "8", "--rand-augment", "none",
-            "--seed", "3", "--data", data, "--train-size", "24", "--out", str(tmp_path / "cli")]
+    argv = [
+        "train",
+        "--model",
+        "simple-cnn",
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--rand-augment",
+        "none",
+        "--seed",
+        "3",
+        "--data",
+        data,
+        "--train-size",
+        "24",
+        "--out",
+        str(tmp_path / "cli"),
+    ]
     assert cli.main(argv) == 0
     by_cli = json.loads((tmp_path / "cli" / "results.json").read_text())
     assert by_cli["config"] == json.loads(json.dumps(results["config"]))
@@ -149,8 +193,14 @@ def test_train_help_is_short_grouped_and_help_all_has_every_flag(capsys, monkeyp
     flags = [a.option_strings[0] for a in parser._actions if a.option_strings]
     assert all(flag in full for flag in flags) and "--random-labels" not in short
     helps = {a.option_strings[0]: a.help for a in parser._actions if a.option_strings}
-    silent = [f for f, text in helps.items() if f not in ("-h", "--help-all", "--backend")
-              and "default" not in text and "required" not in text and "--paper" not in f]
+    silent = [
+        f
+        for f, text in helps.items()
+        if f not in ("-h", "--help-all", "--backend")
+        and "default" not in text
+        and "required" not in text
+        and "--paper" not in f
+    ]
     assert not silent, f"flags whose help does not name their default: {silent}"
 
 
@@ -161,16 +211,23 @@ def test_an_argument_error_comes_before_any_backend_import():
     import sys
     import time
 
-    code = ("import sys\nfrom keras_structinit import cli\ntry:\n    cli.main(sys.argv[1:])\n"
-            "except SystemExit as e:\n"
-            "    print(sorted(set(sys.modules) & {'keras', 'tensorflow', 'jax', 'torch'}), e.code)")
+    code = (
+        "import sys\nfrom keras_structinit import cli\ntry:\n    cli.main(sys.argv[1:])\n"
+        "except SystemExit as e:\n"
+        "    print(sorted(set(sys.modules) & {'keras', 'tensorflow', 'jax', 'torch'}), e.code)"
+    )
     start = time.monotonic()
-    result = subprocess.run([sys.executable, "-c", code, "train", "--model", "simple-cnn", "--epochs", "1",
-                             "--lr", "-1"], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code, "train", "--model", "simple-cnn", "--epochs", "1", "--lr", "-1"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert time.monotonic() - start < 15  # 0.3 s on the 2-core machine; generous under CI load
     assert result.stdout.strip() == "[] 2", result.stdout + result.stderr
-    assert result.stderr.strip().endswith("argument --lr: expected a positive number, got '-1' "
-                                          "(see structinit train --help)")
+    assert result.stderr.strip().endswith(
+        "argument --lr: expected a positive number, got '-1' (see structinit train --help)"
+    )
 
 
 @once_per_suite("reading source files: no backend")
@@ -182,10 +239,12 @@ def test_the_command_line_stays_thin():
 
     cli_dir = REPO_ROOT / "keras_structinit" / "cli"
     assert len((cli_dir / "train.py").read_text().splitlines()) < 200
-    long = [f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
-            for path in sorted(cli_dir.glob("*.py")) for node in ast.walk(ast.parse(path.read_text()))
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            and node.end_lineno - node.lineno >= 60]
+    long = [
+        f"{path.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for path in sorted(cli_dir.glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno >= 60
+    ]
     assert not long, long
     config = REPO_ROOT / "keras_structinit" / "recipes" / "config.py"
     source = (cli_dir / "train.py").read_text() + config.read_text()

@@ -27,8 +27,9 @@ def test_triangular_knots_and_linear_between():
     assert lr_at(s, 900) == pytest.approx(0.00025, rel=1e-5)
     steps = np.arange(0, 1001, 7)
     values = np.array([lr_at(s, t) for t in steps])
-    np.testing.assert_allclose(values, np.interp(steps / 1000, [0, 0.4, 0.8, 1], [0, 0.01, 0.0005, 0]),
-                               rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(
+        values, np.interp(steps / 1000, [0, 0.4, 0.8, 1], [0, 0.01, 0.0005, 0]), rtol=1e-5, atol=1e-9
+    )
 
 
 def test_serialization_round_trip_and_inside_a_saved_model(tmp_path):
@@ -66,8 +67,11 @@ def test_warmup_cosine_peak_and_end():
     [
         ({"peak_learning_rate": 0.0, "total_steps": 10}, "peak_learning_rate", ValueError),
         ({"peak_learning_rate": 0.1, "total_steps": 0}, "total_steps", ValueError),
-        ({"peak_learning_rate": 0.1, "total_steps": 10, "peak_fraction": 0.9, "end_fraction": 0.5},
-         "peak_fraction", ValueError),
+        (
+            {"peak_learning_rate": 0.1, "total_steps": 10, "peak_fraction": 0.9, "end_fraction": 0.5},
+            "peak_fraction",
+            ValueError,
+        ),
         ({"peak_learning_rate": "0.1", "total_steps": 10}, "peak_learning_rate", TypeError),
     ],
 )

@@ -67,12 +67,28 @@ def test_the_recipes_pass_the_field_to_the_optimizer(monkeypatch):
         return exclude_from_weight_decay(optimizer, variables, no_weight_decay)
 
     monkeypatch.setattr(training_module, "exclude_from_weight_decay", spy)
-    model = keras.Sequential([keras.Input((8, 8, 3)), keras.layers.Conv2D(2, 3),
-                              keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(3)])
+    model = keras.Sequential(
+        [
+            keras.Input((8, 8, 3)),
+            keras.layers.Conv2D(2, 3),
+            keras.layers.GlobalAveragePooling2D(),
+            keras.layers.Dense(3),
+        ]
+    )
     rng = np.random.default_rng(0)
     data = (rng.integers(0, 256, (16, 8, 8, 3), dtype=np.uint8), np.arange(16) % 3)
-    history = recipes.fit_cifar(model, data, 1, batch_size=8, rand_augment=None, pad=0, flip=False,
-                                no_weight_decay="timm", normalization="imagenet", verbose=0)
+    history = recipes.fit_cifar(
+        model,
+        data,
+        1,
+        batch_size=8,
+        rand_augment=None,
+        pad=0,
+        flip=False,
+        no_weight_decay="timm",
+        normalization="imagenet",
+        verbose=0,
+    )
     assert seen == [("timm", 4)]
     assert history.normalization == {"mean": list(IMAGENET_MEAN_STD[0]), "std": list(IMAGENET_MEAN_STD[1])}
     assert history.config.to_dict()["no_weight_decay"] == "timm"

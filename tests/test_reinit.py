@@ -25,8 +25,16 @@ def test_the_named_layers_are_drawn_again_from_their_initializers():
         v.assign(to_numpy(v) + 0.5)
     before = {v.path: to_numpy(v) for v in m.weights}
     paths = ks.reinitialize(m, layers=["dense", "head", "bn"], seed=0)
-    assert paths == ["bn/gamma", "bn/beta", "bn/moving_mean", "bn/moving_variance",
-                     "dense/kernel", "dense/bias", "head/kernel", "head/bias"]
+    assert paths == [
+        "bn/gamma",
+        "bn/beta",
+        "bn/moving_mean",
+        "bn/moving_variance",
+        "dense/kernel",
+        "dense/bias",
+        "head/kernel",
+        "head/bias",
+    ]
     now = {v.path: to_numpy(v) for v in m.weights}
     np.testing.assert_array_equal(now["conv/kernel"], before["conv/kernel"])
     np.testing.assert_array_equal(now["bn/moving_variance"], 1.0)

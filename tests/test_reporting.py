@@ -21,12 +21,15 @@ from keras_structinit.reporting import (
 
 def test_format_table_keys_formats_callables_and_missing_values():
     rows = [{"name": "a", "acc": 0.12345, "frozen": True}, {"name": "b", "acc": None, "frozen": False}]
-    table = format_table(rows, [
-        ("name", "name"),
-        ("acc", "acc", ".3f"),
-        ("filters", lambda r: "frozen" if r["frozen"] else "trained"),
-        Column("pct", "acc", lambda v: f"{100 * v:.0f}%", "right"),
-    ])
+    table = format_table(
+        rows,
+        [
+            ("name", "name"),
+            ("acc", "acc", ".3f"),
+            ("filters", lambda r: "frozen" if r["frozen"] else "trained"),
+            Column("pct", "acc", lambda v: f"{100 * v:.0f}%", "right"),
+        ],
+    )
     assert table.split("\n") == [
         "| name | acc | filters | pct |",
         "|---|---|---|---:|",
@@ -71,11 +74,15 @@ def _fake_smi(tmp_path, monkeypatch, script):
 
 
 def test_gpus_reads_each_card_from_nvidia_smi(tmp_path, monkeypatch):
-    _fake_smi(tmp_path, monkeypatch,
-              'echo "NVIDIA H100 80GB HBM3, 81559 MiB, 580.159.04"\n'
-              'echo "NVIDIA H200, 143771 MiB, 580.159.03"\n')
-    assert gpus() == ["NVIDIA H100 80GB HBM3, 81559 MiB, driver 580.159.04",
-                      "NVIDIA H200, 143771 MiB, driver 580.159.03"]
+    _fake_smi(
+        tmp_path,
+        monkeypatch,
+        'echo "NVIDIA H100 80GB HBM3, 81559 MiB, 580.159.04"\necho "NVIDIA H200, 143771 MiB, 580.159.03"\n',
+    )
+    assert gpus() == [
+        "NVIDIA H100 80GB HBM3, 81559 MiB, driver 580.159.04",
+        "NVIDIA H200, 143771 MiB, driver 580.159.03",
+    ]
 
 
 def test_gpus_is_empty_without_nvidia_smi_or_when_it_fails(tmp_path, monkeypatch):
@@ -86,15 +93,21 @@ def test_gpus_is_empty_without_nvidia_smi_or_when_it_fails(tmp_path, monkeypatch
 
 
 def test_describe_software_names_each_version():
-    software = {"python": "3.12.3", "numpy": "2.4.6", "keras": "3.15.1", "backend": "jax",
-                "backend_version": "0.11.2"}
+    software = {
+        "python": "3.12.3",
+        "numpy": "2.4.6",
+        "keras": "3.15.1",
+        "backend": "jax",
+        "backend_version": "0.11.2",
+    }
     assert describe_software(software) == "Python 3.12.3, NumPy 2.4.6, Keras 3.15.1, jax 0.11.2"
 
 
 def test_describe_machine_names_the_gpu_first_and_reads_old_records():
     host = {"cpu": "AMD EPYC", "cores": 16, "ram_gib": 125.7, "os": "Linux", "thread_env": {}}
     assert describe_machine(host) == (
-        "Machine: AMD EPYC, 16 cores, 125.7 GiB RAM, Linux; thread settings default; no GPU.")
+        "Machine: AMD EPYC, 16 cores, 125.7 GiB RAM, Linux; thread settings default; no GPU."
+    )
     threads = describe_machine({**host, "thread_env": {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}})
     assert "; thread settings OMP_NUM_THREADS=1, MKL_NUM_THREADS=1; no GPU." in threads
     line = describe_machine({**host, "gpus": ["NVIDIA H100 80GB HBM3, 81559 MiB, driver 580"]})

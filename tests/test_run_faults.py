@@ -16,11 +16,23 @@ from keras_structinit.recipes import backup
 from conftest import InterruptAtEpoch, run_cli_in_child
 
 # The logic is the backend's only through `fit` (its callbacks, its signal handling): JAX and torch.
-not_on_tensorflow = pytest.mark.skipif(keras.backend.backend() == "tensorflow",
-                                       reason="backend-neutral file handling, checked on JAX and torch")
+not_on_tensorflow = pytest.mark.skipif(
+    keras.backend.backend() == "tensorflow", reason="backend-neutral file handling, checked on JAX and torch"
+)
 
-TRAIN = ["train", "--model", "simple-cnn", "--batch-size", "8", "--seed", "0", "--val-split", "0",
-         "--rand-augment", "none"]
+TRAIN = [
+    "train",
+    "--model",
+    "simple-cnn",
+    "--batch-size",
+    "8",
+    "--seed",
+    "0",
+    "--val-split",
+    "0",
+    "--rand-augment",
+    "none",
+]
 
 
 def _argv(data, out, epochs=2):
@@ -29,8 +41,11 @@ def _argv(data, out, epochs=2):
 
 def _tree(root):
     """Every path under ``root`` and its bytes, less the run's (empty) lock file."""
-    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))
-            if p.name != ".structinit.lock"}
+    return {
+        str(p.relative_to(root)): p.read_bytes() if p.is_file() else None
+        for p in sorted(root.rglob("*"))
+        if p.name != ".structinit.lock"
+    }
 
 
 def _one_line(err):
@@ -47,8 +62,11 @@ def _interrupted_run(tmp_path, monkeypatch, capsys, epochs=2):
     out = tmp_path / "run"
     progress = run.progress_callbacks
     with monkeypatch.context() as patch:
-        patch.setattr(run, "progress_callbacks",
-                      lambda *a, **k: (progress(*a, **k)[0], [*progress(*a, **k)[1], InterruptAtEpoch(1)]))
+        patch.setattr(
+            run,
+            "progress_callbacks",
+            lambda *a, **k: (progress(*a, **k)[0], [*progress(*a, **k)[1], InterruptAtEpoch(1)]),
+        )
         assert cli.main(_argv(data, out, epochs)) == 130
     line = _one_line(capsys.readouterr().err)  # the run's own line; the command adds none
     assert line.startswith("Interrupted in epoch 2/") and "--resume goes on from there" in line
@@ -83,8 +101,10 @@ def test_a_resume_on_other_data_or_a_tampered_backup_is_refused_in_one_line(tmp_
     tampered = {
         "beyond the run's 2": ({**record, "epoch": 9, "iterations": 9 * steps}, weights),
         "steps per epoch": ({**record, "steps_per_epoch": steps + 1, "iterations": steps + 1}, weights),
-        "does not fit the run's model": ({**record, "sha256": hashlib.sha256(other.read_bytes()).hexdigest()},
-                                         other.read_bytes()),
+        "does not fit the run's model": (
+            {**record, "sha256": hashlib.sha256(other.read_bytes()).hexdigest()},
+            other.read_bytes(),
+        ),
     }
     for phrase, (new_record, new_weights) in tampered.items():
         record_path.write_text(json.dumps(new_record))
@@ -107,7 +127,9 @@ def test_sigterm_mid_epoch_is_an_interrupt_exit_143_in_one_line_and_resumable(tm
     143, and ``--resume`` finishes the run."""
     data = write_tiny_cifar(tmp_path / "train.npz", 16, 0)
     out = tmp_path / "run"
-    child = run_cli_in_child(tmp_path, """
+    child = run_cli_in_child(
+        tmp_path,
+        """
         import os, signal
         import keras_structinit.recipes.progress as progress
 
@@ -119,10 +141,15 @@ def test_sigterm_mid_epoch_is_an_interrupt_exit_143_in_one_line_and_resumable(tm
             return end(self, batch, logs)
 
         progress.ProgressLog.on_train_batch_end = on_train_batch_end
-        """, _argv(data, out, epochs=3))
+        """,
+        _argv(data, out, epochs=3),
+    )
     assert child.returncode == 143, child.stdout[-2000:] + child.stderr[-3000:]
-    said = [line for line in child.stderr.splitlines() if "epoch" in line or "Traceback" in line
-            or "structinit" in line]
+    said = [
+        line
+        for line in child.stderr.splitlines()
+        if "epoch" in line or "Traceback" in line or "structinit" in line
+    ]
     assert len(said) == 1, said
     assert said[0].startswith("Terminated (SIGTERM) in epoch 2/3: 1 finished epoch(s)"), said
     results = json.loads((out / "results.json").read_text())
@@ -160,8 +187,11 @@ def test_16_bit_grayscale_is_scaled_and_32_bit_pixels_are_refused(tmp_path):
 def test_labels_that_are_no_class_index_are_refused(label):
     """Points 2 and 4: an int64 label of 2**32 + 3 became 3; -1 and 10**6 failed after training began."""
     x = np.zeros((4, 8, 8, 3), np.uint8)
-    with pytest.raises(ValueError, match=rf"`data` labels must be class indices in \[0, 10000\). "
-                                         rf"Received: labels in \[{min(label, 0)}, {max(label, 2)}\]"):
+    with pytest.raises(
+        ValueError,
+        match=rf"`data` labels must be class indices in \[0, 10000\). "
+        rf"Received: labels in \[{min(label, 0)}, {max(label, 2)}\]",
+    ):
         datasets.load_labeled_images((x, np.array([0, 1, 2, label], np.int64)), "data")
 
 
@@ -220,8 +250,9 @@ def _weights_files(folder):
 
 
 @not_on_tensorflow
-def test_a_full_disk_is_one_line_recorded_and_resumable_with_two_backups_at_most(tmp_path, monkeypatch,
-                                                                                  capsys):
+def test_a_full_disk_is_one_line_recorded_and_resumable_with_two_backups_at_most(
+    tmp_path, monkeypatch, capsys
+):
     """Point 3: no room for epoch 3's backup, then for model.keras: exit 1, one line, results.json
     says "failed" (and where), no half-written file; the backup holds two copies of the weights at
     most; --resume then finishes the run."""
@@ -274,12 +305,15 @@ def test_a_read_only_out_is_one_line_exit_2_and_nothing_written(tmp_path, monkey
     out = tmp_path / "ro"
     out.mkdir()
     access = os.access
-    monkeypatch.setattr(os, "access", lambda path, mode, **k: False if str(path) == str(out) else access(
-        path, mode, **k))
+    monkeypatch.setattr(
+        os, "access", lambda path, mode, **k: False if str(path) == str(out) else access(path, mode, **k)
+    )
     assert cli.main(_argv(data, out)) == 2
     line = _one_line(capsys.readouterr().err)
-    assert line == f"structinit train: error: --out {str(out)!r} cannot be written (read-only): choose a " \
-                   "folder this process may write"
+    assert (
+        line == f"structinit train: error: --out {str(out)!r} cannot be written (read-only): choose a "
+        "folder this process may write"
+    )
     monkeypatch.setattr(os, "access", access)
 
     def refused(self):

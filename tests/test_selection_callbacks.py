@@ -64,8 +64,13 @@ def test_teacher_is_checked_at_construction(tmp_path):
 
 def test_teacher_names_resolved_later_stay_accepted(tmp_path):
     # Nothing is loaded or downloaded here: presets, handles and keras.applications names pass as given.
-    for spec in ("vit_base_patch16_224_imagenet", "kaggle://keras/vit/keras/vit_base_patch16_224_imagenet",
-                 "keras_cv:resnet50_imagenet", "ConvNeXtTiny", "keras.applications:ConvNeXtTiny"):
+    for spec in (
+        "vit_base_patch16_224_imagenet",
+        "kaggle://keras/vit/keras/vit_base_patch16_224_imagenet",
+        "keras_cv:resnet50_imagenet",
+        "ConvNeXtTiny",
+        "keras.applications:ConvNeXtTiny",
+    ):
         assert SelectWeightsFrom(spec).teacher == spec
     weights = tmp_path / "convnext.weights.h5"
     weights.write_bytes(b"")

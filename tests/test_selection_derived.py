@@ -74,14 +74,18 @@ def check_pair(teacher, student, normalize=normalized, **options):
 
 @pytest.fixture(scope="module")
 def resnets():
-    return (A.ResNet101(weights=None, input_shape=(32, 32, 3), classes=10),
-            A.ResNet50(weights=None, input_shape=(32, 32, 3), classes=10))
+    return (
+        A.ResNet101(weights=None, input_shape=(32, 32, 3), classes=10),
+        A.ResNet50(weights=None, input_shape=(32, 32, 3), classes=10),
+    )
 
 
 @pytest.fixture(scope="module")
 def mobilenets():
-    return (A.MobileNetV2(weights=None, input_shape=(32, 32, 3), classes=10, alpha=1.0),
-            A.MobileNetV2(weights=None, input_shape=(32, 32, 3), classes=10, alpha=0.5))
+    return (
+        A.MobileNetV2(weights=None, input_shape=(32, 32, 3), classes=10, alpha=1.0),
+        A.MobileNetV2(weights=None, input_shape=(32, 32, 3), classes=10, alpha=0.5),
+    )
 
 
 def test_resnet101_to_resnet50(resnets):
@@ -98,8 +102,10 @@ def test_resnet101_to_resnet50(resnets):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     teacher_bytes = sum(int(np.prod(v.shape)) * 4 for v in teacher.weights)
-    print(f"ResNet101 -> ResNet50: selected in {seconds:.2f} s, NumPy peak {peak / teacher_bytes:.2f}x "
-          "the teacher's weights")
+    print(
+        f"ResNet101 -> ResNet50: selected in {seconds:.2f} s, NumPy peak {peak / teacher_bytes:.2f}x "
+        "the teacher's weights"
+    )
     assert seconds < 5
     assert peak < 1.5 * teacher_bytes
 
@@ -110,8 +116,10 @@ def test_resnet_plan_names_the_left_out_blocks(resnets):
     teacher, student = resnets
     text = str(plan(student, teacher))
     assert "Teacher blocks left out (17): conv4_block7, conv4_block8" in text and "conv4_block23" in text
-    assert "conv2_block1_1_conv/kernel (1, 1, 64, 64) <- conv2_block1_1_conv/kernel (1, 1, 64, 64): " \
-           "whole, whole, whole, whole" in text
+    assert (
+        "conv2_block1_1_conv/kernel (1, 1, 64, 64) <- conv2_block1_1_conv/kernel (1, 1, 64, 64): "
+        "whole, whole, whole, whole" in text
+    )
 
 
 def test_cli_plan_of_a_keras_applications_student(resnets):
@@ -169,8 +177,14 @@ def test_unrelated_pair_is_refused_in_one_line(resnets, mobilenets):
 def _dinov2(width, depth, heads):
     keras_hub = pytest.importorskip("keras_hub")
     return keras_hub.models.DINOV2Backbone(
-        patch_size=14, num_layers=depth, hidden_dim=width, num_heads=heads, intermediate_dim=4 * width,
-        image_shape=(28, 28, 3), position_embedding_shape=(28, 28, 3))
+        patch_size=14,
+        num_layers=depth,
+        hidden_dim=width,
+        num_heads=heads,
+        intermediate_dim=4 * width,
+        image_shape=(28, 28, 3),
+        position_embedding_shape=(28, 28, 3),
+    )
 
 
 def test_keras_hub_dinov2():
@@ -237,15 +251,18 @@ def test_user_builder_head_for_other_classes():
     head = student.layers[-1]
     before = [to_numpy(v) for v in head.weights]
     shown = plan(student, teacher=teacher)
-    assert shown.kept == {v.path: "head with other classes (10 in the teacher, 3 here; pass head_classes=...)"
-                          for v in head.weights}
+    assert shown.kept == {
+        v.path: "head with other classes (10 in the teacher, 3 here; pass head_classes=...)"
+        for v in head.weights
+    }
     select_weights(student, teacher=teacher)  # the head keeps its initialization, as in the paper
     for v, b in zip(head.weights, before, strict=True):
         np.testing.assert_array_equal(to_numpy(v), b)  # kept its initialization
     select_weights(student, teacher=teacher, head_classes=[3, 5, 7])
     t_head = teacher.layers[-1]
-    np.testing.assert_array_equal(to_numpy(head.kernel),
-                                  to_numpy(t_head.kernel)[reference_uniform(64, 32)][:, [3, 5, 7]])
+    np.testing.assert_array_equal(
+        to_numpy(head.kernel), to_numpy(t_head.kernel)[reference_uniform(64, 32)][:, [3, 5, 7]]
+    )
     np.testing.assert_array_equal(to_numpy(head.bias), to_numpy(t_head.bias)[[3, 5, 7]])
     with pytest.raises(ValueError, match="must list 3 teacher classes"):
         select_weights(student, teacher=teacher, head_classes=[3, 5, 10])
@@ -289,8 +306,9 @@ def test_cli_refuses_an_unrelated_pair_in_one_line_and_selects_head_classes(tmp_
     assert cli.main([*argv, "--head-classes", "3,5,7"]) == 0
     capsys.readouterr()
     selected = keras.saving.load_model(out)
-    np.testing.assert_array_equal(to_numpy(selected.layers[-1].bias),
-                                  to_numpy(teacher.layers[-1].bias)[[3, 5, 7]])
+    np.testing.assert_array_equal(
+        to_numpy(selected.layers[-1].bias), to_numpy(teacher.layers[-1].bias)[[3, 5, 7]]
+    )
     assert cli.main([*argv, "--head-classes", "3,x", "--overwrite"]) == 2
     assert "--head-classes must be comma-separated class indices" in capsys.readouterr().err
 
@@ -338,8 +356,9 @@ def test_a_concatenated_axis_takes_each_parts_indices(element_selection):
     if element_selection == "uniform":
         assert left == reference_uniform(8, 4).tolist() and right == reference_uniform(6, 3).tolist()
     select_weights(student, teacher=teacher, element_selection=element_selection, seed=1)
-    np.testing.assert_array_equal(to_numpy(student.get_layer("out").kernel),
-                                  to_numpy(teacher.get_layer("out").kernel)[:, :, joined])
+    np.testing.assert_array_equal(
+        to_numpy(student.get_layer("out").kernel), to_numpy(teacher.get_layer("out").kernel)[:, :, joined]
+    )
 
 
 def staged_builder(widths, blocks):
@@ -368,8 +387,10 @@ def staged_builder(widths, blocks):
 
 
 def test_user_builder_with_stages_and_projection_blocks():
-    (teacher, t_places), (student, s_places) = staged_builder((32, 64, 128), (2, 3, 2)), \
-        staged_builder((16, 32, 64), (1, 2, 1))
+    (teacher, t_places), (student, s_places) = (
+        staged_builder((32, 64, 128), (2, 3, 2)),
+        staged_builder((16, 32, 64), (1, 2, 1)),
+    )
     names = {}
     for model, places in ((teacher, t_places), (student, s_places)):
         for layer in model.layers:

@@ -31,17 +31,20 @@ def assert_plans_agree(teacher, student, **options):
 
 
 def _resnet(dim):
-    return ks.models.resnet18_gn(num_classes=5, input_shape=IMAGE, groups=2,
-                                 widths=(dim, 2 * dim, 2 * dim, 4 * dim))
+    return ks.models.resnet18_gn(
+        num_classes=5, input_shape=IMAGE, groups=2, widths=(dim, 2 * dim, 2 * dim, 4 * dim)
+    )
 
 
 PACKAGE = {
-    "convnext": (lambda: ks.models.convnext((3, 3), (16, 32), num_classes=5, input_shape=IMAGE),
-                 lambda: ks.models.convnext((2, 1), (8, 16), num_classes=5, input_shape=IMAGE)),
-    "convmixer": (lambda: ks.models.convmixer(16, 3, kernel_size=3, patch_size=2, num_classes=5,
-                                              input_shape=IMAGE),
-                  lambda: ks.models.convmixer(8, 2, kernel_size=3, patch_size=2, num_classes=5,
-                                              input_shape=IMAGE)),
+    "convnext": (
+        lambda: ks.models.convnext((3, 3), (16, 32), num_classes=5, input_shape=IMAGE),
+        lambda: ks.models.convnext((2, 1), (8, 16), num_classes=5, input_shape=IMAGE),
+    ),
+    "convmixer": (
+        lambda: ks.models.convmixer(16, 3, kernel_size=3, patch_size=2, num_classes=5, input_shape=IMAGE),
+        lambda: ks.models.convmixer(8, 2, kernel_size=3, patch_size=2, num_classes=5, input_shape=IMAGE),
+    ),
     "resnet": (lambda: _resnet(16), lambda: _resnet(8)),
 }
 
@@ -59,19 +62,28 @@ def _ecosystem():
 
     return {
         "keras_hub_vit": (lambda: hub_vit(32, 4, 4), lambda: hub_vit(16, 2, 2), {"heads": "select"}),
-        "keras_hub_resnet_bottleneck": (lambda: hub_resnet((64, 32), (2, 3), "bottleneck_block"),
-                                        lambda: hub_resnet((64, 16), (1, 2), "bottleneck_block", stem=8), {}),
-        "keras_hub_resnet_basic": (lambda: hub_resnet((64, 32), (2, 2), "basic_block", stem=64),
-                                   lambda: hub_resnet((64, 16), (1, 1), "basic_block", stem=64), {}),
+        "keras_hub_resnet_bottleneck": (
+            lambda: hub_resnet((64, 32), (2, 3), "bottleneck_block"),
+            lambda: hub_resnet((64, 16), (1, 2), "bottleneck_block", stem=8),
+            {},
+        ),
+        "keras_hub_resnet_basic": (
+            lambda: hub_resnet((64, 32), (2, 2), "basic_block", stem=64),
+            lambda: hub_resnet((64, 16), (1, 1), "basic_block", stem=64),
+            {},
+        ),
         # the family skips the head by its key ("head"); the derived plan by its path
-        "keras_convnext": (lambda: app_convnext((16, 32, 32, 64), (2, 2, 3, 2), "teacher"),
-                           lambda: app_convnext((8, 16, 16, 32), (1, 1, 2, 1), "student"),
-                           {"skip": ("head", "student_head_dense")}),
+        "keras_convnext": (
+            lambda: app_convnext((16, 32, 32, 64), (2, 2, 3, 2), "teacher"),
+            lambda: app_convnext((8, 16, 16, 32), (1, 1, 2, 1), "student"),
+            {"skip": ("head", "student_head_dense")},
+        ),
     }
 
 
-@pytest.mark.parametrize("name", ["keras_convnext", "keras_hub_resnet_basic", "keras_hub_resnet_bottleneck",
-                                  "keras_hub_vit"])
+@pytest.mark.parametrize(
+    "name", ["keras_convnext", "keras_hub_resnet_basic", "keras_hub_resnet_bottleneck", "keras_hub_vit"]
+)
 def test_the_ecosystem_families_plans_are_derived(name):
     pytest.importorskip("keras_hub")
     teacher, student, options = _ecosystem()[name]
@@ -86,7 +98,10 @@ def test_plan_prints_a_familys_plan_too():
     student = ks.models.vit(4, 32, 2, 2, num_classes=10, input_shape=IMAGE)
     text = str(plan(student, teacher))
     assert text.startswith("Selection plan (vit): 38 student variable(s) from the teacher, 2 keep their")
-    assert ("block_1_attention/query/kernel (32, 2, 16) <- block_1_attention/query/kernel (64, 4, 16): "
-            "uniform 0:64:2, uniform 0:64:2, (flattened with the previous axis)") in text
-    assert text.endswith("Keep their initialization (2):\n  head/kernel: skip=('head',)\n"
-                         "  head/bias: skip=('head',)")
+    assert (
+        "block_1_attention/query/kernel (32, 2, 16) <- block_1_attention/query/kernel (64, 4, 16): "
+        "uniform 0:64:2, uniform 0:64:2, (flattened with the previous axis)"
+    ) in text
+    assert text.endswith(
+        "Keep their initialization (2):\n  head/kernel: skip=('head',)\n  head/bias: skip=('head',)"
+    )

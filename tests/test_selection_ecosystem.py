@@ -197,10 +197,13 @@ def test_cross_library_vit_resizes_a_position_embedding_of_another_rank():
 
 def test_unsupported_pairs_name_the_families():
     with pytest.raises(ValueError, match="teacher is 'keras_hub_vit'.*student 'convmixer'"):
-        select_weights(ks.models.convmixer(8, 1, kernel_size=3, patch_size=2, num_classes=5,
-                                           input_shape=IMAGE), teacher=hub_vit(32, 2, 4))
+        select_weights(
+            ks.models.convmixer(8, 1, kernel_size=3, patch_size=2, num_classes=5, input_shape=IMAGE),
+            teacher=hub_vit(32, 2, 4),
+        )
     with pytest.raises(
         ValueError, match="teacher is 'keras_hub_resnet_bottleneck'.*'keras_hub_resnet_basic'"
     ):
-        select_weights(PAIRS["keras_hub_resnet_basic"][1](),
-                       teacher=PAIRS["keras_hub_resnet_bottleneck"][0]())
+        select_weights(
+            PAIRS["keras_hub_resnet_basic"][1](), teacher=PAIRS["keras_hub_resnet_bottleneck"][0]()
+        )

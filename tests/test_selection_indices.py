@@ -59,8 +59,10 @@ def test_consecutive_and_random():
     assert not np.array_equal(a, element_indices(100, 20, "random", rng=4))
     # Every index is equally likely: counts over many draws are within sampling error.
     rng = np.random.default_rng(0)
-    counts = np.bincount(np.concatenate([element_indices(10, 3, "random_inconsistent", rng=rng)
-                                         for _ in range(3000)]), minlength=10)
+    counts = np.bincount(
+        np.concatenate([element_indices(10, 3, "random_inconsistent", rng=rng) for _ in range(3000)]),
+        minlength=10,
+    )
     np.testing.assert_allclose(counts / 3000, 0.3, atol=5 * np.sqrt(0.3 * 0.7 / 3000))
 
 

@@ -12,8 +12,10 @@ from conftest import assert_round_trip_in_process, to_numpy
 from selection_helpers import indices_of, randomize, select_and_check, select_with_report
 
 if importlib.util.find_spec("keras_cv") is None:
-    pytest.skip("KerasCV is not installed: pip install -e \".[cv]\" to run the KerasCV adapter tests",
-                allow_module_level=True)
+    pytest.skip(
+        'KerasCV is not installed: pip install -e ".[cv]" to run the KerasCV adapter tests',
+        allow_module_level=True,
+    )
 keras_cv = pytest.importorskip("keras_cv")
 
 IMAGE = (16, 16, 3)
@@ -70,8 +72,12 @@ def test_widths_are_consistent_across_preactivations_shortcuts_and_the_final_nor
         ("v2_stack_1_block1_1_conv/kernel", 2),
         ("v2_stack_1_block1_0_conv/kernel", 2),
     ]
-    inner_2 = [("v2_stack_1_block2_1_conv/kernel", 3), ("v2_stack_1_block2_1_bn/gamma", 0),
-               ("v2_stack_1_block2_2_conv/kernel", 2), ("v2_stack_1_block2_2_conv/kernel", 3)]
+    inner_2 = [
+        ("v2_stack_1_block2_1_conv/kernel", 3),
+        ("v2_stack_1_block2_1_bn/gamma", 0),
+        ("v2_stack_1_block2_2_conv/kernel", 2),
+        ("v2_stack_1_block2_2_conv/kernel", 3),
+    ]
     for places, size in ((out_2, 64), (out_1, 32), (inner_2, 16)):
         found = indices_of(report, places)
         assert all(f == found[0] for f in found) and len(found[0]) == size
@@ -94,5 +100,6 @@ def test_a_local_keras_cv_preset_loads_as_a_teacher(tmp_path):
 def test_basic_and_bottleneck_do_not_mix():
     names = "teacher is 'keras_cv_resnet_v2_bottleneck'.*'keras_cv_resnet_v2_basic'"
     with pytest.raises(ValueError, match=names):
-        select_weights(PAIRS["keras_cv_resnet_v2_basic"][1](),
-                       teacher=PAIRS["keras_cv_resnet_v2_bottleneck"][0]())
+        select_weights(
+            PAIRS["keras_cv_resnet_v2_basic"][1](), teacher=PAIRS["keras_cv_resnet_v2_bottleneck"][0]()
+        )

@@ -115,8 +115,11 @@ def _official_uniform(t, s):
     return torch.round(torch.linspace(0, t - 1, s)).long().numpy()
 
 
-@pytest.mark.skipif(keras.backend.backend() != "torch", reason="the authors' rule runs in torch; the plan "
-                    "is NumPy, the same on every backend: runs once, on torch")
+@pytest.mark.skipif(
+    keras.backend.backend() != "torch",
+    reason="the authors' rule runs in torch; the plan "
+    "is NumPy, the same on every backend: runs once, on torch",
+)
 def test_heads_fused_equals_the_authors_selection_of_fused_qkv_384_to_320():
     """ViT-S width 384 -> 320: the authors select rows of timm's fused (3 D, D) qkv weight."""
     teacher, student = randomize(vit(384, 1, 6)), vit(320, 1, 5)
@@ -130,16 +133,20 @@ def test_heads_fused_equals_the_authors_selection_of_fused_qkv_384_to_320():
     select_weights(student, teacher=teacher, heads="fused")
     got = {v.path: to_numpy(v) for v in student.weights}
     for i, p in enumerate(QKV):
-        np.testing.assert_array_equal(got[f"{prefix}{p}/kernel"].reshape(320, 320).T,
-                                      official[i * 320:(i + 1) * 320])
-        np.testing.assert_array_equal(got[f"{prefix}{p}/bias"].reshape(320),
-                                      official_bias[i * 320:(i + 1) * 320])
+        np.testing.assert_array_equal(
+            got[f"{prefix}{p}/kernel"].reshape(320, 320).T, official[i * 320 : (i + 1) * 320]
+        )
+        np.testing.assert_array_equal(
+            got[f"{prefix}{p}/bias"].reshape(320), official_bias[i * 320 : (i + 1) * 320]
+        )
     # "flatten" selects the same rows for every projection: 32 query and 32 value rows differ here.
     flat = vit(320, 1, 5)
     select_weights(flat, teacher=teacher, heads="flatten")
     flat_rows = {v.path: to_numpy(v) for v in flat.weights}
-    differ = [int((flat_rows[f"{prefix}{p}/bias"].reshape(320) != official_bias[i * 320:(i + 1) * 320]).sum())
-              for i, p in enumerate(QKV)]
+    differ = [
+        int((flat_rows[f"{prefix}{p}/bias"].reshape(320) != official_bias[i * 320 : (i + 1) * 320]).sum())
+        for i, p in enumerate(QKV)
+    ]
     assert differ == [32, 0, 32]
     # At an integer ratio the two are the same.
     half_fused, half_flat = vit(192, 1, 3), vit(192, 1, 3)
@@ -156,6 +163,7 @@ def _numpy_fused_reference(teacher_weights, prefix, t_dim, s_dim):
     """The authors' selection from timm's fused ``(3 D, D)`` qkv weight (weight_selection.py: uniform
     per axis, ``arange(s) * (t // s)`` or ``round(linspace(0, t - 1, s))``) in NumPy, split back into
     query, key and value as ``(s_dim, s_dim)`` out x in matrices and biases."""
+
     def uniform(t, s):
         return np.arange(s) * (t // s) if t % s == 0 else np.round(np.linspace(0, t - 1, s)).astype(int)
 
@@ -165,14 +173,25 @@ def _numpy_fused_reference(teacher_weights, prefix, t_dim, s_dim):
     kernel, bias = fused[rows][:, cols], bias[rows]
     # The output projection's input (timm's proj: D x D, in = the flattened heads): uniform too.
     proj = teacher_weights[f"{prefix}attention_output/kernel"].reshape(t_dim, t_dim)[np.ix_(cols, cols)]
-    return ([kernel[i * s_dim:(i + 1) * s_dim] for i in range(3)],
-            [bias[i * s_dim:(i + 1) * s_dim] for i in range(3)], proj)
+    return (
+        [kernel[i * s_dim : (i + 1) * s_dim] for i in range(3)],
+        [bias[i * s_dim : (i + 1) * s_dim] for i in range(3)],
+        proj,
+    )
 
 
 # (teacher width, heads) -> (student width, heads): head_dim shrinking, equal, growing (96/4 -> 64/2 is
 # 24 -> 32), more student heads than teacher heads, widths that divide and widths that do not.
-FUSED_LAYOUTS = [((96, 4), (64, 2)), ((96, 4), (48, 2)), ((64, 4), (48, 4)), ((64, 2), (48, 4)),
-                 ((80, 5), (56, 7)), ((96, 6), (40, 2)), ((48, 3), (48, 6)), ((60, 5), (27, 3))]
+FUSED_LAYOUTS = [
+    ((96, 4), (64, 2)),
+    ((96, 4), (48, 2)),
+    ((64, 4), (48, 4)),
+    ((64, 2), (48, 4)),
+    ((80, 5), (56, 7)),
+    ((96, 6), (40, 2)),
+    ((48, 3), (48, 6)),
+    ((60, 5), (27, 3)),
+]
 
 
 @pytest.mark.parametrize("teacher_layout, student_layout", FUSED_LAYOUTS)
@@ -235,7 +254,7 @@ def test_pruning_selections_match_a_numpy_reference(family, method):
     for entry in report.entries:
         t_value, s_shape = t_vars[entry["teacher"]], tuple(s_vars[entry["student"]].shape)
         if method == "magnitude":
-            kept = np.sort(np.argsort(-np.abs(t_value).ravel(), kind="stable")[:int(np.prod(s_shape))])
+            kept = np.sort(np.argsort(-np.abs(t_value).ravel(), kind="stable")[: int(np.prod(s_shape))])
             want = t_value.ravel()[kept].reshape(s_shape)
         else:
             view = _attention_view(entry["teacher"], t_value)
@@ -245,8 +264,15 @@ def test_pruning_selections_match_a_numpy_reference(family, method):
     if method == "l1" and family == "vit":
         # Per tensor: tensors sharing the width keep different indices ("L1 norm inevitably breaks
         # consistency", Sec. 5), unlike every consistent rule.
-        width = indices_of(report, [("patch_embedding/kernel", 3), ("block_1_norm_1/gamma", 0),
-                                    ("block_1_mlp_2/kernel", 1), ("final_norm/beta", 0)])
+        width = indices_of(
+            report,
+            [
+                ("patch_embedding/kernel", 3),
+                ("block_1_norm_1/gamma", 0),
+                ("block_1_mlp_2/kernel", 1),
+                ("final_norm/beta", 0),
+            ],
+        )
         assert len({tuple(w) for w in width}) > 1
     assert report.options["element_selection"] == method
     saved = json.loads(json.dumps(report.to_dict()))  # magnitude's flat indices as a list
@@ -366,8 +392,11 @@ def test_non_finite_teacher_values_are_refused_and_the_student_is_untouched():
     value[0, 0, 0, 0], value[0, 0, 2, 4] = np.nan, np.inf  # both among the uniform (even) indices
     kernel.assign(value)
     before = [to_numpy(v).copy() for v in student.weights]
-    with pytest.raises(ValueError, match=r"`teacher` variable 'block_1_pointwise_conv/kernel' has 2 "
-                                         r"non-finite \(NaN or inf\) value\(s\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"`teacher` variable 'block_1_pointwise_conv/kernel' has 2 "
+        r"non-finite \(NaN or inf\) value\(s\)",
+    ):
         select_weights(student, teacher=teacher)
     for v, b in zip(student.weights, before, strict=True):
         np.testing.assert_array_equal(to_numpy(v), b)
@@ -426,8 +455,9 @@ def test_the_report_and_the_write_come_from_one_plan():
     report = ks.selection.selection_report(student, teacher=teacher, element_selection="random", seed=2)
     for value, variable in zip(before, student.weights, strict=True):
         np.testing.assert_array_equal(to_numpy(variable), value)
-    written = ks.selection.selection_report(student, teacher=teacher, element_selection="random", seed=2,
-                                            write=True)
+    written = ks.selection.selection_report(
+        student, teacher=teacher, element_selection="random", seed=2, write=True
+    )
     paths = ks.selection.select_weights(again, teacher=teacher, element_selection="random", seed=2)
     assert written.to_dict() == report.to_dict() and paths == [e["student"] for e in written.entries]
     for a, b in zip(student.weights, again.weights, strict=True):

@@ -36,8 +36,15 @@ def initializer_examples():
         "CovarianceTransfer": CovarianceTransfer(bank(), depth_fraction=0.25, use_mean=True, seed=4),
         "TorchDefaultUniform": TorchDefaultUniform(depthwise=True, seed=5),
         "MeanShift": MeanShift(TorchDefaultUniform(seed=6), b=0.1, mode="per_input", variance=0.01, seed=7),
-        "DataAligned": DataAligned(np.linspace(2.0, 0.1, 36), random_basis(36, seed=0), n_components=4,
-                                   f=0.5, mode="sample", scale=0.5, seed=8),
+        "DataAligned": DataAligned(
+            np.linspace(2.0, 0.1, 36),
+            random_basis(36, seed=0),
+            n_components=4,
+            f=0.5,
+            mode="sample",
+            scale=0.5,
+            seed=8,
+        ),
     }
 
 
@@ -56,8 +63,16 @@ def layer_examples():
         "PositionEmbedding": (layers.PositionEmbedding(), (2, 5, 4)),
         "FeatureProjector": (FeatureProjector(6), (2, 4)),
         "LCConv2D": (
-            layers.LCConv2D(3, 3, expansion=2, strides=2, padding="symmetric", frozen=False, use_bias=True,
-                            pointwise_regularizer=keras.regularizers.L1(1e-4)),
+            layers.LCConv2D(
+                3,
+                3,
+                expansion=2,
+                strides=2,
+                padding="symmetric",
+                frozen=False,
+                use_bias=True,
+                pointwise_regularizer=keras.regularizers.L1(1e-4),
+            ),
             (2, 6, 6, 4),
         ),
         "ZeroPadShortcut": (layers.ZeroPadShortcut(7, strides=2), (2, 6, 6, 4)),
@@ -102,7 +117,10 @@ def registered_names():
 
 def test_every_registered_class_has_an_example():
     examples = {
-        **initializer_examples(), **layer_examples(), **schedule_examples(), **optimizer_examples(),
+        **initializer_examples(),
+        **layer_examples(),
+        **schedule_examples(),
+        **optimizer_examples(),
         **shared_object_examples(),
     }
     assert registered_names() == sorted(examples)

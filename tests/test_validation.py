@@ -80,6 +80,9 @@ def test_random_seed_is_an_int_every_backend_can_hold():
 
 def test_shape_rank():
     assert v.shape_rank([2, None, 8], 3, "input_shape", "(batch, tokens, channels)") == (2, None, 8)
-    with pytest.raises(ValueError, match=r"`input_shape` must have rank 3, \(batch, tokens, channels\)\. "
-                       r"Received: input_shape=\(2, 4\) of rank 2"):
+    with pytest.raises(
+        ValueError,
+        match=r"`input_shape` must have rank 3, \(batch, tokens, channels\)\. "
+        r"Received: input_shape=\(2, 4\) of rank 2",
+    ):
         v.shape_rank((2, 4), 3, "input_shape", "(batch, tokens, channels)")

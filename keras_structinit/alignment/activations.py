@@ -28,20 +28,48 @@ import numpy as np
 from keras_structinit import walker
 from keras_structinit.alignment.apply import _as_float32
 
-__all__ = ["ACTIVATION_LAYERS", "LayerActivations", "Target", "activation_targets", "is_conv_or_dense",
-           "layer_activations"]
+__all__ = [
+    "ACTIVATION_LAYERS",
+    "LayerActivations",
+    "Target",
+    "activation_targets",
+    "is_conv_or_dense",
+    "layer_activations",
+]
 
 #: Layers whose output is a hidden activation function's.
-ACTIVATION_LAYERS = (keras.layers.Activation, keras.layers.ReLU, keras.layers.LeakyReLU, keras.layers.ELU,
-                     keras.layers.PReLU)
+ACTIVATION_LAYERS = (
+    keras.layers.Activation,
+    keras.layers.ReLU,
+    keras.layers.LeakyReLU,
+    keras.layers.ELU,
+    keras.layers.PReLU,
+)
 #: Layers an activation is looked for through (elementwise or per-channel, the shape kept).
-_PASS_THROUGH = (keras.layers.BatchNormalization, keras.layers.LayerNormalization,
-                 keras.layers.GroupNormalization, keras.layers.Dropout, keras.layers.SpatialDropout1D,
-                 keras.layers.SpatialDropout2D, keras.layers.SpatialDropout3D, keras.layers.GaussianDropout,
-                 keras.layers.GaussianNoise, keras.layers.Identity)
-_CONV_LAYERS = (keras.layers.Conv1D, keras.layers.Conv2D, keras.layers.Conv3D, keras.layers.Conv1DTranspose,
-                keras.layers.Conv2DTranspose, keras.layers.Conv3DTranspose, keras.layers.DepthwiseConv1D,
-                keras.layers.DepthwiseConv2D, keras.layers.SeparableConv1D, keras.layers.SeparableConv2D)
+_PASS_THROUGH = (
+    keras.layers.BatchNormalization,
+    keras.layers.LayerNormalization,
+    keras.layers.GroupNormalization,
+    keras.layers.Dropout,
+    keras.layers.SpatialDropout1D,
+    keras.layers.SpatialDropout2D,
+    keras.layers.SpatialDropout3D,
+    keras.layers.GaussianDropout,
+    keras.layers.GaussianNoise,
+    keras.layers.Identity,
+)
+_CONV_LAYERS = (
+    keras.layers.Conv1D,
+    keras.layers.Conv2D,
+    keras.layers.Conv3D,
+    keras.layers.Conv1DTranspose,
+    keras.layers.Conv2DTranspose,
+    keras.layers.Conv3DTranspose,
+    keras.layers.DepthwiseConv1D,
+    keras.layers.DepthwiseConv2D,
+    keras.layers.SeparableConv1D,
+    keras.layers.SeparableConv2D,
+)
 #: Forward passes' batch: a VGG16's first conv on 32x32 images is 65,536 neurons per image.
 BATCH_SIZE = 64
 
@@ -49,8 +77,9 @@ BATCH_SIZE = 64
 def is_conv_or_dense(layer):
     """Whether ``layer`` is a ``Dense`` layer or a convolution: Keras' conv layers (depthwise,
     separable and transposed included) and layers with their own ``spatial_kernel`` (an LC block)."""
-    return (isinstance(layer, (keras.layers.Dense, *_CONV_LAYERS))
-            or isinstance(getattr(layer, walker.SPATIAL_KERNEL, None), keras.Variable))
+    return isinstance(layer, (keras.layers.Dense, *_CONV_LAYERS)) or isinstance(
+        getattr(layer, walker.SPATIAL_KERNEL, None), keras.Variable
+    )
 
 
 def _activation_name(layer):
@@ -148,14 +177,16 @@ def _record_outputs(measured, batch, model, input_of=None):
             if keep_output:
                 seen.setdefault(id(layer), out)
             return out
+
         return record
 
     watched = {id(layer): layer for layer in measured}
     if input_of is not None:
         watched.setdefault(id(input_of), input_of)
     for key, layer in watched.items():
-        layer.__dict__["call"] = recorder(layer, layer.call, any(m is layer for m in measured),
-                                          layer is input_of)  # this instance only
+        layer.__dict__["call"] = recorder(
+            layer, layer.call, any(m is layer for m in measured), layer is input_of
+        )  # this instance only
         originals[key] = layer
     try:
         model(batch, training=False)
@@ -182,8 +213,10 @@ def layer_activations(model, images, *, layers=None, batch_size=BATCH_SIZE, inpu
         outputs = _record_outputs(measured, batch, model, input_of)
         if input_of is not None:
             if "input" not in outputs:
-                raise ValueError(f"Layer {input_of.name!r} is not called when {model.name!r} runs on "
-                                 "`images`, so its input cannot be measured.")
+                raise ValueError(
+                    f"Layer {input_of.name!r} is not called when {model.name!r} runs on "
+                    "`images`, so its input cannot be measured."
+                )
             on_input(keras.ops.convert_to_numpy(keras.ops.cast(outputs["input"], "float32")))
         for row in rows:
             out = outputs.get(id(row.target.measured))

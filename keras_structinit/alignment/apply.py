@@ -21,8 +21,17 @@ from keras_structinit.contract import check_model, model_function
 from keras_structinit.initializer_base import seed_generator
 from keras_structinit.walker import find_kernels
 
-__all__ = ["COMPONENTS", "PAPER_COMPONENTS", "align_conv_layers", "chosen_components", "conv_targets",
-           "layer_inputs", "rescale_to_initial_norms", "weight_covariance", "weight_norms"]
+__all__ = [
+    "COMPONENTS",
+    "PAPER_COMPONENTS",
+    "align_conv_layers",
+    "chosen_components",
+    "conv_targets",
+    "layer_inputs",
+    "rescale_to_initial_norms",
+    "weight_covariance",
+    "weight_norms",
+]
 
 #: Named choices of the eigenvectors :func:`align_conv_layers` uses (``"smallest"``: the paper's
 #: control); it also takes offsets and slices.
@@ -88,8 +97,10 @@ def _capture_input(model, layer, batch):
     finally:
         del layer.__dict__["call"]
     if not seen:
-        raise ValueError(f"Layer {layer.name!r} is not called when {model.name!r} runs on `images`, so its "
-                         "input cannot be measured (pass `layers` to choose convs on the model's path).")
+        raise ValueError(
+            f"Layer {layer.name!r} is not called when {model.name!r} runs on `images`, so its "
+            "input cannot be measured (pass `layers` to choose convs on the model's path)."
+        )
     return seen[0]
 
 
@@ -136,8 +147,10 @@ def _as_float32(images):
         raise ValueError(f"`images` must be finite: {bad} value(s) are NaN or inf")
     peak = float(np.max(np.abs(images)))
     if peak > float(np.finfo(np.float32).max):
-        raise ValueError(f"`images` must fit float32 (|x| <= 3.4e38): values reach {peak:.3g}; "
-                         "scale them as the model's input is scaled")
+        raise ValueError(
+            f"`images` must fit float32 (|x| <= 3.4e38): values reach {peak:.3g}; "
+            "scale them as the model's input is scaled"
+        )
     return images.astype("float32", copy=False)
 
 
@@ -148,8 +161,10 @@ def _check_image_shape(model, images):
         return  # a subclassed model (shape unknown) or several inputs
     expected = tuple(inputs[0].shape[1:])
     if len(expected) != 3:
-        raise ValueError(f"align_conv_layers needs a model whose input is images (H, W, C); "
-                         f"{model.name!r} takes inputs of shape {tuple(inputs[0].shape)}")
+        raise ValueError(
+            f"align_conv_layers needs a model whose input is images (H, W, C); "
+            f"{model.name!r} takes inputs of shape {tuple(inputs[0].shape)}"
+        )
     if expected[-1] is not None and images.shape[-1] != expected[-1]:
         raise ValueError(
             f"`images` have {images.shape[-1]} channel(s), but {model.name!r} takes {expected[-1]} "
@@ -161,8 +176,10 @@ def _components_per_layer(components, num_layers):
     """``components`` as one choice per aligned layer (checked: see :func:`chosen_components`)."""
     if isinstance(components, (list, tuple)):
         if len(components) != num_layers:
-            raise ValueError(f"`components` as a list needs one entry per aligned layer ({num_layers}). "
-                             f"Received: components={components!r}")
+            raise ValueError(
+                f"`components` as a list needs one entry per aligned layer ({num_layers}). "
+                f"Received: components={components!r}"
+            )
         choices = list(components)
     else:
         choices = [components] * num_layers
@@ -171,12 +188,16 @@ def _components_per_layer(components, num_layers):
             validation.one_of(choice, "components", COMPONENTS)
         elif isinstance(choice, slice):
             if choice.step not in (None, 1) or (choice.start or 0) < 0 or choice.stop is None:
-                raise ValueError(f"`components` slices must be slice(start, stop) with 0 <= start < stop. "
-                                 f"Received: {choice!r}")
+                raise ValueError(
+                    f"`components` slices must be slice(start, stop) with 0 <= start < stop. "
+                    f"Received: {choice!r}"
+                )
         elif isinstance(choice, bool) or not isinstance(choice, int):
-            raise TypeError(f"`components` must be {' or '.join(map(repr, COMPONENTS))}, an int offset, "
-                            "a slice, or a list of these per layer. "
-                            f"Received: {choice!r} of type {type(choice).__name__}")
+            raise TypeError(
+                f"`components` must be {' or '.join(map(repr, COMPONENTS))}, an int offset, "
+                "a slice, or a list of these per layer. "
+                f"Received: {choice!r} of type {type(choice).__name__}"
+            )
         elif choice < 0:
             raise ValueError(f"`components` offsets must be >= 0. Received: {choice}")
     return choices
@@ -190,11 +211,14 @@ def chosen_components(eigvals, eigvecs, choice, n_components):
         return eigvals, eigvecs, n_components
     if choice == "smallest":
         return eigvals[::-1], eigvecs[:, ::-1], n_components
-    start, stop = ((choice.start or 0), choice.stop) if isinstance(choice, slice) else (
-        choice, choice + n_components)
+    start, stop = (
+        ((choice.start or 0), choice.stop) if isinstance(choice, slice) else (choice, choice + n_components)
+    )
     if not start < stop <= dim:
-        raise ValueError(f"`components` {choice!r} asks for eigenvectors {start}..{stop - 1} (from 0) of a "
-                         f"patch covariance with {dim}; they run from 0 to {dim - 1}")
+        raise ValueError(
+            f"`components` {choice!r} asks for eigenvectors {start}..{stop - 1} (from 0) of a "
+            f"patch covariance with {dim}; they run from 0 to {dim - 1}"
+        )
     return eigvals[start:stop], eigvecs[:, start:stop], stop - start
 
 
@@ -275,13 +299,13 @@ def align_conv_layers(
     for index, (layer, kernel) in enumerate(targets):
         eigvals, eigvecs = patch_covariance(
             _layer_inputs(model, layer, images, batch_size, _takes_the_images(model, layer)),
-            layer.kernel_size, max_patches=max_patches,
+            layer.kernel_size,
+            max_patches=max_patches,
             seed=patch_seed + index,
         )
         wanted = min(PAPER_COMPONENTS, len(eigvals)) if n_components is None else n_components
         eigvals, eigvecs, count = chosen_components(eigvals, eigvecs, per_layer[index], wanted)
-        init = DataAligned(eigvals, eigvecs, n_components=count, f=f, mode=mode, scale=scale,
-                           seed=generator)
+        init = DataAligned(eigvals, eigvecs, n_components=count, f=f, mode=mode, scale=scale, seed=generator)
         kernel.assign(init(tuple(kernel.shape), dtype=kernel.dtype))
         paths.append(kernel.path)
         if layer.use_bias:
@@ -354,16 +378,19 @@ def rescale_to_initial_norms(model, norms):
     groups = _layer_groups(model)
     for layer, target in norms.items():
         if layer not in groups:
-            raise ValueError(f"`norms` names {layer!r}, which is not a layer with a trainable kernel of the "
-                             f"model ({model.name}); the layers are {sorted(groups)}.")
+            raise ValueError(
+                f"`norms` names {layer!r}, which is not a layer with a trainable kernel of the "
+                f"model ({model.name}); the layers are {sorted(groups)}."
+            )
         if validation.finite_float(target, f"norms[{layer!r}]") < 0:
             raise ValueError(f"`norms[{layer!r}]` must be a norm >= 0. Received: {target!r}")
     paths = []
     for layer, target in norms.items():
         current = _norm(groups[layer])
         if current == 0.0 and target > 0.0:
-            raise ValueError(f"Cannot rescale {layer!r}: its parameters are all zeros but its recorded "
-                             f"norm is {target}.")
+            raise ValueError(
+                f"Cannot rescale {layer!r}: its parameters are all zeros but its recorded norm is {target}."
+            )
         factor = 0.0 if current == 0.0 else target / current
         for variable in groups[layer]:
             value = keras.ops.convert_to_numpy(variable).astype(np.float64)

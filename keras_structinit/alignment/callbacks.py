@@ -84,12 +84,14 @@ class RecordSpecialization(keras.callbacks.Callback):
         >>> record.history["dense"]  # Fig. 24: one value per epoch
     """
 
-    def __init__(self, images, num_examples=1000, seed=0, layers=None, batch_size=BATCH_SIZE,
-                 add_to_logs=True):
+    def __init__(
+        self, images, num_examples=1000, seed=0, layers=None, batch_size=BATCH_SIZE, add_to_logs=True
+    ):
         super().__init__()
         if not hasattr(images, "shape") or len(images.shape) < 2:
-            raise TypeError(f"`images` must be an array of images (N, H, W, C). Received: "
-                            f"{type(images).__name__}")
+            raise TypeError(
+                f"`images` must be an array of images (N, H, W, C). Received: {type(images).__name__}"
+            )
         self.num_examples = validation.optional(validation.positive_int, num_examples, "num_examples")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise TypeError(f"`seed` must be an int. Received: seed={seed!r}")
@@ -115,9 +117,14 @@ class RecordSpecialization(keras.callbacks.Callback):
 
     def _measure(self):
         rows = layer_activations(self.model, self._images, layers=self.layers, batch_size=self.batch_size)
-        return {row.target.layer.name: (float(row.counts.sum() / (row.counts.size * row.examples)),
-                                        float(np.mean(row.counts == 0)))
-                for row in rows if row.counts is not None}
+        return {
+            row.target.layer.name: (
+                float(row.counts.sum() / (row.counts.size * row.examples)),
+                float(np.mean(row.counts == 0)),
+            )
+            for row in rows
+            if row.counts is not None
+        }
 
     def on_train_begin(self, logs=None):
         if self.initial is None:
@@ -135,5 +142,10 @@ class RecordSpecialization(keras.callbacks.Callback):
     def get_config(self):
         """The constructor arguments but the images (data, not configuration): JSON-serializable;
         ``RecordSpecialization(images, **config)`` measures the same subset."""
-        return {"num_examples": self.num_examples, "seed": self.seed, "layers": self.layers,
-                "batch_size": self.batch_size, "add_to_logs": self.add_to_logs}
+        return {
+            "num_examples": self.num_examples,
+            "seed": self.seed,
+            "layers": self.layers,
+            "batch_size": self.batch_size,
+            "add_to_logs": self.add_to_logs,
+        }

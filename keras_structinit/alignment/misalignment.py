@@ -22,8 +22,14 @@ import numpy as np
 
 from keras_structinit import validation
 
-__all__ = ["EIGENSPACE_RTOL", "eigenspaces", "filter_covariance", "misalignment", "random_basis",
-           "transfer_function"]
+__all__ = [
+    "EIGENSPACE_RTOL",
+    "eigenspaces",
+    "filter_covariance",
+    "misalignment",
+    "random_basis",
+    "transfer_function",
+]
 
 
 def _matrix(value, name, dim=None):

@@ -276,8 +276,9 @@ def _batches(images, batch_size):
         yield _as_batch(batch)
 
 
-def patch_covariance(images, kernel_size, *, centered=True, max_patches=None, seed=0,
-                     batch_size=DEFAULT_BATCH_SIZE):
+def patch_covariance(
+    images, kernel_size, *, centered=True, max_patches=None, seed=0, batch_size=DEFAULT_BATCH_SIZE
+):
     """Eigen-decomposition of the covariance ``Sigma_x`` of an image set's patches.
 
     Args:

@@ -18,8 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["activation_counts", "activation_summary", "class_rates", "class_selectivity",
-           "fraction_histogram", "neuron_fractions"]
+__all__ = [
+    "activation_counts",
+    "activation_summary",
+    "class_rates",
+    "class_selectivity",
+    "fraction_histogram",
+    "neuron_fractions",
+]
 
 
 def _active(active):
@@ -48,8 +54,10 @@ def activation_counts(active, labels=None, num_classes=None):
         return active.sum(axis=0, dtype=np.int64)[None], np.array([len(active)], dtype=np.int64)
     labels = np.asarray(labels)
     if labels.shape != (len(active),) or not np.issubdtype(labels.dtype, np.integer):
-        raise ValueError(f"`labels` must be integers (examples,) = ({len(active)},). "
-                         f"Received {labels.dtype} of shape {labels.shape}")
+        raise ValueError(
+            f"`labels` must be integers (examples,) = ({len(active)},). "
+            f"Received {labels.dtype} of shape {labels.shape}"
+        )
     if len(labels) and labels.min() < 0:
         raise ValueError(f"`labels` must be >= 0. Received a label {labels.min()}")
     classes = int(labels.max(initial=-1)) + 1 if num_classes is None else num_classes
@@ -82,8 +90,9 @@ def class_selectivity(rates):
     Morcos et al., 2018); 0 for a neuron that never fires. Needs 2 classes at least."""
     rates = np.asarray(rates, dtype=np.float64)
     if rates.ndim != 2 or rates.shape[1] < 2:
-        raise ValueError(f"`rates` must be (neurons, classes) with 2 classes at least. "
-                         f"Received {rates.shape}")
+        raise ValueError(
+            f"`rates` must be (neurons, classes) with 2 classes at least. Received {rates.shape}"
+        )
     top = rates.max(axis=1)
     rest = (rates.sum(axis=1) - top) / (rates.shape[1] - 1)
     total = top + rest
@@ -110,6 +119,9 @@ def activation_summary(neuron_fraction, example_fraction, bins=10):
     neuron_fraction = np.asarray(neuron_fraction, dtype=np.float64)
     example_fraction = np.asarray(example_fraction, dtype=np.float64)
     neuron_histogram = fraction_histogram(neuron_fraction, bins).tolist()  # refuses an empty layer
-    return {"active": float(neuron_fraction.mean()), "dead_neurons": float(np.mean(neuron_fraction == 0)),
-            "neuron_histogram": neuron_histogram,
-            "example_histogram": fraction_histogram(example_fraction, bins).tolist()}
+    return {
+        "active": float(neuron_fraction.mean()),
+        "dead_neurons": float(np.mean(neuron_fraction == 0)),
+        "neuron_histogram": neuron_histogram,
+        "example_histogram": fraction_histogram(example_fraction, bins).tolist(),
+    }

@@ -35,13 +35,31 @@ METHOD = Method(
     package=__package__,
     docs="docs/initialize.md",
     forms=(
-        InitForm("torch-default", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on every conv and "
-                 "Dense kernel and bias (the papers' baseline)", _torch_default, "weights"),
-        InitForm("torch-default-depthwise", "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on the "
-                 "depthwise kernels only", _torch_default_depthwise, "spatial", targets=("depthwise",)),
-        InitForm("trunc-normal", "timm's default N(0, STD^2) (truncated at +-2) on every conv and Dense "
-                 "kernel, zero biases (Xu et al. 2024, Sec. 4: the weight-selection baseline as its text "
-                 "reads)", _trunc_normal, "weights", arg="STD", default=0.02, parse=_positive),
+        InitForm(
+            "torch-default",
+            "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on every conv and "
+            "Dense kernel and bias (the papers' baseline)",
+            _torch_default,
+            "weights",
+        ),
+        InitForm(
+            "torch-default-depthwise",
+            "PyTorch's default U[-1/sqrt(fan_in), 1/sqrt(fan_in)] on the depthwise kernels only",
+            _torch_default_depthwise,
+            "spatial",
+            targets=("depthwise",),
+        ),
+        InitForm(
+            "trunc-normal",
+            "timm's default N(0, STD^2) (truncated at +-2) on every conv and Dense "
+            "kernel, zero biases (Xu et al. 2024, Sec. 4: the weight-selection baseline as its text "
+            "reads)",
+            _trunc_normal,
+            "weights",
+            arg="STD",
+            default=0.02,
+            parse=_positive,
+        ),
     ),
     exports={
         "TorchDefaultUniform": ".torch_default",

@@ -19,8 +19,13 @@ from keras_structinit.contract import model_function
 from keras_structinit.initializer_base import SeededInitializer, resolve_dtype, seed_generator
 from keras_structinit.walker import find_kernels, is_depthwise_layout, iter_layers, resolve_layers
 
-__all__ = ["TorchDefaultUniform", "apply_torch_default", "apply_torch_uniform", "conv_and_dense_variables",
-           "torch_default_fan_ins"]
+__all__ = [
+    "TorchDefaultUniform",
+    "apply_torch_default",
+    "apply_torch_uniform",
+    "conv_and_dense_variables",
+    "torch_default_fan_ins",
+]
 
 
 def _check_shape(shape):
@@ -112,7 +117,8 @@ def _einsum_fan_in(layer):
     inputs, output = layer.equation.split("->")
     source, kernel_axes = inputs.split(",")
     return math.prod(
-        size for axis, size in zip(kernel_axes, layer.kernel.shape, strict=True)
+        size
+        for axis, size in zip(kernel_axes, layer.kernel.shape, strict=True)
         if axis in source and axis not in output
     )
 
@@ -130,12 +136,24 @@ def torch_default_fan_ins(layer):
     layers = keras.layers
     if isinstance(layer, (layers.SeparableConv1D, layers.SeparableConv2D)):
         pointwise = layer.pointwise_kernel
-        fan_ins = [(layer.depthwise_kernel, math.prod(layer.depthwise_kernel.shape[:-2])),
-                   (pointwise, math.prod(pointwise.shape[:-1]))]
+        fan_ins = [
+            (layer.depthwise_kernel, math.prod(layer.depthwise_kernel.shape[:-2])),
+            (pointwise, math.prod(pointwise.shape[:-1])),
+        ]
     elif isinstance(layer, (layers.DepthwiseConv1D, layers.DepthwiseConv2D)):
         fan_ins = [(layer.kernel, math.prod(layer.kernel.shape[:-2]))]
-    elif isinstance(layer, (layers.Dense, layers.Conv1D, layers.Conv2D, layers.Conv3D,
-                            layers.Conv1DTranspose, layers.Conv2DTranspose, layers.Conv3DTranspose)):
+    elif isinstance(
+        layer,
+        (
+            layers.Dense,
+            layers.Conv1D,
+            layers.Conv2D,
+            layers.Conv3D,
+            layers.Conv1DTranspose,
+            layers.Conv2DTranspose,
+            layers.Conv3DTranspose,
+        ),
+    ):
         fan_ins = [(layer.kernel, math.prod(layer.kernel.shape[:-1]))]
     elif isinstance(layer, layers.EinsumDense):
         fan_ins = [(layer.kernel, _einsum_fan_in(layer))]
@@ -155,12 +173,15 @@ def conv_and_dense_variables(model, layers, drawn_by):
     for layer in candidates:
         fan_ins = torch_default_fan_ins(layer)
         if layers is not None and not fan_ins:
-            raise ValueError(f"`layers` includes {layer.name!r}, which has no conv or Dense weights that "
-                             f"{drawn_by}.")
+            raise ValueError(
+                f"`layers` includes {layer.name!r}, which has no conv or Dense weights that {drawn_by}."
+            )
         found += fan_ins
     if not found:
-        raise ValueError(f"`model` ({model.name}) has no conv or Dense layer (Conv*, DepthwiseConv*, "
-                         "SeparableConv*, Dense, EinsumDense).")
+        raise ValueError(
+            f"`model` ({model.name}) has no conv or Dense layer (Conv*, DepthwiseConv*, "
+            "SeparableConv*, Dense, EinsumDense)."
+        )
     return found
 
 

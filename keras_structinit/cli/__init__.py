@@ -41,8 +41,9 @@ def _shape(text):
 
 
 def _add_backend_argument(parser):
-    parser.add_argument("--backend", choices=BACKENDS, default=None,
-                        help="Keras backend (default: KERAS_BACKEND)")
+    parser.add_argument(
+        "--backend", choices=BACKENDS, default=None, help="Keras backend (default: KERAS_BACKEND)"
+    )
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,14 +68,15 @@ def build_parser(full=False):
     flag of ``train`` in its ``--help`` (``--help-all``). ``parser.train_parser`` is ``train``'s."""
     from keras_structinit.cli import train as train_command
 
-    parser = _Parser(prog="structinit",
-                     description="Structured initialization for Keras 3 vision models.")
+    parser = _Parser(prog="structinit", description="Structured initialization for Keras 3 vision models.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     train = sub.add_parser(
-        "train", help="train a model with a CIFAR or ImageNet recipe",
+        "train",
+        help="train a model with a CIFAR or ImageNet recipe",
         description="Trains a model (the zoo's or your own) with a model.fit recipe and an init spec; writes "
-                    "model.keras, log.csv, results.json and learning curves to --out.")
+        "model.keras, log.csv, results.json and learning curves to --out.",
+    )
     train_command.add_arguments(train, full)
     _add_backend_argument(train)
     parser.train_parser = train
@@ -89,34 +91,57 @@ def build_parser(full=False):
 
 def _add_model_arguments(parser):
     """MODEL and what sizes a built one (``init`` and ``inspect``)."""
-    parser.add_argument("model", metavar="MODEL",
-                        help="a .keras file, keras.applications:NAME (with --input-shape, --classes), a "
-                             "KerasHub preset name or directory, keras_cv:PRESET, or a zoo name "
-                             f"({MODEL_FORMS})")
-    parser.add_argument("--input-shape", type=_shape, default=None,
-                        help="H,W,C of a zoo or keras.applications model (default 32,32,3 / 224,224,3)")
-    parser.add_argument("--classes", type=positive_int, default=None,
-                        help="classes of a zoo or keras.applications model (default 10 / 1000)")
-    parser.add_argument("--data-scaling", choices=DATA_SCALINGS, default="channel",
-                        help="how --data is scaled for the model: per-channel standardization as the CIFAR "
-                             "recipe (default), [-1, 1], or raw 0-255 (keras.applications models that "
-                             "preprocess their input)")
+    parser.add_argument(
+        "model",
+        metavar="MODEL",
+        help="a .keras file, keras.applications:NAME (with --input-shape, --classes), a "
+        "KerasHub preset name or directory, keras_cv:PRESET, or a zoo name "
+        f"({MODEL_FORMS})",
+    )
+    parser.add_argument(
+        "--input-shape",
+        type=_shape,
+        default=None,
+        help="H,W,C of a zoo or keras.applications model (default 32,32,3 / 224,224,3)",
+    )
+    parser.add_argument(
+        "--classes",
+        type=positive_int,
+        default=None,
+        help="classes of a zoo or keras.applications model (default 10 / 1000)",
+    )
+    parser.add_argument(
+        "--data-scaling",
+        choices=DATA_SCALINGS,
+        default="channel",
+        help="how --data is scaled for the model: per-channel standardization as the CIFAR "
+        "recipe (default), [-1, 1], or raw 0-255 (keras.applications models that "
+        "preprocess their input)",
+    )
 
 
 def _add_init(sub):
     init = sub.add_parser(
-        "init", help="apply an init spec to your own model and save it as .keras",
+        "init",
+        help="apply an init spec to your own model and save it as .keras",
         description="Applies an init spec (any --init form, joined by +) to a model and saves it as a new "
-                    ".keras file; prints (and writes to --report) what changed.")
+        ".keras file; prints (and writes to --report) what changed.",
+    )
     _add_model_arguments(init)
     init.add_argument("--init", required=True, help="an init spec: " + methods.form_usage() + ", joined by +")
     init.add_argument("--out", required=True, help="where to save the initialized model (.keras)")
-    init.add_argument("--data", default=None,
-                      help="images for the forms that measure data: .npz, ImageFolder dir/.zip "
-                           "(default: none)")
+    init.add_argument(
+        "--data",
+        default=None,
+        help="images for the forms that measure data: .npz, ImageFolder dir/.zip (default: none)",
+    )
     init.add_argument("--seed", type=int, default=0, help="(default 0)")
-    init.add_argument("--freeze", choices=("depthwise", "all_spatial"), default=None,
-                      help="freeze the depthwise (or every k x k) kernels; kept in the .keras file")
+    init.add_argument(
+        "--freeze",
+        choices=("depthwise", "all_spatial"),
+        default=None,
+        help="freeze the depthwise (or every k x k) kernels; kept in the .keras file",
+    )
     init.add_argument("--report", default=None, help="also write what changed here (Markdown)")
     add_overwrite_argument(init, "an existing --out or --report")
     _add_backend_argument(init)
@@ -124,26 +149,38 @@ def _add_init(sub):
 
 def _add_inspect(sub):
     inspect = sub.add_parser(
-        "inspect", help="what a model's filters and MLP blocks look like, against the papers' findings",
+        "inspect",
+        help="what a model's filters and MLP blocks look like, against the papers' findings",
         description="Measures a model's filters and MLP blocks as the papers do (each method's sections) "
-                    "and, "
-                    "with --data, the first layer's alignment with the data; writes report.md and "
-                    "report.json to --out.")
+        "and, "
+        "with --data, the first layer's alignment with the data; writes report.md and "
+        "report.json to --out.",
+    )
     _add_model_arguments(inspect)
-    inspect.add_argument("--data", default=None, help="labelled images for the first layer's alignment and "
-                                                      "the neurons' specialization by class (.npz, "
-                                                      "ImageFolder dir/.zip; default: none)")
+    inspect.add_argument(
+        "--data",
+        default=None,
+        help="labelled images for the first layer's alignment and "
+        "the neurons' specialization by class (.npz, "
+        "ImageFolder dir/.zip; default: none)",
+    )
     inspect.add_argument("--seed", type=int, default=0, help="of the subset of --data measured (default 0)")
-    inspect.add_argument("--out", default="structinit_inspect",
-                         help="folder of report.md and report.json (default structinit_inspect)")
+    inspect.add_argument(
+        "--out",
+        default="structinit_inspect",
+        help="folder of report.md and report.json (default structinit_inspect)",
+    )
     add_overwrite_argument(inspect, "an existing report in --out")
     _add_backend_argument(inspect)
 
 
 BACKEND_MODULES = {"tensorflow": "tensorflow", "jax": "jax", "torch": "torch"}
 #: The subcommands of the command line itself (the method records add theirs).
-CORE_COMMANDS = {"train": "keras_structinit.cli.train", "init": "keras_structinit.cli.init",
-                 "inspect": "keras_structinit.cli.inspect"}
+CORE_COMMANDS = {
+    "train": "keras_structinit.cli.train",
+    "init": "keras_structinit.cli.init",
+    "inspect": "keras_structinit.cli.inspect",
+}
 
 
 def _check_backend_installed(backend, given_as):
@@ -173,18 +210,23 @@ def choose_backend(installed=None):
     (Keras' own choice, ``keras.json`` or TensorFlow) when that one is installed, else the one
     backend installed. ``ValueError`` naming the choices when none, or several others, are."""
     if installed is None:
-        installed = [b for b, module in BACKEND_MODULES.items()
-                     if importlib.util.find_spec(module) is not None]
+        installed = [
+            b for b, module in BACKEND_MODULES.items() if importlib.util.find_spec(module) is not None
+        ]
     configured = _configured_backend()
     if configured in installed:
         return None
     if len(installed) == 1:
         return installed[0]
     if not installed:
-        raise ValueError("no Keras backend is installed: install one with pip install -e \".[jax]\", "
-                         "\".[torch]\" or \".[tensorflow]\" (from the repository root)")
-    raise ValueError(f"Keras' default backend ({configured}) is not installed: choose one of "
-                     f"{', '.join(installed)} with --backend or KERAS_BACKEND")
+        raise ValueError(
+            'no Keras backend is installed: install one with pip install -e ".[jax]", '
+            '".[torch]" or ".[tensorflow]" (from the repository root)'
+        )
+    raise ValueError(
+        f"Keras' default backend ({configured}) is not installed: choose one of "
+        f"{', '.join(installed)} with --backend or KERAS_BACKEND"
+    )
 
 
 def _ensure_backend(backend, argv):
@@ -198,8 +240,10 @@ def _ensure_backend(backend, argv):
             chosen = choose_backend()
             if chosen is not None:
                 os.environ["KERAS_BACKEND"] = chosen
-                print(f"structinit: backend {chosen} (the one installed; --backend or KERAS_BACKEND "
-                      "chooses)", flush=True)
+                print(
+                    f"structinit: backend {chosen} (the one installed; --backend or KERAS_BACKEND chooses)",
+                    flush=True,
+                )
         return
     _check_backend_installed(backend, f"--backend {backend}")
     if "keras" not in sys.modules:
@@ -214,9 +258,12 @@ def _ensure_backend(backend, argv):
 
 def _reads_tf_data(args):
     """Whether a ``train`` run imports TensorFlow for ``tf.data`` (``recipes.native.choose_pipeline``)."""
-    return (args.pipeline == "tf" or args.distribution == "multi_worker"
-            or str(args.data or "").startswith("tfds:")
-            or (args.recipe, os.environ.get("KERAS_BACKEND")) in SLOWER_NATIVE)
+    return (
+        args.pipeline == "tf"
+        or args.distribution == "multi_worker"
+        or str(args.data or "").startswith("tfds:")
+        or (args.recipe, os.environ.get("KERAS_BACKEND")) in SLOWER_NATIVE
+    )
 
 
 def _quiet_tensorflow_import():
@@ -234,8 +281,11 @@ def _quiet_tensorflow_import():
     such as oneDNN's ``DT_INT64`` line at the first training step. Set
     ``STRUCTINIT_TF_STARTUP_LOG=1`` to see the start-up lines.
     """
-    if ("tensorflow" in sys.modules or os.environ.get("STRUCTINIT_TF_STARTUP_LOG")
-            or importlib.util.find_spec("tensorflow") is None):
+    if (
+        "tensorflow" in sys.modules
+        or os.environ.get("STRUCTINIT_TF_STARTUP_LOG")
+        or importlib.util.find_spec("tensorflow") is None
+    ):
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     sys.stderr.flush()

@@ -38,7 +38,6 @@ from keras_structinit.walker import iter_layers, own_variables
 __all__ = ["InitReport", "init_model", "run"]
 
 
-
 @dataclass
 class InitReport:
     """What ``structinit init`` changed: one row per variable written, in model order."""
@@ -61,18 +60,30 @@ class InitReport:
         return [{**k, "layers": len(k["layers"])} for k in kinds.values()]
 
     def to_markdown(self):
-        lines = [f"# structinit init: {self.model} -> {self.out}", "",
-                 f"Init `{self.spec}` (seed {self.seed}): {len(self.rows)} variables of "
-                 f"{len({r['layer'] for r in self.rows})} layers written"
-                 + (f"; {len(self.frozen)} kernels frozen." if self.frozen else "."), "",
-                 format_table(self.kinds(), (("layer kind", "kind"), ("layers", "layers"),
-                                             ("variables", "variables"))), "",
-                 format_table(self.rows, (("variable", "path"), ("layer kind", "kind"),
-                                          ("initializer", "initializer"),
-                                          ("mean before", "mean_before", ".4g"),
-                                          ("std before", "std_before", ".4g"),
-                                          ("mean after", "mean_after", ".4g"),
-                                          ("std after", "std_after", ".4g")))]
+        lines = [
+            f"# structinit init: {self.model} -> {self.out}",
+            "",
+            f"Init `{self.spec}` (seed {self.seed}): {len(self.rows)} variables of "
+            f"{len({r['layer'] for r in self.rows})} layers written"
+            + (f"; {len(self.frozen)} kernels frozen." if self.frozen else "."),
+            "",
+            format_table(
+                self.kinds(), (("layer kind", "kind"), ("layers", "layers"), ("variables", "variables"))
+            ),
+            "",
+            format_table(
+                self.rows,
+                (
+                    ("variable", "path"),
+                    ("layer kind", "kind"),
+                    ("initializer", "initializer"),
+                    ("mean before", "mean_before", ".4g"),
+                    ("std before", "std_before", ".4g"),
+                    ("mean after", "mean_after", ".4g"),
+                    ("std after", "std_after", ".4g"),
+                ),
+            ),
+        ]
         if self.found:
             lines += ["", *self.found]
         return "\n".join(lines) + "\n"
@@ -83,8 +94,20 @@ def _stats(variable):
     return float(values.mean()), float(values.std())
 
 
-def init_model(model, spec, out, *, data=None, data_scaling="channel", seed=0, freeze=None, report=None,
-               overwrite=False, input_shape=None, classes=None):
+def init_model(
+    model,
+    spec,
+    out,
+    *,
+    data=None,
+    data_scaling="channel",
+    seed=0,
+    freeze=None,
+    report=None,
+    overwrite=False,
+    input_shape=None,
+    classes=None,
+):
     """Applies ``spec`` to ``model`` (see the module docstring) and saves it to ``out``; returns
     ``(model, InitReport)``. Every input is checked first; ``ValueError`` when nothing matched."""
     validation.text(model, "MODEL")
@@ -97,18 +120,22 @@ def init_model(model, spec, out, *, data=None, data_scaling="channel", seed=0, f
         raise ValueError(f"--out must be a .keras path. Received: {out!r}")
     needs = [p.name for p in parts if p.form.needs_data]
     if needs and data is None:
-        raise ValueError(f"--init {', '.join(needs)} measures images: pass --data (an .npz, an ImageFolder "
-                         "directory or its .zip)")
+        raise ValueError(
+            f"--init {', '.join(needs)} measures images: pass --data (an .npz, an ImageFolder "
+            "directory or its .zip)"
+        )
     check_exists(data, "--data")
     inputs = [model, data, *(p.value for p in parts if p.form.reads_file)]
     check_unlocked(files=[(out, "--out"), (report, "--report")])  # before "exists: pass --overwrite"
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
     if report is not None:
-        report = check_output(report, "--report", overwrite=overwrite, inputs=[*inputs, out],
-                              hint=OVERWRITE_HINT)
+        report = check_output(
+            report, "--report", overwrite=overwrite, inputs=[*inputs, out], hint=OVERWRITE_HINT
+        )
     with locked_outputs(files=[(out, "--out"), (report, "--report")]):  # another init writing them: refused
-        return _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, input_shape, classes,
-                     needs)
+        return _init(
+            model, spec, parts, out, data, data_scaling, seed, freeze, report, input_shape, classes, needs
+        )
 
 
 def _found(net, parts):
@@ -116,8 +143,11 @@ def _found(net, parts):
     (e.g. MLP blocks found by structure, each first kernel paired with its second): that record's
     ``structinit inspect`` sections, computed without data."""
     ran = {p.form.name for p in parts}
-    records = [r for r in methods.records() if any(
-        f.name in ran and set(f.targets) & {s.name for s in r.selectors} for f in r.forms)]
+    records = [
+        r
+        for r in methods.records()
+        if any(f.name in ran and set(f.targets) & {s.name for s in r.selectors} for f in r.forms)
+    ]
     lines = []
     for inspector, inspector_parts in methods.inspectors().values():
         if any(inspector in r.inspectors for r in records):
@@ -145,12 +175,21 @@ def _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, inp
         variable = by_path[path]
         layer = layer_of.get(id(variable))
         after = _stats(variable)
-        rows.append({"path": path, "layer": layer.name if layer else path.rsplit("/", 1)[0],
-                     "kind": type(layer).__name__ if layer else "?", "initializer": written[path],
-                     "mean_before": before[path][0], "std_before": before[path][1],
-                     "mean_after": after[0], "std_after": after[1]})
-    result = InitReport(model=model, out=out, spec=spec, seed=seed, rows=rows, frozen=frozen,
-                        found=_found(net, run_parts))
+        rows.append(
+            {
+                "path": path,
+                "layer": layer.name if layer else path.rsplit("/", 1)[0],
+                "kind": type(layer).__name__ if layer else "?",
+                "initializer": written[path],
+                "mean_before": before[path][0],
+                "std_before": before[path][1],
+                "mean_after": after[0],
+                "std_after": after[1],
+            }
+        )
+    result = InitReport(
+        model=model, out=out, spec=spec, seed=seed, rows=rows, frozen=frozen, found=_found(net, run_parts)
+    )
     with atomic_path(out) as tmp:
         net.save(tmp)
         record_initializers(tmp, net, written)  # what `structinit inspect` names as each one's init
@@ -163,9 +202,18 @@ def run(args):
     """Runs ``structinit init``; one-line errors (exit 2) for bad input, before anything is written."""
     try:
         _, result = init_model(
-            args.model, args.init, args.out, data=args.data, data_scaling=args.data_scaling, seed=args.seed,
-            freeze=args.freeze, report=args.report, overwrite=args.overwrite, input_shape=args.input_shape,
-            classes=args.classes)
+            args.model,
+            args.init,
+            args.out,
+            data=args.data,
+            data_scaling=args.data_scaling,
+            seed=args.seed,
+            freeze=args.freeze,
+            report=args.report,
+            overwrite=args.overwrite,
+            input_shape=args.input_shape,
+            classes=args.classes,
+        )
     except INPUT_ERRORS as err:
         return usage_error("init", spelled(str(err), SIZE_FLAGS))
     print(result.to_markdown(), flush=True)

@@ -47,8 +47,9 @@ def _has_matplotlib():
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, overwrite=False, input_shape=None,
-                  classes=None):
+def inspect_model(
+    model, out, *, data=None, data_scaling="channel", seed=0, overwrite=False, input_shape=None, classes=None
+):
     """Inspects ``model`` (see ``structinit init`` for its forms) and writes ``out``/report.md,
     report.json and the figures; returns the :class:`~keras_structinit.inspection.InspectionReport`
     and the paths written (no figures without matplotlib)."""
@@ -58,8 +59,9 @@ def inspect_model(model, out, *, data=None, data_scaling="channel", seed=0, over
     names = ("report.md", "report.json", *(methods.figure_names() if _has_matplotlib() else ()))
     check_unlocked(folders=[(out, "--out")])  # another inspect writing --out: before "exists"
     for name in names:
-        check_output(os.path.join(out, name), "--out", overwrite=overwrite, inputs=[model, data],
-                     hint=OVERWRITE_HINT)
+        check_output(
+            os.path.join(out, name), "--out", overwrite=overwrite, inputs=[model, data], hint=OVERWRITE_HINT
+        )
     with OutputLock(out, "--out"):
         return _inspect(model, out, names, data, data_scaling, seed, overwrite, input_shape, classes)
 
@@ -76,8 +78,9 @@ def _inspect(model, out, names, data, data_scaling, seed, overwrite, input_shape
         raise ValueError(f"MODEL {model!r} has no spatial convolution and no MLP block to inspect")
     os.makedirs(out, exist_ok=True)
     figures = report.figures(out, overwrite=overwrite) if len(names) > 2 else []
-    write_text(os.path.join(out, "report.md"),
-               report.to_markdown(figures=[os.path.basename(f) for f in figures]))
+    write_text(
+        os.path.join(out, "report.md"), report.to_markdown(figures=[os.path.basename(f) for f in figures])
+    )
     report.to_json(os.path.join(out, "report.json"))
     return report, [os.path.join(out, "report.md"), os.path.join(out, "report.json"), *figures]
 
@@ -85,9 +88,16 @@ def _inspect(model, out, names, data, data_scaling, seed, overwrite, input_shape
 def run(args):
     """Runs ``structinit inspect``; one-line errors (exit 2) for bad input."""
     try:
-        report, written = inspect_model(args.model, args.out, data=args.data, data_scaling=args.data_scaling,
-                               seed=args.seed, overwrite=args.overwrite, input_shape=args.input_shape,
-                               classes=args.classes)
+        report, written = inspect_model(
+            args.model,
+            args.out,
+            data=args.data,
+            data_scaling=args.data_scaling,
+            seed=args.seed,
+            overwrite=args.overwrite,
+            input_shape=args.input_shape,
+            classes=args.classes,
+        )
     except INPUT_ERRORS as err:
         return usage_error("inspect", spelled(str(err), SIZE_FLAGS))
     text = report.to_markdown()

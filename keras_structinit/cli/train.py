@@ -31,54 +31,97 @@ NOT_SETTINGS = ("command", "backend", "out", "resume", "overwrite", "paper", "re
 
 def add_arguments(parser, full):
     """``train``'s flags, in groups; ``full``: every flag in ``--help`` (else the common ones)."""
+
     def more(text):
         return text if full else argparse.SUPPRESS
 
     cifar, own = "CIFAR recipes: ", " (default: the model's)"  # cifar: the Run's CIFAR-only fields
     group = parser.add_argument_group("the model")
     zoo = MODEL_FORMS if full else "convmixer-256/8, ... see --help-all"
-    group.add_argument("--model", help=f"(required unless --paper) a zoo name ({zoo}), a .keras file, "
-                                       "keras.applications:NAME or a KerasHub preset folder")
-    group.add_argument("--paper", choices=tuple(methods.paper_setups()),
-                       help="a paper's CIFAR experiment: its settings, cited; flags given too are departures")
-    group.add_argument("--new-head", action="store_const", const=True,
-                       help="a new last Dense of the data's classes (default: refuse a head of another size)")
+    group.add_argument(
+        "--model",
+        help=f"(required unless --paper) a zoo name ({zoo}), a .keras file, "
+        "keras.applications:NAME or a KerasHub preset folder",
+    )
+    group.add_argument(
+        "--paper",
+        choices=tuple(methods.paper_setups()),
+        help="a paper's CIFAR experiment: its settings, cited; flags given too are departures",
+    )
+    group.add_argument(
+        "--new-head",
+        action="store_const",
+        const=True,
+        help="a new last Dense of the data's classes (default: refuse a head of another size)",
+    )
     group.add_argument("--kernel-size", type=positive_int, help=more("a zoo model's depthwise kernel" + own))
     group.add_argument("--patch-size", type=positive_int, help=more("a zoo model's stem patch size" + own))
     group = parser.add_argument_group("initialization")
     summaries = "; ".join(f"{f.name}: {f.summary}" for f in methods.init_forms().values())
     forms = f": {methods.form_usage()}. {summaries}"
-    group.add_argument("--init", help="an init spec: forms joined by + (e.g. conv-cov+mean-shift; default: "
-                       "default, the builder's own)" + (forms if full else ""))
-    group.add_argument("--frozen", action="store_const", const=True,
-                       help="freeze the spatial (depthwise) filters (default: trained)")
-    group.add_argument("--distill-from", help=more("a teacher to distill from (a .keras file, "
-                                                   "keras.applications:NAME or a preset; default: none)"))
-    group.add_argument("--distill-mode", choices=("logits", "features"),
-                       help=more("logits: CE + alpha KL(p_t||p_s); features: CE + alpha L1(O_t, MLP(O_s)) "
-                                 "(default logits)"))
+    group.add_argument(
+        "--init",
+        help="an init spec: forms joined by + (e.g. conv-cov+mean-shift; default: "
+        "default, the builder's own)" + (forms if full else ""),
+    )
+    group.add_argument(
+        "--frozen",
+        action="store_const",
+        const=True,
+        help="freeze the spatial (depthwise) filters (default: trained)",
+    )
+    group.add_argument(
+        "--distill-from",
+        help=more(
+            "a teacher to distill from (a .keras file, keras.applications:NAME or a preset; default: none)"
+        ),
+    )
+    group.add_argument(
+        "--distill-mode",
+        choices=("logits", "features"),
+        help=more("logits: CE + alpha KL(p_t||p_s); features: CE + alpha L1(O_t, MLP(O_s)) (default logits)"),
+    )
     group.add_argument("--distill-alpha", type=positive_float, help=more("the alpha (default 1)"))
     group = parser.add_argument_group("data")
     group.add_argument("--recipe", choices=RECIPES, default="cifar10", help="the recipe (default cifar10)")
-    group.add_argument("--data", help="CIFAR: an ImageFolder folder/.zip or .npz (default keras.datasets); "
-                       "ImageNet: an ImageFolder folder or tfds:NAME")
+    group.add_argument(
+        "--data",
+        help="CIFAR: an ImageFolder folder/.zip or .npz (default keras.datasets); "
+        "ImageNet: an ImageFolder folder or tfds:NAME",
+    )
     group.add_argument("--eval-data", help="an evaluation set, as --data (default: none)")
     group.add_argument("--train-size", type=positive_int, help=more(cifar + "N images (default all)"))
-    group.add_argument("--train-offset", type=non_negative_int, help=more(
-        cifar + "skip the N images --train-size N draws with this --seed: disjoint runs (default 0)"))
-    group.add_argument("--val-split", dest="validation_split", type=float,
-                       help=more(cifar + "held-out fraction per class (default 0.1)"))
+    group.add_argument(
+        "--train-offset",
+        type=non_negative_int,
+        help=more(
+            cifar + "skip the N images --train-size N draws with this --seed: disjoint runs (default 0)"
+        ),
+    )
+    group.add_argument(
+        "--val-split",
+        dest="validation_split",
+        type=float,
+        help=more(cifar + "held-out fraction per class (default 0.1)"),
+    )
     group.add_argument("--image-size", type=positive_int, help=more("crop size (default 224)"))
-    group.add_argument("--pipeline", choices=("auto", "native", "tf"),
-                       help=more("input stream: native (Keras ops on the device, no TensorFlow), tf "
-                                 "(tf.data) or auto (default: docs/models-and-recipes.md)"))
+    group.add_argument(
+        "--pipeline",
+        choices=("auto", "native", "tf"),
+        help=more(
+            "input stream: native (Keras ops on the device, no TensorFlow), tf "
+            "(tf.data) or auto (default: docs/models-and-recipes.md)"
+        ),
+    )
     training = parser.add_argument_group("training (default: the recipe's, docs/models-and-recipes.md)")
     add_recipe_arguments(training, more)
     group = parser.add_argument_group("output")
     group.add_argument("--out", default="structinit_train", help="output folder (default structinit_train)")
-    group.add_argument("--resume", action="store_true",
-                       help="go on with the unfinished run in --out from its last finished epoch (default: "
-                            "a new run)")
+    group.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with the unfinished run in --out from its last finished epoch (default: a new run)",
+    )
     add_overwrite_argument(group, "the results of an earlier run in --out")
     parser.add_argument("--help-all", action="store_true", help="show every flag and exit")
     only = {**dict.fromkeys(CIFAR_ONLY, "CIFAR recipes: "), **dict.fromkeys(IMAGENET_ONLY, "ImageNet: ")}
@@ -102,8 +145,9 @@ def run(args, parser):
         if args.distribution == "multi_worker":
             args.out = _process_out(args.out)
         run_value = _run_of(args, flags)
-        files = RunFiles(args.out, resume=args.resume, overwrite=args.overwrite, inputs=run_value.inputs(),
-                         names=flags)
+        files = RunFiles(
+            args.out, resume=args.resume, overwrite=args.overwrite, inputs=run_value.inputs(), names=flags
+        )
         files.check()  # before the data is read
         checked = run_value.check()
     except INPUT_ERRORS as err:
@@ -128,8 +172,11 @@ def _end_if_a_peer_is_lost(err):
 
     if devices.peer_lost(err):
         first = validation.clipped(str(err).strip().splitlines()[0], 200)
-        devices.end_process(f"structinit train: another process of this multi-process run stopped "
-                            f"({first}); this one stops too (results.json records it)", 1)
+        devices.end_process(
+            f"structinit train: another process of this multi-process run stopped "
+            f"({first}); this one stops too (results.json records it)",
+            1,
+        )
 
 
 def _disk_failed(err, out, flags):
@@ -148,8 +195,12 @@ def _disk_failed(err, out, flags):
     said = f"{err.strerror or err}" + (f": {err.filename!r}" if err.filename else "")
     if recorded.get("status") == "failed":
         epoch = recorded.get("last_backup_epoch")
-        said += (f" (results.json records it; {flags.get('resume', '--resume')} goes on from epoch {epoch} "
-                 "once the disk has room)" if epoch else " (results.json records it)")
+        said += (
+            f" (results.json records it; {flags.get('resume', '--resume')} goes on from epoch {epoch} "
+            "once the disk has room)"
+            if epoch
+            else " (results.json records it)"
+        )
     usage_error("train", said)
     return 2 if err.errno in READ_ONLY else 1
 

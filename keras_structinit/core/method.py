@@ -23,10 +23,24 @@ METHOD = Method(
         "parse_init_spec": "keras_structinit.methods",
         "fgsm_accuracy": "keras_structinit.evaluation",
     },
-    public={"": ("fgsm_accuracy", "freeze_spatial", "load_frozen_model", "initialize", "parse_init_spec",
-                 "reinitialize")},
+    public={
+        "": (
+            "fgsm_accuracy",
+            "freeze_spatial",
+            "load_frozen_model",
+            "initialize",
+            "parse_init_spec",
+            "reinitialize",
+        )
+    },
     model_functions=("freeze_spatial", "reinitialize"),
-    pure=(".", "keras_structinit", "keras_structinit.methods", "keras_structinit.validation",
-          "keras_structinit.datasets", "keras_structinit.arguments"),
+    pure=(
+        ".",
+        "keras_structinit",
+        "keras_structinit.methods",
+        "keras_structinit.validation",
+        "keras_structinit.datasets",
+        "keras_structinit.arguments",
+    ),
     order=-1,  # before every method: ``default`` comes first in --help
 )

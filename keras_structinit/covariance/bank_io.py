@@ -72,8 +72,9 @@ def load(path):
     if not os.path.exists(path):
         raise FileNotFoundError(f"No FilterCovariance file at {path!r}.")
     if not zipfile.is_zipfile(path):  # NumPy would read it as a pickle and advise allow_pickle
-        raise ValueError(f"{path!r} is not a FilterCovariance bank (an .npz written by "
-                         "FilterCovariance.save).")
+        raise ValueError(
+            f"{path!r} is not a FilterCovariance bank (an .npz written by FilterCovariance.save)."
+        )
     try:
         with np.load(path, allow_pickle=False) as data:
             missing = [key for key in ARRAY_KEYS if key not in data.files]

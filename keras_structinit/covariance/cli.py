@@ -60,14 +60,28 @@ def run(args):
     try:
         OutputLock(args.out, "--out", what="another demo").check()  # before --overwrite is advised
         check_exists(args.data, "--data")
-        prepare_output_dir(args.out, OUTPUT_FILES, "--out", overwrite=args.overwrite, inputs=[args.data],
-                           hint=OVERWRITE_HINT, check_only=True)
+        prepare_output_dir(
+            args.out,
+            OUTPUT_FILES,
+            "--out",
+            overwrite=args.overwrite,
+            inputs=[args.data],
+            hint=OVERWRITE_HINT,
+            check_only=True,
+        )
         data = prepare_data(args.data, args.train_size, args.seed, name="--data")
     except INPUT_ERRORS as err:
         return usage_error("demo", err)
     try:
-        run_demo(data=data, epochs=args.epochs, out=args.out, seed=args.seed, train_size=args.train_size,
-                 overwrite=args.overwrite, seeds=args.seeds)
+        run_demo(
+            data=data,
+            epochs=args.epochs,
+            out=args.out,
+            seed=args.seed,
+            train_size=args.train_size,
+            overwrite=args.overwrite,
+            seeds=args.seeds,
+        )
     except OutputInUse as err:  # another demo took --out since the check
         return usage_error("demo", err)
     return 0
@@ -122,15 +136,28 @@ def train_one(name, init, data, cfg, verbose, callbacks=()):
     keras.utils.set_random_seed(cfg["seed"])  # the same batch order for every init of this seed
     start = time.perf_counter()
     history = model.fit(
-        x, y, batch_size=cfg["batch_size"], epochs=cfg["epochs"],
-        validation_data=(x_val, y_val), verbose=verbose, callbacks=list(callbacks),
+        x,
+        y,
+        batch_size=cfg["batch_size"],
+        epochs=cfg["epochs"],
+        validation_data=(x_val, y_val),
+        verbose=verbose,
+        callbacks=list(callbacks),
     )
     seconds = time.perf_counter() - start
     return model, history.history, seconds, initial_kernels
 
 
-def run_demo(data=None, epochs=None, out="structinit_demo", seed=None, train_size=None, verbose=None,
-             overwrite=False, seeds=None):
+def run_demo(
+    data=None,
+    epochs=None,
+    out="structinit_demo",
+    seed=None,
+    train_size=None,
+    verbose=None,
+    overwrite=False,
+    seeds=None,
+):
     """Runs the demo; returns the results dictionary (also written to ``out``).
 
     Each init trains with ``seeds`` seeds (``seed``, ``seed + 1``, ...; default
@@ -168,9 +195,11 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
         data = prepare_data(data, cfg["train_size"], cfg["seed"])
     x, y, x_val, y_val, description = data
     print(f"Data: {description}: {len(x)} training / {len(x_val)} validation images.")
-    model_line = (f"ConvMixer-{cfg['dim']}/{cfg['depth']}, k={cfg['kernel_size']}, "
-                  f"patch {cfg['patch_size']}, frozen spatial filters, {cfg['epochs']} epochs, "
-                  f"{_seed_text(cfg)}, backend {keras.backend.backend()}")
+    model_line = (
+        f"ConvMixer-{cfg['dim']}/{cfg['depth']}, k={cfg['kernel_size']}, "
+        f"patch {cfg['patch_size']}, frozen spatial filters, {cfg['epochs']} epochs, "
+        f"{_seed_text(cfg)}, backend {keras.backend.backend()}"
+    )
     print(f"Model: {model_line}.")
     normalize = channel_normalizer(x)
     num_classes = int(max(y.max(), y_val.max() if len(y_val) else 0)) + 1
@@ -207,8 +236,9 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
         "histories": histories,
     }
     write_json(os.path.join(out, "results.json"), summary)
-    write_text(os.path.join(out, "results.md"),
-               f"Model: {model_line}.\n\n{data_line}\n\n{table}\n\n{verdict}\n")
+    write_text(
+        os.path.join(out, "results.md"), f"Model: {model_line}.\n\n{data_line}\n\n{table}\n\n{verdict}\n"
+    )
     summary["plots"] = _write_plots(out, cfg, histories, first_kernels, data_line)
     written = ["results.json", "results.md", *(os.path.basename(p) for p in summary["plots"])]
     print(f"\nWrote {', '.join(os.path.join(out, name) for name in written)}")
@@ -250,31 +280,41 @@ def _verdict(paired, baseline, method):
     the unpaired figure (difference of means, the two inits' spreads) beside it."""
     n, gap = method["seeds"], paired["mean"]
     if n < 2:
-        return (f"Gap: {100 * gap:+.2f} points with one seed per init, which cannot tell it from seed "
-                "noise: run with --seeds 3 (or more) for that.")
+        return (
+            f"Gap: {100 * gap:+.2f} points with one seed per init, which cannot tell it from seed "
+            "noise: run with --seeds 3 (or more) for that."
+        )
     error = paired["standard_error"]
     unpaired = float(np.sqrt(sum(row["final_val_accuracy_std"] ** 2 for row in (baseline, method)) / n))
     beyond = abs(gap) > 2 * error
-    return (f"Paired gap (same seed, same batches): {100 * gap:+.2f} ± {100 * error:.2f} points (mean of {n} "
-            "per-seed gaps ± standard error): "
-            + ("beyond seed noise (more than twice the standard error)" if beyond
-               else "within seed noise (at most twice the standard error)")
-            + f". Unpaired: {100 * gap:+.2f} ± {100 * unpaired:.2f}.")
+    return (
+        f"Paired gap (same seed, same batches): {100 * gap:+.2f} ± {100 * error:.2f} points (mean of {n} "
+        "per-seed gaps ± standard error): "
+        + (
+            "beyond seed noise (more than twice the standard error)"
+            if beyond
+            else "within seed noise (at most twice the standard error)"
+        )
+        + f". Unpaired: {100 * gap:+.2f} ± {100 * unpaired:.2f}."
+    )
 
 
 def _what_it_shows(description, paired):
     """What a run on the embedded images can and cannot show (empty on real data, or a clear gap)."""
     error = paired["standard_error"]
     if not description.startswith(datasets.PROCEDURAL_DESCRIPTION) or (
-            error is not None and abs(paired["mean"]) > 2 * error):
+        error is not None and abs(paired["mean"]) > 2 * error
+    ):
         return ""
-    return ("\nThe embedded procedural images are not CIFAR-10, and at this size the gap is not beyond seed "
-            "noise: the paper's effect (frozen-filter ConvMixers on CIFAR-10 gain 0.6-5.0 points at 20 "
-            "epochs; Trockman et al., Sec. 4.1, Fig. 3) is measured on CIFAR-10 in benchmarks/REPORT.md "
-            "(covariance_convergence). What this run shows: the closed-form covariance of shifted Gaussians "
-            "(covariance.png, as the paper's Fig. 5), the filters sampled from it (filters.png), and two "
-            "inits compared seed by seed. Pass --data with CIFAR-10 (an ImageFolder folder or .zip, or an "
-            ".npz) to measure the gap on it.")
+    return (
+        "\nThe embedded procedural images are not CIFAR-10, and at this size the gap is not beyond seed "
+        "noise: the paper's effect (frozen-filter ConvMixers on CIFAR-10 gain 0.6-5.0 points at 20 "
+        "epochs; Trockman et al., Sec. 4.1, Fig. 3) is measured on CIFAR-10 in benchmarks/REPORT.md "
+        "(covariance_convergence). What this run shows: the closed-form covariance of shifted Gaussians "
+        "(covariance.png, as the paper's Fig. 5), the filters sampled from it (filters.png), and two "
+        "inits compared seed by seed. Pass --data with CIFAR-10 (an ImageFolder folder or .zip, or an "
+        ".npz) to measure the gap on it."
+    )
 
 
 def _write_plots(out, cfg, histories, first_kernels, data_line):
@@ -288,20 +328,28 @@ def _write_plots(out, cfg, histories, first_kernels, data_line):
         sigmas = [covariance.variance_schedule(d, *schedule) for d in depths]
         return [
             plot_covariances(
-                [covariance.conv_covariance(k, s) for s in sigmas], k,
+                [covariance.conv_covariance(k, s) for s in sigmas],
+                k,
                 [f"d={d:g}, sigma={s:.3f}" for d, s in zip(depths, sigmas, strict=True)],
                 os.path.join(out, "covariance.png"),
             ),
             viz.plot_filters(
                 [kernel for kernels in first_kernels.values() for kernel in kernels.values()],
-                [f"{name}: block {i} initial filters"
-                 for name, kernels in first_kernels.items() for i in kernels],
+                [
+                    f"{name}: block {i} initial filters"
+                    for name, kernels in first_kernels.items()
+                    for i in kernels
+                ],
                 os.path.join(out, "filters.png"),
             ),
             viz.plot_learning_curves(
-                histories, os.path.join(out, "learning_curves.png"),
-                title=(f"ConvMixer-{cfg['dim']}/{cfg['depth']} k={cfg['kernel_size']}, frozen filters, "
-                       f"seed {cfg['seed']}; {data_line}")),
+                histories,
+                os.path.join(out, "learning_curves.png"),
+                title=(
+                    f"ConvMixer-{cfg['dim']}/{cfg['depth']} k={cfg['kernel_size']}, frozen filters, "
+                    f"seed {cfg['seed']}; {data_line}"
+                ),
+            ),
         ]
     except ImportError as e:
         print(f"Skipping plots: {e}")

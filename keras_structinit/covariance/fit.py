@@ -36,8 +36,9 @@ def filter_statistics(kernel):
     values = np.asarray(kernel, dtype=np.float64)
     filters = values.reshape(math.prod(values.shape[:2]), -1)  # column h = filter kernel[..., a_, b_]
     if filters.shape[1] < 2:
-        raise ValueError(f"`kernel` holds {filters.shape[1]} filter; at least two are needed to estimate a "
-                         "covariance")
+        raise ValueError(
+            f"`kernel` holds {filters.shape[1]} filter; at least two are needed to estimate a covariance"
+        )
     mean = filters.mean(axis=1)
     centred = filters - mean[:, None]
     return mean, centred @ centred.T / (filters.shape[1] - 1)
@@ -64,8 +65,10 @@ def fit_sigma(cov, kernel_size, psd="abs", tolerance=1e-4):
     cov = np.asarray(cov, dtype=np.float64)
     n = math.prod(kernel_size)
     if cov.shape != (n, n) or not np.all(np.isfinite(cov)):
-        raise ValueError(f"`cov` must be a finite ({n}, {n}) covariance for kernel_size={kernel_size}. "
-                         f"Received shape {cov.shape}")
+        raise ValueError(
+            f"`cov` must be a finite ({n}, {n}) covariance for kernel_size={kernel_size}. "
+            f"Received shape {cov.shape}"
+        )
     norm = float(np.linalg.norm(cov))
     if norm == 0:
         raise ValueError("`cov` is zero: the filters are all zero, no width to fit")
@@ -75,8 +78,10 @@ def fit_sigma(cov, kernel_size, psd="abs", tolerance=1e-4):
     ratio = (math.sqrt(5) - 1) / 2
     while hi - lo > tolerance:
         a, b = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-        if _error(cov, norm, kernel_size, math.exp(a), psd)[0] <= _error(cov, norm, kernel_size, math.exp(b),
-                                                                          psd)[0]:
+        if (
+            _error(cov, norm, kernel_size, math.exp(a), psd)[0]
+            <= _error(cov, norm, kernel_size, math.exp(b), psd)[0]
+        ):
             hi = b
         else:
             lo = a

@@ -54,8 +54,9 @@ class SpatialSection(Section):
     def sigma_depth_correlation(self, kind="depthwise"):
         """Spearman's correlation of the fitted ``sigma`` of every ``kind`` layer (``"depthwise"``,
         ``"conv"`` or a part's kind, structured or not) with its depth; ``None`` below 3 layers."""
-        sigmas = [r["covariance_fit"]["sigma"] for r in self.value
-                  if r["covariance_fit"] and r["kind"] == kind]
+        sigmas = [
+            r["covariance_fit"]["sigma"] for r in self.value if r["covariance_fit"] and r["kind"] == kind
+        ]
         return None if len(sigmas) < 3 else _rank_correlation(sigmas)
 
     @property
@@ -80,22 +81,45 @@ class SpatialSection(Section):
         rows = []
         for r in self.value:
             fit = r["covariance_fit"] or {}
-            rows.append({**r, "size": "x".join(map(str, r["kernel_size"])), "sigma": fit.get("sigma", nan),
-                         "error": fit.get("rel_error", nan),
-                         **{c: nan if r[c] is None else r[c] for c in self.sources},
-                         "frozen": "trained" if r["trainable"] else "frozen"})
+            rows.append(
+                {
+                    **r,
+                    "size": "x".join(map(str, r["kernel_size"])),
+                    "sigma": fit.get("sigma", nan),
+                    "error": fit.get("rel_error", nan),
+                    **{c: nan if r[c] is None else r[c] for c in self.sources},
+                    "frozen": "trained" if r["trainable"] else "frozen",
+                }
+            )
         grows = self.sigma_grows_with_depth
-        verdict = (f"n/a (fewer than 3 layers with a fit error <= {STRUCTURED_ERROR})" if grows is None
-                   else "yes" if grows else "no")
-        columns = (("kernel", "path"), ("kind", "kind"), ("size", "size"), ("depth", "depth_fraction", ".2f"),
-                   ("sigma", "sigma", ".3f"), ("fit error", "error", ".3f"),
-                   *((c.replace("_", " "), c, ".3f") for c in self.sources), ("filters", "frozen"))
+        verdict = (
+            f"n/a (fewer than 3 layers with a fit error <= {STRUCTURED_ERROR})"
+            if grows is None
+            else "yes"
+            if grows
+            else "no"
+        )
+        columns = (
+            ("kernel", "path"),
+            ("kind", "kind"),
+            ("size", "size"),
+            ("depth", "depth_fraction", ".2f"),
+            ("sigma", "sigma", ".3f"),
+            ("fit error", "error", ".3f"),
+            *((c.replace("_", " "), c, ".3f") for c in self.sources),
+            ("filters", "frozen"),
+        )
         cited = "".join(f", {source}" for source in self.sources.values())
-        return ["## Spatial convolutions", "",
-                f"Closed-form covariance fitted by sigma (Trockman et al., Eq. 10-11){cited}. A fit error "
-                f"above {STRUCTURED_ERROR} means no closed form describes the layer (independent weights fit "
-                f"none better than ~0.95). Sigma grows with depth: {verdict}.", "",
-                format_table(rows, columns), ""]
+        return [
+            "## Spatial convolutions",
+            "",
+            f"Closed-form covariance fitted by sigma (Trockman et al., Eq. 10-11){cited}. A fit error "
+            f"above {STRUCTURED_ERROR} means no closed form describes the layer (independent weights fit "
+            f"none better than ~0.95). Sigma grows with depth: {verdict}.",
+            "",
+            format_table(rows, columns),
+            "",
+        ]
 
     def figures(self, directory, *, overwrite=False):
         """``spatial_depth.png``: fitted ``sigma`` and the parts' columns over depth, per conv kind
@@ -114,19 +138,28 @@ class SpatialSection(Section):
             panels["fitted sigma"][kind] = (depths, [r["covariance_fit"]["sigma"] for r in rows])
             for c in self.sources:
                 panels[c.replace("_", " ")][kind] = (depths, [r[c] for r in rows])
-        written = [viz.plot_over_depth(
-            panels, os.path.join(directory, "spatial_depth.png"), overwrite=overwrite,
-            title=f"{self.model}: the closed form's sigma nearest each layer's filter covariance")]
+        written = [
+            viz.plot_over_depth(
+                panels,
+                os.path.join(directory, "spatial_depth.png"),
+                overwrite=overwrite,
+                title=f"{self.model}: the closed form's sigma nearest each layer's filter covariance",
+            )
+        ]
         groups = collections.Counter((r["kind"], tuple(r["kernel_size"])) for r in fitted)
         kind, size = groups.most_common(1)[0][0]
         rows = [r for r in fitted if (r["kind"], tuple(r["kernel_size"])) == (kind, size)]
         picks = np.linspace(0, len(rows) - 1, min(FIGURE_COVARIANCES, len(rows)))
         rows = [rows[i] for i in sorted({round(p) for p in picks})]
-        written.append(plot_covariances(
-            [self.arrays["covariances"][r["path"]] for r in rows], size,
-            [f"{viz.wrap_label(r['layer'], 22)}\nsigma {r['covariance_fit']['sigma']:.2f}"
-             for r in rows],
-            os.path.join(directory, "covariance_blocks.png"), overwrite=overwrite))
+        written.append(
+            plot_covariances(
+                [self.arrays["covariances"][r["path"]] for r in rows],
+                size,
+                [f"{viz.wrap_label(r['layer'], 22)}\nsigma {r['covariance_fit']['sigma']:.2f}" for r in rows],
+                os.path.join(directory, "covariance_blocks.png"),
+                overwrite=overwrite,
+            )
+        )
         return written
 
 
@@ -143,8 +176,14 @@ def spatial(model, *, data, parts):
         found = walker.find(model, "all_spatial")
     except ValueError:  # no spatial conv: an empty section
         return SpatialSection([], {"covariances": {}}, model=model.name, sources=sources)
-    kinds = ["depthwise" if walker.depthwise_kernel(layer) is not None else combine[id(layer)][0]
-             if id(layer) in combine else "conv" for layer, _ in found]
+    kinds = [
+        "depthwise"
+        if walker.depthwise_kernel(layer) is not None
+        else combine[id(layer)][0]
+        if id(layer) in combine
+        else "conv"
+        for layer, _ in found
+    ]
     depth = {}  # each layer's depth fraction among the layers of its kind
     for kind in set(kinds):
         of_kind = [i for i, k in enumerate(kinds) if k == kind]
@@ -159,13 +198,25 @@ def spatial(model, *, data, parts):
             continue
         count = math.prod(filters.shape[2:])
         cov = filter_statistics(filters)[1] if count > 1 else np.zeros((math.prod(kernel_size),) * 2)
-        row = {"path": kernel.path, "layer": layer.name, "kind": kinds[index],
-               "kernel_size": list(kernel_size), "filters": int(count), "depth_fraction": depth[index],
-               "trainable": bool(kernel.trainable), "covariance_fit": None, **dict.fromkeys(measures)}
+        row = {
+            "path": kernel.path,
+            "layer": layer.name,
+            "kind": kinds[index],
+            "kernel_size": list(kernel_size),
+            "filters": int(count),
+            "depth_fraction": depth[index],
+            "trainable": bool(kernel.trainable),
+            "covariance_fit": None,
+            **dict.fromkeys(measures),
+        }
         if np.linalg.norm(cov) > 0:
             sigma, scale, error = fit_sigma(cov, kernel_size)
-            row["covariance_fit"] = {"sigma": sigma, "scale": scale, "rel_error": error,
-                                     "structured": error <= STRUCTURED_ERROR}
+            row["covariance_fit"] = {
+                "sigma": sigma,
+                "scale": scale,
+                "rel_error": error,
+                "structured": error <= STRUCTURED_ERROR,
+            }
             row.update({column: measure(filters) for column, measure in measures.items()})
         rows.append(row)
         covariances[kernel.path] = cov

@@ -26,8 +26,7 @@ def measure_model(model, layers=None, patch_size="infer"):
     if isinstance(patch_size, str):
         if patch_size != "infer":
             raise ValueError(
-                '`patch_size` must be "infer", a positive int or None. '
-                f"Received: patch_size={patch_size!r}"
+                f'`patch_size` must be "infer", a positive int or None. Received: patch_size={patch_size!r}'
             )
         patch_size = patch_embedding_size(model)
     else:

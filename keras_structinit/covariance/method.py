@@ -38,25 +38,32 @@ def _demo_arguments(parser):
     parser.add_argument("--epochs", type=positive_int, default=None, help="epochs per run (default 4)")
     parser.add_argument("--out", default="structinit_demo", help="output directory (default structinit_demo)")
     parser.add_argument("--seed", type=non_negative_int, default=None, help="random seed (default 0)")
-    parser.add_argument("--seeds", type=positive_int, default=None,
-                        help="seeds per init (seed, seed+1, ...; default 3): with 2 or more the demo says "
-                             "whether the gap exceeds seed noise")
-    parser.add_argument("--train-size", type=positive_int, default=None,
-                        help="training images (default 10000)")
+    parser.add_argument(
+        "--seeds",
+        type=positive_int,
+        default=None,
+        help="seeds per init (seed, seed+1, ...; default 3): with 2 or more the demo says "
+        "whether the gap exceeds seed noise",
+    )
+    parser.add_argument(
+        "--train-size", type=positive_int, default=None, help="training images (default 10000)"
+    )
     add_overwrite_argument(parser, "the results of an earlier run in --out")
-
 
 
 #: Trockman, Willmott & Kolter (ICLR 2023), CIFAR-10: the frozen-filter ConvMixer of the grid search.
 CONVCOV = PaperSetup(
     name="convcov",
     paper="Trockman, Willmott & Kolter, Understanding the Covariance Structure of Convolutional Filters, "
-          "ICLR 2023",
+    "ICLR 2023",
     settings={
         "model": ("convmixer-256/8", "App. B (grid search): ConvMixer-256/8, 2x2 patches"),
         "model_kwargs": ({"kernel_size": 9, "patch_size": 2}, "App. B: 9x9 filters, 2x2 patches"),
-        "init": ("torch-default+conv-cov:cifar-p2", "Sec. 4.2 and App. B: sigma_0 .08, v_sigma .37, "
-                 "a_sigma 2.9 for 2x2 patches, on PyTorch's default init ('uniform')"),
+        "init": (
+            "torch-default+conv-cov:cifar-p2",
+            "Sec. 4.2 and App. B: sigma_0 .08, v_sigma .37, "
+            "a_sigma 2.9 for 2x2 patches, on PyTorch's default init ('uniform')",
+        ),
         "frozen": (True, "Fig. 3 and App. B: frozen filters"),
         "epochs": (20, "App. B: 20 epochs (Sec. 4: 20, 50 or 200)"),
         "batch_size": (512, "Sec. 4, experiment design: batch 512"),
@@ -64,30 +71,49 @@ CONVCOV = PaperSetup(
         "learning_rate": (0.01, "Sec. 4: learning rate .01"),
         "weight_decay": (0.01, "Sec. 4: weight decay .01"),
         "schedule": ("triangular", "Sec. 4: a simple triangular schedule (Trockman & Kolter 2022)"),
-        "rand_augment": ("torchvision:n2-m12", "Sec. 4 names RandAugment, not its N or M; the 92.5% command "
-                         "of the README of ConvMixer's CIFAR script (locuslab/convmixer-cifar10: --ra-n=2 "
-                         "--ra-m=12), not train.py's default (--ra-n 1 --ra-m 8)"),
+        "rand_augment": (
+            "torchvision:n2-m12",
+            "Sec. 4 names RandAugment, not its N or M; the 92.5% command "
+            "of the README of ConvMixer's CIFAR script (locuslab/convmixer-cifar10: --ra-n=2 "
+            "--ra-m=12), not train.py's default (--ra-n 1 --ra-m 8)",
+        ),
     },
-    notes=("the paper loads data with FFCV and its own RandAugment; here torchvision's RandAugment "
-           "tables (recipes.rand_augment) in the native or tf.data input stream",
-           *CONVMIXER_PIPELINE_NOTES, HELD_OUT_NOTE),
+    notes=(
+        "the paper loads data with FFCV and its own RandAugment; here torchvision's RandAugment "
+        "tables (recipes.rand_augment) in the native or tf.data input stream",
+        *CONVMIXER_PIPELINE_NOTES,
+        HELD_OUT_NOTE,
+    ),
 )
 
 METHOD = Method(
     name="covariance",
     title="Covariance init of conv filters: closed-form covariances, transfer from trained models",
     paper="Trockman, Willmott & Kolter, Understanding the Covariance Structure of Convolutional "
-          "Filters, ICLR 2023",
+    "Filters, ICLR 2023",
     package=__package__,
     docs="docs/covariance.md",
     forms=(
-        InitForm("conv-cov", "ConvCovariance on depthwise kernels (Trockman et al. 2023, Eq. 10-11)",
-                 _conv_cov, "spatial", arg="PRESET", default="cifar-p2", parse=_preset,
-                 targets=("depthwise",)),
-        InitForm("cov-transfer", "covariance transfer from a FilterCovariance bank (.npz)",
-                 _cov_transfer, "spatial", arg="PATH",
-                 parse=existing_file("a covariance bank saved by FilterCovariance.save"), reads_file=True,
-                 targets=("depthwise",)),
+        InitForm(
+            "conv-cov",
+            "ConvCovariance on depthwise kernels (Trockman et al. 2023, Eq. 10-11)",
+            _conv_cov,
+            "spatial",
+            arg="PRESET",
+            default="cifar-p2",
+            parse=_preset,
+            targets=("depthwise",),
+        ),
+        InitForm(
+            "cov-transfer",
+            "covariance transfer from a FilterCovariance bank (.npz)",
+            _cov_transfer,
+            "spatial",
+            arg="PATH",
+            parse=existing_file("a covariance bank saved by FilterCovariance.save"),
+            reads_file=True,
+            targets=("depthwise",),
+        ),
     ),
     exports={
         "ConvCovariance": ".initializers",
@@ -105,14 +131,21 @@ METHOD = Method(
     model_functions=("apply_conv_covariance", "apply_covariance_transfer", "apply_filter_transfer"),
     serializable=(".initializers",),
     commands=(
-        Command("demo", "frozen-filter ConvMixer: default init vs ConvCovariance",
-                "Trains a small frozen-filter ConvMixer with PyTorch's default uniform init and with "
-                "ConvCovariance, prints a table and writes plots. Uses CIFAR-10 from --data or the Keras "
-                "cache, else an embedded procedural image set (no download).",
-                _demo_arguments, ".cli"),
+        Command(
+            "demo",
+            "frozen-filter ConvMixer: default init vs ConvCovariance",
+            "Trains a small frozen-filter ConvMixer with PyTorch's default uniform init and with "
+            "ConvCovariance, prints a table and writes plots. Uses CIFAR-10 from --data or the Keras "
+            "cache, else an embedded procedural image set (no download).",
+            _demo_arguments,
+            ".cli",
+        ),
     ),
     setups=(CONVCOV,),
-    inspectors=(Inspector("spatial", ".inspect:spatial", order=10,
-                          figures=("spatial_depth.png", "covariance_blocks.png")),),
+    inspectors=(
+        Inspector(
+            "spatial", ".inspect:spatial", order=10, figures=("spatial_depth.png", "covariance_blocks.png")
+        ),
+    ),
     pure=(".", ".closed_form", ".schedule", ".psd", ".bank", ".bank_io", ".fit"),
 )

@@ -42,6 +42,9 @@ def plot_covariances(covariances, kernel_size, titles, path, title=None, overwri
         ax.set_yticks([])
     fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="covariance")
     fig.suptitle(
-        title or f"{kh * kw}x{kh * kw} filter covariance drawn as {kh}x{kw} blocks: "
-        f"block (i, j) = covariance of pixel (i, j) with every pixel", fontsize=9)
+        title
+        or f"{kh * kw}x{kh * kw} filter covariance drawn as {kh}x{kw} blocks: "
+        f"block (i, j) = covariance of pixel (i, j) with every pixel",
+        fontsize=9,
+    )
     return viz.save_figure(fig, path, overwrite)

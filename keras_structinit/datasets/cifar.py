@@ -191,8 +191,17 @@ def _cifar_arrays(source, dataset, name):
     return load_labeled_images(source, name)
 
 
-def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train_size=None, name="data", *,
-               train_offset=0, full_hold_out=False):
+def load_cifar(
+    data=None,
+    dataset="cifar10",
+    validation_split=0.1,
+    seed=0,
+    train_size=None,
+    name="data",
+    *,
+    train_offset=0,
+    full_hold_out=False,
+):
     """CIFAR training images for a recipe, with a stratified validation hold-out.
 
     Args:
@@ -232,7 +241,7 @@ def load_cifar(data=None, dataset="cifar10", validation_split=0.1, seed=0, train
     _check_train_size(train_size, len(x), validation_split, train_offset)
     if train_offset or (train_size is not None and train_size < len(x)):
         order = _random_subset(len(x), len(x), seed)
-        keep = np.sort(order[train_offset: None if train_size is None else train_offset + train_size])
+        keep = np.sort(order[train_offset : None if train_size is None else train_offset + train_size])
         x, y = x[keep], y[keep]
         train_size = len(keep)
         wanted = round(train_size * validation_split / (1.0 - validation_split))
@@ -327,8 +336,10 @@ def load_demo_data(data, train_size, seed, name="data"):
     if data is not None or cifar10_cache_available():
         arrays = _cifar10_arrays(data, name)
     elif cifar10_reachable():
-        print("Downloading CIFAR-10 with keras.datasets (170 MB; pass --data PATH to use a local copy)",
-              flush=True)
+        print(
+            "Downloading CIFAR-10 with keras.datasets (170 MB; pass --data PATH to use a local copy)",
+            flush=True,
+        )
         try:
             arrays = _cifar10_arrays(None, name)
         except RuntimeError as err:

@@ -47,9 +47,7 @@ def _import_pil():
     try:
         from PIL import Image
     except ImportError as err:  # pragma: no cover - pillow is a test dependency
-        raise ImportError(
-            "Reading image files needs Pillow: `pip install pillow`."
-        ) from err
+        raise ImportError("Reading image files needs Pillow: `pip install pillow`.") from err
     return Image
 
 
@@ -84,9 +82,7 @@ def _group_by_class(rel_paths, source, name):
         train = [p for p, leaf in leaves.items() if leaf == "train"]
         parents = {p.rsplit("/", 1)[0] if "/" in p else "" for p in groups}
         if not (
-            len(train) == 1
-            and len(parents) == 1
-            and all(leaf in _SPLIT_NAMES for leaf in leaves.values())
+            len(train) == 1 and len(parents) == 1 and all(leaf in _SPLIT_NAMES for leaf in leaves.values())
         ):
             raise ValueError(
                 f"Ambiguous image folder layout in {name}={source!r}: images are "
@@ -98,9 +94,7 @@ def _group_by_class(rel_paths, source, name):
     (classes,) = groups.values()
     class_names = sorted(classes)
     files = [
-        (rel, label)
-        for label, class_name in enumerate(class_names)
-        for rel in sorted(classes[class_name])
+        (rel, label) for label, class_name in enumerate(class_names) for rel in sorted(classes[class_name])
     ]
     return class_names, files
 
@@ -123,19 +117,22 @@ def rgb_image(image, where):
         return _import_pil().fromarray(gray, "L").convert("RGB")
     if mode in ("I", "F"):
         kind = "32-bit integer" if mode == "I" else "floating-point"
-        raise ValueError(f"{where} holds {kind} pixels (Pillow mode {mode}), of no stated range: convert "
-                         "it to 8-bit (or 16-bit) RGB or grayscale first")
+        raise ValueError(
+            f"{where} holds {kind} pixels (Pillow mode {mode}), of no stated range: convert "
+            "it to 8-bit (or 16-bit) RGB or grayscale first"
+        )
     return image if mode == "RGB" else image.convert("RGB")
 
 
 def _check_pixels(width, height, where):
     if width * height > MAX_IMAGE_PIXELS:
-        side = int(MAX_IMAGE_PIXELS ** 0.5)
+        side = int(MAX_IMAGE_PIXELS**0.5)
         raise ValueError(
             f"{where} is {width}x{height} pixels, above the {side}x{side} that images read whole into "
             "memory may hold (the CIFAR recipes train at the images' own size): resize them first, or "
             "train with the imagenet recipe on an ImageFolder directory, which resizes each image as it "
-            "reads it")
+            "reads it"
+        )
 
 
 def _decode_all(files, read_bytes, source, name):
@@ -155,9 +152,7 @@ def _decode_all(files, read_bytes, source, name):
                 _check_pixels(*image.size, where)
                 pixels = np.asarray(rgb_image(image, where))
         except (OSError, Image.DecompressionBombError) as err:  # the bomb: > 2x Pillow's pixel limit
-            raise ValueError(
-                f"Could not decode image {rel!r} in {name}={source!r}: {err}"
-            ) from err
+            raise ValueError(f"Could not decode image {rel!r} in {name}={source!r}: {err}") from err
         if x is None:
             x = np.empty((len(files),) + pixels.shape, dtype=np.uint8)
         elif pixels.shape != x.shape[1:]:
@@ -191,8 +186,9 @@ def list_image_folder(source, name="source"):
     """
     path = validation.path(source, name)
     if not os.path.isdir(path):
-        raise ValueError(f"`{name}` must be a directory of <class>/<image> files. "
-                         f"Received: {name}={source!r}")
+        raise ValueError(
+            f"`{name}` must be a directory of <class>/<image> files. Received: {name}={source!r}"
+        )
     class_names, files = _list_directory(path, source, name)
     paths = [os.path.join(path, *rel.split("/")) for rel, _ in files]
     labels = np.fromiter((label for _, label in files), dtype=np.int64, count=len(files))
@@ -232,9 +228,7 @@ def read_image_folder(source, name="source"):
         check_zip_sizes(path, name, json_members=())  # read whole below: a bomb is refused unread
         with zipfile.ZipFile(path) as archive:
             rel_paths = [
-                info.filename
-                for info in archive.infolist()
-                if not info.is_dir() and _is_image(info.filename)
+                info.filename for info in archive.infolist() if not info.is_dir() and _is_image(info.filename)
             ]
             class_names, files = _group_by_class(rel_paths, source, name)
             # Reading all members first, then decoding, measured ~8% faster
@@ -265,8 +259,11 @@ def _npz_shape(path, key):
     try:
         with zipfile.ZipFile(path) as archive, archive.open(f"{key}.npy") as f:
             version = np.lib.format.read_magic(f)
-            reader = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                      else np.lib.format.read_array_header_2_0)
+            reader = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
             return reader(f)[0]
     except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError):
         return None

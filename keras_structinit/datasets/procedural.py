@@ -173,9 +173,7 @@ def procedural_images(num_samples, image_size=32, num_classes=10, seed=0):
     other = (y + rng.integers(1, num_classes, size=n)) % num_classes if num_classes > 1 else y
     field += draw(0.0, 0.9)[col] * render(other, shape_params())
     window_x, window_y, window_w = draw(-0.5, 0.5), draw(-0.5, 0.5), draw(0.4, 1.5)
-    field *= np.exp(
-        -((u - window_x[col]) ** 2 + (v - window_y[col]) ** 2) / (2 * window_w[col] ** 2)
-    )
+    field *= np.exp(-((u - window_x[col]) ** 2 + (v - window_y[col]) ** 2) / (2 * window_w[col] ** 2))
     field = _standardize(field)
 
     contrast = draw(6, 30)

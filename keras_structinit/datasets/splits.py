@@ -48,7 +48,8 @@ def _check_train_size(train_size, available, validation_split, train_offset=0):
     if train_offset and train_offset + (train_size or 1) > available:
         raise ValueError(
             f"`train_offset` + `train_size` must be at most the {available} training images the data "
-            f"holds{held}. Received: train_offset={train_offset}, train_size={train_size}")
+            f"holds{held}. Received: train_offset={train_offset}, train_size={train_size}"
+        )
     if train_size is not None and train_size > available:
         raise ValueError(
             f"`train_size` must be at most the {available} training images the data holds{held}. "

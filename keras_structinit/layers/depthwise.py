@@ -56,10 +56,15 @@ class _FastConv:
         once per call (each trace of a compiled step) and recorded in ``last_path``; trainable and
         frozen kernels take the same one (:data:`keras_structinit.ops.depthwise.AUTO_PATHS`)."""
         self.last_path = select_implementation(
-            self.implementation, self.data_format, self.dilation_rate, tuple(kernel.shape[:2]),
-            keras.backend.standardize_dtype(inputs.dtype))
-        return convolve_by_path(self.last_path, inputs, kernel, self.strides, self.padding,
-                                self.data_format, self.dilation_rate)
+            self.implementation,
+            self.data_format,
+            self.dilation_rate,
+            tuple(kernel.shape[:2]),
+            keras.backend.standardize_dtype(inputs.dtype),
+        )
+        return convolve_by_path(
+            self.last_path, inputs, kernel, self.strides, self.padding, self.data_format, self.dilation_rate
+        )
 
     @property
     def _kernel_variable(self):

@@ -41,8 +41,7 @@ class PositionEmbedding(keras.layers.Layer):
         validation.shape_rank(input_shape, 3, "input_shape", "(batch, tokens, channels)")
         if input_shape[1] is None:
             raise ValueError(
-                "PositionEmbedding needs a fixed number of tokens. "
-                f"Received: input_shape={input_shape!r}"
+                f"PositionEmbedding needs a fixed number of tokens. Received: input_shape={input_shape!r}"
             )
         self.embedding = self.add_weight(
             name="embedding",

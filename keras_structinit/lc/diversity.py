@@ -52,11 +52,15 @@ def variance_entropy(kernel, normalized=False):
     try:
         weights = np.asarray(kernel, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"`kernel` must be a numeric array (kh, kw, c_in, c_out). "
-                        f"Received: kernel of type {type(kernel).__name__}") from None
+        raise TypeError(
+            f"`kernel` must be a numeric array (kh, kw, c_in, c_out). "
+            f"Received: kernel of type {type(kernel).__name__}"
+        ) from None
     if weights.ndim != 4 or weights.shape[0] * weights.shape[1] < 2 or 0 in weights.shape:
-        raise ValueError("`kernel` must be a conv kernel (kh, kw, c_in, c_out) with kh * kw > 1. "
-                         f"Received: kernel of shape {weights.shape}")
+        raise ValueError(
+            "`kernel` must be a conv kernel (kh, kw, c_in, c_out) with kh * kw > 1. "
+            f"Received: kernel of shape {weights.shape}"
+        )
     if not np.all(np.isfinite(weights)):
         raise ValueError("`kernel` must be finite; it holds NaN or infinite values")
     filters = weights.reshape(-1, weights.shape[2] * weights.shape[3]).T  # (n, kh * kw)

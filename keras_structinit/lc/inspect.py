@@ -22,8 +22,14 @@ from keras_structinit.lc.folding import fold_kernels
 from keras_structinit.lc.position import centre_border_ratio, pooled_position_variance, position_variance
 from keras_structinit.reporting import format_table
 
-__all__ = ["FIGURE_MAPS", "MAX_RATIO", "PositionVarianceSection", "centre_border",
-           "position_variance_section", "spatial_part"]
+__all__ = [
+    "FIGURE_MAPS",
+    "MAX_RATIO",
+    "PositionVarianceSection",
+    "centre_border",
+    "position_variance_section",
+    "spatial_part",
+]
 
 #: Layers whose maps ``position_variance.png`` draws (evenly spread over depth), besides the pooled ones.
 FIGURE_MAPS = 4
@@ -38,16 +44,21 @@ def _lc_blocks(model):
         found = walker.find(model, "lc_pointwise")
     except ValueError:  # no LC block
         found = []
-    return {id(layer): (lambda spatial, kernel=kernel: fold_kernels(spatial, values(kernel)))
-            for layer, kernel in found}
+    return {
+        id(layer): (lambda spatial, kernel=kernel: fold_kernels(spatial, values(kernel)))
+        for layer, kernel in found
+    }
 
 
 def spatial_part(model):
     """``{"filters": {id(block): ("lc", combine)}, "columns": {"variance_entropy": ...}}`` of ``model``."""
     filters = {key: ("lc", combine) for key, combine in _lc_blocks(model).items()}
-    return {"filters": filters,
-            "columns": {"variance_entropy": (variance_entropy,
-                                             "filter variance entropy (Gavrikov & Keuper, Sec. 4.2)")}}
+    return {
+        "filters": filters,
+        "columns": {
+            "variance_entropy": (variance_entropy, "filter variance entropy (Gavrikov & Keuper, Sec. 4.2)")
+        },
+    }
 
 
 def centre_border(variance):
@@ -81,23 +92,42 @@ class PositionVarianceSection(Section):
     def markdown(self):
         if not self.value or not self.value["layers"]:
             return []
-        rows = [{**r, "size": _size(r["kernel_size"]),
-                 "ratio": r["centre_border_note"] if r["centre_border"] is None else r["centre_border"]}
-                for r in self.value["layers"]]
-        columns = (("kernel", "path"), ("kind", "kind"), ("size", "size"),
-                   ("centre / border variance", "ratio", _ratio_cell))
-        lines = ["## Weight variance per kernel position", "",
-                 "Variance of the weights at each kernel position over all filters (input and output "
-                 "channels), each kernel divided by its weights' standard deviation (Gavrikov & Keuper, "
-                 "Sec. 4.4, Fig. 13): i.i.d. init gives 1 everywhere; trained large kernels keep their "
-                 "variance in the centre. LC blocks are measured by their combined filters.", "",
-                 format_table(rows, columns), ""]
+        rows = [
+            {
+                **r,
+                "size": _size(r["kernel_size"]),
+                "ratio": r["centre_border_note"] if r["centre_border"] is None else r["centre_border"],
+            }
+            for r in self.value["layers"]
+        ]
+        columns = (
+            ("kernel", "path"),
+            ("kind", "kind"),
+            ("size", "size"),
+            ("centre / border variance", "ratio", _ratio_cell),
+        )
+        lines = [
+            "## Weight variance per kernel position",
+            "",
+            "Variance of the weights at each kernel position over all filters (input and output "
+            "channels), each kernel divided by its weights' standard deviation (Gavrikov & Keuper, "
+            "Sec. 4.4, Fig. 13): i.i.d. init gives 1 everywhere; trained large kernels keep their "
+            "variance in the centre. LC blocks are measured by their combined filters.",
+            "",
+            format_table(rows, columns),
+            "",
+        ]
         for pooled in self.value["pooled"]:
             grid = np.asarray(pooled["variance"])
             header = "| " + " | ".join(f"col {c}" for c in range(grid.shape[1])) + " |"
-            lines += [f"Pooled over the {pooled['layers']} {_size(pooled['kernel_size'])} layer(s):", "",
-                      header, "|" + "---|" * grid.shape[1],
-                      *("| " + " | ".join(f"{v:.3f}" for v in row) + " |" for row in grid), ""]
+            lines += [
+                f"Pooled over the {pooled['layers']} {_size(pooled['kernel_size'])} layer(s):",
+                "",
+                header,
+                "|" + "---|" * grid.shape[1],
+                *("| " + " | ".join(f"{v:.3f}" for v in row) + " |" for row in grid),
+                "",
+            ]
         return lines
 
     def figures(self, directory, *, overwrite=False):
@@ -110,12 +140,19 @@ class PositionVarianceSection(Section):
         layers = self.value["layers"]
         picks = sorted({round(p) for p in np.linspace(0, len(layers) - 1, min(FIGURE_MAPS, len(layers)))})
         maps = [p["variance"] for p in self.value["pooled"]] + [layers[i]["variance"] for i in picks]
-        titles = ([f"all {p['layers']} {_size(p['kernel_size'])} layers" for p in self.value["pooled"]]
-                  + [f"{layers[i]['layer']}\n({layers[i]['kind']})" for i in picks])  # wrapped at words
-        return [viz.plot_heatmaps(
-            maps, titles, os.path.join(directory, "position_variance.png"), label="variance (normalized)",
-            title="Weight variance per kernel position over all filters (Gavrikov & Keuper, Fig. 13)",
-            overwrite=overwrite)]
+        titles = [f"all {p['layers']} {_size(p['kernel_size'])} layers" for p in self.value["pooled"]] + [
+            f"{layers[i]['layer']}\n({layers[i]['kind']})" for i in picks
+        ]  # wrapped at words
+        return [
+            viz.plot_heatmaps(
+                maps,
+                titles,
+                os.path.join(directory, "position_variance.png"),
+                label="variance (normalized)",
+                title="Weight variance per kernel position over all filters (Gavrikov & Keuper, Fig. 13)",
+                overwrite=overwrite,
+            )
+        ]
 
 
 def position_variance_section(model, *, data, parts):
@@ -138,8 +175,23 @@ def position_variance_section(model, *, data, parts):
         size = tuple(filters.shape[:2])
         by_size[size].append(filters)
         ratio, note = centre_border(variance)
-        rows.append({"path": kernel.path, "layer": layer.name, "kind": kind, "kernel_size": list(size),
-                     "variance": variance.tolist(), "centre_border": ratio, "centre_border_note": note})
-    pooled = [{"kernel_size": list(size), "layers": len(kernels),
-               "variance": pooled_position_variance(kernels).tolist()} for size, kernels in by_size.items()]
+        rows.append(
+            {
+                "path": kernel.path,
+                "layer": layer.name,
+                "kind": kind,
+                "kernel_size": list(size),
+                "variance": variance.tolist(),
+                "centre_border": ratio,
+                "centre_border_note": note,
+            }
+        )
+    pooled = [
+        {
+            "kernel_size": list(size),
+            "layers": len(kernels),
+            "variance": pooled_position_variance(kernels).tolist(),
+        }
+        for size, kernels in by_size.items()
+    ]
     return PositionVarianceSection({"layers": rows, "pooled": pooled})

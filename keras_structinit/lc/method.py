@@ -9,7 +9,6 @@ def _lc_pointwise(layer):
     return lc_pointwise_kernel(layer)
 
 
-
 #: Gavrikov & Keuper, CIFAR-10: LCResNet-20-16x8 with frozen random filters (App. C).
 LC = PaperSetup(
     name="lc",
@@ -37,8 +36,7 @@ LC = PaperSetup(
 METHOD = Method(
     name="lc",
     title="LC blocks: frozen random spatial filters that a 1x1 conv linearly combines",
-    paper="Gavrikov & Keuper, Rethinking 1x1 Convolutions: Can we train CNNs with Frozen Random "
-          "Filters?",
+    paper="Gavrikov & Keuper, Rethinking 1x1 Convolutions: Can we train CNNs with Frozen Random Filters?",
     package=__package__,
     docs="docs/lc-blocks.md",
     exports={
@@ -55,11 +53,18 @@ METHOD = Method(
     public={"layers": ("LCConv2D", "SharedKernelBank"), "callbacks": ("PrunePointwise",)},
     model_functions=("apply_pointwise_l1", "prune_pointwise"),
     serializable=(".layers",),
-    selectors=(Selector("lc_pointwise", _lc_pointwise, "LC block",
-                        "LC blocks (keras_structinit.layers.LCConv2D)"),),
+    selectors=(
+        Selector("lc_pointwise", _lc_pointwise, "LC block", "LC blocks (keras_structinit.layers.LCConv2D)"),
+    ),
     setups=(LC,),
-    inspectors=(Inspector("spatial", ".inspect:spatial_part", part=True),
-                Inspector("position_variance", ".inspect:position_variance_section", order=15,
-                          figures=("position_variance.png",))),
+    inspectors=(
+        Inspector("spatial", ".inspect:spatial_part", part=True),
+        Inspector(
+            "position_variance",
+            ".inspect:position_variance_section",
+            order=15,
+            figures=("position_variance.png",),
+        ),
+    ),
     pure=(".", ".folding", ".sharing", ".pruning", ".counting", ".diversity", ".position"),
 )

@@ -19,12 +19,15 @@ __all__ = ["centre_border_ratio", "pooled_position_variance", "position_variance
 def _filters(kernel, name="kernel"):
     """``kernel`` ``(kh, kw, ...)`` as float64 ``(kh, kw, n)``: its ``n`` filters."""
     if isinstance(kernel, (str, bytes)) or kernel is None:
-        raise TypeError(f"`{name}` must be an array (kh, kw, ...) of filters. "
-                        f"Received: {type(kernel).__name__}")
+        raise TypeError(
+            f"`{name}` must be an array (kh, kw, ...) of filters. Received: {type(kernel).__name__}"
+        )
     array = np.asarray(kernel, dtype=np.float64)
     if array.ndim < 3:
-        raise ValueError(f"`{name}` must have rank >= 3: (kh, kw, c_in, c_out) or (kh, kw, n). "
-                         f"Received shape {array.shape}")
+        raise ValueError(
+            f"`{name}` must have rank >= 3: (kh, kw, c_in, c_out) or (kh, kw, n). "
+            f"Received shape {array.shape}"
+        )
     if not np.all(np.isfinite(array)):
         raise ValueError(f"`{name}` contains NaN or infinite values.")
     return array.reshape(*array.shape[:2], -1)
@@ -61,8 +64,9 @@ def pooled_position_variance(kernels, normalize=True):
         ValueError: ``kernels`` is empty or their ``(kh, kw)`` differ.
     """
     if isinstance(kernels, np.ndarray) or not hasattr(kernels, "__iter__"):
-        raise TypeError(f"`kernels` must be a list of kernels (kh, kw, ...). "
-                        f"Received: {type(kernels).__name__}")
+        raise TypeError(
+            f"`kernels` must be a list of kernels (kh, kw, ...). Received: {type(kernels).__name__}"
+        )
     filters = [_filters(k, "kernels[i]") for k in kernels]
     if not filters:
         raise ValueError("`kernels` must hold one kernel at least. Received: []")

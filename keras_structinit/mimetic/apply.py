@@ -37,6 +37,7 @@ __all__ = [
     "position_embedding_variable",
 ]
 
+
 def mlp_first_kernel(layer):
     """The kernel of a built layer that is the first Dense / 1x1 conv of an MLP block, or ``None``."""
     kernel = dense_kernel(layer)
@@ -72,14 +73,17 @@ def find_mlp_blocks(model):
     firsts = {id(block.first) for block in blocks}
     for layer in iter_layers(model):
         if mlp_first_kernel(layer) is not None and id(layer) not in firsts:
-            raise ValueError(f"`model` layer {layer.name!r} is named like the first layer of an MLP block "
-                             f"but is not one by structure; expected {structure.MLP_STRUCTURE}.")
+            raise ValueError(
+                f"`model` layer {layer.name!r} is named like the first layer of an MLP block "
+                f"but is not one by structure; expected {structure.MLP_STRUCTURE}."
+            )
     return blocks
 
 
 @model_function
-def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None, redraw=True, layers=None,
-                     seed=None):
+def apply_mean_shift(
+    model, *, b=None, mode="constant", variance=None, base=None, redraw=True, layers=None, seed=None
+):
     """Re-initializes the first layer ``W1`` of every MLP block with :class:`MeanShift`.
 
     Each kernel is drawn anew as ``base + b`` (``mode="constant"``, Eq. 2) or
@@ -123,8 +127,10 @@ def apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None
     """
     resolve_shift(b, mode, variance)  # validate before walking
     if not validation.boolean(redraw, "redraw") and base is not None:
-        raise ValueError(f"`base` must be None with `redraw=False` (the kernels' values are the base). "
-                         f"Received: base={base!r}")
+        raise ValueError(
+            f"`base` must be None with `redraw=False` (the kernels' values are the base). "
+            f"Received: base={base!r}"
+        )
     base = "zeros" if not redraw else None if base is None else check_base(base)
     found = find_mlp_kernels(model, layers=layers)
     generator = seed_generator(seed)
@@ -171,19 +177,21 @@ def position_embedding_variable(layer):
 def _attention_kernels(layer):
     projections = structure.attention_projections(layer)
     q, k, v, o = projections.shapes()
-    ok = (len(q) == 3 and q == k and len(v) == 3 and v[1] == q[1]
-          and o == (v[1], v[2], q[0]) and v[0] == q[0])
+    ok = len(q) == 3 and q == k and len(v) == 3 and v[1] == q[1] and o == (v[1], v[2], q[0]) and v[0] == q[0]
     if not ok:
-        raise ValueError(f"`model` layer {layer.name!r} is not a self-attention the mimetic init applies "
-                         f"to: it needs query, key and value inputs and an output of one width d "
-                         f"(query/key kernels (d, H, k), value (d, H, k_v), output (H, k_v, d)). "
-                         f"Received kernel shapes {q}, {k}, {v}, {o}")
+        raise ValueError(
+            f"`model` layer {layer.name!r} is not a self-attention the mimetic init applies "
+            f"to: it needs query, key and value inputs and an output of one width d "
+            f"(query/key kernels (d, H, k), value (d, H, k_v), output (H, k_v, d)). "
+            f"Received kernel shapes {q}, {k}, {v}, {o}"
+        )
     return projections
 
 
 @model_function
-def apply_mimetic_attention(model, *, alpha=None, beta=None, position_embedding="sinusoidal", layers=None,
-                            seed=None):
+def apply_mimetic_attention(
+    model, *, alpha=None, beta=None, position_embedding="sinusoidal", layers=None, seed=None
+):
     """Mimetic init of every self-attention layer (Trockman & Kolter, ICML 2023, Sec. 3).
 
     For each self-attention layer found by structure (``keras.layers.MultiHeadAttention``, a fused
@@ -234,8 +242,10 @@ def apply_mimetic_attention(model, *, alpha=None, beta=None, position_embedding=
     alpha = resolve_pair(alpha, "alpha", DEFAULT_ALPHA)
     beta = resolve_pair(beta, "beta", DEFAULT_BETA)
     if position_embedding not in POSITION_MODES:
-        raise ValueError(f"`position_embedding` must be one of {POSITION_MODES}. "
-                         f"Received: position_embedding={position_embedding!r}")
+        raise ValueError(
+            f"`position_embedding` must be one of {POSITION_MODES}. "
+            f"Received: position_embedding={position_embedding!r}"
+        )
     found = find_attention_layers(model, layers=layers)
     checked = [(layer, _attention_kernels(layer)) for layer, _ in found]
     generator = seed_generator(seed)

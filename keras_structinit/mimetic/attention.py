@@ -64,8 +64,10 @@ def resolve_pair(value, name, default):
         return tuple(float(v) for v in default)
     if isinstance(value, (list, tuple)):
         if len(value) != 2:
-            raise ValueError(f"`{name}` must be a number >= 0 or a pair (query-key, value-projection) of "
-                             f"them. Received: {name}={value!r}")
+            raise ValueError(
+                f"`{name}` must be a number >= 0 or a pair (query-key, value-projection) of "
+                f"them. Received: {name}={value!r}"
+            )
         return tuple(validation.non_negative_float(v, name) for v in value)
     v = validation.non_negative_float(value, name)
     return (v, v)
@@ -75,8 +77,9 @@ def _noise(noise, name, rows):
     noise = np.asarray(noise, dtype=np.float64)
     if noise.ndim != 2 + (rows is not None) or noise.shape[-1] != noise.shape[-2] or noise.shape[-1] < 1:
         want = "(heads, d, d)" if rows is not None else "(d, d)"
-        raise ValueError(f"`{name}` must be standard normal draws of shape {want}. "
-                         f"Received: {name} of shape {noise.shape}")
+        raise ValueError(
+            f"`{name}` must be standard normal draws of shape {want}. Received: {name} of shape {noise.shape}"
+        )
     return noise
 
 
@@ -138,9 +141,11 @@ def attention_statistics(query, key, value, output):
     """
     q, k, v, o = (np.asarray(a, dtype=np.float64) for a in (query, key, value, output))
     if q.ndim != 3 or q.shape != k.shape or v.ndim != 3 or o.shape != (v.shape[1], v.shape[2], v.shape[0]):
-        raise ValueError("`query`, `key`, `value`, `output` must be MultiHeadAttention kernels (d, H, k), "
-                         f"(d, H, k), (d, H, k_v), (H, k_v, d). Received shapes {q.shape}, {k.shape}, "
-                         f"{v.shape}, {o.shape}")
+        raise ValueError(
+            "`query`, `key`, `value`, `output` must be MultiHeadAttention kernels (d, H, k), "
+            f"(d, H, k), (d, H, k_v), (H, k_v, d). Received shapes {q.shape}, {k.shape}, "
+            f"{v.shape}, {o.shape}"
+        )
 
     def diag_off(m):
         n = m.shape[0]
@@ -188,5 +193,5 @@ def sincos_position_embedding(rows, cols, dim, class_tokens=0, temperature=10000
     y, x = np.meshgrid(np.arange(rows, dtype=np.float64), np.arange(cols, dtype=np.float64), indexing="ij")
     xw, yw = x.reshape(-1, 1) * omega, y.reshape(-1, 1) * omega
     waves = [np.sin(xw), np.cos(xw), np.sin(yw), np.cos(yw)]
-    table[class_tokens:, :4 * quarter] = np.concatenate(waves, axis=1)
+    table[class_tokens:, : 4 * quarter] = np.concatenate(waves, axis=1)
     return table

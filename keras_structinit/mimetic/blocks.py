@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ATTENTION_DESCRIPTION", "MLP_DESCRIPTION", "MLP_FIRST_LAYERS", "MLP_FIRST_PATTERN",
-           "MLP_STRUCTURE", "second_layer_path"]
+__all__ = [
+    "ATTENTION_DESCRIPTION",
+    "MLP_DESCRIPTION",
+    "MLP_FIRST_LAYERS",
+    "MLP_FIRST_PATTERN",
+    "MLP_STRUCTURE",
+    "second_layer_path",
+]
 
 #: The first layer of an MLP block: ``(model family, layer name, regex)``, the regex
 #: matching the end of the kernel's variable path (the names ``selection/families.py`` maps).
@@ -19,15 +25,19 @@ MLP_FIRST_LAYERS = (
 MLP_FIRST_PATTERN = re.compile(r"(?:^|/)(?:" + "|".join(p for *_, p in MLP_FIRST_LAYERS) + r")/kernel$")
 
 #: What the ``"attention"`` selector looks for (:mod:`.structure`).
-ATTENTION_DESCRIPTION = ("self-attention layers: looked for keras.layers.MultiHeadAttention, or a layer "
-                         "with `num_heads` holding a fused qkv Dense (d -> 3Hk) and an output Dense "
-                         "(Hk -> d), or query, key, value and output Dense layers (built)")
+ATTENTION_DESCRIPTION = (
+    "self-attention layers: looked for keras.layers.MultiHeadAttention, or a layer "
+    "with `num_heads` holding a fused qkv Dense (d -> 3Hk) and an output Dense "
+    "(Hk -> d), or query, key, value and output Dense layers (built)"
+)
 
 #: What the structural search for MLP blocks looks for (:mod:`.structure`; the one-line refusal).
-MLP_STRUCTURE = ("MLP blocks: looked for a Dense / 1x1 conv / EinsumDense that widens the features "
-                 "(d -> h > d), an activation and one that narrows them back (h -> d), in a residual "
-                 "branch of a functional graph or within one sub-layer; pass `layers=[...]` to name the "
-                 "first layers of another model's MLP blocks")
+MLP_STRUCTURE = (
+    "MLP blocks: looked for a Dense / 1x1 conv / EinsumDense that widens the features "
+    "(d -> h > d), an activation and one that narrows them back (h -> d), in a residual "
+    "branch of a functional graph or within one sub-layer; pass `layers=[...]` to name the "
+    "first layers of another model's MLP blocks"
+)
 
 #: How the walker's errors describe MLP blocks (the ``"mlp_first"`` selector).
 MLP_DESCRIPTION = (

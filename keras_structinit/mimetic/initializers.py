@@ -89,8 +89,11 @@ class MeanShift(SeededInitializer):
         if self.mode == "constant":
             kernel = kernel + self.b
         else:
-            seed = self.seed if isinstance(self.seed,
-                                           keras.random.SeedGenerator) else validation.derive_seed(self.seed)
+            seed = (
+                self.seed
+                if isinstance(self.seed, keras.random.SeedGenerator)
+                else validation.derive_seed(self.seed)
+            )
             shift = keras.random.normal(
                 size, mean=self.b, stddev=math.sqrt(self.variance), dtype=compute_dtype, seed=seed
             )

@@ -37,8 +37,9 @@ def mlp_weight_pairs(model):
         k2 = values(block.second_kernel)
         k2 = k2.reshape(-1, k2.shape[-1])  # Keras (p, n) = W2^T
         w2 = k2.T if k2.shape == k1.shape[::-1] else None
-        pairs.append((block.first, block.first_kernel, k1.T, w2,
-                      None if w2 is None else block.second_kernel.path))
+        pairs.append(
+            (block.first, block.first_kernel, k1.T, w2, None if w2 is None else block.second_kernel.path)
+        )
     return pairs
 
 
@@ -54,23 +55,42 @@ class MLPSection(Section):
         for r in self.value:
             joint = r["joint"] or {}
             correlation = joint.get("cross_correlation")
-            rows.append({"path": r["path"], "second": r["second_path"] or "-",
-                         "diag": r["w1w1t"]["diag_mean"], "off": r["w1w1t"]["offdiag_mean"],
-                         "mean": r["w1_mean"],
-                         "w1": joint.get("w1_variance", nan), "w2": joint.get("w2_variance", nan),
-                         "cross": nan if correlation is None else correlation})
-        columns = (("first layer", "path"), ("second layer", "second"), ("mean diagonal", "diag", ".4g"),
-                   ("mean off-diagonal", "off", ".4g"), ("mean of W1", "mean", ".4g"),
-                   ("Var W1", "w1", ".3g"), ("Var W2", "w2", ".3g"), ("corr(W1, W2^T)", "cross", ".3f"))
-        return ["## MLP blocks", "",
-                f"{len(self.value)} MLP blocks found by structure (a widening layer, an activation and a "
-                "narrowing one), each first layer paired with its second. "
-                "W1 W1^T of each block's first layer (Trockman & Kolter, mimetic init). Var W1, Var W2 and "
-                "corr(W1, W2^T): the covariance of [W1[i, :], W2[:, i]] over the hidden units i (the "
-                "within-network form of Sec. 2; Fig. 1 takes it over a population of networks): the "
-                "mean variance of each matrix and the correlation of W1[i, k] with W2[k, i] (negative: "
-                "anti-correlated, as Fig. 1b's ViT).", "",
-                format_table(rows, columns), ""]
+            rows.append(
+                {
+                    "path": r["path"],
+                    "second": r["second_path"] or "-",
+                    "diag": r["w1w1t"]["diag_mean"],
+                    "off": r["w1w1t"]["offdiag_mean"],
+                    "mean": r["w1_mean"],
+                    "w1": joint.get("w1_variance", nan),
+                    "w2": joint.get("w2_variance", nan),
+                    "cross": nan if correlation is None else correlation,
+                }
+            )
+        columns = (
+            ("first layer", "path"),
+            ("second layer", "second"),
+            ("mean diagonal", "diag", ".4g"),
+            ("mean off-diagonal", "off", ".4g"),
+            ("mean of W1", "mean", ".4g"),
+            ("Var W1", "w1", ".3g"),
+            ("Var W2", "w2", ".3g"),
+            ("corr(W1, W2^T)", "cross", ".3f"),
+        )
+        return [
+            "## MLP blocks",
+            "",
+            f"{len(self.value)} MLP blocks found by structure (a widening layer, an activation and a "
+            "narrowing one), each first layer paired with its second. "
+            "W1 W1^T of each block's first layer (Trockman & Kolter, mimetic init). Var W1, Var W2 and "
+            "corr(W1, W2^T): the covariance of [W1[i, :], W2[:, i]] over the hidden units i (the "
+            "within-network form of Sec. 2; Fig. 1 takes it over a population of networks): the "
+            "mean variance of each matrix and the correlation of W1[i, k] with W2[k, i] (negative: "
+            "anti-correlated, as Fig. 1b's ViT).",
+            "",
+            format_table(rows, columns),
+            "",
+        ]
 
     def figures(self, directory, *, overwrite=False):
         """``mlp_covariance.png``: the joint covariance of the first block with a second layer,
@@ -84,11 +104,18 @@ class MLPSection(Section):
         off = np.abs(covariance - np.diag(np.diag(covariance)))
         limit = float(np.quantile(off, 0.999)) or None  # the variances on the diagonal would drown the rest
         path = next(r["path"] for r in self.value if r["joint"])
-        return [viz.plot_heatmaps(
-            [covariance], [f"{path}\nW1[i, :] (first {n}) | W2[:, i] (last {n}) over the hidden units i"],
-            os.path.join(directory, "mlp_covariance.png"), symmetric=True, limit=limit, label="covariance",
-            title="Joint covariance of an MLP block's weights (Trockman & Kolter, Fig. 1's form)",
-            overwrite=overwrite)]
+        return [
+            viz.plot_heatmaps(
+                [covariance],
+                [f"{path}\nW1[i, :] (first {n}) | W2[:, i] (last {n}) over the hidden units i"],
+                os.path.join(directory, "mlp_covariance.png"),
+                symmetric=True,
+                limit=limit,
+                label="covariance",
+                title="Joint covariance of an MLP block's weights (Trockman & Kolter, Fig. 1's form)",
+                overwrite=overwrite,
+            )
+        ]
 
 
 def mlp(model, *, data, parts):
@@ -103,7 +130,14 @@ def mlp(model, *, data, parts):
             covariance = unit_covariance(w1, w2)
             joint = block_summary(covariance, w1.shape[1])
             arrays.setdefault("mlp_covariance", covariance)
-        rows.append({"path": kernel.path, "layer": layer.name, "second_path": second,
-                     "w1w1t": {"diag_mean": float(gram.trace() / p), "offdiag_mean": float(off)},
-                     "w1_mean": float(w1.mean()), "joint": joint})
+        rows.append(
+            {
+                "path": kernel.path,
+                "layer": layer.name,
+                "second_path": second,
+                "w1w1t": {"diag_mean": float(gram.trace() / p), "offdiag_mean": float(off)},
+                "w1_mean": float(w1.mean()),
+                "joint": joint,
+            }
+        )
     return MLPSection(rows, arrays)

@@ -29,15 +29,18 @@ def _pair(w1, w2, names=("w1", "w2"), batch=False):
             raise TypeError(f"`{name}` must be an array. Received: {type(value).__name__}")
         array = np.asarray(value, dtype=np.float64)
         if array.ndim != rank:
-            raise ValueError(f"`{names[0]}` and `{names[1]}` must be {form}. Received `{name}` of "
-                             f"shape {array.shape}")
+            raise ValueError(
+                f"`{names[0]}` and `{names[1]}` must be {form}. Received `{name}` of shape {array.shape}"
+            )
         if not np.all(np.isfinite(array)):
             raise ValueError(f"`{name}` contains NaN or infinite values.")
         arrays.append(array)
     w1, w2 = arrays
     if w1.shape[-2:] != w2.shape[-2:][::-1] or (batch and len(w1) != len(w2)):
-        raise ValueError(f"`{names[0]}` and `{names[1]}` must be {form} (W2 maps the p hidden units "
-                         f"back to n). Received shapes {w1.shape} and {w2.shape}")
+        raise ValueError(
+            f"`{names[0]}` and `{names[1]}` must be {form} (W2 maps the p hidden units "
+            f"back to n). Received shapes {w1.shape} and {w2.shape}"
+        )
     return w1, w2
 
 
@@ -90,6 +93,10 @@ def block_summary(covariance, n):
     cross = np.diag(covariance[:n, n:]).mean()
     off = (w1_block.sum() - np.trace(w1_block)) / max(n * (n - 1), 1)
     scale = np.sqrt(w1_var * w2_var)
-    return {"w1_variance": float(w1_var), "w2_variance": float(w2_var), "w1_offdiagonal": float(off),
-            "cross_covariance": float(cross),
-            "cross_correlation": float(cross / scale) if scale > 0 else None}
+    return {
+        "w1_variance": float(w1_var),
+        "w2_variance": float(w2_var),
+        "w1_offdiagonal": float(off),
+        "cross_covariance": float(cross),
+        "cross_correlation": float(cross / scale) if scale > 0 else None,
+    }

@@ -36,16 +36,41 @@ import numpy as np
 from keras_structinit.mimetic.blocks import ATTENTION_DESCRIPTION, MLP_STRUCTURE
 from keras_structinit.walker import dense_kernel
 
-__all__ = ["ATTENTION_DESCRIPTION", "MLP_STRUCTURE", "AttentionProjections", "MLPBlock",
-           "attention_projections", "dense_like", "find_mlp_blocks"]
-
+__all__ = [
+    "ATTENTION_DESCRIPTION",
+    "MLP_STRUCTURE",
+    "AttentionProjections",
+    "MLPBlock",
+    "attention_projections",
+    "dense_like",
+    "find_mlp_blocks",
+]
 
 
 _MAX_BETWEEN = 4  # layers between the two kernels, or between the second and the residual add
-_ACTIVATION_NAMES = ("activation", "relu", "gelu", "silu", "swish", "elu", "sigmoid", "tanh", "mish",
-                     "softplus", "hardswish", "hard_swish")
-_PARENT_ACTIVATION = ("activation", "act", "act_layer", "activation_fn", "intermediate_activation",
-                      "_activation", "_intermediate_activation")
+_ACTIVATION_NAMES = (
+    "activation",
+    "relu",
+    "gelu",
+    "silu",
+    "swish",
+    "elu",
+    "sigmoid",
+    "tanh",
+    "mish",
+    "softplus",
+    "hardswish",
+    "hard_swish",
+)
+_PARENT_ACTIVATION = (
+    "activation",
+    "act",
+    "act_layer",
+    "activation_fn",
+    "intermediate_activation",
+    "_activation",
+    "_intermediate_activation",
+)
 
 
 @dataclass(frozen=True)
@@ -186,8 +211,11 @@ def find_mlp_blocks(model):
     seen_attention = set()
 
     def visit(layer):
-        children = (layer.layers if isinstance(layer, keras.Model)
-                    else layer._flatten_layers(include_self=False, recursive=False))
+        children = (
+            layer.layers
+            if isinstance(layer, keras.Model)
+            else layer._flatten_layers(include_self=False, recursive=False)
+        )
         for child in children:
             if id(child) in parent:
                 continue
@@ -204,8 +232,13 @@ def find_mlp_blocks(model):
             for block in _graph_blocks(layer):
                 by_first.setdefault(id(block.first), block)
     # within sub-layers: consecutive Dense-like layers under a parent that is no functional model
-    dense = [layer for layer in order if id(layer) not in seen_attention and dense_like(layer) is not None
-             and not _functional(parent[id(layer)])]
+    dense = [
+        layer
+        for layer in order
+        if id(layer) not in seen_attention
+        and dense_like(layer) is not None
+        and not _functional(parent[id(layer)])
+    ]
     for a, b in zip(dense, dense[1:], strict=False):
         if id(a) in by_first:
             continue
@@ -217,9 +250,13 @@ def find_mlp_blocks(model):
         if common is None or _functional(common):
             continue
         start, stop = order.index(a), order.index(b)
-        between = tuple(order[start + 1:stop])
-        if not (_own_activation(a) or any(_is_activation(x) for x in between)
-                or _parent_applies_activation(parent[id(a)]) or _parent_applies_activation(common)):
+        between = tuple(order[start + 1 : stop])
+        if not (
+            _own_activation(a)
+            or any(_is_activation(x) for x in between)
+            or _parent_applies_activation(parent[id(a)])
+            or _parent_applies_activation(common)
+        ):
             continue
         by_first[id(a)] = MLPBlock(a, ka, b, kb, between, "sub-layers")
     rank = {id(layer): i for i, layer in enumerate(order)}
@@ -270,8 +307,12 @@ class AttentionProjections:
             return (d, self.heads, k), (d, self.heads, k), (d, self.heads, k), (self.heads, k, proj.shape[1])
         q, k, v, o = self.variables
         h = self.heads
-        return ((q.shape[0], h, q.shape[1] // h), (k.shape[0], h, k.shape[1] // h),
-                (v.shape[0], h, v.shape[1] // h), (h, o.shape[0] // h, o.shape[1]))
+        return (
+            (q.shape[0], h, q.shape[1] // h),
+            (k.shape[0], h, k.shape[1] // h),
+            (v.shape[0], h, v.shape[1] // h),
+            (h, o.shape[0] // h, o.shape[1]),
+        )
 
     def kernels(self):
         """``[q, k, v, o]`` as NumPy arrays in the ``(d, H, k)`` / ``(H, k_v, d)`` layout."""
@@ -304,8 +345,10 @@ def attention_projections(layer):
     if isinstance(layer, keras.layers.MultiHeadAttention):
         if not layer.built:
             return None
-        parts = [getattr(getattr(layer, name, None), "kernel", None)
-                 for name in ("query_dense", "key_dense", "value_dense", "output_dense")]
+        parts = [
+            getattr(getattr(layer, name, None), "kernel", None)
+            for name in ("query_dense", "key_dense", "value_dense", "output_dense")
+        ]
         if any(p is None for p in parts):
             return None
         return AttentionProjections(layer, "multi-head", tuple(parts), int(parts[0].shape[1]))
@@ -324,7 +367,12 @@ def attention_projections(layer):
     if len(kernels) == 4:
         q, k, v, o = kernels
         d, m = q.shape
-        if (tuple(k.shape) == (d, m) and v.shape[0] == d and m % heads == 0 and v.shape[1] % heads == 0
-                and tuple(o.shape) == (v.shape[1], d)):
+        if (
+            tuple(k.shape) == (d, m)
+            and v.shape[0] == d
+            and m % heads == 0
+            and v.shape[1] % heads == 0
+            and tuple(o.shape) == (v.shape[1], d)
+        ):
             return AttentionProjections(layer, "separate", (q, k, v, o), heads)
     return None

@@ -164,8 +164,12 @@ def lcresnet(
                 residual = ZeroPadShortcut(filters, strides, name=f"{prefix}_shortcut")(x)
             else:
                 residual = keras.layers.Conv2D(
-                    filters, 1, strides=strides, use_bias=False,
-                    kernel_initializer=TorchDefaultUniform(), name=f"{prefix}_shortcut",
+                    filters,
+                    1,
+                    strides=strides,
+                    use_bias=False,
+                    kernel_initializer=TorchDefaultUniform(),
+                    name=f"{prefix}_shortcut",
                 )(x)
                 residual = batch_norm(f"{prefix}_shortcut_bn")(residual)
             x = keras.layers.Add(name=f"{prefix}_add")([residual, y])

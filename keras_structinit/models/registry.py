@@ -82,8 +82,10 @@ def parse_model_name(name):
             the argument ``model`` and lists the accepted forms).
     """
     if not isinstance(name, str):
-        raise TypeError(f"`model` must be a model name (a str, e.g. 'convmixer-256/8'). "
-                        f"Received: model={name!r} of type {type(name).__name__}")
+        raise TypeError(
+            f"`model` must be a model name (a str, e.g. 'convmixer-256/8'). "
+            f"Received: model={name!r} of type {type(name).__name__}"
+        )
     key = name.strip().lower()
     if key in _FIXED:
         builder, kwargs = _FIXED[key]

@@ -24,8 +24,15 @@ PAPER_LAYOUTS = {
     # counts are this package's choice (the paper varies them).
     "a2": {"num_conv_layers": 2, "num_filters": 256, "num_units": 64, "pooling": "none", "init_scale": 1.0},
     # App. E.3: three 3x3 convs of 16 filters, one 3x3 max-pool with stride 2, Dense 512, the head.
-    "e3": {"num_conv_layers": 3, "num_filters": 16, "num_units": 512, "pooling": "last", "pool_size": 3,
-           "pool_strides": 2, "init_scale": 1.0},
+    "e3": {
+        "num_conv_layers": 3,
+        "num_filters": 16,
+        "num_units": 512,
+        "pooling": "last",
+        "pool_size": 3,
+        "pool_strides": 2,
+        "init_scale": 1.0,
+    },
 }
 
 

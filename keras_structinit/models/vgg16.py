@@ -18,8 +18,15 @@ from keras_structinit.models.common import (
 BLOCKS = ((64, 64), (128, 128), (256, 256, 256), (512, 512, 512), (512, 512, 512))
 
 
-def vgg16(num_classes=10, input_shape=(32, 32, 3), kernel_initializer=None, name=None, *,
-          bias_initializer=None, init_scale=None):
+def vgg16(
+    num_classes=10,
+    input_shape=(32, 32, 3),
+    kernel_initializer=None,
+    name=None,
+    *,
+    bias_initializer=None,
+    init_scale=None,
+):
     """Builds VGG16-D without its two FC-4096 layers (logits), as in Maennel et al.
 
     13 ``ReLU(Conv2D(f, 3, 'same'))`` with biases in five blocks
@@ -85,8 +92,9 @@ def vgg16(num_classes=10, input_shape=(32, 32, 3), kernel_initializer=None, name
         x = keras.layers.MaxPooling2D(2, name=f"block_{b}_pool")(x)
     x = keras.layers.Flatten(name="flatten")(x)
     if paper_init:
-        outputs = keras.layers.Dense(num_classes, kernel_initializer=clone_initializer(default),
-                                     bias_initializer="zeros", name="head")(x)
+        outputs = keras.layers.Dense(
+            num_classes, kernel_initializer=clone_initializer(default), bias_initializer="zeros", name="head"
+        )(x)
     else:
         outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or "vgg16")

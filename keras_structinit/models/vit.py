@@ -143,8 +143,14 @@ def vit(
         y = _dropout(y, dropout, f"block_{i}_attention_dropout")
         x = keras.layers.Add(name=f"block_{i}_attention_residual")([x, y])
         y = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=f"block_{i}_norm_2")(x)
-        y = dense(y, mlp_ratio * dim, mlp_initializer, f"block_{i}_mlp_1", activation="gelu",
-                  layer=ScalarBiasDense if mlp_scalar_bias else keras.layers.Dense)
+        y = dense(
+            y,
+            mlp_ratio * dim,
+            mlp_initializer,
+            f"block_{i}_mlp_1",
+            activation="gelu",
+            layer=ScalarBiasDense if mlp_scalar_bias else keras.layers.Dense,
+        )
         y = _dropout(y, dropout, f"block_{i}_mlp_1_dropout")
         y = dense(y, dim, dense_initializer, f"block_{i}_mlp_2")
         y = _dropout(y, dropout, f"block_{i}_mlp_2_dropout")

@@ -57,8 +57,16 @@ from keras import ops
 from keras_structinit import validation
 from keras_structinit.backend import accelerator, in_tf_xla_context
 
-__all__ = ["AUTO_PATHS", "IMPLEMENTATIONS", "PATHS", "check_implementation", "convolve_by_path",
-           "depthwise_conv2d", "select_implementation", "shifted_depthwise_conv2d"]
+__all__ = [
+    "AUTO_PATHS",
+    "IMPLEMENTATIONS",
+    "PATHS",
+    "check_implementation",
+    "convolve_by_path",
+    "depthwise_conv2d",
+    "select_implementation",
+    "shifted_depthwise_conv2d",
+]
 
 IMPLEMENTATIONS = ("auto", "native", "shifted")
 #: The computations a call ends in: :func:`select_implementation`'s answers.
@@ -382,8 +390,9 @@ def _where(backend):
     return device
 
 
-def select_implementation(implementation="auto", data_format="channels_last", dilation_rate=(1, 1),
-                          kernel_size=None, dtype=None):
+def select_implementation(
+    implementation="auto", data_format="channels_last", dilation_rate=(1, 1), kernel_size=None, dtype=None
+):
     """The path ``depthwise_conv2d`` takes: one of :data:`PATHS` (``"shifted"``, ``"torch"`` or
     ``"native"``).
 
@@ -402,8 +411,7 @@ def select_implementation(implementation="auto", data_format="channels_last", di
         return native
     path = AUTO_PATHS.get((backend, _where(backend)), native)
     if path == "shifted-large":
-        large = (kernel_size is not None and min(kernel_size) >= GPU_SHIFTED_MIN_KERNEL
-                 and dtype == "float32")
+        large = kernel_size is not None and min(kernel_size) >= GPU_SHIFTED_MIN_KERNEL and dtype == "float32"
         return "shifted" if large else native
     return native if path == "native" else path
 
@@ -424,13 +432,19 @@ def depthwise_conv2d(
     :func:`select_implementation`'s (a frozen kernel takes the same one: nothing consumes its
     gradient, which the compilers drop).
     """
-    path = select_implementation(implementation, data_format, dilation_rate, tuple(kernel.shape[:2]),
-                                 keras.backend.standardize_dtype(inputs.dtype))
+    path = select_implementation(
+        implementation,
+        data_format,
+        dilation_rate,
+        tuple(kernel.shape[:2]),
+        keras.backend.standardize_dtype(inputs.dtype),
+    )
     return convolve_by_path(path, inputs, kernel, strides, padding, data_format, dilation_rate)
 
 
-def convolve_by_path(path, inputs, kernel, strides=(1, 1), padding="valid", data_format="channels_last",
-                     dilation_rate=(1, 1)):
+def convolve_by_path(
+    path, inputs, kernel, strides=(1, 1), padding="valid", data_format="channels_last", dilation_rate=(1, 1)
+):
     """:func:`depthwise_conv2d` by a path already chosen (one of :data:`PATHS`), so that a layer
     decides it once per call and records it."""
     validation.one_of(path, "path", PATHS)
@@ -440,6 +454,10 @@ def convolve_by_path(path, inputs, kernel, strides=(1, 1), padding="valid", data
     if path == "torch":
         return _torch_depthwise_conv2d(inputs, kernel, strides, padding)
     return ops.depthwise_conv(
-        inputs, kernel, strides=strides, padding=padding,
-        data_format=data_format, dilation_rate=dilation_rate,
+        inputs,
+        kernel,
+        strides=strides,
+        padding=padding,
+        data_format=data_format,
+        dilation_rate=dilation_rate,
     )

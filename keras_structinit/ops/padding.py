@@ -26,8 +26,11 @@ SYMMETRIC = "symmetric"
 def symmetric_padding(kernel_size, dilation_rate=1):
     """``p = d * (k // 2)`` per spatial axis (tuples of equal length, or ints for every axis)."""
     kernel_size = tuple(kernel_size) if isinstance(kernel_size, (tuple, list)) else (kernel_size,)
-    dilation = tuple(dilation_rate) if isinstance(dilation_rate, (tuple, list)) else (dilation_rate,) * len(
-        kernel_size)
+    dilation = (
+        tuple(dilation_rate)
+        if isinstance(dilation_rate, (tuple, list))
+        else (dilation_rate,) * len(kernel_size)
+    )
     return tuple(d * (k // 2) for k, d in zip(kernel_size, dilation, strict=True))
 
 

@@ -105,7 +105,8 @@ def draw_batch(augmentation, seed, epoch_pass, position, count, size, stream=0):
     draws["kernels"] = np.array([k for k, _ in steps], np.int32).reshape(len(steps), count)
     draws["arguments"] = np.array([v for _, v in steps], np.float32).reshape(len(steps), count)
     draws["rows"] = np.array([affine_rows(k, v, size) for k, v in steps], np.float32).reshape(
-        len(steps), count, 8)
+        len(steps), count, 8
+    )
     draws["boxes"] = _erase_boxes(rng, a.random_erasing, count, height, width)
     draws["noise_seed"] = np.int64(rng.integers(0, 2**31 - 1))
     draws["mix_weight"], draws["mix_box"] = _mix(rng, a, height, width)
@@ -201,8 +202,15 @@ def augment_images(K, augmentation, images, draws, rand_augment=None):
         images = rand_augment(images)
     elif form is not None:
         for step in range(form.num_ops):
-            images = image_ops.apply_step(K, images, draws["kernels"][step], draws["arguments"][step],
-                                          draws["rows"][step], form.fill, form.interpolation)
+            images = image_ops.apply_step(
+                K,
+                images,
+                draws["kernels"][step],
+                draws["arguments"][step],
+                draws["rows"][step],
+                form.fill,
+                form.interpolation,
+            )
     return images
 
 
@@ -210,8 +218,9 @@ def finish_batch(K, augmentation, images, labels, draws, noise, mean, std):
     """Erasing, mixing and normalization of :func:`transform_batch` (``images`` float32 0-255)."""
     a = augmentation
     if a.random_erasing:
-        fill = 255.0 * (K.core.convert_to_tensor(mean, "float32") + K.core.convert_to_tensor(std, "float32")
-                        * noise)
+        fill = 255.0 * (
+            K.core.convert_to_tensor(mean, "float32") + K.core.convert_to_tensor(std, "float32") * noise
+        )
         images = image_ops.erase(K, images, draws["boxes"], fill)
     if a.mixes:
         images, labels = image_ops.mix(K, images, labels, draws["mix_weight"], draws["mix_box"])

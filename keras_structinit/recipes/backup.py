@@ -89,8 +89,9 @@ def _whole(folder):
     if version != FORMAT_VERSION:
         return f"format_version {version!r}, not {FORMAT_VERSION}"
     if not all(type(v) is int and v >= 1 for v in (epoch, iterations, steps_per_epoch)):
-        return (f"{RECORD} holds epoch={epoch!r}, iterations={iterations!r}, "
-                f"steps_per_epoch={steps_per_epoch!r}")
+        return (
+            f"{RECORD} holds epoch={epoch!r}, iterations={iterations!r}, steps_per_epoch={steps_per_epoch!r}"
+        )
     if type(seconds) not in (int, float) or not 0 <= seconds < float("inf"):
         return f"{RECORD} holds train_seconds={seconds!r}"
     if iterations != epoch * steps_per_epoch:
@@ -116,20 +117,28 @@ def latest(backup_dir):
             if isinstance(found, Backup):
                 return found
             reasons.append(f"{slot}: {found}")
-    legacy = [n for n in ("latest.weights.h5", "training_metadata.json") if os.path.exists(
-        os.path.join(backup_dir, n))]
+    legacy = [
+        n
+        for n in ("latest.weights.h5", "training_metadata.json")
+        if os.path.exists(os.path.join(backup_dir, n))
+    ]
     if legacy:
         reasons.append(f"{', '.join(legacy)} of Keras' BackupAndRestore (an older version of this package)")
     if reasons:
-        raise ValueError(f"The backup folder {os.fspath(backup_dir)!r} holds no whole backup "
-                         f"({'; '.join(reasons)}): remove it to start the run afresh")
+        raise ValueError(
+            f"The backup folder {os.fspath(backup_dir)!r} holds no whole backup "
+            f"({'; '.join(reasons)}): remove it to start the run afresh"
+        )
     return None
 
 
 def holds_backup(backup_dir):
     """Whether ``backup_dir`` holds anything of a backup (whole or not)."""
-    return backup_dir is not None and os.path.isdir(backup_dir) and any(
-        not name.startswith(INCOMING) for name in os.listdir(backup_dir))
+    return (
+        backup_dir is not None
+        and os.path.isdir(backup_dir)
+        and any(not name.startswith(INCOMING) for name in os.listdir(backup_dir))
+    )
 
 
 class RunBackup(keras.callbacks.Callback):
@@ -165,9 +174,11 @@ class RunBackup(keras.callbacks.Callback):
         self.seconds_before = found.train_seconds
         epochs = self.params.get("epochs") if self.params else None
         if epochs is not None and found.epoch > epochs:
-            raise BackupRefused(f"The backup in {found.path!r} holds {found.epoch} epochs, beyond the run's "
-                                f"{epochs}: resume with the run's own settings, or remove the folder to "
-                                "start afresh")
+            raise BackupRefused(
+                f"The backup in {found.path!r} holds {found.epoch} epochs, beyond the run's "
+                f"{epochs}: resume with the run's own settings, or remove the folder to "
+                "start afresh"
+            )
         check_steps(found, self.steps_per_epoch)
         optimizer = self.model.optimizer
         if optimizer is not None and not optimizer.built:
@@ -178,15 +189,19 @@ class RunBackup(keras.callbacks.Callback):
                 self.model.load_weights(os.path.join(found.path, WEIGHTS))
             except Exception as err:  # weights of another model, or an h5 file of no model at all
                 lines = str(err).strip().splitlines()
-                raise BackupRefused(f"The backup in {found.path!r} does not fit the run's model "
-                                    f"({type(err).__name__}: {lines[0][:300] if lines else ''}): remove the "
-                                    "folder to start afresh") from None
+                raise BackupRefused(
+                    f"The backup in {found.path!r} does not fit the run's model "
+                    f"({type(err).__name__}: {lines[0][:300] if lines else ''}): remove the "
+                    "folder to start afresh"
+                ) from None
         for warning in said:  # Keras' warnings of a load that failed are left out of the refusal's line
             warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
         iterations = int(keras.ops.convert_to_numpy(optimizer.iterations)) if optimizer is not None else None
         if iterations is not None and iterations != found.iterations:
-            raise BackupRefused(f"The backup in {found.path!r} restored an optimizer at step {iterations}, "
-                                f"its record says {found.iterations}: remove the folder to start afresh")
+            raise BackupRefused(
+                f"The backup in {found.path!r} restored an optimizer at step {iterations}, "
+                f"its record says {found.iterations}: remove the folder to start afresh"
+            )
         self.model._initial_epoch = found.epoch
         self._kept = os.path.basename(found.path)
 
@@ -230,9 +245,14 @@ class RunBackup(keras.callbacks.Callback):
         _fsync(weights)
         reached("after_weights")
         iterations = int(keras.ops.convert_to_numpy(self.model.optimizer.iterations))
-        record = {"format_version": FORMAT_VERSION, "epoch": int(epoch), "iterations": iterations,
-                  "steps_per_epoch": self.steps_per_epoch, "sha256": file_sha256(weights),
-                  "train_seconds": round(self.seconds_before + time.perf_counter() - self._start, 3)}
+        record = {
+            "format_version": FORMAT_VERSION,
+            "epoch": int(epoch),
+            "iterations": iterations,
+            "steps_per_epoch": self.steps_per_epoch,
+            "sha256": file_sha256(weights),
+            "train_seconds": round(self.seconds_before + time.perf_counter() - self._start, 3),
+        }
         with open(os.path.join(incoming, RECORD), "w", encoding="utf-8") as f:
             json.dump(record, f)
             f.flush()
@@ -243,8 +263,10 @@ class RunBackup(keras.callbacks.Callback):
 def check_steps(found, steps_per_epoch):
     """A :class:`BackupRefused` where the backup ``found`` was made with other steps per epoch."""
     if found.steps_per_epoch != steps_per_epoch:
-        raise BackupRefused(f"The backup in {found.path!r} was made at {found.steps_per_epoch} steps per "
-                            f"epoch, this run takes {steps_per_epoch}: resume with the run's own settings")
+        raise BackupRefused(
+            f"The backup in {found.path!r} was made at {found.steps_per_epoch} steps per "
+            f"epoch, this run takes {steps_per_epoch}: resume with the run's own settings"
+        )
 
 
 def _finite(value):

@@ -32,8 +32,22 @@ from keras_structinit.recipes.training import (
 SCHEDULES = ("triangular", "cosine", "step")
 
 
-def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, eval_data=None, callbacks=(),
-              verbose="auto", num_classes=None, wrap=None, backup_dir=None, resume=False, **options):
+def fit_cifar(
+    model,
+    data,
+    epochs=None,
+    *,
+    config=None,
+    validation_data=None,
+    eval_data=None,
+    callbacks=(),
+    verbose="auto",
+    num_classes=None,
+    wrap=None,
+    backup_dir=None,
+    resume=False,
+    **options,
+):
     """Trains a classifier on CIFAR images with ``model.fit``; returns the ``History``.
 
     Args:
@@ -82,8 +96,10 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
     epochs, batch_size, learning_rate = o.epochs, o.batch_size, o.learning_rate
     schedule = o.schedule
     if not (isinstance(data, tuple) and len(data) == 2):
-        raise TypeError("`data` must be a tuple (x, y) of uint8 images and integer labels; "
-                        "use `keras_structinit.datasets.load_cifar(path)` to read files.")
+        raise TypeError(
+            "`data` must be a tuple (x, y) of uint8 images and integer labels; "
+            "use `keras_structinit.datasets.load_cifar(path)` to read files."
+        )
     check_fit_arguments(model, epochs, o.precision, o.distribution, o.ema)
     check_training_options(
         batch_size, learning_rate, o.weight_decay, o.label_smoothing, o.steps_per_epoch, callbacks
@@ -116,23 +132,48 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
     def as_dataset(xs, ys, training):
         if pipeline == "native":
             return native.ArrayStream(
-                xs, _one_hot(ys, num_classes), batch_size, mean, std,
-                augmentation=augment.Augmentation(o.pad, o.flip, o.rand_augment, o.random_erasing,
-                                                  o.mixup_alpha, o.cutmix_alpha) if training else None,
-                seed=o.seed, start_batch=start_epoch * steps if training else 0)
-        return cifar_dataset(xs, _one_hot(ys, num_classes), batch_size, mean, std, training,
-                             pad=o.pad, flip=o.flip, rand_augment=o.rand_augment, seed=o.seed,
-                             mixup_alpha=o.mixup_alpha, cutmix_alpha=o.cutmix_alpha,
-                             random_erasing=o.random_erasing,
-                             start_batch=start_epoch * steps if training else 0,
-                             drop_remainder=None if training else o.distribution == "multi_worker")
+                xs,
+                _one_hot(ys, num_classes),
+                batch_size,
+                mean,
+                std,
+                augmentation=augment.Augmentation(
+                    o.pad, o.flip, o.rand_augment, o.random_erasing, o.mixup_alpha, o.cutmix_alpha
+                )
+                if training
+                else None,
+                seed=o.seed,
+                start_batch=start_epoch * steps if training else 0,
+            )
+        return cifar_dataset(
+            xs,
+            _one_hot(ys, num_classes),
+            batch_size,
+            mean,
+            std,
+            training,
+            pad=o.pad,
+            flip=o.flip,
+            rand_augment=o.rand_augment,
+            seed=o.seed,
+            mixup_alpha=o.mixup_alpha,
+            cutmix_alpha=o.cutmix_alpha,
+            random_erasing=o.random_erasing,
+            start_batch=start_epoch * steps if training else 0,
+            drop_remainder=None if training else o.distribution == "multi_worker",
+        )
 
-    validation_set = None if validation_data is None else load_labeled_images(validation_data,
-                                                                              name="validation_data")
+    validation_set = (
+        None if validation_data is None else load_labeled_images(validation_data, name="validation_data")
+    )
     eval_set = None if eval_data is None else load_labeled_images(eval_data, name="eval_data")
-    check_whole_batches(batch_size, o.distribution, data=len(x),
-                        validation_data=None if validation_set is None else len(validation_set[0]),
-                        eval_data=None if eval_set is None else len(eval_set[0]))
+    check_whole_batches(
+        batch_size,
+        o.distribution,
+        data=len(x),
+        validation_data=None if validation_set is None else len(validation_set[0]),
+        eval_data=None if eval_set is None else len(eval_set[0]),
+    )
     if o.random_labels:  # the training labels; validation and evaluation keep the true ones ...
         y = random_labels(y, o.random_labels, num_classes, seed=o.seed)
     if o.random_classes is not None:  # ... unless the head has other classes than the data
@@ -143,26 +184,41 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
         validation_set, eval_set = relabelled(validation_set, o.seed + 1), relabelled(eval_set, o.seed + 2)
     train = as_dataset(x, y, True)
     if schedule == "triangular":
+
         def make_schedule(total):
             return TriangularSchedule(learning_rate, total)
     elif schedule == "step":
+
         def make_schedule(total):
             return step_decay(learning_rate, total)
     else:
+
         def make_schedule(total):
             warmup = total // 20 if warmup_epochs is None else int(round(warmup_epochs * steps))
             return warmup_cosine(learning_rate, total, min(warmup, total - 1))
+
     import keras
 
     history = fit_classifier(
-        model, train, epochs, steps, make_schedule,
+        model,
+        train,
+        epochs,
+        steps,
+        make_schedule,
         loss=keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=o.label_smoothing),
         weight_decay=o.weight_decay,
         validation_data=None if validation_set is None else as_dataset(*validation_set, False),
         eval_data=None if eval_set is None else as_dataset(*eval_set, False),
-        precision=o.precision, distribution=o.distribution, ema=o.ema,
-        callbacks=callbacks, verbose=verbose, jit_compile=o.jit_compile, wrap=wrap,
-        optimizer=o.optimizer, backup_dir=backup_dir, no_weight_decay=o.no_weight_decay,
+        precision=o.precision,
+        distribution=o.distribution,
+        ema=o.ema,
+        callbacks=callbacks,
+        verbose=verbose,
+        jit_compile=o.jit_compile,
+        wrap=wrap,
+        optimizer=o.optimizer,
+        backup_dir=backup_dir,
+        no_weight_decay=o.no_weight_decay,
     )
     history.normalization = {"mean": list(mean), "std": list(std)}
     history.config = config
@@ -172,7 +228,6 @@ def fit_cifar(model, data, epochs=None, *, config=None, validation_data=None, ev
 def _one_hot(y, num_classes):
     if y.max(initial=0) >= num_classes or y.min(initial=0) < 0:
         raise ValueError(
-            f"Labels must lie in [0, num_classes={num_classes}). "
-            f"Received labels in [{y.min()}, {y.max()}]"
+            f"Labels must lie in [0, num_classes={num_classes}). Received labels in [{y.min()}, {y.max()}]"
         )
     return np.eye(num_classes, dtype=np.float32)[y]

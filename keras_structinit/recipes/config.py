@@ -32,8 +32,16 @@ from keras_structinit.arguments import (  # also the parser's
     SCHEDULES,
 )
 
-__all__ = ["CIFAR_ONLY", "DEFAULT", "IMAGENET_ONLY", "PIPELINES", "RECIPES", "TIMM_NO_WEIGHT_DECAY",
-           "RecipeConfig", "exclude_from_weight_decay"]
+__all__ = [
+    "CIFAR_ONLY",
+    "DEFAULT",
+    "IMAGENET_ONLY",
+    "PIPELINES",
+    "RECIPES",
+    "TIMM_NO_WEIGHT_DECAY",
+    "RecipeConfig",
+    "exclude_from_weight_decay",
+]
 
 #: The CIFAR recipes' defaults (:func:`~keras_structinit.recipes.fit_cifar`; ConvMixer's CIFAR
 #: script: batch 512, AdamW .01/.01, triangular schedule, torchvision's RandAugment n2 m12).
@@ -95,6 +103,7 @@ class _Default:
 
 #: A field left at this takes the recipe's default.
 DEFAULT = _Default()
+
 
 @dataclass(frozen=True)
 class RecipeConfig:
@@ -196,33 +205,44 @@ class RecipeConfig:
         if self.no_weight_decay not in (DEFAULT, None):
             optimizer = CIFAR_DEFAULTS["optimizer"] if self.optimizer is DEFAULT else self.optimizer
             if self.is_cifar and optimizer != "adamw":
-                raise ValueError("`no_weight_decay` applies to the decoupled decay of optimizer='adamw'; "
-                                 "the SGD optimizers' L2 decays every variable. "
-                                 f"Received: optimizer={optimizer!r}")
+                raise ValueError(
+                    "`no_weight_decay` applies to the decoupled decay of optimizer='adamw'; "
+                    "the SGD optimizers' L2 decays every variable. "
+                    f"Received: optimizer={optimizer!r}"
+                )
         if self.rand_augment is not DEFAULT:
             from keras_structinit.recipes.native import tensorflow_available
             from keras_structinit.recipes.rand_augment import check_stream
 
             check_stream(self.rand_augment, self.pipeline, tensorflow_available())
-        given, kind = _other_recipes_fields(self.recipe, [f.name for f in dataclasses.fields(self)
-                                                          if getattr(self, f.name) is not DEFAULT])
+        given, kind = _other_recipes_fields(
+            self.recipe, [f.name for f in dataclasses.fields(self) if getattr(self, f.name) is not DEFAULT]
+        )
         if given:
             raise ValueError(f"`{'`, `'.join(given)}` apply to the {kind}, not to recipe={self.recipe!r}")
         if self.random_classes not in (DEFAULT, None):
             validation.int_value(self.random_classes, "random_classes", minimum=2)
             labels = CIFAR_DEFAULTS["random_labels"] if self.random_labels is DEFAULT else self.random_labels
             if labels != 1:
-                raise ValueError("`random_classes` sets the classes of random labels: it needs "
-                                 f"random_labels=1 (every label random). Received: random_labels={labels!r}")
+                raise ValueError(
+                    "`random_classes` sets the classes of random labels: it needs "
+                    f"random_labels=1 (every label random). Received: random_labels={labels!r}"
+                )
         if self.warmup_epochs not in (DEFAULT, None):
             schedule = CIFAR_DEFAULTS["schedule"] if self.schedule is DEFAULT else self.schedule
             if self.is_cifar and schedule != "cosine":
-                raise ValueError("`warmup_epochs` applies to schedule='cosine'. "
-                                 f"Received: schedule={schedule!r}")
+                raise ValueError(
+                    f"`warmup_epochs` applies to schedule='cosine'. Received: schedule={schedule!r}"
+                )
             if not self.is_cifar:  # whole epochs (5.0 from a flag: 5)
                 whole = isinstance(self.warmup_epochs, float) and self.warmup_epochs.is_integer()
-                object.__setattr__(self, "warmup_epochs", validation.int_value(
-                    int(self.warmup_epochs) if whole else self.warmup_epochs, "warmup_epochs", minimum=0))
+                object.__setattr__(
+                    self,
+                    "warmup_epochs",
+                    validation.int_value(
+                        int(self.warmup_epochs) if whole else self.warmup_epochs, "warmup_epochs", minimum=0
+                    ),
+                )
 
     @property
     def is_cifar(self):
@@ -240,18 +260,23 @@ class RecipeConfig:
         if config is None:
             return cls("imagenet" if kind == "imagenet" else "cifar10", **options)
         if not isinstance(config, cls):
-            raise TypeError("`config` must be a RecipeConfig. "
-                            f"Received: config of type {type(config).__name__}")
+            raise TypeError(
+                f"`config` must be a RecipeConfig. Received: config of type {type(config).__name__}"
+            )
         if config.is_cifar != (kind == "cifar"):
-            raise ValueError(f"`config` is for recipe={config.recipe!r}; "
-                             f"this function trains the {kind} recipe")
+            raise ValueError(
+                f"`config` is for recipe={config.recipe!r}; this function trains the {kind} recipe"
+            )
         return dataclasses.replace(config, **options)
 
     def resolved(self):
         """Every field as a dict, with the recipe's defaults filled in (``learning_rate`` may stay
         ``None`` for ImageNet: scaled with the batch size when the run starts)."""
-        defaults = (dict(CIFAR_DEFAULTS, warmup_epochs=None) if self.is_cifar
-                    else dict(IMAGENET_DEFAULTS, learning_rate=None))
+        defaults = (
+            dict(CIFAR_DEFAULTS, warmup_epochs=None)
+            if self.is_cifar
+            else dict(IMAGENET_DEFAULTS, learning_rate=None)
+        )
         skip = IMAGENET_ONLY if self.is_cifar else CIFAR_ONLY
         out = {}
         for field in dataclasses.fields(self):
@@ -346,19 +371,24 @@ def check_no_weight_decay(value):
     if value is None or value == "timm":
         return value
     if isinstance(value, str):
-        raise ValueError("`no_weight_decay` must be None, 'timm' or a sequence of variable-name patterns. "
-                         f"Received: no_weight_decay={value!r}")
+        raise ValueError(
+            "`no_weight_decay` must be None, 'timm' or a sequence of variable-name patterns. "
+            f"Received: no_weight_decay={value!r}"
+        )
     if not isinstance(value, (list, tuple)) or not all(isinstance(p, str) for p in value):
-        raise TypeError("`no_weight_decay` must be None, 'timm' or a sequence of str (variable-name "
-                        f"patterns). Received: no_weight_decay={value!r}")
+        raise TypeError(
+            "`no_weight_decay` must be None, 'timm' or a sequence of str (variable-name "
+            f"patterns). Received: no_weight_decay={value!r}"
+        )
     for pattern in value:
         if not pattern:
             raise ValueError("`no_weight_decay` holds an empty pattern, which would match every variable")
         try:
             re.compile(pattern)
         except re.error as error:
-            raise ValueError(f"`no_weight_decay`: {pattern!r} is not a regular expression "
-                             f"({error})") from None
+            raise ValueError(
+                f"`no_weight_decay`: {pattern!r} is not a regular expression ({error})"
+            ) from None
     return tuple(value)
 
 
@@ -372,14 +402,17 @@ def exclude_from_weight_decay(optimizer, variables, no_weight_decay):
     if no_weight_decay is None:
         return []
     if getattr(optimizer, "l2", 0):  # TorchSGD: coupled L2 on every variable, as in PyTorch
-        raise ValueError("`no_weight_decay` applies to Keras' decoupled weight decay (AdamW); "
-                         f"{type(optimizer).__name__}'s L2 decays every variable")
+        raise ValueError(
+            "`no_weight_decay` applies to Keras' decoupled weight decay (AdamW); "
+            f"{type(optimizer).__name__}'s L2 decays every variable"
+        )
     variables = list(variables)
     if not variables:
         raise ValueError("`no_weight_decay` needs the model's variables: build the model before training")
     pattern = re.compile("|".join(TIMM_NO_WEIGHT_DECAY if no_weight_decay == "timm" else no_weight_decay))
-    excluded = [v for v in variables
-                if pattern.search(v.name) or (no_weight_decay == "timm" and len(v.shape) <= 1)]
+    excluded = [
+        v for v in variables if pattern.search(v.name) or (no_weight_decay == "timm" and len(v.shape) <= 1)
+    ]
     optimizer.exclude_from_weight_decay(var_list=excluded)
     return [v.path for v in excluded]
 

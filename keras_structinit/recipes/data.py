@@ -92,8 +92,9 @@ def _rand_augment_layer(form, seed):
     """
     import keras
 
-    layer = keras.layers.RandAugment(value_range=(0, 255), num_ops=form.num_ops, factor=form.magnitude,
-                                     seed=seed)
+    layer = keras.layers.RandAugment(
+        value_range=(0, 255), num_ops=form.num_ops, factor=form.magnitude, seed=seed
+    )
     layer.equalization._custom_histogram_fixed_width = bincount_histogram
     return layer
 
@@ -158,7 +159,8 @@ def rand_augment_batch(layer, images):
         transforms = layer.get_random_transformation(images, training=True)["transforms"]
         seeds = layer._get_seed_generator(layer.backend._backend)
         op_indices = layer.backend.random.randint(
-            (tf.shape(images)[0], layer.num_ops), 0, len(transforms), seed=seeds)
+            (tf.shape(images)[0], layer.num_ops), 0, len(transforms), seed=seeds
+        )
         return apply_drawn_ops(layer, images, op_indices, transforms, seeds)
     finally:
         layer.backend.reset()
@@ -176,11 +178,15 @@ def apply_drawn_ops(layer, images, op_indices, transforms, seeds=None):
         parts = []
         for name, rows in zip(names, positions, strict=True):
             op, part = getattr(layer, name), tf.gather(images, rows)
-            parts.append(tf.cond(  # some ops index their first image: none may have drawn this one
-                tf.size(rows) > 0,
-                lambda op=op, part=part, rows=rows, name=name: _transform(
-                    op, part, _rows_of(op, transforms[name], part, rows, seeds)),
-                lambda part=part: part))
+            parts.append(
+                tf.cond(  # some ops index their first image: none may have drawn this one
+                    tf.size(rows) > 0,
+                    lambda op=op, part=part, rows=rows, name=name: _transform(
+                        op, part, _rows_of(op, transforms[name], part, rows, seeds)
+                    ),
+                    lambda part=part: part,
+                )
+            )
         images = tf.ensure_shape(tf.dynamic_stitch(positions, parts), images.shape)
     return images
 
@@ -214,14 +220,17 @@ def equalize_images(images, bins=256):
     bin_of = tf.clip_by_value(tf.cast(x * (bins - 1) / 255.0, tf.int32), 0, bins - 1)
     row = (tf.range(count)[:, None, None, None] * channels + tf.range(channels)) * bins
     size = count * channels * bins
-    hist = tf.reshape(tf.math.bincount(tf.reshape(bin_of + row, [-1]), minlength=size, maxlength=size,
-                                       dtype=tf.int32), (count, channels, bins))
+    hist = tf.reshape(
+        tf.math.bincount(tf.reshape(bin_of + row, [-1]), minlength=size, maxlength=size, dtype=tf.int32),
+        (count, channels, bins),
+    )
     cdf = tf.cumsum(hist, axis=-1)
     cdf_min = tf.reduce_min(tf.where(cdf > 0, cdf, tf.int32.max), axis=-1, keepdims=True)
     denominator = cdf[..., -1:] - cdf_min
     denominator = tf.where(denominator == 0, 1, denominator)
-    table = tf.clip_by_value(tf.round(tf.cast((cdf - cdf_min) * 255, tf.float64)
-                                      / tf.cast(denominator, tf.float64)), 0, 255)
+    table = tf.clip_by_value(
+        tf.round(tf.cast((cdf - cdf_min) * 255, tf.float64) / tf.cast(denominator, tf.float64)), 0, 255
+    )
     look = tf.cast(tf.clip_by_value(x / 255.0 * (bins - 1), 0, bins - 1), tf.int32)  # (N, H, W, C)
     shape = tf.shape(look)
     look = tf.reshape(tf.transpose(look, (0, 3, 1, 2)), (count, channels, -1))
@@ -241,11 +250,14 @@ def _rows_of(op, transformation, part, rows, seeds):
     own = op.get_random_transformation(part, training=True, seed=seeds)
     return tf.nest.map_structure(
         lambda whole, cut: tf.gather(whole, rows) if tf.is_tensor(whole) and whole.shape.rank else cut,
-        transformation, own)
+        transformation,
+        own,
+    )
 
 
-def _host_draws(augmentation, seed, count, batch_size, batches_per_pass, start_batch, size, stream=0,
-                shuffle=True):
+def _host_draws(
+    augmentation, seed, count, batch_size, batches_per_pass, start_batch, size, stream=0, shuffle=True
+):
     """``f(index)``: the example rows and draws of batch ``start_batch + index`` of the stream, as a
     list for ``tf.numpy_function`` (the order of :data:`_DRAW_KEYS`); ``stream`` keeps the draws of
     other streams of one run (the ImageNet recipe's per-image and per-batch draws) apart.
@@ -261,25 +273,58 @@ def _host_draws(augmentation, seed, count, batch_size, batches_per_pass, start_b
             if epoch_pass not in orders:  # one pass at a time: keep the newest order only
                 orders.clear()
                 orders[epoch_pass] = augment.pass_order(seed, epoch_pass, count)
-            rows = orders[epoch_pass][position * batch_size:(position + 1) * batch_size]
+            rows = orders[epoch_pass][position * batch_size : (position + 1) * batch_size]
         draws = augment.draw_batch(augmentation, seed, epoch_pass, position, len(rows), size, stream=stream)
         return [rows.astype(np.int64)] + [np.asarray(draws[k]) for k in _DRAW_KEYS[1:]]
 
     return draws_of
 
 
-_DRAW_KEYS = ("examples", "offsets", "flips", "kernels", "arguments", "rows", "boxes", "noise_seed",
-              "mix_weight", "mix_box", "keras_seed")
-_DRAW_DTYPES = ("int64", "int32", "bool", "int32", "float32", "float32", "int32", "int64", "float32",
-                "int32", "int64")
+_DRAW_KEYS = (
+    "examples",
+    "offsets",
+    "flips",
+    "kernels",
+    "arguments",
+    "rows",
+    "boxes",
+    "noise_seed",
+    "mix_weight",
+    "mix_box",
+    "keras_seed",
+)
+_DRAW_DTYPES = (
+    "int64",
+    "int32",
+    "bool",
+    "int32",
+    "float32",
+    "float32",
+    "int32",
+    "int64",
+    "float32",
+    "int32",
+    "int64",
+)
 
 
 def _draws_in_graph(tf, host, index, augmentation, count, size):
     """:func:`_host_draws` inside ``tf.data``: a dict of tensors with their static shapes."""
     outs = tf.numpy_function(host, [index], [getattr(tf, d) for d in _DRAW_DTYPES], stateful=False)
     steps = augmentation.native_rand_augment.num_ops if augmentation.native_rand_augment else 0
-    shapes = ((count,), (count, 2), (count,), (steps, count), (steps, count), (steps, count, 8),
-              (count, 4), (), (), (4,), (2,))
+    shapes = (
+        (count,),
+        (count, 2),
+        (count,),
+        (steps, count),
+        (steps, count),
+        (steps, count, 8),
+        (count, 4),
+        (),
+        (),
+        (4,),
+        (2,),
+    )
     return {k: tf.ensure_shape(t, shape) for k, t, shape in zip(_DRAW_KEYS, outs, shapes, strict=True)}
 
 
@@ -297,12 +342,21 @@ def _augment(tf, augmentation, images, labels, draws, mean, std, keras_layer):
     of RandAugment through ``keras_layer``)."""
     keras_rand_augment = None
     if keras_layer is not None:
+
         def keras_rand_augment(images):
             return _seeded(keras_layer, images, draws["keras_seed"], call=rand_augment_batch)
 
-    return augment.transform_batch(image_ops.backend_ops("tensorflow"), augmentation, images, labels, draws,
-                                   _erase_noise(tf, augmentation, images, draws), mean, std,
-                                   rand_augment=keras_rand_augment)
+    return augment.transform_batch(
+        image_ops.backend_ops("tensorflow"),
+        augmentation,
+        images,
+        labels,
+        draws,
+        _erase_noise(tf, augmentation, images, draws),
+        mean,
+        std,
+        rand_augment=keras_rand_augment,
+    )
 
 
 def element_seed(seed, step, index):
@@ -312,9 +366,23 @@ def element_seed(seed, step, index):
     return tf.random.experimental.stateless_fold_in(base, tf.cast(index, tf.int64))
 
 
-def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
-                  rand_augment=None, seed=0, drop_remainder=None, mixup_alpha=0.0, cutmix_alpha=0.0,
-                  random_erasing=0.0, start_batch=0):
+def cifar_dataset(
+    x,
+    y,
+    batch_size,
+    mean,
+    std,
+    training,
+    pad=4,
+    flip=True,
+    rand_augment=None,
+    seed=0,
+    drop_remainder=None,
+    mixup_alpha=0.0,
+    cutmix_alpha=0.0,
+    random_erasing=0.0,
+    start_batch=0,
+):
     """``tf.data.Dataset`` of normalized ``(images, labels)`` batches from uint8 arrays.
 
     ``y`` is passed through as given (integer or one-hot labels; one-hot for mixing).
@@ -340,15 +408,20 @@ def cifar_dataset(x, y, batch_size, mean, std, training, pad=4, flip=True,
     a = augment.Augmentation(pad, flip, rand_augment, random_erasing, mixup_alpha, cutmix_alpha)
     if not training:
         ds = tf.data.Dataset.from_tensor_slices((x, np.asarray(y))).batch(
-            batch_size, drop_remainder=bool(drop_remainder) and len(x) >= batch_size)
-        return ds.map(lambda images, labels: (normalize_images(images, mean, std), labels),
-                      num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)
+            batch_size, drop_remainder=bool(drop_remainder) and len(x) >= batch_size
+        )
+        return ds.map(
+            lambda images, labels: (normalize_images(images, mean, std), labels),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        ).prefetch(tf.data.AUTOTUNE)
     count, size = len(x), tuple(x.shape[1:3])
     drop = (True if drop_remainder is None else bool(drop_remainder)) and count >= batch_size
     batches_per_pass = count // batch_size if drop else -(-count // batch_size)
     if not drop and count > batch_size and count % batch_size:
-        raise ValueError(f"The tf stream keeps one batch size: with drop_remainder=False the data "
-                         f"({count} images) must fill whole batches of {batch_size}; use pipeline='native'")
+        raise ValueError(
+            f"The tf stream keeps one batch size: with drop_remainder=False the data "
+            f"({count} images) must fill whole batches of {batch_size}; use pipeline='native'"
+        )
     per_batch = min(batch_size, count)
     keras_layer = None
     if a.rand_augment is not None and a.rand_augment.library == "keras":
@@ -443,16 +516,23 @@ def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
             import tensorflow_datasets as tfds
         except ImportError as err:
             raise ImportError("A 'tfds:' source needs `pip install tensorflow-datasets`.") from err
-        ds, info = tfds.load(source[5:], split=split, as_supervised=True, with_info=True,
-                             shuffle_files=shuffle)
+        ds, info = tfds.load(
+            source[5:], split=split, as_supervised=True, with_info=True, shuffle_files=shuffle
+        )
         num_classes = info.features["label"].num_classes
         if shuffle:
             ds = ds.shuffle(TFDS_SHUFFLE_BUFFER, seed=seed, reshuffle_each_iteration=True)
     elif isinstance(source, (str, os.PathLike)) and os.path.isdir(source):
         ds = keras.utils.image_dataset_from_directory(
-            source, labels="inferred", label_mode="int", batch_size=None,
-            image_size=(load_size, load_size), crop_to_aspect_ratio=True,
-            shuffle=shuffle, seed=seed, verbose=False,
+            source,
+            labels="inferred",
+            label_mode="int",
+            batch_size=None,
+            image_size=(load_size, load_size),
+            crop_to_aspect_ratio=True,
+            shuffle=shuffle,
+            seed=seed,
+            verbose=False,
         )
         return ds, len(ds.class_names)
     else:
@@ -464,9 +544,21 @@ def imagenet_source(source, split, load_size, shuffle, seed, name="data"):
     return ds.map(central_square, num_parallel_calls=tf.data.AUTOTUNE), num_classes
 
 
-def imagenet_dataset(source, batch_size, training, image_size=224, split="train",
-                     num_classes=None, rand_augment="timm:m7-n2-mstd0.5-inc1", mixup_alpha=0.2,
-                     cutmix_alpha=1.0, random_erasing=0.0, crop_fraction=0.875, seed=0, name="data"):
+def imagenet_dataset(
+    source,
+    batch_size,
+    training,
+    image_size=224,
+    split="train",
+    num_classes=None,
+    rand_augment="timm:m7-n2-mstd0.5-inc1",
+    mixup_alpha=0.2,
+    cutmix_alpha=1.0,
+    random_erasing=0.0,
+    crop_fraction=0.875,
+    seed=0,
+    name="data",
+):
     """``(dataset, num_classes)``: normalized ``(images, one-hot labels)`` batches.
 
     Training: random-resized crop to ``image_size`` (scale 0.08-1, ratio 3/4-4/3), horizontal
@@ -501,19 +593,31 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
         def per_image(position, example):  # image by image: a batch of 224 x 224 images would
             image, label = example  # multiply each map call's memory
             key = element_seed(seed, -2, position)
-            image = random_resized_crop(image, image_size,
-                                        seed=tf.random.experimental.stateless_fold_in(key, -1))
+            image = random_resized_crop(
+                image, image_size, seed=tf.random.experimental.stateless_fold_in(key, -1)
+            )
             image = tf.image.stateless_random_flip_left_right(
-                image, tf.random.experimental.stateless_fold_in(key, -2))[None]
+                image, tf.random.experimental.stateless_fold_in(key, -2)
+            )[None]
             if keras_layer is not None:
-                image = _seeded(keras_layer, image, tf.random.experimental.stateless_fold_in(key, -3),
-                                call=rand_augment_batch)
+                image = _seeded(
+                    keras_layer,
+                    image,
+                    tf.random.experimental.stateless_fold_in(key, -3),
+                    call=rand_augment_batch,
+                )
             elif form is not None:
                 draws = _draws_in_graph(tf, one_image, position, a, 1, size)
                 for step in range(form.num_ops):
-                    image = image_ops.apply_step(image_ops.backend_ops("tensorflow"), image,
-                                                 draws["kernels"][step], draws["arguments"][step],
-                                                 draws["rows"][step], form.fill, form.interpolation)
+                    image = image_ops.apply_step(
+                        image_ops.backend_ops("tensorflow"),
+                        image,
+                        draws["kernels"][step],
+                        draws["arguments"][step],
+                        draws["rows"][step],
+                        form.fill,
+                        form.interpolation,
+                    )
             return image[0], label
 
         ds = ds.enumerate().map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
@@ -521,23 +625,35 @@ def imagenet_dataset(source, batch_size, training, image_size=224, split="train"
         crop = keras.layers.CenterCrop(image_size, image_size)
         ds = ds.map(lambda image, label: (crop(image), label), num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size, drop_remainder=training)
-    ds = ds.map(lambda images, labels: (images, tf.one_hot(labels, num_classes)),
-                num_parallel_calls=tf.data.AUTOTUNE)
+    ds = ds.map(
+        lambda images, labels: (images, tf.one_hot(labels, num_classes)), num_parallel_calls=tf.data.AUTOTUNE
+    )
     if training:
-        batch_augmentation = augment.Augmentation(0, False, None, a.random_erasing, a.mixup_alpha,
-                                                  a.cutmix_alpha)
-        per_batch = _host_draws(batch_augmentation, seed, batch_size, batch_size, 1, 0, size, stream=2,
-                                shuffle=False)
+        batch_augmentation = augment.Augmentation(
+            0, False, None, a.random_erasing, a.mixup_alpha, a.cutmix_alpha
+        )
+        per_batch = _host_draws(
+            batch_augmentation, seed, batch_size, batch_size, 1, 0, size, stream=2, shuffle=False
+        )
 
         def finish(index, batch):
             draws = _draws_in_graph(tf, per_batch, index, batch_augmentation, batch_size, size)
-            return augment.finish_batch(image_ops.backend_ops("tensorflow"), a, *batch, draws,
-                                        _erase_noise(tf, a, batch[0], draws), IMAGENET_MEAN, IMAGENET_STD)
+            return augment.finish_batch(
+                image_ops.backend_ops("tensorflow"),
+                a,
+                *batch,
+                draws,
+                _erase_noise(tf, a, batch[0], draws),
+                IMAGENET_MEAN,
+                IMAGENET_STD,
+            )
 
         ds = ds.enumerate().map(finish, num_parallel_calls=tf.data.AUTOTUNE)
     else:
-        ds = ds.map(lambda images, labels: (normalize_images(images, IMAGENET_MEAN, IMAGENET_STD), labels),
-                    num_parallel_calls=tf.data.AUTOTUNE)
+        ds = ds.map(
+            lambda images, labels: (normalize_images(images, IMAGENET_MEAN, IMAGENET_STD), labels),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
     return ds.prefetch(PREFETCH_BATCHES).with_options(_bounded_memory(tf)), num_classes
 
 

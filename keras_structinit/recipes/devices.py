@@ -131,8 +131,11 @@ def check_distribution(distribution):
 
 
 #: ``KERAS_DISTRIBUTION_*``: the variables a JAX multi-process run reads (Keras' names).
-PROCESS_VARIABLES = ("KERAS_DISTRIBUTION_JOB_ADDRESSES", "KERAS_DISTRIBUTION_NUM_PROCESSES",
-                     "KERAS_DISTRIBUTION_PROCESS_ID")
+PROCESS_VARIABLES = (
+    "KERAS_DISTRIBUTION_JOB_ADDRESSES",
+    "KERAS_DISTRIBUTION_NUM_PROCESSES",
+    "KERAS_DISTRIBUTION_PROCESS_ID",
+)
 #: Seconds a JAX multi-process run waits for its peers to join, and for a silent peer before the
 #: others stop (``STRUCTINIT_PEER_TIMEOUT`` overrides it; JAX's own defaults: 300 and 100).
 PEER_TIMEOUT = 300
@@ -160,11 +163,15 @@ def process_environment():
         first = addresses.split(",")[0]
         host, _, port = first.rpartition(":")
         if not host or not port.isdigit():
-            raise ValueError(f"`{PROCESS_VARIABLES[0]}` must be host:port[,host:port...] (the first is the "
-                             f"coordinator). Received: {PROCESS_VARIABLES[0]}={addresses!r}")
+            raise ValueError(
+                f"`{PROCESS_VARIABLES[0]}` must be host:port[,host:port...] (the first is the "
+                f"coordinator). Received: {PROCESS_VARIABLES[0]}={addresses!r}"
+            )
         if count is not None and "," in addresses and len(addresses.split(",")) != count:
-            raise ValueError(f"`{PROCESS_VARIABLES[0]}` lists {len(addresses.split(','))} processes, "
-                             f"{PROCESS_VARIABLES[1]}={count}")
+            raise ValueError(
+                f"`{PROCESS_VARIABLES[0]}` lists {len(addresses.split(','))} processes, "
+                f"{PROCESS_VARIABLES[1]}={count}"
+            )
         addresses = first
     return addresses, count, index
 
@@ -175,8 +182,10 @@ def peer_timeout():
     if text is None:
         return PEER_TIMEOUT
     if not text.strip().isdigit() or int(text) < 1:
-        raise ValueError(f"`STRUCTINIT_PEER_TIMEOUT` must be a positive int (seconds). "
-                         f"Received: STRUCTINIT_PEER_TIMEOUT={text!r}")
+        raise ValueError(
+            f"`STRUCTINIT_PEER_TIMEOUT` must be a positive int (seconds). "
+            f"Received: STRUCTINIT_PEER_TIMEOUT={text!r}"
+        )
     return int(text)
 
 
@@ -209,8 +218,9 @@ def resolve_distribution(distribution):
         initialize_processes()
         if keras.backend.backend() == "tensorflow":
             return multi_worker_strategy()
-        return keras.distribution.DataParallel(devices=keras.distribution.list_devices(),
-                                               auto_shard_dataset=True)
+        return keras.distribution.DataParallel(
+            devices=keras.distribution.list_devices(), auto_shard_dataset=True
+        )
     import tensorflow as tf
 
     if distribution == "mirrored":
@@ -256,19 +266,26 @@ def initialize_processes():
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
         where = coordinator or "the detected coordinator"
         who = "" if index is None else f" as process {index}"
-        late = (f"The multi-process run could not start: {count or 'all'} processes did not join "
-                f"{where}{who} within {timeout} s (STRUCTINIT_PEER_TIMEOUT)")
+        late = (
+            f"The multi-process run could not start: {count or 'all'} processes did not join "
+            f"{where}{who} within {timeout} s (STRUCTINIT_PEER_TIMEOUT)"
+        )
         with _join_deadline(timeout, late):
             try:  # keras.distribution.initialize without its fixed timeouts
                 # JAX's own deadline is later than ours: at its deadline its coordination client
                 # aborts the process with a stack trace instead of raising.
                 jax.distributed.initialize(
-                    coordinator_address=coordinator, num_processes=count, process_id=index,
-                    initialization_timeout=timeout + JAX_DEADLINE_MARGIN, heartbeat_timeout_seconds=timeout)
+                    coordinator_address=coordinator,
+                    num_processes=count,
+                    process_id=index,
+                    initialization_timeout=timeout + JAX_DEADLINE_MARGIN,
+                    heartbeat_timeout_seconds=timeout,
+                )
             except Exception as err:  # JAX raises its runtime's error types
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-                raise RuntimeError(f"The multi-process run could not start at {where}{who}: "
-                                   f"{validation.clipped(first, 300)}") from None
+                raise RuntimeError(
+                    f"The multi-process run could not start at {where}{who}: {validation.clipped(first, 300)}"
+                ) from None
         from keras.src.backend.jax.distribution_lib import initialize_rng
 
         initialize_rng()  # what keras.distribution.initialize does next: one seed on every process
@@ -319,8 +336,11 @@ def _join_deadline(timeout, message):
     """
 
     def notice():
-        print(f"Waiting for the other processes (up to {timeout} s, STRUCTINIT_PEER_TIMEOUT)",
-              file=sys.stderr, flush=True)
+        print(
+            f"Waiting for the other processes (up to {timeout} s, STRUCTINIT_PEER_TIMEOUT)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def give_up():
         sys.stdout.flush()
@@ -371,7 +391,8 @@ def multi_worker_strategy():
             def reduce_one(leaf):
                 rank = self.experimental_local_results(leaf)[0].shape.rank
                 return super(KerasMultiWorkerMirroredStrategy, self).reduce(
-                    reduce_op, leaf, None if rank == 0 else axis)
+                    reduce_op, leaf, None if rank == 0 else axis
+                )
 
             return tf.nest.map_structure(reduce_one, value)
 
@@ -386,8 +407,10 @@ def tpu_resolver():
         return tf.distribute.cluster_resolver.TPUClusterResolver()
     except (ValueError, RuntimeError, tf.errors.OpError) as err:
         first = (str(err).strip().splitlines() or [""])[0]
-        raise ValueError(f"distribution='tpu' needs a TPU, and none was found here ({first}); use "
-                         "'mirrored' or leave `distribution` unset") from err
+        raise ValueError(
+            f"distribution='tpu' needs a TPU, and none was found here ({first}); use "
+            "'mirrored' or leave `distribution` unset"
+        ) from err
 
 
 def num_replicas(distribution):

@@ -14,8 +14,18 @@ def load_teacher(spec):
     return load(spec)
 
 
-def fit_distill(student, teacher, data, epochs=None, *, mode="logits", alpha=1.0, teacher_layer=None,
-                student_layer=None, **kwargs):
+def fit_distill(
+    student,
+    teacher,
+    data,
+    epochs=None,
+    *,
+    mode="logits",
+    alpha=1.0,
+    teacher_layer=None,
+    student_layer=None,
+    **kwargs,
+):
     """Trains ``student`` on ``data`` with the weight-selection paper's distillation (Xu et al., Sec. 5.4).
 
     ``mode="logits"``: ``L = L_class + alpha * KL(p_t || p_s)``;

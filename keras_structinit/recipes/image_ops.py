@@ -77,8 +77,9 @@ def affine(K, images, rows, fill, interpolation):
     else:
         y0, x0 = np_.floor(src_y), np_.floor(src_x)
         wy, wx = (src_y - y0)[..., None], (src_x - x0)[..., None]
-        moved = ((1 - wy) * ((1 - wx) * sample(y0, x0) + wx * sample(y0, x0 + 1))
-                 + wy * ((1 - wx) * sample(y0 + 1, x0) + wx * sample(y0 + 1, x0 + 1)))
+        moved = (1 - wy) * ((1 - wx) * sample(y0, x0) + wx * sample(y0, x0 + 1)) + wy * (
+            (1 - wx) * sample(y0 + 1, x0) + wx * sample(y0 + 1, x0 + 1)
+        )
     return _whole(K, moved + fill)
 
 
@@ -95,7 +96,7 @@ def smooth(K, images):
     total = 4.0 * images[:, 1:-1, 1:-1]
     for dy in range(3):
         for dx in range(3):
-            total = total + images[:, dy:dy + height - 2, dx:dx + width - 2]
+            total = total + images[:, dy : dy + height - 2, dx : dx + width - 2]
     inner = np_.round(total / 13.0)
     return np_.pad(inner, ((0, 0), (1, 1), (1, 1), (0, 0))) + images * _border(K, height, width)
 
@@ -117,8 +118,9 @@ def equalize(K, images):
     np_ = K.numpy
     count, height, width, channels = images.shape
     values = K.core.cast(images, "int32")
-    offsets = (np_.arange(count, dtype="int32")[:, None, None, None] * channels
-               + np_.arange(channels, dtype="int32")) * 256
+    offsets = (
+        np_.arange(count, dtype="int32")[:, None, None, None] * channels + np_.arange(channels, dtype="int32")
+    ) * 256
     ids = np_.reshape(values + offsets, (-1,))
     hist = K.math.segment_sum(np_.ones_like(ids, dtype="float32"), ids, num_segments=count * channels * 256)
     hist = np_.reshape(hist, (count, channels, 256))
@@ -173,8 +175,11 @@ def apply_step(K, images, kernel, argument, rows, fill, interpolation):
     step = np_.power(2.0, 8.0 - value)  # posterize: keep the top `value` bits
     out = np_.where(kernel == index["posterize"], images - np_.mod(images, step), out)
     out = np_.where(kernel == index["solarize"], np_.where(images >= value, 255.0 - images, images), out)
-    out = np_.where(kernel == index["solarize_add"],
-                    np_.where(images < 128.0, np_.minimum(images + value, 255.0), images), out)
+    out = np_.where(
+        kernel == index["solarize_add"],
+        np_.where(images < 128.0, np_.minimum(images + value, 255.0), images),
+        out,
+    )
     out = np_.where(kernel == index["auto_contrast"], auto_contrast(K, images), out)
     return np_.where(kernel == index["equalize"], equalize(K, images), out)
 
@@ -187,8 +192,12 @@ def erase(K, images, boxes, noise):
     rows = np_.arange(height, dtype="int32")[None, :, None, None]
     columns = np_.arange(width, dtype="int32")[None, None, :, None]
     top, left = boxes[:, 0, None, None, None], boxes[:, 1, None, None, None]
-    inside = ((rows >= top) & (rows < top + boxes[:, 2, None, None, None])
-              & (columns >= left) & (columns < left + boxes[:, 3, None, None, None]))
+    inside = (
+        (rows >= top)
+        & (rows < top + boxes[:, 2, None, None, None])
+        & (columns >= left)
+        & (columns < left + boxes[:, 3, None, None, None])
+    )
     return np_.where(inside, noise, images)
 
 
@@ -202,7 +211,7 @@ def mix(K, images, labels, weight, box):
     height, width = images.shape[1:3]
     rows = np_.arange(height, dtype="int32")[:, None, None]
     columns = np_.arange(width, dtype="int32")[None, :, None]
-    inside = ((rows >= box[0]) & (rows < box[0] + box[2]) & (columns >= box[1]) & (columns < box[1] + box[3]))
+    inside = (rows >= box[0]) & (rows < box[0] + box[2]) & (columns >= box[1]) & (columns < box[1] + box[3])
     cutmix = box[2] > 0
     mixed = np_.where(cutmix, np_.where(inside, partner, images), weight * images + (1.0 - weight) * partner)
     return mixed, weight * labels + (1.0 - weight) * partner_labels

@@ -36,8 +36,20 @@ from keras_structinit.recipes.training import (
 LOSSES = ("bce", "ce")
 
 
-def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None, eval_data=None, callbacks=(),
-                 verbose="auto", backup_dir=None, resume=False, **options):
+def fit_imagenet(
+    model,
+    data,
+    epochs=None,
+    *,
+    config=None,
+    validation_data=None,
+    eval_data=None,
+    callbacks=(),
+    verbose="auto",
+    backup_dir=None,
+    resume=False,
+    **options,
+):
     """Trains ``model`` on an ImageFolder directory or a TFDS dataset; returns the ``History``.
 
     Args:
@@ -88,26 +100,41 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
     )
     validation.int_value(warmup_epochs, "warmup_epochs", minimum=0)
     sources = {"data": data, "validation_data": validation_data, "eval_data": eval_data}
-    tfds = [f"{name}={source!r}" for name, source in sources.items()
-            if isinstance(source, str) and source.startswith("tfds:")]
-    pipeline = choose_pipeline(o.pipeline, distribution, needs_tf=tfds, recipe="imagenet",
-                               rand_augment=rand_augment)
+    tfds = [
+        f"{name}={source!r}"
+        for name, source in sources.items()
+        if isinstance(source, str) and source.startswith("tfds:")
+    ]
+    pipeline = choose_pipeline(
+        o.pipeline, distribution, needs_tf=tfds, recipe="imagenet", rand_augment=rand_augment
+    )
     if pipeline == "native":
-        augmentation = augment.Augmentation(0, True, rand_augment, o.random_erasing, mixup_alpha,
-                                            cutmix_alpha)
+        augmentation = augment.Augmentation(
+            0, True, rand_augment, o.random_erasing, mixup_alpha, cutmix_alpha
+        )
         train, num_classes = image_stream(data, batch_size, image_size, augmentation, seed)
         steps = steps_per_epoch or train.batches_per_pass
         train.start_batch = resume_epoch(backup_dir, resume, steps) * steps  # the batches it would see
     else:
         train, num_classes = imagenet_dataset(
-            data, batch_size, training=True, image_size=image_size, rand_augment=rand_augment,
-            mixup_alpha=mixup_alpha, cutmix_alpha=cutmix_alpha, random_erasing=o.random_erasing, seed=seed,
+            data,
+            batch_size,
+            training=True,
+            image_size=image_size,
+            rand_augment=rand_augment,
+            mixup_alpha=mixup_alpha,
+            cutmix_alpha=cutmix_alpha,
+            random_erasing=o.random_erasing,
+            seed=seed,
         )
         steps = steps_per_epoch or steps_of(train, "data")
         resume_epoch(backup_dir, resume, steps)
         train = train.repeat()
-    peak = learning_rate if learning_rate is not None else (
-        IMAGENET_DEFAULTS["base_learning_rate"] * batch_size / 2048)
+    peak = (
+        learning_rate
+        if learning_rate is not None
+        else (IMAGENET_DEFAULTS["base_learning_rate"] * batch_size / 2048)
+    )
     warmup = min(warmup_epochs, epochs - 1) * steps
 
     def make_schedule(total):
@@ -115,20 +142,41 @@ def fit_imagenet(model, data, epochs=None, *, config=None, validation_data=None,
 
     def eval_dataset(source, name):
         if pipeline == "native":
-            return image_stream(source, batch_size, image_size, None, seed, num_classes=num_classes,
-                                name=name)[0]
-        return imagenet_dataset(source, batch_size, training=False, image_size=image_size,
-                                split="validation", num_classes=num_classes, name=name)[0]
+            return image_stream(
+                source, batch_size, image_size, None, seed, num_classes=num_classes, name=name
+            )[0]
+        return imagenet_dataset(
+            source,
+            batch_size,
+            training=False,
+            image_size=image_size,
+            split="validation",
+            num_classes=num_classes,
+            name=name,
+        )[0]
 
-    loss_fn = (keras.losses.BinaryCrossentropy(from_logits=True) if loss == "bce"
-               else keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=label_smoothing))
+    loss_fn = (
+        keras.losses.BinaryCrossentropy(from_logits=True)
+        if loss == "bce"
+        else keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=label_smoothing)
+    )
     history = fit_classifier(
-        model, train, epochs, steps, make_schedule, loss=loss_fn, weight_decay=weight_decay,
-        validation_data=None if validation_data is None else eval_dataset(
-            validation_data, "validation_data"),
+        model,
+        train,
+        epochs,
+        steps,
+        make_schedule,
+        loss=loss_fn,
+        weight_decay=weight_decay,
+        validation_data=None if validation_data is None else eval_dataset(validation_data, "validation_data"),
         eval_data=None if eval_data is None else eval_dataset(eval_data, "eval_data"),
-        precision=precision, distribution=distribution, ema=ema,
-        callbacks=callbacks, verbose=verbose, jit_compile=jit_compile, backup_dir=backup_dir,
+        precision=precision,
+        distribution=distribution,
+        ema=ema,
+        callbacks=callbacks,
+        verbose=verbose,
+        jit_compile=jit_compile,
+        backup_dir=backup_dir,
         no_weight_decay=o.no_weight_decay,
     )
     history.config = config

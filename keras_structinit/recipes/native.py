@@ -33,8 +33,6 @@ def tensorflow_available():
     return importlib.util.find_spec("tensorflow") is not None
 
 
-
-
 def choose_pipeline(pipeline="auto", distribution=None, needs_tf=(), recipe="cifar", rand_augment=None):
     """The input stream a run uses: ``"native"`` or ``"tf"``.
 
@@ -61,9 +59,15 @@ def choose_pipeline(pipeline="auto", distribution=None, needs_tf=(), recipe="cif
         slower = (recipe, keras.backend.backend()) in SLOWER_NATIVE and tensorflow_available()
         pipeline = "tf" if needs_tf or slower else "native"
     if pipeline == "tf" and not tensorflow_available():
-        raise ImportError("pipeline='tf' needs TensorFlow (`pip install tensorflow-cpu`, or keras_structinit"
-                          "[tensorflow])" + (f"; {needs_tf[0]} is read with tf.data" if needs_tf else
-                                             "; pipeline='native' (or 'auto') trains without it"))
+        raise ImportError(
+            "pipeline='tf' needs TensorFlow (`pip install tensorflow-cpu`, or keras_structinit"
+            "[tensorflow])"
+            + (
+                f"; {needs_tf[0]} is read with tf.data"
+                if needs_tf
+                else "; pipeline='native' (or 'auto') trains without it"
+            )
+        )
     if pipeline == "native" and needs_tf:
         raise ValueError(f"pipeline='native' cannot serve {needs_tf[0]}: use pipeline='tf' (or 'auto')")
     return pipeline
@@ -91,11 +95,21 @@ def image_stream(source, batch_size, image_size, augmentation, seed, num_classes
     images, labels = _labeled_sources(source, name)
     num_classes = num_classes or int(labels.max(initial=0)) + 1
     if labels.max(initial=0) >= num_classes:
-        raise ValueError(f"`{name}` holds labels up to {int(labels.max())}, beyond the training data's "
-                         f"{num_classes} classes")
+        raise ValueError(
+            f"`{name}` holds labels up to {int(labels.max())}, beyond the training data's "
+            f"{num_classes} classes"
+        )
     one_hot = np.eye(num_classes, dtype=np.float32)[labels]
-    stream = ImageStream(images, one_hot, batch_size, image_size, augment.IMAGENET_MEAN, augment.IMAGENET_STD,
-                         augmentation, seed)
+    stream = ImageStream(
+        images,
+        one_hot,
+        batch_size,
+        image_size,
+        augment.IMAGENET_MEAN,
+        augment.IMAGENET_STD,
+        augmentation,
+        seed,
+    )
     return stream, num_classes
 
 
@@ -124,8 +138,9 @@ class _DeviceStream(keras.utils.PyDataset):
     """What both native streams share: the order of a pass, the draws of a batch, and the
     compiled device half (:func:`~keras_structinit.recipes.augment.transform_batch`)."""
 
-    def __init__(self, count, size, batch_size, mean, std, augmentation, seed, start_batch, drop_remainder,
-                 workers=1):
+    def __init__(
+        self, count, size, batch_size, mean, std, augmentation, seed, start_batch, drop_remainder, workers=1
+    ):
         # About a batch in flight per worker: each is a float32 batch on the device.
         super().__init__(workers=workers, use_multiprocessing=False, max_queue_size=max(2, workers))
         self.batch_size = validation.positive_int(batch_size, "batch_size")
@@ -156,8 +171,9 @@ class _DeviceStream(keras.utils.PyDataset):
         return augment.augment_images(self._K, self.augmentation, images, draws)
 
     def _finish_batch(self, images, labels, draws, noise):
-        return augment.finish_batch(self._K, self.augmentation, images, labels, draws, noise, self.mean,
-                                    self.std)
+        return augment.finish_batch(
+            self._K, self.augmentation, images, labels, draws, noise, self.mean, self.std
+        )
 
     def _train(self, images, labels, draws, noise):
         """:func:`~keras_structinit.recipes.augment.transform_batch` as two compiled calls."""
@@ -176,7 +192,7 @@ class _DeviceStream(keras.utils.PyDataset):
             if self._order[0] != epoch_pass:
                 self._order = (epoch_pass, augment.pass_order(self.seed, epoch_pass, self.count))
             order = self._order[1]
-        return epoch_pass, position, order[position * self.batch_size:(position + 1) * self.batch_size]
+        return epoch_pass, position, order[position * self.batch_size : (position + 1) * self.batch_size]
 
     def _images(self, rows, epoch_pass, position):
         """The uint8 images ``(B, H, W, C)`` of ``rows``, a backend tensor."""
@@ -207,10 +223,12 @@ class ArrayStream(_DeviceStream):
     one pass in order, normalization only.
     """
 
-    def __init__(self, x, y, batch_size, mean, std, augmentation=None, seed=0, start_batch=0,
-                 drop_remainder=None):
-        super().__init__(len(x), x.shape[1:3], batch_size, mean, std, augmentation, seed, start_batch,
-                         drop_remainder)
+    def __init__(
+        self, x, y, batch_size, mean, std, augmentation=None, seed=0, start_batch=0, drop_remainder=None
+    ):
+        super().__init__(
+            len(x), x.shape[1:3], batch_size, mean, std, augmentation, seed, start_batch, drop_remainder
+        )
         self._pixels = keras.ops.convert_to_tensor(np.asarray(x, np.uint8))
         self._labels = np.asarray(y, np.float32)
 
@@ -242,9 +260,23 @@ class ImageStream(_DeviceStream):
     scale without copies of the data in worker processes.
     """
 
-    def __init__(self, images, y, batch_size, image_size, mean, std, augmentation=None, seed=0,
-                 start_batch=0, drop_remainder=None, crop_fraction=0.875, scale=(0.08, 1.0),
-                 ratio=(3 / 4, 4 / 3), workers=None):
+    def __init__(
+        self,
+        images,
+        y,
+        batch_size,
+        image_size,
+        mean,
+        std,
+        augmentation=None,
+        seed=0,
+        start_batch=0,
+        drop_remainder=None,
+        crop_fraction=0.875,
+        scale=(0.08, 1.0),
+        ratio=(3 / 4, 4 / 3),
+        workers=None,
+    ):
         image_size = validation.positive_int(image_size, "image_size")
         if workers is None:
             workers = min(_cores(), MAX_WORKERS)
@@ -252,10 +284,22 @@ class ImageStream(_DeviceStream):
         if not 0 < validation.finite_float(crop_fraction, "crop_fraction") <= 1:
             raise ValueError(f"`crop_fraction` must be in (0, 1]. Received: crop_fraction={crop_fraction!r}")
         if augmentation is not None and augmentation.pad:
-            raise ValueError("ImageStream crops with `scale` and `ratio`; its augmentation takes pad=0. "
-                             f"Received: pad={augmentation.pad}")
-        super().__init__(len(images), (image_size, image_size), batch_size, mean, std, augmentation, seed,
-                         start_batch, drop_remainder, workers=workers)
+            raise ValueError(
+                "ImageStream crops with `scale` and `ratio`; its augmentation takes pad=0. "
+                f"Received: pad={augmentation.pad}"
+            )
+        super().__init__(
+            len(images),
+            (image_size, image_size),
+            batch_size,
+            mean,
+            std,
+            augmentation,
+            seed,
+            start_batch,
+            drop_remainder,
+            workers=workers,
+        )
         from keras_structinit.datasets import _import_pil, rgb_image
 
         self._pil, self._rgb = _import_pil(), rgb_image
@@ -282,15 +326,15 @@ class ImageStream(_DeviceStream):
             image = self._open(int(row))
             width, height = image.size
             if uniforms is not None:
-                top, left, h, w = augment.resized_crop_box(uniforms[i], height, width, self.scale,
-                                                           self.ratio)
+                top, left, h, w = augment.resized_crop_box(uniforms[i], height, width, self.scale, self.ratio)
                 crop = image.crop((left, top, left + w, top + h))  # then resized: torchvision's resized_crop
                 out[i] = np.asarray(crop.resize((side, side), bilinear))
             else:  # resized at load_size, then cropped, as torchvision's Resize + CenterCrop
                 edge = min(width, height)
                 top, left = (height - edge) // 2, (width - edge) // 2
-                square = image.resize((self.load_size, self.load_size), bilinear,
-                                      box=(left, top, left + edge, top + edge))
+                square = image.resize(
+                    (self.load_size, self.load_size), bilinear, box=(left, top, left + edge, top + edge)
+                )
                 start = (self.load_size - side) // 2
-                out[i] = np.asarray(square)[start:start + side, start:start + side]
+                out[i] = np.asarray(square)[start : start + side, start : start + side]
         return keras.ops.convert_to_tensor(out)

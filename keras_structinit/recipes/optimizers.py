@@ -18,7 +18,6 @@ from keras_structinit.arguments import OPTIMIZERS
 __all__ = ["OPTIMIZERS", "TorchSGD", "make_optimizer"]
 
 
-
 @keras.saving.register_keras_serializable(package="keras_structinit")
 class TorchSGD(keras.optimizers.SGD):
     """SGD with PyTorch's coupled weight decay: ``g <- g + l2 * w``, then Keras' (Nesterov) momentum.
@@ -50,8 +49,9 @@ class TorchSGD(keras.optimizers.SGD):
         kwargs.pop("weight_decay", None)
         if isinstance(learning_rate, (int, float)) and not isinstance(learning_rate, bool):
             learning_rate = validation.non_negative_float(learning_rate, "learning_rate")
-        super().__init__(learning_rate=learning_rate, momentum=momentum, nesterov=nesterov, name=name,
-                         **kwargs)
+        super().__init__(
+            learning_rate=learning_rate, momentum=momentum, nesterov=nesterov, name=name, **kwargs
+        )
         self.l2 = validation.non_negative_float(l2, "l2")
 
     def update_step(self, gradient, variable, learning_rate):

@@ -20,8 +20,14 @@ import keras
 
 from keras_structinit import validation
 
-__all__ = ["CSVLogger", "InterruptAtBatchEnd", "ProgressLog", "Terminated", "format_seconds",
-           "progress_callbacks"]
+__all__ = [
+    "CSVLogger",
+    "InterruptAtBatchEnd",
+    "ProgressLog",
+    "Terminated",
+    "format_seconds",
+    "progress_callbacks",
+]
 
 
 def format_seconds(seconds):
@@ -256,8 +262,8 @@ class StopOnDivergence(keras.callbacks.Callback):
     def on_epoch_end(self, epoch, logs=None):
         """A finite loss over non-finite weights (an overflow late in the epoch) diverged too."""
         if self.diverged is None and not all(
-                bool(keras.ops.convert_to_numpy(keras.ops.all(keras.ops.isfinite(w))))
-                for w in self.model.weights):
+            bool(keras.ops.convert_to_numpy(keras.ops.all(keras.ops.isfinite(w)))) for w in self.model.weights
+        ):
             self._stop(self.params.get("steps"), "finite, but the weights are not")
 
     def _stop(self, step, loss):

@@ -45,9 +45,22 @@ from keras_structinit import validation
 
 #: Every pixel op the forms use, in the order of the op indices the draws return.
 KERNELS = (
-    "identity", "auto_contrast", "equalize", "invert", "rotate", "posterize", "solarize",
-    "solarize_add", "color", "contrast", "brightness", "sharpness", "shear_x", "shear_y",
-    "translate_x", "translate_y",
+    "identity",
+    "auto_contrast",
+    "equalize",
+    "invert",
+    "rotate",
+    "posterize",
+    "solarize",
+    "solarize_add",
+    "color",
+    "contrast",
+    "brightness",
+    "sharpness",
+    "shear_x",
+    "shear_y",
+    "translate_x",
+    "translate_y",
 )
 #: The ops that move pixels (one affine map per image and step).
 GEOMETRIC = ("rotate", "shear_x", "shear_y", "translate_x", "translate_y")
@@ -55,35 +68,110 @@ GEOMETRIC = ("rotate", "shear_x", "shear_y", "translate_x", "translate_y")
 BLENDS = ("color", "contrast", "brightness", "sharpness")
 
 #: timm's ``_RAND_TRANSFORMS`` and ``_RAND_INCREASING_TRANSFORMS`` (``auto_augment.py``).
-TIMM_OPS = ("AutoContrast", "Equalize", "Invert", "Rotate", "Posterize", "Solarize", "SolarizeAdd",
-            "Color", "Contrast", "Brightness", "Sharpness", "ShearX", "ShearY", "TranslateXRel",
-            "TranslateYRel")
-TIMM_INCREASING_OPS = ("AutoContrast", "Equalize", "Invert", "Rotate", "PosterizeIncreasing",
-                       "SolarizeIncreasing", "SolarizeAdd", "ColorIncreasing", "ContrastIncreasing",
-                       "BrightnessIncreasing", "SharpnessIncreasing", "ShearX", "ShearY", "TranslateXRel",
-                       "TranslateYRel")
+TIMM_OPS = (
+    "AutoContrast",
+    "Equalize",
+    "Invert",
+    "Rotate",
+    "Posterize",
+    "Solarize",
+    "SolarizeAdd",
+    "Color",
+    "Contrast",
+    "Brightness",
+    "Sharpness",
+    "ShearX",
+    "ShearY",
+    "TranslateXRel",
+    "TranslateYRel",
+)
+TIMM_INCREASING_OPS = (
+    "AutoContrast",
+    "Equalize",
+    "Invert",
+    "Rotate",
+    "PosterizeIncreasing",
+    "SolarizeIncreasing",
+    "SolarizeAdd",
+    "ColorIncreasing",
+    "ContrastIncreasing",
+    "BrightnessIncreasing",
+    "SharpnessIncreasing",
+    "ShearX",
+    "ShearY",
+    "TranslateXRel",
+    "TranslateYRel",
+)
 #: torchvision's ``RandAugment._augmentation_space`` keys, in its order.
-TORCHVISION_OPS = ("Identity", "ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate", "Brightness",
-                   "Color", "Contrast", "Sharpness", "Posterize", "Solarize", "AutoContrast", "Equalize")
+TORCHVISION_OPS = (
+    "Identity",
+    "ShearX",
+    "ShearY",
+    "TranslateX",
+    "TranslateY",
+    "Rotate",
+    "Brightness",
+    "Color",
+    "Contrast",
+    "Sharpness",
+    "Posterize",
+    "Solarize",
+    "AutoContrast",
+    "Equalize",
+)
 
 _TIMM_LEVEL_DENOM = 10.0  # timm's _LEVEL_DENOM
 _TIMM_TRANSLATE_PCT = 0.45  # timm's default hparams["translate_pct"]
 #: timm fills with ``hparams["img_mean"]``: ``create_transform`` sets it to the ImageNet mean in 0-255.
 TIMM_FILL = (124.0, 116.0, 104.0)
 _KERNEL_OF = {
-    "AutoContrast": "auto_contrast", "Equalize": "equalize", "Invert": "invert", "Rotate": "rotate",
-    "Posterize": "posterize", "PosterizeIncreasing": "posterize", "Solarize": "solarize",
-    "SolarizeIncreasing": "solarize", "SolarizeAdd": "solarize_add", "Color": "color",
-    "ColorIncreasing": "color", "Contrast": "contrast", "ContrastIncreasing": "contrast",
-    "Brightness": "brightness", "BrightnessIncreasing": "brightness", "Sharpness": "sharpness",
-    "SharpnessIncreasing": "sharpness", "ShearX": "shear_x", "ShearY": "shear_y",
-    "TranslateXRel": "translate_x", "TranslateYRel": "translate_y", "TranslateX": "translate_x",
-    "TranslateY": "translate_y", "Identity": "identity",
+    "AutoContrast": "auto_contrast",
+    "Equalize": "equalize",
+    "Invert": "invert",
+    "Rotate": "rotate",
+    "Posterize": "posterize",
+    "PosterizeIncreasing": "posterize",
+    "Solarize": "solarize",
+    "SolarizeIncreasing": "solarize",
+    "SolarizeAdd": "solarize_add",
+    "Color": "color",
+    "ColorIncreasing": "color",
+    "Contrast": "contrast",
+    "ContrastIncreasing": "contrast",
+    "Brightness": "brightness",
+    "BrightnessIncreasing": "brightness",
+    "Sharpness": "sharpness",
+    "SharpnessIncreasing": "sharpness",
+    "ShearX": "shear_x",
+    "ShearY": "shear_y",
+    "TranslateXRel": "translate_x",
+    "TranslateYRel": "translate_y",
+    "TranslateX": "translate_x",
+    "TranslateY": "translate_y",
+    "Identity": "identity",
 }
-_SIGNED_TIMM = ("Rotate", "ShearX", "ShearY", "TranslateXRel", "TranslateYRel", "ColorIncreasing",
-                "ContrastIncreasing", "BrightnessIncreasing", "SharpnessIncreasing")
-_SIGNED_TORCHVISION = ("ShearX", "ShearY", "TranslateX", "TranslateY", "Rotate", "Brightness", "Color",
-                       "Contrast", "Sharpness")
+_SIGNED_TIMM = (
+    "Rotate",
+    "ShearX",
+    "ShearY",
+    "TranslateXRel",
+    "TranslateYRel",
+    "ColorIncreasing",
+    "ContrastIncreasing",
+    "BrightnessIncreasing",
+    "SharpnessIncreasing",
+)
+_SIGNED_TORCHVISION = (
+    "ShearX",
+    "ShearY",
+    "TranslateX",
+    "TranslateY",
+    "Rotate",
+    "Brightness",
+    "Color",
+    "Contrast",
+    "Sharpness",
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -203,14 +291,18 @@ def _torchvision_argument(op, bin_index, num_bins, size):
 
 
 _FORM_RE = {
-    "timm": re.compile(r"^(?:m(?P<m>\d+(?:\.\d+)?)|n(?P<n>\d+)|mstd(?P<mstd>\d+(?:\.\d+)?)|"
-                       r"mmax(?P<mmax>\d+(?:\.\d+)?)|inc(?P<inc>[01]))$"),
+    "timm": re.compile(
+        r"^(?:m(?P<m>\d+(?:\.\d+)?)|n(?P<n>\d+)|mstd(?P<mstd>\d+(?:\.\d+)?)|"
+        r"mmax(?P<mmax>\d+(?:\.\d+)?)|inc(?P<inc>[01]))$"
+    ),
     "torchvision": re.compile(r"^(?:n(?P<n>\d+)|m(?P<m>\d+)|b(?P<b>\d+))$"),
     "keras": re.compile(r"^(?:n(?P<n>\d+)|f(?P<f>\d+(?:\.\d+)?))$"),
 }
-FORMS_HELP = ("'timm:m9-n2-mstd0.5' (timm's rand-m9-n2-mstd0.5; -inc1 or -inc0, -mmax10 optional), "
-              "'torchvision:n2-m12' (RandAugment(num_ops=2, magnitude=12); -b31 bins optional), "
-              "'keras:n2-f0.4' (keras.layers.RandAugment(num_ops=2, factor=0.4)) or None")
+FORMS_HELP = (
+    "'timm:m9-n2-mstd0.5' (timm's rand-m9-n2-mstd0.5; -inc1 or -inc0, -mmax10 optional), "
+    "'torchvision:n2-m12' (RandAugment(num_ops=2, magnitude=12); -b31 bins optional), "
+    "'keras:n2-f0.4' (keras.layers.RandAugment(num_ops=2, factor=0.4)) or None"
+)
 
 
 def parse_rand_augment(value, name="rand_augment"):
@@ -225,8 +317,9 @@ def parse_rand_augment(value, name="rand_augment"):
         factor = validation.fraction(value[1], f"{name}[1]")
         return RandAugmentForm("keras", num_ops, factor)
     if not isinstance(value, str):
-        raise TypeError(f"`{name}` must be {FORMS_HELP}. Received: {name}={value!r} "
-                        f"of type {type(value).__name__}")
+        raise TypeError(
+            f"`{name}` must be {FORMS_HELP}. Received: {name}={value!r} of type {type(value).__name__}"
+        )
     library, _, rest = value.partition(":")
     if library not in _FORM_RE or not rest:
         raise ValueError(f"`{name}` must be {FORMS_HELP}. Received: {name}={value!r}")
@@ -234,8 +327,10 @@ def parse_rand_augment(value, name="rand_augment"):
     for part in rest.split("-"):
         match = _FORM_RE[library].match(part)
         if not match:
-            raise ValueError(f"`{name}`: {part!r} is not a {library} setting; the forms are {FORMS_HELP}. "
-                             f"Received: {name}={value!r}")
+            raise ValueError(
+                f"`{name}`: {part!r} is not a {library} setting; the forms are {FORMS_HELP}. "
+                f"Received: {name}={value!r}"
+            )
         fields.update({k: v for k, v in match.groupdict().items() if v is not None})
     num_ops = int(fields.get("n", 2))
     if num_ops < 1:
@@ -249,14 +344,20 @@ def parse_rand_augment(value, name="rand_augment"):
         bins = int(fields.get("b", 31))
         magnitude = int(fields.get("m", 9))
         if bins < 2 or not 0 <= magnitude < bins:
-            raise ValueError(f"`{name}`: torchvision's magnitude is a bin in [0, b) with b >= 2 "
-                             f"(b = {bins}). Received: {name}={value!r}")
+            raise ValueError(
+                f"`{name}`: torchvision's magnitude is a bin in [0, b) with b >= 2 "
+                f"(b = {bins}). Received: {name}={value!r}"
+            )
         return RandAugmentForm("torchvision", num_ops, magnitude, num_bins=bins)
     magnitude_std = float(fields.get("mstd", 0.0))
-    return RandAugmentForm("timm", num_ops, float(fields.get("m", 10)),
-                           magnitude_std=math.inf if magnitude_std > 100 else magnitude_std,
-                           magnitude_max=float(fields.get("mmax", _TIMM_LEVEL_DENOM)),
-                           increasing=fields.get("inc") == "1")
+    return RandAugmentForm(
+        "timm",
+        num_ops,
+        float(fields.get("m", 10)),
+        magnitude_std=math.inf if magnitude_std > 100 else magnitude_std,
+        magnitude_max=float(fields.get("mmax", _TIMM_LEVEL_DENOM)),
+        increasing=fields.get("inc") == "1",
+    )
 
 
 def to_record(form):
@@ -291,8 +392,9 @@ def draw_ops(form, rng, count, size):
         argument = np.array([form.argument(names[c], lv, size) for c, lv in zip(chosen, level, strict=True)])
         signed = np.array([form.signed(names[c]) for c in chosen], bool)
         argument = np.where(signed, argument * sign, argument)
-        increasing_enhance = np.array([names[c].endswith("Increasing") and _KERNEL_OF[names[c]] in BLENDS
-                                       for c in chosen], bool)
+        increasing_enhance = np.array(
+            [names[c].endswith("Increasing") and _KERNEL_OF[names[c]] in BLENDS for c in chosen], bool
+        )
         # timm's _enhance_increasing_level_to_arg: max(0.1, 1 + (+-) level fraction * 0.9);
         # torchvision's enhance ops: 1 + (+-) magnitude.
         blend = np.isin(kernel_of[chosen], [KERNELS.index(b) for b in BLENDS])
@@ -331,8 +433,19 @@ def affine_rows(kernel, argument, size):
     cos, sin = np.cos(theta), np.sin(theta)
     # input = R(theta) (output - centre) + centre, y pointing down: R(theta) turns counter-clockwise
     # on screen and the image moves by its inverse, clockwise (PIL's rotate(-theta)).
-    rot_rows = np.stack([cos, sin, cx - cos * cx - sin * cy, -sin, cos, cy + sin * cx - cos * cy,
-                         np.zeros(count), np.zeros(count)], axis=1)
+    rot_rows = np.stack(
+        [
+            cos,
+            sin,
+            cx - cos * cx - sin * cy,
+            -sin,
+            cos,
+            cy + sin * cx - cos * cy,
+            np.zeros(count),
+            np.zeros(count),
+        ],
+        axis=1,
+    )
     rows = np.where(rot[:, None], rot_rows, rows)
     sx = k == KERNELS.index("shear_x")
     rows[sx, 1] = a[sx]
@@ -355,10 +468,12 @@ def check_stream(value, pipeline, tensorflow_installed, name="rand_augment"):
     if pipeline == "tf" or (pipeline == "auto" and tensorflow_installed):
         return
     where = "pipeline='native'" if pipeline == "native" else "this install (no TensorFlow)"
-    raise ValueError(f"`{name}`={value!r} is Keras' RandAugment ({form}), "
-                     f"which only the tf.data stream applies, and {where} trains on the native stream: "
-                     "use a paper's form, 'timm:m9-n2-mstd0.5-inc1' (weight selection) or "
-                     "'torchvision:n2-m12' (the command of the ConvMixer CIFAR script's README)")
+    raise ValueError(
+        f"`{name}`={value!r} is Keras' RandAugment ({form}), "
+        f"which only the tf.data stream applies, and {where} trains on the native stream: "
+        "use a paper's form, 'timm:m9-n2-mstd0.5-inc1' (weight selection) or "
+        "'torchvision:n2-m12' (the command of the ConvMixer CIFAR script's README)"
+    )
 
 
 def parse_rand_augment_flag(text):
@@ -374,5 +489,6 @@ def parse_rand_augment_flag(text):
             return parse_rand_augment((int(ops), float(factor)), "--rand-augment")
         return parse_rand_augment(text, "--rand-augment")
     except (TypeError, ValueError) as err:
-        raise ValueError(f"--rand-augment must be a form ({FORMS_HELP}), 'none' or 'recipe'. "
-                         f"Received: {text!r} ({err})") from None
+        raise ValueError(
+            f"--rand-augment must be a form ({FORMS_HELP}), 'none' or 'recipe'. Received: {text!r} ({err})"
+        ) from None

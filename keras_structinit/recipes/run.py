@@ -125,8 +125,11 @@ class Run:
         settings = dict(setup.settings)
         builder_args, source = settings.pop("model_kwargs", ({}, ""))
         settings.update({k: (v, source) for k, v in builder_args.items()})
-        departures = {k: {"paper": settings[k][0], "given": v} for k, v in given.items()
-                      if k in settings and differs(k, v, settings[k][0])}
+        departures = {
+            k: {"paper": settings[k][0], "given": v}
+            for k, v in given.items()
+            if k in settings and differs(k, v, settings[k][0])
+        }
         values = {k: v for k, (v, _) in settings.items()}
         if "model" in departures:  # the paper model's builder arguments fit it alone
             dropped = {k: values.pop(k) for k in builder_args if k not in given}
@@ -135,9 +138,13 @@ class Run:
         if "random_labels" in departures and "random_classes" in values and "random_classes" not in given:
             # the classes of random labels go with them (a fine-tuning run on the true labels)
             departures["random_classes"] = {"paper": values.pop("random_classes"), "given": None}
-        paper = {"name": setup.name, "paper": setup.paper,
-                 "settings": {k: {"value": v, "source": s} for k, (v, s) in settings.items()},
-                 "departures": departures, "notes": list(setup.notes)}
+        paper = {
+            "name": setup.name,
+            "paper": setup.paper,
+            "settings": {k: {"value": v, "source": s} for k, (v, s) in settings.items()},
+            "departures": departures,
+            "notes": list(setup.notes),
+        }
         return cls.from_values(recipe, **{**values, **given, "paper": paper})
 
     def check(self, names=None):
@@ -155,31 +162,43 @@ class Run:
 
     def inputs(self):
         """The files the run reads (no output of it may replace one)."""
-        return [self.data, self.eval_data, self.distill_from,
-                *(p.value for p in parse_init_spec(self.init) if p.form.reads_file)]
+        return [
+            self.data,
+            self.eval_data,
+            self.distill_from,
+            *(p.value for p in parse_init_spec(self.init) if p.form.reads_file),
+        ]
 
     def record(self):
         """What ``results.json`` keeps as the run's ``config`` (JSON-ready)."""
         imagenet_recipe = not self.config.is_cifar
         distilled = self.distill_from is not None
-        return dict(model=str(self.model), init=self.init, frozen=bool(self.frozen),
-                    data=None if self.data is None else str(self.data),
-                    eval_data=None if self.eval_data is None else str(self.eval_data),
-                    train_size=self.train_size, train_offset=self.train_offset,
-                    validation_split=None if imagenet_recipe else self.validation_split,
-                    model_kwargs=dict(self.model_kwargs), **({"new_head": True} if self.new_head else {}),
-                    distill_from=str(self.distill_from) if distilled else None,
-                    distill_alpha=self.distill_alpha if distilled else None,
-                    distill_mode=self.distill_mode if distilled else None,
-                    **self.config.to_dict(), paper=None if self.paper is None else dict(self.paper))
+        return dict(
+            model=str(self.model),
+            init=self.init,
+            frozen=bool(self.frozen),
+            data=None if self.data is None else str(self.data),
+            eval_data=None if self.eval_data is None else str(self.eval_data),
+            train_size=self.train_size,
+            train_offset=self.train_offset,
+            validation_split=None if imagenet_recipe else self.validation_split,
+            model_kwargs=dict(self.model_kwargs),
+            **({"new_head": True} if self.new_head else {}),
+            distill_from=str(self.distill_from) if distilled else None,
+            distill_alpha=self.distill_alpha if distilled else None,
+            distill_mode=self.distill_mode if distilled else None,
+            **self.config.to_dict(),
+            paper=None if self.paper is None else dict(self.paper),
+        )
 
 
 def differs(setting, given, wanted):
     """Whether ``given`` departs from a setup's ``wanted``: init specs and RandAugment forms compare
     as parsed (``mean-shift+conv-cov`` is ``conv-cov+mean-shift``)."""
     if setting == "init":
-        return ([(p.name, p.value) for p in parse_init_spec(given)]
-                != [(p.name, p.value) for p in parse_init_spec(wanted)])
+        return [(p.name, p.value) for p in parse_init_spec(given)] != [
+            (p.name, p.value) for p in parse_init_spec(wanted)
+        ]
     if setting == "rand_augment":
         return parse_rand_augment(given) != parse_rand_augment(wanted)
     return given != wanted
@@ -207,19 +226,25 @@ def model_source(spec, *, model_kwargs=None, name="model"):
         try:
             parse_model_name(spec)
         except ValueError as err:
-            raise ValueError(f"{err}; or a .keras file, keras.applications:NAME or a KerasHub preset "
-                             "folder") from None
+            raise ValueError(
+                f"{err}; or a .keras file, keras.applications:NAME or a KerasHub preset folder"
+            ) from None
         return lambda num_classes, input_shape: build_model(spec, num_classes, input_shape, **model_kwargs)
     if model_kwargs:
-        raise ValueError(f"{', '.join(f'`{k}`' for k in model_kwargs)} apply to the zoo's models; "
-                         f"{name} {spec!r} brings its own")
-    if application and ":" not in spec[len(APPLICATIONS):]:
-        constructor = application_builder(spec[len(APPLICATIONS):])
+        raise ValueError(
+            f"{', '.join(f'`{k}`' for k in model_kwargs)} apply to the zoo's models; "
+            f"{name} {spec!r} brings its own"
+        )
+    if application and ":" not in spec[len(APPLICATIONS) :]:
+        constructor = application_builder(spec[len(APPLICATIONS) :])
         if constructor is None:
-            raise ValueError(f"{name} {spec!r}: keras.applications has no model {spec[len(APPLICATIONS):]!r} "
-                             "(e.g. keras.applications:ConvNeXtTiny)")
+            raise ValueError(
+                f"{name} {spec!r}: keras.applications has no model {spec[len(APPLICATIONS) :]!r} "
+                "(e.g. keras.applications:ConvNeXtTiny)"
+            )
         return lambda num_classes, input_shape: constructor(
-            weights=None, input_shape=input_shape, classes=num_classes, classifier_activation=None)
+            weights=None, input_shape=input_shape, classes=num_classes, classifier_activation=None
+        )
     if spec.endswith(".keras") and not os.path.exists(spec):
         raise FileNotFoundError(f"{name} {spec!r} does not exist")
     return lambda num_classes, input_shape: load_model(spec, name=name.strip("`"))
@@ -230,10 +255,12 @@ def model_from(spec, *, input_shape=None, classes=None, name="MODEL"):
     ``input_shape`` (default ``(32, 32, 3)`` / ``(224, 224, 3)``) and ``classes`` (10 / 1000); a
     loaded one as saved (then the two are refused)."""
     validation.text(spec, name)
-    application = spec.startswith(APPLICATIONS) and ":" not in spec[len(APPLICATIONS):]
+    application = spec.startswith(APPLICATIONS) and ":" not in spec[len(APPLICATIONS) :]
     if parse_family(spec) is None and not application and (input_shape or classes):
-        raise ValueError(f"`input_shape` and `classes` apply to zoo and keras.applications models; "
-                         f"{name} {spec!r} brings its own")
+        raise ValueError(
+            f"`input_shape` and `classes` apply to zoo and keras.applications models; "
+            f"{name} {spec!r} brings its own"
+        )
     shape, count = ((224, 224, 3), 1000) if application else ((32, 32, 3), 10)
     return model_source(spec, name=name)(classes or count, input_shape or shape)
 
@@ -249,30 +276,39 @@ def _fitted(model, spec, num_classes, image_shape, new_head, spell):
     if image_shape is not None:
         wanted = tuple(model.input_shape[1:]) if isinstance(model.input_shape, tuple) else None
         if wanted is not None and any(w not in (None, g) for w, g in zip(wanted, image_shape, strict=False)):
-            raise ValueError(f"{spell('model')} {spec!r} takes inputs of shape {wanted}; the images of "
-                             f"{spell('data')} are {image_shape}")
+            raise ValueError(
+                f"{spell('model')} {spec!r} takes inputs of shape {wanted}; the images of "
+                f"{spell('data')} are {image_shape}"
+            )
     outputs = model.output_shape[-1] if isinstance(model.output_shape, tuple) else None
     if outputs == num_classes:
         return model, None
     if not new_head:
-        raise ValueError(f"{spell('model')} {spec!r} ends in {outputs} outputs; the data has {num_classes} "
-                         f"classes: pass {spell('new_head')} to give it a new last Dense of {num_classes}")
+        raise ValueError(
+            f"{spell('model')} {spec!r} ends in {outputs} outputs; the data has {num_classes} "
+            f"classes: pass {spell('new_head')} to give it a new last Dense of {num_classes}"
+        )
     last = dense = model.layers[-1]
     if isinstance(last, (keras.layers.Softmax, keras.layers.Activation)):
         history = getattr(last.input, "_keras_history", None)
         dense = history.operation if history is not None else last
     if not isinstance(dense, keras.layers.Dense):
         ends = " then a ".join(type(layer).__name__ for layer in dict.fromkeys((dense, last)))
-        raise ValueError(f"{spell('new_head')} replaces a last Dense layer (and a Softmax or Activation "
-                         f"after it); {spell('model')} ends in a {ends}")
+        raise ValueError(
+            f"{spell('new_head')} replaces a last Dense layer (and a Softmax or Activation "
+            f"after it); {spell('model')} ends in a {ends}"
+        )
     head = keras.layers.Dense(num_classes, name=f"{dense.name}_{num_classes}")
     dropped = [] if _name(dense.activation) == "linear" else [f"its {_name(dense.activation)}"]
     if dense is not last:
         kind = "softmax" if isinstance(last, keras.layers.Softmax) else _name(last.activation)
         dropped.append(f"the {kind} layer {last.name!r} after it")
-    note = (f"New head: Dense {head.name!r} of {num_classes} outputs, linear: it gives logits, in place of "
-            f"{dense.name!r} ({outputs} outputs" + (f"; {' and '.join(dropped)} not kept" if dropped else "")
-            + ")")
+    note = (
+        f"New head: Dense {head.name!r} of {num_classes} outputs, linear: it gives logits, in place of "
+        f"{dense.name!r} ({outputs} outputs"
+        + (f"; {' and '.join(dropped)} not kept" if dropped else "")
+        + ")"
+    )
     return keras.Model(model.inputs, head(dense.input), name=model.name), note
 
 
@@ -283,8 +319,9 @@ def _name(activation):
 def _check(run, spell):
     """:meth:`Run.check`: every check of a run, in the order of their cost."""
     if not isinstance(run.config, RecipeConfig):
-        raise TypeError("`config` must be a RecipeConfig. "
-                        f"Received: config of type {type(run.config).__name__}")
+        raise TypeError(
+            f"`config` must be a RecipeConfig. Received: config of type {type(run.config).__name__}"
+        )
     config, recipe = run.config, run.config.recipe
     validation.boolean(run.frozen, spell("frozen"))
     validation.boolean(run.new_head, spell("new_head"))
@@ -298,28 +335,47 @@ def _check(run, spell):
         validation.one_of(run.distill_mode, spell("distill_mode"), DISTILL_MODES)
         check_teacher(run.distill_from, spell("distill_from"))
     if any(p.form.needs_data for p in parts) and not config.is_cifar:
-        raise ValueError(f"{spell('init')} {run.init} measures the training images of the CIFAR recipes "
-                         "(cifar10, cifar100)")
+        raise ValueError(
+            f"{spell('init')} {run.init} measures the training images of the CIFAR recipes "
+            "(cifar10, cifar100)"
+        )
     if not config.is_cifar and run.data is None:
         raise ValueError(f"recipe imagenet needs {spell('data')} (an ImageFolder directory or tfds:NAME)")
     check_exists(None if str(run.data).startswith("tfds:") else run.data, spell("data"))
     check_exists(run.eval_data, spell("eval_data"))
     lc_model = parse_family(run.model) == "lcresnet"  # its LC blocks take `frozen` themselves
-    source = model_source(run.model, name=spell("model"),
-                          model_kwargs={**run.model_kwargs, **({"frozen": run.frozen} if lc_model else {})})
+    source = model_source(
+        run.model,
+        name=spell("model"),
+        model_kwargs={**run.model_kwargs, **({"frozen": run.frozen} if lc_model else {})},
+    )
     from keras_structinit.recipes import devices
 
     devices.resolve_precision(config.precision)
     devices.check_distribution(config.distribution)
-    data = prepare_data(recipe, run.data, seed=config.seed, train_size=run.train_size,
-                        train_offset=run.train_offset, validation_split=run.validation_split,
-                        eval_data=run.eval_data,
-                        names={"data": spell("data"), "eval_data": spell("eval_data")})
+    data = prepare_data(
+        recipe,
+        run.data,
+        seed=config.seed,
+        train_size=run.train_size,
+        train_offset=run.train_offset,
+        validation_split=run.validation_split,
+        eval_data=run.eval_data,
+        names={"data": spell("data"), "eval_data": spell("eval_data")},
+    )
     if config.is_cifar:  # before any process trains (each would fail after its first epoch)
-        check_whole_batches(filled.batch_size, config.distribution, **{
-            name: None if part is None else len(part[0]) for name, part in
-            ((spell("data"), data.train), (f"the {spell('validation_split')} hold-out", data.validation),
-             (spell("eval_data"), data.eval))})
+        check_whole_batches(
+            filled.batch_size,
+            config.distribution,
+            **{
+                name: None if part is None else len(part[0])
+                for name, part in (
+                    (spell("data"), data.train),
+                    (f"the {spell('validation_split')} hold-out", data.validation),
+                    (spell("eval_data"), data.eval),
+                )
+            },
+        )
     teachers = {}
     load_parts(parts, teachers)  # loads each argument (a teacher, a bank) into `teachers` once
     if run.distill_from is not None and run.distill_from not in teachers:
@@ -365,8 +421,13 @@ class CheckedRun:
         """``(model, note)``: :meth:`throwaway_model` and the line stating its new head (or ``None``)."""
         model = self.source(self.num_classes, self.input_shape)
         zoo = isinstance(self.run.model, str) and not _loaded(self.run.model)
-        return (model, None) if zoo else _fitted(model, self.run.model, self.num_classes,
-                                                 self.data.image_shape, self.run.new_head, _Names({}))
+        return (
+            (model, None)
+            if zoo
+            else _fitted(
+                model, self.run.model, self.num_classes, self.data.image_shape, self.run.new_head, _Names({})
+            )
+        )
 
     def build(self, images=None):
         """A fresh model of the run: built (or loaded), initialized with ``images`` for the forms
@@ -381,10 +442,13 @@ class CheckedRun:
             frozen = freeze_spatial(m) if run.frozen else []
         trainable = sum(math.prod(v.shape) for v in m.trainable_weights)
         size = "x".join(str(n) for n in self.input_shape[:2])
-        print(f"Model: {run.model} {size}, {m.count_params():,} parameters "
-              f"({trainable:,} trainable); init {run.init}; "
-              + (f"{len(frozen)} spatial kernels frozen" if run.frozen else "all filters trained")
-              + f"; backend {keras.backend.backend()}", flush=True)
+        print(
+            f"Model: {run.model} {size}, {m.count_params():,} parameters "
+            f"({trainable:,} trainable); init {run.init}; "
+            + (f"{len(frozen)} spatial kernels frozen" if run.frozen else "all filters trained")
+            + f"; backend {keras.backend.backend()}",
+            flush=True,
+        )
         if note:
             print(note, flush=True)
         return m
@@ -405,21 +469,34 @@ class CheckedRun:
         images = None
         if any(p.form.needs_data for p in self.parts):
             images = alignment_images(data.train[0], run.config.filled().normalization, run.config.seed)
-        record = {"config": run.record(), "data": data.description, "data_sha256": data.digest,
-                  "versions": versions(), "machine": machine_info()}
+        record = {
+            "config": run.record(),
+            "data": data.description,
+            "data_sha256": data.digest,
+            "versions": versions(),
+            "machine": machine_info(),
+        }
         with files.open(record):
             if files.resume:
-                print(f"Resuming after epoch {files.resumed_at} of {run.config.filled().epochs} "
-                      f"({files.backup_dir})", flush=True)
+                print(
+                    f"Resuming after epoch {files.resumed_at} of {run.config.filled().epochs} "
+                    f"({files.backup_dir})",
+                    flush=True,
+                )
             return self._train(files, images, callbacks, interactive)
 
     def _train(self, files, images, callbacks, interactive):
         run, data = self.run, self.data
         verbose, progress = progress_callbacks(interactive)
         interrupt = InterruptAtBatchEnd()
-        options = dict(callbacks=[files, *progress, *callbacks, interrupt], verbose=verbose,
-                       backup_dir=files.backup_dir, resume=files.resume, config=run.config,
-                       eval_data=data.eval)
+        options = dict(
+            callbacks=[files, *progress, *callbacks, interrupt],
+            verbose=verbose,
+            backup_dir=files.backup_dir,
+            resume=files.resume,
+            config=run.config,
+            eval_data=data.eval,
+        )
         cifar_data = dict(validation_data=data.validation, num_classes=self.num_classes)
         start = time.perf_counter()
         try:
@@ -429,9 +506,15 @@ class CheckedRun:
                 elif run.distill_from is None:
                     history = cifar.fit_cifar(lambda: self.build(images), data.train, **cifar_data, **options)
                 else:
-                    history = fit_distill(lambda: self.build(images), self.teachers[run.distill_from],
-                                          data.train, mode=run.distill_mode, alpha=run.distill_alpha,
-                                          **cifar_data, **options)
+                    history = fit_distill(
+                        lambda: self.build(images),
+                        self.teachers[run.distill_from],
+                        data.train,
+                        mode=run.distill_mode,
+                        alpha=run.distill_alpha,
+                        **cifar_data,
+                        **options,
+                    )
         except KeyboardInterrupt:
             files.interrupted(run.config.filled().epochs, time.perf_counter() - start)
             raise
@@ -439,8 +522,11 @@ class CheckedRun:
             files.failed(err)
             raise
         seconds = time.perf_counter() - start
-        metrics = files.logged_metrics() if files.resume else {
-            k: [float(v) for v in vs] for k, vs in history.history.items()}
+        metrics = (
+            files.logged_metrics()
+            if files.resume
+            else {k: [float(v) for v in vs] for k, vs in history.history.items()}
+        )
         if history.diverged is not None:
             return _diverged(files, history.diverged, metrics, seconds)
         return _finished(files, run, history, metrics, seconds)
@@ -470,35 +556,56 @@ def parse_family(spec):
 def _diverged(files, diverged, metrics, seconds):
     results, found = files.diverged(diverged, metrics, seconds)
     kept = f"; the weights after epoch {found.epoch} are in {found.path}" if found else ""
-    print(f"structinit train: the training loss became {diverged['loss']} at epoch {diverged['epoch']}, step "
-          f"{diverged['step']}: stopped, no model.keras written{kept}", file=sys.stderr, flush=True)
+    print(
+        f"structinit train: the training loss became {diverged['loss']} at epoch {diverged['epoch']}, step "
+        f"{diverged['step']}: stopped, no model.keras written{kept}",
+        file=sys.stderr,
+        flush=True,
+    )
     return results
 
 
 def _finished(files, run, history, metrics, seconds):
     val = metrics.get("val_accuracy")
-    row = {"model": str(run.model), "init": run.init, "frozen": bool(run.frozen),
-           "epochs": run.config.filled().epochs,
-           "final_val_accuracy": val[-1] if val else None, "best_val_accuracy": max(val) if val else None,
-           "eval_accuracy": history.eval_results["accuracy"] if history.eval_results else None,
-           "train_seconds": round(history.train_seconds, 1)}
+    row = {
+        "model": str(run.model),
+        "init": run.init,
+        "frozen": bool(run.frozen),
+        "epochs": run.config.filled().epochs,
+        "final_val_accuracy": val[-1] if val else None,
+        "best_val_accuracy": max(val) if val else None,
+        "eval_accuracy": history.eval_results["accuracy"] if history.eval_results else None,
+        "train_seconds": round(history.train_seconds, 1),
+    }
     table = format_table([row], TABLE)
     print("\n" + table, flush=True)
     trained = getattr(history.model, "student", history.model)  # a distiller's student
-    results = files.finish({"model_params": int(trained.count_params()), "model_file": "model.keras",
-                            "metrics": metrics, "eval": history.eval_results,
-                            "normalization": getattr(history, "normalization", None), "summary": row,
-                            "head": getattr(history, "head", None),
-                            "wall_seconds": round(seconds, 1)}, trained, table)
+    results = files.finish(
+        {
+            "model_params": int(trained.count_params()),
+            "model_file": "model.keras",
+            "metrics": metrics,
+            "eval": history.eval_results,
+            "normalization": getattr(history, "normalization", None),
+            "summary": row,
+            "head": getattr(history, "head", None),
+            "wall_seconds": round(seconds, 1),
+        },
+        trained,
+        table,
+    )
     names = ("model.keras", "results.json", "results.md", "log.csv")
     written = [os.path.join(files.out, name) for name in names]
     try:
         from keras_structinit import viz
 
         path = os.path.join(files.out, "learning_curves.png")
-        viz.plot_learning_curves({f"{run.model} {run.init}": metrics}, path,
-                                 metrics=("val_accuracy", "loss") if val else ("accuracy", "loss"),
-                                 title=files.record["data"])
+        viz.plot_learning_curves(
+            {f"{run.model} {run.init}": metrics},
+            path,
+            metrics=("val_accuracy", "loss") if val else ("accuracy", "loss"),
+            title=files.record["data"],
+        )
         written.append(path)
     except ImportError as err:
         print(f"Skipping plots: {err}")

@@ -38,8 +38,16 @@ from keras_structinit.io_utils import (
 from keras_structinit.recipes import backup
 from keras_structinit.recipes.progress import CSVLogger
 
-__all__ = ["BACKUP_DIR", "LOCK_FILE", "OUTPUT_FILES", "READ_ONLY", "STATUSES", "UNFINISHED", "RunFiles",
-           "RunRefused"]
+__all__ = [
+    "BACKUP_DIR",
+    "LOCK_FILE",
+    "OUTPUT_FILES",
+    "READ_ONLY",
+    "STATUSES",
+    "UNFINISHED",
+    "RunFiles",
+    "RunRefused",
+]
 
 #: The files a run writes to its ``out`` folder.
 OUTPUT_FILES = ("log.csv", "results.json", "results.md", "learning_curves.png", "model.keras")
@@ -92,33 +100,47 @@ class RunFiles(keras.callbacks.Callback):
         _check_writable(out, names["out"])
         if not self.resume:
             if not self.overwrite and backup.holds_backup(self.backup_dir):
-                raise RunRefused(f"{names['out']} {out!r} holds the backup of a run ({self.backup_dir}): "
-                                 f"pass {names['resume']} to go on with it, or {names['overwrite']} to "
-                                 "replace it")
-            prepare_output_dir(out, OUTPUT_FILES, names["out"].strip("`"), overwrite=self.overwrite,
-                               inputs=self.inputs, check_only=check_only,
-                               hint=f"{names['overwrite']} (or {names['resume']}, to go on with an "
-                                    "unfinished run)")
+                raise RunRefused(
+                    f"{names['out']} {out!r} holds the backup of a run ({self.backup_dir}): "
+                    f"pass {names['resume']} to go on with it, or {names['overwrite']} to "
+                    "replace it"
+                )
+            prepare_output_dir(
+                out,
+                OUTPUT_FILES,
+                names["out"].strip("`"),
+                overwrite=self.overwrite,
+                inputs=self.inputs,
+                check_only=check_only,
+                hint=f"{names['overwrite']} (or {names['resume']}, to go on with an unfinished run)",
+            )
             if self.overwrite and not check_only:
                 shutil.rmtree(self.backup_dir, ignore_errors=True)
             return None
         if self.overwrite:
-            raise ValueError(f"{names['resume']} goes on with the run in {names['out']}, "
-                             f"{names['overwrite']} replaces it: pass one of them")
+            raise ValueError(
+                f"{names['resume']} goes on with the run in {names['out']}, "
+                f"{names['overwrite']} replaces it: pass one of them"
+            )
         try:
             with open(self.results_path, encoding="utf-8") as f:
                 previous = json.load(f)
         except (OSError, ValueError):
             previous = {}
         if previous.get("status") not in UNFINISHED:
-            raise ValueError(f"{names['resume']}: {names['out']} {out!r} holds no unfinished run (a "
-                             f"results.json with status {' or '.join(UNFINISHED)})")
+            raise ValueError(
+                f"{names['resume']}: {names['out']} {out!r} holds no unfinished run (a "
+                f"results.json with status {' or '.join(UNFINISHED)})"
+            )
         if backup.latest(self.backup_dir) is None:  # a folder of no whole backup: latest's one line
-            raise ValueError(f"{names['resume']}: {names['out']} {out!r} holds no backup to go on from "
-                             f"({self.backup_dir} is missing: the run finished no epoch, or it was removed); "
-                             f"start anew with {names['overwrite']}")
-        prepare_output_dir(out, OUTPUT_FILES, names["out"].strip("`"), overwrite=True, inputs=self.inputs,
-                           check_only=True)
+            raise ValueError(
+                f"{names['resume']}: {names['out']} {out!r} holds no backup to go on from "
+                f"({self.backup_dir} is missing: the run finished no epoch, or it was removed); "
+                f"start anew with {names['overwrite']}"
+            )
+        prepare_output_dir(
+            out, OUTPUT_FILES, names["out"].strip("`"), overwrite=True, inputs=self.inputs, check_only=True
+        )
         return previous
 
     def open(self, record):
@@ -190,8 +212,11 @@ class RunFiles(keras.callbacks.Callback):
             return {}
         with open(self.log_path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
-        metrics = {key: [None if row[key] in ("", "NA") else float(row[key]) for row in rows]
-                   for key in (rows[0] if rows else ()) if key != "epoch"}  # NA: not logged
+        metrics = {
+            key: [None if row[key] in ("", "NA") else float(row[key]) for row in rows]
+            for key in (rows[0] if rows else ())
+            if key != "epoch"
+        }  # NA: not logged
         return {key: values for key, values in metrics.items() if any(v is not None for v in values)}
 
     def finish(self, results, model, table):
@@ -217,9 +242,14 @@ class RunFiles(keras.callbacks.Callback):
     def diverged(self, diverged, metrics, seconds):
         """Records a run stopped by a non-finite loss: no ``model.keras``; its last finite backup stays."""
         found = backup.latest(self.backup_dir)
-        results = {"status": "diverged", **self.record, "diverged": diverged, "metrics": metrics,
-                   "last_finite_backup_epoch": None if found is None else found.epoch,
-                   "wall_seconds": round(seconds, 1)}
+        results = {
+            "status": "diverged",
+            **self.record,
+            "diverged": diverged,
+            "metrics": metrics,
+            "last_finite_backup_epoch": None if found is None else found.epoch,
+            "wall_seconds": round(seconds, 1),
+        }
         write_json(self.results_path, results)
         return results, found
 
@@ -229,13 +259,25 @@ class RunFiles(keras.callbacks.Callback):
             os.remove(self.log_path)  # CSVLogger writes its header with the first finished epoch
         metrics = self.logged_metrics()
         finished = len(next(iter(metrics.values()), []))
-        write_json(self.results_path, {"status": "interrupted", **self.record, "interrupted": True,
-                                       "finished_epochs": finished, "metrics": metrics,
-                                       "wall_seconds": round(seconds, 1)})
+        write_json(
+            self.results_path,
+            {
+                "status": "interrupted",
+                **self.record,
+                "interrupted": True,
+                "finished_epochs": finished,
+                "metrics": metrics,
+                "wall_seconds": round(seconds, 1),
+            },
+        )
         where = self.results_path + (f" and {self.log_path}" if finished else "")
         how = "Terminated (SIGTERM)" if getattr(sys.exc_info()[1], "signum", None) == 15 else "Interrupted"
-        print(f"\n{how} in epoch {finished + 1}/{epochs}: {finished} finished epoch(s) recorded in {where}; "
-              f"{self.names['resume'].strip('`')} goes on from there.", file=sys.stderr, flush=True)
+        print(
+            f"\n{how} in epoch {finished + 1}/{epochs}: {finished} finished epoch(s) recorded in {where}; "
+            f"{self.names['resume'].strip('`')} goes on from there.",
+            file=sys.stderr,
+            flush=True,
+        )
         with contextlib.suppress(AttributeError):  # called while the interrupt is handled: it was said
             sys.exc_info()[1].said = True
 
@@ -275,10 +317,15 @@ class RunFiles(keras.callbacks.Callback):
             found = None
         metrics = self.logged_metrics()
         lines = str(error).strip().splitlines()
-        self.failure = {"status": "failed", **self.record,
-                        "error": f"{type(error).__name__}: {lines[0] if lines else ''}"[:1000],
-                        "failed_while": during, "finished_epochs": len(next(iter(metrics.values()), [])),
-                        "last_backup_epoch": None if found is None else found.epoch, "metrics": metrics}
+        self.failure = {
+            "status": "failed",
+            **self.record,
+            "error": f"{type(error).__name__}: {lines[0] if lines else ''}"[:1000],
+            "failed_while": during,
+            "finished_epochs": len(next(iter(metrics.values()), [])),
+            "last_backup_epoch": None if found is None else found.epoch,
+            "metrics": metrics,
+        }
         with contextlib.suppress(OSError):
             write_json(self.results_path, self.failure)
 
@@ -311,15 +358,19 @@ def _check_same_run(previous, record, names, out):
     before = previous.get("config", {})
     differ = sorted(k for k in {*now, *before} if now.get(k) != before.get(k))
     if differ:
-        raise RunRefused(f"{names['resume']}: the run in {names['out']} was started with other settings "
-                         f"({', '.join(differ)}); pass them as they were, or start a new run with "
-                         f"{names['overwrite']}")
+        raise RunRefused(
+            f"{names['resume']}: the run in {names['out']} was started with other settings "
+            f"({', '.join(differ)}); pass them as they were, or start a new run with "
+            f"{names['overwrite']}"
+        )
     then, digest = previous.get("data_sha256"), record.get("data_sha256")
     if then is not None and digest is not None and then != digest:
-        raise RunRefused(f"{names['resume']}: the images differ from those the run in {names['out']} {out!r} "
-                         f"was started on (SHA-256 {str(then)[:12]}... then, {digest[:12]}... now, of "
-                         f"{now.get('data')}): pass the data it was started on, or start a new run with "
-                         f"{names['overwrite']}")
+        raise RunRefused(
+            f"{names['resume']}: the images differ from those the run in {names['out']} {out!r} "
+            f"was started on (SHA-256 {str(then)[:12]}... then, {digest[:12]}... now, of "
+            f"{now.get('data')}): pass the data it was started on, or start a new run with "
+            f"{names['overwrite']}"
+        )
 
 
 def _contents(*paths):

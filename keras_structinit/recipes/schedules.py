@@ -62,8 +62,12 @@ class PiecewiseLinearSchedule(keras.optimizers.schedules.LearningRateSchedule):
         return lr
 
     def get_config(self):
-        return {"total_steps": self.total_steps, "fractions": list(self.fractions),
-                "values": list(self.values), "name": self.name}
+        return {
+            "total_steps": self.total_steps,
+            "fractions": list(self.fractions),
+            "values": list(self.values),
+            "name": self.name,
+        }
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")
@@ -77,8 +81,15 @@ class TriangularSchedule(PiecewiseLinearSchedule):
     [0, peak, peak/20, 0]).
     """
 
-    def __init__(self, peak_learning_rate, total_steps, peak_fraction=0.4,
-                 end_fraction=0.8, final_divisor=20.0, name="triangular"):
+    def __init__(
+        self,
+        peak_learning_rate,
+        total_steps,
+        peak_fraction=0.4,
+        end_fraction=0.8,
+        final_divisor=20.0,
+        name="triangular",
+    ):
         self.peak_learning_rate = validation.positive_float(peak_learning_rate, "peak_learning_rate")
         self.final_divisor = validation.positive_float(final_divisor, "final_divisor")
         self.peak_fraction = validation.fraction(peak_fraction, "peak_fraction")
@@ -96,9 +107,14 @@ class TriangularSchedule(PiecewiseLinearSchedule):
         super().__init__(total_steps, fractions, values, name=name)
 
     def get_config(self):
-        return {"peak_learning_rate": self.peak_learning_rate, "total_steps": self.total_steps,
-                "peak_fraction": self.peak_fraction, "end_fraction": self.end_fraction,
-                "final_divisor": self.final_divisor, "name": self.name}
+        return {
+            "peak_learning_rate": self.peak_learning_rate,
+            "total_steps": self.total_steps,
+            "peak_fraction": self.peak_fraction,
+            "end_fraction": self.end_fraction,
+            "final_divisor": self.final_divisor,
+            "name": self.name,
+        }
 
 
 def step_decay(learning_rate, total_steps, fractions=(1 / 3, 2 / 3), divisor=3.0):

@@ -119,13 +119,16 @@ def check_whole_batches(batch_size, distribution, **sets):
         return
     for name, count in sets.items():
         if count is not None and count < batch_size:
-            raise ValueError(f"`{name}` holds {count} images, less than one global batch ({batch_size}) of a "
-                             "multi_worker run, which drops partial batches: use a larger set or a smaller "
-                             "batch_size")
+            raise ValueError(
+                f"`{name}` holds {count} images, less than one global batch ({batch_size}) of a "
+                "multi_worker run, which drops partial batches: use a larger set or a smaller "
+                "batch_size"
+            )
 
 
-def check_training_options(batch_size, learning_rate, weight_decay, label_smoothing, steps_per_epoch,
-                           callbacks):
+def check_training_options(
+    batch_size, learning_rate, weight_decay, label_smoothing, steps_per_epoch, callbacks
+):
     """Fails fast on the options every recipe shares (``learning_rate`` may be ``None``: a default)."""
     validation.positive_int(batch_size, "batch_size")
     validation.optional(validation.positive_float, learning_rate, "learning_rate")
@@ -218,8 +221,11 @@ def fit_classifier(
         divergence = StopOnDivergence()  # before the backup: a diverged epoch is not backed up
         backups = [] if backup_dir is None else [backup.RunBackup(backup_dir, steps_per_epoch, divergence)]
         history = model.fit(
-            train_data, epochs=epochs, steps_per_epoch=steps_per_epoch,
-            validation_data=validation_data, verbose=verbose,
+            train_data,
+            epochs=epochs,
+            steps_per_epoch=steps_per_epoch,
+            validation_data=validation_data,
+            verbose=verbose,
             callbacks=[divergence, *callbacks, *backups],
             shuffle=False,  # the datasets shuffle themselves
         )
@@ -233,8 +239,11 @@ def fit_classifier(
         if eval_data is not None and history.diverged is None:
             values = model.evaluate(eval_data, verbose=0, return_dict=True)
             history.eval_results = {k: float(v) for k, v in values.items()}
-            print(f"eval_data: accuracy {history.eval_results['accuracy']:.4f}, "
-                  f"loss {history.eval_results['loss']:.4f}", flush=True)
+            print(
+                f"eval_data: accuracy {history.eval_results['accuracy']:.4f}, "
+                f"loss {history.eval_results['loss']:.4f}",
+                flush=True,
+            )
     return history
 
 
@@ -252,13 +261,17 @@ def resume_epoch(backup_dir, resume, steps_per_epoch):
         return 0
     if not resume:
         if backup.holds_backup(backup_dir):
-            raise ValueError(f"`backup_dir` {os.fspath(backup_dir)!r} holds a run's backup: pass resume=True "
-                             "to go on with that run, or remove the folder for a new one")
+            raise ValueError(
+                f"`backup_dir` {os.fspath(backup_dir)!r} holds a run's backup: pass resume=True "
+                "to go on with that run, or remove the folder for a new one"
+            )
         return 0
     found = backup.latest(backup_dir)
     if found is None:
-        raise ValueError(f"resume=True: `backup_dir` {os.fspath(backup_dir)!r} holds no backup (the run "
-                         "finished no epoch, or the folder was removed)")
+        raise ValueError(
+            f"resume=True: `backup_dir` {os.fspath(backup_dir)!r} holds no backup (the run "
+            "finished no epoch, or the folder was removed)"
+        )
     backup.check_steps(found, steps_per_epoch)
     return found.epoch
 

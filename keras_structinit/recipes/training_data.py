@@ -17,8 +17,14 @@ from keras_structinit.recipes.config import RECIPES
 from keras_structinit.recipes.data import imagenet_source
 from keras_structinit.recipes.training import channel_normalizer
 
-__all__ = ["ALIGN_IMAGES", "TrainingData", "alignment_images", "prepare_data", "scaled_images",
-           "scaled_labeled_images"]
+__all__ = [
+    "ALIGN_IMAGES",
+    "TrainingData",
+    "alignment_images",
+    "prepare_data",
+    "scaled_images",
+    "scaled_labeled_images",
+]
 
 #: Training images whose patches data-aligned init measures (a seeded random subset).
 ALIGN_IMAGES = 10_000
@@ -50,8 +56,9 @@ class TrainingData(NamedTuple):
         return tuple(self.train[0].shape[1:]) if isinstance(self.train, tuple) else None
 
 
-def prepare_data(recipe, data, *, seed=0, train_size=None, train_offset=0, validation_split=0.1,
-                 eval_data=None, names=None):
+def prepare_data(
+    recipe, data, *, seed=0, train_size=None, train_offset=0, validation_split=0.1, eval_data=None, names=None
+):
     """Loads and checks a run's data: a :class:`TrainingData`.
 
     ``names`` (``{"data": ..., "eval_data": ...}``) is how messages call the two arguments
@@ -70,30 +77,59 @@ def prepare_data(recipe, data, *, seed=0, train_size=None, train_offset=0, valid
         digest = datasets.source_digest(data)
         if digest is not None:
             digest = hashlib.sha256(f"{digest} {datasets.source_digest(eval_data)}".encode()).hexdigest()
-        return TrainingData(data, None, eval_data, num_classes,
-                            f"ImageNet-style data from {data} ({num_classes} classes)",
-                            str(data), None if eval_data is None else str(eval_data), digest)
+        return TrainingData(
+            data,
+            None,
+            eval_data,
+            num_classes,
+            f"ImageNet-style data from {data} ({num_classes} classes)",
+            str(data),
+            None if eval_data is None else str(eval_data),
+            digest,
+        )
     (x, y), (x_val, y_val) = datasets.load_cifar(
-        data, recipe, validation_split=validation_split, seed=seed, train_size=train_size,
-        train_offset=train_offset, name=name)
+        data,
+        recipe,
+        validation_split=validation_split,
+        seed=seed,
+        train_size=train_size,
+        train_offset=train_offset,
+        name=name,
+    )
     evaluation = None if eval_data is None else datasets.load_labeled_images(eval_data, eval_name)
     # The data's classes (keras.datasets' CIFAR-10/100: 10/100); a recipe's name does not set them.
-    num_classes = 100 if data is None and recipe == "cifar100" else (
-        10 if data is None else int(max(y.max(initial=0), y_val.max(initial=0))) + 1)
+    num_classes = (
+        100
+        if data is None and recipe == "cifar100"
+        else (10 if data is None else int(max(y.max(initial=0), y_val.max(initial=0))) + 1)
+    )
     if len(np.unique(y)) < 2:
-        raise ValueError(f"`{name}` must hold images of 2 classes at least to train a classifier. "
-                         f"Received: 1 class in {data!r}")
+        raise ValueError(
+            f"`{name}` must hold images of 2 classes at least to train a classifier. "
+            f"Received: 1 class in {data!r}"
+        )
     if evaluation is not None and evaluation[1].max(initial=0) >= num_classes:
-        raise ValueError(f"`{eval_name}` has labels up to {int(evaluation[1].max())}, beyond the "
-                         f"{num_classes} classes of `{name}`")
-    description = (f"{len(x)} training / {len(x_val)} held-out validation images "
-                   f"{x.shape[1]}x{x.shape[2]}, {num_classes} classes, from "
-                   f"{data or 'keras.datasets.' + recipe}"
-                   + (f"; {len(evaluation[0])} evaluation images from {eval_data}" if evaluation else ""))
+        raise ValueError(
+            f"`{eval_name}` has labels up to {int(evaluation[1].max())}, beyond the "
+            f"{num_classes} classes of `{name}`"
+        )
+    description = (
+        f"{len(x)} training / {len(x_val)} held-out validation images "
+        f"{x.shape[1]}x{x.shape[2]}, {num_classes} classes, from "
+        f"{data or 'keras.datasets.' + recipe}"
+        + (f"; {len(evaluation[0])} evaluation images from {eval_data}" if evaluation else "")
+    )
     digest = datasets.arrays_digest(x, y, x_val, y_val, *(evaluation or (None, None)))
-    return TrainingData((x, y), (x_val, y_val) if len(x_val) else None, evaluation, num_classes, description,
-                        None if data is None else str(data), None if eval_data is None else str(eval_data),
-                        digest)
+    return TrainingData(
+        (x, y),
+        (x_val, y_val) if len(x_val) else None,
+        evaluation,
+        num_classes,
+        description,
+        None if data is None else str(data),
+        None if eval_data is None else str(eval_data),
+        digest,
+    )
 
 
 def _pick(length, seed, count):

@@ -91,8 +91,11 @@ class SelectWeightsFrom(keras.callbacks.Callback):
         unknown = sorted(set(options) - set(_OPTIONS))
         if unknown:
             raise TypeError(f"Unknown select_weights option(s) {unknown}; expected some of {_OPTIONS}.")
-        for name, allowed in (("layer_selection", LAYER_METHODS), ("element_selection", ELEMENT_METHODS),
-                              ("heads", HEAD_MODES)):
+        for name, allowed in (
+            ("layer_selection", LAYER_METHODS),
+            ("element_selection", ELEMENT_METHODS),
+            ("heads", HEAD_MODES),
+        ):
             if name in options:
                 validation.one_of(options[name], name, allowed)
         self.teacher = _check_teacher(teacher)

@@ -22,8 +22,9 @@ def _student_kwargs(text):
     except json.JSONDecodeError as err:
         raise ValueError(f"--student-kwargs must be a JSON object: {err}. Received: {text!r}") from None
     if not isinstance(kwargs, dict):
-        raise ValueError(f"--student-kwargs must be a JSON object, e.g. '{{\"num_classes\": 100}}'. "
-                         f"Received: {text!r}")
+        raise ValueError(
+            f"--student-kwargs must be a JSON object, e.g. '{{\"num_classes\": 100}}'. Received: {text!r}"
+        )
     return kwargs
 
 
@@ -36,10 +37,12 @@ def _check_student(student):
         if not os.path.isfile(student):
             raise ValueError(f"--student {student!r} does not exist")
     elif student.startswith(APPLICATIONS):
-        name = student[len(APPLICATIONS):]
+        name = student[len(APPLICATIONS) :]
         if application_builder(name) is None:
-            raise ValueError(f"--student {student!r}: keras.applications has no model {name!r} "
-                             "(e.g. keras.applications:ConvNeXtTiny)")
+            raise ValueError(
+                f"--student {student!r}: keras.applications has no model {name!r} "
+                "(e.g. keras.applications:ConvNeXtTiny)"
+            )
     else:
         parse_model_name(student)
 
@@ -49,11 +52,13 @@ def _build_student(student, num_classes, input_shape, kwargs):
     (no weights, logits) or the zoo."""
     if student.endswith(".keras"):
         if kwargs:
-            raise ValueError("--student-kwargs applies to zoo and keras.applications students, not to a "
-                             f".keras file ({student!r})")
+            raise ValueError(
+                "--student-kwargs applies to zoo and keras.applications students, not to a "
+                f".keras file ({student!r})"
+            )
         return load_teacher(student)  # the same checked .keras reader
     if student.startswith(APPLICATIONS):
-        builder = application_builder(student[len(APPLICATIONS):])
+        builder = application_builder(student[len(APPLICATIONS) :])
         kwargs = {"classifier_activation": None, **kwargs}
         return builder(weights=None, input_shape=input_shape, classes=num_classes, **kwargs)
     return build_model(student, num_classes, input_shape, **kwargs)
@@ -81,8 +86,9 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, over
     check_unlocked(files=[(out, "--out"), (report, "--report")])  # before "exists: pass --overwrite"
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
     if report is not None:
-        report = check_output(report, "--report", overwrite=overwrite, inputs=[*inputs, out],
-                              hint=OVERWRITE_HINT)
+        report = check_output(
+            report, "--report", overwrite=overwrite, inputs=[*inputs, out], hint=OVERWRITE_HINT
+        )
     with locked_outputs(files=[(out, "--out"), (report, "--report")]):  # another select writing them: refused
         return _select(teacher, student, out, student_kwargs, report, options)
 
@@ -94,7 +100,8 @@ def _models(teacher, student, student_kwargs):
     if "num_classes" not in kwargs and len(teacher.output_shape) != 2:
         raise ValueError(
             f"--student-kwargs needs num_classes: the teacher outputs {tuple(teacher.output_shape)}, "
-            "features rather than class logits (e.g. a KerasHub backbone)")
+            "features rather than class logits (e.g. a KerasHub backbone)"
+        )
     num_classes = kwargs.pop("num_classes", int(teacher.output_shape[-1]))
     input_shape = tuple(kwargs.pop("input_shape", teacher.input_shape[1:]))
     return teacher, _build_student(student, num_classes, input_shape, kwargs)
@@ -126,8 +133,9 @@ def _head_classes(text):
     try:
         classes = [int(part) for part in text.split(",")]
     except ValueError:
-        raise ValueError(f"--head-classes must be comma-separated class indices, e.g. 3,5,7. "
-                         f"Received: {text!r}") from None
+        raise ValueError(
+            f"--head-classes must be comma-separated class indices, e.g. 3,5,7. Received: {text!r}"
+        ) from None
     if min(classes) < 0:
         raise ValueError(f"--head-classes must be class indices >= 0. Received: {text!r}")
     return classes
@@ -139,23 +147,39 @@ def run(args):
     try:
         check_teacher(args.teacher, "--teacher")
         _check_student(args.student)
-        options = dict(layer_selection=args.layer_selection, element_selection=args.element_selection,
-                       heads=args.heads, skip=tuple(args.skip), seed=args.seed,
-                       resize_position_embeddings=args.resize_position_embeddings,
-                       head_classes=_head_classes(getattr(args, "head_classes", None)))
+        options = dict(
+            layer_selection=args.layer_selection,
+            element_selection=args.element_selection,
+            heads=args.heads,
+            skip=tuple(args.skip),
+            seed=args.seed,
+            resize_position_embeddings=args.resize_position_embeddings,
+            head_classes=_head_classes(getattr(args, "head_classes", None)),
+        )
         if getattr(args, "plan", False):
-            print(plan_student(args.teacher, args.student, _student_kwargs(args.student_kwargs), **options),
-                  flush=True)
+            print(
+                plan_student(args.teacher, args.student, _student_kwargs(args.student_kwargs), **options),
+                flush=True,
+            )
             return 0
         if args.out is None:
             raise ValueError("--out is required (unless --plan)")
         model, selection = select_student(
-            args.teacher, args.student, args.out, _student_kwargs(args.student_kwargs), args.report,
-            overwrite=args.overwrite, **options)
+            args.teacher,
+            args.student,
+            args.out,
+            _student_kwargs(args.student_kwargs),
+            args.report,
+            overwrite=args.overwrite,
+            **options,
+        )
     except INPUT_ERRORS as err:
         return usage_error("select", err)
     print(selection.summary())
-    print(f"\nSelected {len(selection.entries)} variables of {model.name} from {args.teacher} "
-          f"({selection.family}; {len(selection.skipped)} kept their initialization). Wrote {args.out}"
-          + (f" and {args.report}" if args.report else ""), flush=True)
+    print(
+        f"\nSelected {len(selection.entries)} variables of {model.name} from {args.teacher} "
+        f"({selection.family}; {len(selection.skipped)} kept their initialization). Wrote {args.out}"
+        + (f" and {args.report}" if args.report else ""),
+        flush=True,
+    )
     return 0

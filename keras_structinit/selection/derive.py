@@ -94,9 +94,20 @@ def rule_text(chosen, t, element_selection):
     return f"{s} of {t}: {chosen.tolist() if s <= 8 else chosen[:8].tolist() + ['...']}"
 
 
-def derive_plan(teacher, student, *, layer_selection="first_n", element_selection="uniform",
-                heads="flatten", skip=("head",), seed=0, strict=True, head_classes=None,
-                teacher_values=None, resize_position_embeddings=False):
+def derive_plan(
+    teacher,
+    student,
+    *,
+    layer_selection="first_n",
+    element_selection="uniform",
+    heads="flatten",
+    skip=("head",),
+    seed=0,
+    strict=True,
+    head_classes=None,
+    teacher_values=None,
+    resize_position_embeddings=False,
+):
     """The :class:`~.plan.Plan` of ``teacher`` -> ``student`` (two built Keras models), derived
     from their structure; ``plan.derived`` is a :class:`Derived`. Options as in
     :func:`~.plan.plan_selection`; ``head_classes``: the teacher's output rows (a list of
@@ -105,14 +116,19 @@ def derive_plan(teacher, student, *, layer_selection="first_n", element_selectio
     ``ValueError`` (one line) naming the first student layer that cannot map when ``strict``.
     """
     if heads == "fused":
-        raise ValueError("`heads`='fused' (the authors' fused qkv rows) needs a hand-written family; "
-                         "the derived plan selects each axis on its own (as heads='select').")
+        raise ValueError(
+            "`heads`='fused' (the authors' fused qkv rows) needs a hand-written family; "
+            "the derived plan selects each axis on its own (as heads='select')."
+        )
     if resize_position_embeddings:
-        raise ValueError("`resize_position_embeddings` needs a hand-written family (ViT); the derived "
-                         "plan keeps position embeddings at their size.")
+        raise ValueError(
+            "`resize_position_embeddings` needs a hand-written family (ViT); the derived "
+            "plan keeps position embeddings at their size."
+        )
     t_s, s_s = describe_model(teacher), describe_model(student)
-    use_graph = mostly_automatic(t_s) and mostly_automatic(s_s) and bool(t_s.graph_keys) \
-        and bool(s_s.graph_keys)
+    use_graph = (
+        mostly_automatic(t_s) and mostly_automatic(s_s) and bool(t_s.graph_keys) and bool(s_s.graph_keys)
+    )
     t_keys, t_labels = model_keys(t_s, use_graph)
     s_keys, _ = model_keys(s_s, use_graph)
     t_shapes = {v.path: tuple(v.shape) for v in teacher.weights}
@@ -120,6 +136,7 @@ def derive_plan(teacher, student, *, layer_selection="first_n", element_selectio
     plan = Plan("derived")
     info = Derived()
     plan.derived = info
+
     # layer selection, per stage
     def blocks(keys, stage):
         return sorted({k[1] for k in keys.values() if k[0] == stage and k[1] is not None})
@@ -129,10 +146,13 @@ def derive_plan(teacher, student, *, layer_selection="first_n", element_selectio
         if not t_blocks:
             continue
         if len(s_blocks) > len(t_blocks):
-            raise ValueError(f"The student has {len(s_blocks)} blocks in stage {stage!r}, the teacher "
-                             f"{len(t_blocks)}: selection only shrinks.")
-        chosen = layer_indices(len(t_blocks), len(s_blocks), layer_selection,
-                               what=f"the blocks of stage {stage!r}")
+            raise ValueError(
+                f"The student has {len(s_blocks)} blocks in stage {stage!r}, the teacher "
+                f"{len(t_blocks)}: selection only shrinks."
+            )
+        chosen = layer_indices(
+            len(t_blocks), len(s_blocks), layer_selection, what=f"the blocks of stage {stage!r}"
+        )
         plan.block_map[stage] = {s: t_blocks[i] for s, i in zip(s_blocks, chosen, strict=True)}
         used = set(plan.block_map[stage].values())
         info.left_out += [t_labels.get((stage, b), f"{stage} block {b}") for b in t_blocks if b not in used]
@@ -162,8 +182,9 @@ def derive_plan(teacher, student, *, layer_selection="first_n", element_selectio
             continue
         t_shape = t_shapes[t_path]
         t_roles = t_s.roles.get(t_path, ())
-        problem = _axes(path, s_shape, t_shape, roles, t_roles, s_s.dims, t_s.dims, head_classes,
-                        role_sizes, parts_needed)
+        problem = _axes(
+            path, s_shape, t_shape, roles, t_roles, s_s.dims, t_s.dims, head_classes, role_sizes, parts_needed
+        )
         if problem:
             info.kept[path] = problem
             plan.unmatched.append(path)
@@ -174,9 +195,11 @@ def derive_plan(teacher, student, *, layer_selection="first_n", element_selectio
     if strict and first_bad is not None:
         path, why = first_bad
         layer = s_s.layer_of.get(path, (path.rsplit("/", 1)[0],))[0]
-        raise ValueError(f"Cannot derive a selection plan: student layer {layer!r} cannot map ({why}; "
-                         f"variable {path!r}); pass strict=False to keep such variables at their "
-                         "initialization.")
+        raise ValueError(
+            f"Cannot derive a selection plan: student layer {layer!r} cannot map ({why}; "
+            f"variable {path!r}); pass strict=False to keep such variables at their "
+            "initialization."
+        )
     # element selection: one index set per student dimension and teacher size
     rng = np.random.default_rng(seed)
     role_indices = _role_indices(role_sizes, "select", element_selection, rng)
@@ -192,16 +215,21 @@ def derive_plan(teacher, student, *, layer_selection="first_n", element_selectio
         names = tuple(_role_name(r, t, s_s.dims, head_classes) for r, t in zip(roles, t_shape, strict=True))
         entry = _entry(role_indices, "select", rng, s_shape, path, t_path, names, (), t_shape)
         if CLASSES in names and head_classes is not None:
-            entry.indices = [np.asarray(head_classes, dtype=np.int64) if n == CLASSES else ix
-                             for n, ix in zip(names, entry.indices, strict=True)]
+            entry.indices = [
+                np.asarray(head_classes, dtype=np.int64) if n == CLASSES else ix
+                for n, ix in zip(names, entry.indices, strict=True)
+            ]
         plan.entries.append(entry)
     if element_selection in VALUE_METHODS:
-        plan.entries = [_by_values(e, element_selection, teacher_values(e.teacher_path),
-                                   s_shapes[e.student_path]) for e in plan.entries]
+        plan.entries = [
+            _by_values(e, element_selection, teacher_values(e.teacher_path), s_shapes[e.student_path])
+            for e in plan.entries
+        ]
     for e in plan.entries:
         info.rules[e.student_path] = tuple(
             "magnitude" if e.elements is not None else rule_text(ix, t, element_selection)
-            for ix, t in zip(e.indices, e.teacher_shape, strict=True))
+            for ix, t in zip(e.indices, e.teacher_shape, strict=True)
+        )
     return plan
 
 
@@ -226,8 +254,10 @@ def _axes(path, s_shape, t_shape, roles, t_roles, s_dims, t_dims, head_classes, 
             if t != s or head_classes is not None:
                 head = np.asarray(head_classes)
                 if head.ndim != 1 or len(head) != s or head.min() < 0 or head.max() >= t:
-                    raise ValueError(f"`head_classes` must list {s} teacher classes in [0, {t}). "
-                                     f"Received: {head_classes!r}")
+                    raise ValueError(
+                        f"`head_classes` must list {s} teacher classes in [0, {t}). "
+                        f"Received: {head_classes!r}"
+                    )
             continue
         if r in (SAME, TOKENS) or (axis < len(t_roles) and t_roles[axis] in (SAME, TOKENS) and t == s):
             if t != s:
@@ -238,13 +268,16 @@ def _axes(path, s_shape, t_shape, roles, t_roles, s_dims, t_dims, head_classes, 
         root = s_dims.find(r)
         name = f"d{root}:{t}"
         if root in s_dims.parts:
-            t_root = t_dims.find(t_roles[axis]) if axis < len(t_roles) and isinstance(t_roles[axis], int) \
-                else None
+            t_root = (
+                t_dims.find(t_roles[axis]) if axis < len(t_roles) and isinstance(t_roles[axis], int) else None
+            )
             s_parts = s_dims.parts[root]
             t_parts = t_dims.parts.get(t_root) if t_root is not None else None
             if t_parts is None or len(t_parts) != len(s_parts):
-                return f"{what} concatenates {len(s_parts)} parts, the teacher's " \
-                       f"{'none' if t_parts is None else len(t_parts)}"
+                return (
+                    f"{what} concatenates {len(s_parts)} parts, the teacher's "
+                    f"{'none' if t_parts is None else len(t_parts)}"
+                )
             t_sizes = [t_dims.size[p] for p in t_parts]
             offsets = np.concatenate([[0], np.cumsum(t_sizes)[:-1]]).astype(np.int64)
             names = []

@@ -113,8 +113,11 @@ class _HeadLogitsDistillation(keras.distillation.LogitsDistillation):
         self.teacher_head, self.student_head = teacher_head, student_head
 
     def compute_loss(self, teacher_outputs, student_outputs, **kwargs):
-        return super().compute_loss(to_logits(teacher_outputs, self.teacher_head),
-                                    to_logits(student_outputs, self.student_head), **kwargs)
+        return super().compute_loss(
+            to_logits(teacher_outputs, self.teacher_head),
+            to_logits(student_outputs, self.student_head),
+            **kwargs,
+        )
 
 
 class _ZeroLogits(keras.layers.Layer):
@@ -167,8 +170,9 @@ def _feature_teacher(teacher, layer, units):
         name = "teacher_features"
     if tuple(teacher.output_shape) == (None, units) and name != "teacher_features":
         return teacher, name
-    wrapped = keras.Model(teacher.inputs, _ZeroLogits(units, name="unused_logits")(features),
-                          name=f"{teacher.name}_features")
+    wrapped = keras.Model(
+        teacher.inputs, _ZeroLogits(units, name="unused_logits")(features), name=f"{teacher.name}_features"
+    )
     return wrapped, name
 
 
@@ -219,8 +223,11 @@ def paper_distiller(teacher, student, loss, alpha=1.0, mode="logits", teacher_la
         student=student,
         # A KLDivergence *instance*: given the name "kl_divergence", Keras 3.15's LogitsDistillation
         # gets a plain function, fails its isinstance check and applies KL to the raw logits.
-        distillation_losses=[_HeadLogitsDistillation(read_head(teacher), read_head(student), temperature=1.0,
-                                                     loss=keras.losses.KLDivergence())],
+        distillation_losses=[
+            _HeadLogitsDistillation(
+                read_head(teacher), read_head(student), temperature=1.0, loss=keras.losses.KLDivergence()
+            )
+        ],
         distillation_loss_weights=[2.0 * alpha],
         student_loss_weight=0.5,
     )
@@ -230,8 +237,10 @@ def paper_distiller(teacher, student, loss, alpha=1.0, mode="logits", teacher_la
 def _feature_distiller(teacher, student, loss, alpha, teacher_layer, student_layer):
     s_name = _feature_layer(student, student_layer)
     if s_name is None:
-        raise ValueError("`student_layer` is needed: the student has no layer named 'head' whose input would "
-                         "be its final features.")
+        raise ValueError(
+            "`student_layer` is needed: the student has no layer named 'head' whose input would "
+            "be its final features."
+        )
     teacher, t_name = _feature_teacher(teacher, teacher_layer, student.output_shape[-1])
     t_width = teacher.get_layer(t_name).output.shape[-1]
     s_shape = student.get_layer(s_name).output.shape

@@ -95,9 +95,13 @@ class Family:
             else:
                 key = path
                 if block is not None:
-                    key = path[: match.start("block")] + "{block}" + path[match.end("block"):]
-            return VariableRole(group, None if block is None else int(block),
-                                roles(match) if callable(roles) else tuple(roles), key)
+                    key = path[: match.start("block")] + "{block}" + path[match.end("block") :]
+            return VariableRole(
+                group,
+                None if block is None else int(block),
+                roles(match) if callable(roles) else tuple(roles),
+                key,
+            )
         return None
 
 
@@ -192,12 +196,16 @@ CONVNEXT = Family(
         (r"stem_conv/bias", ("width1",)),
         (r"stem_norm/(?:gamma|beta)", ("width1",)),
         (r"stage_(?P<group>\d+)_downsample_norm/(?:gamma|beta)", lambda m: (_stage_width(m, -1),)),
-        (r"stage_(?P<group>\d+)_downsample_conv/kernel",
-         lambda m: (SAME, SAME, _stage_width(m, -1), _stage_width(m))),
+        (
+            r"stage_(?P<group>\d+)_downsample_conv/kernel",
+            lambda m: (SAME, SAME, _stage_width(m, -1), _stage_width(m)),
+        ),
         (r"stage_(?P<group>\d+)_downsample_conv/bias", lambda m: (_stage_width(m),)),
         (_STAGE_BLOCK + r"depthwise_conv/kernel", lambda m: (SAME, SAME, _stage_width(m), SAME)),
-        (_STAGE_BLOCK + r"(?:depthwise_conv/bias|norm/gamma|norm/beta|pointwise_2/bias|layer_scale/gamma)",
-         lambda m: (_stage_width(m),)),
+        (
+            _STAGE_BLOCK + r"(?:depthwise_conv/bias|norm/gamma|norm/beta|pointwise_2/bias|layer_scale/gamma)",
+            lambda m: (_stage_width(m),),
+        ),
         (_STAGE_BLOCK + r"pointwise_1/kernel", lambda m: (_stage_width(m), "hidden@")),
         (_STAGE_BLOCK + r"pointwise_1/bias", ("hidden@",)),
         (_STAGE_BLOCK + r"pointwise_2/kernel", lambda m: ("hidden@", _stage_width(m))),
@@ -227,21 +235,35 @@ KERAS_HUB_VIT = Family(
     kind="vit",
     description="KerasHub's ViTBackbone (keras_hub.models.ViTBackbone, class token, MHA bias on)",
     rules=(
-        (r"vit_patching_and_embedding/patch_embedding/kernel", (SAME, SAME, SAME, _DIM),
-         "patch_embedding/kernel"),
+        (
+            r"vit_patching_and_embedding/patch_embedding/kernel",
+            (SAME, SAME, SAME, _DIM),
+            "patch_embedding/kernel",
+        ),
         (r"vit_patching_and_embedding/patch_embedding/bias", (_DIM,), "patch_embedding/bias"),
         (r"vit_patching_and_embedding/class_token", (SAME, SAME, _DIM), "class_token/token"),
-        (r"vit_patching_and_embedding/position_embedding/embeddings", (TOKENS, _DIM),
-         "position_embedding/embedding"),
+        (
+            r"vit_patching_and_embedding/position_embedding/embeddings",
+            (TOKENS, _DIM),
+            "position_embedding/embedding",
+        ),
         (_HUB_BLOCK + r"ln_(?P<i>[12])/(?P<v>gamma|beta)", (_DIM,), "block_{block}_norm_{i}/{v}"),
-        (_HUB_BLOCK + r"mha/(?P<p>query|key|value)/kernel", (_DIM, "heads@", "head_dim@"),
-         "block_{block}_attention/{p}/kernel"),
-        (_HUB_BLOCK + r"mha/(?P<p>query|key|value)/bias", ("heads@", "head_dim@"),
-         "block_{block}_attention/{p}/bias"),
-        (_HUB_BLOCK + r"mha/attention_output/kernel", ("heads@", "head_dim@", _DIM),
-         "block_{block}_attention/attention_output/kernel"),
-        (_HUB_BLOCK + r"mha/attention_output/bias", (_DIM,),
-         "block_{block}_attention/attention_output/bias"),
+        (
+            _HUB_BLOCK + r"mha/(?P<p>query|key|value)/kernel",
+            (_DIM, "heads@", "head_dim@"),
+            "block_{block}_attention/{p}/kernel",
+        ),
+        (
+            _HUB_BLOCK + r"mha/(?P<p>query|key|value)/bias",
+            ("heads@", "head_dim@"),
+            "block_{block}_attention/{p}/bias",
+        ),
+        (
+            _HUB_BLOCK + r"mha/attention_output/kernel",
+            ("heads@", "head_dim@", _DIM),
+            "block_{block}_attention/attention_output/kernel",
+        ),
+        (_HUB_BLOCK + r"mha/attention_output/bias", (_DIM,), "block_{block}_attention/attention_output/bias"),
         (_HUB_BLOCK + r"mlp/dense_1/kernel", (_DIM, "hidden@"), "block_{block}_mlp_1/kernel"),
         (_HUB_BLOCK + r"mlp/dense_1/bias", ("hidden@",), "block_{block}_mlp_1/bias"),
         (_HUB_BLOCK + r"mlp/dense_2/kernel", ("hidden@", _DIM), "block_{block}_mlp_2/kernel"),
@@ -271,26 +293,52 @@ KERAS_CONVNEXT = Family(
         (_APP_STEM + r"conv/kernel", (SAME, SAME, SAME, "width1"), "stem_conv/kernel"),
         (_APP_STEM + r"conv/bias", ("width1",), "stem_conv/bias"),
         (_APP_STEM + r"layernorm/(?P<v>gamma|beta)", ("width1",), "stem_norm/{v}"),
-        (_APP_DOWN + r"layernorm_(?P<i>\d+)/(?P<v>gamma|beta)",
-         lambda m: (_app_width(m, "i"),), lambda m: f"stage_{int(m['i']) + 2}_downsample_norm/{m['v']}"),
-        (_APP_DOWN + r"conv_(?P<i>\d+)/kernel",
-         lambda m: (SAME, SAME, _app_width(m, "i"), _app_width(m, "i", 1)),
-         lambda m: f"stage_{int(m['i']) + 2}_downsample_conv/kernel"),
-        (_APP_DOWN + r"conv_(?P<i>\d+)/bias",
-         lambda m: (_app_width(m, "i", 1),), lambda m: f"stage_{int(m['i']) + 2}_downsample_conv/bias"),
-        (_APP_BLOCK + r"depthwise_conv/kernel", lambda m: (SAME, SAME, SAME, _app_width(m)),
-         "stage_{group}_block_{block}_depthwise_conv/kernel"),
-        (_APP_BLOCK + r"(?P<p>depthwise_conv|pointwise_conv_2)/bias", lambda m: (_app_width(m),),
-         lambda m: f"stage_{int(m['group']) + 1}_block_{{block}}_{_APP_PARTS.get(m['p'], m['p'])}/bias"),
-        (_APP_BLOCK + r"layernorm/(?P<v>gamma|beta)", lambda m: (_app_width(m),),
-         "stage_{group}_block_{block}_norm/{v}"),
-        (_APP_BLOCK + r"layer_scale/variable(?:_\d+)?", lambda m: (_app_width(m),),
-         "stage_{group}_block_{block}_layer_scale/gamma"),
-        (_APP_BLOCK + r"pointwise_conv_1/kernel", lambda m: (_app_width(m), "hidden@"),
-         "stage_{group}_block_{block}_pointwise_1/kernel"),
+        (
+            _APP_DOWN + r"layernorm_(?P<i>\d+)/(?P<v>gamma|beta)",
+            lambda m: (_app_width(m, "i"),),
+            lambda m: f"stage_{int(m['i']) + 2}_downsample_norm/{m['v']}",
+        ),
+        (
+            _APP_DOWN + r"conv_(?P<i>\d+)/kernel",
+            lambda m: (SAME, SAME, _app_width(m, "i"), _app_width(m, "i", 1)),
+            lambda m: f"stage_{int(m['i']) + 2}_downsample_conv/kernel",
+        ),
+        (
+            _APP_DOWN + r"conv_(?P<i>\d+)/bias",
+            lambda m: (_app_width(m, "i", 1),),
+            lambda m: f"stage_{int(m['i']) + 2}_downsample_conv/bias",
+        ),
+        (
+            _APP_BLOCK + r"depthwise_conv/kernel",
+            lambda m: (SAME, SAME, SAME, _app_width(m)),
+            "stage_{group}_block_{block}_depthwise_conv/kernel",
+        ),
+        (
+            _APP_BLOCK + r"(?P<p>depthwise_conv|pointwise_conv_2)/bias",
+            lambda m: (_app_width(m),),
+            lambda m: f"stage_{int(m['group']) + 1}_block_{{block}}_{_APP_PARTS.get(m['p'], m['p'])}/bias",
+        ),
+        (
+            _APP_BLOCK + r"layernorm/(?P<v>gamma|beta)",
+            lambda m: (_app_width(m),),
+            "stage_{group}_block_{block}_norm/{v}",
+        ),
+        (
+            _APP_BLOCK + r"layer_scale/variable(?:_\d+)?",
+            lambda m: (_app_width(m),),
+            "stage_{group}_block_{block}_layer_scale/gamma",
+        ),
+        (
+            _APP_BLOCK + r"pointwise_conv_1/kernel",
+            lambda m: (_app_width(m), "hidden@"),
+            "stage_{group}_block_{block}_pointwise_1/kernel",
+        ),
         (_APP_BLOCK + r"pointwise_conv_1/bias", ("hidden@",), "stage_{group}_block_{block}_pointwise_1/bias"),
-        (_APP_BLOCK + r"pointwise_conv_2/kernel", lambda m: ("hidden@", _app_width(m)),
-         "stage_{group}_block_{block}_pointwise_2/kernel"),
+        (
+            _APP_BLOCK + r"pointwise_conv_2/kernel",
+            lambda m: ("hidden@", _app_width(m)),
+            "stage_{group}_block_{block}_pointwise_2/kernel",
+        ),
         (r"\w+_head_layernorm/(?P<v>gamma|beta)", ("width_last",), "head_norm/{v}"),
         (r"\w+_head_dense/kernel", ("width_last", SAME), "head/kernel"),
         (r"\w+_head_dense/bias", (SAME,), "head/bias"),
@@ -329,8 +377,10 @@ def _keras_resnet(library, bottleneck):
     roles = _keras_resnet_roles(bottleneck, first_block=0 if hub else 1)
     if hub:
         name, what = "keras_hub_resnet_", "KerasHub's ResNetBackbone, post-activation, one stem conv"
-        ends = ((rf"conv1_bn/{_NORM}", ("stem",)),
-                (rf"{block}(?P<part>[{parts}])_(?P<kind>conv)/kernel", roles))
+        ends = (
+            (rf"conv1_bn/{_NORM}", ("stem",)),
+            (rf"{block}(?P<part>[{parts}])_(?P<kind>conv)/kernel", roles),
+        )
     else:
         name, what = "keras_cv_resnet_v2_", "KerasCV's ResNetV2Backbone, pre-activation, 64-filter stem"
         ends = (
@@ -360,7 +410,17 @@ KERAS_CV_RESNET_V2_BOTTLENECK = _keras_resnet("cv", True)
 # basic ResNet blocks before bottleneck ones (a bottleneck rule set also fits basic blocks).
 FAMILIES = {
     family.name: family
-    for family in (VIT, CONVNEXT, CONVNEXT_ISOTROPIC, CONVMIXER, RESNET, KERAS_HUB_VIT, KERAS_CONVNEXT,
-                   KERAS_HUB_RESNET_BASIC, KERAS_HUB_RESNET_BOTTLENECK, KERAS_CV_RESNET_V2_BASIC,
-                   KERAS_CV_RESNET_V2_BOTTLENECK)
+    for family in (
+        VIT,
+        CONVNEXT,
+        CONVNEXT_ISOTROPIC,
+        CONVMIXER,
+        RESNET,
+        KERAS_HUB_VIT,
+        KERAS_CONVNEXT,
+        KERAS_HUB_RESNET_BASIC,
+        KERAS_HUB_RESNET_BOTTLENECK,
+        KERAS_CV_RESNET_V2_BASIC,
+        KERAS_CV_RESNET_V2_BOTTLENECK,
+    )
 }

@@ -51,8 +51,15 @@ import numpy as np
 
 from keras_structinit import validation
 
-__all__ = ["ELEMENT_METHODS", "LAYER_METHODS", "VALUE_METHODS", "element_indices", "l1_indices",
-           "layer_indices", "magnitude_elements"]
+__all__ = [
+    "ELEMENT_METHODS",
+    "LAYER_METHODS",
+    "VALUE_METHODS",
+    "element_indices",
+    "l1_indices",
+    "layer_indices",
+    "magnitude_elements",
+]
 
 ELEMENT_METHODS = ("uniform", "consecutive", "random", "random_inconsistent", "l1", "magnitude")
 #: The element methods that read the teacher's values, per tensor (Table 7's pruning baselines).
@@ -93,8 +100,10 @@ def element_indices(teacher_size, student_size, method="uniform", rng=None, what
     t, s = _sizes(teacher_size, student_size, what)
     validation.one_of(method, "method", ELEMENT_METHODS)
     if method in VALUE_METHODS:
-        raise ValueError(f"`method`={method!r} reads the teacher's values: use "
-                         f"{'l1_indices' if method == 'l1' else 'magnitude_elements'}(array, ...).")
+        raise ValueError(
+            f"`method`={method!r} reads the teacher's values: use "
+            f"{'l1_indices' if method == 'l1' else 'magnitude_elements'}(array, ...)."
+        )
     if method == "consecutive":
         return np.arange(s, dtype=np.int64)
     if method == "uniform":

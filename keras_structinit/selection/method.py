@@ -19,41 +19,69 @@ def _load_teacher(value):
 
 
 def _select_arguments(parser):
-    parser.add_argument("--teacher", required=True,
-                        help="the larger trained model: a .keras file, a KerasHub preset (name or dir), "
-                             "keras_cv:PRESET, or a keras.applications name[:weights file]")
-    parser.add_argument("--student", required=True,
-                        help="a zoo model name (vit-tiny, convnext-femto, ...), a .keras file whose "
-                             "architecture to use, or keras.applications:NAME (e.g. "
-                             "keras.applications:ConvNeXtTiny, built without weights)")
-    parser.add_argument("--student-kwargs", default=None,
-                        help='JSON of builder arguments, e.g. \'{"num_classes": 100, "patch_size": 4}\' '
-                             "(default: the teacher's classes and input shape)")
-    parser.add_argument("--out", default=None,
-                        help="where to save the student (.keras; required unless --plan)")
+    parser.add_argument(
+        "--teacher",
+        required=True,
+        help="the larger trained model: a .keras file, a KerasHub preset (name or dir), "
+        "keras_cv:PRESET, or a keras.applications name[:weights file]",
+    )
+    parser.add_argument(
+        "--student",
+        required=True,
+        help="a zoo model name (vit-tiny, convnext-femto, ...), a .keras file whose "
+        "architecture to use, or keras.applications:NAME (e.g. "
+        "keras.applications:ConvNeXtTiny, built without weights)",
+    )
+    parser.add_argument(
+        "--student-kwargs",
+        default=None,
+        help='JSON of builder arguments, e.g. \'{"num_classes": 100, "patch_size": 4}\' '
+        "(default: the teacher's classes and input shape)",
+    )
+    parser.add_argument(
+        "--out", default=None, help="where to save the student (.keras; required unless --plan)"
+    )
     parser.add_argument("--layer-selection", choices=LAYER_METHODS, default="first_n")
     parser.add_argument("--element-selection", choices=ELEMENT_METHODS, default="uniform")
-    parser.add_argument("--heads", choices=HEAD_MODES, default="flatten",
-                        help="attention: one index set over heads x head_dim (flatten), the authors' "
-                             "selection of fused qkv rows (fused), or whole heads (select)")
-    parser.add_argument("--skip", nargs="+", default=["head"], metavar="PREFIX",
-                        help="variable path prefixes left at the student's init (default: head; the "
-                             "authors' script also skips ConvNeXt's head_norm: --skip head head_norm)")
+    parser.add_argument(
+        "--heads",
+        choices=HEAD_MODES,
+        default="flatten",
+        help="attention: one index set over heads x head_dim (flatten), the authors' "
+        "selection of fused qkv rows (fused), or whole heads (select)",
+    )
+    parser.add_argument(
+        "--skip",
+        nargs="+",
+        default=["head"],
+        metavar="PREFIX",
+        help="variable path prefixes left at the student's init (default: head; the "
+        "authors' script also skips ConvNeXt's head_norm: --skip head head_norm)",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--resize-position-embeddings", action="store_true",
-                        help="allow another image size: resize the teacher's position grid bilinearly "
-                             "(an extension of the paper)")
+    parser.add_argument(
+        "--resize-position-embeddings",
+        action="store_true",
+        help="allow another image size: resize the teacher's position grid bilinearly "
+        "(an extension of the paper)",
+    )
     parser.add_argument("--report", default=None, help="write the selection report (JSON) here")
-    parser.add_argument("--plan", action="store_true",
-                        help="print the plan (per student variable: its teacher variable and the index "
-                             "rule per axis; what keeps its initialization and why; the teacher blocks "
-                             "left out) and exit without writing")
-    parser.add_argument("--head-classes", default=None, metavar="I,J,...",
-                        help="a classifier for other classes: the teacher's output rows (class indices, "
-                             "comma-separated, one per student class) for a plan derived from the two "
-                             "models")
+    parser.add_argument(
+        "--plan",
+        action="store_true",
+        help="print the plan (per student variable: its teacher variable and the index "
+        "rule per axis; what keeps its initialization and why; the teacher blocks "
+        "left out) and exit without writing",
+    )
+    parser.add_argument(
+        "--head-classes",
+        default=None,
+        metavar="I,J,...",
+        help="a classifier for other classes: the teacher's output rows (class indices, "
+        "comma-separated, one per student class) for a plan derived from the two "
+        "models",
+    )
     add_overwrite_argument(parser, "an existing --out or --report")
-
 
 
 #: Xu et al. (ICLR 2024), CIFAR-10: ViT-T with the ConvNeXt recipe (Tables 13 and 15).
@@ -71,31 +99,42 @@ SELECTION = PaperSetup(
         "weight_decay": (0.05, "Table 13: weight decay 0.05"),
         "schedule": ("cosine", "Table 13: cosine decay"),
         "warmup_epochs": (50.0, "Table 15: 50 warmup epochs, linear (Table 13)"),
-        "rand_augment": ("timm:m9-n2-mstd0.5-inc1", "Table 13: RandAugment (9, 0.5); the ConvNeXt main.py "
-                         "the code builds on: --aa rand-m9-mstd0.5-inc1"),
+        "rand_augment": (
+            "timm:m9-n2-mstd0.5-inc1",
+            "Table 13: RandAugment (9, 0.5); the ConvNeXt main.py "
+            "the code builds on: --aa rand-m9-mstd0.5-inc1",
+        ),
         "mixup_alpha": (0.8, "Table 13: mixup 0.8"),
         "cutmix_alpha": (1.0, "Table 13: cutmix 1.0"),
         "random_erasing": (0.25, "Table 13: random erasing 0.25"),
         "label_smoothing": (0.1, "Table 13: label smoothing 0.1"),
         # Where the text is silent, the authors' code (github.com/OscarXZQ/weight-selection).
-        "no_weight_decay": ("timm", "the authors' optim_factory.py (the paper is silent): no decay on "
-                            "rank <= 1 parameters (biases, normalization), biases, the position table "
-                            "and the class token"),
-        "normalization": ("imagenet", "the authors' datasets.py (the paper is silent): ImageNet mean "
-                          "(0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225)"),
+        "no_weight_decay": (
+            "timm",
+            "the authors' optim_factory.py (the paper is silent): no decay on "
+            "rank <= 1 parameters (biases, normalization), biases, the position table "
+            "and the class token",
+        ),
+        "normalization": (
+            "imagenet",
+            "the authors' datasets.py (the paper is silent): ImageNet mean "
+            "(0.485, 0.456, 0.406) and std (0.229, 0.224, 0.225)",
+        ),
     },
-    notes=("the paper's ConvNeXt pipeline trains on images resized to 224 with ViT-T's 16x16 "
-           "patches; the CIFAR recipe trains at 32x32, with 4x4 patches",
-           "the ConvNeXt pipeline crops at random scale and aspect (timm's RandomResizedCrop, scale "
-           "0.08-1, ratio 3/4-4/3); here a pad-4 random crop and flips",
-           "timm's RandAugment draws bilinear or bicubic resampling per op; here always bilinear",
-           "where the paper is silent the setup follows the authors' code: no weight decay on biases, "
-           "normalization parameters, the position table and the class token (no_weight_decay='timm'), "
-           "ImageNet mean/std input normalization (normalization='imagenet')",
-           "the baseline is ViT-T as timm's code builds it: truncated normal 0.02 on Dense layers, "
-           "PyTorch's default on the patch-embedding conv. Sec. 4 says truncated normal 0.02 for linear "
-           "and convolution layers: that reading is --init trunc-normal",
-           HELD_OUT_NOTE),
+    notes=(
+        "the paper's ConvNeXt pipeline trains on images resized to 224 with ViT-T's 16x16 "
+        "patches; the CIFAR recipe trains at 32x32, with 4x4 patches",
+        "the ConvNeXt pipeline crops at random scale and aspect (timm's RandomResizedCrop, scale "
+        "0.08-1, ratio 3/4-4/3); here a pad-4 random crop and flips",
+        "timm's RandAugment draws bilinear or bicubic resampling per op; here always bilinear",
+        "where the paper is silent the setup follows the authors' code: no weight decay on biases, "
+        "normalization parameters, the position table and the class token (no_weight_decay='timm'), "
+        "ImageNet mean/std input normalization (normalization='imagenet')",
+        "the baseline is ViT-T as timm's code builds it: truncated normal 0.02 on Dense layers, "
+        "PyTorch's default on the patch-embedding conv. Sec. 4 says truncated normal 0.02 for linear "
+        "and convolution layers: that reading is --init trunc-normal",
+        HELD_OUT_NOTE,
+    ),
 )
 
 METHOD = Method(
@@ -105,9 +144,16 @@ METHOD = Method(
     package=__package__,
     docs="docs/weight-selection.md",
     forms=(
-        InitForm("select", "weight selection from a larger teacher (Xu et al. 2024)", _select,
-                 "weights", arg="TEACHER.keras", parse=existing_file("a teacher .keras file", ".keras"),
-                 reads_file=True, load=_load_teacher),
+        InitForm(
+            "select",
+            "weight selection from a larger teacher (Xu et al. 2024)",
+            _select,
+            "weights",
+            arg="TEACHER.keras",
+            parse=existing_file("a teacher .keras file", ".keras"),
+            reads_file=True,
+            load=_load_teacher,
+        ),
     ),
     exports={
         "SelectWeightsFrom": ".callbacks",
@@ -123,10 +169,15 @@ METHOD = Method(
     model_functions=("select_weights",),
     serializable=(".distill",),
     commands=(
-        Command("select", "initialize a small model with selected weights of a larger one (weight selection)",
-                "Loads a teacher .keras file, builds the student by model name (as in `train`), copies the "
-                "teacher's selected weights into it (Xu et al., ICLR 2024) and saves it as .keras. The head "
-                "keeps the student's own initialization.", _select_arguments, ".cli"),
+        Command(
+            "select",
+            "initialize a small model with selected weights of a larger one (weight selection)",
+            "Loads a teacher .keras file, builds the student by model name (as in `train`), copies the "
+            "teacher's selected weights into it (Xu et al., ICLR 2024) and saves it as .keras. The head "
+            "keeps the student's own initialization.",
+            _select_arguments,
+            ".cli",
+        ),
     ),
     setups=(SELECTION,),
     pure=(".", ".indices", ".families", ".plan", ".resample"),

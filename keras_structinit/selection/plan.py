@@ -110,8 +110,11 @@ def detect_family(paths, what="model"):
     error = NoFamilyError(
         f"The {what} is not of one supported family (families: {sorted(FAMILIES)}); "
         f"closest: {name!r}, which cannot place {len(missing)} variable(s), e.g. {missing[:3]}."
-        + (" Skip them (skip=...), or pass family='derived' to derive the plan from the two models."
-           if placed >= 0.5 else "")
+        + (
+            " Skip them (skip=...), or pass family='derived' to derive the plan from the two models."
+            if placed >= 0.5
+            else ""
+        )
     )
     error.placed = placed  # the closest family's share: a family model with a few extras when >= 0.5
     raise error
@@ -138,9 +141,20 @@ def _resolve_last(role, groups):
     return role
 
 
-def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selection="first_n",
-                   element_selection="uniform", heads="flatten", skip=("head",), seed=0, strict=True,
-                   resize_position_embeddings=False, teacher_values=None):
+def plan_selection(
+    teacher_shapes,
+    student_shapes,
+    *,
+    family="auto",
+    layer_selection="first_n",
+    element_selection="uniform",
+    heads="flatten",
+    skip=("head",),
+    seed=0,
+    strict=True,
+    resize_position_embeddings=False,
+    teacher_values=None,
+):
     """Plans weight selection from ``teacher_shapes`` into ``student_shapes`` (``{path: shape}``).
 
     Args:
@@ -182,21 +196,36 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
     Returns:
         A :class:`Plan`.
     """
-    _check_arguments(teacher_shapes, student_shapes, layer_selection, element_selection, heads, skip,
-                     seed, strict, resize_position_embeddings)
+    _check_arguments(
+        teacher_shapes,
+        student_shapes,
+        layer_selection,
+        element_selection,
+        heads,
+        skip,
+        seed,
+        strict,
+        resize_position_embeddings,
+    )
     if element_selection in VALUE_METHODS and not callable(teacher_values):
-        raise TypeError(f"`element_selection`={element_selection!r} reads the teacher's values: pass "
-                        "`teacher_values`, a function of a teacher variable's path returning its value. "
-                        f"Received: teacher_values={teacher_values!r}")
+        raise TypeError(
+            f"`element_selection`={element_selection!r} reads the teacher's values: pass "
+            "`teacher_values`, a function of a teacher variable's path returning its value. "
+            f"Received: teacher_values={teacher_values!r}"
+        )
     # What `skip` names is left alone: it takes no part in finding the family either (a user's own
     # head around a KerasHub backbone, say, is of no family).
-    t_fam, s_fam = _families(family, [p for p in teacher_shapes if not _skipped(p, p, skip)],
-                             [p for p in student_shapes if not _skipped(p, p, skip)])
+    t_fam, s_fam = _families(
+        family,
+        [p for p in teacher_shapes if not _skipped(p, p, skip)],
+        [p for p in student_shapes if not _skipped(p, p, skip)],
+    )
     plan = Plan(t_fam.name if t_fam is s_fam else f"{t_fam.name} -> {s_fam.name}")
     students, teachers = _describe(s_fam, student_shapes, skip), _describe(t_fam, teacher_shapes)
     plan.block_map = _map_blocks(students, teachers, layer_selection)
-    pending, role_sizes = _match(plan, students, teachers, teacher_shapes, student_shapes, skip,
-                                 resize_position_embeddings, heads)
+    pending, role_sizes = _match(
+        plan, students, teachers, teacher_shapes, student_shapes, skip, resize_position_embeddings, heads
+    )
     if strict and plan.unmatched:
         raise ValueError(
             f"{len(plan.unmatched)} student variable(s) have no teacher variable, e.g. {plan.unmatched[:3]}; "
@@ -204,32 +233,52 @@ def plan_selection(teacher_shapes, student_shapes, *, family="auto", layer_selec
         )
     rng = np.random.default_rng(seed)
     plan.role_indices = _role_indices(role_sizes, heads, element_selection, rng)
-    plan.entries = [_entry(plan.role_indices, heads, rng, student_shapes[match[0]], *match,
-                           key=students[match[0]].key)
-                    for match in pending]
+    plan.entries = [
+        _entry(plan.role_indices, heads, rng, student_shapes[match[0]], *match, key=students[match[0]].key)
+        for match in pending
+    ]
     if element_selection in VALUE_METHODS:
-        plan.entries = [_by_values(entry, element_selection, teacher_values(entry.teacher_path),
-                                   tuple(student_shapes[entry.student_path]))
-                        for entry in plan.entries]
+        plan.entries = [
+            _by_values(
+                entry,
+                element_selection,
+                teacher_values(entry.teacher_path),
+                tuple(student_shapes[entry.student_path]),
+            )
+            for entry in plan.entries
+        ]
     return plan
 
 
-def _check_arguments(teacher_shapes, student_shapes, layer_selection, element_selection, heads, skip, seed,
-                     strict, resize_position_embeddings):
+def _check_arguments(
+    teacher_shapes,
+    student_shapes,
+    layer_selection,
+    element_selection,
+    heads,
+    skip,
+    seed,
+    strict,
+    resize_position_embeddings,
+):
     validation.one_of(layer_selection, "layer_selection", LAYER_METHODS)
     validation.one_of(element_selection, "element_selection", ELEMENT_METHODS)
     validation.one_of(heads, "heads", HEAD_MODES)
     if heads == "fused" and element_selection != "uniform":
-        raise ValueError("`heads`='fused' selects the fused qkv rows uniformly, as the authors' code: "
-                         "it needs element_selection='uniform'. "
-                         f"Received: element_selection={element_selection!r}")
+        raise ValueError(
+            "`heads`='fused' selects the fused qkv rows uniformly, as the authors' code: "
+            "it needs element_selection='uniform'. "
+            f"Received: element_selection={element_selection!r}"
+        )
     validation.boolean(strict, "strict")
     validation.boolean(resize_position_embeddings, "resize_position_embeddings")
     validation.random_seed(seed, "seed")
     for shapes, name in ((teacher_shapes, "teacher_shapes"), (student_shapes, "student_shapes")):
         if not isinstance(shapes, dict):
-            raise TypeError(f"`{name}` must be a dict {{variable path: shape}}. "
-                            f"Received: {name} of type {type(shapes).__name__}")
+            raise TypeError(
+                f"`{name}` must be a dict {{variable path: shape}}. "
+                f"Received: {name} of type {type(shapes).__name__}"
+            )
     if not isinstance(skip, (tuple, list)) or not all(isinstance(s, str) for s in skip):
         raise TypeError(f"`skip` must be a tuple of path prefixes (strings). Received: skip={skip!r}")
 
@@ -252,12 +301,15 @@ def _describe(family, shapes, skip=None):
 def _map_blocks(students, teachers, layer_selection):
     """Layer selection, per stage: ``{stage: {student block: teacher block}}``."""
     block_map = {}
-    def blocks(roles, group):
-        return sorted({r.block for r in roles.values()
-                       if r is not None and r.block is not None and r.group == group})
 
-    for group in sorted({r.group for r in students.values() if r is not None and r.block is not None},
-                        key=str):
+    def blocks(roles, group):
+        return sorted(
+            {r.block for r in roles.values() if r is not None and r.block is not None and r.group == group}
+        )
+
+    for group in sorted(
+        {r.group for r in students.values() if r is not None and r.block is not None}, key=str
+    ):
         s_blocks, t_blocks = blocks(students, group), blocks(teachers, group)
         where = "the blocks" if group is None else f"the blocks of stage {group}"
         if not t_blocks:
@@ -267,8 +319,16 @@ def _map_blocks(students, teachers, layer_selection):
     return block_map
 
 
-def _match(plan, students, teachers, teacher_shapes, student_shapes, skip, resize_position_embeddings,
-           heads="flatten"):
+def _match(
+    plan,
+    students,
+    teachers,
+    teacher_shapes,
+    student_shapes,
+    skip,
+    resize_position_embeddings,
+    heads="flatten",
+):
     """Component mapping: each student variable's teacher variable and axis roles, checked.
 
     Fills ``plan.skipped`` and ``plan.unmatched``; returns ``(pending, role_sizes)``: one
@@ -292,11 +352,14 @@ def _match(plan, students, teachers, teacher_shapes, student_shapes, skip, resiz
         if not _same_roles(t_roles, role.roles):
             raise ValueError(
                 f"Student variable {path!r} and its teacher variable {teacher_path!r} do not play the same "
-                f"role: axes {role.roles} in the student, {t_roles} in the teacher.")
+                f"role: axes {role.roles} in the student, {t_roles} in the teacher."
+            )
         t_shape, s_shape = _aligned(tuple(teacher_shapes[teacher_path]), tuple(student_shapes[path]))
         if len(t_shape) != len(s_shape):
-            raise ValueError(f"Student variable {path!r} has shape {s_shape} but its teacher "
-                             f"variable {teacher_path!r} has shape {t_shape}.")
+            raise ValueError(
+                f"Student variable {path!r} has shape {s_shape} but its teacher "
+                f"variable {teacher_path!r} has shape {t_shape}."
+            )
         roles = tuple(_resolve_last(r, groups) for r in role.scoped())
         resize = ()
         for axis, (r, t, s) in enumerate(zip(roles, t_shape, s_shape, strict=True)):
@@ -307,10 +370,16 @@ def _match(plan, students, teachers, teacher_shapes, student_shapes, skip, resiz
                 continue
             if r in (SAME, TOKENS):
                 if t != s:
-                    hint = (" (a different image size: pass resize_position_embeddings=True to resize "
-                            "the position grid)" if r == TOKENS else "")
-                    raise ValueError(f"The teacher and the student must have the same size along {what}: "
-                                     f"teacher {t_shape} ({teacher_path!r}), student {s_shape}{hint}.")
+                    hint = (
+                        " (a different image size: pass resize_position_embeddings=True to resize "
+                        "the position grid)"
+                        if r == TOKENS
+                        else ""
+                    )
+                    raise ValueError(
+                        f"The teacher and the student must have the same size along {what}: "
+                        f"teacher {t_shape} ({teacher_path!r}), student {s_shape}{hint}."
+                    )
                 continue
             flattened = heads in ("flatten", "fused") and r.startswith(("heads@", "head_dim@"))
             if s > t and not flattened:  # heads x head_dim flattened: only their product must shrink
@@ -318,7 +387,8 @@ def _match(plan, students, teachers, teacher_shapes, student_shapes, skip, resiz
             if role_sizes.setdefault(r, (t, s, what))[:2] != (t, s):
                 t0, s0, first = role_sizes[r]
                 raise ValueError(
-                    f"Dimension {r!r} is {t} -> {s} along {what} but {t0} -> {s0} along {first}.")
+                    f"Dimension {r!r} is {t} -> {s} along {what} but {t0} -> {s0} along {first}."
+                )
         pending.append((path, teacher_path, roles, resize, t_shape))
     return pending, role_sizes
 
@@ -339,7 +409,7 @@ def _role_indices(role_sizes, heads, element_selection, rng):
 def _fused_rows(t, s, part):
     """The teacher rows of projection ``part`` (0, 1, 2: query, key, value) that the authors' code
     keeps when it selects ``3 s`` of the ``3 t`` rows of a fused ``qkv`` weight uniformly."""
-    fused = element_indices(3 * t, 3 * s, "uniform")[part * s:(part + 1) * s] - part * t
+    fused = element_indices(3 * t, 3 * s, "uniform")[part * s : (part + 1) * s] - part * t
     assert fused.min() >= 0 and fused.max() < t  # the uniform rule never crosses a projection's rows
     return fused
 
@@ -353,7 +423,7 @@ def _entry(role_indices, heads, rng, s_shape, path, teacher_path, roles, resize,
         r = roles[axis]
         pair = axis + 1 < len(roles) and _is_head_pair(r, roles[axis + 1])
         if heads in ("flatten", "fused") and pair:
-            flat = "attn@" + r[len("heads@"):]
+            flat = "attn@" + r[len("heads@") :]
             t, s = t_shape[axis] * t_shape[axis + 1], s_shape[axis] * s_shape[axis + 1]
             chosen = role_indices[flat] if heads == "flatten" or part is None else _fused_rows(t, s, part)
             if chosen is None:
@@ -367,8 +437,9 @@ def _entry(role_indices, heads, rng, s_shape, path, teacher_path, roles, resize,
         else:
             chosen = role_indices[r]
             if chosen is None:
-                chosen = element_indices(t_shape[axis], s_shape[axis], "random", rng,
-                                         f"axis {axis} of {path!r}")
+                chosen = element_indices(
+                    t_shape[axis], s_shape[axis], "random", rng, f"axis {axis} of {path!r}"
+                )
             indices.append(_none_if_whole(chosen, t_shape[axis]))
         axis += 1
     return Entry(path, teacher_path, roles, indices, tuple(merge), resize, t_shape)
@@ -394,8 +465,12 @@ def _aligned(t_shape, s_shape):
 
 
 def _is_head_pair(first, second):
-    return (isinstance(first, str) and isinstance(second, str) and first.startswith("heads@")
-            and second == "head_dim@" + first[len("heads@"):])
+    return (
+        isinstance(first, str)
+        and isinstance(second, str)
+        and first.startswith("heads@")
+        and second == "head_dim@" + first[len("heads@") :]
+    )
 
 
 def _flatten_heads(role_sizes):
@@ -403,7 +478,7 @@ def _flatten_heads(role_sizes):
     sizes = dict(role_sizes)
     for r, (t, s, what) in role_sizes.items():
         if r.startswith("heads@"):
-            scope = r[len("heads@"):]
+            scope = r[len("heads@") :]
             td, sd, _ = sizes.pop("head_dim@" + scope)
             del sizes[r]
             what = f"{what} and the next axis (heads x head_dim, flattened)"

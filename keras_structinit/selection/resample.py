@@ -47,8 +47,10 @@ def grid_layout(teacher_tokens, student_tokens, what="the position embedding"):
     """
     for prefix in (1, 0):
         sides = [math.isqrt(n - prefix) if n > prefix else 0 for n in (teacher_tokens, student_tokens)]
-        if all(side > 0 and side * side == n - prefix
-               for side, n in zip(sides, (teacher_tokens, student_tokens), strict=True)):
+        if all(
+            side > 0 and side * side == n - prefix
+            for side, n in zip(sides, (teacher_tokens, student_tokens), strict=True)
+        ):
             return prefix, sides[0], sides[1]
     raise ValueError(
         f"Cannot resize {what}: {teacher_tokens} teacher tokens and {student_tokens} student tokens are not "

@@ -63,8 +63,9 @@ class SelectionReport:
             "block_map": {
                 str(group): {str(s): t for s, t in blocks.items()} for group, blocks in self.block_map.items()
             },
-            "entries": [{**e, "elements": e["elements"].tolist()} if "elements" in e else e
-                        for e in self.entries],
+            "entries": [
+                {**e, "elements": e["elements"].tolist()} if "elements" in e else e for e in self.entries
+            ],
             "skipped": self.skipped,
             "unmatched": self.unmatched,
             "kept": self.kept,
@@ -143,11 +144,23 @@ def selection_report(
     both). The other arguments as in :func:`select_weights`.
     """
     validation.boolean(write, "write")
-    return _select(model, teacher, layers, dict(
-        layer_selection=layer_selection, element_selection=element_selection, heads=heads, skip=skip,
-        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings,
-        head_classes=head_classes),
-        write=write)
+    return _select(
+        model,
+        teacher,
+        layers,
+        dict(
+            layer_selection=layer_selection,
+            element_selection=element_selection,
+            heads=heads,
+            skip=skip,
+            seed=seed,
+            strict=strict,
+            family=family,
+            resize_position_embeddings=resize_position_embeddings,
+            head_classes=head_classes,
+        ),
+        write=write,
+    )
 
 
 @model_function
@@ -216,11 +229,23 @@ def select_weights(
     >>> student = ks.models.vit(4, 192, 8, 3, num_classes=10, input_shape=(32, 32, 3))
     >>> paths = select_weights(student, teacher=teacher)
     """
-    report = _select(model, teacher, layers, dict(
-        layer_selection=layer_selection, element_selection=element_selection, heads=heads, skip=skip,
-        seed=seed, strict=strict, family=family, resize_position_embeddings=resize_position_embeddings,
-        head_classes=head_classes),
-        write=True)
+    report = _select(
+        model,
+        teacher,
+        layers,
+        dict(
+            layer_selection=layer_selection,
+            element_selection=element_selection,
+            heads=heads,
+            skip=skip,
+            seed=seed,
+            strict=strict,
+            family=family,
+            resize_position_embeddings=resize_position_embeddings,
+            head_classes=head_classes,
+        ),
+        write=True,
+    )
     return [entry["student"] for entry in report.entries]
 
 
@@ -241,9 +266,15 @@ def _select(student, teacher, layers, options, write):
             "teacher": entry.teacher_path,
             "student_shape": list(s_vars[entry.student_path].shape),
             "teacher_shape": list(t_vars[entry.teacher_path].shape),
-            **({"indices": "magnitude", "elements": entry.elements} if entry.elements is not None
-               else {"indices": [_indices_json(entry, a, entry.teacher_shape)
-                                 for a in range(len(entry.indices))]}),
+            **(
+                {"indices": "magnitude", "elements": entry.elements}
+                if entry.elements is not None
+                else {
+                    "indices": [
+                        _indices_json(entry, a, entry.teacher_shape) for a in range(len(entry.indices))
+                    ]
+                }
+            ),
         }
         for entry in entries
     ]
@@ -254,17 +285,26 @@ def _select(student, teacher, layers, options, write):
         report_options["head_classes"] = [int(c) for c in report_options["head_classes"]]
     report_options.pop("family")
     if write:
-        values = [_selected_values(t_vars[entry.teacher_path], entry, s_vars[entry.student_path])
-                  for entry in entries]  # all checked before the student is touched
+        values = [
+            _selected_values(t_vars[entry.teacher_path], entry, s_vars[entry.student_path])
+            for entry in entries
+        ]  # all checked before the student is touched
         for entry, value in zip(entries, values, strict=True):
             s_vars[entry.student_path].assign(value)
     derived = plan.derived
     if derived is not None:
         for entry, rules in zip(described, (derived.rules[e.student_path] for e in entries), strict=True):
             entry["rules"] = list(rules)
-    return SelectionReport(plan.family, report_options, described, plan.skipped, plan.unmatched,
-                           plan.block_map, kept=None if derived is None else derived.kept,
-                           left_out=() if derived is None else derived.left_out)
+    return SelectionReport(
+        plan.family,
+        report_options,
+        described,
+        plan.skipped,
+        plan.unmatched,
+        plan.block_map,
+        kept=None if derived is None else derived.kept,
+        left_out=() if derived is None else derived.left_out,
+    )
 
 
 def _plan(teacher, student, t_vars, s_vars, options):
@@ -274,17 +314,23 @@ def _plan(teacher, student, t_vars, s_vars, options):
     values = lambda path: keras.ops.convert_to_numpy(t_vars[path])  # noqa: E731
     if family != "derived":
         try:
-            plan = plan_selection({p: tuple(v.shape) for p, v in t_vars.items()},
-                                  {p: tuple(v.shape) for p, v in s_vars.items()},
-                                  family=family, **options, teacher_values=values)
+            plan = plan_selection(
+                {p: tuple(v.shape) for p, v in t_vars.items()},
+                {p: tuple(v.shape) for p, v in s_vars.items()},
+                family=family,
+                **options,
+                teacher_values=values,
+            )
         except NoFamilyError as err:
             if family != "auto" or err.placed >= 0.5:  # a family's model with extras: name them
                 raise
         else:
             if head_classes is not None:
-                raise ValueError(f"`head_classes` selects a derived plan's classifier rows; the "
-                                 f"{plan.family!r} family skips its head (skip=...). Pass "
-                                 "family='derived' to derive the plan.")
+                raise ValueError(
+                    f"`head_classes` selects a derived plan's classifier rows; the "
+                    f"{plan.family!r} family skips its head (skip=...). Pass "
+                    "family='derived' to derive the plan."
+                )
             return plan
     from keras_structinit.selection.derive import derive_plan
 
@@ -341,11 +387,15 @@ class SelectionPlan(SelectionReport):
         return out
 
     def text(self):
-        lines = [f"Selection plan ({self.family}): {len(self.entries)} student variable(s) from the "
-                 f"teacher, {len(self.kept)} keep their initialization"]
+        lines = [
+            f"Selection plan ({self.family}): {len(self.entries)} student variable(s) from the "
+            f"teacher, {len(self.kept)} keep their initialization"
+        ]
         for entry in self.entries:
-            lines.append(f"  {entry['student']} {tuple(entry['student_shape'])} <- {entry['teacher']} "
-                         f"{tuple(entry['teacher_shape'])}: {', '.join(self.rules(entry)) or 'whole'}")
+            lines.append(
+                f"  {entry['student']} {tuple(entry['student_shape'])} <- {entry['teacher']} "
+                f"{tuple(entry['teacher_shape'])}: {', '.join(self.rules(entry)) or 'whole'}"
+            )
         if self.kept:
             lines.append(f"Keep their initialization ({len(self.kept)}):")
             lines += [f"  {path}: {why}" for path, why in self.kept.items()]

@@ -21,8 +21,14 @@ __all__ = ["CLASSES", "Dimensions", "describe_model", "model_keys", "mostly_auto
 CLASSES = "=classes"
 
 _MERGES = {"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "add", "subtract", "multiply"}
-_NORMS = {"BatchNormalization", "LayerNormalization", "GroupNormalization", "RMSNormalization",
-          "SyncBatchNormalization", "UnitNormalization"}
+_NORMS = {
+    "BatchNormalization",
+    "LayerNormalization",
+    "GroupNormalization",
+    "RMSNormalization",
+    "SyncBatchNormalization",
+    "UnitNormalization",
+}
 _CONVS = {"Conv1D", "Conv2D", "Conv3D", "Dense"}
 _DEPTHWISE = {"DepthwiseConv1D", "DepthwiseConv2D"}
 _SEPARABLE = {"SeparableConv1D", "SeparableConv2D"}
@@ -168,8 +174,11 @@ def describe_model(model):
             _opaque(s, op, i, o, op.name, weights)
     for t in _flat(model.outputs):  # the classes: only the last layer's variables have them
         root = dims.find(dim_of(t))
-        holders = {s.layer_of[p][0] for p, r in s.roles.items()
-                   if any(isinstance(x, int) and dims.find(x) == root for x in r)}
+        holders = {
+            s.layer_of[p][0]
+            for p, r in s.roles.items()
+            if any(isinstance(x, int) and dims.find(x) == root for x in r)
+        }
         if len(holders) == 1 and made_by.get(id(t)) in {(name, kind) for name in holders for kind in _CONVS}:
             for p, r in s.roles.items():
                 s.roles[p] = tuple(CLASSES if isinstance(x, int) and dims.find(x) == root else x for x in r)
@@ -266,7 +275,7 @@ def _name_key(path):
     else:
         stage = path[: m.start("idx")]
         block = int(m["idx"])
-    return stage, block, path[m.end():], path[: m.end()]
+    return stage, block, path[m.end() :], path[: m.end()]
 
 
 def model_keys(s, use_graph):
@@ -286,7 +295,7 @@ def model_keys(s, use_graph):
             path_key = path
         path_key = re.sub(r"/variable_\d+$", "/variable", path_key)  # an unnamed variable's counter
         if name in auto_rank:
-            rest = path[len(name):] if path.startswith(name) else "/" + path.rsplit("/", 1)[-1]
+            rest = path[len(name) :] if path.startswith(name) else "/" + path.rsplit("/", 1)[-1]
             keys[path] = ("", None, f"{kind}#{auto_rank[name]}{rest}")
             continue
         named = _name_key(path_key)
@@ -316,8 +325,10 @@ def _graph_keys(s, graph):
     weighted = {name for name in s.order}
     layouts = []
     for start, end in blocks:
-        layouts.append(tuple((type(op).__name__, _rank(op)) for op, _ in graph[start:end + 1]
-                             if op.name in weighted))
+        layouts.append(
+            tuple((type(op).__name__, _rank(op)) for op, _ in graph[start : end + 1] if op.name in weighted)
+        )
+
     def gap_before(b):  # weighted layers between block b - 1 and block b
         return b > 0 and any(graph[k][0].name in weighted for k in range(blocks[b - 1][1] + 1, blocks[b][0]))
 
@@ -349,7 +360,7 @@ def _graph_keys(s, graph):
             continue
         if n in segment_of:
             group, block = segment_of[n]
-            last_stage = int(group[len("stage"):])
+            last_stage = int(group[len("stage") :])
         else:
             group = "before" if last_stage < 0 else f"after{last_stage}" if last_stage < stage else "after"
             block = None

@@ -54,7 +54,8 @@ def smaller_config(teacher, **changes):
     unknown = sorted(set(changes) - set(config))
     if unknown:
         raise ValueError(
-            f"{type(teacher).__name__} has no argument(s) {unknown}; its config has {sorted(config)}.")
+            f"{type(teacher).__name__} has no argument(s) {unknown}; its config has {sorted(config)}."
+        )
     config = {**config, **changes}
     config.pop("name", None)
     return config
