@@ -18,6 +18,7 @@ export TF_CPP_MIN_LOG_LEVEL=2
 status=0
 echo "=== ruff ==="
 python -m ruff check keras_structinit tests examples benchmarks || status=1
+python -m ruff format --check keras_structinit tests examples benchmarks || status=1
 
 # The CLI tests train models and run the demo; the weight-selection tests build KerasHub,
 # KerasCV and keras.applications models: slow in eager JAX, and memory that TensorFlow keeps.
@@ -37,7 +38,7 @@ SPLIT_FILES=(tests/test_cli.py tests/test_cli_init.py tests/test_inspection.py t
              tests/test_benchmarks_torch_reference.py tests/test_bad_inputs.py tests/test_layers_contract.py)
 ignore=()
 for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
-# TensorFlow only: a third process. Issue 58-65's tests (inspect of keras.applications models, KerasHub
+# A third process (TensorFlow; JAX too since issue 60). Issue 58-65's tests (inspect of keras.applications models, KerasHub
 # models found by structure, softmax heads trained, faults, two-process locks, per-layer activations,
 # seeded reruns) took the tensorflow job to 3.41 GB (4bee031); with nine of these files in a process
 # of their own it still peaked at 3.03 GB (measured alone, de47a76), so the mimetic and determinism
@@ -47,7 +48,11 @@ TF_SPLIT_FILES=(tests/test_inspect_issue58.py tests/test_recipes_heads.py tests/
                 tests/test_run_faults.py tests/test_output_lock.py tests/test_recipes_native.py
                 tests/test_alignment_activations.py tests/test_alignment_specialization.py
                 tests/test_recipes_weight_decay.py tests/test_benchmarks_determinism.py
-                tests/test_mimetic_apply.py tests/test_mimetic_inspect.py)
+                tests/test_mimetic_apply.py tests/test_mimetic_inspect.py
+                tests/test_selection_derived.py tests/test_selection_derived_families.py)
+# Issue 60's derived weight selection builds keras.applications ResNet101/50, EfficientNetB3/B0,
+# MobileNetV2 and KerasHub DINOV2 models (its file alone peaked at 1.8 GB on JAX, 2.2 GB on TensorFlow):
+# these files run in a second split process on JAX as well (jax-split2), beside the main job.
 tf_ignore=("${ignore[@]}")
 for path in "${TF_SPLIT_FILES[@]}"; do tf_ignore+=(--ignore "${path}"); done
 # Longest first, so that the two short split jobs fill the end of the lane that the longest job
@@ -63,7 +68,7 @@ NO_TF_FILES=(tests/test_no_tensorflow.py tests/test_recipes_native.py tests/test
 # which runs scripts/gpu_quick.sh --smoke: the gpu-quick tier end to end at tiny sizes.
 GPU_SMOKE_PACKAGES=(jax "torch==2.13.0" numpy h5py rich absl-py ml-dtypes packaging typing-extensions pillow
                     pytest)
-JOBS=(jax torch tensorflow jax-split tensorflow-split tensorflow-split2 jax-notf torch-notf gpu-smoke)
+JOBS=(jax torch tensorflow jax-split jax-split2 tensorflow-split tensorflow-split2 jax-notf torch-notf gpu-smoke)
 logs="$(mktemp -d)"
 trap 'rm -rf "${logs}"' EXIT
 export JAX_COMPILATION_CACHE_DIR="${logs}/jax-cache"  # tests/conftest.py leaves a set one alone
@@ -124,7 +129,7 @@ run_named() {
     run_job "${name}" "${backend}" "${@:2}" "${TF_SPLIT_FILES[@]}"
   elif [[ "${name}" == *-split ]]; then
     run_job "${name}" "${backend}" "${@:2}" "${SPLIT_FILES[@]}"
-  elif [[ "${name}" == tensorflow ]]; then
+  elif [[ "${name}" == tensorflow || "${name}" == jax ]]; then
     run_job "${name}" "${backend}" "${@:2}" "${tf_ignore[@]}" tests
   elif [[ "${name}" == torch ]]; then  # one process: torch keeps little of what it built
     run_job "${name}" "${backend}" "${@:2}" tests
