@@ -28,8 +28,9 @@ OPTIMIZERS = ("adamw", "sgd", "sgd_momentum")
 SCHEDULES = ("triangular", "cosine", "step")
 NORMALIZATIONS = ("channel", "symmetric", "imagenet")
 LOSSES = ("bce", "ce")
-#: The zoo's model names (``models.registry.available_models()``; written out so that the parser
-#: imports no Keras, and a test checks the two agree).
+#: The zoo's model names, as ``--model``'s help lists them: ``models.registry.model_forms()``, which
+#: the zoo modules' declarations give (written out so that the parser imports no Keras; a test
+#: checks the two agree).
 MODEL_FORMS = (
     "convmixer-H/D, convnext-iso-H/D, lcresnet-D-WxE (D = 6n + 2), "
     "convnext-atto|femto|pico|nano|tiny, vit-tiny, vit-small, vit-tiny-8/2, simple-cnn, "
@@ -118,7 +119,7 @@ def add_overwrite_argument(parser, what):
     )
 
 
-#: ``structinit init`` and ``inspect``'s flags of :func:`keras_structinit.recipes.run.model_from`'s arguments.
+#: ``structinit init`` and ``inspect``'s flags of :func:`keras_structinit.models.spec.model_from`'s arguments.
 SIZE_FLAGS = {"input_shape": "--input-shape", "classes": "--classes"}
 
 

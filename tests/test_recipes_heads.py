@@ -12,7 +12,8 @@ import pytest
 
 from keras_structinit import cli
 from keras_structinit.heads import Head, loss_for_head, read_head, to_logits
-from keras_structinit.recipes.run import _fitted, _Names
+from keras_structinit.models.spec import fit_head as _fitted
+from keras_structinit.recipes.run import _Names
 from keras_structinit.selection.distill import paper_distiller
 
 from conftest import to_numpy

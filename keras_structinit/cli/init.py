@@ -30,7 +30,7 @@ from keras_structinit.freezing import freeze_spatial
 from keras_structinit.inspection import record_initializers
 from keras_structinit.io_utils import atomic_path, check_output, check_unlocked, locked_outputs, write_text
 from keras_structinit.methods import apply_parts, load_parts, parse_init_spec
-from keras_structinit.recipes.run import model_from
+from keras_structinit.models.spec import model_from
 from keras_structinit.recipes.training_data import scaled_images
 from keras_structinit.reporting import format_table
 from keras_structinit.walker import iter_layers, own_variables

@@ -67,7 +67,7 @@ def inspect_model(
 
 
 def _inspect(model, out, names, data, data_scaling, seed, overwrite, input_shape, classes):
-    from keras_structinit.recipes.run import model_from
+    from keras_structinit.models.spec import model_from
     from keras_structinit.recipes.training_data import scaled_labeled_images
 
     net = model_from(model, input_shape=input_shape, classes=classes)

@@ -16,6 +16,7 @@ from keras_structinit.models.lcresnet import lcresnet
 from keras_structinit.models.registry import available_models, build_model, parse_model_name
 from keras_structinit.models.resnet18_gn import resnet18_gn
 from keras_structinit.models.simple_cnn import simple_cnn
+from keras_structinit.models.spec import ModelSpec
 from keras_structinit.models.vgg16 import vgg16
 from keras_structinit.models.vit import vit, vit_small, vit_tiny
 
@@ -23,6 +24,7 @@ __all__ = [
     "ClassToken",
     "LayerScale",
     "PositionEmbedding",
+    "ModelSpec",
     "StochasticDepth",
     "available_models",
     "build_model",

@@ -16,6 +16,7 @@ from keras_structinit.models.common import (
     positive_int_arguments,
     torch_default_head,
 )
+from keras_structinit.models.zoo import ZooEntry
 
 
 def convmixer(
@@ -118,3 +119,16 @@ def convmixer(
     x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
     outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or f"convmixer_{dim}_{depth}")
+
+
+#: The zoo's names of this builder (:mod:`keras_structinit.models.zoo`); frozen filters are frozen
+#: after the build (``freeze_spatial``).
+ZOO = (
+    ZooEntry(
+        "convmixer-H/D",
+        convmixer,
+        pattern=r"convmixer-(?P<dim>\d+)/(?P<depth>\d+)",
+        check=lambda p: p["dim"] >= 1 and p["depth"] >= 1,
+        why="H and D must be >= 1",
+    ),
+)

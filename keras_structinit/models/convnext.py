@@ -19,6 +19,7 @@ from keras_structinit.models.common import (
     positive_int_arguments,
     trunc_normal,
 )
+from keras_structinit.models.zoo import ZooEntry
 
 LN_EPSILON = 1e-6
 
@@ -292,3 +293,17 @@ def convnext_isotropic(
         layer_scale_init=layer_scale_init,
         **kwargs,
     )
+
+
+#: The zoo's names of these builders (:mod:`keras_structinit.models.zoo`); frozen filters are frozen
+#: after the build (``freeze_spatial``).
+ZOO = (
+    ZooEntry(
+        "convnext-iso-H/D",
+        convnext_isotropic,
+        pattern=r"convnext-iso-(?P<dim>\d+)/(?P<depth>\d+)",
+        check=lambda p: p["dim"] >= 1 and p["depth"] >= 1,
+        why="H and D must be >= 1",
+    ),
+    *(ZooEntry(f"convnext-{v}", b, shown=f"convnext-{'|'.join(NAMED)}") for v, b in NAMED.items()),
+)

@@ -16,6 +16,7 @@ from keras_structinit.models.common import (
     positive_int_arguments,
     torch_default_head,
 )
+from keras_structinit.models.zoo import ZooEntry
 
 BN_EPSILON = 1e-5
 SHORTCUTS = ("A", "B")
@@ -177,3 +178,21 @@ def lcresnet(
     x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
     outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or f"lcresnet_{depth}_{width}x{expansion}")
+
+
+#: The zoo's name of this builder, LCResNet-D-WxE (Gavrikov & Keuper): depth D = 6n + 2, width W,
+#: expansion E (:mod:`keras_structinit.models.zoo`). It takes ``frozen`` itself: its LC blocks
+#: freeze their own spatial kernels, kept frozen in the ``.keras`` config.
+ZOO = (
+    ZooEntry(
+        "lcresnet-D-WxE",
+        lcresnet,
+        pattern=r"lcresnet-(?P<depth>\d+)-(?P<width>\d+)x(?P<expansion>\d+)",
+        check=lambda p: (
+            p["depth"] >= 8 and (p["depth"] - 2) % 6 == 0 and p["width"] >= 1 and p["expansion"] >= 1
+        ),
+        why="an LCResNet needs D = 6n + 2 >= 8 and W, E >= 1",
+        note=" (D = 6n + 2)",
+        freezes_itself=True,
+    ),
+)

@@ -2,62 +2,40 @@
 
 from __future__ import annotations
 
-import re
+from keras_structinit.models.convmixer import ZOO as CONVMIXER
+from keras_structinit.models.convnext import ZOO as CONVNEXT
+from keras_structinit.models.lcresnet import ZOO as LCRESNET
+from keras_structinit.models.resnet18_gn import ZOO as RESNET18_GN
+from keras_structinit.models.simple_cnn import DEFAULTS as SIMPLE_CNN_DEFAULTS  # noqa: F401 - its old place
+from keras_structinit.models.simple_cnn import ZOO as SIMPLE_CNN
+from keras_structinit.models.vgg16 import ZOO as VGG16
+from keras_structinit.models.vit import ZOO as VIT
 
-from keras_structinit.models.convmixer import convmixer
-from keras_structinit.models.convnext import NAMED as CONVNEXT_NAMED
-from keras_structinit.models.convnext import convnext_isotropic
-from keras_structinit.models.lcresnet import lcresnet
-from keras_structinit.models.resnet18_gn import resnet18_gn
-from keras_structinit.models.simple_cnn import PAPER_LAYOUTS as SIMPLE_CNN_LAYOUTS
-from keras_structinit.models.simple_cnn import simple_cnn
-from keras_structinit.models.vgg16 import vgg16
-from keras_structinit.models.vit import vit, vit_small, vit_tiny
-
-BUILDERS = {
-    "convmixer": convmixer,
-    **{f"convnext_{variant}": builder for variant, builder in CONVNEXT_NAMED.items()},
-    "convnext_isotropic": convnext_isotropic,
-    "vit": vit,
-    "vit_tiny": vit_tiny,
-    "vit_small": vit_small,
-    "simple_cnn": simple_cnn,
-    "vgg16": vgg16,
-    "resnet18_gn": resnet18_gn,
-    "lcresnet": lcresnet,
-}
-
-# Defaults of `simple-cnn`: an assumption, not taken from the paper (two conv
-# layers of 256 filters, 64 dense units); override them with keyword arguments.
-SIMPLE_CNN_DEFAULTS = {"num_conv_layers": 2, "num_filters": 256, "num_units": 64}
-
-_FIXED = {
-    **{f"convnext-{v}": (f"convnext_{v}", {}) for v in CONVNEXT_NAMED},
-    "vit-tiny": ("vit_tiny", {}),
-    "vit-small": ("vit_small", {}),
-    # The mimetic-MLP paper's "tiny ViT" for CIFAR: ViT-Ti's width and heads, depth 8, patch 2.
-    "vit-tiny-8/2": ("vit", {"patch_size": 2, "dim": 192, "depth": 8, "heads": 3}),
-    "simple-cnn": ("simple_cnn", SIMPLE_CNN_DEFAULTS),
-    # Maennel et al.'s layouts with their init (He-normal x init_scale, zero biases).
-    "simple-cnn-a2": ("simple_cnn", SIMPLE_CNN_LAYOUTS["a2"]),
-    "simple-cnn-e3": ("simple_cnn", SIMPLE_CNN_LAYOUTS["e3"]),
-    "vgg16": ("vgg16", {}),
-    "resnet18-gn": ("resnet18_gn", {}),
-}
-# `H/D` families: width H and depth D, positive ints.
-_WIDTH_DEPTH = (
-    (re.compile(r"convmixer-(\d+)/(\d+)"), "convmixer"),
-    (re.compile(r"convnext-iso-(\d+)/(\d+)"), "convnext_isotropic"),
+#: Every zoo module's declarations (its ``ZOO``), in the order ``--model``'s help lists them.
+ENTRIES = (
+    *CONVMIXER,
+    *CONVNEXT,
+    *LCRESNET,
+    *VIT,
+    *SIMPLE_CNN,
+    *VGG16,
+    *RESNET18_GN,
 )
-# LCResNet-D-WxE (Gavrikov & Keuper): depth D = 6n + 2, width W, expansion E.
-_LCRESNET = re.compile(r"lcresnet-(\d+)-(\d+)x(\d+)")
-# What a name fixes; passing it again to build_model is an error.
-_NAMED_ARGUMENTS = {"dim", "depth", "width", "expansion", "heads", "patch_size"}
+#: The builders by name (``"convmixer"``, ``"convnext_atto"``), as :func:`parse_model_name` names them.
+BUILDERS = {entry.family: entry.builder for entry in ENTRIES}
 
 
 def available_models():
-    """The accepted model names and forms (``H``, ``D``, ``W``, ``E``: positive ints)."""
-    return ["convmixer-H/D", "convnext-iso-H/D", "lcresnet-D-WxE", *_FIXED]
+    """The accepted model names and forms (``H``, ``D``, ``W``, ``E``: positive ints): the forms
+    first, then the fixed names, as the zoo modules declare them."""
+    return [e.form for e in ENTRIES if e.pattern] + [e.form for e in ENTRIES if not e.pattern]
+
+
+def model_forms():
+    """``--model``'s list of the zoo (``arguments.MODEL_FORMS`` writes it out, and a test checks
+    that the two agree)."""
+    ordered = [e for e in ENTRIES if e.pattern] + [e for e in ENTRIES if not e.pattern]
+    return ", ".join(dict.fromkeys(e.help for e in ordered))
 
 
 def _bad_name(name, why=""):
@@ -66,6 +44,25 @@ def _bad_name(name, why=""):
         f"(H, W = width, D = depth, E = expansion: positive ints; an LCResNet's D is 6n + 2){why}. "
         f"Received: model={name!r}"
     )
+
+
+def zoo_entry(name):
+    """``(entry, params)``: the :class:`~keras_structinit.models.zoo.ZooEntry` that declares the
+    model name ``name`` and the builder arguments it sets; errors as :func:`parse_model_name`."""
+    if not isinstance(name, str):
+        raise TypeError(
+            f"`model` must be a model name (a str, e.g. 'convmixer-256/8'). "
+            f"Received: model={name!r} of type {type(name).__name__}"
+        )
+    key = name.strip().lower()
+    for entry in ENTRIES:
+        found = entry.match(key)
+        if found is not None:
+            params, ok = found
+            if not ok:
+                raise _bad_name(name, f"; {entry.why}")
+            return entry, params
+    raise _bad_name(name)
 
 
 def parse_model_name(name):
@@ -81,29 +78,8 @@ def parse_model_name(name):
         ValueError: unknown family or malformed ``H/D`` (the message names
             the argument ``model`` and lists the accepted forms).
     """
-    if not isinstance(name, str):
-        raise TypeError(
-            f"`model` must be a model name (a str, e.g. 'convmixer-256/8'). "
-            f"Received: model={name!r} of type {type(name).__name__}"
-        )
-    key = name.strip().lower()
-    if key in _FIXED:
-        builder, kwargs = _FIXED[key]
-        return builder, dict(kwargs)
-    for pattern, builder in _WIDTH_DEPTH:
-        match = pattern.fullmatch(key)
-        if match:
-            dim, depth = int(match.group(1)), int(match.group(2))
-            if dim < 1 or depth < 1:
-                raise _bad_name(name, "; H and D must be >= 1")
-            return builder, {"dim": dim, "depth": depth}
-    match = _LCRESNET.fullmatch(key)
-    if match:
-        depth, width, expansion = (int(g) for g in match.groups())
-        if depth < 8 or (depth - 2) % 6 or width < 1 or expansion < 1:
-            raise _bad_name(name, "; an LCResNet needs D = 6n + 2 >= 8 and W, E >= 1")
-        return "lcresnet", {"depth": depth, "width": width, "expansion": expansion}
-    raise _bad_name(name)
+    entry, params = zoo_entry(name)
+    return entry.family, params
 
 
 def build_model(name, /, num_classes=10, input_shape=(32, 32, 3), **kwargs):
@@ -127,13 +103,5 @@ def build_model(name, /, num_classes=10, input_shape=(32, 32, 3), **kwargs):
     ``frozen``, ``shortcut``, ``sharing``. Arguments fixed by the name
     (``dim``, ``depth``, ``width``, ``expansion``) cannot be passed again.
     """
-    builder, params = parse_model_name(name)
-    fixed = _NAMED_ARGUMENTS & set(params)
-    for key, value in kwargs.items():
-        if key in fixed:
-            raise ValueError(
-                f"`{key}` is set by the model name; leave it out of the keyword "
-                f"arguments. Received: model={name!r}, {key}={value!r}"
-            )
-    params.update(kwargs)
-    return BUILDERS[builder](num_classes=num_classes, input_shape=input_shape, **params)
+    entry, params = zoo_entry(name)
+    return entry.build(params, num_classes, input_shape, kwargs, name=name)

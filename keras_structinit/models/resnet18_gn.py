@@ -14,6 +14,7 @@ from keras_structinit.models.common import (
     positive_int_arguments,
     torch_default_head,
 )
+from keras_structinit.models.zoo import ZooEntry
 
 WIDTHS = (64, 128, 256, 512)
 DEPTHS = (2, 2, 2, 2)
@@ -128,3 +129,7 @@ def resnet18_gn(
     x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
     outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or "resnet18_gn")
+
+
+#: The zoo's name of this builder (:mod:`keras_structinit.models.zoo`).
+ZOO = (ZooEntry("resnet18-gn", resnet18_gn),)

@@ -14,6 +14,7 @@ from keras_structinit.models.common import (
     scaled_he_normal,
     torch_default_head,
 )
+from keras_structinit.models.zoo import ZooEntry
 
 #: Where :func:`simple_cnn` max-pools: after every conv, once after the last, or nowhere.
 POOLINGS = ("every", "last", "none")
@@ -155,3 +156,16 @@ def simple_cnn(
     else:
         outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or "simple_cnn")
+
+
+#: Defaults of ``simple-cnn``: an assumption, not taken from the paper (two conv layers of 256
+#: filters, 64 dense units); override them with keyword arguments.
+DEFAULTS = {"num_conv_layers": 2, "num_filters": 256, "num_units": 64}
+
+#: The zoo's names of this builder (:mod:`keras_structinit.models.zoo`); ``simple-cnn-a2`` and
+#: ``simple-cnn-e3``: Maennel et al.'s layouts with their init (He-normal x init_scale, zero biases).
+ZOO = (
+    ZooEntry("simple-cnn", simple_cnn, params=DEFAULTS),
+    ZooEntry("simple-cnn-a2", simple_cnn, params=PAPER_LAYOUTS["a2"]),
+    ZooEntry("simple-cnn-e3", simple_cnn, params=PAPER_LAYOUTS["e3"]),
+)

@@ -13,6 +13,7 @@ from keras_structinit.models.common import (
     scaled_he_normal,
     torch_default_head,
 )
+from keras_structinit.models.zoo import ZooEntry
 
 # Filters per conv, one tuple per block (a 2 x 2 max-pool ends each block).
 BLOCKS = ((64, 64), (128, 128), (256, 256, 256), (512, 512, 512), (512, 512, 512))
@@ -98,3 +99,7 @@ def vgg16(
     else:
         outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or "vgg16")
+
+
+#: The zoo's name of this builder (:mod:`keras_structinit.models.zoo`).
+ZOO = (ZooEntry("vgg16", vgg16),)

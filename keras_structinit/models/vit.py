@@ -15,6 +15,7 @@ from keras_structinit.models.common import (
     positive_int_arguments,
     trunc_normal,
 )
+from keras_structinit.models.zoo import ZooEntry
 
 LN_EPSILON = 1e-6
 
@@ -179,3 +180,12 @@ def vit_small(patch_size=16, num_classes=1000, input_shape=(224, 224, 3), **kwar
     """
     kwargs["name"] = kwargs.get("name") or f"vit_small_{patch_size}"
     return vit(patch_size, 384, 12, 6, num_classes=num_classes, input_shape=input_shape, **kwargs)
+
+
+#: The zoo's names of these builders (:mod:`keras_structinit.models.zoo`). ``vit-tiny-8/2``: the
+#: mimetic-MLP paper's "tiny ViT" for CIFAR: ViT-Ti's width and heads, depth 8, patch 2.
+ZOO = (
+    ZooEntry("vit-tiny", vit_tiny),
+    ZooEntry("vit-small", vit_small),
+    ZooEntry("vit-tiny-8/2", vit, params={"patch_size": 2, "dim": 192, "depth": 8, "heads": 3}),
+)

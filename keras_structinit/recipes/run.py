@@ -30,9 +30,8 @@ import keras
 
 from keras_structinit import validation
 from keras_structinit.arguments import check_exists, check_teacher
-from keras_structinit.freezing import freeze_spatial
 from keras_structinit.methods import check_parts, initialize, load_parts, paper_setups, parse_init_spec
-from keras_structinit.models.registry import build_model, parse_model_name
+from keras_structinit.models.spec import ModelSpec, model_from
 from keras_structinit.recipes import cifar, imagenet
 from keras_structinit.recipes.config import DEFAULT, RecipeConfig
 from keras_structinit.recipes.distill import fit_distill, load_teacher
@@ -42,8 +41,6 @@ from keras_structinit.recipes.run_files import RunFiles
 from keras_structinit.recipes.training import check_whole_batches
 from keras_structinit.recipes.training_data import TrainingData, alignment_images, prepare_data
 from keras_structinit.reporting import format_table, machine_info, versions
-from keras_structinit.sources import APPLICATIONS, application_builder, load_model
-from keras_structinit.walker import find_kernels
 
 __all__ = ["CheckedRun", "Run", "model_from", "model_source"]
 
@@ -69,7 +66,8 @@ class Run:
             (built without weights) or a KerasHub preset directory.
         config: the :class:`RecipeConfig` (recipe, epochs, optimizer, ...).
         init: an init spec (:func:`keras_structinit.parse_init_spec`).
-        frozen: freeze the spatial (depthwise) filters (an LCResNet's LC blocks).
+        frozen: freeze the spatial (depthwise) filters (what that means for the model:
+            :meth:`~keras_structinit.models.spec.ModelSpec.freeze`).
         data, eval_data, train_size, train_offset, validation_split: as :func:`prepare_data` takes
             them (``train_offset``: a downstream run on images its upstream run never saw).
         model_kwargs: a zoo model's builder arguments (``kernel_size``, ``patch_size``, ...).
@@ -215,105 +213,15 @@ class _Names:
 
 
 def model_source(spec, *, model_kwargs=None, name="model"):
-    """``build(num_classes, input_shape) -> keras.Model`` for ``spec``: a zoo name (built),
+    """``build(num_classes, input_shape) -> keras.Model`` for ``spec`` (text or a
+    :class:`~keras_structinit.models.spec.ModelSpec`): a zoo name (built with ``model_kwargs``),
     ``keras.applications:NAME`` (built without weights), or anything
     :func:`keras_structinit.sources.load_model` reads (a ``.keras`` file, a KerasHub preset
     directory; loaded as saved, whatever the two arguments)."""
-    validation.text(spec, name)
+    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec, name)
     model_kwargs = dict(model_kwargs or {})
-    application = spec.startswith(APPLICATIONS)
-    if not _names_a_file_or_library(spec):
-        try:
-            parse_model_name(spec)
-        except ValueError as err:
-            raise ValueError(
-                f"{err}; or a .keras file, keras.applications:NAME or a KerasHub preset folder"
-            ) from None
-        return lambda num_classes, input_shape: build_model(spec, num_classes, input_shape, **model_kwargs)
-    if model_kwargs:
-        raise ValueError(
-            f"{', '.join(f'`{k}`' for k in model_kwargs)} apply to the zoo's models; "
-            f"{name} {spec!r} brings its own"
-        )
-    if application and ":" not in spec[len(APPLICATIONS) :]:
-        constructor = application_builder(spec[len(APPLICATIONS) :])
-        if constructor is None:
-            raise ValueError(
-                f"{name} {spec!r}: keras.applications has no model {spec[len(APPLICATIONS) :]!r} "
-                "(e.g. keras.applications:ConvNeXtTiny)"
-            )
-        return lambda num_classes, input_shape: constructor(
-            weights=None, input_shape=input_shape, classes=num_classes, classifier_activation=None
-        )
-    if spec.endswith(".keras") and not os.path.exists(spec):
-        raise FileNotFoundError(f"{name} {spec!r} does not exist")
-    return lambda num_classes, input_shape: load_model(spec, name=name.strip("`"))
-
-
-def model_from(spec, *, input_shape=None, classes=None, name="MODEL"):
-    """The model ``spec`` names (:func:`model_source`), a zoo or ``keras.applications:NAME`` one of
-    ``input_shape`` (default ``(32, 32, 3)`` / ``(224, 224, 3)``) and ``classes`` (10 / 1000); a
-    loaded one as saved (then the two are refused)."""
-    validation.text(spec, name)
-    application = spec.startswith(APPLICATIONS) and ":" not in spec[len(APPLICATIONS) :]
-    if parse_family(spec) is None and not application and (input_shape or classes):
-        raise ValueError(
-            f"`input_shape` and `classes` apply to zoo and keras.applications models; "
-            f"{name} {spec!r} brings its own"
-        )
-    shape, count = ((224, 224, 3), 1000) if application else ((32, 32, 3), 10)
-    return model_source(spec, name=name)(classes or count, input_shape or shape)
-
-
-def _fitted(model, spec, num_classes, image_shape, new_head, spell):
-    """``(model, note)``: a loaded ``model`` checked against the data: its input takes ``image_shape``
-    and its last layer has ``num_classes`` outputs, or, with ``new_head``, a new last Dense that has;
-    ``note`` is the line that states the new head (``None`` without one).
-
-    The new head is linear: it gives logits, as the package's own models do. It replaces the last
-    Dense, and a final ``Softmax``/``Activation`` layer after it, which would make its outputs
-    probabilities (issue 64); the note names what was dropped."""
-    if image_shape is not None:
-        wanted = tuple(model.input_shape[1:]) if isinstance(model.input_shape, tuple) else None
-        if wanted is not None and any(w not in (None, g) for w, g in zip(wanted, image_shape, strict=False)):
-            raise ValueError(
-                f"{spell('model')} {spec!r} takes inputs of shape {wanted}; the images of "
-                f"{spell('data')} are {image_shape}"
-            )
-    outputs = model.output_shape[-1] if isinstance(model.output_shape, tuple) else None
-    if outputs == num_classes:
-        return model, None
-    if not new_head:
-        raise ValueError(
-            f"{spell('model')} {spec!r} ends in {outputs} outputs; the data has {num_classes} "
-            f"classes: pass {spell('new_head')} to give it a new last Dense of {num_classes}"
-        )
-    last = dense = model.layers[-1]
-    if isinstance(last, (keras.layers.Softmax, keras.layers.Activation)):
-        history = getattr(last.input, "_keras_history", None)
-        dense = history.operation if history is not None else last
-    if not isinstance(dense, keras.layers.Dense):
-        ends = " then a ".join(type(layer).__name__ for layer in dict.fromkeys((dense, last)))
-        raise ValueError(
-            f"{spell('new_head')} replaces a last Dense layer (and a Softmax or Activation "
-            f"after it); {spell('model')} ends in a {ends}"
-        )
-    head = keras.layers.Dense(num_classes, name=f"{dense.name}_{num_classes}")
-    dropped = [] if _name(dense.activation) == "linear" else [f"its {_name(dense.activation)}"]
-    if dense is not last:
-        kind = "softmax" if isinstance(last, keras.layers.Softmax) else _name(last.activation)
-        dropped.append(f"the {kind} layer {last.name!r} after it")
-    note = (
-        f"New head: Dense {head.name!r} of {num_classes} outputs, linear: it gives logits, in place of "
-        f"{dense.name!r} ({outputs} outputs"
-        + (f"; {' and '.join(dropped)} not kept" if dropped else "")
-        + ")"
-    )
-    return keras.Model(model.inputs, head(dense.input), name=model.name), note
-
-
-def _name(activation):
-    return getattr(activation, "__name__", type(activation).__name__)
+    parsed.check_kwargs(model_kwargs)
+    return lambda num_classes, input_shape: parsed.build(num_classes, input_shape, **model_kwargs)
 
 
 def _check(run, spell):
@@ -343,12 +251,9 @@ def _check(run, spell):
         raise ValueError(f"recipe imagenet needs {spell('data')} (an ImageFolder directory or tfds:NAME)")
     check_exists(None if str(run.data).startswith("tfds:") else run.data, spell("data"))
     check_exists(run.eval_data, spell("eval_data"))
-    lc_model = parse_family(run.model) == "lcresnet"  # its LC blocks take `frozen` themselves
-    source = model_source(
-        run.model,
-        name=spell("model"),
-        model_kwargs={**run.model_kwargs, **({"frozen": run.frozen} if lc_model else {})},
-    )
+    spec = ModelSpec.parse(run.model, spell("model"))  # the one parse of the run's model
+    model_kwargs = {**run.model_kwargs, **spec.builder_arguments(run.frozen)}
+    spec.check_kwargs(model_kwargs)
     from keras_structinit.recipes import devices
 
     devices.resolve_precision(config.precision)
@@ -380,12 +285,11 @@ def _check(run, spell):
     load_parts(parts, teachers)  # loads each argument (a teacher, a bank) into `teachers` once
     if run.distill_from is not None and run.distill_from not in teachers:
         teachers[run.distill_from] = load_teacher(run.distill_from)
-    checked = CheckedRun(run, parts, data, teachers, source)
+    checked = CheckedRun(run, parts, data, teachers, spec, model_kwargs)
     model = checked.throwaway_model()
     try:
         check_parts(model, load_parts(parts, dict(teachers)), seed=config.seed)
-        if run.frozen and not lc_model:
-            freeze_spatial(model)
+        spec.freeze(model, run.frozen)
     except ValueError as err:
         flag = spell("init") + f" {run.init}" if run.init != "default" else spell("frozen")
         raise ValueError(f"{flag}: {err}") from None
@@ -400,7 +304,8 @@ class CheckedRun:
     parts: list
     data: TrainingData
     teachers: Mapping
-    source: Any
+    spec: ModelSpec
+    model_kwargs: Mapping = field(default_factory=dict)
 
     @property
     def input_shape(self):
@@ -419,27 +324,22 @@ class CheckedRun:
 
     def _model(self):
         """``(model, note)``: :meth:`throwaway_model` and the line stating its new head (or ``None``)."""
-        model = self.source(self.num_classes, self.input_shape)
-        zoo = isinstance(self.run.model, str) and not _loaded(self.run.model)
-        return (
-            (model, None)
-            if zoo
-            else _fitted(
-                model, self.run.model, self.num_classes, self.data.image_shape, self.run.new_head, _Names({})
-            )
+        return self.spec.fitted(
+            self.num_classes,
+            self.input_shape,
+            self.data.image_shape,
+            self.run.new_head,
+            _Names({}),
+            **self.model_kwargs,
         )
 
     def build(self, images=None):
         """A fresh model of the run: built (or loaded), initialized with ``images`` for the forms
         that measure data, its spatial filters frozen if asked."""
         run = self.run
-        lc_model = parse_family(run.model) == "lcresnet"
         m, note = self._model()
         initialize(m, load_parts(self.parts, dict(self.teachers)), data=images, seed=run.config.seed)
-        if lc_model:  # the LC blocks freeze their own spatial kernels (kept frozen in the .keras config)
-            frozen = [v.path for _, v in find_kernels(m, "all_spatial") if not v.trainable]
-        else:
-            frozen = freeze_spatial(m) if run.frozen else []
+        frozen = self.spec.freeze(m, run.frozen)  # a model that freezes itself was built frozen
         trainable = sum(math.prod(v.shape) for v in m.trainable_weights)
         size = "x".join(str(n) for n in self.input_shape[:2])
         print(
@@ -530,27 +430,6 @@ class CheckedRun:
         if history.diverged is not None:
             return _diverged(files, history.diverged, metrics, seconds)
         return _finished(files, run, history, metrics, seconds)
-
-
-def _names_a_file_or_library(spec):
-    """Whether ``spec`` is a ``.keras`` file, a preset folder or ``keras.applications:NAME``."""
-    return spec.startswith(APPLICATIONS) or spec.endswith(".keras") or os.path.isdir(spec)
-
-
-def _loaded(spec):
-    """Whether a model spec is loaded or built outside the zoo (not a zoo name)."""
-    if _names_a_file_or_library(spec):
-        return True
-    try:
-        parse_model_name(spec)
-    except ValueError:
-        return True
-    return False
-
-
-def parse_family(spec):
-    """A zoo model's family (``"convmixer"``), else ``None``."""
-    return None if _loaded(spec) else parse_model_name(spec)[0]
 
 
 def _diverged(files, diverged, metrics, seconds):
