@@ -1148,7 +1148,7 @@ ROWS = [
         lambda s: ks.selection.select_weights(s, teacher=conv_model()),
         DENSE,
         ValueError,
-        "supported family",
+        "student layer 'dense' cannot map",
         "select_weights-student-of-no-family",
     ),
     row(
