@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Throughput of the recipes' input pipelines alone, per CPU core, stage by stage (issue 37).
 
-Times ``recipes.data.cifar_dataset`` and ``recipes.data.imagenet_dataset`` with their stages
+Times ``recipes.data.cifar_dataset`` and ``recipes.imagenet_data.imagenet_dataset`` with their stages
 switched on one after another, on one core (tf.data's private thread pool of 1 thread, one
 inter-op and one intra-op thread), and reports images/s and each stage's share of the time per
 image (the difference between consecutive rows):
@@ -198,12 +198,9 @@ def main(argv=None):
     from keras_structinit.datasets import load_cifar
     from keras_structinit.io_utils import write_text
     from keras_structinit.recipes import data as data_module
-    from keras_structinit.recipes.data import (
-        cifar_dataset,
-        imagenet_dataset,
-        imagenet_source,
-        input_normalization,
-    )
+    from keras_structinit.recipes import imagenet_data as imagenet_module
+    from keras_structinit.recipes.data import cifar_dataset, input_normalization
+    from keras_structinit.recipes.imagenet_data import imagenet_dataset, imagenet_source
     from keras_structinit.reporting import machine_info, versions
 
     (x, y), _ = load_cifar(str(args.data), validation_split=0.1, seed=0, name="--data")
@@ -230,11 +227,11 @@ def main(argv=None):
                 rates[name].append(_rate(tf, make(options), batch, args.batches, args.repeats))
                 print(f"{name} {label}: {np.mean(rates[name][-1]):.0f} images/s per core", flush=True)
             batched = data_module.rand_augment_batch
-            data_module.rand_augment_batch = _keras_per_image
+            data_module.rand_augment_batch = imagenet_module.rand_augment_batch = _keras_per_image
             try:
                 rates["stock"][name] = _rate(tf, make(stages[2][1]), batch, args.batches, args.repeats)
             finally:
-                data_module.rand_augment_batch = batched
+                data_module.rand_augment_batch = imagenet_module.rand_augment_batch = batched
             print(
                 f"{name} with Keras' RandAugment: {np.mean(rates['stock'][name]):.0f} images/s per core",
                 flush=True,

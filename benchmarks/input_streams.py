@@ -11,7 +11,7 @@ does. Appends to ``<out>/input_streams.json`` and rewrites ``input_streams.md``.
 
 The ImageNet rows decode ``--imagenet-images`` JPEGs of 500 x 375 (made from the CIFAR images)
 and random-resized-crop them to 224: the native :class:`~keras_structinit.recipes.native.ImageStream`
-with one worker thread against ``recipes.data.imagenet_dataset`` on one thread.
+with one worker thread against ``recipes.imagenet_data.imagenet_dataset`` on one thread.
 
 ``--training`` instead trains ``fit_cifar`` once per seed with each stream and records the
 held-out accuracy (``<out>/input_streams_training.json`` and ``.md``).
@@ -190,7 +190,7 @@ def measure_imagenet(folder, batches, repeats, batch=64):
         )
 
         def make_tf(tf, options=options):
-            from keras_structinit.recipes.data import imagenet_dataset
+            from keras_structinit.recipes.imagenet_data import imagenet_dataset
 
             settings = {"rand_augment": None, "mixup_alpha": 0.0, "cutmix_alpha": 0.0, **options}
             settings.pop("flip")

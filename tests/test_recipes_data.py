@@ -11,10 +11,9 @@ from keras_structinit.recipes.data import (
     IMAGENET_STD,
     channel_stats,
     cifar_dataset,
-    imagenet_dataset,
     random_labels,
-    random_resized_crop,
 )
+from keras_structinit.recipes.imagenet_data import imagenet_dataset, random_resized_crop
 from keras_structinit.recipes.rand_augment import parse_rand_augment
 
 from conftest import once_per_suite

@@ -15,10 +15,11 @@ from keras_structinit.recipes.config import (
     RecipeConfig,
     paper_config,
 )
-from keras_structinit.recipes.data import cifar_dataset, imagenet_dataset, random_resized_crop
+from keras_structinit.recipes.data import cifar_dataset
 from keras_structinit.recipes.devices import device_setup, resolve_distribution, resolve_precision
 from keras_structinit.recipes.distill import fit_distill
 from keras_structinit.recipes.imagenet import fit_imagenet
+from keras_structinit.recipes.imagenet_data import imagenet_dataset, random_resized_crop
 from keras_structinit.recipes.optimizers import TorchSGD
 from keras_structinit.recipes.run import CheckedRun, Run
 from keras_structinit.recipes.schedules import PiecewiseLinearSchedule, TriangularSchedule, warmup_cosine

@@ -21,7 +21,7 @@ import keras
 from keras_structinit import validation
 from keras_structinit.recipes import augment
 from keras_structinit.recipes.config import IMAGENET_DEFAULTS, RecipeConfig
-from keras_structinit.recipes.data import imagenet_dataset
+from keras_structinit.recipes.imagenet_data import imagenet_dataset
 from keras_structinit.recipes.native import choose_pipeline, image_stream
 from keras_structinit.recipes.rand_augment import parse_rand_augment
 from keras_structinit.recipes.schedules import warmup_cosine
@@ -59,7 +59,7 @@ def fit_imagenet(
         data: training images: an ImageFolder directory (``<class>/<image>``),
             ``"tfds:<name>"`` (e.g. ``"tfds:imagenet2012"``, split "train"), or
             equal-sized uint8 images as ``(x, y)``, an .npz or a zip (see
-            :func:`~keras_structinit.recipes.data.imagenet_source`).
+            :func:`~keras_structinit.recipes.imagenet_data.imagenet_source`).
         epochs: passes over ``data`` (or ``config.epochs``).
         config: a :class:`~keras_structinit.recipes.RecipeConfig` with ``recipe="imagenet"``;
             ``options`` (its fields as keywords: ``image_size``, ``batch_size``,
@@ -80,7 +80,7 @@ def fit_imagenet(
     The input stream (``pipeline``, :func:`~keras_structinit.recipes.native.choose_pipeline`):
     ``"native"`` decodes and random-resized-crops on host threads and augments on the device
     (:class:`~keras_structinit.recipes.native.ImageStream`); ``"tf"`` runs it all in ``tf.data``
-    (:func:`~keras_structinit.recipes.data.imagenet_dataset`; a ``"tfds:"`` source needs it).
+    (:func:`~keras_structinit.recipes.imagenet_data.imagenet_dataset`; a ``"tfds:"`` source needs it).
     """
     if epochs is not None:
         options["epochs"] = epochs

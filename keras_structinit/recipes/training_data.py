@@ -14,7 +14,7 @@ import numpy as np
 from keras_structinit import datasets, validation
 from keras_structinit.recipes import native
 from keras_structinit.recipes.config import RECIPES
-from keras_structinit.recipes.data import imagenet_source
+from keras_structinit.recipes.imagenet_data import imagenet_source
 from keras_structinit.recipes.training import channel_normalizer
 
 __all__ = [
