@@ -66,7 +66,7 @@ def _version():
 def build_parser(full=False):
     """The ``structinit`` argument parser (``args.command`` names the subcommand); ``full``: every
     flag of ``train`` in its ``--help`` (``--help-all``). ``parser.train_parser`` is ``train``'s."""
-    from keras_structinit.cli import train as train_command
+    from keras_structinit.cli.train_flags import add_arguments as add_train_arguments
 
     parser = _Parser(prog="structinit", description="Structured initialization for Keras 3 vision models.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
@@ -77,7 +77,7 @@ def build_parser(full=False):
         description="Trains a model (the zoo's or your own) with a model.fit recipe and an init spec; writes "
         "model.keras, log.csv, results.json and learning curves to --out.",
     )
-    train_command.add_arguments(train, full)
+    add_train_arguments(train, full)
     _add_backend_argument(train)
     parser.train_parser = train
     _add_init(sub)

@@ -71,6 +71,12 @@ def add_recipe_arguments(group, more):
         const=False,
         help=more("no random horizontal flip (default: flip)"),
     )
+    _augmentation_arguments(group, more)
+    _run_arguments(group, more)
+
+
+def _augmentation_arguments(group, more):
+    """The regularization of the data: label smoothing, RandAugment, mixing, erasing, noisy labels."""
     group.add_argument("--label-smoothing", type=unit_rate, help=more("(default 0)"))
     group.add_argument(
         "--rand-augment",
@@ -102,6 +108,11 @@ def add_recipe_arguments(group, more):
         type=positive_int,
         help=more("with --random-labels 1: the random labels' classes and outputs (default: the data's)"),
     )
+
+
+def _run_arguments(group, more):
+    """What decays, and how the run computes: weight-decay exclusions, precision, distribution,
+    compilation."""
     group.add_argument(
         "--no-weight-decay",
         type=no_weight_decay,
