@@ -399,3 +399,45 @@ def test_user_builder_with_stages_and_projection_blocks():
     fraction, report, _ = check_pair(teacher, student, normalize=names.__getitem__)
     assert fraction == 1.0
     assert report.left_out == ["stage0 block 1", "stage1 block 2", "stage2 block 1"]
+
+
+class _Subclassed(keras.Model):
+    """A model with no functional graph: the derived plan reads it as one layer."""
+
+    def __init__(self, width, **kwargs):
+        super().__init__(**kwargs)
+        self.width = width
+        self.stem = layers.Conv2D(width, 3, name="stem")
+        self.pool = layers.GlobalAveragePooling2D()
+        self.head = layers.Dense(5, name="head")
+
+    def call(self, x):
+        return self.head(self.pool(self.stem(x)))
+
+    def get_config(self):
+        return {**super().get_config(), "width": self.width}
+
+
+def test_a_model_without_a_graph_maps_whatever_its_name_and_after_a_reload(tmp_path):
+    """A fresh subclassed model's variable paths start with its name, a reloaded one's do not:
+    the plan matches them without it (the teacher named otherwise, the student reloaded)."""
+    teacher, student = _Subclassed(16, name="big"), _Subclassed(8, name="small")
+    for model in (teacher, student):
+        model(np.zeros((1, 8, 8, 3), "float32"))
+    path = tmp_path / "student.keras"
+    keras.saving.register_keras_serializable("test_selection_derived")(_Subclassed)
+    student.save(path)
+    reloaded = keras.saving.load_model(path)
+    from keras_structinit.selection import selection_report
+
+    def own(path):
+        return re.sub(r"^(big|small)/", "", path)
+
+    for target in (student, reloaded):
+        fraction, _, _ = check_pair(teacher, target, normalize=own, skip=())
+        assert fraction == 1.0
+        # the default skip (the head) reads the same paths whatever leads them
+        assert sorted(map(own, selection_report(target, teacher=teacher).skipped)) == [
+            "head/bias",
+            "head/kernel",
+        ]

@@ -161,7 +161,8 @@ def derive_plan(
     pending, role_sizes, parts_needed = [], {}, {}
     first_bad = None
     for path, s_shape in s_shapes.items():
-        if _skipped(path, path, skip):
+        own = path[len(s_s.root) + 1 :] if s_s.root and path.startswith(f"{s_s.root}/") else path
+        if _skipped(path, own, skip):  # a fresh subclassed model's paths lead with its name
             plan.skipped.append(path)
             info.kept[path] = f"skip={tuple(skip)}"
             continue

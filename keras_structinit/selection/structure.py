@@ -74,6 +74,7 @@ class _Structure:
     order: list = field(default_factory=list)  # weighted layer names, topological
     graph_keys: dict = field(default_factory=dict)  # path -> key (graph fallback)
     prefix: str = ""  # the model's name, when its layers' names start with it (keras.applications ConvNeXt)
+    root: str = ""  # a model read with no graph: its name, which leads its variables' paths until a reload
 
 
 def _channels(tensor):
@@ -129,6 +130,7 @@ def describe_model(model):
     if not graph:
         _opaque(s, model, None, None, model.name)
         s.order.append(model.name)
+        s.root = model.name
         return s
     for op, node in graph:
         inputs = [t for t in _flat(node.input_tensors) if hasattr(t, "shape")]
@@ -293,6 +295,8 @@ def model_keys(s, use_graph):
             path_key = re.sub(rf"(^|/){re.escape(s.prefix)}", r"\1", path)
         else:
             path_key = path
+        if s.root and path_key.startswith(f"{s.root}/"):  # a fresh subclassed model's paths name it
+            path_key = path_key[len(s.root) + 1 :]
         path_key = re.sub(r"/variable_\d+$", "/variable", path_key)  # an unnamed variable's counter
         if name in auto_rank:
             rest = path[len(name) :] if path.startswith(name) else "/" + path.rsplit("/", 1)[-1]
