@@ -48,12 +48,15 @@ TF_SPLIT_FILES=(tests/test_inspect_issue58.py tests/test_recipes_heads.py tests/
                 tests/test_run_faults.py tests/test_output_lock.py tests/test_recipes_native.py
                 tests/test_alignment_activations.py tests/test_alignment_specialization.py
                 tests/test_recipes_weight_decay.py tests/test_benchmarks_determinism.py
-                tests/test_mimetic_apply.py tests/test_mimetic_inspect.py
-                tests/test_selection_derived.py tests/test_selection_derived_families.py)
+                tests/test_mimetic_apply.py tests/test_mimetic_inspect.py)
 # Issue 60's derived weight selection builds keras.applications ResNet101/50, EfficientNetB3/B0,
-# MobileNetV2 and KerasHub DINOV2 models (its file alone peaked at 1.8 GB on JAX, 2.2 GB on TensorFlow):
-# these files run in a second split process on JAX as well (jax-split2), beside the main job.
+# MobileNetV2 and KerasHub DINOV2 models (its file alone peaked at 1.8 GB on JAX, 2.2 GB on
+# TensorFlow). In the split2 processes it took TensorFlow's to 3.05 GB and torch's single process to
+# 3.03 GB (d707a5b): it runs in a process of its own on every backend (the -split3 jobs); JAX runs the
+# TensorFlow split2 files in a process of their own too (jax-split2: 2.44 GB with the derived files).
+SPLIT3_FILES=(tests/test_selection_derived.py tests/test_selection_derived_families.py)
 tf_ignore=("${ignore[@]}")
+for path in "${SPLIT3_FILES[@]}"; do tf_ignore+=(--ignore "${path}"); done
 for path in "${TF_SPLIT_FILES[@]}"; do tf_ignore+=(--ignore "${path}"); done
 # Longest first, so that the two short split jobs fill the end of the lane that the longest job
 # started. At 11cb2c4 (2026-11-26, s): jax 614, torch 476, jax-split 185, tensorflow 458,
@@ -68,7 +71,8 @@ NO_TF_FILES=(tests/test_no_tensorflow.py tests/test_recipes_native.py tests/test
 # which runs scripts/gpu_quick.sh --smoke: the gpu-quick tier end to end at tiny sizes.
 GPU_SMOKE_PACKAGES=(jax "torch==2.13.0" numpy h5py rich absl-py ml-dtypes packaging typing-extensions pillow
                     pytest)
-JOBS=(jax torch tensorflow jax-split jax-split2 tensorflow-split tensorflow-split2 jax-notf torch-notf gpu-smoke)
+JOBS=(jax torch tensorflow jax-split jax-split2 tensorflow-split tensorflow-split2 jax-split3 torch-split3
+      tensorflow-split3 jax-notf torch-notf gpu-smoke)
 logs="$(mktemp -d)"
 trap 'rm -rf "${logs}"' EXIT
 export JAX_COMPILATION_CACHE_DIR="${logs}/jax-cache"  # tests/conftest.py leaves a set one alone
@@ -125,14 +129,18 @@ run_named() {
       cat "${logs}/${name}.install" > "${logs}/${name}.log"
       echo "1 0" > "${logs}/${name}.status"
     fi
+  elif [[ "${name}" == *-split3 ]]; then
+    run_job "${name}" "${backend}" "${@:2}" "${SPLIT3_FILES[@]}"
   elif [[ "${name}" == *-split2 ]]; then
     run_job "${name}" "${backend}" "${@:2}" "${TF_SPLIT_FILES[@]}"
   elif [[ "${name}" == *-split ]]; then
     run_job "${name}" "${backend}" "${@:2}" "${SPLIT_FILES[@]}"
   elif [[ "${name}" == tensorflow || "${name}" == jax ]]; then
     run_job "${name}" "${backend}" "${@:2}" "${tf_ignore[@]}" tests
-  elif [[ "${name}" == torch ]]; then  # one process: torch keeps little of what it built
-    run_job "${name}" "${backend}" "${@:2}" tests
+  elif [[ "${name}" == torch ]]; then  # torch keeps little of what it built: all but SPLIT3_FILES
+    local split3=()
+    for path in "${SPLIT3_FILES[@]}"; do split3+=(--ignore "${path}"); done
+    run_job "${name}" "${backend}" "${@:2}" "${split3[@]}" tests
   else
     run_job "${name}" "${backend}" "${@:2}" "${ignore[@]}" tests
   fi
