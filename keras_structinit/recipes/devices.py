@@ -313,8 +313,8 @@ def end_process(message, status):
 
     A process whose peer is gone cannot leave normally: JAX's exit handler waits at the
     coordination service's shutdown barrier for the peer, and the service then aborts the
-    process (exit 134) with a C++ stack trace; ``os._exit`` skips it, as :func:`_join_deadline`
-    does at the join.
+    process (exit 134) with a C++ stack trace; ``os._exit`` skips it (:func:`_join_deadline` ends a
+    join that runs late the same way).
     """
     sys.stdout.flush()
     print(message, file=sys.stderr, flush=True)
@@ -342,12 +342,7 @@ def _join_deadline(timeout, message):
             flush=True,
         )
 
-    def give_up():
-        sys.stdout.flush()
-        print(message, file=sys.stderr, flush=True)
-        os._exit(1)
-
-    timers = [threading.Timer(timeout, give_up)]
+    timers = [threading.Timer(timeout, end_process, (message, 1))]
     if timeout > 2 * JOIN_NOTICE_AFTER:
         timers.append(threading.Timer(JOIN_NOTICE_AFTER, notice))
     for timer in timers:
