@@ -203,6 +203,29 @@ def test_selection_order_with_the_papers_student_recipe():
     ).format(*(c.unpaired[1] for c in found)) in page
 
 
+def test_selection_by_the_derived_plan_on_mobilenet_v2():
+    data, acc = _selection("selection_derived")
+    fine_tuned = _compare(data, acc["uniform"], acc["random_init"])
+    probe = _sample(data, lambda r: 100 * r["probe_accuracy"], variant="uniform")
+    probe_random = _sample(data, lambda r: 100 * r["probe_accuracy"], variant="random_init")
+    at_init = _compare(data, probe, probe_random)
+    assert fine_tuned.why_unpaired is None and at_init.why_unpaired is None
+    assert (fine_tuned.ahead, at_init.ahead) == (True, True)
+    page = _page("weight-selection.md")
+    values = {v: [a for a, _ in acc[v].values()] for v in ("uniform", "random_init")}
+    assert (
+        "the selected students {:.2f} ± {:.2f} % against {:.2f} ± {:.2f} % from random init, paired {} "
+        "points (beyond noise by the REPORT's rule)"
+    ).format(
+        np.mean(values["uniform"]),
+        np.std(values["uniform"], ddof=1),
+        np.mean(values["random_init"]),
+        np.std(values["random_init"], ddof=1),
+        _judged(fine_tuned),
+    ) in page
+    assert f"({_judged(at_init)})" in page
+
+
 def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
     data = _load("lc_fgsm")
     assert all(r["fgsm_accuracy"] < r["val_accuracy"] for r in data["runs"])
