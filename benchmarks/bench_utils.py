@@ -235,6 +235,169 @@ def runs_table(rows, part_header, columns):
     )
 
 
+# ----------------------------------------------------------------------------
+# Memory beside time (issue 62): the peak memory of measured steps
+# ----------------------------------------------------------------------------
+#: Bytes per GB in the tables (decimal, as ``machine_info``'s RAM is not: these are small numbers).
+GB = 1e9
+#: The column a speed table shows :func:`memory_cell` under.
+MEMORY_HEADER = "Peak RSS GB (+ step growth)"
+#: What :class:`StepMemory` measures, in the words of a results page.
+MEMORY_NOTE = (
+    "*Peak RSS GB*: the process' peak resident set (`ru_maxrss`: the framework and all that ran "
+    "before in the same process included) when the measured steps ended, and in brackets how far "
+    "the resident set rose above its size before them, at its peak during them (on Linux the "
+    "kernel's peak mark, reset before the steps, so that this is the steps' own growth). On a GPU "
+    "the device's peak allocation instead, marked GPU (torch `max_memory_allocated` and "
+    "TensorFlow's peak, reset before the steps; JAX `peak_bytes_in_use`, which cannot be reset). "
+    "Rows recorded before issue 62 have none."
+)
+_peak_seen = 0  # the process' peak resident set before StepMemory last reset the kernel's mark
+
+
+def rss_bytes():
+    """The current resident set of this process in bytes (``/proc/self/statm``); ``None``
+    where there is no ``/proc``."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _marked_peak_bytes():
+    """The kernel's peak resident set mark (``VmHWM``) in bytes, or ``None``."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def peak_rss_bytes():
+    """The process' peak resident set in bytes: ``ru_maxrss`` (KiB on Linux, bytes on macOS),
+    or the peak before :class:`StepMemory` last reset the kernel's mark where that was higher."""
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+    return max(peak, _peak_seen)
+
+
+def _reset_rss_peak():
+    """Sets the kernel's peak mark to the current resident set (Linux: ``5`` written to
+    ``/proc/self/clear_refs``; :func:`peak_rss_bytes` keeps the peak before); ``True`` where it did."""
+    global _peak_seen
+    _peak_seen = peak_rss_bytes()
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return _marked_peak_bytes() is not None
+
+
+def device_memory(backend):
+    """``(reset, peak_bytes)`` of the backend's GPU allocator, or ``None`` when running on CPU.
+    JAX's peak cannot be reset: it holds what earlier work in the process used."""
+    if backend == "torch":
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        return torch.cuda.reset_peak_memory_stats, torch.cuda.max_memory_allocated
+    if backend == "jax":
+        import jax
+
+        device = jax.devices()[0]
+        if device.platform == "cpu":
+            return None
+        return (lambda: None), (lambda: (device.memory_stats() or {}).get("peak_bytes_in_use"))
+    import tensorflow as tf
+
+    if not tf.config.list_logical_devices("GPU"):
+        return None
+    return (
+        lambda: tf.config.experimental.reset_memory_stats("GPU:0"),
+        lambda: tf.config.experimental.get_memory_info("GPU:0")["peak"],
+    )
+
+
+class StepMemory:
+    """The memory of the steps run inside ``with StepMemory(backend) as memory:``; after the
+    block ``memory.record`` is a dict (a speed row's ``memory`` field):
+
+    * ``kind``: ``"cpu_rss"``, or ``"gpu"`` where the backend computes on a GPU;
+    * ``rss_before_bytes``: the resident set when the block began (``None`` without ``/proc``);
+    * ``rss_peak_bytes``: the process' peak resident set when it ended (:func:`peak_rss_bytes`);
+    * ``rss_step_peak_bytes``: the peak resident set during the block (the kernel's mark, reset
+      at its start); ``None`` where it cannot be reset (then growth is taken from the process peak);
+    * ``rss_growth_bytes``: that peak minus ``rss_before_bytes``;
+    * ``device_peak_bytes``: the GPU allocator's peak (reset at the start, except JAX's), or ``None``.
+
+    ``scoped=False`` leaves the kernel's mark alone (``ru_maxrss`` then stays the process peak)."""
+
+    def __init__(self, backend, scoped=True):
+        self.backend, self.scoped, self.record = backend, scoped, None
+
+    def __enter__(self):
+        self._device = device_memory(self.backend)
+        if self._device:
+            self._device[0]()
+        self._scoped = self.scoped and _reset_rss_peak()
+        self._before = rss_bytes()
+        return self
+
+    def __exit__(self, *exc):
+        step_peak = _marked_peak_bytes() if self._scoped else None
+        peak = peak_rss_bytes()
+        device_peak = self._device[1]() if self._device else None
+        before = self._before
+        if step_peak is not None and before is not None:
+            # The kernel updates its mark lazily (other threads may allocate between the reset and
+            # the reading before): the block's peak is at least its start.
+            step_peak = max(step_peak, before)
+        self.record = {
+            "kind": "gpu" if self._device else "cpu_rss",
+            "rss_before_bytes": before,
+            "rss_peak_bytes": peak,
+            "rss_step_peak_bytes": step_peak,
+            "rss_growth_bytes": None if before is None else (step_peak or peak) - before,
+            "device_peak_bytes": None if device_peak is None else int(device_peak),
+        }
+        return False
+
+
+def memory_cell(record):
+    """A table cell of a :class:`StepMemory` record: on CPU the peak resident set and, in
+    brackets, the steps' growth, in GB; on a GPU the device peak in GB, marked GPU; ``""``
+    without a record (rows measured before issue 62)."""
+    if not record:
+        return ""
+    if record.get("kind") == "gpu":
+        peak = record.get("device_peak_bytes")
+        return "? GPU" if peak is None else f"{peak / GB:.2f} GPU"
+    growth = record.get("rss_growth_bytes")
+    return f"{record['rss_peak_bytes'] / GB:.2f}" + ("" if growth is None else f" (+{growth / GB:.2f})")
+
+
+def memory_column(measured, modes):
+    """A ``format_table`` column of :func:`memory_cell` per mode, ``" / "``-joined, headed
+    :data:`MEMORY_HEADER` and the modes: ``measured(row, mode)`` is a mode's measurement (a
+    dict that may hold a ``memory`` record)."""
+    return (
+        f"{MEMORY_HEADER}: {' / '.join(modes)}",
+        lambda r: " / ".join(filter(None, (memory_cell(measured(r, m).get("memory")) for m in modes))),
+        "",
+        "right",
+    )
+
+
+# ----------------------------------------------------------------------------
+# Running a benchmark: its command, its backends, its results
+# ----------------------------------------------------------------------------
 def script_command(script):
     """``(argv, cwd)`` that run the benchmark script at ``script`` again in a new process,
     as a module from the repository root (``python -m benchmarks.<name>``), so that its

@@ -27,6 +27,13 @@ Every measurement is 2 untimed warm-up calls, then ``--repeats`` timed calls
 (median, mean, std); a call that takes long gets fewer timed calls, so that
 they fit in ``--budget`` seconds (never fewer than 3).
 
+Memory beside time: each measurement's ``memory`` (``bench_utils.StepMemory``
+around its warm-up and timed calls): on CPU the process' peak resident set
+(``ru_maxrss``: the measurements run one after another in one process, op level
+first, so it holds the earlier ones) and the growth of the resident set over
+the measurement's own calls (the kernel's peak mark, reset before them); on a
+GPU the device's peak.
+
 Usage::
 
     python -m benchmarks.depthwise_speed --backend jax
@@ -49,9 +56,14 @@ import numpy as np
 from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
+    MEMORY_HEADER,
+    MEMORY_NOTE,
     WARMUP,
     Benchmark,
+    StepMemory,
     backend_parser,
+    memory_cell,
+    memory_column,
     per_backend,
     run_per_backend,
     runs_table,
@@ -354,10 +366,15 @@ def op_bench(args, backend):
                 rows.append({**row, "path": "native", "same_as": stock[case["compile"]]})
                 continue
             for mode, call in case["calls"].items():
-                stats, out = time_calls(call, args.repeats, args.budget, sync)
+                with StepMemory(backend) as memory:
+                    stats, out = time_calls(call, args.repeats, args.budget, sync)
                 leaves = _leaves(case.get("canon", lambda o: o)(out))
                 reference.setdefault(mode, leaves)
-                row[mode] = {**stats, "max_rel_diff_vs_stock": _rel_diff(leaves, reference[mode])}
+                row[mode] = {
+                    **stats,
+                    "max_rel_diff_vs_stock": _rel_diff(leaves, reference[mode]),
+                    "memory": memory.record,
+                }
                 print(
                     f"[{backend}] k={k} {case['variant']:<28} {MODES[mode]:<15} "
                     f"{stats['median_s'] * 1e3:9.2f} ms (n={stats['repeats']})",
@@ -449,9 +466,11 @@ def model_bench(args, backend):
                 keras.utils.set_random_seed(0)
                 model = build_convmixer(layer)
                 frozen = freeze_spatial(model) if mode == "frozen" else []
-                stats = time_train_step(model, jit, batch, args.model_repeats, args.budget)
+                with StepMemory(backend) as memory:
+                    stats = time_train_step(model, jit, batch, args.model_repeats, args.budget)
                 row[mode] = {
                     **stats,
+                    "memory": memory.record,
                     "frozen_variables": len(frozen),
                     "trainable_variables": len(model.trainable_variables),
                 }
@@ -519,6 +538,7 @@ def _op_table(k, results, ref):
             Column("×", f"{mode}_ratio", align="right"),
         ]
     columns.append(Column("Max rel. diff vs stock", "diff", align="right"))
+    columns.append(Column(f"{MEMORY_HEADER}: {' / '.join(MODES.values())}", "memory", align="right"))
     rows = []
     for backend, entry in results.items():
         if "op" not in entry:
@@ -537,6 +557,9 @@ def _op_table(k, results, ref):
                     cells[f"{mode}_ms"] = timing_cell(row[mode], cap, ".2f", scale=1e3)
                     cells[f"{mode}_ratio"] = f"{row[mode]['median_s'] / base:.2f}" if base else None
                 cells["diff"] = f"{max(row[mode]['max_rel_diff_vs_stock'] for mode in MODES):.1e}"
+                cells["memory"] = " / ".join(
+                    filter(None, (memory_cell(row[mode].get("memory")) for mode in MODES))
+                )
             rows.append(cells)
     return format_table(rows, columns)
 
@@ -573,6 +596,7 @@ def _model_table(results):
             ("Thawed s/step", lambda r: timing_cell(r[2]["thawed"], r[1], ".3f"), "", "right"),
             ("Frozen s/step", lambda r: timing_cell(r[2]["frozen"], r[1], ".3f"), "", "right"),
             ("Frozen speed-up", lambda r: r[2]["frozen_speedup"], lambda v: f"{v:.2f}×", "right"),
+            memory_column(lambda r, mode: r[2][mode], ("thawed", "frozen")),
         ],
     )
 
@@ -608,7 +632,9 @@ def render_markdown(data):
             "that takes long gets fewer timed calls, so that they fit in the time budget "
             "below (at least 3); such medians are marked `*` (see `repeats` in the JSON). "
             "Timings are only meaningful on an otherwise idle machine: check the load "
-            "averages."
+            f"averages. {MEMORY_NOTE} The steps of a measurement are its warm-up and timed calls "
+            "(model level: with `compile`), measured one after another in one process per backend, "
+            "in table order (op level first)."
         ),
         "",
         _runs_table(results),

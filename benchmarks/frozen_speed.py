@@ -29,6 +29,9 @@ A variant whose warm-up step is slow gets fewer timed steps (``--budget`` second
 at least 3), marked ``*``. Medians; the 1-minute load average at the start and
 end of each group is recorded.
 
+Memory: ``bench_utils.StepMemory`` over each variant's first and warm-up steps (thawed first, the
+earlier variants still held); ``memory.round_robin``: over the group's timed steps.
+
 Usage::
 
     python -m benchmarks.frozen_speed --all-backends               # every installed backend
@@ -51,8 +54,11 @@ import numpy as np
 from benchmarks.bench_utils import (
     BACKENDS,
     LOCAL_RESULTS,
+    MEMORY_NOTE,
     Benchmark,
+    StepMemory,
     backend_parser,
+    memory_column,
     per_backend,
     run_per_backend,
     runs_table,
@@ -243,14 +249,15 @@ def _prepare(args, backend, k, batch, path, jit, mode):
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         jit_compile=jit,
     )
-    start = time.perf_counter()
-    model.train_on_batch(*batch)  # traces and compiles
-    first = time.perf_counter() - start
-    warm = []
-    for _ in range(max(args.warmup - 1, 0)):
+    with StepMemory(backend) as memory:
         start = time.perf_counter()
-        model.train_on_batch(*batch)
-        warm.append(time.perf_counter() - start)
+        model.train_on_batch(*batch)  # traces and compiles
+        first = time.perf_counter() - start
+        warm = []
+        for _ in range(max(args.warmup - 1, 0)):
+            start = time.perf_counter()
+            model.train_on_batch(*batch)
+            warm.append(time.perf_counter() - start)
     last = warm[-1] if warm else first
     n = max(min(3, args.repeats), min(args.repeats, int(args.budget // max(last, 1e-9))))
     return {
@@ -263,6 +270,7 @@ def _prepare(args, backend, k, batch, path, jit, mode):
         "warmup_s": [round(t, 4) for t in warm],
         "frozen_variables": len(frozen),
         "resolved": resolved_paths(model),
+        "memory": memory.record,
         "times": [],
     }
 
@@ -285,10 +293,12 @@ def time_group(args, backend, k, batch):
         models = [
             _prepare(args, backend, k, batch, path, jit, mode) for path, jit in variants for mode in MODES
         ]
-        _round_robin(models, batch, args.repeats)
+        with StepMemory(backend) as memory:
+            _round_robin(models, batch, args.repeats)
         measured += models
         for m in models:
             m.pop("model")  # free it before the next pass
+            m["memory"]["round_robin"] = memory.record
     rows = {}
     for m in measured:
         row = rows.setdefault(
@@ -302,6 +312,7 @@ def time_group(args, backend, k, batch):
             "warmup_s": m["warmup_s"],
             "frozen_variables": m["frozen_variables"],
             "resolved_path": m["resolved"],
+            "memory": m["memory"],
         }
         print(
             f"[{backend}] k={k:<2} {m['path']:<7} jit_compile={m['jit_compile']!s:<5} {m['mode']:<6} "
@@ -482,7 +493,8 @@ def render_markdown(data):
             "(*stock*); *Path* is what the package's layers resolved to (thawed / frozen). On TensorFlow and "
             "JAX *stock* runs `keras.ops.depthwise_conv`, the *native* op, and is timed only with "
             "`--time-duplicates`. Variants known to be many times slower (PyTorch's eager shifted sum, XLA's "
-            "CPU grouped convolution) are timed at small k only (`SLOW` in the script), after the others."
+            "CPU grouped convolution) are timed at small k only (`SLOW` in the script), after the others. "
+            f"{MEMORY_NOTE} Here: a variant's first and warm-up steps (thawed first, earlier variants held)."
         ),
         "",
         format_table(
@@ -502,6 +514,7 @@ def render_markdown(data):
                     "",
                     "right",
                 ),
+                memory_column(lambda r, mode: r[3][mode], MODES),
             ],
         ),
     ]

@@ -41,7 +41,6 @@ import argparse
 import datetime
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -55,7 +54,10 @@ from benchmarks.bench_utils import (
     LOCAL_RESULTS,
     Benchmark,
     code_provenance,
+    device_memory,
     installed_backends,
+    peak_rss_bytes,
+    rss_bytes,
     runs_table,
     script_command,
     time_calls,
@@ -176,42 +178,6 @@ def row_config(args, expansion, batch_size, variant):
 # ----------------------------------------------------------------------------
 # One row, in its own process (KERAS_BACKEND set by the parent)
 # ----------------------------------------------------------------------------
-def _rss_bytes():
-    """The current resident set of this process."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _peak_rss_bytes():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
-
-
-def _device_memory(backend):
-    """``(reset, peak_bytes)`` of the backend's GPU allocator, or ``None`` when running on CPU."""
-    if backend == "torch":
-        import torch
-
-        if not torch.cuda.is_available():
-            return None
-        return torch.cuda.reset_peak_memory_stats, torch.cuda.max_memory_allocated
-    if backend == "jax":
-        import jax
-
-        device = jax.devices()[0]
-        if device.platform == "cpu":
-            return None
-        # XLA's peak cannot be reset: the train peak includes the forward one.
-        return (lambda: None), (lambda: (device.memory_stats() or {}).get("peak_bytes_in_use"))
-    import tensorflow as tf
-
-    if not tf.config.list_logical_devices("GPU"):
-        return None
-    return (
-        lambda: tf.config.experimental.reset_memory_stats("GPU:0"),
-        lambda: tf.config.experimental.get_memory_info("GPU:0")["peak"],
-    )
-
-
 def _build(expansion, variant):
     import keras
 
@@ -238,8 +204,8 @@ def measure_row(backend, expansion, batch_size, variant, args):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((batch_size, 32, 32, 3), dtype=np.float32)
     y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch_size)]
-    device = _device_memory(backend)
-    rss_built = _rss_bytes()
+    device = device_memory(backend)
+    rss_built = rss_bytes()
     result = {"memory": {"kind": "gpu" if device else "cpu_rss", "rss_built_mib": rss_built / MIB}}
     for mode, call in (
         ("forward", lambda: model.predict_on_batch(x)),
@@ -254,8 +220,8 @@ def measure_row(backend, expansion, batch_size, variant, args):
         if device:
             memory[f"{mode}_peak_mib"] = device[1]() / MIB
         else:
-            memory[f"{mode}_peak_rss_mib"] = _peak_rss_bytes() / MIB
-            memory[f"{mode}_growth_mib"] = (_peak_rss_bytes() - rss_built) / MIB
+            memory[f"{mode}_peak_rss_mib"] = peak_rss_bytes() / MIB
+            memory[f"{mode}_growth_mib"] = (peak_rss_bytes() - rss_built) / MIB
         print(
             f"{tag}: {mode.replace('_', '+')} {stats['median_s'] * 1e3:.1f} ms median of "
             f"{stats['repeats']} (warm-up {', '.join(f'{t:.2f}' for t in stats['warmup_s'])} s)",

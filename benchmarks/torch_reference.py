@@ -43,6 +43,12 @@ the GPU image) is skipped with a note; one that fails or runs past
 ``--group-timeout`` keeps what it measured and records the error. Each
 measurement: ``--warmup`` untimed steps, then ``--steps`` timed ones (the
 median is reported); ``x eager`` is a row's median over ``torch-eager``'s.
+Memory beside time: each measurement's ``memory`` (``bench_utils.StepMemory``
+around its warm-up and timed steps): on CPU the process' peak resident set
+(``ru_maxrss``, so it holds what ran earlier in the process: a group runs its rows
+in order, thawed before frozen, as its ``order`` records) and the growth of the
+resident set over that measurement's own steps (the kernel's peak mark, reset
+before them, minus the resident set before them); on a GPU the device's peak.
 
 Usage::
 
@@ -69,9 +75,12 @@ import numpy as np
 
 from benchmarks.bench_utils import (
     LOCAL_RESULTS,
+    MEMORY_NOTE,
     WARMUP,
     Benchmark,
+    StepMemory,
     code_provenance,
+    memory_column,
     script_command,
     time_calls,
 )
@@ -489,6 +498,8 @@ def measure_group(group, rows, args, write=lambda result: None):
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "loadavg": {"start": list(load)},
         "loadavg_1min": {"start": load[0]},
+        # The order the measurements ran in, one process: the process' peak RSS holds the earlier ones.
+        "order": [f"{row} {mode}" for row in rows for mode in MODES],
         "rows": {},
     }
     start = time.perf_counter()
@@ -512,7 +523,9 @@ def measure_group(group, rows, args, write=lambda result: None):
                         _reset_dynamo()
                     step, counts, model = keras_step(m, frozen, setting)
                     details = {"compile": f"jit_compile={setting}"}
-                stats, _ = time_calls(step, args.steps, warmup=args.warmup)
+                with StepMemory(backend) as memory:
+                    stats, _ = time_calls(step, args.steps, warmup=args.warmup)
+                details["memory"] = memory.record
                 if keras_backend is not None:
                     details["jit_compile_resolved"] = bool(model.jit_compile)
                 if backend == "torch" and setting is True:
@@ -694,6 +707,7 @@ def rows_table(data):
             cell[f"{mode}_min"] = f"{min(measured['times_s']):.3f}"
             cell[f"{mode}_x"] = f"{measured['median_s'] / base:.2f}" if base else ""
             cell[f"{mode}_first"] = f"{measured['warmup_s'][0]:.1f}" if measured.get("warmup_s") else ""
+            cell[f"{mode}_measured"] = measured
         thawed, frozen = _median(data, row, "thawed"), _median(data, row, "frozen")
         cell["speedup"] = f"{thawed / frozen:.2f}x" if thawed and frozen else ""
         cells.append(cell)
@@ -720,6 +734,7 @@ def rows_table(data):
                 "",
                 "right",
             ),
+            memory_column(lambda c, mode: c.get(f"{mode}_measured", {}), MODES),
             ("Note", get("note")),
         ],
     )
@@ -770,6 +785,11 @@ def render_markdown(data):
         "*Frozen*: the depthwise kernels not trainable. *x eager* = the row's median / plain PyTorch "
         "eager's, same mode; *min*: the fastest timed step (less sensitive to other work on the machine "
         "than the median: check the load averages). Every process ran alone, one after another.",
+        "",
+        f"{MEMORY_NOTE} Each process (a row group: the two plain-PyTorch rows; the two Keras torch "
+        "rows; Keras JAX; Keras TensorFlow) runs its rows in table order, each thawed first, then "
+        "frozen: the peak RSS of a later measurement is the process' peak so far, earlier ones "
+        "included; the growth in brackets is each measurement's own (its warm-up and timed steps).",
         "",
     ]
     if "machine" in data:

@@ -74,3 +74,20 @@ def test_summary_and_markdown_without_tensorflow():
     assert "Not measured (backend not installed or not run): tensorflow, torch." in text
     line, verdict = frozen_speed.headline("frozen_speed", data)
     assert "jax (jit): k 9 1.33x" in line and verdict == "yes"
+
+
+def test_a_tiny_run_records_the_memory_of_every_variant(tmp_path):
+    path = frozen_speed.PATHS[BACKEND][0]
+    args = frozen_speed.parse_args(
+        ["--quick", "--kernel-sizes", "5", "--repeats", "1", "--warmup", "1", "--paths", path]
+    )
+    backend, entry = frozen_speed.run_backend(args)
+    (row,) = entry["groups"][0]["results"]
+    for mode in frozen_speed.MODES:
+        memory = row[mode]["memory"]  # on CPU: the process' peak RSS and the growth over its steps
+        assert memory["kind"] == "cpu_rss" and memory["device_peak_bytes"] is None
+        assert memory["rss_peak_bytes"] > 0 and memory["rss_growth_bytes"] >= 0
+        assert memory["round_robin"]["rss_peak_bytes"] >= memory["rss_peak_bytes"]
+    text = frozen_speed.render_markdown({"benchmark": "frozen_speed", "results": {backend: entry}})
+    assert "Peak RSS GB (+ step growth): thawed / frozen" in text and "`ru_maxrss`" in text
+    assert f"{row['thawed']['memory']['rss_peak_bytes'] / 1e9:.2f} (+" in text

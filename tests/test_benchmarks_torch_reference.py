@@ -123,8 +123,13 @@ def test_a_tiny_run_times_plain_torch_and_this_backends_keras_model(tmp_path):
     for result in (plain, package):
         assert set(result["rows"]) <= {"torch-eager", row}
         assert result["loadavg"]["start"] and result["loadavg"]["end"] and result["software"]["keras"]
+        assert result["order"] == [f"{r} {mode}" for r in result["rows"] for mode in ref.MODES]
         for mode in ref.MODES:
-            assert result["rows"][next(iter(result["rows"]))][mode]["median_s"] > 0
+            measured = result["rows"][next(iter(result["rows"]))][mode]
+            assert measured["median_s"] > 0
+            memory = measured["memory"]  # on CPU: the process' peak RSS and this mode's own growth
+            assert memory["kind"] == "cpu_rss" and memory["device_peak_bytes"] is None
+            assert memory["rss_peak_bytes"] > 0 and memory["rss_growth_bytes"] >= 0
     eager, keras_row = plain["rows"]["torch-eager"], package["rows"][row]
     # The same model: the same trainable parameters, frozen or not.
     for mode in ref.MODES:
@@ -140,6 +145,13 @@ def test_a_tiny_run_times_plain_torch_and_this_backends_keras_model(tmp_path):
     assert "| `torch-eager` | plain PyTorch, eager | eager |" in text and f"| `{row}` |" in text
     ratio = keras_row["thawed"]["median_s"] / eager["thawed"]["median_s"]
     assert f"| {ratio:.2f} |" in text
+    assert "Peak RSS GB (+ step growth): thawed / frozen" in text and "`ru_maxrss`" in text
+    gb = eager["frozen"]["memory"]["rss_peak_bytes"] / 1e9
+    assert f"{eager['thawed']['memory']['rss_peak_bytes'] / 1e9:.2f} (+" in text and f"/ {gb:.2f} (+" in text
+    older = json.loads(json.dumps(data))  # rows recorded before issue 62 still render
+    for mode in ref.MODES:
+        older["rows"]["torch-eager"][mode].pop("memory")
+    assert "| `torch-eager` | plain PyTorch, eager | eager |" in ref.render_markdown(older)
     line, verdict = ref.headline(ref.NAME, data)
     assert "torch-eager" in line and row in line and verdict is None
 
