@@ -19,8 +19,10 @@ path:
   ``--time-duplicates``.
 
 Compilation as the package trains: JAX ``jit``, torch eager, TensorFlow
-``jit_compile=False`` (Keras' choice and the recipes' on a CPU) and, with
-``--tf-xla``, also ``jit_compile=True`` (XLA).
+``jit_compile=False`` (Keras' choice and the recipes' on a CPU); also TensorFlow with
+``jit_compile=True`` (XLA) unless ``--no-tf-xla``, and torch with ``jit_compile=True``
+(``torch.compile``, inductor; the ``torch`` path, what ``auto`` takes, at k = 9 unless
+``--all-sizes``: each compile costs a minute on 2 cores) unless ``--no-torch-compile`` or ``--quick``.
 
 The machine may be shared: all models of one (backend, k) are built, compiled
 and warmed up (``--warmup`` steps each), then timed round-robin, one step of each
@@ -79,6 +81,8 @@ PATHS = {
 #: 15-30x its native kernel, XLA's CPU grouped convolution 10-80x the shifted sum), timed only up to
 #: this kernel size unless --all-sizes: (backend, path, jit_compile) -> largest k.
 SLOW = {("torch", "shifted", False): 3, ("tensorflow", "native", True): 3}
+#: torch.compile'd variants: only the path "auto" takes (timed from this kernel size up, unless --all-sizes).
+TORCH_COMPILED = {"path": "torch", "min_k": 9}
 #: Paths that run the same op as another one on that backend: timed only with --time-duplicates.
 DUPLICATES = {"jax": {"stock": "native"}, "tensorflow": {"stock": "native"}}
 #: The path implementation="auto" took before issue 51's rule (the same thawed and frozen), per
@@ -90,6 +94,7 @@ BEFORE = {
     ("tensorflow", False): "native",
     ("tensorflow", True): "shifted",
     ("torch", False): "torch",
+    ("torch", True): "torch",
 }
 
 
@@ -130,6 +135,13 @@ def parse_args(argv=None):
         help="TensorFlow: only jit_compile=False (default: also jit_compile=True, XLA)",
     )
     parser.add_argument(
+        "--no-torch-compile",
+        dest="torch_compile",
+        action="store_false",
+        default=None,
+        help="torch: only eager (default: also jit_compile=True, torch.compile; not with --quick)",
+    )
+    parser.add_argument(
         "--time-duplicates",
         action="store_true",
         help="also time paths that run the same op as another (stock on TF/JAX)",
@@ -145,6 +157,8 @@ def parse_args(argv=None):
         args.repeats = 3 if args.quick else 12
     if args.budget is None:
         args.budget = 2.0 if args.quick else 8.0
+    if args.torch_compile is None:
+        args.torch_compile = not args.quick
     if args.quick:
         args.dim, args.depth, args.batch = 16, 2, 8
     if min(args.repeats, args.dim, args.depth, args.batch, *args.kernel_sizes) < 1:
@@ -206,8 +220,15 @@ def _variants(args, backend, k):
     paths = args.paths or PATHS[backend]
     if not args.time_duplicates:
         paths = [p for p in paths if p not in DUPLICATES.get(backend, {})]
-    jits = {"jax": (True,), "torch": (False,), "tensorflow": (False, True) if args.tf_xla else (False,)}
+    jits = {
+        "jax": (True,),
+        "torch": (False, True) if args.torch_compile else (False,),
+        "tensorflow": (False, True) if args.tf_xla else (False,),
+    }
     out = [(path, jit) for jit in jits[backend] for path in paths if path in PATHS[backend]]
+    if backend == "torch":  # compiled: the path "auto" takes, from TORCH_COMPILED["min_k"] up
+        compiled = args.all_sizes or k >= TORCH_COMPILED["min_k"]
+        out = [(p, jit) for p, jit in out if not jit or (compiled and p == TORCH_COMPILED["path"])]
     slow = [v for v in out if (backend, *v) in SLOW]
     keep_slow = [v for v in slow if args.all_sizes or k <= SLOW[(backend, *v)]]
     return [v for v in out if v not in slow], keep_slow
@@ -370,6 +391,7 @@ def run_backend(args):
             "budget_s": args.budget,
             "quick": args.quick,
             "tf_xla": args.tf_xla,
+            "torch_compile": args.torch_compile,
             "slow_max_kernel": None
             if args.all_sizes
             else {"/".join(map(str, key)): k for key, k in SLOW.items()},
@@ -383,7 +405,9 @@ def run_backend(args):
 # Output
 # ----------------------------------------------------------------------------
 def _compile_label(backend, jit):
-    return {"jax": "jit", "torch": "eager"}.get(backend, "XLA" if jit else "tf.function")
+    if backend == "torch":
+        return "torch.compile" if jit else "eager"
+    return {"jax": "jit"}.get(backend, "XLA" if jit else "tf.function")
 
 
 def _cell(stats, cap):

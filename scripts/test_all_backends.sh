@@ -54,7 +54,9 @@ TF_SPLIT_FILES=(tests/test_inspect_issue58.py tests/test_recipes_heads.py tests/
 # TensorFlow). In the split2 processes it took TensorFlow's to 3.05 GB and torch's single process to
 # 3.03 GB (d707a5b): it runs in a process of its own on every backend (the -split3 jobs); JAX runs the
 # TensorFlow split2 files in a process of their own too (jax-split2: 2.44 GB with the derived files).
-SPLIT3_FILES=(tests/test_selection_derived.py tests/test_selection_derived_families.py)
+# Issue 62's compiled-torch tests (tests/test_torch_compile.py: torch.compile of five models, minutes of
+# CPU; skipped elsewhere) run there too, beside the derived-selection files rather than in torch's main job.
+SPLIT3_FILES=(tests/test_selection_derived.py tests/test_selection_derived_families.py tests/test_torch_compile.py)
 tf_ignore=("${ignore[@]}")
 for path in "${SPLIT3_FILES[@]}"; do tf_ignore+=(--ignore "${path}"); done
 for path in "${TF_SPLIT_FILES[@]}"; do tf_ignore+=(--ignore "${path}"); done

@@ -36,6 +36,22 @@ def test_slow_variants_only_at_small_kernels_and_duplicates_left_out():
     assert frozen_speed._variants(args, "torch", 15)[1] == [("shifted", False)]
 
 
+def test_torch_compiled_rows_only_on_the_automatic_path_at_k_9():
+    args = frozen_speed.parse_args([])
+    assert args.torch_compile is True
+    fast, slow = frozen_speed._variants(args, "torch", 9)
+    assert [v for v in fast + slow if v[1]] == [("torch", True)]
+    assert not [v for k in (3, 7) for v in sum(frozen_speed._variants(args, "torch", k), []) if v[1]]
+    for flags in (["--no-torch-compile"], ["--quick"]):
+        assert not [
+            v for v in sum(frozen_speed._variants(frozen_speed.parse_args(flags), "torch", 9), []) if v[1]
+        ]
+    all_sizes = frozen_speed.parse_args(["--all-sizes"])
+    assert ("torch", True) in frozen_speed._variants(all_sizes, "torch", 3)[0]
+    assert frozen_speed._compile_label("torch", True) == "torch.compile"
+    assert frozen_speed._compile_label("torch", False) == "eager"
+
+
 def _row(path, jit, thawed, frozen):
     def stats(s):
         return {"median_s": s, "repeats": 12, "first_step_s": 1.0, "resolved_path": [path]}
