@@ -123,6 +123,27 @@ BN_NAMES = (
     ("moving_variance", "running_var"),
 )
 MODES = ("thawed", "frozen")
+#: Issue 62's goals: each Keras row's step within ``x eager`` of plain PyTorch eager, thawed and
+#: frozen; the frozen step at least ``frozen_speedup`` times faster than the thawed one.
+GOALS = {"x eager": 1.3, "frozen_speedup": 1.2}
+#: Why a row misses a goal, where the measurements say (shown beside the goals table).
+MISSES = {
+    "keras-jax": (
+        "XLA's CPU backend has no depthwise kernel of its own: the package's shifted sum (k^2 "
+        "multiply-adds over the whole tensor, memory-bound) is its fastest path (XLA's grouped "
+        "convolution is slower still, results/cpu/depthwise_speed.md), and it takes most of the "
+        "step: results/archive/convmixer_breakdown.md, 1.756 s with the depthwise convs, 0.580 s "
+        "without (TensorFlow 0.783 / 0.499 s, torch 0.832 s whole). Reaching 1.3x would take a "
+        "native kernel; on a GPU the `torch_reference` and `frozen_speed` entries of the GPU "
+        "suites decide it (not run: no GPU lent so far)"
+    ),
+    "keras-torch-jit": (
+        "Keras' torch trainer under torch.compile splits the step into many graphs (the counts in "
+        "*Compile*: Keras' layer-call machinery, its functional model's keyword arguments, which "
+        "hit Dynamo's recompile limit, and the step's own `loss.backward()` break it), so on this "
+        "CPU it is slower than eager: `structinit train --compile auto` keeps torch eager"
+    ),
+}
 
 
 def _groups(rows):
@@ -740,6 +761,44 @@ def rows_table(data):
     )
 
 
+def goals_table(data):
+    """Issue 62's goals (:data:`GOALS`) per Keras row: met or missed, and why (:data:`MISSES`)."""
+    from keras_structinit.reporting import format_table
+
+    cells = []
+    for row in ROWS:
+        if not row.startswith("keras-"):
+            continue
+        times = {mode: _median(data, row, mode) for mode in MODES}
+        base = {mode: _median(data, REFERENCE_ROW, mode) for mode in MODES}
+        if None in times.values() or None in base.values():
+            continue
+        ratios = [times[mode] / base[mode] for mode in MODES]
+        speedup = times["thawed"] / times["frozen"]
+        met = max(ratios) <= GOALS["x eager"] and speedup >= GOALS["frozen_speedup"]
+        cells.append(
+            {
+                "row": f"`{row}`",
+                "ratios": " / ".join(f"{r:.2f}" for r in ratios),
+                "ratio_met": "yes" if max(ratios) <= GOALS["x eager"] else "no",
+                "speedup": f"{speedup:.2f}x",
+                "speedup_met": "yes" if speedup >= GOALS["frozen_speedup"] else "no",
+                "why": "" if met else MISSES.get(row, "not analysed"),
+            }
+        )
+    return format_table(
+        cells,
+        [
+            ("Row", lambda c: c["row"]),
+            ("x eager (thawed / frozen)", lambda c: c["ratios"], "", "right"),
+            (f"<= {GOALS['x eager']}x", lambda c: c["ratio_met"]),
+            ("Frozen speed-up", lambda c: c["speedup"], "", "right"),
+            (f">= {GOALS['frozen_speedup']}x", lambda c: c["speedup_met"]),
+            ("Why a goal is missed", lambda c: c["why"]),
+        ],
+    )
+
+
 def groups_table(data):
     from keras_structinit.reporting import format_table
 
@@ -802,6 +861,17 @@ def render_markdown(data):
             "",
         ]
     lines += [rows_table(data), "", groups_table(data), ""]
+    goals = goals_table(data)
+    if goals:
+        lines += [
+            "## Issue 62's goals",
+            "",
+            f"Each Keras row within {GOALS['x eager']}x of plain PyTorch eager (the median step, thawed and "
+            f"frozen), and its frozen step at least {GOALS['frozen_speedup']}x faster than its thawed one.",
+            "",
+            goals,
+            "",
+        ]
     return "\n".join(lines)
 
 

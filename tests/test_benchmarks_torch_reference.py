@@ -190,3 +190,24 @@ def test_parse_args_checks_its_numbers():
     args = ref.parse_args([])
     assert args.rows == list(ref.ROWS) and args.steps == 12 and args.model == ref.MODEL
     assert isinstance(args, Namespace)
+
+
+@once_per_suite("renders recorded numbers: no backend")
+def test_the_goals_table_says_which_row_misses_and_why():
+    def row(thawed, frozen):
+        return {mode: {"median_s": s} for mode, s in (("thawed", thawed), ("frozen", frozen))}
+
+    data = {
+        "rows": {
+            "torch-eager": row(1.0, 1.0),
+            "keras-torch": row(1.2, 0.9),  # within 1.3x, frozen 1.33x faster: met
+            "keras-jax": row(2.0, 1.5),  # 2.0x eager: missed, with the recorded reason
+            "keras-tensorflow": row(1.0, 0.9),  # frozen only 1.11x faster: missed, not analysed
+        }
+    }
+    lines = {line.split(" | ")[0].strip("| `"): line for line in ref.goals_table(data).splitlines()[2:]}
+    assert set(lines) == {"keras-torch", "keras-jax", "keras-tensorflow"}
+    assert "| 1.20 / 0.90 | yes | 1.33x | yes | |" in lines["keras-torch"]
+    assert "| 2.00 / 1.50 | no | 1.33x | yes |" in lines["keras-jax"]
+    assert ref.MISSES["keras-jax"] in lines["keras-jax"]
+    assert "| 1.00 / 0.90 | yes | 1.11x | no | not analysed |" in lines["keras-tensorflow"]

@@ -31,9 +31,10 @@ def channel_normalizer(x, normalization="channel"):
 
 
 def default_jit_compile():
-    """``jit_compile`` for ``compile``: Keras' "auto" (XLA) on accelerators and on
-    JAX; off for TensorFlow on a CPU, whose XLA CPU code for the rest of a
-    ConvMixer is slower than its graph mode (benchmarks/results/archive/depthwise_speed.md)."""
+    """``jit_compile`` for ``compile`` (``structinit train --compile auto``), as measured on a CPU
+    (benchmarks/results/cpu/torch_reference.md, ConvMixer-128/6): XLA on JAX; off for TensorFlow on
+    a CPU, whose graph mode beat its XLA CPU code; Keras' "auto" on torch, which is eager: Keras'
+    compiled torch step was 2.1x slower than eager there. On accelerators Keras' "auto"."""
     if keras.backend.backend() == "tensorflow" and accelerator() == "cpu":
         return False
     return "auto"
