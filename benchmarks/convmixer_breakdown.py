@@ -24,10 +24,11 @@ from __future__ import annotations
 import datetime
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_utils import LOCAL_RESULTS, backend_parser, run_per_backend, time_calls
+from benchmarks.bench_utils import LOCAL_RESULTS, Benchmark, backend_parser, run_per_backend, time_calls
 
 NAME = "convmixer_breakdown"
 KINDS = ("depthwise", "bn", "act", "pointwise")
@@ -40,7 +41,7 @@ POINTWISE_SHAPE = (128, 16, 16, 128)
 def parse_args(argv=None):
     parser = backend_parser(__doc__.splitlines()[1])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--out", type=os.path.abspath, default=str(LOCAL_RESULTS))
+    parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
     return parser.parse_args(argv)
 
 
@@ -289,8 +290,54 @@ def render_markdown(data):
     return "\n".join(lines)
 
 
+def _without(entry, jit, removed):
+    for row in entry["model"]:
+        if (row["layers"], row["removed"], row["jit_compile"], row["frozen"], row["kernel_grad"]) == (
+            "package",
+            list(removed),
+            jit,
+            False,
+            "auto",
+        ):
+            return row["median_s"]
+    return None
+
+
+def headline(name, data):
+    """The suite report's line: per backend and compile setting, the thawed step with and without
+    the depthwise convs, and the depthwise convs' share of it."""
+    parts = []
+    for backend, entry in data["results"].items():
+        for jit in sorted({row["jit_compile"] for row in entry["model"]}):
+            whole, rest = _without(entry, jit, ()), _without(entry, jit, ("depthwise",))
+            if whole and rest:
+                parts.append(
+                    f"{backend} (jit_compile={jit}) {whole:.3f} s, {rest:.3f} s without the depthwise "
+                    f"convs ({1 - rest / whole:.0%} of the step)"
+                )
+    return "ConvMixer-128/6 step, thawed: " + "; ".join(parts), None
+
+
 def main(argv=None):
     run_per_backend(__file__, NAME, parse_args, run_backend, render_markdown, argv)
+
+
+# Issue 62: where JAX spends its step today, beside torch_reference's ratios.
+SUITE = {
+    "cpu": (
+        Benchmark(
+            name=NAME,
+            script="convmixer_breakdown.py",
+            args=("--all-backends",),
+            title="Where a ConvMixer-128/6 training step spends its time: each layer kind removed in "
+            "turn, per backend, and the 1x1 conv's forms",
+            paper="no timing in the papers; the question is why Keras JAX is slower than plain PyTorch "
+            "on a CPU (issue 62)",
+            minutes=10.0,
+            estimated=True,
+        ),
+    )
+}
 
 
 if __name__ == "__main__":

@@ -53,3 +53,25 @@ def test_summary_rows_are_the_whole_package_model_against_torch():
         "| jax | True | 2.000 | 1.500 | 1.33x | 2.00 / 3.00 |",
         "| torch | False | 1.000 | 0.500 | 2.00x | - |",
     ]
+
+
+def test_the_headline_gives_the_depthwise_share_of_each_step():
+    def row(removed, seconds, jit=True):
+        return {
+            "layers": "package",
+            "removed": list(removed),
+            "kernel_grad": "auto",
+            "jit_compile": jit,
+            "frozen": False,
+            "median_s": seconds,
+        }
+
+    data = {"results": {"jax": {"model": [row((), 2.0), row(("depthwise",), 0.5), row(("bn",), 1.5)]}}}
+    line, verdict = convmixer_breakdown.headline("convmixer_breakdown", data)
+    assert line == (
+        "ConvMixer-128/6 step, thawed: jax (jit_compile=True) 2.000 s, 0.500 s without the depthwise "
+        "convs (75% of the step)"
+    )
+    assert verdict is None
+    (entry,) = convmixer_breakdown.SUITE["cpu"]
+    assert entry.name == convmixer_breakdown.NAME and entry.run_key is None
