@@ -73,9 +73,9 @@ def _variants(backend):
 
 
 def model_rows(args):
-    import depthwise_speed
     import keras
 
+    from benchmarks import depthwise_speed
     from keras_structinit import freeze_spatial
     from keras_structinit.ops import depthwise
 
