@@ -43,12 +43,14 @@ for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
 # seeded reruns) took the tensorflow job to 3.41 GB (4bee031); with nine of these files in a process
 # of their own it still peaked at 3.03 GB (measured alone, de47a76), so the mimetic and determinism
 # files moved too. The split job stays as it was (2.63 GB with three of them). JAX's main job holds
-# them at 2.26 GB.
+# them at 2.26 GB. Issue 62's memory columns (a 200 MB allocation test, tiny runs of the speed
+# scripts on every backend) took the tensorflow job to 3.27 GB (f57396a): those three files moved too.
 TF_SPLIT_FILES=(tests/test_inspect_issue58.py tests/test_recipes_heads.py tests/test_mimetic_structure.py
                 tests/test_run_faults.py tests/test_output_lock.py tests/test_recipes_native.py
                 tests/test_alignment_activations.py tests/test_alignment_specialization.py
                 tests/test_recipes_weight_decay.py tests/test_benchmarks_determinism.py
-                tests/test_mimetic_apply.py tests/test_mimetic_inspect.py)
+                tests/test_mimetic_apply.py tests/test_mimetic_inspect.py tests/test_benchmarks_memory.py
+                tests/test_benchmarks_depthwise_speed.py tests/test_benchmarks_frozen_speed.py)
 # Issue 60's derived weight selection builds keras.applications ResNet101/50, EfficientNetB3/B0,
 # MobileNetV2 and KerasHub DINOV2 models (its file alone peaked at 1.8 GB on JAX, 2.2 GB on
 # TensorFlow). In the split2 processes it took TensorFlow's to 3.05 GB and torch's single process to
