@@ -21,7 +21,7 @@ path:
 Compilation as the package trains: JAX ``jit``, torch eager, TensorFlow
 ``jit_compile=False`` (Keras' choice and the recipes' on a CPU); also TensorFlow with
 ``jit_compile=True`` (XLA) unless ``--no-tf-xla``, and torch with ``jit_compile=True``
-(``torch.compile``, inductor; the ``torch`` path, what ``auto`` takes, at k = 9 unless
+(``torch.compile``, inductor; the ``torch`` path, what ``auto`` takes, at k >= 9, every k with
 ``--all-sizes``: each compile costs a minute on 2 cores) unless ``--no-torch-compile`` or ``--quick``.
 
 The machine may be shared: all models of one (backend, k) are built, compiled
