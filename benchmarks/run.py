@@ -355,12 +355,16 @@ def changed_files(commit, paths, root):
 
 
 def _code_form(text):
-    """The syntax tree of Python source ``text`` without docstrings, as text (``None`` where it
-    does not parse): equal for sources that differ only in layout, comments or docstrings."""
+    """The syntax tree of Python source ``text`` without docstrings and without a module-level
+    ``SUITE = ...`` declaration, as text (``None`` where it does not parse): equal for sources that
+    differ only in layout, comments, docstrings or their suite entries. An entry's arguments are
+    checked on their own (:func:`_finished_with`), so adding an entry to a script, or changing one,
+    leaves the script's other entries current; the names ``SUITE`` uses are compared as code."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
+    tree.body = [node for node in tree.body if not _declares_suite(node)]
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if (
@@ -372,6 +376,14 @@ def _code_form(text):
         ):
             node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree, annotate_fields=False)
+
+
+def _declares_suite(node):
+    """Whether the module-level statement ``node`` assigns ``SUITE`` (``SUITE = {...}``)."""
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return isinstance(node, (ast.Assign, ast.AnnAssign)) and any(
+        isinstance(t, ast.Name) and t.id == "SUITE" for t in targets
+    )
 
 
 def _same_code(commit, path, root):

@@ -162,3 +162,33 @@ def test_layout_comments_and_docstrings_leave_an_entry_fresh_and_code_does_not(r
     assert changed_files(base, BENCH.dependencies, root) == ["keras_structinit/selection/select.py"]
     select.write_text("def pick(x:\n")
     assert changed_files(base, BENCH.dependencies, root) == ["keras_structinit/selection/select.py"]
+
+
+def test_a_new_or_changed_suite_entry_leaves_the_scripts_other_entries_current(repo):
+    """Adding an entry to a script's ``SUITE`` (or changing one, whose arguments the runner checks
+    itself) is no change to the code its recorded entries ran; the rest of the script is."""
+    root, _, commit = repo
+    script = root / "benchmarks/selection_accuracy.py"
+    script.write_text(
+        'SEEDS = ("--seeds", "0")\n\ndef main():\n    return 1\n\n'
+        'SUITE = {"cpu": (dict(name="selection_accuracy", args=SEEDS),)}\n'
+    )
+    commit("one entry")
+    base = subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    script.write_text(
+        'SEEDS = ("--seeds", "0")\n\ndef main():\n    return 1\n\n'
+        'SUITE: dict = {"cpu": (dict(name="selection_accuracy", args=SEEDS), dict(name="new", args=()))}\n'
+    )
+    assert stale_status(BENCH, [_result(base)], root) is None
+    script.write_text(  # a constant the entries use is code
+        'SEEDS = ("--seeds", "1")\n\ndef main():\n    return 1\n\n'
+        'SUITE = {"cpu": (dict(name="selection_accuracy", args=SEEDS),)}\n'
+    )
+    assert changed_files(base, BENCH.dependencies, root) == ["benchmarks/selection_accuracy.py"]
+    script.write_text(  # so is the script's code, and a SUITE that is not the module's
+        'SEEDS = ("--seeds", "0")\n\ndef main():\n    SUITE = 2\n    return 1\n\n'
+        'SUITE = {"cpu": (dict(name="selection_accuracy", args=SEEDS),)}\n'
+    )
+    assert changed_files(base, BENCH.dependencies, root) == ["benchmarks/selection_accuracy.py"]
