@@ -117,6 +117,10 @@ def run_fresh_python(code, cwd):
     return result.stdout
 
 
+#: Seconds a ``run_cli_in_child`` process may take.
+CHILD_TIMEOUT = 300
+
+
 def run_cli_in_child(tmp_path, code, argv):
     """Runs ``structinit`` with ``argv`` in a child process on this Keras backend, after ``code``
     (SIGINT as a terminal gives it, even when the suite runs where SIGINT is ignored); returns
@@ -126,11 +130,16 @@ def run_cli_in_child(tmp_path, code, argv):
     script = tmp_path / "child.py"
     script.write_text(
         "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+        # A child that hangs prints every thread's stack and exits before the timeout below, so
+        # that the failure says where it waited.
+        f"import faulthandler\nfaulthandler.dump_traceback_later({CHILD_TIMEOUT - 30}, exit=True)\n"
         + textwrap.dedent(code)
         + f"\nimport sys\nfrom keras_structinit import cli\nsys.exit(cli.main({argv!r}))\n"
     )
     env = dict(os.environ, KERAS_BACKEND=keras.backend.backend())
-    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=CHILD_TIMEOUT
+    )
 
 
 class InterruptAtEpoch(keras.callbacks.Callback):

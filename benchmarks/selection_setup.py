@@ -1,0 +1,161 @@
+"""Weight selection's students with and without the settings taken from the authors' code
+(issue 59, point 7), on one cell.
+
+Where the weight-selection paper (004) is silent, ``selection_accuracy.py`` follows the authors'
+training code: no weight decay on biases, normalization parameters, the position table and the
+class token (``no_weight_decay="timm"``), and ImageNet mean/std inputs (``normalization="imagenet"``).
+This script runs the same study with both undone (every trainable variable decayed, per-channel
+statistics of the training images), on the ``selection_table7`` entry's configuration: its own
+teacher trained the same way, then random-init and uniformly selected students on seeds 0-2. The
+seeds pair with ``selection_table7``'s runs of the same variants (same data order, augmentation
+draws and initial weights; only the two settings differ), which this script copies into its results
+(``authors_setup``) when that file is beside them, so the report's comparison reads one file.
+
+    python -m benchmarks.selection_setup --name selection_setup --backend torch ...
+    (selection_accuracy.py's arguments; see its docstring)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from benchmarks import selection_accuracy as base
+from benchmarks.bench_utils import Benchmark, Comparison, by_seed, ms, verdict_of
+
+#: The two settings as this run has them (the authors' code: ``"timm"`` and ``"imagenet"``).
+PLAIN = {"no_weight_decay": None, "normalization": "channel"}
+#: The results of the same cell with the authors' settings, and the variants compared with them.
+AUTHORS = "selection_table7"
+COMPARED = ("random_init", "uniform")
+#: How the two setups' runs of one seed pair (the report's pairing sentence).
+PAIRING = (
+    "paired by seed: the two setups' students of one seed share the data order, the augmentation "
+    "and mixing draws and the initial weights; the uniform students' teachers differ (each trained "
+    "with its own setup), the random-init students have none"
+)
+
+
+#: The arguments are selection_accuracy.py's.
+parse_args = base.parse_args
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    authors = base.RECIPE
+    base.RECIPE = {**authors, **PLAIN}  # base.main reads it when it builds the run's recipe
+    try:
+        base.main(argv)
+    finally:
+        base.RECIPE = authors
+    attach_authors_setup(args.out / f"{args.name}.json", args.out / f"{AUTHORS}.json")
+
+
+def attach_authors_setup(path, authors_path):
+    """Copies ``authors_path``'s runs of :data:`COMPARED` (and its code record and settings) into the
+    results at ``path`` as ``authors_setup`` when that file exists; writes their Markdown either way."""
+    from keras_structinit.io_utils import write_json, write_text
+
+    data = json.loads(path.read_text())
+    if authors_path.exists():
+        authors = json.loads(authors_path.read_text())
+        data["authors_setup"] = {
+            "file": authors_path.name,
+            "code": authors.get("code"),
+            "recipe": {k: authors["config"]["recipe"].get(k) for k in PLAIN},
+            "runs": [r for r in authors["runs"] if r["variant"] in COMPARED],
+        }
+        write_json(path, data)
+    else:
+        print(f"No {authors_path.name} beside the results: the setups are not compared yet", flush=True)
+    write_text(path.with_suffix(".md"), render_markdown(data))
+
+
+def render_markdown(data):
+    lines = [base.render_markdown(data).rstrip(), "", "## Against the authors' settings", ""]
+    found = comparisons("selection_setup", data)
+    if "authors_setup" not in data:
+        return "\n".join([*lines, f"Not compared yet: no `{AUTHORS}.json` when this ran.", ""])
+    lines.append(
+        f"Recipe here: {PLAIN}; in `{data['authors_setup']['file']}`: {data['authors_setup']['recipe']}. "
+        f"Differences in points, {PAIRING}:"
+    )
+    lines += ["", *(f"- {said(c)}" for c in found), ""]
+    return "\n".join(lines)
+
+
+def said(comparison):
+    """``"label +d ± se (paired; unpaired +d ± se)"``: a comparison as the results say it."""
+    c = comparison
+    figure = c.paired_figure if c.why_unpaired is None else c.unpaired
+    return f"{c.label} {c.text(figure)} points ({c.judged}; unpaired {c.text(c.unpaired)})"
+
+
+def comparisons(name, data):
+    """Uniform selection over random init in this setup (the paper's direction, counted), then the
+    authors' setup minus this one for each variant (context: the paper states no direction)."""
+    out = [c for c in base.comparisons(name, data) if c.label == "uniform − random_init"]
+    theirs = data.get("authors_setup", {}).get("runs", [])
+    for variant in COMPARED:
+        ours = by_seed([r for r in data["runs"] if r["variant"] == variant])
+        other = by_seed([r for r in theirs if r["variant"] == variant])
+        if ours and other:
+            out.append(Comparison(f"{variant}: authors' setup − plain", other, ours, data, counts=False))
+    return out
+
+
+def headline(name, data):
+    """The suite report's line: ``(our numbers, verdict)`` (see :func:`comparisons`)."""
+    accs = {}
+    for r in data["runs"]:
+        accs.setdefault(r["variant"], []).append(r["val_accuracy"])
+    text = "plain setup: " + "; ".join(f"{v} {ms(a, 100)} %" for v, a in accs.items())
+    found = comparisons(name, data)
+    text += "".join(f"; {said(c)}" for c in found if not c.counts)
+    return text, verdict_of(found)
+
+
+FIGURES = {}
+
+SUITE = {
+    "cpu": (
+        Benchmark(
+            name="selection_setup",
+            script="selection_setup.py",
+            # selection_table7's configuration (its teacher's and students' sizes, seeds 0-2), the
+            # two settings undone; run after it so that its runs are attached.
+            args=(
+                "--name",
+                "selection_setup",
+                "--backend",
+                "torch",
+                "--teacher-train-size",
+                "20000",
+                "--teacher-epochs",
+                "2",
+                "--student-train-size",
+                "3000",
+                "--variants",
+                *COMPARED,
+                "--seeds",
+                "0",
+                "1",
+                "2",
+            ),
+            title="Weight selection's setup where the paper is silent: students without the authors' "
+            "no-weight-decay groups and ImageNet input statistics, paired with selection_table7's",
+            paper="the paper states neither; the authors' code excludes biases, normalization "
+            "parameters, the position table and the class token from weight decay and feeds ImageNet "
+            "mean/std-normalized inputs; Table 1's direction (selection > random init) is what counts",
+            # Estimate: selection_table7's teacher took 16.4 min, its students ~1.2 min each.
+            minutes=25,
+            estimated=True,
+            depends=("benchmarks/selection_accuracy.py",),
+            artifacts=("selection_setup_teacher.keras",),
+        ),
+    ),
+}
+
+
+if __name__ == "__main__":
+    sys.exit(main())
