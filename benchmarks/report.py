@@ -86,6 +86,12 @@ RULE = [
     "Which code a run ran on: the commit it records; for runs recorded before commits were (their "
     "entries list as `stale (no commit recorded)`), its sitting (recorded end times chained by gaps of "
     f"at most {SESSION_HOURS:g} hours), or the whole file where runs record no date.",
+    "",
+    "Seeds: 3 per cell, and 5 (0-4) in two headline cells: the covariance convergence pair (k 9, "
+    "frozen, `covariance_convergence`) and LC Fig. 1 at E = 8 and 16 (`lc_accuracy_fig1`), about 20 "
+    "and 35 more CPU minutes. The other two headline rows keep 3 seeds: 5 would add about 63 minutes "
+    "to `selection_accuracy` (95 minutes for 3) and 57 to `mimetic_sweep` (85 for 3), beyond this "
+    "2-core CPU's budget for the issue.",
 ]
 
 

@@ -530,3 +530,25 @@ def test_a_deadline_stops_training_at_an_epoch_end(monkeypatch):
     callback.on_epoch_begin(1)
     callback.on_epoch_end(1)
     assert model.stop_training
+
+
+def _seeds_of(name, cell, tmp_path):
+    """The seeds the CPU entry ``name``'s invocations run for the cell ``cell(parsed args)``."""
+    bench = next(b for b in CPU if b.name == name)
+    module = report.script_module(bench.script)
+    seeds = set()
+    for args in bench.invocations:
+        parsed = module.parse_args([*args, "--out", str(tmp_path), "--data", str(REPO_ROOT)])
+        if cell(parsed):
+            seeds |= set(parsed.seeds)
+    return sorted(seeds)
+
+
+def test_the_headline_cells_run_five_seeds(tmp_path):
+    """Issue 59, point 5: the covariance convergence pair (k 9, frozen) and LC Fig. 1 at E = 8 and
+    16 run seeds 0-4 (the other two headline rows keep 3: the REPORT states the minutes)."""
+    five = list(range(5))
+    assert _seeds_of("covariance_convergence", lambda a: a.frozen in ("both", "frozen"), tmp_path) == five
+    for e in (8, 16):
+        assert _seeds_of("lc_accuracy_fig1", lambda a, e=e: e in a.expansions, tmp_path) == five
+    assert _seeds_of("lc_accuracy_fig1", lambda a: 1 in a.expansions, tmp_path) == [0, 1, 2]
