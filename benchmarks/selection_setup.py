@@ -21,7 +21,7 @@ import json
 import sys
 
 from benchmarks import selection_accuracy as base
-from benchmarks.bench_utils import Benchmark, Comparison, by_seed, ms, verdict_of
+from benchmarks.bench_utils import TRAIN_SEEDS, Benchmark, Comparison, by_seed, ms, verdict_of
 
 #: The two settings as this run has them (the authors' code: ``"timm"`` and ``"imagenet"``).
 PLAIN = {"no_weight_decay": None, "normalization": "channel"}
@@ -117,31 +117,21 @@ def headline(name, data):
 
 FIGURES = {}
 
+
+def _cell(name, options=("--backend", "--teacher-train-size", "--teacher-epochs", "--student-train-size")):
+    """The ``options`` (with their values) of ``selection_accuracy.py``'s CPU entry ``name``."""
+    args = next(b for b in base.SUITE["cpu"] if b.name == name).args
+    return tuple(a for o in options for a in (o, args[args.index(o) + 1]))
+
+
 SUITE = {
     "cpu": (
         Benchmark(
             name="selection_setup",
             script="selection_setup.py",
-            # selection_table7's configuration (its teacher's and students' sizes, seeds 0-2), the
-            # two settings undone; run after it so that its runs are attached.
-            args=(
-                "--name",
-                "selection_setup",
-                "--backend",
-                "torch",
-                "--teacher-train-size",
-                "20000",
-                "--teacher-epochs",
-                "2",
-                "--student-train-size",
-                "3000",
-                "--variants",
-                *COMPARED,
-                "--seeds",
-                "0",
-                "1",
-                "2",
-            ),
+            # selection_table7's cell (its teacher's and students' sizes, seeds 0-2), the two
+            # settings undone; run after it so that its runs are attached.
+            args=("--name", "selection_setup", *_cell(AUTHORS), "--variants", *COMPARED, *TRAIN_SEEDS),
             title="Weight selection's setup where the paper is silent: students without the authors' "
             "no-weight-decay groups and ImageNet input statistics, paired with selection_table7's",
             paper="the paper states neither; the authors' code excludes biases, normalization "

@@ -9,8 +9,8 @@ that the report pairs the two setups by seed.
 
 import json
 
-import numpy as np
 import pytest
+from test_cli import write_tiny_cifar
 
 from benchmarks import selection_accuracy as sa
 from benchmarks import selection_setup as ss
@@ -48,15 +48,8 @@ def test_entry_runs_selection_table7s_cell_with_the_two_settings_undone():
 
 
 def test_tiny_run_records_the_plain_recipe_and_pairs_with_the_authors_setup(tmp_path):
-    rng = np.random.default_rng(0)
-    data_path = tmp_path / "tiny.npz"
-    np.savez(
-        data_path,
-        x=rng.integers(0, 256, (100, 32, 32, 3), dtype=np.uint8),
-        y=np.repeat(np.arange(10), 10).astype(np.int32),
-    )
     out = tmp_path / "out"
-    argv = ["--data", str(data_path), "--out", str(out)]
+    argv = ["--data", write_tiny_cifar(tmp_path / "tiny.npz", 100, 0), "--out", str(out)]
     argv += ["--student-dim", "16", "--student-heads", "2", "--student-depth", "1", "--teacher-depth", "1"]
     argv += ["--teacher-epochs", "1", "--student-train-size", "32", "--student-epochs", "1"]
     argv += ["--probe-epochs", "1", "--batch-size", "32", "--variants", *ss.COMPARED, "--seeds", "0"]

@@ -53,6 +53,12 @@ def repo(tmp_path):
     return tmp_path, git("rev-parse", "HEAD"), commit
 
 
+def _head(root):
+    return subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
 def _result(commit, runs=()):
     return {"code": {"commit": commit, "dirty": False}, "runs": list(runs)}
 
@@ -142,9 +148,7 @@ def test_layout_comments_and_docstrings_leave_an_entry_fresh_and_code_does_not(r
     select = root / "keras_structinit/selection/select.py"
     select.write_text('def pick(x):\n    """Old words."""\n    return x[::2]  # every second\n')
     commit("real code")
-    base = subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    base = _head(root)
     # What `ruff format` and a reworded docstring or comment do: the same syntax tree.
     select.write_text(
         "def pick(x):\n    '''New words,\n    two lines.'''\n\n    return x[\n        ::2\n    ]\n"
@@ -174,9 +178,7 @@ def test_a_new_or_changed_suite_entry_leaves_the_scripts_other_entries_current(r
         'SUITE = {"cpu": (dict(name="selection_accuracy", args=SEEDS),)}\n'
     )
     commit("one entry")
-    base = subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+    base = _head(root)
     script.write_text(
         'SEEDS = ("--seeds", "0")\n\ndef main():\n    return 1\n\n'
         'SUITE: dict = {"cpu": (dict(name="selection_accuracy", args=SEEDS), dict(name="new", args=()))}\n'
