@@ -661,6 +661,8 @@ SUITE = {
             run_key=("model", "variant", "epochs", "seed"),
             eval_data=True,
             depends=MIXED_INITS,
+            # Its ViT runs of b = 0 and 0.05 are mimetic_sweep's (the report's run-to-run spread).
+            repeats="mimetic_sweep",
         ),
         Benchmark(
             name="mimetic_scalar_bias",

@@ -109,6 +109,35 @@ def _figure_cells(comparison):
     }
 
 
+def _spread_line(name, repeats, found, datas, setting):
+    """The report's sentence on ``found`` (:func:`rerun_spread`) between ``datas`` (earlier, later)."""
+    commits = [(d.get("code") or {}).get("commit") for d in datas]
+    code = (
+        "on different code"
+        if None in commits
+        else f"at one commit, {commits[0][:7]}"
+        if commits[0] == commits[1]
+        else f"at commits {commits[0][:7]} and {commits[1][:7]}"
+    )
+    said = (
+        f"`{name}` repeats `{repeats}`'s configuration and seeds. Of the {found['runs']} runs both hold "
+        f"(recorded {found['dates'][0]} and {found['dates'][1]}, {code}{setting}), "
+    )
+    if found["largest"] == 0:
+        return said + "every one has the same held-out accuracy, bit for bit."
+    said += (
+        f"single runs moved by up to {found['largest']:.2f} points of held-out accuracy (mean change "
+        f"{found['mean']:+.2f}, sd {found['sd']:.2f}), the means over seeds of one variant by up to "
+        f"{found['largest_mean']:.2f}"
+    )
+    if None in commits:
+        return (
+            said
+            + f": the margin added to a difference whose two sides ran on different code ({CODE_SPREAD:g})."
+        )
+    return said + "."
+
+
 def spread_lines(results_dir, folders):
     """The report's run-to-run spread: per entry that repeats another's configuration and seeds."""
     lines = []
@@ -133,12 +162,7 @@ def spread_lines(results_dir, folders):
                 else ""
             )
             lines.append(
-                f"`{suite}/{bench.name}` repeats `{bench.repeats}`'s configuration and seeds. Of the "
-                f"{found['runs']} runs both hold (recorded {found['dates'][0]} and {found['dates'][1]}, "
-                f"on different code{setting}), single runs moved by up to {found['largest']:.2f} points "
-                f"of held-out accuracy (mean change {found['mean']:+.2f}, sd {found['sd']:.2f}), the "
-                f"means over seeds of one variant by up to {found['largest_mean']:.2f}: the margin "
-                f"added to a difference whose two sides ran on different code ({CODE_SPREAD:g})."
+                _spread_line(f"{suite}/{bench.name}", bench.repeats, found, (earlier, later), setting)
             )
     if lines:
         lines += [

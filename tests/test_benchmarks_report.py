@@ -203,3 +203,22 @@ def test_stream_date_is_the_stateless_streams_commit():
     if found.returncode:
         pytest.skip("no git history here")
     assert found.stdout.strip() == STATELESS_STREAM
+
+
+def test_the_spread_sentence_says_which_code_and_a_bit_identical_rerun():
+    """Issue 59, point 6: a rerun at one commit that matches bit for bit says so; a rerun at two
+    commits gives its spread without the different-code margin."""
+    earlier = {"config": {"a": 1}, "code": {"commit": "a" * 40, "dirty": False}, "runs": []}
+    for seed in (0, 1, 2):
+        earlier["runs"].append({"seed": seed, "val_accuracy": 0.3 + seed / 100, "date": "2026-11-28T10:00"})
+    later = copy.deepcopy(earlier)
+    found = rerun_spread(earlier, later, ("seed",))
+    text = report._spread_line("cpu/b", "a", found, (earlier, later), "")
+    assert "(recorded 2026-11-28 and 2026-11-28, at one commit, aaaaaaa)" in text
+    assert text.endswith("every one has the same held-out accuracy, bit for bit.")
+    later["code"]["commit"] = "b" * 40
+    later["runs"][1]["val_accuracy"] += 0.005
+    found = rerun_spread(earlier, later, ("seed",))
+    text = report._spread_line("cpu/b", "a", found, (earlier, later), "")
+    assert "at commits aaaaaaa and bbbbbbb" in text and "single runs moved by up to 0.50 points" in text
+    assert "different code" not in text
