@@ -161,6 +161,7 @@ def spread_lines(results_dir, folders):
                 if threads[0] != threads[1]
                 else ""
             )
+            lines += [""] if lines else []
             lines.append(
                 _spread_line(f"{suite}/{bench.name}", bench.repeats, found, (earlier, later), setting)
             )
