@@ -44,6 +44,7 @@ import argparse
 import ast
 import dataclasses
 import datetime
+import functools
 import json
 import os
 import shutil
@@ -393,11 +394,17 @@ def _same_code(commit, path, root):
     now = Path(root) / path
     if not path.endswith(".py") or not now.is_file():
         return False
-    before = git(root, "show", f"{commit}:{path}")
-    if before is None:
-        return False
-    form = _code_form(before)
+    form = _committed_form(str(root), commit, path)
     return form is not None and form == _code_form(now.read_text(encoding="utf-8", errors="replace"))
+
+
+@functools.cache
+def _committed_form(root, commit, path):
+    """:func:`_code_form` of ``path`` as committed at ``commit`` (``None`` where git has no such
+    file): a commit's files do not change, so each is read once per process (``--list`` asks for
+    the same files for every entry)."""
+    before = git(root, "show", f"{commit}:{path}")
+    return None if before is None else _code_form(before)
 
 
 def stale_status(bench, datas, root=BENCH_DIR.parent):
