@@ -2,6 +2,7 @@
 the wrong thing. A run here is the tiny CIFAR recipe: 16 images, batches of 8, 1-3 epochs."""
 
 import errno
+import gc
 import hashlib
 import json
 
@@ -72,6 +73,34 @@ def _interrupted_run(tmp_path, monkeypatch, capsys, epochs=2):
     assert line.startswith("Interrupted in epoch 2/") and "--resume goes on from there" in line
     assert json.loads((out / "results.json").read_text())["status"] == "interrupted"
     return data, out
+
+
+def test_an_interrupted_command_leaves_no_data_iterator_to_interpreter_exit(tmp_path, monkeypatch, capsys):
+    """A fit that SIGTERM ends leaves its epoch iterator (on TensorFlow with a tf.data iterator over
+    Python code) in reference cycles; ``structinit`` collects them before it returns, so interpreter
+    exit does not destroy them (where one hung a SIGTERM'd run in CI, its main thread in no Python
+    frame)."""
+    from keras.src.trainers.epoch_iterator import EpochIterator
+
+    import keras_structinit.recipes.progress as progress
+
+    end = progress.ProgressLog.on_train_batch_end
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self._epoch == 1 and batch == 0:  # what InterruptAtBatchEnd raises after SIGTERM
+            raise progress.Terminated
+        return end(self, batch, logs)
+
+    monkeypatch.setattr(progress.ProgressLog, "on_train_batch_end", on_train_batch_end)
+    data = write_tiny_cifar(tmp_path / "train.npz", 16, 0)
+    gc.collect()
+    gc.disable()  # no automatic collection: only the command's own counts
+    try:
+        assert cli.main(_argv(data, tmp_path / "run", epochs=3)) == 143
+        assert [type(o).__name__ for o in gc.get_objects() if isinstance(o, EpochIterator)] == []
+    finally:
+        gc.enable()
+    assert _one_line(capsys.readouterr().err).startswith("Terminated (SIGTERM) in epoch 2/3")
 
 
 @not_on_tensorflow
