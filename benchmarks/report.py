@@ -150,9 +150,11 @@ def spread_lines(results_dir, folders):
                 continue
             earlier, later = (json.loads(path.read_text()) for path in paths)
             repeated = next((b for b in benches if b.name == bench.repeats), None)
-            found = rerun_spread(
-                earlier, later, repeated.run_key if repeated and repeated.run_key else ("seed",)
+            # A run is its entry's run key; without one, its variant (where runs name one) and seed.
+            key = (repeated.run_key if repeated else None) or tuple(
+                f for f in ("variant", "seed") if all(f in r for r in later.get("runs", []))
             )
+            found = rerun_spread(earlier, later, key)
             if found is None:
                 continue
             threads = [(d.get("machine") or {}).get("thread_env") for d in (earlier, later)]

@@ -795,6 +795,8 @@ SUITE = {
             eval_data=True,
             depends=("keras_structinit/baseline",),  # the trunc-normal init variant
             artifacts=("selection_table7_teacher.keras",),
+            # Its teacher, random_init and uniform students are selection_accuracy's configuration.
+            repeats="selection_accuracy",
         ),
         Benchmark(
             name="selection_derived",

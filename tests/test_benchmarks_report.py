@@ -222,3 +222,11 @@ def test_the_spread_sentence_says_which_code_and_a_bit_identical_rerun():
     text = report._spread_line("cpu/b", "a", found, (earlier, later), "")
     assert "at commits aaaaaaa and bbbbbbb" in text and "single runs moved by up to 0.50 points" in text
     assert "different code" not in text
+
+
+def test_a_repeat_without_a_run_key_pairs_runs_by_variant_and_seed():
+    """selection_table7 repeats selection_accuracy's teacher and its random-init and uniform students
+    (no run key: one process): matched by variant and seed, the 6 shared runs are bit-identical."""
+    entries = tuple(b for b in CPU if b.name in ("selection_accuracy", "selection_table7"))
+    (line,) = [line for line in report.spread_lines(RESULTS.parent, {"cpu": entries}) if "repeats" in line]
+    assert "Of the 6 runs both hold" in line and line.endswith("bit for bit.")

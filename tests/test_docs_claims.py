@@ -158,21 +158,21 @@ def test_selection_against_the_pruning_baselines_and_the_baseline_reading():
     pairs = (
         ("uniform", "l1_pruning"),
         ("uniform", "magnitude_pruning"),
-        ("l1_pruning", "random_init"),
         ("magnitude_pruning", "random_init"),
-        ("l1_pruning", "magnitude_pruning"),
+        ("l1_pruning", "random_init"),
+        ("magnitude_pruning", "l1_pruning"),
         ("random_init", "trunc_normal_init"),
     )
     found = {pair: _compare(data, acc[pair[0]], acc[pair[1]]) for pair in pairs}
     assert all(c.why_unpaired is None for c in found.values())
-    assert [c.ahead for c in found.values()] == [True, True, True, None, None, None]
+    assert [c.ahead for c in found.values()] == [True, True, True, None, True, None]
     page = _page("weight-selection.md")
     assert (
         f"Selection beats both pruning baselines beyond noise, as in Table 7 ({_judged(found[pairs[0]])} "
-        f"points over L1, {_judged(found[pairs[1]])} over magnitude pruning); L1 pruning is above random "
-        f"init beyond noise ({_judged(found[pairs[2]])}), magnitude pruning above it within noise "
-        f"({_judged(found[pairs[3]])}), and L1 and magnitude pruning are within noise of each other "
-        f"({_judged(found[pairs[4]])};"
+        f"points over L1, {_judged(found[pairs[1]])} over magnitude pruning); magnitude pruning is above "
+        f"random init beyond noise ({_judged(found[pairs[2]])}), L1 pruning above it within noise "
+        f"({_judged(found[pairs[3]])}), and magnitude pruning is above L1 beyond noise "
+        f"({_judged(found[pairs[4]])}), where the paper has L1 5.7 points ahead"
     ) in page
     assert f"(paired difference {_judged(found[pairs[5]])}): within noise at this budget" in page
     for variant, words in (
