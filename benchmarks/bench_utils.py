@@ -947,10 +947,19 @@ class Comparison:
         return [run for side in sides for _, runs in side.values() for run in runs]
 
     @functools.cached_property
+    def _code_keys(self):
+        return code_keys(self.data)
+
+    def _code_of(self, run):
+        """Which code ``run`` ran on (:func:`code_keys` of ``data``); a run that is not among
+        ``data``'s (one copied from another result) by the commit it records."""
+        commit = _commit(run)
+        return self._code_keys.get(id(run)) or (("commit", commit) if commit else ("file",))
+
+    @functools.cached_property
     def mixed_code(self):
         """Whether the runs of the two sides ran on different code (:func:`code_keys`)."""
-        keys = code_keys(self.data)
-        return len({keys.get(id(r), ("file",)) for r in self._runs(self.higher, self.lower)}) > 1
+        return len({self._code_of(r) for r in self._runs(self.higher, self.lower)}) > 1
 
     @functools.cached_property
     def why_unpaired(self):
@@ -959,12 +968,11 @@ class Comparison:
             return self.paired or "the variants of a seed share no data order and draws"
         if self.paired_figure is None:
             return "fewer than 2 seeds with both"
-        keys = code_keys(self.data)
         for seed in self.seeds:
             runs = list(self.higher[seed][1]) + list(self.lower[seed][1])
             if not all(stream_shared(r, self.data) for r in runs):
                 return "recorded before the stateless input stream (2026-11-26): draws not shared"
-            if len({keys.get(id(r), ("file",)) for r in runs}) > 1:
+            if len({self._code_of(r) for r in runs}) > 1:
                 return "a seed's runs ran on different code"
         return None
 

@@ -84,6 +84,8 @@ def test_tiny_run_records_the_plain_recipe_and_pairs_with_the_authors_setup(tmp_
     ]
     setup = found["random_init: authors' setup − plain"]
     assert not setup.counts and setup.seeds == [0]
+    # Both files' runs record one commit: judged on the same code (a single seed cannot be paired).
+    assert not setup.mixed_code and setup.why_unpaired == "fewer than 2 seeds with both"
     expected = 100 * (theirs["random_init"]["val_accuracy"] - ours["random_init"]["val_accuracy"])
     assert setup.differences.tolist() == pytest.approx([expected])
     headline, verdict = ss.headline("selection_setup", data)
