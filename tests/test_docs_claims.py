@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from benchmarks.bench_utils import Comparison, by_seed
+from benchmarks.bench_utils import Comparison, by_seed, ms
 from benchmarks.covariance_accuracy import kernel_size_checks
 
 from conftest import REPO_ROOT, once_per_suite
@@ -183,6 +183,30 @@ def test_selection_against_the_pruning_baselines_and_the_baseline_reading():
     ):
         values = [v for v, _ in acc[variant].values()]
         assert f"{words} {np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}" in page, variant
+
+
+def test_selection_setup_where_the_paper_is_silent():
+    from benchmarks.selection_setup import comparisons
+
+    data, acc = _selection("selection_setup")
+    selection, random_init, uniform = comparisons("selection_setup", data)
+    assert [c.why_unpaired for c in (selection, random_init, uniform)] == [None] * 3
+    assert (selection.ahead, random_init.ahead, uniform.ahead) == (True, None, None)
+    assert data["authors_setup"]["code"] == data["code"]  # both setups ran on one commit
+    teachers = [
+        100 * _load(n)["teachers"]["A"]["val_accuracy"] for n in ("selection_setup", "selection_table7")
+    ]
+    page = _page("weight-selection.md")
+    random_init_acc, uniform_acc = (ms([v for v, _ in acc[k].values()]) for k in ("random_init", "uniform"))
+    assert (
+        f"({teachers[0]:.2f} % held out, against {teachers[1]:.2f} % with the authors' settings): "
+        f"random init {random_init_acc} %, uniform selection {uniform_acc} %, selection over random init "
+        f"{_judged(selection)} points (paired), beyond noise"
+    ) in page
+    assert (
+        f"move uniform selection by {_judged(uniform)} points and random init by {_judged(random_init)} "
+        "(paired): both within noise at this budget"
+    ) in page
 
 
 def test_selection_order_with_the_papers_student_recipe():
