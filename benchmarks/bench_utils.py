@@ -801,11 +801,16 @@ STATELESS_STREAM = "2026-11-26T01:09:18+00:00"
 #: most this many hours (one sitting; the recorded sittings of a result are 10 hours and more apart).
 SESSION_HOURS = 3.0
 #: Run-to-run spread (issue 59, point 6), in accuracy points: the largest shift of a 3-seed mean
-#: between two runs of one configuration with the same seeds on different code (``lc_fgsm`` repeats
-#: ``lc_accuracy_fig1`` at E = 1 and 8, recorded 2026-11-24 and 2026-11-27, other code and thread
-#: settings: :func:`rerun_spread`; tests/test_benchmarks_report.py recomputes it). A difference
-#: whose two sides ran on different code must exceed twice its standard error by this much too.
+#: recorded between two runs of one configuration with the same seeds on different code
+#: (:data:`CODE_SPREAD_SOURCE`: :func:`rerun_spread`; tests/test_benchmarks_report.py recomputes
+#: it). A difference whose two sides ran on different code must exceed twice its standard error by
+#: this much too.
 CODE_SPREAD = 2.82
+#: Where :data:`CODE_SPREAD` was measured, as the report says it.
+CODE_SPREAD_SOURCE = (
+    "`lc_accuracy_fig1`'s runs of 2026-11-24 against `lc_fgsm`'s repeat of them (E = 1 and 8, seeds "
+    "0-2) of 2026-11-27, on other code and thread settings (`results/archive/lc_fgsm_20261127.json`)"
+)
 #: Why the variants of one seed in a script's runs are paired (``PAIRING``, a script's sentence in
 #: the report) unless the script says otherwise.
 PAIRED_BY_SEED = (

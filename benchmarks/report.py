@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
-from benchmarks.bench_utils import CODE_SPREAD, SESSION_HOURS, pairing_of, rerun_spread
+from benchmarks.bench_utils import CODE_SPREAD, CODE_SPREAD_SOURCE, SESSION_HOURS, pairing_of, rerun_spread
 from benchmarks.suite import SUITES, folder_benchmarks
 
 REPORT = BENCH_DIR / "REPORT.md"
@@ -130,11 +130,6 @@ def _spread_line(name, repeats, found, datas, setting):
         f"{found['mean']:+.2f}, sd {found['sd']:.2f}), the means over seeds of one variant by up to "
         f"{found['largest_mean']:.2f}"
     )
-    if None in commits:
-        return (
-            said
-            + f": the margin added to a difference whose two sides ran on different code ({CODE_SPREAD:g})."
-        )
     return said + "."
 
 
@@ -176,7 +171,9 @@ def spread_lines(results_dir, folders):
             "process' cores) give bit-identical weights, losses and accuracies on PyTorch and JAX on a "
             "CPU, with no backend determinism flag (`tests/test_benchmarks_determinism.py`). Results "
             "that record their commit are compared paired on one code; the spread above is what a "
-            "code or thread change moved.",
+            "code or thread change moved. The margin added to a difference whose two sides ran on "
+            f"different code, {CODE_SPREAD:g} points, is the largest shift of a variant's mean over its "
+            f"seeds recorded between two codes: {CODE_SPREAD_SOURCE}.",
         ]
     return lines
 
