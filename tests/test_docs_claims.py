@@ -403,20 +403,22 @@ def test_mimetic_vit_comparison():
         _compare(data, both, attention),
     ]
     assert all(c.why_unpaired is None for c in found)
-    assert [c.ahead for c in found] == [True, True, True, None, None]
+    assert [c.ahead for c in found] == [None, None, True, None, None]
     page = _page("mimetic.md")
-    assert (
-        f"Both inits together beat the baseline ({_judged(found[0])} points) and the MLP init alone "
-        f"({_judged(found[1])}) beyond noise. The MLP init alone is above the baseline beyond noise too, "
-        f"by a small, steady {_judged(found[2])} points"
-    ) in page
     steps = found[2].differences
-    assert f"({steps.min():.2f} to {steps.max():.2f} on every seed)" in page
     assert (
-        f"The attention init alone is within noise of the baseline ({_judged(found[3])}) and of both "
+        f"Only the MLP init alone is above the baseline beyond noise, by a small, steady {_judged(found[2])} "
+        f"points ({steps.min():.2f} to {steps.max():.2f} on every seed). Both inits together are within "
+        f"noise of the baseline ({_judged(found[0])}) and of the MLP init alone ({_judged(found[1])}), and "
+        f"the attention init alone is within noise of the baseline ({_judged(found[3])}) and of both "
         f"together ({_judged(found[4])})"
     ) in page
-    assert "carries the gain" not in page.replace("or the pair carries the larger gain is within noise", "")
+    assert "carries the gain" not in page
+    old = json.loads((RESULTS.parent / "archive" / "mimetic_vit_20261127.json").read_text())
+    before = _compare(old, _sample(old, variant=names[3]), _sample(old, variant=names[0]))
+    assert before.ahead is True and f"together beyond noise over the baseline ({_judged(before)})" in page
+    spread = [v for v, _ in attention.values()]
+    assert f"it moves the seeds far apart ({min(spread):.2f} to {max(spread):.2f} %)" in page
     for values, words in (
         (base, "PyTorch's default"),
         (mlp, "the MLP init alone (`b = 0.05`)"),
