@@ -585,10 +585,8 @@ SUITE = {
             ),
             title="ConvCovariance vs default init at several budgets, each a complete run (Fig. 8)",
             paper="ConvCovariance converges faster; the gap is largest for short budgets",
-            # 32.1 min in 2 processes for the 3 seeds (2026-11-26); seeds 3-4 frozen add a third
-            # of that: 60 min declared before, 80 with them (estimate).
-            minutes=80,
-            estimated=True,
+            # 26.9 min in 2 processes, seeds 3-4 frozen included (2026-11-29).
+            minutes=27,
             run_key=COV_KEY,
             eval_data=True,
             figures=("covariance_budget",),
