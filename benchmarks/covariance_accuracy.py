@@ -567,7 +567,7 @@ SUITE = {
             title="ConvCovariance's gain vs kernel size, frozen and thawed ConvMixer (Table 10)",
             paper="gain at 20 epochs, frozen / thawed: k=3 -0.05 / -0.05, k=7 +3.49 / +1.13, "
             "k=9 +5.59 / +1.59, k=15 +8.39 / +3.69 points",
-            minutes=32,
+            minutes=19,  # 18.8 min in 2 processes (2026-11-29)
             run_key=COV_KEY,
             eval_data=True,
             figures=("covariance_kernel",),

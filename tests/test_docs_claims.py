@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from benchmarks.bench_utils import Comparison, by_seed, ms
+from benchmarks.bench_utils import Comparison, by_seed, ms, seed_differences
 from benchmarks.covariance_accuracy import kernel_size_checks
 
 from conftest import REPO_ROOT, once_per_suite
@@ -113,17 +113,38 @@ def test_resizing_a_bank_to_kernel_5():
 
 
 def test_kernel_size_verdict_asks_for_growth_at_every_step():
-    runs = _load("covariance_kernel_size")["runs"]
-    acc = {(r["init"], r["kernel_size"], r["frozen"], r["seed"]): r["val_accuracy"] for r in runs}
-    for frozen, grows in ((True, False), (False, True)):
-        by_k = [
-            (k, [100 * (acc["conv-cov", k, frozen, s] - acc["default", k, frozen, s]) for s in (0, 1, 2)])
+    data = _load("covariance_kernel_size")
+    page = _page("covariance.md")
+    table, spans, at_3 = [], [], []
+    for frozen in (True, False):
+        gains = {
+            k: seed_differences(
+                *(_sample(data, init=i, kernel_size=k, frozen=frozen) for i in ("conv-cov", "default"))
+            )
             for k in (3, 7, 9, 15)
-        ]
+        }
+        by_k = [(k, [v for v, _ in gain.values()]) for k, gain in gains.items()]
         means = [np.mean(g) for _, g in by_k]
-        assert (all(b >= a for a, b in zip(means, means[1:], strict=False))) is grows
-        assert kernel_size_checks(by_k) == [True, True if grows else None]
-    assert "it does not grow at every step of k here" in _page("covariance.md")
+        assert not all(b >= a for a, b in zip(means, means[1:], strict=False))  # it does not grow
+        assert kernel_size_checks(by_k) == [True, None]
+        table.append([f"{np.mean(g):+.2f} ± {np.std(g, ddof=1):.2f}" for _, g in by_k])
+        spans.append(_compare(data, gains[15], gains[3], paired="two networks"))
+        at_3.append(
+            _compare(
+                data, *(_sample(data, init=i, kernel_size=3, frozen=frozen) for i in ("conv-cov", "default"))
+            )
+        )
+    assert [c.ahead for c in spans] == [True, True] and [c.ahead for c in at_3] == [False, False]
+    assert (
+        f"(beyond noise, frozen and thawed: {_judged(spans[0])} and {_judged(spans[1])} points, unpaired: "
+        "two networks), but it does not grow at every step of k here"
+    ) in page
+    assert (
+        "At k = 3 ConvCovariance is below the default beyond noise, frozen and thawed "
+        f"({_judged(at_3[0])} and {_judged(at_3[1])}, paired over seeds)"
+    ) in page
+    cells = [" / ".join(pair) for pair in zip(*table, strict=True)]
+    assert f"| gain here (points) | {' | '.join(cells)} |" in page
 
 
 def test_convergence_budgets():
