@@ -88,8 +88,10 @@ RULE = [
     f"at most {SESSION_HOURS:g} hours), or the whole file where runs record no date.",
     "",
     "Seeds: 3 per cell, and 5 (0-4) in two headline cells: the covariance convergence pair (k 9, "
-    "frozen, `covariance_convergence`) and LC Fig. 1 at E = 8 and 16 (`lc_accuracy_fig1`), about 20 "
-    "and 35 more CPU minutes. The other two headline rows keep 3 seeds: 5 would add about 63 minutes "
+    "frozen, `covariance_convergence`) and LC Fig. 1 at E = 8 and 16 (`lc_accuracy_fig1`). The first "
+    "cost 11.9 more minutes of training (its 16 runs of seeds 3-4 on one core each, about 6 of the "
+    "entry's 26.9 wall minutes on 2 cores; measured 2026-11-29), the second about 35 (estimated). "
+    "The other two headline rows keep 3 seeds: 5 would add about 63 minutes "
     "to `selection_accuracy` (95 minutes for 3) and 57 to `mimetic_sweep` (85 for 3), beyond this "
     "2-core CPU's budget for the issue.",
 ]
