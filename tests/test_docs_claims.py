@@ -147,6 +147,28 @@ def test_kernel_size_verdict_asks_for_growth_at_every_step():
     assert f"| gain here (points) | {' | '.join(cells)} |" in page
 
 
+def test_sigma_convention():
+    data = _load("covariance_sigma")
+    page = _page("covariance.md")
+    gains, ahead = {}, []
+    for frozen in (True, False):
+        base = _sample(data, init="default", frozen=frozen)
+        for init in ("conv-cov", "conv-cov-listing"):
+            d = [v for v, _ in seed_differences(_sample(data, init=init, frozen=frozen), base).values()]
+            gains[init, frozen] = f"{np.mean(d):+.2f} ± {np.std(d, ddof=1):.2f}"
+        eq5, listing = (_sample(data, init=i, frozen=frozen) for i in ("conv-cov", "conv-cov-listing"))
+        ahead.append(_compare(data, eq5, listing))
+    assert [c.ahead for c in ahead] == [True, True] and all(c.why_unpaired is None for c in ahead)
+    assert (
+        f"is {gains['conv-cov', True]} points frozen and {gains['conv-cov', False]} thawed with Eq. 5, "
+        f"{gains['conv-cov-listing', True]} and {gains['conv-cov-listing', False]} with the listing's width"
+    ) in page
+    assert (
+        f"Eq. 5 is ahead of the listing beyond noise, frozen and thawed ({_judged(ahead[0])} and "
+        f"{_judged(ahead[1])} points, paired over seeds)"
+    ) in page
+
+
 def test_convergence_budgets():
     data = _load("covariance_convergence")
     samples = {
