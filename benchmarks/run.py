@@ -301,8 +301,14 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
 
 
 def _merge_parts(bench, suite_dir, parts_dir, jobs):
-    """Merges the runs of ``bench``'s ``jobs`` parts into ``<suite_dir>/<name>.json`` and ``.md``."""
+    """Merges the runs of ``bench``'s ``jobs`` parts into ``<suite_dir>/<name>.json`` and ``.md``, and
+    the figures its parts wrote (``<part>/figures/``, e.g. one seed's ``inspect`` PNGs) into
+    ``<suite_dir>/figures/``."""
     final = suite_dir / f"{bench.name}.json"
+    for index in range(jobs):
+        figures = parts_dir / str(index) / "figures"
+        if figures.is_dir():
+            shutil.copytree(figures, suite_dir / "figures", dirs_exist_ok=True)
     merged = merge_runs(
         [_read_json(final)] + [_read_json(parts_dir / str(i) / f"{bench.name}.json") for i in range(jobs)],
         bench.run_key,

@@ -37,6 +37,7 @@ FAKE = textwrap.dedent("""
         parser.add_argument("--stop-after", type=int, default=None)
         parser.add_argument("--fail", action="store_true")
         parser.add_argument("--variants", nargs="+", default=["a", "b"])
+        parser.add_argument("--figures", action="store_true")
         args = parser.parse_args()
         if args.fail:
             sys.exit("fake: failing on purpose")
@@ -55,6 +56,10 @@ FAKE = textwrap.dedent("""
                                  "date": datetime.datetime.now().isoformat()})
             path.write_text(json.dumps(data))
         (args.out / "fake.md").write_text(render_markdown(data))
+        if args.figures:  # like inspect_trained.py: the part that ran seed 0 draws its figures
+            for variant in {v for v, s in plan if s == 0}:
+                (args.out / "figures" / "fake_inspect").mkdir(parents=True, exist_ok=True)
+                (args.out / "figures" / "fake_inspect" / f"{variant}.png").write_text(args.shard)
 
     if __name__ == "__main__":
         main()
@@ -135,6 +140,15 @@ def test_split_interrupted_run_resumes_and_merges_each_run_once(fake_suite, caps
     out = capsys.readouterr().out
     assert "[fake 1/2] 0 run(s) to do" in out and "[fake 2/2] 0 run(s) to do" in out
     assert len(_runs(results / "cpu" / "fake.json")) == 8
+
+
+def test_figures_written_by_the_parts_reach_the_suites_figures(fake_suite):
+    suite, results = fake_suite
+    suite("--figures")
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "2"]) == 0
+    figures = results / "cpu" / "figures" / "fake_inspect"
+    # Seed 0's variant a ran in part 0/2, variant b in part 1/2: each part's figure is merged.
+    assert {p.name: p.read_text() for p in figures.iterdir()} == {"a.png": "0/2", "b.png": "1/2"}
 
 
 def test_more_args_add_runs_to_the_same_results_and_rerun_when_changed(fake_suite, capsys):
