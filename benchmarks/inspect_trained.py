@@ -369,7 +369,7 @@ SUITE = {
             args=("sigma", *SIGMA_CPU, *INSPECT_CPU),
             title="Inspect: fitted sigma of a trained ConvMixer-128/8's depthwise filters over depth",
             paper="the covariance widens with depth (Fig. 5-6, Sec. 4.2)",
-            minutes=25,
+            minutes=10,  # 9.3 min in 2 processes (2026-11-29)
             run_key=("frozen", "seed"),
             depends=("keras_structinit/covariance", "keras_structinit/freezing.py"),
         ),

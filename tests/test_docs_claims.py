@@ -169,6 +169,28 @@ def test_sigma_convention():
     ) in page
 
 
+def test_fitted_sigma_of_a_trained_convmixer():
+    runs = _load("inspect_sigma")["runs"]
+    sigma, error = (np.array([r["trained"][k] for r in runs]) for k in ("sigma", "rel_error"))
+    correlations = [r["trained"]["depth_correlation"] for r in runs]
+    page = _page("covariance.md")
+    row = " | ".join(f"{m:.2f} ± {s:.2f}" for m, s in zip(sigma.mean(0), sigma.std(0, ddof=1), strict=True))
+    assert f"| fitted sigma, trained | {row} |" in page
+    assert f"| fit error, trained | {' | '.join(f'{e:.2f}' for e in error.mean(0))} |" in page
+    assert min(correlations) > 0 and error.mean(0)[-1] == error.mean(0).min()
+    assert (
+        f"rises with depth in every seed (Spearman's correlation with depth {ms(correlations)}: "
+        + ", ".join(f"{c:.2f}" for c in correlations[:-1])
+        + f" and {correlations[-1]:.2f})"
+    ) in page
+    init_error = np.mean([r["init"]["rel_error"] for r in runs])
+    assert (
+        f"mean fit errors of {error.mean(0).min():.2f}-{error.mean(0).max():.2f} per layer (the untrained "
+        f"init: about {init_error:.2f})"
+    ) in page
+    assert f"3 seeds, {ms([r['val_accuracy'] for r in runs], 100)} % held-out accuracy" in page
+
+
 def test_convergence_budgets():
     data = _load("covariance_convergence")
     samples = {
