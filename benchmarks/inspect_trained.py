@@ -379,7 +379,7 @@ SUITE = {
             args=("entropy", *ENTROPY_CPU, *INSPECT_CPU),
             title="Inspect: filter variance entropy of a trained LCResNet-20-16x8, frozen vs learnable",
             paper="frozen random filters stay more diverse than learned ones (Sec. 4.2, Fig. 6)",
-            minutes=30,
+            minutes=6,  # 5.8 min in 2 processes (2026-11-29)
             run_key=("frozen", "seed"),
             depends=("keras_structinit/lc", "keras_structinit/freezing.py"),
         ),

@@ -547,7 +547,18 @@ def test_inspect_entropy_is_within_noise():
         return _sample(data, lambda r: r["trained"]["first_layer_entropy"], frozen=frozen)
 
     assert _compare(data, entropy(True), entropy(False), spread=0.0).ahead is None
-    assert "At this budget the two are within noise" in _page("lc-blocks.md")
+    page = _page("lc-blocks.md")
+    assert "At this budget the two are within noise" in page
+    for frozen, words in ((True, "frozen"), (False, "learnable")):
+        runs = [r for r in data["runs"] if r["frozen"] == frozen]
+        values = [
+            [r["init"]["first_layer_entropy"] for r in runs],
+            [r["trained"]["first_layer_entropy"] for r in runs],
+            [r["trained"]["first_layer_normalized"] for r in runs],
+        ]
+        cells = [f"{np.mean(v):.3f} ± {np.std(v, ddof=1):.3f}" for v in values]
+        cells.append(ms([r["val_accuracy"] for r in runs], 100))
+        assert f"| {words} | {' | '.join(cells)} |" in page
 
 
 def test_no_docs_sentence_names_a_moved_result_path():
