@@ -38,6 +38,11 @@ def _compare(data, higher, lower, **kwargs):
     return Comparison("", higher, lower, data, **kwargs)
 
 
+def _signed(values):
+    """``+1.23 ± 0.45``: the mean of ``values`` with its sign ± their std (ddof 1), as a gain is written."""
+    return f"{np.mean(values):+.2f} ± {np.std(values, ddof=1):.2f}"
+
+
 def _judged(comparison):
     """The figure the rule used, as the docs write it: ``+1.23 ± 0.45``."""
     figure = comparison.paired_figure if comparison.why_unpaired is None else comparison.unpaired
@@ -127,7 +132,7 @@ def test_kernel_size_verdict_asks_for_growth_at_every_step():
         means = [np.mean(g) for _, g in by_k]
         assert not all(b >= a for a, b in zip(means, means[1:], strict=False))  # it does not grow
         assert kernel_size_checks(by_k) == [True, None]
-        table.append([f"{np.mean(g):+.2f} ± {np.std(g, ddof=1):.2f}" for _, g in by_k])
+        table.append([_signed(g) for _, g in by_k])
         spans.append(_compare(data, gains[15], gains[3], paired="two networks"))
         at_3.append(
             _compare(
@@ -155,7 +160,7 @@ def test_sigma_convention():
         base = _sample(data, init="default", frozen=frozen)
         for init in ("conv-cov", "conv-cov-listing"):
             d = [v for v, _ in seed_differences(_sample(data, init=init, frozen=frozen), base).values()]
-            gains[init, frozen] = f"{np.mean(d):+.2f} ± {np.std(d, ddof=1):.2f}"
+            gains[init, frozen] = _signed(d)
         eq5, listing = (_sample(data, init=i, frozen=frozen) for i in ("conv-cov", "conv-cov-listing"))
         ahead.append(_compare(data, eq5, listing))
     assert [c.ahead for c in ahead] == [True, True] and all(c.why_unpaired is None for c in ahead)
@@ -234,8 +239,7 @@ def test_convergence_budgets():
         )
 
     def gain(epochs, frozen):
-        d = found[epochs, frozen].differences
-        return f"{np.mean(d):+.2f} ± {np.std(d, ddof=1):.2f}"
+        return _signed(found[epochs, frozen].differences)
 
     def accuracy(epochs, frozen):
         return f"{np.mean([v for v, _ in samples[epochs, frozen, 'conv-cov'].values()]):.2f}"
