@@ -172,7 +172,7 @@ def run_one(variant, seed, iterations, train, held_out, align_images, eval_data=
     start = time.perf_counter()
     paths = []
     if VARIANTS[variant] is not None:
-        paths = ks.align_conv_layers(model, align_images, seed=seed, **VARIANTS[variant])
+        paths = ks.align_conv_layers(model, images=align_images, seed=seed, **VARIANTS[variant])
     align_seconds = time.perf_counter() - start
     probe = np.random.default_rng(seed).choice(len(train[0]), min(TRAIN_PROBE, len(train[0])), replace=False)
     start = time.perf_counter()
