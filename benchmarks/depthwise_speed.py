@@ -723,7 +723,7 @@ SUITE = {
             "every backend",
             paper="no timing in the covariance paper; frozen depthwise filters skip their gradient, so a "
             "frozen step should be faster",
-            minutes=15,
+            minutes=11,  # 10.1 min on 2026-11-29
         ),
     ),
 }

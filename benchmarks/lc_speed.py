@@ -545,7 +545,7 @@ SUITE = {
             "every backend (Table 3)",
             paper="A100, E = 128, batch 64: fwd+bwd 124 -> 82.3 ms when frozen (1.51x); checkpoints "
             "146.66 / 33.84 / 17.74 MiB (baseline / global / recycled sharing)",
-            minutes=18,
+            minutes=7,  # 6.3 min on 2026-11-29
         ),
     ),
     "gpu": (

@@ -86,15 +86,57 @@ RULE = [
     "Which code a run ran on: the commit it records; for runs recorded before commits were (their "
     "entries list as `stale (no commit recorded)`), its sitting (recorded end times chained by gaps of "
     f"at most {SESSION_HOURS:g} hours), or the whole file where runs record no date.",
-    "",
-    "Seeds: 3 per cell, and 5 (0-4) in two headline cells: the covariance convergence pair (k 9, "
-    "frozen, `covariance_convergence`) and LC Fig. 1 at E = 8 and 16 (`lc_accuracy_fig1`). The first "
-    "cost 11.9 more minutes of training (its 16 runs of seeds 3-4 on one core each, about 6 of the "
-    "entry's 26.9 wall minutes on 2 cores; measured 2026-11-29), the second about 35 (estimated). "
-    "The other two headline rows keep 3 seeds: 5 would add about 63 minutes "
-    "to `selection_accuracy` (95 minutes for 3) and 57 to `mimetic_sweep` (85 for 3), beyond this "
-    "2-core CPU's budget for the issue.",
 ]
+
+#: Headline cells given 5 seeds (0-4), as (entry, the cell in words); the other headline rows keep 3.
+FIVE_SEED_CELLS = (
+    ("covariance_convergence", "the covariance convergence pair at k 9, frozen"),
+    ("lc_accuracy_fig1", "LC Fig. 1 at E = 8 and 16"),
+)
+THREE_SEED_HEADLINES = ("selection_accuracy", "mimetic_sweep")
+
+
+def _seed_cost(results_dir, name):
+    """A CPU result's training minutes on seeds 3 and up, their run count, its wall minutes, processes."""
+    path = results_dir / "cpu" / f"{name}.json"
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text())
+    extra = [run for run in data["runs"] if run["seed"] >= 3]
+    run = data.get("suite_run") or {}
+    minutes = sum(r.get("train_time_s", 0.0) for r in extra) / 60
+    return minutes, len(extra), run.get("wall_s", 0.0) / 60, run.get("jobs", 1), data.get("updated", "")[:10]
+
+
+def seeds_paragraph(results_dir):
+    """The rule's sentence on seeds, its minutes read from the results it names."""
+    cells = ", ".join(f"{words} (`{name}`)" for name, words in FIVE_SEED_CELLS)
+    costs = []
+    for name, _ in FIVE_SEED_CELLS:
+        cost = _seed_cost(results_dir, name)
+        if cost is None or not cost[1]:
+            costs.append(f"`{name}`: seeds 3-4 not run yet")
+            continue
+        minutes, runs, wall, jobs, day = cost
+        costs.append(
+            f"`{name}`: {minutes:.1f} more minutes of training ({runs} runs of seeds 3-4, one core "
+            f"each, within the entry's {wall:.1f} wall minutes on {jobs} process(es); {day})"
+        )
+    kept = []
+    for name in THREE_SEED_HEADLINES:
+        cost = _seed_cost(results_dir, name)
+        if cost is not None:
+            _, _, wall, jobs, _ = cost
+            kept.append(
+                f"about {wall * 2 / 3:.0f} more wall minutes for `{name}` "
+                f"({wall:.0f} for 3 seeds in {jobs} process(es))"
+            )
+    text = f"Seeds: 3 per cell, and 5 (0-4) in {len(FIVE_SEED_CELLS)} headline cells: {cells}. Their cost: "
+    text += "; ".join(costs) + "."
+    if kept:
+        text += " The other headline rows keep 3 seeds: 5 would take " + " and ".join(kept)
+        text += ", beyond this 2-core CPU's budget for the issue."
+    return text
 
 
 def _figure_cells(comparison):
@@ -284,6 +326,8 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
         "differences.",
         "",
         *RULE,
+        "",
+        seeds_paragraph(results_dir),
         "",
         format_table(
             summary,

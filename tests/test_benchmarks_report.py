@@ -150,6 +150,25 @@ def test_the_report_states_paired_verdicts(tmp_path, monkeypatch, values, date, 
     assert "- `selection_accuracy.py`: each run calls `keras.utils.set_random_seed(seed)`" in text
 
 
+def test_the_seeds_sentence_reads_its_minutes_from_the_results(tmp_path):
+    (tmp_path / "cpu").mkdir()
+    runs = [{"seed": seed, "train_time_s": 30.0 * (seed + 1)} for seed in range(5)]
+    run = {"wall_s": 1200.0, "jobs": 2}
+    results = {
+        "covariance_convergence": {"runs": runs, "suite_run": run, "updated": "2026-11-29T05:06:23+00:00"},
+        "selection_accuracy": {"runs": runs[:3], "suite_run": {"wall_s": 5400.0, "jobs": 1}},
+    }
+    for name, data in results.items():
+        (tmp_path / "cpu" / f"{name}.json").write_text(json.dumps(data))
+    text = report.seeds_paragraph(tmp_path)
+    # seeds 3 and 4: (120 + 150) s = 4.5 minutes of training within 20 wall minutes.
+    assert "`covariance_convergence`: 4.5 more minutes of training (2 runs of seeds 3-4" in text
+    assert "the entry's 20.0 wall minutes on 2 process(es); 2026-11-29)" in text
+    assert "`lc_accuracy_fig1`: seeds 3-4 not run yet" in text
+    assert "about 60 more wall minutes for `selection_accuracy` (90 for 3 seeds in 1 process(es))" in text
+    assert "mimetic_sweep" not in text  # no result, no claim
+
+
 def test_the_report_measures_the_spread_of_a_repeated_configuration(tmp_path, monkeypatch):
     earlier = json.loads((RESULTS / "lc_accuracy_fig1.json").read_text())
     later = copy.deepcopy(earlier)

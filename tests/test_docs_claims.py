@@ -434,6 +434,32 @@ def test_lc_fig1_gap_by_expansion():
     assert f"twin ({mean:+.2f} ± {spread:.2f}; {accs}; paired {_judged(convmixer)})" in page
 
 
+def test_lc_table3_speed_ups_and_checkpoints():
+    data = _load("lc_speed")["results"]
+
+    def speed_up(backend, e):
+        rows = data[backend]["rows"]
+        return (
+            rows[f"x{e}/baseline"]["forward_backward"]["median_s"]
+            / rows[f"x{e}/frozen"]["forward_backward"]["median_s"]
+        )
+
+    page = _page("lc-blocks.md")
+    x8, x128 = ([f"{speed_up(b, e):.2f}x" for b in ("tensorflow", "jax", "torch")] for e in (8, 128))
+    assert all(float(s[:-1]) > 1 for s in x8 + x128)  # "speeds up the training step on every backend"
+    assert (
+        f"freezing speeds up the training step on every backend, TensorFlow {x8[0]}, JAX {x8[1]}, "
+        f"torch {x8[2]} (x128 at batch 8: {', '.join(x128)}; the paper, A100: 1.51x)"
+    ) in page
+    mib = [
+        data["torch"]["rows"][f"x128/{v}"]["checkpoint_bytes"] / 2**20
+        for v in ("baseline", "global", "recycled")
+    ]
+    assert f"checkpoints of x128 {' / '.join(f'{m:.2f}' for m in mib)} MiB" in page
+    commit = {row["code"]["commit"][:7] for backend in data.values() for row in backend["rows"].values()}
+    assert f"idle 2-core CPU, commit {commit.pop()})" in page and not commit
+
+
 def test_mimetic_sweep_shift_and_combination():
     data = _load("mimetic_sweep")
 
