@@ -502,9 +502,17 @@ def add_shard_argument(parser):
 
 
 def shard_of(plan, shard):
-    """The runs of ``plan`` (a list, in its fixed order) that belong to ``shard = (I, N)``."""
+    """The runs of ``plan`` (a list, in its fixed order) that belong to ``shard = (I, N)``, dealt
+    back and forth (shards 0, 1, ..., N-1, then N-1, ..., 0, ...): a plan whose innermost loop
+    alternates a cheap and a costly run (100 and 1000 iterations, a frozen and a learnable network)
+    gives every shard its share of both, where dealing in turn gave one shard all the costly ones."""
     index, count = shard
-    return [run for k, run in enumerate(plan) if k % count == index]
+
+    def owner(k):
+        turn, place = divmod(k, count)
+        return place if turn % 2 == 0 else count - 1 - place
+
+    return [run for k, run in enumerate(plan) if owner(k) == index]
 
 
 def add_eval_data_argument(parser):

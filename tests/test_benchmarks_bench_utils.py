@@ -85,3 +85,17 @@ def test_benchmark_rand_augment_flags_take_named_forms_only():
                 if "--rand-augment" in args:
                     form = args[list(args).index("--rand-augment") + 1]
                     assert bench_utils.rand_augment_form(form) == form, bench.name
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 5])
+def test_shards_split_a_plan_without_overlap_and_share_its_costly_runs(count):
+    # alignment_accuracy's plan: (variant, seed, iterations), iterations innermost (100, 1000).
+    plan = [(v, s, it) for s in range(3) for v in range(6) for it in (100, 1000)]
+    parts = [bench_utils.shard_of(plan, (i, count)) for i in range(count)]
+    assert sorted(sum(parts, [])) == sorted(plan)
+    assert all(part == [run for run in plan if run in part] for part in parts)  # plan order kept
+    sizes = [len(part) for part in parts]
+    assert max(sizes) - min(sizes) <= 1
+    costly = [sum(run[2] == 1000 for run in part) for part in parts]
+    assert max(costly) - min(costly) <= 1, costly  # dealing in turn gave shard 2/2 all 18
+    assert bench_utils.shard_of(plan, (1, 2))[:3] == [(0, 0, 1000), (1, 0, 100), (2, 0, 1000)]
