@@ -67,6 +67,31 @@ def test_data_aligned_layers_against_the_default():
     assert "the smallest-eigenvector control falls far below it" in page
 
 
+def test_data_aligned_table_follows_the_results():
+    data = _load("alignment_accuracy")
+    rows = {
+        "default": "default (He-normal)",
+        "aligned_1": "1 aligned layer",
+        "aligned_2": "2 aligned layers",
+        "aligned_3": "3 aligned layers",
+        "smallest_1": "16 smallest eigenvectors (control)",
+        "sampled_1": "sampled filters (1 layer)",
+    }
+    page = (REPO_ROOT / "docs" / "data-aligned.md").read_text()
+    for variant, label in rows.items():
+        cells = []
+        for it in (100, 1000):
+            test = [
+                r["accuracy"][str(it)]["test"]
+                for r in data["runs"]
+                if (r["variant"], r["iterations"]) == (variant, it)
+            ]
+            assert len(test) == 3, (variant, it)
+            cells.append(f"{np.mean(test):.3f} ± {np.std(test, ddof=1):.3f}")
+        row = next(line for line in page.splitlines() if line.startswith(f"| {label} |"))
+        assert [c.strip() for c in row.strip("|").split("|")][1:4:2] == cells, row
+
+
 def test_transfer_across_patch_sizes():
     data = _load("covariance_transfer_patch_kernel")
     verdict = {}
