@@ -14,7 +14,8 @@ Each benchmark (:mod:`benchmarks.suite`) is its script run in subprocesses
 with the suite's arguments; results go to ``benchmarks/results/<suite>/<name>
 .json`` and ``.md``. A benchmark whose runs can be split (``run_key``) runs as
 ``--jobs`` processes, each pinned to its own cores with one part of the plan
-(``--shard I/N``) and its own folder under ``results/<suite>/parts/<name>/``;
+(``--shard I/N``, the runs dealt back and forth: ``bench_utils.shard_of``) and its own
+folder under ``results/<suite>/parts/<name>/``;
 every part starts from all runs already finished, so an interrupted suite
 resumes where it stopped (whatever ``--jobs`` is), and the parts are merged
 into ``<name>.json`` when all have finished. Timing benchmarks run alone, with
