@@ -76,14 +76,26 @@ def _code_at(root):
     return {"commit": commit, "dirty": status is None or bool(status)}
 
 
+#: Set by the suite runner for a resumed entry (``benchmarks/run.py``, ``resumed_code``): the commit
+#: its earlier runs recorded, where none of the entry's dependencies changed since.
+SAME_CODE_ENV = "STRUCTINIT_BENCH_SAME_CODE_AS"
+
+
 def code_provenance(root=None):
     """``{"commit": ..., "dirty": bool}``: the git commit of the checkout that holds the package
     (``root``, default :func:`package_root`) and whether its tree differed from it (tracked or
     untracked changes outside :data:`NOT_CODE`); ``None`` without git. Computed once per process
-    and root: the code a process runs is the code it imported."""
+    and root: the code a process runs is the code it imported. A clean tree run by the suite
+    runner to resume an entry whose code has not changed since its earlier runs' commit also
+    records that commit, ``"same_code_as"`` (:data:`SAME_CODE_ENV`): the runs pair with them."""
     root = package_root() if root is None else Path(root).resolve()
     found = None if root is None else _code_at(root)
-    return None if found is None else dict(found)
+    if found is None:
+        return None
+    found, same = dict(found), os.environ.get(SAME_CODE_ENV)
+    if same and same != found["commit"] and not found["dirty"]:
+        found["same_code_as"] = same
+    return found
 
 
 def _load_digests():
@@ -846,11 +858,19 @@ def _commit(run):
     return code.get("commit") if isinstance(code, dict) else None
 
 
+def _code_commit(run):
+    """The commit whose code ``run`` ran: the one it records, or the earlier one it resumed with
+    the same code (``same_code_as``, :func:`code_provenance`)."""
+    code = run.get("code")
+    return (code.get("same_code_as") or code.get("commit")) if isinstance(code, dict) else None
+
+
 def code_keys(data):
     """``{id(run): key}`` for the runs of the result ``data``: which code each ran on, as far as the
-    record tells. A run that records a commit: that commit. One that does not: its sitting (runs
-    whose recorded end times chain with gaps of at most :data:`SESSION_HOURS`). One without a date
-    either: the file's (one process wrote such a file)."""
+    record tells. A run that records a commit: that commit (or the one it resumed with the same
+    code, :func:`_code_commit`). One that does not: its sitting (runs whose recorded end times
+    chain with gaps of at most :data:`SESSION_HOURS`). One without a date either: the file's (one
+    process wrote such a file)."""
     runs = (data or {}).get("runs", [])
     keys, sitting, last = {}, 0, None
     for when, run in sorted(
@@ -862,7 +882,7 @@ def code_keys(data):
         keys[id(run)], last = ("sitting", sitting), when
     for run in runs:
         if _commit(run):
-            keys[id(run)] = ("commit", _commit(run))
+            keys[id(run)] = ("commit", _code_commit(run))
         keys.setdefault(id(run), ("file",))
     return keys
 
@@ -966,7 +986,7 @@ class Comparison:
     def _code_of(self, run):
         """Which code ``run`` ran on (:func:`code_keys` of ``data``); a run that is not among
         ``data``'s (one copied from another result) by the commit it records."""
-        commit = _commit(run)
+        commit = _code_commit(run)
         return self._code_keys.get(id(run)) or (("commit", commit) if commit else ("file",))
 
     @functools.cached_property

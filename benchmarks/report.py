@@ -83,7 +83,9 @@ RULE = [
     "one goes the other way by as much, *within noise* otherwise. Differences marked *context* are "
     "shown, not counted. A single run per side has no spread: its margin is 0.",
     "",
-    "Which code a run ran on: the commit it records; for runs recorded before commits were (their "
+    "Which code a run ran on: the commit it records (a run that resumed an entry on a later commit "
+    "changing none of the entry's code records the earlier commit too, as `same_code_as`, and counts "
+    "as run on it); for runs recorded before commits were (their "
     "entries list as `stale (no commit recorded)`), its sitting (recorded end times chained by gaps of "
     f"at most {SESSION_HOURS:g} hours), or the whole file where runs record no date.",
 ]

@@ -57,7 +57,7 @@ import time
 from pathlib import Path
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
-from benchmarks.bench_utils import DEADLINE_EXIT, LOCAL_RESULTS, data_provenance, git
+from benchmarks.bench_utils import DEADLINE_EXIT, LOCAL_RESULTS, SAME_CODE_ENV, data_provenance, git
 from benchmarks.suite import DEFAULT_JOBS, FOLDERS, SUITES
 
 #: Where ``--smoke`` writes unless ``--results`` says otherwise (ignored by git).
@@ -204,8 +204,8 @@ def _command(bench, args, out, eval_data, shard=None):
     return command
 
 
-def _launch(command, cores, prefix, log_path):
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+def _launch(command, cores, prefix, log_path, extra_env=None):
+    env = dict(os.environ, PYTHONUNBUFFERED="1", **(extra_env or {}))
     if cores is not None:
         threads = str(len(cores))
         env.update(
@@ -254,6 +254,9 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
             [_read_json(final)] + [_read_json(p) for p in sorted(parts_dir.glob(f"*/{bench.name}.json"))],
             bench.run_key,
         )
+    # A resume on a later commit that changed none of the entry's code: its runs pair with the earlier.
+    same = resumed_code(bench, [earlier]) if bench.run_key is not None and earlier is not None else None
+    extra_env = {SAME_CODE_ENV: same} if same else None
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
     for stage, args in enumerate(bench.invocations):
         launched = []
@@ -267,7 +270,7 @@ def run_benchmark(bench, suite_dir, jobs, eval_data):
             command = _command(
                 bench, args, out, eval_data, (index, jobs) if bench.run_key is not None else None
             )
-            launched.append(_launch(command, mine, prefix, parts_dir / f"{index}.log"))
+            launched.append(_launch(command, mine, prefix, parts_dir / f"{index}.log", extra_env))
         failed = []
         try:
             for process, _, _ in launched:
@@ -436,6 +439,24 @@ def stale_status(bench, datas, root=BENCH_DIR.parent):
         return None
     since = ", ".join(sorted({r["commit"][:7] for r in records}))
     return f"stale ({len(changed)} file(s) changed since {since})"
+
+
+def resumed_code(bench, datas, root=BENCH_DIR.parent):
+    """The commit whose code the finished runs ``datas`` of ``bench`` ran, where resuming them at
+    ``root``'s HEAD runs the same code for this entry (none of :attr:`Benchmark.dependencies`
+    changed since, in later commits or the working tree): new runs record it (``same_code_as``,
+    ``bench_utils.code_provenance``) and so pair with the earlier ones. ``None`` where the runs
+    record no single commit, it is HEAD, or git cannot tell."""
+    records = [record for data in datas if data for record in code_records(data)]
+    if not records or None in records or any(record.get("dirty", True) for record in records):
+        return None
+    commits = {record.get("same_code_as") or record["commit"] for record in records}
+    if len(commits) != 1:
+        return None
+    (commit,) = commits
+    if git(root, "rev-parse", "HEAD") in (None, commit):
+        return None
+    return commit if changed_files(commit, bench.dependencies, root) == [] else None
 
 
 def _recorded(bench, suite_dir):

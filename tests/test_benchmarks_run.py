@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from benchmarks import report, run
+from benchmarks import bench_utils, report, run
 from benchmarks.bench_utils import ahead, verdict_of
 from benchmarks.suite import CPU, SUITES, Benchmark
 
@@ -53,6 +53,7 @@ FAKE = textwrap.dedent("""
                 sys.exit(3)
             data["runs"].append({"variant": variant, "seed": seed, "val_accuracy": 0.5 + seed / 10,
                                  "pid": os.getpid(), "eval_data": args.eval_data,
+                                 "same": os.environ.get("STRUCTINIT_BENCH_SAME_CODE_AS"),
                                  "date": datetime.datetime.now().isoformat()})
             path.write_text(json.dumps(data))
         (args.out / "fake.md").write_text(render_markdown(data))
@@ -140,6 +141,26 @@ def test_split_interrupted_run_resumes_and_merges_each_run_once(fake_suite, caps
     out = capsys.readouterr().out
     assert "[fake 1/2] 0 run(s) to do" in out and "[fake 2/2] 0 run(s) to do" in out
     assert len(_runs(results / "cpu" / "fake.json")) == 8
+
+
+def test_a_resume_on_the_same_code_tells_its_processes_the_earlier_commit(fake_suite, monkeypatch):
+    suite, results = fake_suite
+    assert bench_utils.SAME_CODE_ENV == "STRUCTINIT_BENCH_SAME_CODE_AS"  # the name FAKE reads
+    asked = []
+
+    def resumed(bench, datas, root=None):
+        asked.append([len(d["runs"]) for d in datas])
+        return "abc1234"
+
+    monkeypatch.setattr(run, "resumed_code", resumed)
+    suite("--stop-after", "2")
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "1"]) == 1
+    assert asked == []  # nothing to resume: no earlier runs to ask about
+    suite()
+    assert run.main(["--suite", "cpu", "--results", str(results), "--jobs", "2"]) == 0
+    assert asked == [[2]]  # once, with every finished run
+    runs = _runs(results / "cpu" / "fake.json")
+    assert sorted(r["same"] is None for r in runs) == [False] * 6 + [True] * 2
 
 
 def test_figures_written_by_the_parts_reach_the_suites_figures(fake_suite):

@@ -6,8 +6,9 @@ import subprocess
 
 import pytest
 
-from benchmarks import BENCH_DIR
-from benchmarks.run import changed_files, code_records, stale_status
+from benchmarks import BENCH_DIR, bench_utils
+from benchmarks.bench_utils import SAME_CODE_ENV, Comparison, by_seed, code_provenance
+from benchmarks.run import changed_files, code_records, resumed_code, stale_status
 from benchmarks.suite import CPU, Benchmark
 
 from conftest import once_per_suite
@@ -117,6 +118,54 @@ def test_unrelated_changes_leave_an_entry_fresh_and_its_code_changes_make_it_sta
     mixed = _result(now, [{"seed": 0, "code": {"commit": first, "dirty": False}}])
     since = ", ".join(sorted((first[:7], now[:7])))  # in the order of their hashes
     assert stale_status(BENCH, [mixed], root) == f"stale (3 file(s) changed since {since})"
+
+
+def test_a_resume_after_unrelated_commits_records_the_code_it_shares_and_pairs(repo, monkeypatch):
+    root, first, commit = repo
+    earlier = _result(first, [{"seed": 0, "code": {"commit": first, "dirty": False}}])
+    assert resumed_code(BENCH, [earlier], root) is None  # HEAD is the runs' commit: nothing to say
+    (root / "README.md").write_text("two\n")
+    (root / "benchmarks/lc_accuracy.py").write_text("two\n")  # another entry's script
+    commit("unrelated")
+    second = _head(root)
+    assert resumed_code(BENCH, [earlier], root) == first
+    dirty = _result(first, [{"seed": 0, "code": {"commit": first, "dirty": True}}])
+    assert resumed_code(BENCH, [dirty], root) is None  # the earlier runs' code is not the commit's
+    mixed = _result(first, [{"seed": 0, "code": {"commit": second, "dirty": False}}])
+    assert resumed_code(BENCH, [mixed], root) is None  # no single commit to pair with
+    resumed = _result(first, [{"seed": 0, "code": {"commit": second, "dirty": False, "same_code_as": first}}])
+    assert resumed_code(BENCH, [resumed], root) == first  # a second resume keeps the first commit
+
+    # The process the runner starts records both commits; a clean tree only.
+    monkeypatch.setenv(SAME_CODE_ENV, first)
+    bench_utils._code_at.cache_clear()
+    assert code_provenance(root) == {"commit": second, "dirty": False, "same_code_as": first}
+    monkeypatch.setenv(SAME_CODE_ENV, second)
+    assert code_provenance(root) == {"commit": second, "dirty": False}
+    (root / "README.md").write_text("three\n")
+    bench_utils._code_at.cache_clear()
+    monkeypatch.setenv(SAME_CODE_ENV, first)
+    assert code_provenance(root) == {"commit": second, "dirty": True}
+    bench_utils._code_at.cache_clear()
+
+    # Runs of one seed on the two commits pair only where the later one says it shares the code.
+    def runs(variant, code, acc):
+        return [
+            {"variant": variant, "seed": s, "val_accuracy": acc + s / 100, "code": code} for s in range(3)
+        ]
+
+    old, new = {"commit": first, "dirty": False}, {"commit": second, "dirty": False}
+    for later, paired in ((new, False), ({**new, "same_code_as": first}, True)):
+        data = {"runs": runs("a", old, 0.5) + runs("b", later, 0.4)}
+        pair = Comparison(
+            "a - b", *(by_seed([r for r in data["runs"] if r["variant"] == v]) for v in "ab"), data
+        )
+        assert (pair.why_unpaired is None) is paired, pair.why_unpaired
+        assert pair.mixed_code is not paired
+
+    (root / "keras_structinit/selection/select.py").write_text("two\n")  # the entry's own code
+    commit("selection changed")
+    assert resumed_code(BENCH, [earlier], root) is None
 
 
 def test_a_result_without_a_commit_or_with_a_foreign_one_is_stale(repo):
