@@ -385,7 +385,7 @@ SUITE = {
             name="alignment_accuracy",
             script="alignment_accuracy.py",
             # Every row of docs/data-aligned.md's table (1 and 3 aligned layers and sampled filters
-            # beside the three the headline compares): ~25 min more, measured 2026-11-29.
+            # beside the three the headline compares): 33 min on 2 processes, 2026-11-29.
             args=(
                 "--backend",
                 "torch",
@@ -402,7 +402,7 @@ SUITE = {
             "smallest-eigenvector control, 100 and 1000 SGD iterations (Tables 2, 4 and 5)",
             paper="test accuracy @100 / @1000: default .31 / .53, 1 aligned layer .29 / .55, 2 aligned "
             "layers .37 / .56, 3 aligned layers .44 / .59; smallest eigenvectors .15 @100",
-            minutes=34,
+            minutes=33,
             run_key=("variant", "seed", "iterations"),
             eval_data=True,
         ),

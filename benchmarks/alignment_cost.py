@@ -217,7 +217,7 @@ SUITE = {
             title="Initialization cost: patch covariance of the 50,000 CIFAR-10 training images, and "
             "data-aligned init of a SimpleCNN's first two layers",
             paper="no number in the paper (App. D.1 gives the spectrum: about 12.3, 1.45, 1.18, 1.06)",
-            minutes=20,
+            minutes=3,  # 2.3 min on 2026-11-29
         ),
     ),
 }

@@ -55,16 +55,46 @@ def test_data_aligned_layers_against_the_default():
     def acc(variant, it):
         return _sample(data, lambda r: 100 * r["accuracy"][str(it)]["test"], variant=variant, iterations=it)
 
-    verdicts = {
-        n: {_compare(data, acc(f"aligned_{n}", it), acc("default", it)).ahead for it in (100, 1000)}
-        for n in (2, 3)
+    def pair(higher, lower, it):
+        found = _compare(data, acc(higher, it), acc(lower, it))
+        assert found.why_unpaired is None, found.why_unpaired
+        return found
+
+    found = {
+        (v, it): pair(v, "default", it)
+        for v in ("aligned_1", "aligned_2", "aligned_3", "sampled_1")
+        for it in (100, 1000)
     }
-    assert verdicts == {2: {True}, 3: {None}}, verdicts
-    assert {_compare(data, acc("default", it), acc("smallest_1", it)).ahead for it in (100, 1000)} == {True}
+    assert {key: c.ahead for key, c in found.items()} == {
+        ("aligned_1", 100): None,
+        ("aligned_1", 1000): True,
+        ("aligned_2", 100): True,
+        ("aligned_2", 1000): True,
+        ("aligned_3", 100): True,
+        ("aligned_3", 1000): True,
+        ("sampled_1", 100): None,
+        ("sampled_1", 1000): None,
+    }
+    third = {it: pair("aligned_3", "aligned_2", it) for it in (100, 1000)}
+    assert third[100].ahead is False and third[1000].ahead is None
+    control = pair("default", "smallest_1", 100)
+    assert control.ahead and pair("default", "smallest_1", 1000).ahead
     page = _page("data-aligned.md")
-    assert "Aligning two layers beats the default at both budgets" in page
-    assert "three aligned layers are within noise of the default at both" in page
-    assert "the smallest-eigenvector control falls far below it" in page
+    assert (
+        f"aligning two layers beats the default at both budgets, {_judged(found['aligned_2', 100])} at 100 "
+        f"iterations and {_judged(found['aligned_2', 1000])} at 1000, and so do three, "
+        f"{_judged(found['aligned_3', 100])} and {_judged(found['aligned_3', 1000])}."
+    ) in page
+    assert (
+        f"three aligned layers are below two at 100 iterations ({_judged(third[100])})"
+        in page
+    )
+    assert "within noise of them at 1000" in page
+    assert (
+        "One aligned layer is within noise of the default at 100 iterations and ahead at 1000 "
+        f"({_judged(found['aligned_1', 1000])}); sampled filters are within noise of it at both"
+    ) in page
+    assert f"falls far below it (-{_judged(control)[1:]} at 100 iterations)" in page
 
 
 def test_data_aligned_table_follows_the_results():
