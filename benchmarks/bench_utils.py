@@ -829,7 +829,8 @@ CODE_SPREAD = 2.82
 #: Where :data:`CODE_SPREAD` was measured, as the report says it.
 CODE_SPREAD_SOURCE = (
     "`lc_accuracy_fig1`'s runs of 2026-11-24 against `lc_fgsm`'s repeat of them (E = 1 and 8, seeds "
-    "0-2) of 2026-11-27, on other code and thread settings (`results/archive/lc_fgsm_20261127.json`)"
+    "0-2) of 2026-11-27, on other code and thread settings "
+    "(`results/archive/lc_accuracy_fig1_20261124.json`, `results/archive/lc_fgsm_20261127.json`)"
 )
 #: Why the variants of one seed in a script's runs are paired (``PAIRING``, a script's sentence in
 #: the report) unless the script says otherwise.

@@ -170,7 +170,7 @@ def test_the_seeds_sentence_reads_its_minutes_from_the_results(tmp_path):
 
 
 def test_the_report_measures_the_spread_of_a_repeated_configuration(tmp_path, monkeypatch):
-    earlier = json.loads((RESULTS / "lc_accuracy_fig1.json").read_text())
+    earlier = json.loads((report.RESULTS_DIR / "archive" / "lc_accuracy_fig1_20261124.json").read_text())
     later = copy.deepcopy(earlier)
     later["machine"]["thread_env"] = {}
     for k, run in enumerate(later["runs"]):
@@ -196,11 +196,12 @@ def test_the_report_measures_the_spread_of_a_repeated_configuration(tmp_path, mo
 
 
 def test_code_spread_is_the_recorded_rerun_of_lc_fig1():
-    # lc_fgsm's 2026-11-27 runs were archived when it re-ran on today's code; when lc_accuracy_fig1
-    # re-runs, read its 2026-11-24 runs from their archive file here and in CODE_SPREAD_SOURCE.
-    earlier = json.loads((RESULTS / "lc_accuracy_fig1.json").read_text())
-    later = json.loads((report.RESULTS_DIR / "archive" / "lc_fgsm_20261127.json").read_text())
-    assert "`results/archive/lc_fgsm_20261127.json`" in CODE_SPREAD_SOURCE
+    # Both sides were archived when their entries re-ran on 2026-11-29 code.
+    archive = report.RESULTS_DIR / "archive"
+    earlier = json.loads((archive / "lc_accuracy_fig1_20261124.json").read_text())
+    later = json.loads((archive / "lc_fgsm_20261127.json").read_text())
+    for name in ("lc_accuracy_fig1_20261124", "lc_fgsm_20261127"):
+        assert f"`results/archive/{name}.json`" in CODE_SPREAD_SOURCE
     found = rerun_spread(earlier, later, ("model", "frozen", "seed"))
     assert found["dates"] == ("2026-11-24", "2026-11-27")
     assert round(found["largest_mean"], 2) == CODE_SPREAD

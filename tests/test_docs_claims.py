@@ -85,10 +85,7 @@ def test_data_aligned_layers_against_the_default():
         f"iterations and {_judged(found['aligned_2', 1000])} at 1000, and so do three, "
         f"{_judged(found['aligned_3', 100])} and {_judged(found['aligned_3', 1000])}."
     ) in page
-    assert (
-        f"three aligned layers are below two at 100 iterations ({_judged(third[100])})"
-        in page
-    )
+    assert f"three aligned layers are below two at 100 iterations ({_judged(third[100])})" in page
     assert "within noise of them at 1000" in page
     assert (
         "One aligned layer is within noise of the default at 100 iterations and ahead at 1000 "
@@ -456,14 +453,24 @@ def test_lc_fig1_gap_by_expansion():
         )
         for e in (1, 4, 8, 16)
     }
-    assert {e: c.ahead for e, c in found.items()} == {1: False, 4: None, 8: None, 16: True}
-    assert found[16].why_unpaired is None and all(found[e].why_unpaired for e in (1, 4, 8))
+    assert {e: c.ahead for e, c in found.items()} == {1: False, 4: False, 8: None, 16: None}
+    assert all(c.why_unpaired is None for c in found.values())
+    assert [len(c.seeds) for c in found.values()] == [3, 3, 5, 5]
     page = _page("lc-blocks.md")
+    gaps = [_signed([c.higher[s][0] - c.lower[s][0] for s in c.seeds]) for c in found.values()]
+    assert f"frozen minus learnable held-out accuracy {gaps[0]} points at E = 1" in page
+    assert f"{gaps[1]} at E = 4, {gaps[2]} at E = 8, {gaps[3]} at E = 16" in page
     assert (
-        "The frozen network is below the learnable one beyond noise at E = 1, within noise of it at "
-        "E = 4 and 8, and above it beyond noise at E = 16, by a paired "
-        f"{_judged(found[16])} points"
+        "The frozen network is below the learnable one beyond noise at E = 1 and 4 and within noise of "
+        f"it at E = 8 and 16, by a paired {_judged(found[8])} and {_judged(found[16])} points"
     ) in page
+    earlier = json.loads((RESULTS.parent / "archive" / "lc_accuracy_fig1_20261124.json").read_text())
+    before = _compare(
+        earlier,
+        _sample(earlier, model="lcresnet-20-16x16", frozen=True),
+        _sample(earlier, model="lcresnet-20-16x16", frozen=False),
+    )
+    assert before.ahead is True and f"beyond noise ({_judged(before)};" in page
     assert "turns positive" not in page
     fig3 = _load("lc_accuracy_fig3")
     resnet, convmixer = (
