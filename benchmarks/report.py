@@ -137,7 +137,8 @@ def seeds_paragraph(results_dir):
     text += "; ".join(costs) + "."
     if kept:
         text += " The other headline rows keep 3 seeds: 5 would take " + " and ".join(kept)
-        text += ", beyond this 2-core CPU's budget for the issue."
+        text += "; not run: this CPU's time for the issue went to "
+        text += "re-running every stale entry on today's code first."
     return text
 
 
