@@ -1140,8 +1140,8 @@ SUITE = {
         Benchmark(
             name="covariance_transfer_groups",
             script="covariance_transfer.py",
-            # 4 epochs (60 steps): twice the 30 steps first recorded, whose runs stay in the JSON
-            # (issue 35: the row's budget was the reason for its verdict).
+            # 4 epochs (60 steps): twice the 30 steps first recorded (issue 35: the row's budget was
+            # the reason for its verdict); those runs are in results/archive/ since issue 59.
             args=(
                 "groups",
                 *COV_MODEL,
@@ -1164,7 +1164,7 @@ SUITE = {
             "E ConvCovariance; frozen and thawed ConvMixer-128/6 (k 9, patch 2)",
             paper="ConvMixer-256/8, 20 epochs: B and C beat A, C close to B, E meets or exceeds them; "
             "A -> E 84.97 -> 90.56 % frozen, 89.26 -> 90.85 % thawed",
-            minutes=60,
+            minutes=17,  # 2026-11-29, sources included
             run_key=("group", "frozen", "epochs", "seed"),
             eval_data=True,
             figures=("transfer_groups",),

@@ -137,6 +137,48 @@ def test_transfer_across_patch_sizes():
     )
 
 
+def test_transfer_groups_of_fig3():
+    def gains(data, epochs=4):
+        def cell(group, frozen):
+            return _sample(data, group=group, frozen=frozen, epochs=epochs)
+
+        return {
+            (group, frozen): _compare(data, cell(group, frozen), cell("default", frozen))
+            for group in ("transfer-same", "transfer-narrow", "filters", "conv-cov")
+            for frozen in (True, False)
+        }
+
+    data = _load("covariance_transfer_groups")
+    found = gains(data)
+    assert all(c.why_unpaired is None for c in found.values())
+    assert {key: c.ahead for key, c in found.items()} == {
+        ("transfer-same", True): True,
+        ("transfer-same", False): None,
+        ("transfer-narrow", True): False,
+        ("transfer-narrow", False): None,
+        ("filters", True): True,
+        ("filters", False): None,
+        ("conv-cov", True): None,
+        ("conv-cov", False): True,
+    }
+    narrow = {r["source"]["val_accuracy"] for r in data["runs"] if r["group"] == "transfer-narrow"}
+    assert len(narrow) == 1
+    page = _page("covariance.md")
+    assert (
+        f"frozen, transfer from a same-width source gains {_judged(found['transfer-same', True])} points and "
+        f"direct filter transfer {_judged(found['filters', True])}, both beyond noise; ConvCovariance gains "
+        f"{_judged(found['conv-cov', True])}, within noise; transfer from a 1/8-width source loses "
+        f"{_judged(found['transfer-narrow', True])}: that 16-channel source reaches only "
+        f"{100 * narrow.pop():.2f} % in its 5 epochs. Thawed, only ConvCovariance is ahead beyond noise "
+        f"({_judged(found['conv-cov', False])})."
+    ) in page
+    earlier = json.loads(
+        (RESULTS.parent / "archive" / "covariance_transfer_groups_20261126.json").read_text()
+    )
+    before = gains(earlier)["conv-cov", True]
+    assert before.why_unpaired is None and f"frozen ConvCovariance gained {_judged(before)}," in page
+
+
 def test_resizing_a_bank_to_kernel_5():
     data = _load("covariance_transfer_patch_kernel")
 
