@@ -1202,7 +1202,7 @@ SUITE = {
             "k 9, resized, into frozen ConvMixers of other patch and kernel sizes",
             paper="covariances learned at one patch and kernel size initialize ConvMixers of other patch "
             "and kernel sizes better than the default init",
-            minutes=50,
+            minutes=21,  # 20.3 min on 2026-11-29, the source included
             run_key=("init", "frozen", "target", "epochs", "seed"),
             eval_data=True,
         ),

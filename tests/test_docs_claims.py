@@ -119,22 +119,79 @@ def test_data_aligned_table_follows_the_results():
         assert [c.strip() for c in row.strip("|").split("|")][1:4:2] == cells, row
 
 
-def test_transfer_across_patch_sizes():
-    data = _load("covariance_transfer_patch_kernel")
-    verdict = {}
-    for patch in (1, 2, 4):
-        target = {"patch_size": patch, "kernel_size": 9}.items()
-
-        def cell(init, patch_target=target):
-            return _sample(data, init=init, epochs=4, target=lambda t, want=patch_target: want <= t.items())
-
-        pair = _compare(data, cell("transfer:p2-k9"), cell("default"))
-        assert pair.why_unpaired is None
-        verdict[patch] = pair.ahead
-    assert verdict == {1: True, 2: True, 4: None}, verdict
-    assert "Transfer across patch sizes helps at patch 1 and 2, and is within noise at patch 4" in _page(
-        "covariance.md"
+def _patch_kernel_cell(data, init, epochs, patch, kernel):
+    return _sample(
+        data,
+        init=init,
+        epochs=epochs,
+        target=lambda t: (t["patch_size"], t["kernel_size"]) == (patch, kernel),
     )
+
+
+def _patch_kernel_archive():
+    return json.loads(
+        (RESULTS.parent / "archive" / "covariance_transfer_patch_kernel_20261126.json").read_text()
+    )
+
+
+def test_transfer_across_patch_sizes():
+    data, earlier = _load("covariance_transfer_patch_kernel"), _patch_kernel_archive()
+
+    def gain(data, patch, epochs):
+        pair = _compare(
+            data,
+            _patch_kernel_cell(data, "transfer:p2-k9", epochs, patch, 9),
+            _patch_kernel_cell(data, "default", epochs, patch, 9),
+        )
+        return pair, _signed([pair.higher[s][0] - pair.lower[s][0] for s in pair.seeds])
+
+    found = {patch: gain(data, patch, 4) for patch in (1, 2, 4)}
+    assert all(pair.why_unpaired is None for pair, _ in found.values())
+    assert {patch: pair.ahead for patch, (pair, _) in found.items()} == {1: True, 2: True, 4: None}
+    page = _page("covariance.md")
+    assert "Transfer across patch sizes helps at patch 1 and 2, and is within noise at patch 4" in page
+    assert (
+        f"(60 steps), {found[1][1]} points at patch 1, {found[2][1]} at patch 2 and {found[4][1]} at patch 4"
+    ) in page
+    before = [gain(earlier, patch, 2)[1] for patch in (1, 2, 4)]
+    assert f"the gains were larger: {', '.join(before[:2])} and {before[2]}" in page
+
+
+def test_resizing_a_bank_to_kernel_5():
+    data, earlier = _load("covariance_transfer_patch_kernel"), _patch_kernel_archive()
+    found = {
+        (resize, epochs): _compare(
+            source,
+            _patch_kernel_cell(source, f"transfer:p2-k9{resize}", epochs, 2, 5),
+            _patch_kernel_cell(source, "default", epochs, 2, 5),
+        )
+        for resize in ("", "+crop", "+interpolate")
+        for epochs, source in ((2, earlier), (4, data))
+    }
+    assert {key: c.ahead for key, c in found.items()} == {
+        ("", 2): False,
+        ("", 4): True,
+        ("+crop", 2): None,
+        ("+crop", 4): None,
+        ("+interpolate", 2): None,
+        ("+interpolate", 4): True,
+    }
+
+    def gain(key):
+        c = found[key]
+        return _signed([c.higher[s][0] - c.lower[s][0] for s in c.seeds])
+
+    page = _page("covariance.md")
+    assert f"Shrinking the same bank to k 5 gains {gain(('', 4))} at 4 epochs, but lost −5.98 ± 4.45" in page
+    assert gain(("", 2)) == "-5.98 ± 4.45"
+    assert f"were {gain(('+crop', 2))} (`crop`) and −1.68 ± 1.02 (`interpolate`), both within noise" in page
+    assert gain(("+interpolate", 2)) == "-1.68 ± 1.02"
+    interpolate = found["+interpolate", 4]
+    assert interpolate.why_unpaired is None
+    assert (
+        f"{gain(('+crop', 4))} (within noise) and {gain(('+interpolate', 4))} (beyond noise, paired: "
+        f"{_judged(interpolate)} over seeds)"
+    ) in page
 
 
 def test_transfer_groups_of_fig3():
@@ -177,38 +234,6 @@ def test_transfer_groups_of_fig3():
     )
     before = gains(earlier)["conv-cov", True]
     assert before.why_unpaired is None and f"frozen ConvCovariance gained {_judged(before)}," in page
-
-
-def test_resizing_a_bank_to_kernel_5():
-    data = _load("covariance_transfer_patch_kernel")
-
-    def cell(init, epochs):
-        return _sample(
-            data, init=init, epochs=epochs, target=lambda t: (t["patch_size"], t["kernel_size"]) == (2, 5)
-        )
-
-    found = {
-        (resize, epochs): _compare(data, cell(f"transfer:p2-k9{resize}", epochs), cell("default", epochs))
-        for resize in ("", "+crop", "+interpolate")
-        for epochs in (2, 4)
-    }
-    assert {key: c.ahead for key, c in found.items()} == {
-        ("", 2): False,
-        ("", 4): True,
-        ("+crop", 2): None,
-        ("+crop", 4): None,
-        ("+interpolate", 2): None,
-        ("+interpolate", 4): True,
-    }
-    page = _page("covariance.md")
-    assert "Shrinking the same bank to k 5 gains +1.62 ± 0.81 at 4 epochs, but lost −5.98 ± 4.45" in page
-    assert "are +0.18 ± 1.53 (`crop`) and −1.68 ± 1.02 (`interpolate`), both within noise" in page
-    interpolate = found["+interpolate", 4]
-    assert interpolate.why_unpaired is None
-    assert (
-        f"+0.20 ± 1.87 (within noise) and +2.38 ± 1.73 (beyond noise, paired: "
-        f"{_judged(interpolate)} over seeds)"
-    ) in page
 
 
 def test_kernel_size_verdict_asks_for_growth_at_every_step():
