@@ -19,24 +19,40 @@ held-out accuracy (``<out>/input_streams_training.json`` and ``.md``).
 ``--fit-share`` times ``fit`` steps of a model fed by the native stream and by one constant batch:
 the input's share of a training step (``<out>/input_share.json``; the GPU tier's entry).
 
+``--all-backends`` runs the timings once per installed backend, each in a subprocess pinned to one
+core (the lowest of this process's affinity, with ``OMP_NUM_THREADS=1``): the CPU suite's entry.
+Every record names the data by file name and content digest (``data_file``), not by its path.
+
 Usage::
 
+    python -m benchmarks.input_streams --all-backends --out benchmarks/results/cpu
     taskset -c 0 env KERAS_BACKEND=jax python -m benchmarks.input_streams --out benchmarks/results/cpu
     KERAS_BACKEND=jax python -m benchmarks.input_streams --training --out benchmarks/results/cpu
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_utils import SHARED_CIFAR10, Benchmark, code_provenance, run_facts
+from benchmarks.bench_utils import (
+    SHARED_CIFAR10,
+    Benchmark,
+    backend_parser,
+    code_provenance,
+    data_label,
+    data_provenance,
+    installed_backends,
+    run_facts,
+    script_command,
+)
 
 NAME = "input_streams"
 TRAINING = "input_streams_training"
@@ -90,7 +106,7 @@ def _load(path, count):
     return (
         rng.integers(0, 256, (count, 32, 32, 3), dtype=np.uint8),
         rng.integers(0, 10, count),
-        f"{count} random uint8 images (no CIFAR-10 zip at {path})",
+        f"{count} random uint8 images (no CIFAR-10 zip {Path(path).name!r} found)",
     )
 
 
@@ -246,6 +262,10 @@ def train_both(x, y, seeds, epochs, model_name, train_size):
     return runs
 
 
+def _of(record):
+    return f" of {data_label(record['data_file'])}" if record.get("data_file") else ""
+
+
 def render_training(record):
     streams = ("native", "tf")
     finals = {p: [r["val_accuracy"][-1] for r in record["runs"] if r["pipeline"] == p] for p in streams}
@@ -258,7 +278,7 @@ def render_training(record):
         "",
         f"`fit_cifar` defaults (AdamW, triangular schedule, `torchvision:n2-m12`, pad-4 crop, flip), "
         f"{record['model']}, {record['epochs']} epochs, {first['train_size']} CIFAR-10 training "
-        f"images, {first['val_size']} held out (a stratified split per seed), Keras backend "
+        f"images{_of(record)}, {first['val_size']} held out (a stratified split per seed), Keras backend "
         f"{record['backend']}, "
         f"seeds {record['seeds']}. Both streams take the same draws (`recipes.augment`); they differ in "
         "where the pixel ops run and in float rounding.",
@@ -356,23 +376,50 @@ def _share(record):
     return 1 - min(s["constant batch"], s["constant batch again"]) / s["native stream"]
 
 
+def _is_training(data):
+    return any("runs" in record for record in data.get("records", []))
+
+
 def render_markdown(data):
-    """The suite report's section of a results file of this script (``input_share.json`` or
-    ``input_streams.json``)."""
+    """The suite report's section of a results file of this script (``input_share.json``,
+    ``input_streams.json`` or ``input_streams_training.json``)."""
     if "seconds_per_step" in data:
         return render_share(data)
+    if _is_training(data):
+        return "\n\n".join(render_training(r) for r in data["records"])
     return render(data["records"])
 
 
+def _finals(record, stream):
+    return [r["val_accuracy"][-1] for r in record["runs"] if r["pipeline"] == stream]
+
+
 def headline(name, data):
-    """The suite report's line for the ``input_share`` entry: the input's share of a step."""
-    if "seconds_per_step" not in data:
-        return "", None
-    s = data["seconds_per_step"]
-    return (
-        f"{data['model']} at batch {data['batch']} ({data['backend']}): {s['native stream']:.4f} s a "
-        f"step fed by the native stream, the input's share {100 * _share(data):.1f} %"
-    ), None
+    """The suite report's line: the input's share of a step (``input_share``), the full CIFAR
+    recipe's native / tf.data ratio per backend (``input_streams``), or the native stream's
+    held-out accuracy minus tf.data's per seed (``input_streams_training``); no verdict (no paper
+    claim)."""
+    if "seconds_per_step" in data:
+        s = data["seconds_per_step"]
+        return (
+            f"{data['model']} at batch {data['batch']} ({data['backend']}): {s['native stream']:.4f} s a "
+            f"step fed by the native stream, the input's share {100 * _share(data):.1f} %"
+        ), None
+    if _is_training(data):
+        parts = []
+        for record in data["records"]:
+            gaps = [a - b for a, b in zip(_finals(record, "native"), _finals(record, "tf"), strict=True)]
+            parts.append(
+                f"{record['backend']}: native minus tf.data final held-out accuracy per seed "
+                + ", ".join(f"{g:+.4f}" for g in gaps)
+            )
+        return "; ".join(parts), None
+    parts = []
+    for record in data["records"]:
+        full = next((r for r in record.get("rows", []) if r["stage"] == STAGES[3][0]), None)
+        if full and full["tf"]:
+            parts.append(f"{record['backend']} {full['native'][0] / full['tf'][0]:.2f}x")
+    return ("full CIFAR recipe, native / tf.data images/s on one core: " + ", ".join(parts)), None
 
 
 def _one_thread(tf):
@@ -408,7 +455,12 @@ def render(records):
             "",
         ]
         if record.get("rows"):
-            lines += [f"### CIFAR recipe, batch 512 ({record['data']})", "", *_table(record["rows"]), ""]
+            lines += [
+                f"### CIFAR recipe, batch 512 ({record['data']}{_of(record)})",
+                "",
+                *_table(record["rows"]),
+                "",
+            ]
         if record.get("imagenet_rows"):
             lines += [
                 f"### ImageNet recipe, batch 64 ({record['imagenet_data']})",
@@ -428,7 +480,7 @@ def _merge(path, key, record):
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = backend_parser(__doc__.split("\n\n")[0])
     parser.add_argument("--data", default=str(SHARED_CIFAR10))
     parser.add_argument("--images", type=int, default=10_240)
     parser.add_argument("--recipes", nargs="+", choices=("cifar", "imagenet"), default=("cifar", "imagenet"))
@@ -453,11 +505,41 @@ def parse_args(argv=None):
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--out", type=Path, required=True)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.all_backends and (args.training or args.fit_share):
+        parser.error(
+            "--all-backends times the streams once per backend; it does not combine with "
+            "--training or --fit-share (pass --backend)"
+        )
+    return args
+
+
+def _each_backend_on_one_core(argv):
+    """Runs this script's timings once per installed backend, each in a subprocess pinned to the
+    lowest core of this process's affinity with one thread per library."""
+    rest = [a for a in argv if a != "--all-backends"]
+    launch, root = script_command(__file__)
+    core = min(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    threads = dict(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    for backend in installed_backends():
+        print(f"[{backend}] timing the streams on core {core}", flush=True)
+        subprocess.run(
+            [*launch, "--backend", backend, *rest],
+            cwd=root,
+            check=True,
+            env=dict(os.environ, **threads),
+            preexec_fn=None if core is None else (lambda: os.sched_setaffinity(0, {core})),
+        )
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parse_args(argv)
+    if args.all_backends:
+        _each_backend_on_one_core(argv)
+        return
+    if args.backend:
+        os.environ["KERAS_BACKEND"] = args.backend
     import tempfile
 
     import keras
@@ -475,6 +557,7 @@ def main(argv=None):
             "code": code_provenance(),
             "facts": facts,
             "data": described,
+            "data_file": data_provenance(args.data),
             "model": args.model,
             "batch": args.batch,
             "steps": args.steps,
@@ -492,6 +575,7 @@ def main(argv=None):
             "code": code_provenance(),
             "facts": facts,
             "data": described,
+            "data_file": data_provenance(args.data),
             "model": args.model,
             "epochs": args.epochs,
             "seeds": list(args.seeds),
@@ -515,7 +599,11 @@ def main(argv=None):
         "measured": when,
     }
     if "cifar" in args.recipes:
-        record |= {"data": described, "rows": measure(x, y, args.batches, args.repeats)}
+        record |= {
+            "data": described,
+            "data_file": data_provenance(args.data),
+            "rows": measure(x, y, args.batches, args.repeats),
+        }
     if "imagenet" in args.recipes:
         with tempfile.TemporaryDirectory() as root:
             folder = _jpeg_folder(x, args.imagenet_images, root)
@@ -535,6 +623,28 @@ if __name__ == "__main__":
 
 
 SUITE = {
+    "cpu": (
+        # A timing entry: run alone (no run_key); each backend in its own process on one core.
+        Benchmark(
+            name=NAME,
+            script="input_streams.py",
+            args=("--all-backends",),
+            title="Images/s on one CPU core of the native input streams against tf.data at the same "
+            "augmentation, CIFAR and ImageNet recipes, stage by stage, every backend",
+            paper="no claim: the papers fed their models from PyTorch DataLoader workers",
+            minutes=15,  # tensorflow, jax and torch records of 2026-11-27: ~4-6 min each
+        ),
+        Benchmark(
+            name=TRAINING,
+            script="input_streams.py",
+            args=("--training", "--backend", "jax", "--epochs", "8"),
+            title="fit_cifar with the native stream and with tf.data: final held-out accuracy, "
+            "ConvMixer-64/4, 8 epochs on 5000 CIFAR-10 images, 3 seeds (JAX)",
+            paper="no claim: both streams take the same augmentation draws, so the runs should agree "
+            "up to float rounding",
+            minutes=35,  # 6 runs of 314-355 s on 2026-11-27
+        ),
+    ),
     "gpu-quick": (
         Benchmark(
             name=SHARE,
