@@ -13,9 +13,12 @@ The recipe used to shuffle 16 x batch resized float images (12.9 GB at the
 defaults) and to compute both MixUp and CutMix per batch: a user's run on this
 zip was killed at 24 GB.
 
+``--all-backends`` (the CPU suite's entry) measures each installed backend in turn.
+
 Usage::
 
     python -m benchmarks.imagenet_memory --backend jax [--steps 3] [--data ZIP]
+    python -m benchmarks.imagenet_memory --all-backends --steps 2 --out benchmarks/results/cpu
 
 Results go to ``<out>/imagenet_memory.json`` and ``.md`` (``<out>`` defaults
 to ``benchmarks/results/cpu``).
@@ -23,7 +26,6 @@ to ``benchmarks/results/cpu``).
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -33,7 +35,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.bench_utils import BACKENDS, LOCAL_RESULTS, SHARED_CIFAR10, data_provenance, stamp_code
+from benchmarks.bench_utils import (
+    LOCAL_RESULTS,
+    SHARED_CIFAR10,
+    Benchmark,
+    backend_parser,
+    data_label,
+    data_provenance,
+    run_per_backend,
+)
 
 NAME = "imagenet_memory"
 
@@ -52,6 +62,7 @@ print("CHILD_RESULT " + json.dumps({
     "ru_maxrss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
     "loss": float(history.history["loss"][-1]),
     "backend": keras.backend.backend(), "keras": keras.__version__,
+    "rand_augment": recipes.IMAGENET_DEFAULTS["rand_augment"],
 }), flush=True)
 """
 
@@ -116,43 +127,83 @@ def render(data):
     lines = [
         "# ImageNet recipe: peak memory on a zip of 50,000 images",
         "",
-        "`recipes.fit_imagenet` defaults (batch 1024, 224 x 224, RandAugment 2/0.7, MixUp or CutMix), "
+        "`recipes.fit_imagenet` defaults (batch 1024, 224 x 224, RandAugment, MixUp or CutMix), "
         "ConvMixer-16/2 (patch 14), `steps_per_epoch` steps, measured on the project's 2-core CPU "
-        "machine (no GPU). Script: `benchmarks/imagenet_memory.py`.",
+        "machine (no GPU). Script: `benchmarks/imagenet_memory.py`. Data: "
+        + ", ".join(sorted({data_label(r.get("data")) for r in data["results"].values() if r.get("data")}))
+        + ".",
         "",
-        "| backend | date (UTC) | steps | peak RSS (ru_maxrss, GB) | watchdog peak (GB) | wall (s) | Keras |",
-        "|---|---|---|---|---|---|---|",
+        "| backend | date (UTC) | steps | RandAugment | peak RSS (ru_maxrss, GB) | watchdog peak (GB) "
+        "| wall (s) "
+        "| Keras |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for backend, r in sorted(data["results"].items()):
         lines.append(
-            f"| {backend} | {r['date']} | {r['steps']} | {r.get('ru_maxrss_gb', 'killed')} | "
+            f"| {backend} | {r['date']} | {r['steps']} | {r.get('rand_augment', '(2, 0.7)')} | "
+            f"{r.get('ru_maxrss_gb', 'killed')} | "
             f"{r['watchdog_peak_gb']} | {r['wall_seconds']} | {r.get('keras', '-')} |"
         )
     return "\n".join(lines) + "\n"
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=BACKENDS, default=os.environ.get("KERAS_BACKEND", "tensorflow"))
+def render_markdown(data):
+    return render(data)
+
+
+def headline(name, data):
+    """The suite report's line: each backend's peak resident memory; no verdict (no paper claim)."""
+    parts = []
+    for backend, r in sorted(data["results"].items()):
+        peak = r.get("ru_maxrss_gb")
+        parts.append(
+            f"{backend} {peak} GB"
+            if peak is not None
+            else f"{backend} killed above {r['killed_above_gb']} GB"
+        )
+    return "peak resident memory of fit_imagenet at its defaults: " + ", ".join(parts), None
+
+
+def parse_args(argv=None):
+    parser = backend_parser(__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=SHARED_CIFAR10)
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--limit-gb", type=float, default=8.0)
     parser.add_argument("--out", type=Path, default=LOCAL_RESULTS)
     args = parser.parse_args(argv)
     if not args.data.exists():
-        print(f"skipped: {args.data} not found (pass --data ZIP)")
-        return 0
-    from keras_structinit.io_utils import write_text
+        parser.error(f"--data: {args.data.name!r} not found; pass --data ZIP (an image zip or folder)")
+    return args
 
-    entry = measure(args.backend, args.data, args.steps, args.limit_gb)
+
+def run_backend(args):
+    """``(backend, entry)``: the measurement of one backend (a child process of its own)."""
+    backend = args.backend or os.environ.get("KERAS_BACKEND", "tensorflow")
+    entry = measure(backend, args.data, args.steps, args.limit_gb)
     print(json.dumps(entry), flush=True)
-    path = args.out / f"{NAME}.json"
-    data = json.loads(path.read_text()) if path.exists() else {"benchmark": NAME, "results": {}}
-    data["results"][args.backend] = stamp_code(entry)
-    stamp_code(data)
-    write_text(path, json.dumps(data, indent=2) + "\n")
-    write_text(args.out / f"{NAME}.md", render(data))
+    return backend, entry
+
+
+def main(argv=None):
+    run_per_backend(__file__, NAME, parse_args, run_backend, render_markdown, argv)
     return 0
+
+
+SUITE = {
+    "cpu": (
+        # Run alone (no run_key): the watchdog's peak is the whole machine's to take.
+        Benchmark(
+            name=NAME,
+            script="imagenet_memory.py",
+            args=("--all-backends", "--steps", "2"),
+            title="Peak resident memory of fit_imagenet at its defaults (batch 1024, 224 x 224) on a zip of "
+            "50,000 JPEGs, 2 steps of a ConvMixer-16/2, every backend",
+            paper="no claim in the papers; issue 33: a run on this zip was killed at 24 GB before the "
+            "recipe's shuffle buffer was bounded",
+            minutes=12,  # 2026-11-25: 2.5 min on JAX, 6 min on TensorFlow; torch not measured then
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":

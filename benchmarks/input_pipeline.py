@@ -7,11 +7,13 @@ inter-op and one intra-op thread), and reports images/s and each stage's share o
 image (the difference between consecutive rows):
 
 * CIFAR (the shared CIFAR-10 training split, decoded once into memory as ``load_cifar`` does):
-  gather + normalize, + pad-and-crop and flip, + RandAugment (2, 0.4), + MixUp/CutMix (0.8, 1.0);
+  gather + normalize, + pad-and-crop and flip, + RandAugment ``keras:n2-f0.4``, + MixUp/CutMix
+  (0.8, 1.0);
 * ImageNet (an ImageFolder of ``--imagenet-images`` JPEGs of 500 x 375, made from the CIFAR
   images upsampled, so decoding costs what a photo of that size does): JPEG read + decode +
-  central square resized to 256, + random-resized crop to 224 and flip, + RandAugment (2, 0.7)
-  (the recipe's), + MixUp/CutMix (0.2, 1.0) (the recipe's).
+  central square resized to 256, + random-resized crop to 224 and flip, + RandAugment
+  ``keras:n2-f0.7`` (the recipe's form when issue 37 measured it), + MixUp/CutMix (0.2, 1.0)
+  (the recipe's).
 
 A last row per recipe times the RandAugment stage with Keras' own layer called image by image
 (each image its own ops; ``transform_images`` computes every op for every draw and keeps one),
@@ -40,24 +42,29 @@ import numpy as np
 from benchmarks.bench_utils import (
     LOCAL_RESULTS,
     SHARED_CIFAR10,
+    Benchmark,
     code_provenance,
+    data_label,
     data_provenance,
     mean_std,
     run_facts,
 )
 
 NAME = "input_pipeline"
+#: Keras' RandAugment forms (``num_ops``, ``factor``) the tf.data pipelines ran when issue 37 measured
+#: them; the recipes' defaults are now the papers' named forms (``input_streams.py`` times those).
+CIFAR_FORM, IMAGENET_FORM = "keras:n2-f0.4", "keras:n2-f0.7"
 CIFAR_STAGES = (
     ("gather + normalize", dict(pad=0, flip=False)),
     ("+ pad-and-crop, flip", dict()),
-    ("+ RandAugment (2, 0.4)", dict(rand_augment=(2, 0.4))),
-    ("+ MixUp 0.8 / CutMix 1.0", dict(rand_augment=(2, 0.4), mixup_alpha=0.8, cutmix_alpha=1.0)),
+    (f"+ RandAugment {CIFAR_FORM}", dict(rand_augment=CIFAR_FORM)),
+    ("+ MixUp 0.8 / CutMix 1.0", dict(rand_augment=CIFAR_FORM, mixup_alpha=0.8, cutmix_alpha=1.0)),
 )
 IMAGENET_STAGES = (
     ("JPEG read + decode + central square to 256", None),
     ("+ random-resized crop to 224, flip", dict(rand_augment=None, mixup_alpha=0.0, cutmix_alpha=0.0)),
-    ("+ RandAugment (2, 0.7)", dict(rand_augment=(2, 0.7), mixup_alpha=0.0, cutmix_alpha=0.0)),
-    ("+ MixUp 0.2 / CutMix 1.0", dict(rand_augment=(2, 0.7), mixup_alpha=0.2, cutmix_alpha=1.0)),
+    (f"+ RandAugment {IMAGENET_FORM}", dict(rand_augment=IMAGENET_FORM, mixup_alpha=0.0, cutmix_alpha=0.0)),
+    ("+ MixUp 0.2 / CutMix 1.0", dict(rand_augment=IMAGENET_FORM, mixup_alpha=0.2, cutmix_alpha=1.0)),
 )
 
 
@@ -151,7 +158,8 @@ def render_markdown(data):
         "",
         f"{run_facts(data['machine'], data['versions'])} Measured {data['date']}. One core: "
         "tf.data's private thread pool of 1 thread, 1 inter-op and 1 intra-op thread. Each rate is "
-        f"mean ± std over {data['config']['repeats']} timings of {data['config']['batches']} batches.",
+        f"mean ± std over {data['config']['repeats']} timings of {data['config']['batches']} batches. "
+        f"Data: {data_label(data['config']['data'])}.",
         "",
     ]
     for name, title in (
@@ -186,6 +194,20 @@ def render_markdown(data):
         ]
     lines += [data["cores_note"], ""]
     return "\n".join(lines)
+
+
+def headline(name, data):
+    """The suite report's line: the full pipelines' rates and Keras' per-image RandAugment against
+    ``rand_augment_batch``; no verdict (no paper claim)."""
+    parts = []
+    for recipe in ("cifar", "imagenet"):
+        found = data[recipe]
+        stock = found["stock_rand_augment"]
+        parts.append(
+            f"{recipe} {np.mean(found['rows'][-1]['images_per_s']):.0f} images/s, Keras' RandAugment "
+            f"per image {stock['stage_ms'] / stock['package_stage_ms']:.1f}x the batched stage's time"
+        )
+    return "tf.data on one core, full recipe: " + "; ".join(parts), None
 
 
 def main(argv=None):
@@ -270,6 +292,23 @@ def main(argv=None):
     write_text(args.out / f"{NAME}.json", json.dumps(data, indent=2, default=str) + "\n")
     write_text(args.out / f"{NAME}.md", render_markdown(data))
     print(render_markdown(data))
+
+
+SUITE = {
+    "cpu": (
+        # A timing entry: run alone (no run_key); TensorFlow only (the pipelines are tf.data).
+        Benchmark(
+            name=NAME,
+            script="input_pipeline.py",
+            args=(),
+            title="Images/s on one CPU core of the tf.data CIFAR and ImageNet pipelines, stage by stage, "
+            "and Keras' RandAugment per image against recipes.data.rand_augment_batch",
+            paper="no claim: the papers fed their models from PyTorch DataLoader workers",
+            minutes=5,  # estimate: the 2026-11-26 run's timings and the ImageNet folder's 512 JPEGs
+            estimated=True,
+        ),
+    ),
+}
 
 
 if __name__ == "__main__":
