@@ -43,6 +43,11 @@ def _signed(values):
     return f"{np.mean(values):+.2f} ± {np.std(values, ddof=1):.2f}"
 
 
+def _gain(comparison):
+    """``+1.23 ± 0.45``: the mean per-seed difference of ``comparison`` ± its std over seeds."""
+    return _signed([d for d, _ in seed_differences(comparison.higher, comparison.lower).values()])
+
+
 def _judged(comparison):
     """The figure the rule used, as the docs write it: ``+1.23 ± 0.45``."""
     figure = comparison.paired_figure if comparison.why_unpaired is None else comparison.unpaired
@@ -143,7 +148,7 @@ def test_transfer_across_patch_sizes():
             _patch_kernel_cell(data, "transfer:p2-k9", epochs, patch, 9),
             _patch_kernel_cell(data, "default", epochs, patch, 9),
         )
-        return pair, _signed([pair.higher[s][0] - pair.lower[s][0] for s in pair.seeds])
+        return pair, _gain(pair)
 
     found = {patch: gain(data, patch, 4) for patch in (1, 2, 4)}
     assert all(pair.why_unpaired is None for pair, _ in found.values())
@@ -178,8 +183,7 @@ def test_resizing_a_bank_to_kernel_5():
     }
 
     def gain(key):
-        c = found[key]
-        return _signed([c.higher[s][0] - c.lower[s][0] for s in c.seeds])
+        return _gain(found[key])
 
     page = _page("covariance.md")
     assert f"Shrinking the same bank to k 5 gains {gain(('', 4))} at 4 epochs, but lost −5.98 ± 4.45" in page
@@ -524,7 +528,7 @@ def test_lc_fig1_gap_by_expansion():
     assert all(c.why_unpaired is None for c in found.values())
     assert [len(c.seeds) for c in found.values()] == [3, 3, 5, 5]
     page = _page("lc-blocks.md")
-    gaps = [_signed([c.higher[s][0] - c.lower[s][0] for s in c.seeds]) for c in found.values()]
+    gaps = [_gain(c) for c in found.values()]
     assert f"frozen minus learnable held-out accuracy {gaps[0]} points at E = 1" in page
     assert f"{gaps[1]} at E = 4, {gaps[2]} at E = 8, {gaps[3]} at E = 16" in page
     assert (
