@@ -618,6 +618,25 @@ SUITE = {
                     "conv-cov+mean-shift:0.05",
                     *MIMETIC_CPU,
                 ),
+                # Issue 59 (point 5): the headline cell, ConvNeXt at 2 epochs, every variant of it
+                # (so that the best b > 0 is picked over equal seeds), gets seeds 3 and 4 too.
+                (
+                    "--models",
+                    "convnext",
+                    "--b-values",
+                    "0",
+                    "0.05",
+                    "0.1",
+                    "0.2",
+                    "--combo-b",
+                    "0.05",
+                    "--epochs",
+                    "2",
+                    *MIMETIC_CPU,
+                    "--seeds",
+                    "3",
+                    "4",
+                ),
             ),
             title="Mimetic MLP init: the mean shift b on isotropic ConvNeXt, with ConvCovariance (Fig. 2/4)",
             paper="a wide range of b > 0 beats b = 0 at short training; mean shift + ConvCovariance "

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from benchmarks import BENCH_DIR, RESULTS_DIR, bench_utils
+from benchmarks.suite import FOLDERS
 
 from conftest import once_per_suite
 
@@ -172,3 +173,59 @@ def test_a_per_backend_result_records_the_commit_per_backend(tmp_path):
     written = json.loads((tmp_path / "t.json").read_text())
     assert written["code"]["commit"] == written["results"]["jax"]["code"]["commit"]
     assert re.fullmatch(r"[0-9a-f]{40}", written["code"]["commit"])
+
+
+#: Files under results/<suite>/ that are not results: the runner's record of what finished.
+NOT_RESULTS = {"suite.json"}
+
+
+def _suite_results():
+    for folder in sorted(set(FOLDERS.values())):
+        for path in sorted((RESULTS_DIR / folder).glob("*.json")):
+            if path.name not in NOT_RESULTS:
+                yield path
+
+
+def test_every_result_records_its_commit():
+    """Issue 59, point 2: each result under results/<suite>/ names the code that produced it, at
+    every level that holds runs (the file, each backend, each run); the archive keeps older records
+    as they were."""
+    from benchmarks.run import code_records
+
+    missing, malformed, commits = [], [], set()
+    for path in _suite_results():
+        records = code_records(json.loads(path.read_text(encoding="utf-8")))
+        if None in records:
+            missing.append(path.relative_to(RESULTS_DIR).as_posix())
+        for record in filter(None, records):
+            if not re.fullmatch(r"[0-9a-f]{40}", record["commit"]) or not isinstance(
+                record.get("dirty"), bool
+            ):
+                malformed.append(f"{path.name}: {record}")
+            commits.add(record["commit"])
+    assert not missing, "results without a commit: " + ", ".join(missing)
+    assert not malformed, "code records not of the form {commit: 40 hex digits, dirty: bool}:\n" + "\n".join(
+        malformed
+    )
+    if (
+        shutil.which("git") is None
+        or subprocess.run(
+            ["git", "-C", str(BENCH_DIR), "rev-parse", "--git-dir"], capture_output=True
+        ).returncode
+    ):
+        pytest.skip("no git checkout here: the commits' existence is not checked")
+    unknown = [
+        c
+        for c in sorted(commits)
+        if subprocess.run(["git", "-C", str(BENCH_DIR), "cat-file", "-e", f"{c}^{{commit}}"]).returncode
+    ]
+    assert not unknown, "commits not in this repository: " + ", ".join(unknown)
+
+
+def test_the_commit_check_finds_a_result_without_one(tmp_path):
+    from benchmarks.run import code_records
+
+    code = {"commit": "a" * 40, "dirty": False}
+    assert None in code_records({"benchmark": "x", "results": {"jax": {"rows": []}}})
+    assert None in code_records({"code": code, "runs": [{"seed": 0, "code": code}, {"seed": 1}]})
+    assert code_records({"code": code, "records": [{"backend": "jax", "code": code}]}) == [code, code]
