@@ -165,8 +165,8 @@ def test_the_seeds_sentence_reads_its_minutes_from_the_results(tmp_path):
     assert "`covariance_convergence`: 4.5 more minutes of training (2 runs of seeds 3-4" in text
     assert "the entry's 20.0 wall minutes on 2 process(es); 2026-11-29)" in text
     assert "`lc_accuracy_fig1`: seeds 3-4 not run yet" in text
-    assert "about 60 more wall minutes for `selection_accuracy` (90 for 3 seeds in 1 process(es))" in text
-    assert "mimetic_sweep" not in text  # no result, no claim
+    assert "`mimetic_sweep`: seeds 3-4 not run yet" in text  # no result, no minutes claimed
+    assert "5 would take about 60 more wall minutes for `selection_accuracy` (90 for 3 seeds in 1 " in text
 
 
 def test_the_report_measures_the_spread_of_a_repeated_configuration(tmp_path, monkeypatch):

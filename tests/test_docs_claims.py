@@ -596,44 +596,65 @@ def test_lc_table3_speed_ups_and_checkpoints():
 def test_mimetic_sweep_shift_and_combination():
     data = _load("mimetic_sweep")
 
-    def cell(model, epochs, variant):
-        return _sample(data, model=model, epochs=epochs, variant=variant)
+    def cell(model, epochs, variant, seeds=range(5)):
+        return _sample(data, model=model, epochs=epochs, variant=variant, seed=lambda s: s in seeds)
 
-    def pair(model, epochs, higher, lower):
-        found = _compare(data, cell(model, epochs, higher), cell(model, epochs, lower))
+    def pair(model, epochs, higher, lower, seeds=range(5)):
+        found = _compare(data, cell(model, epochs, higher, seeds), cell(model, epochs, lower, seeds))
         assert found.why_unpaired is None, (model, epochs, higher, lower)
         return found
 
+    # The headline cell, ConvNeXt at 2 epochs, holds seeds 0-4 for every variant; the others 0-2.
+    assert {len(cell("convnext", 2, v)) for v in ("default", "mean-shift:0", "torch-default+conv-cov")} == {5}
     gains = [pair("convnext", 2, f"mean-shift:{b}", "mean-shift:0") for b in ("0.05", "0.1", "0.2")]
-    assert [c.ahead for c in gains] == [None, True, True]
+    assert [c.ahead for c in gains] == [True, True, True]
     assert gains[0].paired_figure[0] < gains[1].paired_figure[0] < gains[2].paired_figure[0]
+    three = pair("convnext", 2, "mean-shift:0.05", "mean-shift:0", range(3))
     four = pair("convnext", 4, "mean-shift:0.2", "mean-shift:0")
-    assert four.ahead is True and four.paired_figure[0] < gains[2].paired_figure[0]
+    assert three.ahead is None and four.ahead is True and four.paired_figure[0] < gains[2].paired_figure[0]
     vit = [pair("vit", 2, f"mean-shift:{b}", "mean-shift:0") for b in ("0.05", "0.2")]
     assert [c.ahead for c in vit] == [True, None] and vit[0].paired_figure[0] < 0.2
     default = pair("vit", 2, "mean-shift:0", "default")
     cov = {e: pair("convnext", e, "torch-default+conv-cov", "mean-shift:0") for e in (2, 4)}
-    combo = pair("convnext", 2, "conv-cov+mean-shift:0.05", "mean-shift:0.05")
-    combo4 = pair("convnext", 4, "conv-cov+mean-shift:0.05", "torch-default+conv-cov")
-    assert default.ahead is None and combo.ahead is False and combo4.ahead is True
-    assert cov[2].ahead is False and cov[4].ahead is None
+    combo = {e: pair("convnext", e, "conv-cov+mean-shift:0.05", "torch-default+conv-cov") for e in (2, 4)}
+    shift = pair("convnext", 2, "conv-cov+mean-shift:0.05", "mean-shift:0.05")
+    shift4 = pair("convnext", 4, "conv-cov+mean-shift:0.05", "mean-shift:0")
+    before = [
+        pair("convnext", 2, "conv-cov+mean-shift:0.05", "mean-shift:0.05", range(3)),
+        pair("convnext", 2, "torch-default+conv-cov", "mean-shift:0", range(3)),
+    ]
+    assert default.ahead is None and [c.ahead for c in combo.values()] == [True, True]
+    assert cov[2].ahead is None and cov[4].ahead is None and shift.ahead is None and shift4.ahead is None
+    assert [c.ahead for c in before] == [False, False]
     page = _page("mimetic.md")
     assert (
         "On ConvNeXt the gain grows with `b` ({}, {}, {} points at 2 epochs, mean per-seed difference "
-        "± its standard error; within noise at `b = 0.05`, beyond it at 0.1 and 0.2) and shrinks at 4 "
-        "epochs ({}, still beyond noise)"
+        "± its standard error over 5 seeds; beyond noise at every `b`) and shrinks at 4 epochs ({}, 3 "
+        "seeds, still beyond noise)"
     ).format(*map(_judged, (*gains, four))) in page
+    assert f"With 3 seeds `b = 0.05` was within noise ({_judged(three)})." in page
     assert (
         f"On the small ViT the shift is {_judged(vit[0])} points at `b = 0.05`, beyond noise by the "
         f"rule but a sixth of a point, and {_judged(vit[1])} at `b = 0.2`. PyTorch's default init "
         f"alone is within noise of the builder's `N(0, 0.02^2)` ({_judged(default)})"
     ) in page
     assert (
-        f"ConvCovariance alone is below the baseline at 2 epochs beyond noise ({_judged(cov[2])}) and "
-        f"within noise of it at 4 ({_judged(cov[4])}). Combined with `b = 0.05` it is below `b = 0.05` "
-        f"alone at 2 epochs beyond noise ({_judged(combo)} points) and above ConvCovariance alone at 4 "
-        f"({_judged(combo4)})"
+        f"ConvCovariance alone is within noise of the baseline at 2 epochs ({_judged(cov[2])}) and at 4 "
+        f"({_judged(cov[4])}). Combined with `b = 0.05` it is above ConvCovariance alone at 2 epochs "
+        f"({_judged(combo[2])}) and at 4 ({_judged(combo[4])}), both beyond noise, but within noise of "
+        f"the shift alone: of `b = 0.05` at 2 epochs ({_judged(shift)} points) and of `b = 0` at 4 "
+        f"({_judged(shift4)};"
     ) in page
+    assert (
+        f"the combination was below `b = 0.05` alone at 2 epochs ({_judged(before[0])}) and "
+        f"ConvCovariance below the baseline ({_judged(before[1])}), both beyond noise"
+    ) in page
+    cells = []  # the table's row of the headline cell, bold where above b = 0 beyond noise
+    for b, gain in zip(("0", "0.05", "0.1", "0.2"), (None, *gains), strict=True):
+        values = [v for v, _ in cell("convnext", 2, f"mean-shift:{b}").values()]
+        text = f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}"
+        cells.append(f"**{text}**" if gain is not None and gain.ahead else text)
+    assert "| isotropic ConvNeXt-64/8 (k 7, patch 2), 2 epochs | " + " | ".join(cells) + " |" in page
 
 
 def test_mimetic_scalar_bias_does_not_absorb_the_shift():
