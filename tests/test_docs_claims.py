@@ -745,6 +745,35 @@ def test_inspect_entropy_is_within_noise():
         assert f"| {words} | {' | '.join(cells)} |" in page
 
 
+def test_inspect_speed_on_a_convnext_t():
+    results = _load("inspect_speed")["results"]
+    assert set(results) == {"tensorflow", "jax", "torch"}
+    first = [r["seconds"][0] for r in results.values()]
+    later = [np.mean(r["seconds"][1:]) for r in results.values()]  # each backend's mean, as its table
+    cli = [r["cli_seconds"] for r in results.values()]
+    assert max(first + cli) < 30  # issue 36's bar
+
+    def span(values):
+        low, high = f"{min(values):.1f}", f"{max(values):.1f}"
+        return low if low == high else f"{low}-{high}"
+
+    assert (
+        f"`inspect(model)` takes {span(first)} s at its first call and {span(later)} s later; `structinit "
+        f"inspect` on its `.keras` file, in a fresh process with loading and the PNGs, {span(cli)} s"
+    ) in _page("command-line.md")
+
+
+def test_keras_rand_augment_per_image_against_the_batched_stage():
+    from keras_structinit.recipes import data as data_module
+
+    cifar = _load("input_pipeline")["cifar"]["stock_rand_augment"]
+    text = " ".join(data_module.rand_augment_batch.__doc__.split())
+    assert (
+        f"{cifar['stage_ms']:.2f} ms per CIFAR image on one core, {cifar['package_stage_ms']:.3f} ms here "
+        "on batches of 512"
+    ) in text
+
+
 def test_no_docs_sentence_names_a_moved_result_path():
     for page in (REPO_ROOT / "docs").glob("*.md"):
         text = page.read_text()
