@@ -21,6 +21,7 @@ def _entry(peak=None, killed=None):
         "killed_above_gb": killed,
         "wall_seconds": 150.0,
         "rand_augment": "timm:m7-n2-mstd0.5-inc1",
+        "pipeline": "native",
     }
     return entry | ({"ru_maxrss_gb": peak, "keras": "3.15.1"} if peak else {})
 
@@ -28,7 +29,7 @@ def _entry(peak=None, killed=None):
 def test_the_entry_runs_every_backend_for_two_steps():
     (entry,) = [b for b in CPU if b.name == imagenet_memory.NAME]
     args = imagenet_memory.parse_args([*entry.args, "--out", "x"])
-    assert args.all_backends and args.steps == 2 and entry.run_key is None
+    assert args.all_backends and args.steps == 2 and args.limit_gb == 16 and entry.run_key is None
 
 
 def test_missing_data_is_a_one_line_error(tmp_path, capsys):
@@ -46,4 +47,7 @@ def test_the_headline_gives_each_backends_peak_or_its_kill():
     assert line.endswith("jax 4.02 GB, torch killed above 8.0 GB")
     text = imagenet_memory.render_markdown(data)
     assert "Data: cifar10-train-jpeg.zip (sha256 c4e456da97c6)." in text
-    assert "| jax | 2026-11-29 11:00 | 2 | timm:m7-n2-mstd0.5-inc1 | 4.02 | 4.02 |" in text
+    assert "| jax | 2026-11-29 11:00 | 2 | timm:m7-n2-mstd0.5-inc1 | native | 4.02 | 4.02 |" in text
+    older = {"date": "2026-11-25 18:11", "steps": 2, "ru_maxrss_gb": 4.02, "watchdog_peak_gb": 4.02}
+    text = imagenet_memory.render({"results": {"jax": older | {"wall_seconds": 150.1}}})
+    assert "| jax | 2026-11-25 18:11 | 2 | (2, 0.7) | tf.data | 4.02 |" in text  # before the native stream
