@@ -13,10 +13,11 @@ BACKENDS = ("tensorflow", "jax", "torch")
 #: The recipes' ``precision`` and ``distribution`` names (:mod:`keras_structinit.recipes.devices`).
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
 DISTRIBUTIONS = ("data_parallel", "multi_worker", "mirrored", "tpu", "auto")
-#: ``(recipe, backend)`` where the native input stream measured slower than ``tf.data`` on one core
-#: of the 2-core CPU (``benchmarks/results/cpu/input_streams.md``): the ImageNet recipe on torch,
-#: whose eager ops at 224 x 224 ran the full recipe at 11 images/s against tf.data's 18 (JAX: 78
-#: against 17). ``pipeline="auto"`` takes ``tf.data`` there when TensorFlow is installed.
+#: ``(recipe, backend)`` where the native input stream measured at less than half ``tf.data``'s
+#: rate on one core of the 2-core CPU (``benchmarks/results/cpu/input_streams.md``): the ImageNet
+#: recipe on torch, whose eager ops at 224 x 224 ran the full recipe at 12 images/s against
+#: tf.data's 27 (JAX: 103 against 28; TensorFlow: 24 against 27, kept native). ``pipeline="auto"``
+#: takes ``tf.data`` there when TensorFlow is installed.
 SLOWER_NATIVE = frozenset({("imagenet", "torch")})
 #: The recipes ``structinit train --recipe`` runs.
 RECIPES = ("cifar10", "cifar100", "imagenet")

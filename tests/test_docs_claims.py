@@ -774,6 +774,55 @@ def test_keras_rand_augment_per_image_against_the_batched_stage():
     ) in text
 
 
+def test_input_streams_table_and_the_auto_rule():
+    from keras_structinit import arguments
+    from keras_structinit.recipes import native
+
+    records = {r["backend"]: r for r in _load("input_streams")["records"]}
+    full = {b: {row["stage"]: row for row in r["rows"] + r["imagenet_rows"]} for b, r in records.items()}
+    stages = (
+        "+ MixUp 0.8 / CutMix 1.0, erasing 0.25",
+        "timm:m9-n2-mstd0.5-inc1 instead",
+        "+ MixUp 0.2 / CutMix 1.0",
+    )
+    page = _page("models-and-recipes.md")
+    ratios = {}
+    for stage, words in zip(
+        stages, ("erasing (batch 512) |", "instead |", "MixUp/CutMix, batch 64) |"), strict=True
+    ):
+        cells = []
+        for backend in ("jax", "torch", "tensorflow"):
+            native, tf = full[backend][stage]["native"][0], full[backend][stage]["tf"][0]
+            ratios[backend, stage] = native / tf
+            cells.append(f"{native:.0f} / {tf:.0f}")
+        assert f"{words} {' | '.join(cells)} |" in page, stage
+    # SLOWER_NATIVE: where the native stream ran at less than half tf.data's rate, and only there.
+    slower = {("imagenet" if "0.2" in stage else "cifar", b) for (b, stage), r in ratios.items() if r < 0.5}
+    assert slower == set(arguments.SLOWER_NATIVE) == {("imagenet", "torch")}
+    tf_side = [ratios["tensorflow", stage] for stage in stages]
+    assert f"came within {100 * (1 - min(tf_side)):.0f} % of tf.data ({tf_side[2]:.2f}x on ImageNet, " in page
+    assert f"{tf_side[0]:.2f}x and {tf_side[1]:.2f}x on CIFAR)" in page
+    others = [r for (b, stage), r in ratios.items() if b != "tensorflow" and r >= 0.5]
+    native_doc = " ".join(native.choose_pipeline.__doc__.split())
+    assert f"{min(others):.1f}-{max(others):.1f}x ``tf.data``'s rate on JAX and torch, and " in native_doc
+    assert f"{min(tf_side):.2f}-{max(tf_side):.2f}x on TensorFlow" in native_doc
+    decode = full["jax"]["decode + random-resized crop to 224, flip"]
+    assert (
+        f"random-resized crop ran at {decode['native'][0]:.0f} images/s per core on JAX (tf.data: "
+        f"{decode['tf'][0]:.0f})"
+    ) in page
+    (trained,) = _load("input_streams_training")["records"]
+    finals = {
+        stream: [r["val_accuracy"][-1] for r in trained["runs"] if r["pipeline"] == stream]
+        for stream in ("native", "tf")
+    }
+    assert [round(a, 4) for a in finals["native"]] == [round(a, 4) for a in finals["tf"]]
+    assert (
+        f"final held-out accuracy {np.mean(finals['native']):.4f} ± "
+        f"{np.std(finals['native'], ddof=1):.4f} with either stream, the same to four decimals per seed"
+    ) in page
+
+
 def test_no_docs_sentence_names_a_moved_result_path():
     for page in (REPO_ROOT / "docs").glob("*.md"):
         text = page.read_text()
