@@ -776,7 +776,7 @@ def test_keras_rand_augment_per_image_against_the_batched_stage():
 
 def test_input_streams_table_and_the_auto_rule():
     from keras_structinit import arguments
-    from keras_structinit.recipes import native
+    from keras_structinit.recipes.native import choose_pipeline
 
     records = {r["backend"]: r for r in _load("input_streams")["records"]}
     full = {b: {row["stage"]: row for row in r["rows"] + r["imagenet_rows"]} for b, r in records.items()}
@@ -803,7 +803,7 @@ def test_input_streams_table_and_the_auto_rule():
     assert f"came within {100 * (1 - min(tf_side)):.0f} % of tf.data ({tf_side[2]:.2f}x on ImageNet, " in page
     assert f"{tf_side[0]:.2f}x and {tf_side[1]:.2f}x on CIFAR)" in page
     others = [r for (b, stage), r in ratios.items() if b != "tensorflow" and r >= 0.5]
-    native_doc = " ".join(native.choose_pipeline.__doc__.split())
+    native_doc = " ".join(choose_pipeline.__doc__.split())
     assert f"{min(others):.1f}-{max(others):.1f}x ``tf.data``'s rate on JAX and torch, and " in native_doc
     assert f"{min(tf_side):.2f}-{max(tf_side):.2f}x on TensorFlow" in native_doc
     decode = full["jax"]["decode + random-resized crop to 224, flip"]
