@@ -632,7 +632,7 @@ SUITE = {
             title="Images/s on one CPU core of the native input streams against tf.data at the same "
             "augmentation, CIFAR and ImageNet recipes, stage by stage, every backend",
             paper="no claim: the papers fed their models from PyTorch DataLoader workers",
-            minutes=15,  # tensorflow, jax and torch records of 2026-11-27: ~4-6 min each
+            minutes=10,  # 9.6 min on 2026-11-29
         ),
         Benchmark(
             name=TRAINING,
@@ -642,7 +642,7 @@ SUITE = {
             "ConvMixer-64/4, 8 epochs on 5000 CIFAR-10 images, 3 seeds (JAX)",
             paper="no claim: both streams take the same augmentation draws, so the runs should agree "
             "up to float rounding",
-            minutes=35,  # 6 runs of 314-355 s on 2026-11-27
+            minutes=22,  # 21.4 min on 2026-11-29, with another entry training beside it
         ),
     ),
     "gpu-quick": (

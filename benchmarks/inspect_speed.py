@@ -129,7 +129,7 @@ SUITE = {
             args=("--all-backends",),
             title="Wall time of inspect(model) and of `structinit inspect` on a ConvNeXt-T, every backend",
             paper=f"no claim in the papers; the bar of issue 36: under {BAR_SECONDS} s on 2 CPU cores",
-            minutes=3,  # 2026-11-26: 12-20 s per backend for the CLI, ~15 s of inspect calls
+            minutes=1.1,  # 1.1 min on 2026-11-29
         ),
     ),
 }

@@ -641,7 +641,7 @@ SUITE = {
             title="Mimetic MLP init: the mean shift b on isotropic ConvNeXt, with ConvCovariance (Fig. 2/4)",
             paper="a wide range of b > 0 beats b = 0 at short training; mean shift + ConvCovariance "
             "beats either alone",
-            minutes=85,
+            minutes=54,  # 39.2 min for seeds 0-2 (2 processes), 14.8 for seeds 3-4 (2026-11-28/29)
             run_key=("model", "variant", "epochs", "seed"),
             eval_data=True,
             figures=("mimetic_b",),
