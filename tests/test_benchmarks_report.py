@@ -150,7 +150,7 @@ def test_the_report_states_paired_verdicts(tmp_path, monkeypatch, values, date, 
     assert "- `selection_accuracy.py`: each run calls `keras.utils.set_random_seed(seed)`" in text
 
 
-def test_the_seeds_sentence_reads_its_minutes_from_the_results(tmp_path):
+def test_the_seeds_sentence_reads_its_minutes_from_the_results(tmp_path, monkeypatch):
     (tmp_path / "cpu").mkdir()
     runs = [{"seed": seed, "train_time_s": 30.0 * (seed + 1)} for seed in range(5)]
     run = {"wall_s": 1200.0, "jobs": 2}
@@ -166,6 +166,10 @@ def test_the_seeds_sentence_reads_its_minutes_from_the_results(tmp_path):
     assert "the entry's 20.0 wall minutes on 2 process(es); 2026-11-29)" in text
     assert "`lc_accuracy_fig1`: seeds 3-4 not run yet" in text
     assert "`mimetic_sweep`: seeds 3-4 not run yet" in text  # no result, no minutes claimed
+    assert "keep 3 seeds" not in text  # every headline pair has its 5 seeds
+    # A headline row kept at 3 seeds says what 5 would cost, from its recorded wall time.
+    monkeypatch.setattr(report, "THREE_SEED_HEADLINES", ("selection_accuracy",))
+    text = report.seeds_paragraph(tmp_path)
     assert "5 would take about 60 more wall minutes for `selection_accuracy` (90 for 3 seeds in 1 " in text
 
 

@@ -580,10 +580,18 @@ def _seeds_of(name, cell, tmp_path):
 
 
 def test_the_headline_cells_run_five_seeds(tmp_path):
-    """Issue 59, point 5: the covariance convergence pair (k 9, frozen) and LC Fig. 1 at E = 8 and
-    16 run seeds 0-4 (the other two headline rows keep 3: the REPORT states the minutes)."""
+    """Issue 59, point 5: the covariance convergence pair (k 9, frozen), LC Fig. 1 at E = 8 and
+    16 and weight selection against random init run seeds 0-4 (mimetic_sweep's cell: its test)."""
     five = list(range(5))
     assert _seeds_of("covariance_convergence", lambda a: a.frozen in ("both", "frozen"), tmp_path) == five
     for e in (8, 16):
         assert _seeds_of("lc_accuracy_fig1", lambda a, e=e: e in a.expansions, tmp_path) == five
     assert _seeds_of("lc_accuracy_fig1", lambda a: 1 in a.expansions, tmp_path) == [0, 1, 2]
+    pair = {"random_init", "uniform"}
+    assert _seeds_of("selection_five_seeds", lambda a: pair <= set(a.variants), tmp_path) == five
+    assert {name for name, _ in report.FIVE_SEED_CELLS} >= {
+        "covariance_convergence",
+        "lc_accuracy_fig1",
+        "mimetic_sweep",
+        "selection_five_seeds",
+    }

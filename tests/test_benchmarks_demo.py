@@ -1,0 +1,59 @@
+"""``benchmarks/demo.py``: the README's demo command, timed and recorded with its code (issue 59,
+point 9), and the README's sentence against that record."""
+
+import json
+import re
+import sys
+
+import keras
+import pytest
+
+from benchmarks import RESULTS_DIR, demo
+from benchmarks.suite import CPU
+
+from conftest import once_per_suite
+
+pytestmark = once_per_suite("the demo's record and its bookkeeping; the script runs the demo in a subprocess")
+
+RECORD = RESULTS_DIR / "cpu" / f"{demo.NAME}.json"
+
+
+def _entry():
+    (entry,) = [b for b in CPU if b.name == demo.NAME]
+    return entry
+
+
+def test_the_entry_runs_the_readmes_command_alone_on_the_default_backend(tmp_path):
+    entry = _entry()
+    assert entry.args == () and entry.run_key is None  # timed: the machine to itself
+    args = demo.parse_args(["--out", str(tmp_path)])
+    line = demo.command(args, tmp_path / "demo")
+    assert line == [sys.executable, "-m", "keras_structinit.cli", "demo", "--out", str(tmp_path / "demo")]
+    assert demo._shown(line) == "structinit demo"
+    smoke = demo.parse_args([*entry.smoke_args, "--out", str(tmp_path)])
+    shown = demo._shown(demo.command(smoke, tmp_path))
+    assert shown == "structinit demo --epochs 1 --train-size 64 --seeds 2"
+    # The demo's own code, beside the recipes and models every entry depends on.
+    assert {"keras_structinit/covariance", "keras_structinit/cli", "keras_structinit/recipes"} <= set(
+        entry.dependencies
+    )
+
+
+def test_a_small_run_records_its_code_its_wall_time_and_the_paired_gap(tmp_path):
+    demo.main(
+        ["--epochs", "1", "--train-size", "64", "--seeds", "2", "--backend", keras.backend.backend()]
+        + ["--out", str(tmp_path)]
+    )
+    data = json.loads((tmp_path / "demo.json").read_text())
+    assert data["command"] == "structinit demo --epochs 1 --train-size 64 --seeds 2"
+    assert data["backend"] == keras.backend.backend() and data["wall_seconds"] > 0
+    assert re.fullmatch(r"[0-9a-f]{40}", data["code"]["commit"]) and isinstance(data["code"]["dirty"], bool)
+    assert [row["seeds"] for row in data["results"]] == [2, 2]
+    gaps = data["paired_gap"]["gaps"]
+    per_seed = [row["final_val_accuracies"] for row in data["results"]]
+    assert gaps == pytest.approx([m - b for b, m in zip(*per_seed, strict=True)])
+    assert "Paired gap" in data["verdict"]
+    line, verdict = demo.headline(demo.NAME, data)
+    assert verdict is None and "2 seeds per init" in line
+    assert f"{100 * data['paired_gap']['mean']:+.2f}" in line
+    assert "| default (PyTorch uniform) | 2 |" in (tmp_path / "demo.md").read_text()
