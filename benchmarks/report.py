@@ -25,6 +25,7 @@ import importlib
 import importlib.util
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 from benchmarks import BENCH_DIR, RESULTS_DIR
 from benchmarks.bench_utils import CODE_SPREAD, CODE_SPREAD_SOURCE, SESSION_HOURS, pairing_of, rerun_spread
@@ -102,16 +103,32 @@ FIVE_SEED_CELLS = (
 THREE_SEED_HEADLINES = ()
 
 
+class SeedCost(NamedTuple):
+    """What seeds 3 and up cost a CPU result: their training minutes and run count, the entry's wall
+    minutes, its processes and the day it was updated."""
+
+    minutes: float
+    runs: int
+    wall: float
+    jobs: int
+    day: str
+
+
 def _seed_cost(results_dir, name):
-    """A CPU result's training minutes on seeds 3 and up, their run count, its wall minutes, processes."""
+    """:class:`SeedCost` of the CPU result ``name`` (``None`` where it has no results file)."""
     path = results_dir / "cpu" / f"{name}.json"
     if not path.exists():
         return None
     data = json.loads(path.read_text())
     extra = [run for run in data["runs"] if run["seed"] >= 3]
     run = data.get("suite_run") or {}
-    minutes = sum(r.get("train_time_s", 0.0) for r in extra) / 60
-    return minutes, len(extra), run.get("wall_s", 0.0) / 60, run.get("jobs", 1), data.get("updated", "")[:10]
+    return SeedCost(
+        minutes=sum(r.get("train_time_s", 0.0) for r in extra) / 60,
+        runs=len(extra),
+        wall=run.get("wall_s", 0.0) / 60,
+        jobs=run.get("jobs", 1),
+        day=data.get("updated", "")[:10],
+    )
 
 
 def seeds_paragraph(results_dir):
@@ -120,22 +137,22 @@ def seeds_paragraph(results_dir):
     costs = []
     for name, _ in FIVE_SEED_CELLS:
         cost = _seed_cost(results_dir, name)
-        if cost is None or not cost[1]:
+        if cost is None or not cost.runs:
             costs.append(f"`{name}`: seeds 3-4 not run yet")
             continue
-        minutes, runs, wall, jobs, day = cost
+        cores = "one core each" if cost.jobs > 1 else "one process on every core"
         costs.append(
-            f"`{name}`: {minutes:.1f} more minutes of training ({runs} runs of seeds 3-4, one core "
-            f"each, within the entry's {wall:.1f} wall minutes on {jobs} process(es); {day})"
+            f"`{name}`: {cost.minutes:.1f} more minutes of training ({cost.runs} runs of seeds 3-4, "
+            f"{cores}, within the entry's {cost.wall:.1f} wall minutes on {cost.jobs} process(es); "
+            f"{cost.day})"
         )
     kept = []
     for name in THREE_SEED_HEADLINES:
         cost = _seed_cost(results_dir, name)
         if cost is not None:
-            _, _, wall, jobs, _ = cost
             kept.append(
-                f"about {wall * 2 / 3:.0f} more wall minutes for `{name}` "
-                f"({wall:.0f} for 3 seeds in {jobs} process(es))"
+                f"about {cost.wall * 2 / 3:.0f} more wall minutes for `{name}` "
+                f"({cost.wall:.0f} for 3 seeds in {cost.jobs} process(es))"
             )
     text = f"Seeds: 3 per cell, and 5 (0-4) in {len(FIVE_SEED_CELLS)} headline cells: {cells}. Their cost: "
     text += "; ".join(costs) + "."
@@ -203,12 +220,14 @@ def spread_lines(results_dir, folders):
             found = rerun_spread(earlier, later, key)
             if found is None:
                 continue
-            threads = [(d.get("machine") or {}).get("thread_env") for d in (earlier, later)]
+            machines = [d.get("machine") or {} for d in (earlier, later)]
+            threads = [m.get("thread_env") for m in machines]
+            cpus = [m.get("cpu") for m in machines]
             setting = (
                 f"; thread settings {threads[0] or 'default'} and {threads[1] or 'default'}"
                 if threads[0] != threads[1]
                 else ""
-            )
+            ) + (f"; CPUs {cpus[0]} and {cpus[1]}" if None not in cpus and cpus[0] != cpus[1] else "")
             lines += [""] if lines else []
             lines.append(
                 _spread_line(f"{suite}/{bench.name}", bench.repeats, found, (earlier, later), setting)
@@ -216,13 +235,14 @@ def spread_lines(results_dir, folders):
     if lines:
         lines += [
             "",
-            "On one code a rerun is identical: `keras.utils.set_random_seed(seed)` before each run (Python, "
-            "NumPy and the backend's seeds), the input stream's draws a function of (seed, pass, example) "
-            "alone, and the same thread count (the suite sets `OMP_NUM_THREADS` and its kin to each "
-            "process' cores) give bit-identical weights, losses and accuracies on PyTorch and JAX on a "
-            "CPU, with no backend determinism flag (`tests/test_benchmarks_determinism.py`). Results "
-            "that record their commit are compared paired on one code; the spread above is what a "
-            "code or thread change moved. The margin added to a difference whose two sides ran on "
+            "On one code and one CPU model a rerun is identical: `keras.utils.set_random_seed(seed)` before "
+            "each run (Python, NumPy and the backend's seeds), the input stream's draws a function of (seed, "
+            "pass, example) alone, and the same thread count (the suite sets `OMP_NUM_THREADS` and its kin "
+            "to each process' cores) give bit-identical weights, losses and accuracies on PyTorch and JAX "
+            "on a CPU, with no backend determinism flag (`tests/test_benchmarks_determinism.py`); another "
+            "CPU model may round differently (its kernels use other vector instructions). Results that "
+            "record their commit are compared paired on one code; the spread above is what a code, "
+            "thread or CPU change moved. The margin added to a difference whose two sides ran on "
             f"different code, {CODE_SPREAD:g} points, is the largest shift of a variant's mean over its "
             f"seeds recorded between two codes: {CODE_SPREAD_SOURCE}.",
         ]

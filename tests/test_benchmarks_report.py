@@ -157,6 +157,7 @@ def test_the_seeds_sentence_reads_its_minutes_from_the_results(tmp_path, monkeyp
     results = {
         "covariance_convergence": {"runs": runs, "suite_run": run, "updated": "2026-11-29T05:06:23+00:00"},
         "selection_accuracy": {"runs": runs[:3], "suite_run": {"wall_s": 5400.0, "jobs": 1}},
+        "selection_five_seeds": {"runs": runs, "suite_run": {"wall_s": 1140.0, "jobs": 1}},
     }
     for name, data in results.items():
         (tmp_path / "cpu" / f"{name}.json").write_text(json.dumps(data))
@@ -164,6 +165,8 @@ def test_the_seeds_sentence_reads_its_minutes_from_the_results(tmp_path, monkeyp
     # seeds 3 and 4: (120 + 150) s = 4.5 minutes of training within 20 wall minutes.
     assert "`covariance_convergence`: 4.5 more minutes of training (2 runs of seeds 3-4" in text
     assert "the entry's 20.0 wall minutes on 2 process(es); 2026-11-29)" in text
+    assert "(2 runs of seeds 3-4, one core each, within" in text
+    assert "`selection_five_seeds`: 4.5 more minutes of training (2 runs of seeds 3-4, one process on" in text
     assert "`lc_accuracy_fig1`: seeds 3-4 not run yet" in text
     assert "`mimetic_sweep`: seeds 3-4 not run yet" in text  # no result, no minutes claimed
     assert "keep 3 seeds" not in text  # every headline pair has its 5 seeds
@@ -177,6 +180,7 @@ def test_the_report_measures_the_spread_of_a_repeated_configuration(tmp_path, mo
     earlier = json.loads((report.RESULTS_DIR / "archive" / "lc_accuracy_fig1_20261124.json").read_text())
     later = copy.deepcopy(earlier)
     later["machine"]["thread_env"] = {}
+    later["machine"]["cpu"] = "Intel(R) Xeon(R) Processor"  # the machine of another session
     for k, run in enumerate(later["runs"]):
         run["val_accuracy"] += 0.01 if k % 2 else -0.02
         run["date"] = "2026-11-28T10:00:00+00:00"
@@ -195,6 +199,8 @@ def test_the_report_measures_the_spread_of_a_repeated_configuration(tmp_path, mo
         "different code; thread settings"
     ) in text
     assert "single runs moved by up to 2.00 points" in text and "bit-identical" in text
+    assert f"; CPUs {earlier['machine']['cpu']} and Intel(R) Xeon(R) Processor)" in text
+    assert "On one code and one CPU model a rerun is identical" in text
     later["config"]["epochs"] += 1  # another configuration measures nothing
     assert rerun_spread(earlier, later, ("model", "frozen", "seed")) is None
 
