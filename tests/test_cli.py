@@ -75,8 +75,25 @@ def test_demo_over_two_seeds_reports_mean_std_and_verdict(tmp_path):
 
     assert _what_it_shows("CIFAR-10 from x.zip", {"mean": 0.0, "standard_error": 0.01}) == ""
     procedural = "the embedded procedural image set (...)"
-    assert _what_it_shows(procedural, {"mean": 0.05, "standard_error": 0.01}) == ""  # a clear gap
-    assert "covariance.png" in _what_it_shows(procedural, {"mean": 0.0, "standard_error": 0.01})
+    assert _what_it_shows(procedural, {"mean": 0.05, "standard_error": 0.01}) == ""  # the paper's way
+    within = _what_it_shows(procedural, {"mean": 0.0, "standard_error": 0.01})
+    assert "covariance.png" in within and "the gap is not beyond seed noise" in within
+    behind = _what_it_shows(procedural, {"mean": -0.05, "standard_error": 0.01})
+    assert "ConvCovariance is behind the default init beyond seed noise" in behind
+    assert "this run cannot show the paper's effect" in behind and "covariance.png" in behind
+    assert _what_it_shows(procedural, {"mean": -0.05, "standard_error": None}) != ""  # one seed
+
+
+def test_the_demo_help_states_its_defaults():
+    from keras_structinit.covariance.cli import DEFAULTS
+    from keras_structinit.covariance.method import _demo_arguments
+
+    parser = argparse.ArgumentParser()
+    _demo_arguments(parser)
+    helps = {action.dest: action.help for action in parser._actions}
+    assert f"(default {DEFAULTS['epochs']})" in helps["epochs"]
+    assert f"(default {DEFAULTS['train_size']})" in helps["train_size"]
+    assert f"default {DEFAULTS['seeds']})" in helps["seeds"]
 
 
 def test_demo_runs_of_one_seed_differ_only_in_the_depthwise_kernels(monkeypatch):

@@ -35,7 +35,7 @@ def _cov_transfer(model, value, *, data, seed):
 
 def _demo_arguments(parser):
     parser.add_argument("--data", default=None, help="CIFAR-10 ImageFolder dir, .zip of one, or .npz (x, y)")
-    parser.add_argument("--epochs", type=positive_int, default=None, help="epochs per run (default 4)")
+    parser.add_argument("--epochs", type=positive_int, default=None, help="epochs per run (default 3)")
     parser.add_argument("--out", default="structinit_demo", help="output directory (default structinit_demo)")
     parser.add_argument("--seed", type=non_negative_int, default=None, help="random seed (default 0)")
     parser.add_argument(
@@ -46,7 +46,7 @@ def _demo_arguments(parser):
         "whether the gap exceeds seed noise",
     )
     parser.add_argument(
-        "--train-size", type=positive_int, default=None, help="training images (default 10000)"
+        "--train-size", type=positive_int, default=None, help="training images (default 8000)"
     )
     add_overwrite_argument(parser, "the results of an earlier run in --out")
 
