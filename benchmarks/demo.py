@@ -103,6 +103,7 @@ def main(argv=None):
     from keras_structinit.io_utils import write_text
 
     args = parse_args(argv)
+    code = code_provenance()  # the code the demo's process imports as it starts, not after its run
     env = {k: v for k, v in os.environ.items() if k != "KERAS_BACKEND"}
     if args.backend:
         env["KERAS_BACKEND"] = args.backend
@@ -118,7 +119,7 @@ def main(argv=None):
         "command": _shown(line),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(wall, 1),
-        "code": code_provenance(),
+        "code": code,
         **{k: demo[k] for k in ("backend", "versions", "machine", "config", "data", "results")},
         **{k: demo[k] for k in ("paired_gap", "verdict", "histories")},
     }
