@@ -485,6 +485,7 @@ def run_per_backend(script, name, parse_args, run_backend, render_markdown, argv
         return
     if args.backend:
         os.environ["KERAS_BACKEND"] = args.backend
+    code_provenance()  # computed once per process: the code as this process starts, not as it ends
     backend, entry = run_backend(args)
     save_results(args.out, name, backend, entry, render_markdown)
 

@@ -175,6 +175,31 @@ def test_a_per_backend_result_records_the_commit_per_backend(tmp_path):
     assert re.fullmatch(r"[0-9a-f]{40}", written["code"]["commit"])
 
 
+@needs_git
+def test_a_per_backend_run_records_the_code_it_started_on(tmp_path, monkeypatch):
+    """An edit made while a timing runs (another engineer's, or the next commit's) is not the code
+    the run measured: the record is the tree as the process started."""
+    import argparse
+
+    root, _ = _repo(tmp_path)
+    monkeypatch.setattr(bench_utils, "package_root", lambda: root)
+    bench_utils._code_at.cache_clear()
+
+    def parse_args(argv):
+        return argparse.Namespace(all_backends=False, backend=None, out=tmp_path / "out")
+
+    def run_backend(args):
+        (root / "code.py").write_text("x = 2\n")  # the tree changes while it runs
+        return "jax", {"median_s": 1.0}
+
+    try:
+        bench_utils.run_per_backend(__file__, "t", parse_args, run_backend, lambda d: "md\n", [])
+    finally:
+        bench_utils._code_at.cache_clear()
+    written = json.loads((tmp_path / "out" / "t.json").read_text())
+    assert written["results"]["jax"]["code"]["dirty"] is False and written["code"]["dirty"] is False
+
+
 #: Files under results/<suite>/ that are not results: the runner's record of what finished.
 NOT_RESULTS = {"suite.json"}
 
