@@ -170,14 +170,16 @@ def render_markdown(data):
 
 
 def headline(name, data):
-    """The suite report's line: each backend's peak resident memory; no verdict (no paper claim)."""
+    """The suite report's line: each backend's peak resident memory and the input stream ``auto``
+    chose there; no verdict (no paper claim)."""
     parts = []
     for backend, r in sorted(data["results"].items()):
         peak = r.get("ru_maxrss_gb")
+        stream = f" ({STREAMS[r['pipeline']]})" if r.get("pipeline") in STREAMS else ""
         parts.append(
-            f"{backend} {peak} GB"
+            f"{backend} {peak} GB{stream}"
             if peak is not None
-            else f"{backend} killed above {r['killed_above_gb']} GB"
+            else f"{backend} killed above {r['killed_above_gb']} GB after {r['wall_seconds']:.0f} s{stream}"
         )
     return "peak resident memory of fit_imagenet at its defaults: " + ", ".join(parts), None
 

@@ -41,10 +41,10 @@ def test_missing_data_is_a_one_line_error(tmp_path, capsys):
 
 
 def test_the_headline_gives_each_backends_peak_or_its_kill():
-    data = {"results": {"jax": _entry(peak=4.02), "torch": _entry(killed=8.0)}}
+    data = {"results": {"jax": _entry(peak=4.02), "torch": _entry(killed=8.0) | {"pipeline": "tf"}}}
     line, verdict = imagenet_memory.headline(imagenet_memory.NAME, data)
     assert verdict is None
-    assert line.endswith("jax 4.02 GB, torch killed above 8.0 GB")
+    assert line.endswith("jax 4.02 GB (native), torch killed above 8.0 GB after 150 s (tf.data)")
     text = imagenet_memory.render_markdown(data)
     assert "Data: cifar10-train-jpeg.zip (sha256 c4e456da97c6)." in text
     assert "| jax | 2026-11-29 11:00 | 2 | timm:m7-n2-mstd0.5-inc1 | native | 4.02 | 4.02 |" in text
