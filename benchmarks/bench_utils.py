@@ -1151,6 +1151,11 @@ METHOD_DEPENDENCIES = {
     "torch": ("keras_structinit/ops", "keras_structinit/freezing.py"),
 }
 
+#: Code that only the ``structinit`` command runs and no benchmark script imports (the demo): left
+#: out of every entry's dependencies, so that the demo's defaults or its messages stale no result,
+#: unless an entry names the file in ``depends`` (the ``demo`` entry does).
+COMMAND_ONLY = ("keras_structinit/covariance/cli.py",)
+
 
 @dataclass(frozen=True)
 class Benchmark:
@@ -1217,6 +1222,12 @@ class Benchmark:
         )
         method = METHOD_DEPENDENCIES.get(script.stem.split("_")[0], ())
         return tuple(dict.fromkeys((*COMMON_DEPENDENCIES, *method, *own, *self.depends)))
+
+    @property
+    def excluded(self):
+        """The files under :attr:`dependencies` whose changes leave its results current: those of
+        :data:`COMMAND_ONLY` that :attr:`depends` does not name."""
+        return tuple(path for path in COMMAND_ONLY if path not in self.depends)
 
     @property
     def invocations(self):

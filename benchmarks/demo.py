@@ -143,6 +143,7 @@ SUITE = {
             smoke_args=("--epochs", "1", "--train-size", "64", "--seeds", "2"),
             depends=(
                 "keras_structinit/covariance",
+                "keras_structinit/covariance/cli.py",  # the demo itself, which other entries leave out
                 "keras_structinit/cli",
                 "keras_structinit/freezing.py",
                 "keras_structinit/baseline",

@@ -350,15 +350,17 @@ def code_records(data):
     return found or [None]
 
 
-def changed_files(commit, paths, root):
-    """The files under ``paths`` (relative to the git checkout ``root``) that differ from ``commit``:
-    changed in a later commit or in the working tree, or new and untracked; ``None`` when git
-    cannot tell (no git, or ``commit`` is not in this repository). A Python file whose code is
-    unchanged (:func:`_same_code`: only layout, comments or docstrings differ) is not counted."""
+def changed_files(commit, paths, root, excluded=()):
+    """The files under ``paths`` but not ``excluded`` (relative to the git checkout ``root``) that
+    differ from ``commit``: changed in a later commit or in the working tree, or new and untracked;
+    ``None`` when git cannot tell (no git, or ``commit`` is not in this repository). A Python file
+    whose code is unchanged (:func:`_same_code`: only layout, comments, docstrings or ``--help``
+    texts differ) is not counted."""
     if git(root, "cat-file", "-e", f"{commit}^{{commit}}") is None:
         return None
-    diff = git(root, "diff", "--name-only", commit, "--", *paths)
-    new = git(root, "ls-files", "--others", "--exclude-standard", "--", *paths)
+    specs = [*paths, *(f":(exclude){path}" for path in excluded)]
+    diff = git(root, "diff", "--name-only", commit, "--", *specs)
+    new = git(root, "ls-files", "--others", "--exclude-standard", "--", *specs)
     if diff is None or new is None:
         return None
     changed = [path for path in diff.splitlines() if not _same_code(commit, path, root)]
@@ -366,17 +368,20 @@ def changed_files(commit, paths, root):
 
 
 def _code_form(text):
-    """The syntax tree of Python source ``text`` without docstrings and without a module-level
-    ``SUITE = ...`` declaration, as text (``None`` where it does not parse): equal for sources that
-    differ only in layout, comments, docstrings or their suite entries. An entry's arguments are
-    checked on their own (:func:`_finished_with`), so adding an entry to a script, or changing one,
-    leaves the script's other entries current; the names ``SUITE`` uses are compared as code."""
+    """The syntax tree of Python source ``text`` without docstrings, without the ``help=`` texts of
+    ``add_argument`` calls and without a module-level ``SUITE = ...`` declaration, as text (``None``
+    where it does not parse): equal for sources that differ only in layout, comments, docstrings,
+    ``--help`` texts or their suite entries. An entry's arguments are checked on their own
+    (:func:`_finished_with`), so adding an entry to a script, or changing one, leaves the script's
+    other entries current; the names ``SUITE`` uses are compared as code."""
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
     tree.body = [node for node in tree.body if not _declares_suite(node)]
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument":
+            node.keywords = [k for k in node.keywords if k.arg != "help"]
         body = getattr(node, "body", None)
         if (
             isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
@@ -431,7 +436,7 @@ def stale_status(bench, datas, root=BENCH_DIR.parent):
         return None
     changed = set()
     for commit in sorted({record["commit"] for record in records}):
-        files = changed_files(commit, bench.dependencies, root)
+        files = changed_files(commit, bench.dependencies, root, bench.excluded)
         if files is None:
             return f"stale (commit {commit[:7]} not in this repository)"
         changed |= set(files)
@@ -456,7 +461,7 @@ def resumed_code(bench, datas, root=BENCH_DIR.parent):
     (commit,) = commits
     if git(root, "rev-parse", "HEAD") in (None, commit):
         return None
-    return commit if changed_files(commit, bench.dependencies, root) == [] else None
+    return commit if changed_files(commit, bench.dependencies, root, bench.excluded) == [] else None
 
 
 def _recorded(bench, suite_dir):

@@ -243,3 +243,44 @@ def test_a_new_or_changed_suite_entry_leaves_the_scripts_other_entries_current(r
         'SUITE = {"cpu": (dict(name="selection_accuracy", args=SEEDS),)}\n'
     )
     assert changed_files(base, BENCH.dependencies, root) == ["benchmarks/selection_accuracy.py"]
+
+
+def test_a_reworded_help_text_leaves_an_entry_fresh_and_a_changed_default_does_not(repo):
+    root, _, commit = repo
+    select = root / "keras_structinit/selection/select.py"
+
+    def flag(default, words):
+        return f'def add(parser):\n    parser.add_argument("--epochs", default={default}, help="{words}")\n'
+
+    select.write_text(flag(4, "(default 4)"))
+    commit("a flag")
+    base = _head(root)
+    select.write_text(flag(4, "epochs per run"))
+    assert changed_files(base, BENCH.dependencies, root) == []
+    select.write_text(flag(3, "epochs per run"))
+    assert changed_files(base, BENCH.dependencies, root) == ["keras_structinit/selection/select.py"]
+
+
+def test_the_demos_code_stales_the_demo_entry_alone(repo):
+    """``bench_utils.COMMAND_ONLY`` (the demo, keras_structinit/covariance/cli.py) is left out of every
+    entry's dependencies but the one that names it; no benchmark script imports it."""
+    root, _, commit = repo
+    (path,) = bench_utils.COMMAND_ONLY
+    covariance = Benchmark(name="covariance_convergence", script="covariance_accuracy.py")
+    demo = next(b for b in CPU if b.name == "demo")
+    assert "keras_structinit/covariance" in covariance.dependencies and covariance.excluded == (path,)
+    assert demo.excluded == () and path in demo.dependencies
+    (root / path).parent.mkdir(parents=True, exist_ok=True)
+    (root / path).write_text("DEFAULTS = {'epochs': 4}\n")
+    (root / "keras_structinit/covariance/apply.py").write_text("x = 1\n")
+    commit("covariance")
+    base = _head(root)
+    (root / path).write_text("DEFAULTS = {'epochs': 3}\n")
+    assert stale_status(covariance, [_result(base)], root) is None
+    assert stale_status(demo, [_result(base)], root) == f"stale (1 file(s) changed since {base[:7]})"
+    (root / "keras_structinit/covariance/apply.py").write_text("x = 2\n")
+    assert stale_status(covariance, [_result(base)], root) == f"stale (1 file(s) changed since {base[:7]})"
+    module = path.removesuffix(".py").replace("/", ".")
+    for script in sorted(BENCH_DIR.glob("*.py")):
+        text = script.read_text()
+        assert module not in text and "run_demo" not in text, script.name
