@@ -11,7 +11,7 @@ import pytest
 from benchmarks import RESULTS_DIR, demo
 from benchmarks.suite import CPU
 
-from conftest import once_per_suite
+from conftest import REPO_ROOT, once_per_suite
 
 pytestmark = once_per_suite("the demo's record and its bookkeeping; the script runs the demo in a subprocess")
 
@@ -57,3 +57,27 @@ def test_a_small_run_records_its_code_its_wall_time_and_the_paired_gap(tmp_path)
     assert verdict is None and "2 seeds per init" in line
     assert f"{100 * data['paired_gap']['mean']:+.2f}" in line
     assert "| default (PyTorch uniform) | 2 |" in (tmp_path / "demo.md").read_text()
+
+
+def test_the_recorded_default_run_is_three_paired_seeds_within_the_bar():
+    data = json.loads(RECORD.read_text())
+    assert data["command"] == "structinit demo"  # the defaults, nothing passed
+    assert data["code"]["dirty"] is False
+    assert [row["seeds"] for row in data["results"]] == [3, 3]
+    gap = data["paired_gap"]
+    assert len(gap["gaps"]) == 3 and gap["standard_error"] is not None
+    assert data["wall_seconds"] < 60 * demo.BAR_MINUTES and data["machine"]["cores"] == 2
+    ahead = gap["mean"] > 2 * gap["standard_error"]
+    if data["data"].startswith("the embedded procedural image set") and not ahead:
+        # It cannot show the paper's effect there, and says so (and what it does show).
+        assert "this run cannot show the paper's effect" in data["verdict"]
+
+
+def test_the_readme_quotes_the_record():
+    data = json.loads(RECORD.read_text())
+    minutes, seconds = divmod(round(data["wall_seconds"]), 60)
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert f"{minutes} min {seconds} s on 2 CPU cores" in readme
+    assert "benchmarks/results/cpu/demo.json" in readme and "3 paired seeds" in readme
+    gap = data["paired_gap"]
+    assert f"{100 * gap['mean']:+.2f} ± {100 * gap['standard_error']:.2f} points" in readme

@@ -457,6 +457,53 @@ def test_selection_order_with_the_papers_student_recipe():
     assert data["config"]["recipe"]["rand_augment"] == "timm:m9-n2-mstd0.5-inc1"
 
 
+def test_selection_over_random_init_on_five_seeds():
+    data, acc = _selection("selection_five_seeds")
+    earlier, _ = _selection("selection_accuracy")
+    assert sorted(acc["uniform"]) == sorted(acc["random_init"]) == [0, 1, 2, 3, 4]
+    fine_tuned = _compare(data, acc["uniform"], acc["random_init"])
+    pair = ("uniform", "random_init")
+    probe = {v: _sample(data, lambda r: 100 * r["probe_accuracy"], variant=v) for v in pair}
+    at_init = _compare(data, probe["uniform"], probe["random_init"])
+    assert fine_tuned.why_unpaired is None and at_init.why_unpaired is None
+    assert (fine_tuned.ahead, at_init.ahead) == (True, True)
+    page = _page("weight-selection.md")
+    values = {v: ms([a for a, _ in acc[v].values()]) for v in ("random_init", "uniform")}
+    assert (
+        f"commit {data['code']['commit'][:7]}, 2026-12-01, a 2-core Intel Xeon machine): random init "
+        f"{values['random_init']} %, uniform selection {values['uniform']} %, selection over random init "
+        f"{_judged(fine_tuned)} points (paired), beyond noise, and {_judged(at_init)} in the linear probe"
+    ) in page
+    assert "Intel" in data["machine"]["cpu"] and "AMD EPYC" in earlier["machine"]["cpu"]
+    losses = [f"{d['teachers']['A']['history']['loss'][1]:.7f}" for d in (data, earlier)]
+    assert f"its second epoch's loss {losses[0]} against {losses[1]}" in page
+    assert data["teachers"]["A"]["fingerprint"] != earlier["teachers"]["A"]["fingerprint"]
+    again = _load("selection_mimetic")  # a third teacher of the same seed and code, on the Intel machine
+    assert again["teachers"]["A"]["fingerprint"] == data["teachers"]["A"]["fingerprint"]
+    assert "twice on the Intel machine (here and in `selection_mimetic`) it came out the same" in page
+    before = {(r["variant"], r["seed"]): r["val_accuracy"] for r in earlier["runs"]}
+    repeated = {k: r["val_accuracy"] for r in data["runs"] if (k := (r["variant"], r["seed"])) in before}
+    assert len(repeated) == 6 and all(before[k] == accuracy for k, accuracy in repeated.items())
+
+
+def test_selection_against_mimetic_init():
+    from benchmarks.selection_mimetic import VARIANT, comparisons
+
+    data, acc = _selection("selection_mimetic")
+    over_mimetic, over_random = comparisons("selection_mimetic", data)
+    assert (over_mimetic.why_unpaired, over_random.why_unpaired) == (None, None)
+    assert (over_mimetic.ahead, over_random.ahead) == (True, None)
+    page = _page("weight-selection.md")
+    values = {v: ms([a for a, _ in acc[v].values()]) for v in ("random_init", VARIANT, "uniform")}
+    assert (
+        f"Held-out accuracy, 3 seeds: random init {values['random_init']} %, mimetic init "
+        f"{values[VARIANT]} %, uniform selection {values['uniform']} %. Selection is ahead of mimetic "
+        f"init beyond noise ({_judged(over_mimetic)} points, paired), as in the paper; mimetic init "
+        f"ahead of random init within noise ({_judged(over_random)})"
+    ) in page
+    assert "so the row's verdict is *within noise*" in page
+
+
 def test_selection_by_the_derived_plan_on_mobilenet_v2():
     data, acc = _selection("selection_derived")
     fine_tuned = _compare(data, acc["uniform"], acc["random_init"])
@@ -829,3 +876,20 @@ def test_no_docs_sentence_names_a_moved_result_path():
         for old in ("cpu/selection_table7/", "cpu/lc_fgsm/", "cpu/mimetic_vit/"):
             assert old not in text, (page.name, old)
     assert collections.Counter(p.name for p in RESULTS.glob("*.json"))["selection_table7.json"] == 1
+
+
+def test_the_imagenet_recipes_memory():
+    data = _load("imagenet_memory")["results"]
+    page = _page("models-and-recipes.md")
+    streams, names = {"native": "native stream", "tf": "tf.data"}, {"jax": "JAX", "torch": "torch"}
+    for backend, name in names.items():
+        r = data[backend]
+        assert r["killed_above_gb"] is None and r["steps"] == 2 and r["batch_size"] == 1024
+        assert f"{r['ru_maxrss_gb']:.2f} GB on {name} ({streams[r['pipeline']]})" in page, backend
+    tf = data["tensorflow"]
+    assert tf["pipeline"] == "native" and tf["killed_above_gb"] == 16.0
+    assert f"on TensorFlow (native stream) passed 16 GB within {tf['wall_seconds']:.0f} s" in page
+    assert f"A float32 batch at these defaults is {1024 * 224 * 224 * 3 * 4 / 1e6:.0f} MB" in page
+    before = json.loads((RESULTS.parent / "archive" / "imagenet_memory_20261125.json").read_text())
+    peak = before["results"]["tensorflow"]["ru_maxrss_gb"]
+    assert f"tf.data on TensorFlow peaked at {peak:.2f} GB on 2026-11-25" in page
