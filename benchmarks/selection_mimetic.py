@@ -34,7 +34,7 @@ PAIRS = (("uniform", VARIANT), (VARIANT, "random_init"))
 #: How the three students of one seed pair (the report's pairing sentence).
 PAIRING = (
     base.PAIRING + "; the mimetic student differs from the random-init one only in its attention "
-    "layers' weights, drawn after the same seed"
+    "layers' kernels and its position table, drawn after the same seed"
 )
 
 
