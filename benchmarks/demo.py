@@ -139,7 +139,7 @@ SUITE = {
             "default init vs ConvCovariance, and its wall time",
             paper="Sec. 4.1, Fig. 3: frozen-filter ConvMixers on CIFAR-10 gain 0.6-5.0 points at 20 epochs "
             f"with ConvCovariance; the demo's bar (issue 59): {BAR_MINUTES} min on 2 quiet cores",
-            minutes=7,  # 6 min 42 s on 2026-11-27 (0536e92)
+            minutes=6.3,  # 6.3 min on 2026-12-01 (2-core Intel Xeon)
             smoke_args=("--epochs", "1", "--train-size", "64", "--seeds", "2"),
             depends=(
                 "keras_structinit/covariance",

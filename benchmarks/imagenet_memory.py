@@ -221,7 +221,7 @@ SUITE = {
             "50,000 JPEGs, 2 steps of a ConvMixer-16/2, every backend",
             paper="no claim in the papers; issue 33: a run on this zip was killed at 24 GB before the "
             "recipe's shuffle buffer was bounded",
-            minutes=12,  # 2026-11-25: 2.5 min on JAX, 6 min on TensorFlow; torch not measured then
+            minutes=4.1,  # 4.1 min on 2026-12-01 (2-core Intel Xeon), TensorFlow stopped at 16 GB
         ),
     ),
 }

@@ -792,9 +792,7 @@ SUITE = {
             "ViT teacher trained here (selection_accuracy's configuration; Table 1)",
             paper="ViT-T on CIFAR-100 from ImageNet-21K ViT-S: random 72.3 -> selection 81.4 %; linear "
             "probe at init 13.5 -> 28.2 (Tables 1 and 9)",
-            # 2026-12-01 on 2 cores: the teacher 4.4 min, each student with its linear probe ~1.3 min.
-            minutes=19,
-            estimated=True,
+            minutes=16.5,  # 16.5 min on 2026-12-01 (2-core Intel Xeon): teacher 4.4, students ~1.2 each
             eval_data=True,
             depends=("keras_structinit/baseline",),
             artifacts=("selection_five_seeds_teacher.keras",),
