@@ -10,6 +10,7 @@ import json
 
 import keras
 import numpy as np
+from test_benchmarks_selection_setup import _options
 from test_cli import write_tiny_cifar
 
 from benchmarks import selection_accuracy as sa
@@ -19,16 +20,6 @@ from benchmarks.suite import CPU
 from conftest import once_per_suite
 
 pytestmark = once_per_suite("the script's bookkeeping; the suite runs the entry on torch")
-
-
-def _options(args):
-    found, key = {}, None
-    for arg in args:
-        if arg.startswith("--"):
-            key, found[arg] = arg, []
-        else:
-            found[key].append(arg)
-    return found
 
 
 def test_the_entry_runs_selection_accuracys_cell_with_the_mimetic_student():
