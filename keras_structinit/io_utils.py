@@ -1,7 +1,8 @@
 """Small file-system helpers: writes that never leave half-written files, never replace an input.
 
 * :func:`atomic_path` writes beside the destination and moves the result into
-  place; its temporary file is removed on error, on Ctrl-C and on SIGTERM, and
+  place; its temporary file is removed on error, on Ctrl-C and on SIGTERM (as a
+  held lock file is), and
   temporaries of the same destination left by a killed process (SIGKILL
   cannot be caught) are removed by the next write of that destination.
 * :func:`check_output` and :func:`prepare_output_dir` refuse to write over an
@@ -9,6 +10,10 @@
 * :class:`OutputLock` keeps a second process out of an output (a folder or a
   file) while one writes it: taken before anything there is removed or written,
   it names the holder's pid to whoever is refused.
+* Nothing is written through a link: where a run writes a file, an entry that is
+  not a plain file (a symbolic link, dangling or not, a FIFO, a device, a folder)
+  is refused in one line (:func:`check_plain`), and the files written in place
+  (the lock, an appended log) are opened with ``O_NOFOLLOW`` (:func:`open_plain`).
 * :func:`check_zip_sizes` reads an archive's directory, not its members: a zip bomb
   (a ``.keras`` file of a megabyte that inflates to gigabytes) is refused unread.
 """
@@ -22,6 +27,7 @@ import json
 import os
 import re
 import signal
+import stat
 import tempfile
 import threading
 
@@ -31,11 +37,14 @@ __all__ = [
     "MAX_JSON_MEMBER_BYTES",
     "OutputInUse",
     "OutputLock",
+    "OutputUnwritable",
     "atomic_path",
     "check_output",
+    "check_plain",
     "check_unlocked",
     "check_zip_sizes",
     "locked_outputs",
+    "open_plain",
     "prepare_output_dir",
     "write_json",
     "write_text",
@@ -44,8 +53,13 @@ __all__ = [
 _TMP_MARK = ".tmp-"
 #: The lock file of an output folder (a file output's is ``.<name>.structinit.lock`` beside it).
 LOCK_FILE = ".structinit.lock"
-# Temporaries being written by this process; removed by the SIGTERM handler.
+# What this process would leave behind if SIGTERM ended it now (temporaries being written, lock files
+# it holds): the SIGTERM handler of _sigterm_cleanup removes them.
 _LIVE = set()
+# Folders made only to hold a lock file: removed after _LIVE when left empty.
+_LIVE_FOLDERS = set()
+# How many _sigterm_cleanup scopes are open, and the handler the first one replaced.
+_SCOPES = {"depth": 0, "previous": None}
 
 
 def _tmp_prefix(path):
@@ -78,10 +92,14 @@ def _remove_stale_temporaries(path, suffix):
 
 def _on_sigterm(previous):
     def handler(signum, frame):
-        for tmp in list(_LIVE):
+        for path in list(_LIVE):
             with contextlib.suppress(OSError):
-                os.remove(tmp)
+                os.remove(path)
         _LIVE.clear()
+        for folder in list(_LIVE_FOLDERS):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)  # only when empty
+        _LIVE_FOLDERS.clear()
         if callable(previous):
             previous(signum, frame)
         elif previous != signal.SIG_IGN:  # the default: die of the signal, as without this handler
@@ -92,26 +110,64 @@ def _on_sigterm(previous):
     return handler
 
 
+def is_cleanup_handler(handler):
+    """Whether ``handler`` is the SIGTERM handler of :func:`_sigterm_cleanup` (which a handler that
+    replaces only the default may replace too: it restores it, and it acts as the default does)."""
+    return getattr(handler, "structinit_cleanup", False)
+
+
 @contextlib.contextmanager
 def _sigterm_cleanup():
-    """While active, SIGTERM first removes the live temporaries (then acts as before).
+    """While any such scope is open, SIGTERM first removes the paths in ``_LIVE`` (then acts as before).
 
-    Only in the main thread (Python's rule for signal handlers), and only when
-    the current handler was set from Python; the previous handler is restored
-    on exit, so a process that writes nothing keeps its own SIGTERM behaviour.
+    Only in the main thread (Python's rule for signal handlers), and only when the handler found was
+    set from Python; the last scope to close restores it, so a process that writes nothing keeps its
+    own SIGTERM behaviour. Scopes need not nest (a lock may be released inside a write's scope).
     """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.getsignal(signal.SIGTERM)
-    install = previous is not None and not getattr(previous, "structinit_cleanup", False)
-    if install:
+    if _SCOPES["depth"] == 0:
+        previous = signal.getsignal(signal.SIGTERM)
+        if previous is None or is_cleanup_handler(previous):  # a C handler: left alone
+            yield
+            return
         signal.signal(signal.SIGTERM, _on_sigterm(previous))
+        _SCOPES["previous"] = previous
+    _SCOPES["depth"] += 1
     try:
         yield
     finally:
-        if install:
-            signal.signal(signal.SIGTERM, previous)
+        _SCOPES["depth"] -= 1
+        if _SCOPES["depth"] == 0:
+            signal.signal(signal.SIGTERM, _SCOPES["previous"])
+            _SCOPES["previous"] = None
+
+
+@contextlib.contextmanager
+def _sigterm_blocked():
+    """SIGTERM held back (delivered on exit) in the main thread, where signal masks are per thread."""
+    blocking = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if blocking:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        yield
+    finally:
+        if blocking:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+
+
+@contextlib.contextmanager
+def _live(make):
+    """``make()``'s path, registered in ``_LIVE`` with SIGTERM held back in between, so that no
+    SIGTERM finds it made but unregistered; unregistered on exit."""
+    with _sigterm_blocked():
+        path = make()
+        _LIVE.add(path)
+    try:
+        yield path
+    finally:
+        _LIVE.discard(path)
 
 
 @contextlib.contextmanager
@@ -128,10 +184,7 @@ def atomic_path(path):
     os.makedirs(directory, exist_ok=True)
     suffix = os.path.splitext(path)[1]
     _remove_stale_temporaries(path, suffix)
-    with _sigterm_cleanup():
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=_tmp_prefix(path), suffix=suffix)
-        os.close(fd)
-        _LIVE.add(tmp)
+    with _sigterm_cleanup(), _live(lambda: _mkstemp(directory, path, suffix)) as tmp:
         try:
             yield tmp
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp files are owner-only
@@ -140,8 +193,12 @@ def atomic_path(path):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(tmp)
             raise
-        finally:
-            _LIVE.discard(tmp)
+
+
+def _mkstemp(directory, path, suffix):
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=_tmp_prefix(path), suffix=suffix)
+    os.close(fd)
+    return tmp
 
 
 def _umask():
@@ -157,12 +214,105 @@ def _same_file(a, b):
         return os.path.normcase(os.path.realpath(a)) == os.path.normcase(os.path.realpath(b))
 
 
+#: ``os.open`` flags of a file written in place: never through a final symbolic link
+#: (``ELOOP``), never blocking on a FIFO, never inherited by a child process.
+_IN_PLACE = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _kind(mode):
+    """What a non-regular ``st_mode`` is, in words."""
+    for test, kind in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+
+
+def _not_plain(path, name, kind):
+    target = ""
+    if kind == "a symbolic link":
+        with contextlib.suppress(OSError):
+            target = f" (to {os.readlink(path)!r})"
+    return ValueError(
+        f"`{name}`: {os.fspath(path)!r} is {kind}{target}, where this writes a plain file; it is "
+        "neither followed nor replaced: remove it, or choose another path"
+    )
+
+
+def check_plain(path, name, *, single_link=False):
+    """Refuses (``ValueError``, one line naming ``name``) an entry at ``path`` that is not a regular
+    file: a symbolic link (dangling or not), FIFO, device, socket or folder. A missing ``path`` passes.
+    ``single_link``: a file with other hard links is refused too (for files written in place, whose
+    other names would see the write). Reads the entry itself (``lstat``), never what it points to."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise _not_plain(path, name, _kind(st.st_mode))
+    if single_link and st.st_nlink > 1:
+        raise _not_plain(path, name, f"a file of {st.st_nlink} hard links")
+
+
+def open_plain(path, mode, name):
+    """``open(path, mode)`` (``"w"``, ``"a"`` or ``"r+"``; text, UTF-8) of a plain file written in
+    place: a symbolic link, FIFO or device at ``path``, or a file of several hard links, is refused
+    (:func:`check_plain`) and never opened through; ``O_NOFOLLOW`` closes the gap between the check
+    and the open."""
+    check_plain(path, name, single_link=True)
+    flags = {"w": os.O_WRONLY | os.O_CREAT | os.O_TRUNC, "a": os.O_WRONLY | os.O_CREAT | os.O_APPEND}
+    flags["r+"] = os.O_RDWR | os.O_CREAT
+    fd = _open_checked(path, flags[mode] | _IN_PLACE, name)
+    return os.fdopen(fd, mode, encoding="utf-8", newline="")
+
+
+def _open_checked(path, flags, name):
+    """``os.open`` with ``flags`` (which hold ``O_NOFOLLOW``), refusing what is not a plain file of one
+    link once open (an entry swapped in after :func:`check_plain`)."""
+    import errno
+
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise _not_plain(path, name, "a symbolic link") from None
+        if err.errno == errno.ENXIO:  # O_NONBLOCK's answer for a FIFO that nobody reads
+            raise _not_plain(path, name, "a FIFO") from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+        os.close(fd)
+        kind = _kind(st.st_mode) if not stat.S_ISREG(st.st_mode) else f"a file of {st.st_nlink} hard links"
+        raise _not_plain(path, name, kind)
+    return fd
+
+
+class OutputUnwritable(OSError):
+    """An output that cannot be written (a read-only or full disk); its message names the argument
+    and the path, with the system's reason. ``errno`` is the system's."""
+
+    def __init__(self, err, name, path):
+        super().__init__(
+            err.errno,
+            f"{name} {os.fspath(path)!r} cannot be written ({err.strerror or err}): choose "
+            "a folder this process may write, on a disk with room",
+        )
+
+    def __str__(self):
+        return self.strerror
+
+
 def check_output(path, name, *, overwrite=False, inputs=(), hint="overwrite=True"):
     """``path`` as a string, once it is known not to clobber anything.
 
     ``ValueError`` naming ``name`` when ``path`` is one of ``inputs`` (paths
     the same run reads; ``None`` entries and non-path inputs are skipped), or
-    when it exists and ``overwrite`` is false (``hint`` says how to allow it).
+    when it exists and ``overwrite`` is false (``hint`` says how to allow it); whatever ``overwrite``,
+    when it is not a plain file (:func:`check_plain`: a folder, a symbolic link, a FIFO).
     """
     path = os.fspath(path)
     for source in inputs:
@@ -171,6 +321,7 @@ def check_output(path, name, *, overwrite=False, inputs=(), hint="overwrite=True
                 f"`{name}` {path!r} is an input of this run ({os.fspath(source)!r}); "
                 "writing it would destroy that input: choose another path"
             )
+    check_plain(path, name)  # a link, FIFO or folder is never written through, overwrite or not
     if os.path.exists(path) and not overwrite:
         raise ValueError(f"`{name}` {path!r} already exists; pass {hint} to replace it")
     return path
@@ -182,14 +333,15 @@ def prepare_output_dir(
     """Makes the output folder ``out``, of which a run writes ``files`` (names).
 
     Refuses (``ValueError`` naming ``name``) a folder that holds any of
-    ``files`` unless ``overwrite``; with ``overwrite`` those files are removed
+    ``files`` unless ``overwrite``, and one where any of them is not a plain
+    file (:func:`check_plain`) whatever ``overwrite``; with ``overwrite`` those files are removed
     first, so that nothing of an earlier run is left beside the new one.
     Refuses an ``out`` whose outputs would replace one of ``inputs``.
     Other files in ``out`` are left alone. ``check_only``: raise what would be
     raised, change nothing (for command lines that check before loading data).
     """
     out = os.fspath(out)
-    if os.path.exists(out) and not os.path.isdir(out):
+    if os.path.lexists(out) and not os.path.isdir(out):
         raise ValueError(f"`{name}` {out!r} exists and is not a folder")
     paths = [os.path.join(out, f) for f in files]
     for path in paths:
@@ -289,7 +441,7 @@ class OutputLock:
         self.lock_path = (
             os.path.join(self.path, LOCK_FILE) if folder else os.path.join(head, f".{tail}.structinit.lock")
         )
-        self._fd, self._made = None, None
+        self._fd, self._made, self._scope = None, None, None
 
     def _refusal(self, fd):
         try:
@@ -304,15 +456,17 @@ class OutputLock:
         )
 
     def check(self):
-        """Raises :class:`OutputInUse` when another process holds the lock; changes nothing."""
+        """Raises :class:`OutputInUse` when another process holds the lock, ``ValueError`` when the lock
+        file is not a plain file (:func:`check_plain`); changes nothing."""
         try:
             import fcntl
         except ImportError:
             return
+        check_plain(self.lock_path, self.name, single_link=True)
         try:
-            fd = os.open(self.lock_path, os.O_RDONLY)
+            fd = os.open(self.lock_path, os.O_RDONLY | _IN_PLACE)
         except OSError:
-            return  # no lock file: nobody holds it
+            return  # no lock file (or one swapped for a link since: acquire refuses it)
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except OSError:
@@ -321,17 +475,42 @@ class OutputLock:
             os.close(fd)
 
     def acquire(self):
-        """Takes the lock (making the folder that holds the lock file); :class:`OutputInUse` if held."""
+        """Takes the lock (making the folder that holds the lock file); :class:`OutputInUse` if held.
+
+        The lock file is opened without following a link and without blocking; an entry there that is
+        not a plain file of one link is refused (``ValueError``), never written. A disk that refuses
+        the lock (read-only, full) raises :class:`OutputUnwritable` naming ``name`` and leaves no lock
+        file, nor a folder this made."""
         try:
             import fcntl
         except ImportError:
             return self
+        scope = contextlib.ExitStack()
+        scope.enter_context(_sigterm_cleanup())  # SIGTERM removes the lock file too
+        try:
+            with _sigterm_blocked():
+                fd = self._lock_fd(fcntl)
+                _LIVE.add(self.lock_path)
+                if self._made is not None:
+                    _LIVE_FOLDERS.add(self._made)
+        except BaseException as err:
+            scope.close()
+            self._remove_made()
+            if not isinstance(err, OSError) or isinstance(err, OutputUnwritable):
+                raise
+            raise OutputUnwritable(err, self.name, self.path) from None
+        self._fd, self._scope = fd, scope
+        return self
+
+    def _lock_fd(self, fcntl):
+        """The open, locked lock file with this process's pid in it."""
         directory = os.path.dirname(self.lock_path)
         if not os.path.isdir(directory):
             self._made = directory
             os.makedirs(directory, exist_ok=True)
+        check_plain(self.lock_path, self.name, single_link=True)
         while True:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = _open_checked(self.lock_path, os.O_RDWR | os.O_CREAT | _IN_PLACE, self.name)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -340,16 +519,21 @@ class OutputLock:
                 self._remove_made()
                 raise err from None
             try:
-                same = os.path.samestat(os.fstat(fd), os.stat(self.lock_path))
+                same = os.path.samestat(os.fstat(fd), os.lstat(self.lock_path))
             except FileNotFoundError:
                 same = False
             if same:
                 break
             os.close(fd)  # the holder removed it as we opened it: lock the file that is there now
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._fd = fd
-        return self
+        try:
+            os.ftruncate(fd, 0)  # a plain file of one link, ours: an earlier holder's pid goes
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:  # a full disk: no lock file is left behind
+            with contextlib.suppress(OSError):
+                os.remove(self.lock_path)
+            os.close(fd)
+            raise
+        return fd
 
     def release(self):
         """Removes the lock file and releases the lock (the folder it made, if left empty)."""
@@ -357,11 +541,14 @@ class OutputLock:
             return
         with contextlib.suppress(OSError):
             os.remove(self.lock_path)
+        _LIVE.discard(self.lock_path)
         os.close(self._fd)
         self._fd = None
+        self._scope.close()
         self._remove_made()
 
     def _remove_made(self):
+        _LIVE_FOLDERS.discard(self._made)
         if self._made is not None:
             with contextlib.suppress(OSError):
                 os.rmdir(self._made)  # only when empty

@@ -234,6 +234,11 @@ class RecipeConfig:
                 raise ValueError(
                     f"`warmup_epochs` applies to schedule='cosine'. Received: schedule={schedule!r}"
                 )
+            if self.is_cifar and self.epochs is not DEFAULT and not self.warmup_epochs < self.epochs:
+                raise ValueError(
+                    f"`warmup_epochs` must be in [0, epochs={self.epochs}): the cosine decay needs an "
+                    f"epoch after the warmup. Received: warmup_epochs={self.warmup_epochs!r}"
+                )
             if not self.is_cifar:  # whole epochs (5.0 from a flag: 5)
                 whole = isinstance(self.warmup_epochs, float) and self.warmup_epochs.is_integer()
                 object.__setattr__(

@@ -11,6 +11,7 @@ run interrupted with Ctrl-C can still report.
 from __future__ import annotations
 
 import math
+import os
 import signal
 import sys
 import threading
@@ -19,6 +20,7 @@ import time
 import keras
 
 from keras_structinit import validation
+from keras_structinit.io_utils import is_cleanup_handler, open_plain
 
 __all__ = [
     "CSVLogger",
@@ -156,7 +158,20 @@ def progress_callbacks(interactive=None, interval=60.0):
 
 
 class CSVLogger(keras.callbacks.CSVLogger):
-    """``keras.callbacks.CSVLogger`` numbering epochs from 1, as Keras' progress bar and the plots do."""
+    """``keras.callbacks.CSVLogger`` numbering epochs from 1, as Keras' progress bar and the plots do,
+    whose file is opened without following a link (:func:`~keras_structinit.io_utils.open_plain`: a
+    link, FIFO or device planted at ``log.csv`` is refused, never written through) and with no newline
+    translation, so that every row ends as the ``csv`` module ends it, appended or not."""
+
+    def on_train_begin(self, logs=None):
+        self.append_header = True
+        if self.append and os.path.isfile(self.filename):
+            with open_plain(self.filename, "r+", "log.csv") as f:
+                self.append_header = not f.readline()
+        if self.csv_file is not None and not self.csv_file.closed:
+            self.csv_file.close()
+        self.csv_file = open_plain(self.filename, "a" if self.append else "w", "log.csv")
+        self.writer, self.keys = None, None
 
     def on_epoch_end(self, epoch, logs=None):
         super().on_epoch_end(epoch + 1, logs)
@@ -179,7 +194,9 @@ class InterruptAtBatchEnd(keras.callbacks.Callback):
     (:class:`Terminated` for SIGTERM, which would otherwise end the process with no record),
     where nothing catches it. A second signal acts at once (the previous handlers are back).
     A signal whose handler is not the default (SIGINT ignored in a background job, a SIGTERM
-    handler of the program's own) is left alone, and so is everything off the main thread.
+    handler of the program's own; :mod:`~keras_structinit.io_utils`' handler that removes lock files
+    and temporaries counts as the default, and is back after training) is left alone, and so is
+    everything off the main thread.
     As a callback it installs the handlers when training begins and restores the previous ones
     when training ends or a signal arrives; used as a context manager around ``fit`` as well, the
     handlers are restored whatever else ends ``fit``.
@@ -200,7 +217,8 @@ class InterruptAtBatchEnd(keras.callbacks.Callback):
     def install(self):
         if not self._previous and threading.current_thread() is threading.main_thread():
             for signum, default in self.SIGNALS:
-                if signal.getsignal(signum) is default:
+                found = signal.getsignal(signum)
+                if found is default or is_cleanup_handler(found):  # the latter acts as the default does
                     self._previous[signum] = signal.signal(signum, self._handle)
         return self
 

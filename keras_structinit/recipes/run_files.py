@@ -8,7 +8,9 @@
 the same settings and the same data (the SHA-256 the run recorded, ``data_sha256``), and a lock
 (:class:`~keras_structinit.io_utils.OutputLock`) keeps a second run out: taken before anything in
 ``out`` is removed or written, its refusal names the other run's pid (the kernel releases it on a
-kill).
+kill). Nothing in ``out`` is removed or written before training begins (:meth:`RunFiles.start`), so
+that every refusal of the recipe, ``overwrite`` or not, leaves an earlier run whole; an entry where
+the run writes that is a symbolic link, a FIFO or a device is refused, never written through.
 
 A run that fails (a full disk, a backup that does not fit: :meth:`RunFiles.failed`) before it
 finished an epoch leaves ``out`` as it found it; after one, ``results.json`` says ``failed`` with
@@ -71,8 +73,8 @@ class RunFiles(keras.callbacks.Callback):
     (``{"out": "--out", "resume": "--resume", "overwrite": "--overwrite"}`` on the command line).
 
     Use: :meth:`check` before anything is loaded, then ``with files.open(record):`` around
-    ``fit`` (with ``files`` among its callbacks), then :meth:`finish`, :meth:`interrupted` or
-    :meth:`diverged`.
+    ``fit`` (with ``files`` among its callbacks: :meth:`start` writes ``out`` as training begins),
+    then :meth:`finish`, :meth:`interrupted` or :meth:`diverged`.
     """
 
     def __init__(self, out, *, resume=False, overwrite=False, inputs=(), names=None):
@@ -98,6 +100,7 @@ class RunFiles(keras.callbacks.Callback):
             except ValueError as err:
                 raise RunRefused(str(err)) from None
         _check_writable(out, names["out"])
+        _check_folder(self.backup_dir, names["out"])
         if not self.resume:
             if not self.overwrite and backup.holds_backup(self.backup_dir):
                 raise RunRefused(
@@ -144,10 +147,12 @@ class RunFiles(keras.callbacks.Callback):
         return previous
 
     def open(self, record):
-        """Locks ``out``, then checks it again (removing an earlier run's files with ``overwrite``),
-        and writes ``results.json`` with ``"status": "running"`` (``record``: what it holds besides;
-        its ``config`` must equal the earlier run's with ``resume``, and its ``data_sha256`` too where
-        both runs recorded one). A context manager: leaving it releases the lock."""
+        """Locks ``out`` and checks it again, resume's settings and data included (``record``: what
+        ``results.json`` holds besides its status; its ``config`` must equal the earlier run's with
+        ``resume``, and its ``data_sha256`` too where both runs recorded one). Nothing in ``out`` is
+        removed or written here: that is :meth:`start`'s, as training begins, once the recipe has
+        checked everything, so a run refused before then leaves an earlier run's files as they were,
+        ``overwrite`` or not. A context manager: leaving it releases the lock."""
         try:
             self._lock.acquire()
         except ValueError as err:
@@ -158,24 +163,44 @@ class RunFiles(keras.callbacks.Callback):
             raise
         try:
             try:
-                previous = self.check(check_only=False)
+                previous = self.check()
             except (ValueError, FileExistsError) as err:
                 raise RunRefused(str(err)) from err
             self.resumed_at = backup.latest(self.backup_dir).epoch if self.resume else None
             if self.resume:
                 _check_same_run(previous, record, self.names, self.out)
+            self.record = {**record, "resumed_at_epoch": self.resumed_at}
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    @property
+    def started(self):
+        """Whether :meth:`start` wrote ``out`` (training began)."""
+        return self._csv is not None
+
+    def start(self):
+        """The run's first change to ``out``, as training begins: an earlier run's files removed
+        (``overwrite``) or a resumed ``log.csv`` cut to the backup's epochs, then ``results.json`` with
+        ``"status": "running"`` and ``log.csv`` opened. Once per run; what fails here is put back."""
+        if self.started:
+            return
+        try:
+            if self.resume:
                 self._saved = _contents(self.results_path, self.log_path)  # put back if it fails at once
                 self._truncate_log(self.resumed_at)
-            self.record = {**record, "resumed_at_epoch": self.resumed_at}
+            else:
+                self.check(check_only=False)  # the lock is held: removes an earlier run's files
             write_json(self.results_path, {"status": "running", **self.record})
             self._csv = CSVLogger(self.log_path, append=self.resume)
         except BaseException as err:
             self._put_back()
-            self.close()
             if isinstance(err, OSError) and err.errno in READ_ONLY:
                 raise RunRefused(_cannot_write(self.out, self.names["out"], err)) from None
             raise
-        return self
+        if getattr(self, "_model", None) is not None:
+            self._csv.set_model(self._model)
 
     def close(self):
         self._lock.release()
@@ -191,9 +216,11 @@ class RunFiles(keras.callbacks.Callback):
 
     def set_model(self, model):
         super().set_model(model)
-        self._csv.set_model(model)
+        if self.started:
+            self._csv.set_model(model)
 
     def on_train_begin(self, logs=None):
+        self.start()
         self._csv.on_train_begin(logs)
 
     def on_epoch_end(self, epoch, logs=None):
@@ -254,7 +281,18 @@ class RunFiles(keras.callbacks.Callback):
         return results, found
 
     def interrupted(self, epochs, seconds):
-        """Records the finished epochs of an interrupted run and says where they are."""
+        """Records the finished epochs of an interrupted run and says where they are (before training
+        began: says that ``out`` was left as it was)."""
+        if not self.started:
+            print(
+                f"\nInterrupted before training began: {self.names['out'].strip('`')} {self.out!r} "
+                "was left as it was.",
+                file=sys.stderr,
+                flush=True,
+            )
+            with contextlib.suppress(AttributeError):
+                sys.exc_info()[1].said = True
+            return
         if os.path.exists(self.log_path) and os.path.getsize(self.log_path) == 0:
             os.remove(self.log_path)  # CSVLogger writes its header with the first finished epoch
         metrics = self.logged_metrics()
@@ -290,6 +328,8 @@ class RunFiles(keras.callbacks.Callback):
         ``results.json`` says ``"status": "failed"`` with the error, and ``resume`` goes on from the
         last backup.
         """
+        if not self.started:
+            return  # refused before training began: nothing was written
         if not self._epochs_logged:
             if self.resume:
                 self._put_back()
@@ -346,7 +386,7 @@ class RunFiles(keras.callbacks.Callback):
         an epoch but before backing it up logs that epoch again when it resumes."""
         if not os.path.exists(self.log_path):
             return
-        with open(self.log_path, encoding="utf-8") as f:
+        with open(self.log_path, encoding="utf-8", newline="") as f:  # "\r\n" rows stay "\r\n"
             lines = f.read().splitlines(keepends=True)
         write_text(self.log_path, "".join(lines[: 1 + epochs]) if epochs else "")
 
@@ -387,6 +427,17 @@ def _contents(*paths):
 
 def _cannot_write(out, name, err):
     return f"{name} {out!r} cannot be written ({err.strerror or err}): choose a folder this process may write"
+
+
+def _check_folder(path, name):
+    """Refuses a ``path`` in ``out`` (the backup folder) that is there but is not a folder of its own: a
+    symbolic link would take the run's writes, and its removals, out of ``out``."""
+    if os.path.lexists(path) and (os.path.islink(path) or not os.path.isdir(path)):
+        kind = "a symbolic link" if os.path.islink(path) else "not a folder"
+        raise RunRefused(
+            f"{name}: {path!r} is {kind}, where a run keeps its backup folder; it is neither followed "
+            "nor replaced: remove it, or choose another folder"
+        )
 
 
 def _check_writable(out, name):
