@@ -8,11 +8,13 @@ the tables and the figures; and what changed, from each results file's ``changes
 benchmark's script, which owns what it measured: ``headline(name, data)``, ``render_markdown(data)``
 and ``FIGURES[figure](data, plt)``, and, where its verdict compares variants over seeds,
 ``comparisons(name, data)`` (:class:`~benchmarks.bench_utils.Comparison`: the paired and unpaired
-figures of each difference, listed in the report's *Compared differences*) and ``PAIRING`` (why the
-variants of one seed pair); this module knows no benchmark. Entries that repeat another's
-configuration and seeds (``Benchmark.repeats``) give the run-to-run spread. Nothing
-is read from the Markdown files the scripts write, and nothing is typed in
-by hand.
+figures of each difference, listed in the report's *Compared differences* with its t-test,
+:mod:`benchmarks.report_stats`) and ``PAIRING`` (why the variants of one seed pair). The paper's
+sub-claims each row counts, and the effect it shows beside the paper's, are declared as data in
+:mod:`benchmarks.report_rows` and computed from the results by :mod:`benchmarks.report_claims`; a
+row declared there takes its verdict from them (issue 79), any other keeps its script's. Entries
+that repeat another's configuration and seeds (``Benchmark.repeats``) give the run-to-run spread.
+Nothing is read from the Markdown files the scripts write, and nothing is typed in by hand.
 
 Usage::
 
@@ -27,8 +29,18 @@ import json
 from pathlib import Path
 from typing import NamedTuple
 
-from benchmarks import BENCH_DIR, RESULTS_DIR
-from benchmarks.bench_utils import CODE_SPREAD, CODE_SPREAD_SOURCE, SESSION_HOURS, pairing_of, rerun_spread
+from benchmarks import BENCH_DIR, RESULTS_DIR, report_stats
+from benchmarks.bench_utils import (
+    CODE_SPREAD,
+    CODE_SPREAD_SOURCE,
+    SESSION_HOURS,
+    pairing_of,
+    rerun_spread,
+    verdict_of,
+)
+from benchmarks.report_claims import evaluate
+from benchmarks.report_rows import ROWS
+from benchmarks.run import code_records
 from benchmarks.suite import SUITES, folder_benchmarks
 
 REPORT = BENCH_DIR / "REPORT.md"
@@ -68,27 +80,46 @@ def _pyplot():
 # Paired verdicts and the run-to-run spread
 # ----------------------------------------------------------------------------
 RULE = [
-    "Whether the paper's direction reproduced is judged on every difference the row compares (each "
-    "listed under *Compared differences*, with its paired and its unpaired figure):",
+    "Whether the paper's direction reproduced is judged on every sub-claim of the paper's figure or "
+    "table the row reproduces (declared as data, `benchmarks/report_rows.py`; each row's are listed "
+    "in its section under *Sub-claims*, with the paper's numbers and where they are), and each "
+    "difference is judged by a stated test: a two-sided t-test at 95 % at its own seed count "
+    "(`benchmarks/report_stats.py`; t, degrees of freedom and p of each difference a script counts "
+    "are listed under *Compared differences*):",
     "",
-    "- **Paired** where the two variants of one seed share the data order, the augmentation draws and "
-    "the initial weights the variant does not change (each script's reason under *Pairing*), and both "
-    "runs of every seed ran on one code: the per-seed differences d are the measurement, their mean "
-    "against twice its standard error, `std(d, ddof=1) / sqrt(n)`.",
-    "- **Unpaired** otherwise (two networks; runs recorded before the input stream drew from (seed, "
-    "pass, example) alone, 2026-11-26; a seed's runs on different code; fewer than 2 seeds): the "
-    "difference of the means against twice its standard error, `sqrt(var_1 / n_1 + var_2 / n_2)` "
-    f"(ddof 1); where the two sides ran on different code, plus the run-to-run spread, {CODE_SPREAD:g} "
-    "points of accuracy (below).",
-    "- *yes* when every counted difference goes the paper's way by more than its margin, *no* when "
-    "one goes the other way by as much, *within noise* otherwise. Differences marked *context* are "
-    "shown, not counted. A single run per side has no spread: its margin is 0.",
+    "- **Paired t** where the two variants of one seed share the data order, the augmentation draws "
+    "and the initial weights the variant does not change (each script's reason under *Pairing*), and "
+    "both runs of every seed ran on one code: the per-seed differences d are the measurement, "
+    "`t = mean(d) / (std(d, ddof=1) / sqrt(n))` with n - 1 degrees of freedom.",
+    "- **Welch t** otherwise (two networks; different budgets; runs recorded before the input stream "
+    "drew from (seed, pass, example) alone, 2026-11-26; a seed's runs on different code; fewer than 2 "
+    "seeds): the difference of the means over `sqrt(var_1 / n_1 + var_2 / n_2)` (ddof 1), with "
+    "the Welch-Satterthwaite degrees of freedom; where the two sides ran on different code, the "
+    f"difference first moved toward 0 by the run-to-run spread, {CODE_SPREAD:g} points of accuracy "
+    "(below). One run per side allows no test: within noise.",
+    "- A difference is *beyond noise* when its two-sided p is below 0.05, and only then. A sub-claim "
+    "*holds* when its difference is beyond noise the paper's way; a trend (a gain growing along k, E "
+    "or a budget) when its last cell is beyond noise above its first and its mean does not fall at "
+    "any step between.",
+    "- A row is *yes* when every counted sub-claim holds, *partly* (naming the ones that failed) when "
+    "some do, *no* when none does and one goes the other way beyond noise, *within noise* otherwise. "
+    "Sub-claims marked *not counted* are shown, with the reason; a sub-claim whose runs are not in "
+    "the results is *not measured*. Rows without declared sub-claims (timings, thresholds, no paper "
+    "direction) keep their script's verdict.",
+    "- Each accuracy row shows the baseline arm's level (held-out accuracy; under FGSM for `lc_fgsm`), "
+    "the training budget "
+    "(training images x epochs; the teacher's besides where there is one) and the effect as a "
+    "relative error reduction, `(error_baseline - error_method) / error_baseline`, beside the "
+    "paper's at its own scale (the table it is from).",
     "",
     "Which code a run ran on: the commit it records (a run that resumed an entry on a later commit "
     "changing none of the entry's code records the earlier commit too, as `same_code_as`, and counts "
     "as run on it); for runs recorded before commits were (their "
     "entries list as `stale (no commit recorded)`), its sitting (recorded end times chained by gaps of "
-    f"at most {SESSION_HOURS:g} hours), or the whole file where runs record no date.",
+    f"at most {SESSION_HOURS:g} hours), or the whole file where runs record no date. A row whose runs "
+    "ran on a dirty tree, or whose commit was reconstructed afterwards, says so first in its *Ours* "
+    "cell; whether its code changed since is what `python -m benchmarks.run --suite <suite> --list` "
+    "tells (this report reads the JSON alone).",
 ]
 
 #: Headline cells given 5 seeds (0-4), as (entry, the cell in words); the other headline rows keep 3.
@@ -166,15 +197,70 @@ def seeds_paragraph(results_dir):
 def _figure_cells(comparison):
     n_hi, n_lo = comparison.unpaired[2]
     seeds = str(n_hi) if n_hi == n_lo else f"{n_hi} / {n_lo}"
-    verdict = {True: "yes", False: "no (the other way)", None: "within noise"}[comparison.ahead]
+    test = report_stats.t_test(comparison)
+    t = "—" if test.t is None else "±inf" if abs(test.t) == float("inf") else f"{test.t:+.2f}"
+    df = "—" if test.df is None else f"{test.df:g}" if float(test.df).is_integer() else f"{test.df:.1f}"
+    p = "—" if test.p is None else "< 0.001" if test.p < 0.001 else f"{test.p:.3f}"
     return {
         "difference": comparison.label + ("" if comparison.counts else " (context)"),
         "seeds": seeds,
         "paired": comparison.text(comparison.paired_figure),
         "unpaired": comparison.text(comparison.unpaired),
-        "judged": comparison.judged,
-        "beyond": verdict,
+        "judged": report_stats.judged(comparison),
+        "t": t,
+        "df": df,
+        "p": p,
+        "beyond": report_stats.OUTCOME_WORDS[test.ahead],
     }
+
+
+def code_note(data):
+    """``"*dirty tree: ...*"`` where the runs of the result ``data`` ran on a tree that differed from
+    the commit they record, or record a commit reconstructed afterwards; ``""`` otherwise."""
+    records = [r for r in code_records(data) if r]
+    dirty = sorted({r["commit"][:7] for r in records if r.get("dirty")})
+    rebuilt = any(r.get("reconstructed") for r in records)
+    if not dirty and not rebuilt:
+        return ""
+    said = []
+    if dirty:
+        said.append(f"dirty tree: ran on {', '.join(dirty)} plus uncommitted changes")
+    if rebuilt:
+        said.append("commit reconstructed afterwards from git history")
+    return f"*{'; '.join(said)}*: "
+
+
+def subclaim_lines(result, row):
+    """The section's *Sub-claims* table of a row's :class:`~benchmarks.report_claims.RowResult`."""
+    from keras_structinit.reporting import format_table
+
+    rows = [
+        {
+            "claim": claim.name + ("" if claim.counts else f" (not counted: {claim.note})"),
+            "paper": claim.paper,
+            "ours": outcome.ours,
+            "test": outcome.test,
+            "holds": outcome.words,
+        }
+        for claim, outcome in result.outcomes
+    ]
+    lines = [
+        f"Sub-claims (the row's verdict: *{result.verdict or '—'}*; first minus second, the paper's "
+        "direction positive; points unless said; two-sided t-test at 95 %):",
+        "",
+        format_table(
+            rows,
+            [
+                ("Sub-claim", "claim"),
+                ("Paper", "paper"),
+                ("Ours: Δ ± SE", "ours"),
+                ("Test", "test"),
+                ("Beyond noise the paper's way", "holds"),
+            ],
+        ),
+        "",
+    ]
+    return lines + [*(f"{note}" for note in row.notes), *([""] if row.notes else [])]
 
 
 def _spread_line(name, repeats, found, datas, setting):
@@ -252,6 +338,49 @@ def spread_lines(results_dir, folders):
 # ----------------------------------------------------------------------------
 # The report
 # ----------------------------------------------------------------------------
+def verdict_change_lines(verdicts, calls, by_t=()):
+    """*What changed*'s part on the verdict rule of issue 79: the counted differences whose call the
+    t-test changed (``calls``: ``(suite, name, Comparison)``), the rows whose verdict over their
+    script's counted differences it changed (``by_t``: ``(suite, name, by 2 SE, by t)``), and the
+    rows whose verdict changed in all (``verdicts``: ``(suite, name, the script's, by every
+    sub-claim)``)."""
+    if not (verdicts or calls or by_t):
+        return []
+    lines = ["### Verdicts by the t-test and every sub-claim (issue 79)", ""]
+    if calls:
+        lines += [
+            "Counted differences whose call changed from twice the standard error (the rule until "
+            "issue 79) to the two-sided t-test at 95 %:",
+            "",
+        ]
+        for suite, name, c in calls:
+            test = report_stats.t_test(c)
+            lines.append(
+                f"- `{suite}/{name}`, {c.label}: {report_stats.OUTCOME_WORDS[c.ahead]} by 2 SE "
+                f"({c.text(c.paired_figure if c.why_unpaired is None else c.unpaired)}), "
+                f"{report_stats.OUTCOME_WORDS[test.ahead]} "
+                f"by the t-test ({test.kind}, {test.text()})."
+            )
+        lines.append("")
+    if by_t:
+        lines += [
+            "Row verdicts over the script's counted differences alone that the t-test changed (*yes* "
+            "when all are beyond noise the paper's way, *no* when one goes the other way, as before):",
+            "",
+            *(f"- `{suite}/{name}`: {old} → {new}." for suite, name, old, new in by_t),
+            "",
+        ]
+    if verdicts:
+        lines += [
+            "Row verdicts that changed (the script's verdict, every counted difference beyond twice its "
+            "standard error, against every sub-claim of the paper's figure or table by the t-test):",
+            "",
+            *(f"- `{suite}/{name}`: {old or '—'} → {new}." for suite, name, old, new in verdicts),
+            "",
+        ]
+    return lines
+
+
 def _demote(markdown, levels=2):
     return "\n".join("#" * levels + line if line.startswith("#") else line for line in markdown.splitlines())
 
@@ -266,6 +395,9 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
     results_dir = Path(results_dir)
     plt = _pyplot() if figures else None
     summary, sections, changes, compared, pairing = [], [], [], [], {}
+    # What issue 79's rule changed: counted differences, row verdicts by the scripts' differences
+    # alone, and row verdicts by every sub-claim.
+    verdicts, calls, by_t = [], [], []
     folders = folder_benchmarks(SUITES)
     for suite, benches in folders.items():
         state_path = results_dir / suite / "suite.json"
@@ -280,6 +412,9 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
                         "ours": "not run",
                         "paper": bench.paper,
                         "verdict": "",
+                        "baseline": "",
+                        "budget": "",
+                        "effect": "",
                         "paired": "",
                         "runs": "",
                     }
@@ -297,15 +432,29 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
             found = list(script.comparisons(bench.name, data)) if hasattr(script, "comparisons") else []
             link = f"[{bench.name}](#{suite}-{bench.name.replace('_', '-')})"
             compared += [{"suite": suite, "name": link, **_figure_cells(c)} for c in found]
+            calls += [(suite, bench.name, c) for c in found if c.counts and c.ahead != report_stats.ahead(c)]
+            by_rule = (verdict_of(found), verdict_of([report_stats.ahead(c) for c in found if c.counts]))
+            if by_rule[0] != by_rule[1]:
+                by_t.append((suite, bench.name, *by_rule))
             if found and hasattr(script, "PAIRING"):
                 pairing[Path(bench.script).name] = script.PAIRING
+            row = ROWS.get(bench.name)
+            result = evaluate(row, data, found) if row else None
+            if result is not None and result.verdict is not None:
+                if result.verdict != verdict:
+                    verdicts.append((suite, bench.name, verdict, result.verdict))
+                verdict = result.verdict
+            effect = result.effect if result is not None else None
             summary.append(
                 {
                     "suite": suite,
                     "name": link,
-                    "ours": headline,
+                    "ours": code_note(data) + (headline or ""),
                     "paper": bench.paper,
                     "verdict": verdict or "—",
+                    "baseline": effect.baseline if effect else "—",
+                    "budget": effect.budget if effect else "—",
+                    "effect": effect.effect if effect else "—",
                     "paired": pairing_of(found),
                     "runs": str(len(data.get("runs", []))) if "runs" in data else "—",
                 }
@@ -318,9 +467,11 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
                 "",
                 f"Paper: {bench.paper}.",
                 "",
-                f"Ours: {headline or '—'}.",
+                f"Ours: {code_note(data)}{headline or '—'}.",
                 "",
             ]
+            if result is not None:
+                lines += subclaim_lines(result, row)
             if finished:
                 lines += [
                     f"Finished {finished['finished']} in {finished['wall_s'] / 60:.1f} min "
@@ -363,6 +514,9 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
                 ("Benchmark", "name"),
                 ("Ours", "ours"),
                 ("Paper", "paper"),
+                ("Baseline", "baseline"),
+                ("Budget", "budget"),
+                ("Error cut: ours / paper", "effect"),
                 ("Direction reproduced", "verdict"),
                 ("Paired", "paired"),
                 ("Runs", "runs"),
@@ -374,10 +528,13 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
         head += [
             "## Compared differences",
             "",
-            "Each difference a verdict rests on, the paper's direction positive (first minus second; "
-            "points of held-out accuracy unless the row says otherwise): the mean per-seed difference "
-            "± its standard error over the seeds both sides hold (*paired*), the difference of the "
-            "means ± its standard error (*unpaired*), which of them the verdict used, and the outcome.",
+            "Each difference an entry's script counts (and its context ones), the paper's direction "
+            "positive (first minus second; points of held-out accuracy unless the row says "
+            "otherwise): the mean per-seed difference ± its standard error over the seeds both sides "
+            "hold (*paired*), the difference of the means ± its standard error (*unpaired*), the test "
+            "(paired t or Welch t, and why), its t, degrees of freedom and two-sided p, and the "
+            "outcome: beyond noise only where p < 0.05. The row verdicts rest on the sub-claims of "
+            "each section, which use these same tests.",
             "",
             format_table(
                 compared,
@@ -388,7 +545,10 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
                     ("Seeds", "seeds"),
                     ("Paired Δ ± SE", "paired", "", "right"),
                     ("Unpaired Δ ± SE", "unpaired", "", "right"),
-                    ("Judged", "judged"),
+                    ("Test", "judged"),
+                    ("t", "t", "", "right"),
+                    ("df", "df", "", "right"),
+                    ("p", "p", "", "right"),
                     ("Beyond noise", "beyond"),
                 ],
             ),
@@ -401,16 +561,18 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
     spread = spread_lines(results_dir, folders)
     if spread:
         head += ["## Run-to-run spread", "", *spread, ""]
-    if changes:  # each results file's own record of why its runs were replaced
-        head += [
-            "## What changed",
-            "",
-            *changes,
-            "",
-            "Each entry is what its results file recorded when its runs were replaced or added; a "
-            "verdict it names is the one of its day (before 2026-11-28: unpaired differences only).",
-            "",
-        ]
+    if changes or verdicts or calls or by_t:  # each results file's own record of why its runs were replaced
+        head += ["## What changed", ""]
+        if changes:
+            head += [
+                *changes,
+                "",
+                "Each entry is what its results file recorded when its runs were replaced or added; a "
+                "verdict it names is the one of its day (before 2026-11-28: unpaired differences only; "
+                "until issue 79, *beyond noise* meant beyond twice the standard error, not the t-test).",
+                "",
+            ]
+        head += verdict_change_lines(verdicts, calls, by_t)
     return "\n".join(head + sections)
 
 

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from benchmarks import report
+from benchmarks import report, report_stats
 from benchmarks.bench_utils import (
     CODE_SPREAD,
     CODE_SPREAD_SOURCE,
@@ -36,6 +36,9 @@ AFTER, BEFORE = "2026-11-27T10:00:00+00:00", "2026-11-25T10:00:00+00:00"
 STEADY = {"uniform": (30.0, 36.0, 42.0), "random_init": (27.5, 33.0, 38.8)}
 # Anti-correlated seeds: the unpaired figure beyond noise, the paired one within it.
 ANTI = {"uniform": (60.0, 62.0, 64.0), "random_init": (59.5, 57.5, 55.5)}
+# The same under the report's t-test (issue 79): Welch's t 5.2 with 4 degrees of freedom (p 0.007),
+# the paired t 3.6 with 2 (p 0.07).
+ANTI_T = {"uniform": (60.0, 61.0, 62.0), "random_init": (57.9, 57.0, 56.1)}
 
 
 def _runs(values, date=AFTER, commits=None):
@@ -132,8 +135,8 @@ def _selection_results(values, **kwargs):
     [
         (STEADY, AFTER, "yes", "paired"),
         (STEADY, BEFORE, "within noise", "unpaired"),
-        (ANTI, AFTER, "within noise", "paired"),
-        (ANTI, BEFORE, "yes", "unpaired"),
+        (ANTI_T, AFTER, "within noise", "paired"),
+        (ANTI_T, BEFORE, "yes", "unpaired"),
     ],
 )
 def test_the_report_states_paired_verdicts(tmp_path, monkeypatch, values, date, verdict, paired):
@@ -141,12 +144,22 @@ def test_the_report_states_paired_verdicts(tmp_path, monkeypatch, values, date, 
     (tmp_path / "cpu" / "selection_table7.json").write_text(json.dumps(_selection_results(values, date=date)))
     monkeypatch.setattr(report, "SUITES", {"cpu": tuple(b for b in CPU if b.name == "selection_table7")})
     text = report.build_report(tmp_path, tmp_path / "REPORT.md", figures=False)
-    assert "the per-seed differences d are the measurement" in text and "`std(d, ddof=1) / sqrt(n)`" in text
+    assert "the per-seed differences d are the measurement" in text
+    assert "`t = mean(d) / (std(d, ddof=1) / sqrt(n))` with n - 1 degrees of freedom" in text
     row = next(line for line in text.splitlines() if line.startswith("| cpu | [selection_table7]"))
     assert row.endswith(f"| {verdict} | {paired} | 6 |"), row
     pair = _pair({"runs": _runs(values, date=date)})
     compared = next(line for line in text.splitlines() if "| uniform − random_init |" in line)
-    assert f"| {pair.text(pair.paired_figure)} | {pair.text(pair.unpaired)} | {pair.judged} |" in compared
+    test = report_stats.t_test(pair)
+    judged = "paired t" if paired == "paired" else f"Welch t ({pair.why_unpaired})"
+    assert (
+        f"| {pair.text(pair.paired_figure)} | {pair.text(pair.unpaired)} | {judged} | {test.t:+.2f} |"
+        in compared
+    )
+    assert compared.endswith(f"| {verdict} |")
+    # The row's sub-claims: those whose variants ran are measured, the others are listed as not.
+    assert "| selection > random init | Table 7: 81.4 vs 72.3 |" in text
+    assert "| selection > L1 pruning | Table 7: 81.4 vs 79.5 | — | — | not measured |" in text
     assert "- `selection_accuracy.py`: each run calls `keras.utils.set_random_seed(seed)`" in text
 
 
