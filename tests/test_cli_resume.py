@@ -48,9 +48,9 @@ def test_one_seed_gives_one_log_and_a_killed_run_resumes_to_the_uninterrupted_we
     killed = run_cli_in_child(tmp_path, kill_at_epoch("on_epoch_end", 1), _argv(data, out))
     assert killed.returncode == -9, killed.stderr[-3000:]
     assert json.loads((out / "results.json").read_text())["status"] == "running"  # never "finished"
-    whole_log = (whole / "log.csv").read_text()
+    whole_log = (whole / "log.csv").read_bytes()  # bytes: line endings count (issue 76, point 4)
     # The header and epochs 1-2 (logged before the kill), as the whole run logged them.
-    assert (out / "log.csv").read_text() == "".join(whole_log.splitlines(keepends=True)[:3])
+    assert (out / "log.csv").read_bytes() == b"".join(whole_log.splitlines(keepends=True)[:3])
     record_path = out / "backup" / "current" / "backup.json"
     record = json.loads(record_path.read_text())
     assert 0 < record["train_seconds"] < 1000
@@ -63,7 +63,7 @@ def test_one_seed_gives_one_log_and_a_killed_run_resumes_to_the_uninterrupted_we
     assert results["status"] == "finished" and results["resumed_at_epoch"] == 1
     seconds = results["summary"]["train_seconds"]  # every epoch's time, not only the resumed part's
     assert 1000 < seconds <= 1000 + results["wall_seconds"] + 0.1, results["summary"]  # both rounded to 0.1 s
-    assert (out / "log.csv").read_text() == whole_log
+    assert (out / "log.csv").read_bytes() == whole_log  # byte for byte, line endings included
     assert len(results["metrics"]["loss"]) == 3
     for got, want in zip(_weights(out / "model.keras"), _weights(whole / "model.keras"), strict=True):
         np.testing.assert_array_equal(got, want)
@@ -171,7 +171,7 @@ def test_a_kill_anywhere_in_the_backup_or_final_save_resumes_to_the_uninterrupte
     results = json.loads((out / "results.json").read_text())
     assert results["status"] == "finished"
     assert results["resumed_at_epoch"] == {"after_swap": 2, "model.keras": 3}.get(point, 1)
-    assert (out / "log.csv").read_text() == (whole / "log.csv").read_text()
+    assert (out / "log.csv").read_bytes() == (whole / "log.csv").read_bytes()
     for got, want in zip(_weights(out / "model.keras"), _weights(whole / "model.keras"), strict=True):
         np.testing.assert_array_equal(got, want)
     assert not (out / "backup").exists()  # removed once the results were safe

@@ -73,6 +73,9 @@ def test_the_eta_leaves_out_the_compiling_first_step(monkeypatch):
         log.on_train_batch_end(batch, {"loss": 1.0})
     log.on_epoch_end(0, {"loss": 1.0})
     lines = out.getvalue().splitlines()
+    # Issue 76: the first step's line gave an ETA of hours from the compile alone; now none.
+    assert lines[0].startswith("epoch 1/10 step 1/4 (first step 5m00s: it compiles; ETA from the next step)")
+    assert "ETA" in lines[1] and "ETA from" not in lines[1], lines
     assert lines[-2].startswith("epoch 1/10 step 4/4 (1000 ms/step), ETA 36s"), lines  # 36 steps at 1 s
     # The epoch took 304 s; with its first step at 1 s it is 5 s: 9 epochs left, 45 s.
     assert lines[-1].startswith("epoch 1/10 done in 5m04s (76000 ms/step), ETA 45s"), lines

@@ -8,7 +8,10 @@ comparison table and writes plots and a results JSON to an output directory.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import sys
 import time
 from typing import NamedTuple
 
@@ -20,7 +23,7 @@ from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exist
 from keras_structinit.freezing import freeze_spatial
 from keras_structinit.io_utils import OutputInUse, OutputLock, prepare_output_dir, write_json, write_text
 from keras_structinit.models import convmixer
-from keras_structinit.recipes.progress import progress_callbacks
+from keras_structinit.recipes.progress import InterruptAtBatchEnd, progress_callbacks
 from keras_structinit.recipes.training import channel_normalizer, compile_classifier
 from keras_structinit.reporting import format_table, machine_info, versions
 
@@ -60,18 +63,23 @@ def run(args):
     data holds, or an ``--out`` that holds an earlier run's results without
     ``--overwrite``, prints one line and returns 2 before any training.
     """
+    resume = getattr(args, "resume", False)
     try:
         OutputLock(args.out, "--out", what="another demo").check()  # before --overwrite is advised
         check_exists(args.data, "--data")
+        if resume and args.overwrite:
+            raise ValueError("--resume goes on with the demo in --out, --overwrite replaces it: pass one")
         prepare_output_dir(
             args.out,
             OUTPUT_FILES,
             "--out",
-            overwrite=args.overwrite,
+            overwrite=args.overwrite or resume,
             inputs=[args.data],
-            hint=OVERWRITE_HINT,
+            hint=f"{OVERWRITE_HINT} (or --resume, to go on with an interrupted demo)",
             check_only=True,
         )
+        if resume:
+            recorded_runs(args.out, None, "--resume")  # a demo to go on with, before the data is read
         data = prepare_data(args.data, args.train_size, args.seed, name="--data")
     except INPUT_ERRORS as err:
         return usage_error("demo", err)
@@ -84,10 +92,15 @@ def run(args):
             train_size=args.train_size,
             overwrite=args.overwrite,
             seeds=args.seeds,
+            resume=resume,
         )
-    except OutputInUse as err:  # another demo took --out since the check
+    except (OutputInUse, DemoRefused) as err:  # another demo took --out since the check; another setup
         return usage_error("demo", err)
     return 0
+
+
+class DemoRefused(ValueError):
+    """``resume`` asked of an ``out`` whose demo was started with other settings or data."""
 
 
 class DemoData(NamedTuple):
@@ -114,25 +127,8 @@ def train_one(name, init, data, cfg, verbose, callbacks=()):
     baseline model (``"conv-cov:cifar-p2"``). Paired by seed: with one ``cfg["seed"]`` every other
     weight and the batches are the same whatever ``init``, so the per-seed gap measures the init.
     """
-    from keras_structinit.methods import initialize
-
     x, y, x_val, y_val, num_classes = data
-    keras.utils.set_random_seed(cfg["seed"])
-    model = convmixer(
-        cfg["dim"],
-        cfg["depth"],
-        kernel_size=cfg["kernel_size"],
-        patch_size=cfg["patch_size"],
-        num_classes=num_classes,
-        input_shape=x.shape[1:],
-    )
-    if init is not None:
-        initialize(model, init, seed=cfg["seed"])
-    freeze_spatial(model)
-    initial_kernels = {
-        i: keras.ops.convert_to_numpy(model.get_layer(f"block_{i}_depthwise_conv").kernel)
-        for i in (1, cfg["depth"])
-    }
+    model, initial_kernels = build_one(init, data, cfg)
     steps = cfg["epochs"] * int(np.ceil(len(x) / cfg["batch_size"]))
     compile_classifier(model, steps, cfg["learning_rate"], cfg["weight_decay"])
     print(f"\n--- {name} ---", flush=True)
@@ -151,6 +147,30 @@ def train_one(name, init, data, cfg, verbose, callbacks=()):
     return model, history.history, seconds, initial_kernels
 
 
+def build_one(init, data, cfg):
+    """The frozen-filter ConvMixer of a run before training, and the initial kernels of its first and
+    last depthwise convs: ``(model, {block: kernel})``, the same for one ``cfg["seed"]`` in any process."""
+    from keras_structinit.methods import initialize
+
+    keras.utils.set_random_seed(cfg["seed"])
+    model = convmixer(
+        cfg["dim"],
+        cfg["depth"],
+        kernel_size=cfg["kernel_size"],
+        patch_size=cfg["patch_size"],
+        num_classes=data[4],
+        input_shape=data[0].shape[1:],
+    )
+    if init is not None:
+        initialize(model, init, seed=cfg["seed"])
+    freeze_spatial(model)
+    initial_kernels = {
+        i: keras.ops.convert_to_numpy(model.get_layer(f"block_{i}_depthwise_conv").kernel)
+        for i in (1, cfg["depth"])
+    }
+    return model, initial_kernels
+
+
 def run_demo(
     data=None,
     epochs=None,
@@ -160,8 +180,15 @@ def run_demo(
     verbose=None,
     overwrite=False,
     seeds=None,
+    resume=False,
 ):
     """Runs the demo; returns the results dictionary (also written to ``out``).
+
+    Each finished run is recorded in ``out/results.json`` at once (``"status": "running"``); Ctrl-C
+    or SIGTERM stops at the next batch end, records the finished runs (``"interrupted"``, with a
+    ``results.md`` of them) and raises ``KeyboardInterrupt`` again. ``resume`` goes on with such a
+    demo (same settings, data and backend): only the missing runs train, and since every run is
+    seeded on its own the results equal the uninterrupted demo's.
 
     Each init trains with ``seeds`` seeds (``seed``, ``seed + 1``, ...; default
     1); the table shows the mean over them and their standard deviation, and a
@@ -178,12 +205,15 @@ def run_demo(
     ``overwrite``, which removes them before the new ones are written.
     """
     inputs = [] if isinstance(data, DemoData) else [data]
-    prepare_output_dir(out, OUTPUT_FILES, "out", overwrite=overwrite, inputs=inputs, check_only=True)
+    validation.boolean(resume, "resume")
+    prepare_output_dir(
+        out, OUTPUT_FILES, "out", overwrite=overwrite or resume, inputs=inputs, check_only=True
+    )
     with OutputLock(out, "out", what="another demo"):  # before its files are removed or written
-        return _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, inputs)
+        return _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, inputs, resume)
 
 
-def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, inputs):
+def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, inputs, resume):
     if verbose is None:
         verbose, callbacks = progress_callbacks()
     else:
@@ -208,17 +238,32 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
     num_classes = int(max(y.max(), y_val.max() if len(y_val) else 0)) + 1
     prepared = (normalize(x), y.astype("int32"), normalize(x_val), y_val.astype("int32"), num_classes)
     names = ("default (PyTorch uniform)", f"ConvCovariance ({cfg['preset']})")
+    progress = _Progress(
+        out,
+        overwrite or resume,
+        inputs,
+        {"config": cfg, "data": description, "backend": keras.backend.backend()},
+    )
+    if resume:
+        progress.runs = recorded_runs(out, progress.setup, "resume")
+    with InterruptAtBatchEnd() as interrupt:
+        try:
+            for seed_i in range(cfg["seed"], cfg["seed"] + cfg["seeds"]):
+                for name in names:
+                    _train_or_keep(
+                        progress, name, seed_i, names, prepared, cfg, verbose, [*callbacks, interrupt]
+                    )
+        except KeyboardInterrupt:
+            progress.interrupted(len(names) * cfg["seeds"])
+            raise
     runs = {name: [] for name in names}
     histories, first_kernels = {}, {}
-    for seed_i in range(cfg["seed"], cfg["seed"] + cfg["seeds"]):
-        run_cfg = {**cfg, "seed": seed_i}
-        for name in names:
-            init = None if name == names[0] else f"conv-cov:{cfg['preset']}"
-            label = name if cfg["seeds"] == 1 else f"{name}, seed {seed_i}"
-            _, history, seconds, kernel = train_one(label, init, prepared, run_cfg, verbose, callbacks)
-            runs[name].append((history, seconds))
-            histories.setdefault(name, history)  # plots: the first seed's
-            first_kernels.setdefault(name, kernel)
+    for record in progress.runs:
+        runs[record["init"]].append((record["history"], record["seconds"]))
+        histories.setdefault(record["init"], record["history"])  # plots: the first seed's
+    for name in names:
+        init = None if name == names[0] else f"conv-cov:{cfg['preset']}"
+        first_kernels[name] = build_one(init, prepared, cfg)[1]
     results = [_summarize(name, runs[name]) for name in names]
     paired = paired_gap(*(row["final_val_accuracies"] for row in results))
     verdict = _verdict(paired, *results)
@@ -226,11 +271,10 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
     table = format_table(results, TABLE)
     data_line = f"Data: {description}; {len(x)} training / {len(x_val)} validation images."
     print("\n" + table + "\n\n" + verdict)
-    prepare_output_dir(out, OUTPUT_FILES, "out", overwrite=overwrite, inputs=inputs)
+    progress.prepare()
     summary = {
-        "config": cfg,
-        "data": description,
-        "backend": keras.backend.backend(),
+        "status": "finished",
+        **progress.setup,
         "versions": versions(),
         "machine": machine_info(),
         "results": results,
@@ -238,14 +282,110 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
         "verdict": verdict,
         "histories": histories,
     }
-    write_json(os.path.join(out, "results.json"), summary)
     write_text(
         os.path.join(out, "results.md"), f"Model: {model_line}.\n\n{data_line}\n\n{table}\n\n{verdict}\n"
     )
     summary["plots"] = _write_plots(out, cfg, histories, first_kernels, data_line)
+    write_json(os.path.join(out, "results.json"), {**summary, "runs": progress.runs})  # last: lists the plots
     written = ["results.json", "results.md", *(os.path.basename(p) for p in summary["plots"])]
     print(f"\nWrote {', '.join(os.path.join(out, name) for name in written)}")
     return summary
+
+
+def _train_or_keep(progress, name, seed, names, prepared, cfg, verbose, callbacks):
+    """Trains the run ``(name, seed)`` and records it, unless a resumed demo recorded it already."""
+    label = name if cfg["seeds"] == 1 else f"{name}, seed {seed}"
+    if progress.has(name, seed):
+        print(f"\n--- {label}: recorded by the interrupted demo, kept ---", flush=True)
+        return
+    init = None if name == names[0] else f"conv-cov:{cfg['preset']}"
+    _, history, seconds, _ = train_one(label, init, prepared, {**cfg, "seed": seed}, verbose, callbacks)
+    progress.add({"init": name, "seed": seed, "history": history, "seconds": seconds})
+
+
+class _Progress:
+    """The demo's finished runs, recorded in ``out/results.json`` as each ends (``setup``: the
+    config, data and backend a resumed demo must share)."""
+
+    def __init__(self, out, overwrite, inputs, setup):
+        self.out, self.overwrite, self.inputs, self.setup = out, overwrite, inputs, setup
+        self.runs, self._prepared = [], False
+
+    def has(self, name, seed):
+        return any(r["init"] == name and r["seed"] == seed for r in self.runs)
+
+    def prepare(self):
+        """Before the first write: an earlier demo's files removed (``overwrite``, or a resumed demo's;
+        every check has passed and the lock is held)."""
+        if not self._prepared:
+            prepare_output_dir(self.out, OUTPUT_FILES, "out", overwrite=self.overwrite, inputs=self.inputs)
+            self._prepared = True
+
+    def add(self, record):
+        self.runs.append(json.loads(json.dumps(record, default=float)))  # as a resumed demo reads it
+        self._write("running")
+
+    def _write(self, status):
+        self.prepare()
+        write_json(
+            os.path.join(self.out, "results.json"), {"status": status, **self.setup, "runs": self.runs}
+        )
+
+    def interrupted(self, planned):
+        """Records the finished runs (``results.json``, ``results.md``) and says what ``--resume`` does."""
+        error = sys.exc_info()[1]
+        how = "Terminated (SIGTERM)" if getattr(error, "signum", None) == 15 else "Interrupted"
+        if not self.runs:
+            line = f"{how} before a run finished: nothing recorded, {self.out!r} left as it was."
+        else:
+            self._write("interrupted")
+            rows = [
+                f"| {r['init']} | {r['seed']} | {r['history']['val_accuracy'][-1]:.4f} |" for r in self.runs
+            ]
+            table = "| init | seed | final val acc |\n|---|---|---|\n" + "\n".join(rows)
+            write_text(
+                os.path.join(self.out, "results.md"),
+                f"Interrupted: {len(self.runs)} of {planned} runs finished.\n\n{table}\n",
+            )
+            line = (
+                f"{how}: {len(self.runs)} of {planned} runs finished, recorded in "
+                f"{os.path.join(self.out, 'results.json')}; structinit demo --resume (same --out and "
+                f"settings) trains the other {planned - len(self.runs)}."
+            )
+        print(f"\n{line}", file=sys.stderr, flush=True)
+        with contextlib.suppress(AttributeError):
+            error.said = True
+
+
+def recorded_runs(out, setup, name):
+    """The finished runs of the interrupted demo in ``out`` (``ValueError`` naming ``name`` when there
+    is none; :class:`DemoRefused` when ``setup`` differs from the one it recorded; ``None``: not
+    compared)."""
+    try:
+        with open(os.path.join(out, "results.json"), encoding="utf-8") as f:
+            previous = json.load(f)
+    except (OSError, ValueError):
+        previous = {}
+    if previous.get("status") not in ("running", "interrupted"):
+        raise ValueError(
+            f"{name}: {out!r} holds no interrupted demo (a results.json with status running or "
+            "interrupted): start one without it"
+        )
+    if setup is not None:
+        now = json.loads(json.dumps(setup, default=str))
+        differ = sorted(
+            k for k in (*now["config"], "data", "backend") if _setting(now, k) != _setting(previous, k)
+        )
+        if differ:
+            raise DemoRefused(
+                f"{name}: the demo in {out!r} was started with other settings ({', '.join(differ)}): "
+                "pass them as they were, or start a new demo with --overwrite"
+            )
+    return list(previous.get("runs", []))
+
+
+def _setting(record, key):
+    return record.get(key) if key in ("data", "backend") else record.get("config", {}).get(key)
 
 
 def _seed_text(cfg):

@@ -49,6 +49,12 @@ def _demo_arguments(parser):
         "--train-size", type=positive_int, default=None, help="training images (default 8000)"
     )
     add_overwrite_argument(parser, "the results of an earlier run in --out")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="go on with a demo that Ctrl-C or SIGTERM stopped in --out: trains only the runs it did "
+        "not finish (same settings), with the uninterrupted demo's results",
+    )
 
 
 #: Trockman, Willmott & Kolter (ICLR 2023), CIFAR-10: the frozen-filter ConvMixer of the grid search.

@@ -107,7 +107,9 @@ class ProgressLog(keras.callbacks.Callback):
         epochs, steps = self._plan()
         per_step = self._per_step(now, batch)
         line = f"epoch {self._epoch + 1}/{epochs} step {batch + 1}"
-        if steps:
+        if batch == 0 and steps:  # the first step compiles: its time says nothing of the others'
+            line += f"/{steps} (first step {format_seconds(per_step)}: it compiles; ETA from the next step)"
+        elif steps:
             left = (steps - batch - 1) + (epochs - self._epoch - 1) * steps
             line += f"/{steps} ({per_step * 1000:.0f} ms/step), ETA {format_seconds(left * per_step)}"
         else:
