@@ -76,6 +76,7 @@ from benchmarks.bench_utils import (
     shard_of,
     verdict_of,
 )
+from keras_structinit.arguments import PIPELINES
 
 NAME = "covariance"
 EXPERIMENTS = ("kernel-size", "convergence", "sigma")
@@ -115,7 +116,7 @@ def parse_args(argv=None):
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument(
         "--pipeline",
-        choices=("auto", "native", "tf"),
+        choices=PIPELINES,
         default="auto",
         help="fit_cifar's input stream (default auto: native where TensorFlow is absent); "
         "the GPU entries take native, which needs no TensorFlow",

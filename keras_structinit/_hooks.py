@@ -1,9 +1,19 @@
-"""Slots that :mod:`keras_structinit.methods` fills for lower modules, which may not import it.
+"""Slots that higher modules fill for lower modules, which may not import them.
 
 The walker resolves selector names that method records add (``"lc_pointwise"``,
 ``"mlp_first"``); the records live above it, so the registry hands its lookup down here when it
 is imported (``keras_structinit`` imports it), instead of the walker importing the registry.
+Likewise the facade hands down the registration of the package's Keras objects
+(:mod:`keras_structinit._registry`) to the lazy namespaces and to what reads model files.
 """
 
 #: ``() -> {name: Selector}``: the selectors the method records add (set by the registry).
 record_selectors = None
+
+#: ``() -> None``: registers every serializable class of the package with Keras (importing Keras),
+#: once; called before a model file's config is read (set by ``keras_structinit``).
+register_serializables = None
+
+#: ``() -> None``: called after a lazy namespace handed out a name; registers as above once Keras is
+#: loaded and no module of the package is being imported (set by ``keras_structinit``).
+after_lookup = None

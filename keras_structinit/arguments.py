@@ -8,6 +8,7 @@ import sys
 import zipfile
 
 from keras_structinit import validation
+from keras_structinit.model_files import parse_bytes
 
 BACKENDS = ("tensorflow", "jax", "torch")
 #: The recipes' ``precision`` and ``distribution`` names (:mod:`keras_structinit.recipes.devices`).
@@ -29,6 +30,10 @@ OPTIMIZERS = ("adamw", "sgd", "sgd_momentum")
 SCHEDULES = ("triangular", "cosine", "step")
 NORMALIZATIONS = ("channel", "symmetric", "imagenet")
 LOSSES = ("bce", "ce")
+#: The recipes' input streams (``RecipeConfig.pipeline``, ``--pipeline``): "native"
+#: (:mod:`keras_structinit.recipes.native`), "tf" (``tf.data``) or "auto"
+#: (:func:`keras_structinit.recipes.native.choose_pipeline`).
+PIPELINES = ("auto", "native", "tf")
 #: The zoo's model names, as ``--model``'s help lists them: ``models.registry.model_forms()``, which
 #: the zoo modules' declarations give (written out so that the parser imports no Keras; a test
 #: checks the two agree).
@@ -112,6 +117,30 @@ def check_teacher(spec, flag):
         check_exists(spec, flag)
 
 
+def model_bytes(text):
+    """``--max-model-bytes``' type: a number of bytes, plain or with a unit (``8GiB``)."""
+    try:
+        return parse_bytes(text, "--max-model-bytes")
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number of bytes (e.g. 8GiB), got {text!r}"
+        ) from None
+
+
+def add_max_model_bytes_argument(parser, help_text=lambda text: text):
+    """``--max-model-bytes`` (``keras_structinit.model_files``): the bound on what a model file declares.
+    ``help_text`` wraps the help (``train`` shows it under ``--help-all`` only)."""
+    parser.add_argument(
+        "--max-model-bytes",
+        type=model_bytes,
+        default=None,
+        help=help_text(
+            "refuse a .keras file (a teacher too) whose weights or layers declare more bytes of "
+            "variables than this, before reading it (default 4GiB; units B, KiB, MiB, GiB, TiB)"
+        ),
+    )
+
+
 def add_overwrite_argument(parser, what):
     parser.add_argument(
         "--overwrite",
@@ -132,9 +161,23 @@ def spelled(message, flags):
     return message
 
 
+#: How the command line spells the Python API's options that messages name in backticks (the keys,
+#: without them): the flag where the command line has one, else a word that the option is the
+#: Python API's only.
+CLI_WORDS = {
+    "head_classes=...": "--head-classes I,J,...",
+    "skip=(...)": "--skip PREFIX",
+    "strict=False": "strict=False (an option of the Python API, keras_structinit.selection.select_weights; "
+    "the command line has no flag for it)",
+    "layers=[...]": "layers=[...] (an option of the Python API, keras_structinit.initialize and the "
+    "apply_* functions; the command line has no flag for it)",
+}
+
+
 def usage_error(command, error):
-    """Prints ``structinit COMMAND: error: ...`` to stderr, on one line; returns the exit status 2."""
-    text = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+    """Prints ``structinit COMMAND: error: ...`` to stderr, on one line, in the command line's words
+    (:data:`CLI_WORDS`); returns the exit status 2."""
+    text = spelled(" ".join(line.strip() for line in str(error).splitlines() if line.strip()), CLI_WORDS)
     text = validation.clipped(text, 2 * validation.SHOWN_CHARS)  # a long input is echoed in part
     print(f"structinit {command}: error: {text}", file=sys.stderr)
     return 2

@@ -32,6 +32,7 @@ import keras
 from keras_structinit import validation
 from keras_structinit.contract import model_function
 from keras_structinit.io_utils import check_zip_sizes
+from keras_structinit.model_files import check_model_file
 from keras_structinit.walker import find_kernels
 
 __all__ = [
@@ -346,7 +347,7 @@ def save_portable(model, filepath):
             model.__dict__["get_compile_config"] = own
 
 
-def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=True):
+def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=True, max_model_bytes=None):
     """Loads a ``.keras`` model whose listed variables were frozen when it was saved.
 
     The model is loaded without compiling, the variables in ``frozen`` (by
@@ -364,6 +365,8 @@ def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=T
             to freeze (e.g. for files saved before the record existed; a path that several
             variables share, same-named layers of nested models, freezes each).
         custom_objects, safe_mode: as in ``keras.saving.load_model``.
+        max_model_bytes: the most bytes of variables the file may declare, checked before it is
+            read (:func:`keras_structinit.model_files.check_model_file`; default 4 GiB).
 
     Returns:
         The loaded ``keras.Model``.
@@ -377,6 +380,13 @@ def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=T
     if not filepath.endswith(".keras"):
         raise ValueError(f"`filepath` must be a .keras file. Received: filepath={filepath!r}")
     check_zip_sizes(filepath, "filepath")  # a zip bomb is refused before Keras inflates a byte of it
+    check_model_file(  # and declared sizes before Keras allocates them
+        filepath,
+        "filepath",
+        max_model_bytes=max_model_bytes,
+        custom_objects=custom_objects,
+        safe_mode=safe_mode,
+    )
     if frozen is None:
         _records(filepath)  # a bad record is refused before the model is read
     elif isinstance(frozen, str) or not isinstance(frozen, (list, tuple)):

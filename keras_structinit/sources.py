@@ -15,6 +15,7 @@ import keras
 
 from keras_structinit.contract import check_model
 from keras_structinit.io_utils import check_zip_sizes
+from keras_structinit.model_files import check_model_file, check_weights_file
 
 __all__ = ["APPLICATIONS", "MODEL_FORMS", "application_builder", "load_model"]
 
@@ -34,7 +35,7 @@ def application_builder(name):
     return builder if callable(builder) and name[:1].isupper() else None
 
 
-def load_model(spec, *, name="model", **kwargs):
+def load_model(spec, *, name="model", max_model_bytes=None, **kwargs):
     """A model from ``spec``, loaded by the library it comes from.
 
     Args:
@@ -50,6 +51,10 @@ def load_model(spec, *, name="model", **kwargs):
             * ``"ConvNeXtTiny"`` (a ``keras.applications`` constructor; its
               ImageNet weights are downloaded) or ``"ConvNeXtTiny:weights.h5"``
               (a weights file, e.g. from ``model.save_weights``).
+        max_model_bytes: the most bytes of variables a ``.keras`` file (or a weights file) may
+            declare, in its weights and in its config, checked before it is read
+            (:func:`keras_structinit.model_files.check_model_file`); default: the bound of
+            :func:`~keras_structinit.model_files.max_model_bytes_scope`, else 4 GiB.
         **kwargs: passed to the loader (e.g. ``input_shape``, ``classes``,
             ``include_preprocessing`` for ``keras.applications``, whose
             ``classifier_activation`` defaults to ``None`` here: logits).
@@ -76,6 +81,13 @@ def load_model(spec, *, name="model", **kwargs):
                 f"`{name}` {spec!r} is not a .keras archive (not a zip file): is it truncated or corrupt?"
             )
         check_zip_sizes(spec, name)  # a bomb is refused before Keras inflates a byte of it
+        check_model_file(  # and sizes that the files declare, before Keras allocates them
+            spec,
+            name,
+            max_model_bytes=max_model_bytes,
+            custom_objects=kwargs.get("custom_objects"),
+            safe_mode=kwargs.get("safe_mode", True),
+        )
         try:
             return keras.saving.load_model(spec, compile=False, **kwargs)
         except (zipfile.BadZipFile, EOFError, KeyError, OSError) as err:
@@ -101,6 +113,8 @@ def load_model(spec, *, name="model", **kwargs):
             )
         kwargs.setdefault("classifier_activation", None)
         if weights:
+            check = check_model_file if weights.endswith(".keras") else check_weights_file
+            check(weights, name, max_model_bytes=max_model_bytes)
             return builder(weights=weights, **kwargs)
         with _downloading(
             f"the ImageNet weights of keras.applications.{constructor}",

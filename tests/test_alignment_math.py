@@ -13,7 +13,7 @@ from keras_structinit.alignment import (
     sorted_eigh,
 )
 from keras_structinit.alignment.components import check_components, cycled_filters
-from keras_structinit.alignment.misalignment import eigenspaces
+from keras_structinit.alignment.measures import eigenspaces
 
 from conftest import once_per_suite
 
@@ -306,7 +306,7 @@ def test_check_components():
 @once_per_suite("pure NumPy")
 def test_transfer_function_is_the_weight_variance_along_each_data_eigenvector():
     """tau_i^2 = v_i^T Sigma_w v_i (Maennel et al., Sec. 2.3, App. A.8), largest sigma_i^2 first."""
-    from keras_structinit.alignment.misalignment import transfer_function
+    from keras_structinit.alignment.measures import transfer_function
 
     rng = np.random.default_rng(3)
     a, b = rng.normal(size=(2, 6, 6))

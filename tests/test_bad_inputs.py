@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit import recipes, validation
+from keras_structinit import initializer_base, io_utils, recipes, validation, walker
 from keras_structinit.recipes.devices import jax_cpu_only
 
 from conftest import REPO_ROOT, once_per_suite
@@ -705,7 +705,7 @@ ROWS = [
         "`include_bias`",
         "freeze_spatial-str-include-bias",
     ),
-    row(lambda m: ks.walker.find_kernels(m, which="x"), CONV, ValueError, "`which`", "find_kernels-unknown"),
+    row(lambda m: walker.find_kernels(m, which="x"), CONV, ValueError, "`which`", "find_kernels-unknown"),
     row(
         lambda m: ks.lc.find_pointwise_kernels(m),
         CONV,
@@ -713,7 +713,7 @@ ROWS = [
         "has no LC blocks",
         "find_pointwise_kernels-model-without-lc",
     ),
-    row(lambda s: ks.initializer_base.check_seed(s), "1", TypeError, "`seed`", "check_seed-str"),
+    row(lambda s: initializer_base.check_seed(s), "1", TypeError, "`seed`", "check_seed-str"),
     # --- LC blocks ------------------------------------------------------------------------------------
     row(lambda m: ks.lc.fold_model(m), 3, TypeError, "`model`", "fold_model-int"),
     row(
@@ -803,7 +803,7 @@ ROWS = [
         "`base_variance`",
         "expected_statistics-negative-variance",
     ),
-    row(lambda s: ks.validation.derive_seed(s), "a", TypeError, "`seed`", "derive_seed-str"),
+    row(lambda s: validation.derive_seed(s), "a", TypeError, "`seed`", "derive_seed-str"),
     row(lambda s: ks.mimetic.shift_shape(s, "constant"), (4,), ValueError, "`shape`", "shift_shape-bias"),
     # --- mimetic attention and the scalar-bias baseline (issue 52) ----------------------------------------
     row(
@@ -1456,7 +1456,7 @@ ROWS = [
         "FilterCovariance.save-existing-file",
     ),
     row(
-        lambda p: ks.io_utils.check_output(p, "--out", inputs=[p]),
+        lambda p: io_utils.check_output(p, "--out", inputs=[p]),
         Make("<teacher>", existing_file),
         ValueError,
         "is an input of this run",
@@ -1874,7 +1874,7 @@ def test_a_bad_run_is_refused_by_run_check_and_the_command_line_alike(bad, phras
     from test_cli import write_tiny_cifar
 
     from keras_structinit import cli
-    from keras_structinit.arguments import spelled
+    from keras_structinit.arguments import CLI_WORDS, spelled
     from keras_structinit.cli.train import _flags
     from keras_structinit.recipes.run import Run
 
@@ -1892,7 +1892,7 @@ def test_a_bad_run_is_refused_by_run_check_and_the_command_line_alike(bad, phras
     flags = _flags(cli.build_parser().train_parser)
     assert cli.main(["train", *_argv(values, flags), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
-    assert err == f"structinit train: error: {spelled(str(info.value), flags)}\n"
+    assert err == f"structinit train: error: {spelled(spelled(str(info.value), flags), CLI_WORDS)}\n"
     assert not (tmp_path / "out").exists()
 
 

@@ -571,12 +571,13 @@ def test_every_paper_setup_is_a_valid_run_citing_its_sources():
 
 
 def test_train_cifar_option_choices_are_the_recipes():
-    from keras_structinit.recipes import cifar, data, optimizers
+    from keras_structinit.recipes import config
 
     choices = {action.dest: tuple(action.choices or ()) for action in _train_parser()._actions}
-    assert choices["optimizer"] == optimizers.OPTIMIZERS
-    assert choices["schedule"] == cifar.SCHEDULES
-    assert choices["normalization"] == data.NORMALIZATIONS
+    assert choices["optimizer"] == config.OPTIMIZERS
+    assert choices["schedule"] == config.SCHEDULES
+    assert choices["normalization"] == config.NORMALIZATIONS
+    assert choices["pipeline"] == config.PIPELINES
 
 
 def _train_parser():

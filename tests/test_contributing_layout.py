@@ -58,7 +58,7 @@ def test_the_layout_finds_the_math_modules():
         "covariance/bank.py",
         "covariance/bank_io.py",
         "lc/folding.py",
-        "selection/plan.py",
+        "selection/planning.py",
     } <= set(modules)
     assert all((ROOT / "keras_structinit" / module).is_file() for module in modules)
 

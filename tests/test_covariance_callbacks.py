@@ -8,7 +8,7 @@ import pytest
 
 from keras_structinit.callbacks import RecordFilterCovariance
 from keras_structinit.covariance import FilterCovariance
-from keras_structinit.models.convmixer import convmixer
+from keras_structinit.models.convmixer_model import convmixer
 
 
 def tiny_model():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from keras_structinit.covariance.filter_transfer import apply_filter_transfer
-from keras_structinit.models.convmixer import convmixer
+from keras_structinit.models.convmixer_model import convmixer
 from keras_structinit.walker import find_kernels
 
 

@@ -143,8 +143,10 @@ def test_ambiguous_layout_is_rejected(tree):
 def test_undecodable_image(tree):
     root, _ = tree
     (root / "ant" / "broken.png").write_bytes(b"not a png")
-    with pytest.raises(ValueError, match="broken.png"):
+    with pytest.raises(ValueError, match="broken.png") as info:
         datasets.read_image_folder(root)
+    # Issue 76: the message ended in "<_io.BytesIO object at 0x...>"; it says what is wrong instead.
+    assert "<_io." not in str(info.value) and "not an image Pillow can read" in str(info.value)
 
 
 def test_decompression_bomb_is_a_one_line_value_error(tmp_path):

@@ -1,5 +1,5 @@
 """Import structure: the package's layers and no cycles (:mod:`architecture`), Keras-free math, lazy
-namespaces, registration on Keras import."""
+namespaces, registration with Keras (no import hook). The public face: ``tests/test_public_api.py``."""
 
 import importlib.util
 import json
@@ -37,9 +37,10 @@ def fresh(code, backend=None):
 # two at a time, and prints {module: last line of its error} for those that failed. Before
 # forking it imports the third-party modules that importing Keras loads (a first child
 # imports Keras and reports them) and a few more that the package's modules use, never Keras
-# itself, whose import triggers the package's registration and so changes the order in which
-# the package's modules load: every child starts with no module of Keras or of the package
-# loaded, as a new interpreter does, without paying seconds of library imports each.
+# itself, so that each child imports Keras through the module it tests (and the package imported
+# after Keras registers its classes, importing more of its modules): every child starts with no
+# module of Keras or of the package loaded, as a new interpreter does, without paying seconds of
+# library imports each.
 _FORK_IMPORTS = """
 import importlib, json, os, sys, tempfile, traceback
 
@@ -189,7 +190,7 @@ def test_every_layer_holds_modules():
         ("keras_structinit.covariance.fit", "from keras_structinit import initializers\n", True),
         ("keras_structinit.covariance.fit", "from keras_structinit.inspection import values\n", False),
         ("keras_structinit.inspection", "import keras_structinit.mimetic.inspect\n", True),
-        ("keras_structinit.models.vit", "X = 'keras_structinit.recipes.cifar'\n", True),
+        ("keras_structinit.models.vit_model", "X = 'keras_structinit.recipes.cifar'\n", True),
         ("keras_structinit.recipes.cifar", "from keras_structinit.models import vit\n", False),
         ("keras_structinit.recipes.cifar", "from ..cli import train\n", True),
     ],
@@ -235,20 +236,35 @@ def test_the_cycle_check_finds_a_cycle():
     assert architecture.cycle({"a": {"b"}, "b": set()}) is None
 
 
+#: Ways to get the package's classes registered with Keras in a fresh interpreter (``_registry``):
+#: importing the package after Keras; or, imported before Keras (which ``import keras_structinit``
+#: does not import, so that ``--backend`` can still choose it), looking up a public name of the
+#: package or of a namespace once Keras is loaded, or reading a model file through the package. Plain
+#: ``import keras_structinit; import keras`` registers nothing: no import hook (issue 75).
+REGISTERING = {
+    "keras first": "import keras; import keras_structinit",
+    "a public name after keras": "import keras_structinit; import keras; keras_structinit.models",
+    "a namespace's name after keras": "import keras_structinit.selection as s; import keras; s.load_teacher",
+    "a model file read": (
+        "import keras_structinit.freezing as f, keras, os\n"
+        "m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]); m.save('tiny.keras')\n"
+        "f.load_frozen_model('tiny.keras')"
+    ),
+}
+
+
 @once_per_suite("registration does not depend on the backend")
-@pytest.mark.parametrize("order", ["keras first", "keras_structinit first"])
-def test_serializable_objects_registered_after_import_in_either_order(order):
+@pytest.mark.parametrize("how", list(REGISTERING))
+def test_serializable_objects_registered_after_import(how, tmp_path):
     # Once per suite, in JAX interpreters when installed (the fastest Keras import); the
     # round-trip tests load the package's objects on every backend.
-    imports = (
-        "import keras; import keras_structinit"
-        if order == "keras first"
-        else ("import keras_structinit; import keras")
+    env = dict(os.environ, **({"KERAS_BACKEND": "jax"} if importlib.util.find_spec("jax") else {}))
+    code = (
+        f"{REGISTERING[how]}\n"
+        "print(sorted(n for n in keras.saving.get_custom_objects() if n.startswith('keras_structinit>')))"
     )
-    result = fresh(
-        f"{imports}\n"
-        "print(sorted(n for n in keras.saving.get_custom_objects() if n.startswith('keras_structinit>')))",
-        "jax" if importlib.util.find_spec("jax") else None,
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=600
     )
     assert result.returncode == 0, result.stderr
     expected = sorted(n for n in keras.saving.get_custom_objects() if n.startswith("keras_structinit>"))

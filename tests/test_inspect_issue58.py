@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit import cli, viz
+from keras_structinit import cli, inspection, viz
 from keras_structinit.cli.inspect import NO_FIGURES
 from keras_structinit.inspection import INIT_RECORD, initializers_in_file
 from keras_structinit.lc.inspect import MAX_RATIO, centre_border
@@ -100,7 +100,7 @@ def test_the_init_record_is_read_by_place_checked_and_dropped_by_a_new_save(tmp_
     path = tmp_path / "m.keras"
     model.save(path)
     kernel = next(v.path for v in model.variables if v.path.endswith("kernel"))
-    ks.inspection.record_initializers(path, model, {kernel: "conv-cov:cifar-p2", "not/a/variable": "x"})
+    inspection.record_initializers(path, model, {kernel: "conv-cov:cifar-p2", "not/a/variable": "x"})
     loaded = keras.saving.load_model(path)
     assert initializers_in_file(path, loaded) == {kernel: "conv-cov:cifar-p2"}
     rows = ks.inspect(loaded, initializers={kernel: "x"}).layers

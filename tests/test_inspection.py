@@ -9,6 +9,7 @@ import pytest
 from model_sources import SOURCES
 
 import keras_structinit as ks
+from keras_structinit import inspection, walker
 from keras_structinit.covariance import depth_fractions, resolve_schedule, variance_schedule
 
 from conftest import once_per_suite
@@ -98,7 +99,7 @@ def test_figures_draw_the_covariances_the_report_measured(tmp_path):
         expected = ks.covariance.filter_statistics(kernels[row["path"]])[1]
         np.testing.assert_allclose(report.arrays["covariances"][row["path"]], expected, rtol=1e-6)
     assert report.arrays["eigenvectors"].shape == (2, 2, 3, 12)  # 2x2x3 patches: 12 eigenvectors
-    assert report.arrays["filters"].shape == (2, 2, 3, ks.inspection.FIGURE_FILTERS)
+    assert report.arrays["filters"].shape == (2, 2, 3, inspection.FIGURE_FILTERS)
     with pytest.raises(ValueError, match="overwrite"):
         report.figures(tmp_path)  # refuses to replace them
 
@@ -107,7 +108,7 @@ def test_an_lc_block_is_measured_by_its_combined_filters():
     model = ks.models.build_model("lcresnet-8-8x2", 10, (8, 8, 3))
     report = ks.inspect(model)
     rows = [r for r in report.spatial if r["kind"] == "lc"]
-    assert len(rows) == len(ks.walker.find(model, "lc_pointwise"))
+    assert len(rows) == len(walker.find(model, "lc_pointwise"))
     layer = model.get_layer(rows[0]["layer"])
     combined = ks.lc.fold_kernels(
         keras.ops.convert_to_numpy(layer.spatial_kernel), keras.ops.convert_to_numpy(layer.pointwise_kernel)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit import _registry, method_records
+from keras_structinit import _registry, method_records, walker
 
 import architecture
 
@@ -65,7 +65,7 @@ def test_namespaces_registry_selectors_and_commands_derive_from_the_records():
                 )
         assert set(record.serializable) <= set(_registry.serializable_modules())
         for selector in record.selectors:
-            assert ks.walker.selector(selector.name)[0] is selector.find
+            assert walker.selector(selector.name)[0] is selector.find
     assert set(method_records.commands()) == {"demo", "select"}
     assert [f.name for r in method_records.records() for f in r.forms] == list(method_records.init_forms())
 
@@ -307,10 +307,10 @@ def test_inspect_sections_come_from_the_records_in_their_order(monkeypatch):
 def test_walker_errors_use_the_selector_a_record_adds():
     dense = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2)])
     with pytest.raises(ValueError, match="has no LC blocks"):
-        ks.walker.find(dense, "lc_pointwise")
+        walker.find(dense, "lc_pointwise")
     with pytest.raises(ValueError, match="`which` must be one of"):
-        ks.walker.find(dense, "nope")
-    assert np.asarray(ks.walker.find(dense, "dense")[0][1]).shape == (4, 2)
+        walker.find(dense, "nope")
+    assert np.asarray(walker.find(dense, "dense")[0][1]).shape == (4, 2)
 
 
 def test_inspect_figures_come_from_the_records_and_cli_names_none():

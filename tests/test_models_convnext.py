@@ -57,7 +57,7 @@ def test_convnext_atto_parameter_count():
 
 
 def test_named_configs():
-    from keras_structinit.models.convnext import CONFIGS
+    from keras_structinit.models.convnext_model import CONFIGS
 
     assert CONFIGS["femto"] == ((2, 2, 6, 2), (48, 96, 192, 384))
     assert CONFIGS["pico"] == ((2, 2, 6, 2), (64, 128, 256, 512))

@@ -10,8 +10,8 @@ import pytest
 import keras_structinit
 from keras_structinit import arguments
 from keras_structinit.models import ModelSpec, build_model, registry
-from keras_structinit.models.convmixer import convmixer
-from keras_structinit.models.lcresnet import lcresnet
+from keras_structinit.models.convmixer_model import convmixer
+from keras_structinit.models.lcresnet_model import lcresnet
 from keras_structinit.models.spec import model_from
 from keras_structinit.models.zoo import ZooEntry
 
@@ -122,7 +122,9 @@ def test_the_freezing_declarations():
 
 def test_available_models_and_the_help_derive_from_the_declarations():
     modules = ("convmixer", "convnext", "lcresnet", "vit", "simple_cnn", "vgg16", "resnet18_gn")
-    declared = [e for m in modules for e in __import__(f"keras_structinit.models.{m}", fromlist=["ZOO"]).ZOO]
+    declared = [
+        e for m in modules for e in __import__(f"keras_structinit.models.{m}_model", fromlist=["ZOO"]).ZOO
+    ]
     assert list(registry.ENTRIES) == declared and all(isinstance(e, ZooEntry) for e in declared)
     names = registry.available_models()
     assert sorted(names) == sorted(e.form for e in declared)

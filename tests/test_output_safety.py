@@ -190,7 +190,16 @@ REFUSALS = {
     "train size above the data": ["--epochs", "1", "--train-size", "100000"],
     "no weight decay with sgd": ["--epochs", "1", "--optimizer", "sgd", "--no-weight-decay", "bias"],
     "bad label smoothing": ["--epochs", "1", "--label-smoothing", "1.5"],
+    "batch above the data": ["--epochs", "1", "--batch-size", "1000"],
 }
+
+
+def test_a_batch_above_the_training_images_is_one_line(tmp_path, capsys, data):
+    """Issue 76, point 5: --batch-size 1000 on 54 images trained one short step an epoch, unsaid."""
+    argv = [*TRAIN, "--epochs", "1", "--data", data, "--out", str(tmp_path / "run"), "--batch-size", "1000"]
+    err = _refused(capsys, argv, "--batch-size 1000 is above the")
+    assert "training images of --data: pass a --batch-size of at most" in err
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("extra", REFUSALS.values(), ids=REFUSALS.keys())

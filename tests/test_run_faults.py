@@ -5,6 +5,7 @@ import errno
 import gc
 import hashlib
 import json
+import os
 
 import keras
 import numpy as np
@@ -241,8 +242,9 @@ def test_images_far_above_the_limit_are_refused_before_they_are_decoded(tmp_path
 
     stream = io.BytesIO()
     np.lib.format.write_array_header_1_0(stream, header)
+    stream.write(os.urandom(2 * 2000 * 2000 * 3))  # 24 MB of pixels, all there: only the size is wrong
     with zipfile.ZipFile(tmp_path / "huge.npz", "w") as archive:
-        archive.writestr("x.npy", stream.getvalue())  # the header of 24 MB of pixels, none of them
+        archive.writestr("x.npy", stream.getvalue())
         archive.writestr("y.npy", b"")
     with pytest.raises(ValueError, match=r"is 2000x2000 pixels"):
         datasets.load_labeled_images(str(tmp_path / "huge.npz"), "data")

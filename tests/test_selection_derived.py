@@ -252,7 +252,8 @@ def test_user_builder_head_for_other_classes():
     before = [to_numpy(v) for v in head.weights]
     shown = plan(student, teacher=teacher)
     assert shown.kept == {
-        v.path: "head with other classes (10 in the teacher, 3 here; pass head_classes=...)"
+        v.path: "head with other classes (10 in the teacher, 3 here; choose them with head_classes=..., "
+        "--head-classes on the command line)"
         for v in head.weights
     }
     select_weights(student, teacher=teacher)  # the head keeps its initialization, as in the paper

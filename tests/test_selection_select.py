@@ -8,7 +8,7 @@ import pytest
 
 import keras_structinit as ks
 from keras_structinit.selection import select_weights
-from keras_structinit.selection.plan import QKV
+from keras_structinit.selection.planning import QKV
 
 from conftest import assert_round_trip_in_fresh_process, to_numpy
 from selection_helpers import indices_of, randomize, select_and_check, select_with_report
@@ -217,7 +217,7 @@ def test_heads_fused_matches_the_authors_rule_at_every_head_layout(teacher_layou
 
 
 def test_heads_fused_refuses_only_a_wider_attention():
-    from keras_structinit.selection.plan import plan_selection
+    from keras_structinit.selection.planning import plan_selection
 
     # The package's ViT ties the attention width to the model's; a plan of the kernels alone can widen it.
     path = "block_1_attention/query/kernel"

@@ -10,7 +10,7 @@ Pure math (NumPy float64, no Keras import):
 
 * :mod:`.patches`: ``patch_covariance`` (streamed, patches flattened in the
   ``(kh, kw, C)`` order of a ``Conv2D`` kernel), ``extract_patches``, ``sorted_eigh``;
-* :mod:`.misalignment`: ``misalignment`` (App. D.4, Prop. 2), ``filter_covariance``,
+* :mod:`.measures`: ``misalignment`` (App. D.4, Prop. 2), ``filter_covariance``,
   ``random_basis``, ``transfer_function`` (``tau_i^2``, Sec. 2.3, App. A.8);
 * :mod:`.components`: ``component_scales`` (``tau_i = f(lambda_i)``), ``MODES``;
 * :mod:`.specialization`: neuron activation frequencies and class selectivity (App. F, A.11).
@@ -33,13 +33,13 @@ Example:
 
 from keras_structinit._lazy import lazy_exports
 from keras_structinit.alignment.components import MODES, component_scales
-from keras_structinit.alignment.method import METHOD
-from keras_structinit.alignment.misalignment import (
+from keras_structinit.alignment.measures import (
     filter_covariance,
     misalignment,
     random_basis,
     transfer_function,
 )
+from keras_structinit.alignment.method import METHOD
 from keras_structinit.alignment.patches import extract_patches, patch_covariance, sorted_eigh
 
 __getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)

@@ -15,7 +15,7 @@ import numpy as np
 from keras_structinit import validation
 from keras_structinit.alignment.components import MODES
 from keras_structinit.alignment.initializers import DataAligned
-from keras_structinit.alignment.misalignment import filter_covariance
+from keras_structinit.alignment.measures import filter_covariance
 from keras_structinit.alignment.patches import DEFAULT_BATCH_SIZE, patch_covariance
 from keras_structinit.contract import check_model, model_function
 from keras_structinit.initializer_base import seed_generator
@@ -283,15 +283,7 @@ def align_conv_layers(
     validation.one_of(mode, "mode", MODES)
     per_layer = _components_per_layer(components, num_layers)
     batch_size = validation.positive_int(batch_size, "batch_size")
-    if not hasattr(images, "shape"):
-        raise TypeError(
-            f"`images` must be an array (N, H, W, C). Received: images of type {type(images).__name__}"
-        )
-    images = np.asarray(keras.ops.convert_to_numpy(images))
-    if images.ndim != 4 or len(images) == 0:
-        raise ValueError(f"`images` must be a non-empty (N, H, W, C) array. Received shape {images.shape}")
-    images = _as_float32(images)
-    _check_image_shape(model, images)
+    images = _checked_images(model, images)
     targets = conv_targets(model, num_layers, layers)
     generator = seed_generator(seed)
     paths = []
@@ -312,6 +304,21 @@ def align_conv_layers(
             layer.bias.assign(keras.ops.zeros(layer.bias.shape, dtype=layer.bias.dtype))
             paths.append(layer.bias.path)
     return paths
+
+
+def _checked_images(model, images):
+    """``images`` as a float32 NumPy array, after checking it is a non-empty ``(N, H, W, C)`` array
+    that ``model`` takes."""
+    if not hasattr(images, "shape"):
+        raise TypeError(
+            f"`images` must be an array (N, H, W, C). Received: images of type {type(images).__name__}"
+        )
+    images = np.asarray(keras.ops.convert_to_numpy(images))
+    if images.ndim != 4 or len(images) == 0:
+        raise ValueError(f"`images` must be a non-empty (N, H, W, C) array. Received shape {images.shape}")
+    images = _as_float32(images)
+    _check_image_shape(model, images)
+    return images
 
 
 def weight_covariance(layer, centered=False):

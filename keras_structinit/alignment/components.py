@@ -25,7 +25,7 @@ import numbers
 import numpy as np
 
 from keras_structinit import validation
-from keras_structinit.alignment.misalignment import check_orthonormal
+from keras_structinit.alignment.measures import check_orthonormal
 
 __all__ = ["MODES", "check_components", "component_scales", "cycled_filters"]
 

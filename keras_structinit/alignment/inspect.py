@@ -16,7 +16,7 @@ import numpy as np
 from keras_structinit import walker
 from keras_structinit.alignment.activations import activation_targets, layer_activations
 from keras_structinit.alignment.apply import conv_targets, layer_inputs, weight_covariance
-from keras_structinit.alignment.misalignment import misalignment, random_basis, transfer_function
+from keras_structinit.alignment.measures import misalignment, random_basis, transfer_function
 from keras_structinit.alignment.patches import patch_covariance
 from keras_structinit.alignment.specialization import (
     activation_counts,

@@ -113,5 +113,5 @@ METHOD = Method(
         ),
         Inspector("specialization", ".inspect:specialization", order=35, figures=("specialization.png",)),
     ),
-    pure=(".", ".patches", ".misalignment", ".components", ".specialization"),
+    pure=(".", ".patches", ".measures", ".components", ".specialization"),
 )

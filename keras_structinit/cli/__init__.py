@@ -22,10 +22,12 @@ from keras_structinit.arguments import (
     DATA_SCALINGS,
     MODEL_FORMS,
     SLOWER_NATIVE,
+    add_max_model_bytes_argument,
     add_overwrite_argument,
     positive_int,
     usage_error,
 )
+from keras_structinit.model_files import max_model_bytes_scope
 
 __all__ = ["build_parser", "choose_backend", "main"]
 
@@ -119,6 +121,7 @@ def _add_model_arguments(parser):
         "recipe (default), [-1, 1], or raw 0-255 (keras.applications models that "
         "preprocess their input)",
     )
+    add_max_model_bytes_argument(parser)
 
 
 def _add_init(sub):
@@ -302,6 +305,14 @@ def _quiet_tensorflow_import():
         os.close(devnull)
 
 
+def _dispatch(args, parser):
+    if args.command == "train":
+        return importlib.import_module(CORE_COMMANDS["train"]).run(args, parser.train_parser)
+    if args.command in CORE_COMMANDS:
+        return importlib.import_module(CORE_COMMANDS[args.command]).run(args)
+    return importlib.import_module(methods.commands()[args.command].module).run(args)
+
+
 def main(argv=None):
     """Runs ``structinit`` with ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
@@ -324,11 +335,8 @@ def main(argv=None):
     if backend == "tensorflow" or (args.command == "train" and _reads_tf_data(args)):
         _quiet_tensorflow_import()
     try:
-        if args.command == "train":
-            return importlib.import_module(CORE_COMMANDS["train"]).run(args, parser.train_parser)
-        if args.command in CORE_COMMANDS:
-            return importlib.import_module(CORE_COMMANDS[args.command]).run(args)
-        return importlib.import_module(methods.commands()[args.command].module).run(args)
+        with max_model_bytes_scope(getattr(args, "max_model_bytes", None)):  # every model file read
+            return _dispatch(args, parser)
     except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM during training (recipes.progress.Terminated)
         signum = int(getattr(err, "signum", 2))
         if not getattr(err, "said", False):  # a run that recorded its epochs said so in its own line

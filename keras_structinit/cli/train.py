@@ -12,7 +12,17 @@ import os
 #: The exit status of a run stopped by a non-finite loss.
 EXIT_DIVERGED = 3
 #: Parsed arguments that are not settings of the run.
-NOT_SETTINGS = ("command", "backend", "out", "resume", "overwrite", "paper", "recipe", "help_all")
+NOT_SETTINGS = (
+    "command",
+    "backend",
+    "out",
+    "resume",
+    "overwrite",
+    "paper",
+    "recipe",
+    "help_all",
+    "max_model_bytes",  # the bound on model files read (keras_structinit.model_files), set by cli.main
+)
 
 
 def run(args, parser):

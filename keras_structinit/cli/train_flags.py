@@ -11,7 +11,9 @@ from keras_structinit.arguments import (
     CIFAR_ONLY,
     IMAGENET_ONLY,
     MODEL_FORMS,
+    PIPELINES,
     RECIPES,
+    add_max_model_bytes_argument,
     add_overwrite_argument,
     non_negative_int,
     positive_float,
@@ -67,6 +69,7 @@ def _model_flags(group, more, full):
         const=True,
         help="a new last Dense of the data's classes (default: refuse a head of another size)",
     )
+    add_max_model_bytes_argument(group, more)
     group.add_argument("--kernel-size", type=positive_int, help=more("a zoo model's depthwise kernel" + own))
     group.add_argument("--patch-size", type=positive_int, help=more("a zoo model's stem patch size" + own))
 
@@ -104,8 +107,9 @@ def _data_flags(group, more):
     group.add_argument("--recipe", choices=RECIPES, default="cifar10", help="the recipe (default cifar10)")
     group.add_argument(
         "--data",
-        help="CIFAR: an ImageFolder folder/.zip or .npz (default keras.datasets); "
-        "ImageNet: an ImageFolder folder or tfds:NAME",
+        help="CIFAR: an ImageFolder folder/.zip (every image of one size: the recipe trains at the "
+        "images' own size) or .npz (default keras.datasets); ImageNet: an ImageFolder folder (any "
+        "sizes: resized as read) or tfds:NAME",
     )
     group.add_argument("--eval-data", help="an evaluation set, as --data (default: none)")
     group.add_argument("--train-size", type=positive_int, help=more(cifar + "N images (default all)"))
@@ -125,7 +129,7 @@ def _data_flags(group, more):
     group.add_argument("--image-size", type=positive_int, help=more("crop size (default 224)"))
     group.add_argument(
         "--pipeline",
-        choices=("auto", "native", "tf"),
+        choices=PIPELINES,
         help=more(
             "input stream: native (Keras ops on the device, no TensorFlow), tf "
             "(tf.data) or auto (default: docs/models-and-recipes.md)"

@@ -443,19 +443,8 @@ class FilterCovariance:
                 [0.5 * (c + c.T) for c in covariances],
                 kernel_size=target,
             )
-        means, covariances = [], []
-        for mean, cov in zip(self._means, self._covariances, strict=True):
-            means.append(_fit_image(mean.reshape(kh, kw), target).reshape(-1))
-            blocks = vector_to_block(cov, source).reshape(kh, kh, kw, kw)
-            blocks = blocks.transpose(0, 2, 1, 3)  # [i, j, l, m]: block (i, j)
-            fitted = np.empty((kh, kw, th, tw))
-            for i in range(kh):
-                for j in range(kw):
-                    fitted[i, j] = _fit_image(blocks[i, j], target)
-            grid = _bilinear_grid(fitted, target)  # [I, J, l, m]
-            blk = grid.transpose(0, 2, 1, 3).reshape(th * th, tw * tw)
-            new_cov = block_to_vector(blk, target)
-            covariances.append(0.5 * (new_cov + new_cov.T))
+        means = [_fit_image(mean.reshape(kh, kw), target).reshape(-1) for mean in self._means]
+        covariances = [_resized_blocks(cov, source, target) for cov in self._covariances]
         return self._replace(means, covariances, kernel_size=target)
 
     # ------------------------------------------------------------------
@@ -516,6 +505,23 @@ class FilterCovariance:
 # ----------------------------------------------------------------------------
 # Helpers for `resized`
 # ----------------------------------------------------------------------------
+
+
+def _resized_blocks(cov, source, target):
+    """``FilterCovariance.resized``'s ``"blocks"`` construction of one covariance (its steps 1-3)."""
+    (kh, kw), (th, tw) = source, target
+    blocks = vector_to_block(cov, source).reshape(kh, kh, kw, kw)
+    blocks = blocks.transpose(0, 2, 1, 3)  # [i, j, l, m]: block (i, j)
+    fitted = np.empty((kh, kw, th, tw))
+    for i in range(kh):
+        for j in range(kw):
+            fitted[i, j] = _fit_image(blocks[i, j], target)
+    grid = _bilinear_grid(fitted, target)  # [I, J, l, m]
+    blk = grid.transpose(0, 2, 1, 3).reshape(th * th, tw * tw)
+    new_cov = block_to_vector(blk, target)
+    return 0.5 * (new_cov + new_cov.T)
+
+
 def _fit_image(image, target):
     """Centre-aligned pad (with the image's mean) or crop of a 2-D image."""
     out = image

@@ -27,6 +27,7 @@ import zipfile
 import numpy as np
 
 from keras_structinit import validation
+from keras_structinit.file_checks import npz_headers
 from keras_structinit.io_utils import atomic_path, check_output
 
 __all__ = ["ARRAY_KEYS", "FORMAT_VERSION", "from_config", "load", "save", "to_config"]
@@ -76,6 +77,7 @@ def load(path):
             f"{path!r} is not a FilterCovariance bank (an .npz written by FilterCovariance.save)."
         )
     try:
+        npz_headers(path, "path")  # declared shapes against the file's size, before NumPy allocates them
         with np.load(path, allow_pickle=False) as data:
             missing = [key for key in ARRAY_KEYS if key not in data.files]
             if missing:

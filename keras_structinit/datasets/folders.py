@@ -5,6 +5,9 @@ and arrays.
   :func:`list_image_folder` lists a directory's files without decoding them;
 * :func:`rgb_image` converts one Pillow image to 8-bit RGB; images above :data:`MAX_IMAGE_PIXELS`
   are refused before they are decoded;
+* a folder's images are read as regular files only, each of at most ``MAX_IMAGE_FILE_BYTES``: a
+  FIFO, a device or a link that leads out of the folder is refused, unopened
+  (:mod:`keras_structinit.file_checks`); an ``.npz``'s headers are checked against its size first;
 * :func:`load_labeled_images` reads ``(x, y)`` from an ``.npz`` or an image folder, or checks a
   tuple of arrays (labels below :data:`MAX_CLASSES`);
 * :func:`arrays_digest` and :func:`source_digest` identify the data a run used.
@@ -22,6 +25,13 @@ import zipfile
 import numpy as np
 
 from keras_structinit import validation
+from keras_structinit.file_checks import (
+    MAX_IMAGE_FILE_BYTES,
+    check_image_file,
+    inside,
+    npz_headers,
+    read_image_file,
+)
 from keras_structinit.io_utils import check_zip_sizes, file_sha256
 
 IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png", ".ppm", ".tif", ".tiff", ".webp")
@@ -152,7 +162,7 @@ def _decode_all(files, read_bytes, source, name):
                 _check_pixels(*image.size, where)
                 pixels = np.asarray(rgb_image(image, where))
         except (OSError, Image.DecompressionBombError) as err:  # the bomb: > 2x Pillow's pixel limit
-            raise ValueError(f"Could not decode image {rel!r} in {name}={source!r}: {err}") from err
+            raise ValueError(f"Could not decode image {rel!r} in {name}={source!r}: {_why(err)}") from err
         if x is None:
             x = np.empty((len(files),) + pixels.shape, dtype=np.uint8)
         elif pixels.shape != x.shape[1:]:
@@ -165,15 +175,42 @@ def _decode_all(files, read_bytes, source, name):
     return x
 
 
+def _why(err):
+    """What is wrong with an image, in words that name no Python object: Pillow's "cannot identify
+    image file <_io.BytesIO object at 0x...>" says only that it is no image it can read."""
+    if type(err).__name__ == "UnidentifiedImageError":
+        return "not an image Pillow can read (a corrupt file, or another format): remove or replace it"
+    return str(err).split(" <_io.")[0]
+
+
 def _list_directory(path, source, name):
+    """``_group_by_class`` of the image files under ``path``, each checked to be a regular file of
+    at most ``MAX_IMAGE_FILE_BYTES`` inside the folder (``file_checks.check_image_file``); a link to a
+    folder is followed when it stays inside, skipped when it leads back above itself (a cycle)."""
+    root = os.path.realpath(path)
     rel_paths = []
     for folder, dirs, names in os.walk(path, followlinks=True):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
         rel_folder = os.path.relpath(folder, path)
+        real_folder = os.path.realpath(folder)
+        kept = []
+        for d in (d for d in dirs if not d.startswith(".")):
+            if os.path.islink(os.path.join(folder, d)):
+                real = os.path.realpath(os.path.join(folder, d))
+                rel = d if rel_folder == "." else os.path.join(rel_folder, d).replace(os.sep, "/")
+                if not inside(real, root):
+                    raise ValueError(
+                        f"Folder {rel!r} in {name}={source!r} is a link that leads out of the folder "
+                        f"(to {real!r}): not read"
+                    )
+                if inside(real_folder, real):
+                    continue  # a link to itself or above: a cycle
+            kept.append(d)
+        dirs[:] = kept
         for file_name in names:
             rel = file_name if rel_folder == "." else os.path.join(rel_folder, file_name)
             rel = rel.replace(os.sep, "/")
             if _is_image(rel):
+                check_image_file(os.path.join(folder, file_name), root, f"Image {rel!r} in {name}={source!r}")
                 rel_paths.append(rel)
     return _group_by_class(rel_paths, source, name)
 
@@ -220,8 +257,7 @@ def read_image_folder(source, name="source"):
         class_names, files = _list_directory(path, source, name)
 
         def read_bytes(rel):
-            with open(os.path.join(path, *rel.split("/")), "rb") as f:
-                return f.read()
+            return read_image_file(os.path.join(path, *rel.split("/")), f"Image {rel!r} in {name}={source!r}")
 
         x = _decode_all(files, read_bytes, source, name)
     elif os.path.isfile(path) and zipfile.is_zipfile(path):
@@ -231,6 +267,12 @@ def read_image_folder(source, name="source"):
                 info.filename for info in archive.infolist() if not info.is_dir() and _is_image(info.filename)
             ]
             class_names, files = _group_by_class(rel_paths, source, name)
+            for rel, _ in files:
+                if archive.getinfo(rel).file_size > MAX_IMAGE_FILE_BYTES:
+                    raise ValueError(
+                        f"Image {rel!r} in {name}={source!r} holds {archive.getinfo(rel).file_size} bytes, "
+                        f"above the {MAX_IMAGE_FILE_BYTES} an image file may hold"
+                    )
             # Reading all members first, then decoding, measured ~8% faster
             # than interleaving the two.
             contents = {rel: archive.read(rel) for rel, _ in files}
@@ -253,24 +295,9 @@ def read_image_folder(source, name="source"):
 # --------------------------------------------------------------------------
 
 
-def _npz_shape(path, key):
-    """The shape an ``.npz``'s array ``key`` declares in its header (``None`` where it cannot be read
-    so: ``np.load`` then says what is wrong)."""
-    try:
-        with zipfile.ZipFile(path) as archive, archive.open(f"{key}.npy") as f:
-            version = np.lib.format.read_magic(f)
-            reader = (
-                np.lib.format.read_array_header_1_0
-                if version == (1, 0)
-                else np.lib.format.read_array_header_2_0
-            )
-            return reader(f)[0]
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, EOFError):
-        return None
-
-
 def _read_npz(path, name):
-    shape = _npz_shape(path, "x")
+    headers = npz_headers(path, name)  # each array's declared bytes against what the file holds
+    shape = headers["x"][0] if "x" in headers else None
     if shape is not None and len(shape) == 4:
         _check_pixels(shape[2], shape[1], f"The images x in {name}={path!r}")  # before they are read
     with np.load(path, allow_pickle=False) as data:

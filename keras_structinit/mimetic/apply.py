@@ -234,8 +234,6 @@ def apply_mimetic_attention(
         DEFAULT_BETA,
         POSITION_MODES,
         query_key_factors,
-        sincos_position_embedding,
-        token_grid,
         value_projection_factors,
     )
 
@@ -259,13 +257,23 @@ def apply_mimetic_attention(
         projections.write(wq, wk, wv, wo)
         paths.extend(dict.fromkeys(variable.path for variable in projections.variables))
     if position_embedding == "sinusoidal":
-        for layer in iter_layers(model):
-            table = position_embedding_variable(layer)
-            if table is None:
-                continue
-            tokens, dim = table.shape[-2], table.shape[-1]
-            extra, rows, cols = token_grid(tokens)
-            value = sincos_position_embedding(rows, cols, dim, class_tokens=extra).reshape(table.shape)
-            table.assign(keras.ops.cast(value, table.dtype))
-            paths.append(table.path)
+        paths.extend(_sinusoidal_position_tables(model))
+    return paths
+
+
+def _sinusoidal_position_tables(model):
+    """Sets the learned position tables of ``model`` that :func:`apply_mimetic_attention` recognises
+    to 2-D sine-cosine embeddings; returns their paths, in model order."""
+    from keras_structinit.mimetic.attention import sincos_position_embedding, token_grid
+
+    paths = []
+    for layer in iter_layers(model):
+        table = position_embedding_variable(layer)
+        if table is None:
+            continue
+        tokens, dim = table.shape[-2], table.shape[-1]
+        extra, rows, cols = token_grid(tokens)
+        value = sincos_position_embedding(rows, cols, dim, class_tokens=extra).reshape(table.shape)
+        table.assign(keras.ops.cast(value, table.dtype))
+        paths.append(table.path)
     return paths

@@ -2,8 +2,8 @@
 
 # The blocks' layers live in `keras_structinit.layers`; also importable from here.
 from keras_structinit.layers import ClassToken, LayerScale, PositionEmbedding, StochasticDepth
-from keras_structinit.models.convmixer import convmixer
-from keras_structinit.models.convnext import (
+from keras_structinit.models.convmixer_model import convmixer
+from keras_structinit.models.convnext_model import (
     convnext,
     convnext_atto,
     convnext_femto,
@@ -12,13 +12,13 @@ from keras_structinit.models.convnext import (
     convnext_pico,
     convnext_tiny,
 )
-from keras_structinit.models.lcresnet import lcresnet
+from keras_structinit.models.lcresnet_model import lcresnet
 from keras_structinit.models.registry import available_models, build_model, parse_model_name
-from keras_structinit.models.resnet18_gn import resnet18_gn
-from keras_structinit.models.simple_cnn import simple_cnn
+from keras_structinit.models.resnet18_gn_model import resnet18_gn
+from keras_structinit.models.simple_cnn_model import simple_cnn
 from keras_structinit.models.spec import ModelSpec
-from keras_structinit.models.vgg16 import vgg16
-from keras_structinit.models.vit import vit, vit_small, vit_tiny
+from keras_structinit.models.vgg16_model import vgg16
+from keras_structinit.models.vit_model import vit, vit_small, vit_tiny
 
 __all__ = [
     "ClassToken",

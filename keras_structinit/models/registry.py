@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from keras_structinit.models.convmixer import ZOO as CONVMIXER
-from keras_structinit.models.convnext import ZOO as CONVNEXT
-from keras_structinit.models.lcresnet import ZOO as LCRESNET
-from keras_structinit.models.resnet18_gn import ZOO as RESNET18_GN
-from keras_structinit.models.simple_cnn import DEFAULTS as SIMPLE_CNN_DEFAULTS  # noqa: F401 - its old place
-from keras_structinit.models.simple_cnn import ZOO as SIMPLE_CNN
-from keras_structinit.models.vgg16 import ZOO as VGG16
-from keras_structinit.models.vit import ZOO as VIT
+from keras_structinit.models.convmixer_model import ZOO as CONVMIXER
+from keras_structinit.models.convnext_model import ZOO as CONVNEXT
+from keras_structinit.models.lcresnet_model import ZOO as LCRESNET
+from keras_structinit.models.resnet18_gn_model import ZOO as RESNET18_GN
+from keras_structinit.models.simple_cnn_model import DEFAULTS as SIMPLE_CNN_DEFAULTS  # noqa: F401 - its old place
+from keras_structinit.models.simple_cnn_model import ZOO as SIMPLE_CNN
+from keras_structinit.models.vgg16_model import ZOO as VGG16
+from keras_structinit.models.vit_model import ZOO as VIT
 
 #: Every zoo module's declarations (its ``ZOO``), in the order ``--model``'s help lists them.
 ENTRIES = (
@@ -99,7 +99,7 @@ def build_model(name, /, num_classes=10, input_shape=(32, 32, 3), **kwargs):
     ``kernel_initializer``, ``depthwise_initializer``, ``mlp_initializer``,
     ``dense_initializer``); for ``simple-cnn`` they override
     :data:`SIMPLE_CNN_DEFAULTS` (``simple-cnn-a2`` and ``simple-cnn-e3``: the
-    paper's layouts, ``models.simple_cnn.PAPER_LAYOUTS``); for ``lcresnet-D-WxE`` e.g. ``kernel_size``,
+    paper's layouts, ``models.simple_cnn_model.PAPER_LAYOUTS``); for ``lcresnet-D-WxE`` e.g. ``kernel_size``,
     ``frozen``, ``shortcut``, ``sharing``. Arguments fixed by the name
     (``dim``, ``depth``, ``width``, ``expansion``) cannot be passed again.
     """

@@ -11,25 +11,25 @@ default of 1 op at magnitude 8; neither paper states N and M). The input stream 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from keras_structinit import validation
 from keras_structinit.datasets import load_labeled_images
 from keras_structinit.recipes import augment, native
-from keras_structinit.recipes.config import RecipeConfig
 from keras_structinit.recipes.data import cifar_dataset, input_normalization, random_labels
 from keras_structinit.recipes.native import choose_pipeline
-from keras_structinit.recipes.optimizers import OPTIMIZERS
 from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
 from keras_structinit.recipes.training import (
-    check_fit_arguments,
-    check_training_options,
+    RecipeData,
+    check_callbacks,
+    check_model_for_run,
     check_whole_batches,
     fit_classifier,
+    recipe_config,
     resume_epoch,
 )
-
-SCHEDULES = ("triangular", "cosine", "step")
 
 
 def fit_cifar(
@@ -89,140 +89,143 @@ def fit_cifar(
     weight_decay=0, schedule="step", learning_rate=0.002, batch_size=256,
     rand_augment=None, pad=0, flip=False, normalization="symmetric"``.
     """
-    if epochs is not None:
-        options["epochs"] = epochs
-    config = RecipeConfig.build("cifar", config, **options)
-    o = config.filled()
-    epochs, batch_size, learning_rate = o.epochs, o.batch_size, o.learning_rate
-    schedule = o.schedule
+    config, o = recipe_config("cifar", config, epochs, options)
+    x, y = _checked_inputs(model, data, callbacks, o)
+    num_classes = _num_classes(o, y, num_classes)
+    normalization = input_normalization(x, o.normalization)
+    sets = {"validation_data": validation_data, "eval_data": eval_data}
+    streams = _cifar_data(o, (x, y), sets, num_classes, normalization, (backup_dir, resume))
+    import keras
+
+    history = fit_classifier(
+        model,
+        streams,
+        o,
+        _cifar_schedule(o, streams.steps),
+        loss=keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=o.label_smoothing),
+        callbacks=callbacks,
+        verbose=verbose,
+        wrap=wrap,
+        backup_dir=backup_dir,
+    )
+    history.normalization = {"mean": list(normalization[0]), "std": list(normalization[1])}
+    history.config = config
+    return history
+
+
+def _checked_inputs(model, data, callbacks, o):
+    """The training images and labels of ``data``, after the checks of ``data``, ``model`` and
+    ``callbacks`` (the arguments that are not ``o``'s fields, checked when it was built)."""
     if not (isinstance(data, tuple) and len(data) == 2):
         raise TypeError(
             "`data` must be a tuple (x, y) of uint8 images and integer labels; "
             "use `keras_structinit.datasets.load_cifar(path)` to read files."
         )
-    check_fit_arguments(model, epochs, o.precision, o.distribution, o.ema)
-    check_training_options(
-        batch_size, learning_rate, o.weight_decay, o.label_smoothing, o.steps_per_epoch, callbacks
-    )
-    validation.int_value(o.pad, "pad", minimum=0)
+    check_model_for_run(model, o.precision, o.distribution)
+    check_callbacks(callbacks)
     x, y = load_labeled_images(data, name="data")
     if len(x) == 0:
         raise ValueError("`data` must hold at least one image. Received: 0 images")
-    validation.one_of(schedule, "schedule", SCHEDULES)
-    validation.one_of(o.optimizer, "optimizer", OPTIMIZERS)
-    validation.boolean(o.flip, "flip")
-    warmup_epochs = o.warmup_epochs
-    if warmup_epochs is not None:  # only with schedule="cosine" (RecipeConfig)
-        warmup_epochs = validation.finite_float(warmup_epochs, "warmup_epochs")
-        if not 0 <= warmup_epochs < epochs:
-            raise ValueError(f"`warmup_epochs` must be in [0, epochs={epochs}). Received: {warmup_epochs}")
-    if o.random_classes is not None:  # App. A.1 step 3: the upstream head has these many outputs
-        num_classes = o.random_classes
-    elif num_classes is None:
-        num_classes = int(y.max()) + 1
-    else:
-        num_classes = validation.int_value(num_classes, "num_classes", minimum=2)
-    mean, std = input_normalization(x, o.normalization)
+    return x, y
 
-    steps = o.steps_per_epoch or max(len(x) // batch_size, 1)
 
+def _num_classes(o, y, num_classes):
+    """The width of the one-hot labels: ``random_classes`` (App. A.1 step 3: the upstream head has
+    these many outputs), else ``num_classes``, else the labels' ``max(y) + 1``."""
+    if o.random_classes is not None:
+        return o.random_classes
+    if num_classes is None:
+        return int(y.max()) + 1
+    return validation.int_value(num_classes, "num_classes", minimum=2)
+
+
+def _cifar_data(o, data, sets, num_classes, normalization, backup):
+    """The data step: a :class:`RecipeData` of the training stream (``data``, from the resumed
+    epoch's first batch; ``backup``: ``(backup_dir, resume)``) and the validation and evaluation
+    ones (``sets``: their sources by name), with random labels where ``o`` asks for them."""
+    x, y = data
+    steps = o.steps_per_epoch or max(len(x) // o.batch_size, 1)
     pipeline = choose_pipeline(o.pipeline, o.distribution, rand_augment=o.rand_augment)
-    start_epoch = resume_epoch(backup_dir, resume, steps)
-
-    def as_dataset(xs, ys, training):
-        if pipeline == "native":
-            return native.ArrayStream(
-                xs,
-                _one_hot(ys, num_classes),
-                batch_size,
-                mean,
-                std,
-                augmentation=augment.Augmentation(
-                    o.pad, o.flip, o.rand_augment, o.random_erasing, o.mixup_alpha, o.cutmix_alpha
-                )
-                if training
-                else None,
-                seed=o.seed,
-                start_batch=start_epoch * steps if training else 0,
-            )
-        return cifar_dataset(
-            xs,
-            _one_hot(ys, num_classes),
-            batch_size,
-            mean,
-            std,
-            training,
-            pad=o.pad,
-            flip=o.flip,
-            rand_augment=o.rand_augment,
-            seed=o.seed,
-            mixup_alpha=o.mixup_alpha,
-            cutmix_alpha=o.cutmix_alpha,
-            random_erasing=o.random_erasing,
-            start_batch=start_epoch * steps if training else 0,
-            drop_remainder=None if training else o.distribution == "multi_worker",
-        )
-
-    validation_set = (
-        None if validation_data is None else load_labeled_images(validation_data, name="validation_data")
-    )
-    eval_set = None if eval_data is None else load_labeled_images(eval_data, name="eval_data")
+    start_batch = resume_epoch(*backup, steps) * steps
+    held_out = {name: None if s is None else load_labeled_images(s, name=name) for name, s in sets.items()}
     check_whole_batches(
-        batch_size,
+        o.batch_size,
         o.distribution,
         data=len(x),
-        validation_data=None if validation_set is None else len(validation_set[0]),
-        eval_data=None if eval_set is None else len(eval_set[0]),
+        **{name: None if part is None else len(part[0]) for name, part in held_out.items()},
     )
     if o.random_labels:  # the training labels; validation and evaluation keep the true ones ...
         y = random_labels(y, o.random_labels, num_classes, seed=o.seed)
     if o.random_classes is not None:  # ... unless the head has other classes than the data
-
-        def relabelled(part, seed):
-            return None if part is None else (part[0], random_labels(part[1], 1.0, num_classes, seed=seed))
-
-        validation_set, eval_set = relabelled(validation_set, o.seed + 1), relabelled(eval_set, o.seed + 2)
-    train = as_dataset(x, y, True)
-    if schedule == "triangular":
-
-        def make_schedule(total):
-            return TriangularSchedule(learning_rate, total)
-    elif schedule == "step":
-
-        def make_schedule(total):
-            return step_decay(learning_rate, total)
-    else:
-
-        def make_schedule(total):
-            warmup = total // 20 if warmup_epochs is None else int(round(warmup_epochs * steps))
-            return warmup_cosine(learning_rate, total, min(warmup, total - 1))
-
-    import keras
-
-    history = fit_classifier(
-        model,
+        for offset, (name, part) in enumerate(held_out.items(), 1):  # seeds seed + 1, seed + 2
+            if part is not None:
+                held_out[name] = (part[0], random_labels(part[1], 1.0, num_classes, seed=o.seed + offset))
+    stream = functools.partial(_cifar_stream, o, pipeline, num_classes, normalization)
+    train = stream(x, y, start_batch)
+    validation_set, eval_set = held_out.values()
+    return RecipeData(
         train,
-        epochs,
         steps,
-        make_schedule,
-        loss=keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=o.label_smoothing),
-        weight_decay=o.weight_decay,
-        validation_data=None if validation_set is None else as_dataset(*validation_set, False),
-        eval_data=None if eval_set is None else as_dataset(*eval_set, False),
-        precision=o.precision,
-        distribution=o.distribution,
-        ema=o.ema,
-        callbacks=callbacks,
-        verbose=verbose,
-        jit_compile=o.jit_compile,
-        wrap=wrap,
-        optimizer=o.optimizer,
-        backup_dir=backup_dir,
-        no_weight_decay=o.no_weight_decay,
+        None if validation_set is None else stream(*validation_set),
+        None if eval_set is None else stream(*eval_set),
     )
-    history.normalization = {"mean": list(mean), "std": list(std)}
-    history.config = config
-    return history
+
+
+def _cifar_stream(o, pipeline, num_classes, normalization, xs, ys, start_batch=None):
+    """The batches of ``(xs, ys)``: augmented training batches from ``start_batch`` on, or (``None``)
+    the held-out ones, unaugmented."""
+    mean, std = normalization
+    training = start_batch is not None
+    labels = _one_hot(ys, num_classes)
+    if pipeline == "native":
+        augmentation = (
+            augment.Augmentation(
+                o.pad, o.flip, o.rand_augment, o.random_erasing, o.mixup_alpha, o.cutmix_alpha
+            )
+            if training
+            else None
+        )
+        return native.ArrayStream(
+            xs,
+            labels,
+            o.batch_size,
+            mean,
+            std,
+            augmentation=augmentation,
+            seed=o.seed,
+            start_batch=start_batch or 0,
+        )
+    return cifar_dataset(
+        xs,
+        labels,
+        o.batch_size,
+        mean,
+        std,
+        training,
+        pad=o.pad,
+        flip=o.flip,
+        rand_augment=o.rand_augment,
+        seed=o.seed,
+        mixup_alpha=o.mixup_alpha,
+        cutmix_alpha=o.cutmix_alpha,
+        random_erasing=o.random_erasing,
+        start_batch=start_batch or 0,
+        drop_remainder=None if training else o.distribution == "multi_worker",
+    )
+
+
+def _cifar_schedule(o, steps):
+    """The schedule step: ``total_steps -> learning-rate schedule`` of ``o.schedule``."""
+    if o.schedule == "triangular":
+        return functools.partial(TriangularSchedule, o.learning_rate)
+    if o.schedule == "step":
+        return functools.partial(step_decay, o.learning_rate)
+
+    def make_schedule(total):  # "cosine"
+        warmup = total // 20 if o.warmup_epochs is None else int(round(float(o.warmup_epochs) * steps))
+        return warmup_cosine(o.learning_rate, total, min(warmup, total - 1))
+
+    return make_schedule
 
 
 def _one_hot(y, num_classes):

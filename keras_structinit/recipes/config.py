@@ -27,6 +27,7 @@ from keras_structinit.arguments import (  # also the parser's
     LOSSES,
     NORMALIZATIONS,
     OPTIMIZERS,
+    PIPELINES,
     PRECISIONS,
     RECIPES,
     SCHEDULES,
@@ -85,10 +86,6 @@ IMAGENET_DEFAULTS = {
 #: (attention's are 2-D), normalization scales and shifts, the ViT's position table
 #: (``PositionEmbedding``) and class token (``ClassToken``).
 TIMM_NO_WEIGHT_DECAY = ("^bias$", "^gamma$", "^beta$", "^embedding$", "^token$")
-
-#: The input streams (``pipeline``): "native" (:mod:`~keras_structinit.recipes.native`), "tf"
-#: (``tf.data``) or "auto" (:func:`~keras_structinit.recipes.native.choose_pipeline`).
-PIPELINES = ("auto", "native", "tf")
 
 
 class _Default:
@@ -228,7 +225,7 @@ class RecipeConfig:
                     "`random_classes` sets the classes of random labels: it needs "
                     f"random_labels=1 (every label random). Received: random_labels={labels!r}"
                 )
-        if self.warmup_epochs not in (DEFAULT, None):
+        if self.warmup_epochs is not DEFAULT and (self.warmup_epochs is not None or not self.is_cifar):
             schedule = CIFAR_DEFAULTS["schedule"] if self.schedule is DEFAULT else self.schedule
             if self.is_cifar and schedule != "cosine":
                 raise ValueError(
@@ -316,10 +313,11 @@ def _optional(check):
 
 
 def _ema(value, name):
-    """``False``, ``True`` or an EMA momentum in (0, 1)."""
+    """``False``, ``True`` or an EMA momentum in (0, 1), a ``float`` (the optimizer reads another
+    type as ``True``)."""
     if isinstance(value, bool):
         return value
-    if validation.rate(value, name) == 0:
+    if validation.rate(value, name) == 0 or not isinstance(value, float):
         raise ValueError(f"`{name}` must be False, True or a momentum in (0, 1). Received: {name}={value!r}")
     return value
 

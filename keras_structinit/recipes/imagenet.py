@@ -18,22 +18,20 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.recipes import augment
-from keras_structinit.recipes.config import IMAGENET_DEFAULTS, RecipeConfig
+from keras_structinit.recipes.config import IMAGENET_DEFAULTS
 from keras_structinit.recipes.imagenet_data import imagenet_dataset
 from keras_structinit.recipes.native import choose_pipeline, image_stream
-from keras_structinit.recipes.rand_augment import parse_rand_augment
 from keras_structinit.recipes.schedules import warmup_cosine
 from keras_structinit.recipes.training import (
-    check_fit_arguments,
-    check_training_options,
+    RecipeData,
+    check_callbacks,
+    check_model_for_run,
     fit_classifier,
+    recipe_config,
     resume_epoch,
     steps_of,
 )
-
-LOSSES = ("bce", "ce")
 
 
 def fit_imagenet(
@@ -82,102 +80,100 @@ def fit_imagenet(
     (:class:`~keras_structinit.recipes.native.ImageStream`); ``"tf"`` runs it all in ``tf.data``
     (:func:`~keras_structinit.recipes.imagenet_data.imagenet_dataset`; a ``"tfds:"`` source needs it).
     """
-    if epochs is not None:
-        options["epochs"] = epochs
-    config = RecipeConfig.build("imagenet", config, **options)
-    o = config.filled()
-    epochs, batch_size, learning_rate, loss = o.epochs, o.batch_size, o.learning_rate, o.loss
-    rand_augment, warmup_epochs, seed = o.rand_augment, o.warmup_epochs, o.seed
-    precision, distribution, ema = o.precision, o.distribution, o.ema
-    weight_decay, label_smoothing, image_size = o.weight_decay, o.label_smoothing, o.image_size
-    mixup_alpha, cutmix_alpha, steps_per_epoch = o.mixup_alpha, o.cutmix_alpha, o.steps_per_epoch
-    jit_compile = o.jit_compile
-    validation.one_of(loss, "loss", LOSSES)
-    parse_rand_augment(rand_augment)
-    check_fit_arguments(model, epochs, precision, distribution, ema)
-    check_training_options(
-        batch_size, learning_rate, weight_decay, label_smoothing, steps_per_epoch, callbacks
-    )
-    validation.int_value(warmup_epochs, "warmup_epochs", minimum=0)
+    config, o = recipe_config("imagenet", config, epochs, options)
+    check_model_for_run(model, o.precision, o.distribution)
+    check_callbacks(callbacks)
     sources = {"data": data, "validation_data": validation_data, "eval_data": eval_data}
+    streams = _imagenet_data(o, sources, backup_dir, resume)
+    history = fit_classifier(
+        model,
+        streams,
+        o,
+        _imagenet_schedule(o, streams.steps),
+        loss=_imagenet_loss(o),
+        callbacks=callbacks,
+        verbose=verbose,
+        backup_dir=backup_dir,
+    )
+    history.config = config
+    return history
+
+
+def _imagenet_data(o, sources, backup_dir, resume):
+    """The data step: a :class:`RecipeData` of the training stream of ``sources["data"]`` (from the
+    resumed epoch's first batch on the native stream) and the held-out ones."""
     tfds = [
         f"{name}={source!r}"
         for name, source in sources.items()
         if isinstance(source, str) and source.startswith("tfds:")
     ]
     pipeline = choose_pipeline(
-        o.pipeline, distribution, needs_tf=tfds, recipe="imagenet", rand_augment=rand_augment
+        o.pipeline, o.distribution, needs_tf=tfds, recipe="imagenet", rand_augment=o.rand_augment
     )
     if pipeline == "native":
         augmentation = augment.Augmentation(
-            0, True, rand_augment, o.random_erasing, mixup_alpha, cutmix_alpha
+            0, True, o.rand_augment, o.random_erasing, o.mixup_alpha, o.cutmix_alpha
         )
-        train, num_classes = image_stream(data, batch_size, image_size, augmentation, seed)
-        steps = steps_per_epoch or train.batches_per_pass
+        train, num_classes = image_stream(sources["data"], o.batch_size, o.image_size, augmentation, o.seed)
+        steps = o.steps_per_epoch or train.batches_per_pass
         train.start_batch = resume_epoch(backup_dir, resume, steps) * steps  # the batches it would see
     else:
         train, num_classes = imagenet_dataset(
-            data,
-            batch_size,
+            sources["data"],
+            o.batch_size,
             training=True,
-            image_size=image_size,
-            rand_augment=rand_augment,
-            mixup_alpha=mixup_alpha,
-            cutmix_alpha=cutmix_alpha,
+            image_size=o.image_size,
+            rand_augment=o.rand_augment,
+            mixup_alpha=o.mixup_alpha,
+            cutmix_alpha=o.cutmix_alpha,
             random_erasing=o.random_erasing,
-            seed=seed,
+            seed=o.seed,
         )
-        steps = steps_per_epoch or steps_of(train, "data")
+        steps = o.steps_per_epoch or steps_of(train, "data")
         resume_epoch(backup_dir, resume, steps)
         train = train.repeat()
-    peak = (
-        learning_rate
-        if learning_rate is not None
-        else (IMAGENET_DEFAULTS["base_learning_rate"] * batch_size / 2048)
+    held_out = (
+        None if sources[name] is None else _held_out(o, pipeline, sources[name], num_classes, name)
+        for name in ("validation_data", "eval_data")
     )
-    warmup = min(warmup_epochs, epochs - 1) * steps
+    return RecipeData(train, steps, *held_out)
+
+
+def _held_out(o, pipeline, source, num_classes, name):
+    """The evaluation batches of ``source`` (resized and centre-cropped, unaugmented)."""
+    if pipeline == "native":
+        return image_stream(
+            source, o.batch_size, o.image_size, None, o.seed, num_classes=num_classes, name=name
+        )[0]
+    return imagenet_dataset(
+        source,
+        o.batch_size,
+        training=False,
+        image_size=o.image_size,
+        split="validation",
+        num_classes=num_classes,
+        name=name,
+    )[0]
+
+
+def _imagenet_schedule(o, steps):
+    """The schedule step: ``total_steps -> warmup + cosine`` at the peak rate (default: scaled with
+    the batch size), the warmup clipped to ``epochs - 1``."""
+    peak = (
+        o.learning_rate
+        if o.learning_rate is not None
+        else (IMAGENET_DEFAULTS["base_learning_rate"] * o.batch_size / 2048)
+    )
+    warmup = min(o.warmup_epochs, o.epochs - 1) * steps
 
     def make_schedule(total):
         return warmup_cosine(peak, total, warmup)
 
-    def eval_dataset(source, name):
-        if pipeline == "native":
-            return image_stream(
-                source, batch_size, image_size, None, seed, num_classes=num_classes, name=name
-            )[0]
-        return imagenet_dataset(
-            source,
-            batch_size,
-            training=False,
-            image_size=image_size,
-            split="validation",
-            num_classes=num_classes,
-            name=name,
-        )[0]
+    return make_schedule
 
-    loss_fn = (
-        keras.losses.BinaryCrossentropy(from_logits=True)
-        if loss == "bce"
-        else keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=label_smoothing)
-    )
-    history = fit_classifier(
-        model,
-        train,
-        epochs,
-        steps,
-        make_schedule,
-        loss=loss_fn,
-        weight_decay=weight_decay,
-        validation_data=None if validation_data is None else eval_dataset(validation_data, "validation_data"),
-        eval_data=None if eval_data is None else eval_dataset(eval_data, "eval_data"),
-        precision=precision,
-        distribution=distribution,
-        ema=ema,
-        callbacks=callbacks,
-        verbose=verbose,
-        jit_compile=jit_compile,
-        backup_dir=backup_dir,
-        no_weight_decay=o.no_weight_decay,
-    )
-    history.config = config
-    return history
+
+def _imagenet_loss(o):
+    """A1's sigmoid cross-entropy on the mixed one-hot targets (``"bce"``), or ``"ce"``."""
+    if o.loss == "bce":
+        return keras.losses.BinaryCrossentropy(from_logits=True)
+    return keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=o.label_smoothing)

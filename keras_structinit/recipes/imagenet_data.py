@@ -151,46 +151,8 @@ def imagenet_dataset(
     load_size = round(image_size / crop_fraction)
     ds, found_classes = imagenet_source(source, split, load_size, training, seed, name=name)
     num_classes = num_classes or found_classes
-    size = (image_size, image_size)
     if training:  # shuffled by imagenet_source, where elements are small
-        form = a.rand_augment
-        keras_layer = None
-        if form is not None and form.library == "keras":
-            keras_layer = _rand_augment_layer(form, seed)
-        image_augmentation = augment.Augmentation(rand_augment=a.native_rand_augment)
-        one_image = _host_draws(image_augmentation, seed, 1, 1, 1, 0, size, stream=1, shuffle=False)
-
-        def per_image(position, example):  # image by image: a batch of 224 x 224 images would
-            image, label = example  # multiply each map call's memory
-            key = element_seed(seed, -2, position)
-            image = random_resized_crop(
-                image, image_size, seed=tf.random.experimental.stateless_fold_in(key, -1)
-            )
-            image = tf.image.stateless_random_flip_left_right(
-                image, tf.random.experimental.stateless_fold_in(key, -2)
-            )[None]
-            if keras_layer is not None:
-                image = _seeded(
-                    keras_layer,
-                    image,
-                    tf.random.experimental.stateless_fold_in(key, -3),
-                    call=rand_augment_batch,
-                )
-            elif form is not None:
-                draws = _draws_in_graph(tf, one_image, position, a, 1, size)
-                for step in range(form.num_ops):
-                    image = image_ops.apply_step(
-                        image_ops.backend_ops("tensorflow"),
-                        image,
-                        draws["kernels"][step],
-                        draws["arguments"][step],
-                        draws["rows"][step],
-                        form.fill,
-                        form.interpolation,
-                    )
-            return image[0], label
-
-        ds = ds.enumerate().map(per_image, num_parallel_calls=tf.data.AUTOTUNE)
+        ds = ds.enumerate().map(_per_image(tf, a, image_size, seed), num_parallel_calls=tf.data.AUTOTUNE)
     else:
         crop = keras.layers.CenterCrop(image_size, image_size)
         ds = ds.map(lambda image, label: (crop(image), label), num_parallel_calls=tf.data.AUTOTUNE)
@@ -199,25 +161,7 @@ def imagenet_dataset(
         lambda images, labels: (images, tf.one_hot(labels, num_classes)), num_parallel_calls=tf.data.AUTOTUNE
     )
     if training:
-        batch_augmentation = augment.Augmentation(
-            0, False, None, a.random_erasing, a.mixup_alpha, a.cutmix_alpha
-        )
-        per_batch = _host_draws(
-            batch_augmentation, seed, batch_size, batch_size, 1, 0, size, stream=2, shuffle=False
-        )
-
-        def finish(index, batch):
-            draws = _draws_in_graph(tf, per_batch, index, batch_augmentation, batch_size, size)
-            return augment.finish_batch(
-                image_ops.backend_ops("tensorflow"),
-                a,
-                *batch,
-                draws,
-                _erase_noise(tf, a, batch[0], draws),
-                IMAGENET_MEAN,
-                IMAGENET_STD,
-            )
-
+        finish = _per_batch(tf, a, batch_size, image_size, seed)
         ds = ds.enumerate().map(finish, num_parallel_calls=tf.data.AUTOTUNE)
     else:
         ds = ds.map(
@@ -225,6 +169,69 @@ def imagenet_dataset(
             num_parallel_calls=tf.data.AUTOTUNE,
         )
     return ds.prefetch(PREFETCH_BATCHES).with_options(_bounded_memory(tf)), num_classes
+
+
+def _per_image(tf, a, image_size, seed):
+    """``imagenet_dataset``'s training map of one ``(position, (image, label))``: random-resized
+    crop, flip and the RandAugment of ``a`` (an :class:`~keras_structinit.recipes.augment.Augmentation`)."""
+    size = (image_size, image_size)
+    form = a.rand_augment
+    keras_layer = None
+    if form is not None and form.library == "keras":
+        keras_layer = _rand_augment_layer(form, seed)
+    image_augmentation = augment.Augmentation(rand_augment=a.native_rand_augment)
+    one_image = _host_draws(image_augmentation, seed, 1, 1, 1, 0, size, stream=1, shuffle=False)
+
+    def per_image(position, example):  # image by image: a batch of 224 x 224 images would
+        image, label = example  # multiply each map call's memory
+        key = element_seed(seed, -2, position)
+        image = random_resized_crop(image, image_size, seed=tf.random.experimental.stateless_fold_in(key, -1))
+        image = tf.image.stateless_random_flip_left_right(
+            image, tf.random.experimental.stateless_fold_in(key, -2)
+        )[None]
+        if keras_layer is not None:
+            image = _seeded(
+                keras_layer, image, tf.random.experimental.stateless_fold_in(key, -3), call=rand_augment_batch
+            )
+        elif form is not None:
+            draws = _draws_in_graph(tf, one_image, position, a, 1, size)
+            for step in range(form.num_ops):
+                image = image_ops.apply_step(
+                    image_ops.backend_ops("tensorflow"),
+                    image,
+                    draws["kernels"][step],
+                    draws["arguments"][step],
+                    draws["rows"][step],
+                    form.fill,
+                    form.interpolation,
+                )
+        return image[0], label
+
+    return per_image
+
+
+def _per_batch(tf, a, batch_size, image_size, seed):
+    """``imagenet_dataset``'s training map of one ``(index, batch)``: random erasing, MixUp or
+    CutMix (:func:`~keras_structinit.recipes.augment.finish_batch`) and the normalization."""
+    size = (image_size, image_size)
+    batch_augmentation = augment.Augmentation(0, False, None, a.random_erasing, a.mixup_alpha, a.cutmix_alpha)
+    per_batch = _host_draws(
+        batch_augmentation, seed, batch_size, batch_size, 1, 0, size, stream=2, shuffle=False
+    )
+
+    def finish(index, batch):
+        draws = _draws_in_graph(tf, per_batch, index, batch_augmentation, batch_size, size)
+        return augment.finish_batch(
+            image_ops.backend_ops("tensorflow"),
+            a,
+            *batch,
+            draws,
+            _erase_noise(tf, a, batch[0], draws),
+            IMAGENET_MEAN,
+            IMAGENET_STD,
+        )
+
+    return finish
 
 
 #: Batches the ImageNet pipeline prepares ahead of the model (each 616 MB at 1024 x 224 x 224 x 3 float32).

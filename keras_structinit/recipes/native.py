@@ -21,7 +21,7 @@ import keras
 import numpy as np
 
 from keras_structinit import validation
-from keras_structinit.arguments import SLOWER_NATIVE
+from keras_structinit.arguments import PIPELINES, SLOWER_NATIVE
 from keras_structinit.recipes import augment, image_ops
 from keras_structinit.recipes.rand_augment import parse_rand_augment
 
@@ -46,7 +46,7 @@ def choose_pipeline(pipeline="auto", distribution=None, needs_tf=(), recipe="cif
     on one core of the 2-core CPU (``benchmarks/results/cpu/input_streams.md``). ``"tf"`` without
     TensorFlow is an ``ImportError`` that says what to install.
     """
-    validation.one_of(pipeline, "pipeline", ("auto", "native", "tf"))
+    validation.one_of(pipeline, "pipeline", PIPELINES)
     needs_tf = list(needs_tf)
     form = parse_rand_augment(rand_augment)
     if form is not None and form.library == "keras":

@@ -293,6 +293,11 @@ def _check(run, spell):
     except ValueError as err:
         flag = spell("init") + f" {run.init}" if run.init != "default" else spell("frozen")
         raise ValueError(f"{flag}: {err}") from None
+    if config.is_cifar and filled.batch_size > len(data.train[0]):  # one short step an epoch otherwise
+        raise ValueError(
+            f"{spell('batch_size')} {filled.batch_size} is above the {len(data.train[0])} training images "
+            f"of {spell('data')}: pass a {spell('batch_size')} of at most {len(data.train[0])}"
+        )
     return checked
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
+from typing import Any
 
 import keras
 import numpy as np
@@ -11,9 +13,9 @@ import numpy as np
 from keras_structinit import validation
 from keras_structinit.heads import describe_head, loss_for_head, read_head
 from keras_structinit.recipes import backup
-from keras_structinit.recipes.config import exclude_from_weight_decay
+from keras_structinit.recipes.config import RecipeConfig, exclude_from_weight_decay
 from keras_structinit.recipes.data import input_normalization
-from keras_structinit.recipes.devices import DISTRIBUTIONS, accelerator, device_setup, resolve_precision
+from keras_structinit.recipes.devices import accelerator, device_setup, resolve_precision
 from keras_structinit.recipes.optimizers import make_optimizer
 from keras_structinit.recipes.progress import StopOnDivergence
 from keras_structinit.recipes.schedules import warmup_cosine
@@ -82,21 +84,25 @@ def _model_in_setup(model):
     return built
 
 
-def check_fit_arguments(model, epochs, precision, distribution, ema=False):
-    """Fails fast, before any input pipeline is built, on arguments that cannot work together."""
-    validation.positive_int(epochs, "epochs")
-    if not (isinstance(ema, bool) or (isinstance(ema, float) and 0.0 < ema < 1.0)):
-        raise ValueError(
-            f"`ema` must be False, True (momentum 0.9999) or a momentum in (0, 1). Received: ema={ema!r}"
-        )
+def recipe_config(kind, config, epochs, options):
+    """``(config, filled)``: the :class:`~keras_structinit.recipes.RecipeConfig` of a ``fit_*`` call
+    (``kind``: ``"cifar"`` or ``"imagenet"``; ``epochs`` and ``options`` replace ``config``'s
+    fields, :meth:`RecipeConfig.build`), checked there, and its :meth:`RecipeConfig.filled` form."""
+    if epochs is not None:
+        options["epochs"] = epochs
+    config = RecipeConfig.build(kind, config, **options)
+    return config, config.filled()
+
+
+def check_model_for_run(model, precision, distribution):
+    """Fails fast, before any input pipeline is built, on a ``model`` that cannot train under the
+    (checked) ``precision`` and ``distribution``."""
     if not (isinstance(model, keras.Model) or callable(model)):
         raise TypeError(
             "`model` must be a keras.Model or a zero-argument function building one. "
             f"Received: {type(model).__name__}"
         )
     policy = resolve_precision(precision)
-    if isinstance(distribution, str):  # instances are checked when resolved, inside the set-up
-        validation.one_of(distribution, "distribution", DISTRIBUTIONS)
     if isinstance(model, keras.Model):
         if distribution is not None:
             raise ValueError(
@@ -127,15 +133,8 @@ def check_whole_batches(batch_size, distribution, **sets):
             )
 
 
-def check_training_options(
-    batch_size, learning_rate, weight_decay, label_smoothing, steps_per_epoch, callbacks
-):
-    """Fails fast on the options every recipe shares (``learning_rate`` may be ``None``: a default)."""
-    validation.positive_int(batch_size, "batch_size")
-    validation.optional(validation.positive_float, learning_rate, "learning_rate")
-    validation.non_negative_float(weight_decay, "weight_decay")
-    validation.fraction(label_smoothing, "label_smoothing")
-    validation.optional(validation.positive_int, steps_per_epoch, "steps_per_epoch")
+def check_callbacks(callbacks):
+    """``TypeError`` unless ``callbacks`` is a list or tuple of ``keras.callbacks.Callback``."""
     if not isinstance(callbacks, (list, tuple)) or not all(
         isinstance(c, keras.callbacks.Callback) for c in callbacks
     ):
@@ -145,45 +144,38 @@ def check_training_options(
         )
 
 
-def fit_classifier(
-    model,
-    train_data,
-    epochs,
-    steps_per_epoch,
-    make_schedule,
-    loss,
-    weight_decay,
-    validation_data=None,
-    eval_data=None,
-    precision=None,
-    distribution=None,
-    ema=False,
-    callbacks=(),
-    verbose="auto",
-    jit_compile=None,
-    wrap=None,
-    optimizer="adamw",
-    backup_dir=None,
-    no_weight_decay=None,
-):
-    """Compiles ``model`` with ``optimizer`` at ``make_schedule(total_steps)`` and fits it.
+@dataclass(frozen=True)
+class RecipeData:
+    """What a recipe's data step gives the fit: the training stream, its batches per epoch, and the
+    validation and evaluation streams (``None``: not given)."""
 
-    The core of :func:`fit_cifar` and :func:`fit_imagenet`, which check its
-    arguments with :func:`check_fit_arguments` before building their input
-    pipelines. ``model`` is a built ``keras.Model`` or a builder; with
-    ``distribution`` (or a ``precision`` the model was not built with) it
-    must be a builder, called inside :func:`device_setup`. ``optimizer``: "adamw" or "sgd" (see
-    :func:`~keras_structinit.recipes.optimizers.make_optimizer`). Under ``mixed_float16``, Keras' ``compile``
-    wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``. ``no_weight_decay``: the variables
-    it does not decay (:class:`~keras_structinit.recipes.RecipeConfig`'s field of that name).
+    train: Any
+    steps: int
+    validation: Any = None
+    evaluation: Any = None
+
+
+def fit_classifier(
+    model, data, config, make_schedule, loss, callbacks=(), verbose="auto", wrap=None, backup_dir=None
+):
+    """Compiles ``model`` with the optimizer of ``config`` at ``make_schedule(total_steps)`` and fits
+    it on ``data`` (a :class:`RecipeData`); the steps :func:`fit_cifar` and :func:`fit_imagenet`
+    share after their data step.
+
+    ``config`` is a filled :class:`~keras_structinit.recipes.RecipeConfig` (checked: nothing is
+    checked again here); its ``optimizer`` (:func:`~keras_structinit.recipes.optimizers.make_optimizer`;
+    the ImageNet recipe's is "adamw"), ``weight_decay``, ``no_weight_decay``, ``ema``, ``precision``,
+    ``distribution`` and ``jit_compile`` apply. ``model`` is a built ``keras.Model`` or a builder;
+    with ``distribution`` (or a ``precision`` the model was not built with) it must be a builder,
+    called inside :func:`device_setup` (:func:`check_model_for_run`). Under ``mixed_float16``, Keras'
+    ``compile`` wraps the optimizer in ``keras.optimizers.LossScaleOptimizer``.
 
     ``loss`` is on logits; for a model whose head gives probabilities (a softmax or sigmoid) it is
     rebuilt with ``from_logits=False`` (:func:`head_loss`), and ``history.head`` records which
     (:meth:`keras_structinit.heads.Head.record`).
 
-    ``wrap``: ``None`` or a function ``(model, loss) -> (trained, loss)``
-    returning what to compile and fit instead of ``model`` (e.g. a
-    ``keras.distillation.Distiller`` that trains it; see
+    ``wrap``: ``None`` or a function ``(model, loss) -> (trained, loss)`` returning what to compile
+    and fit instead of ``model`` (e.g. a ``keras.distillation.Distiller`` that trains it; see
     :func:`~keras_structinit.recipes.fit_distill`).
 
     ``backup_dir``: a folder where :class:`~keras_structinit.recipes.backup.RunBackup` keeps the
@@ -194,58 +186,83 @@ def fit_classifier(
     A non-finite training loss stops ``fit`` at that batch (:class:`StopOnDivergence`);
     ``history.diverged`` is then ``{"epoch", "step", "loss"}`` (else ``None``).
 
-    Returns the ``History``; with ``eval_data`` (a dataset), its accuracy and
-    loss after training are in ``history.eval_results`` (``None`` otherwise)
-    and ``history.train_seconds`` holds the wall time of ``fit`` (with a resumed run's earlier
-    parts).
+    Returns the ``History``; with an evaluation stream, its accuracy and loss after training are
+    in ``history.eval_results`` (``None`` otherwise) and ``history.train_seconds`` holds the wall
+    time of ``fit`` (with a resumed run's earlier parts).
     """
-    total_steps = epochs * steps_per_epoch
-    with device_setup(precision, distribution):
-        model = _model_in_setup(model)
-        loss, head = head_loss(model, loss)
-        if wrap is not None:
-            model, loss = wrap(model, loss)
-        built_optimizer = make_optimizer(optimizer, make_schedule(total_steps), weight_decay, ema)
-        exclude_from_weight_decay(built_optimizer, model.trainable_variables, no_weight_decay)
-        model.compile(
-            optimizer=built_optimizer,
-            loss=loss,
-            # One-hot or soft (mixed) labels: top-1 against their argmax.
-            metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
-            jit_compile=default_jit_compile() if jit_compile is None else jit_compile,
-        )
-        if backup_dir is not None and not model.built:  # a backup loads into a built model
-            native = isinstance(train_data, keras.utils.PyDataset)
-            first = train_data[0] if native else next(iter(train_data.take(1)))
-            model(first[0])  # e.g. a Distiller, built by its first call
-        start = time.perf_counter()
-        divergence = StopOnDivergence()  # before the backup: a diverged epoch is not backed up
-        backups = [] if backup_dir is None else [backup.RunBackup(backup_dir, steps_per_epoch, divergence)]
-        history = model.fit(
-            train_data,
-            epochs=epochs,
-            steps_per_epoch=steps_per_epoch,
-            validation_data=validation_data,
-            verbose=verbose,
-            callbacks=[divergence, *callbacks, *backups],
-            shuffle=False,  # the datasets shuffle themselves
-        )
-        # Every epoch's: a resumed run adds the seconds its backup recorded.
-        history.train_seconds = time.perf_counter() - start + (backups[0].seconds_before if backups else 0.0)
-        history.diverged = divergence.diverged
-        history.head = head.record()
-        if ema:
-            model.optimizer.finalize_variable_values(model.trainable_variables)
-        history.eval_results = None
-        if eval_data is not None and history.diverged is None:
-            values = model.evaluate(eval_data, verbose=0, return_dict=True)
-            history.eval_results = {k: float(v) for k, v in values.items()}
-            print(
-                f"eval_data: accuracy {history.eval_results['accuracy']:.4f}, "
-                f"loss {history.eval_results['loss']:.4f}",
-                flush=True,
-            )
+    with device_setup(config.precision, config.distribution):
+        model, loss, head = _model_step(model, loss, wrap)
+        _compile_step(model, data, config, make_schedule, loss, backup_dir)
+        history = _fit_step(model, data, config, callbacks, verbose, backup_dir)
+        _record_step(history, model, data, config, head)
     return history
+
+
+def _model_step(model, loss, wrap):
+    """``(model, loss, head)``: the model (built by its builder, inside the set-up), the loss fitted
+    to its head, both wrapped by ``wrap``."""
+    model = _model_in_setup(model)
+    loss, head = head_loss(model, loss)
+    if wrap is not None:
+        model, loss = wrap(model, loss)
+    return model, loss, head
+
+
+def _compile_step(model, data, config, make_schedule, loss, backup_dir):
+    """The optimizer-and-schedule step: compiles ``model`` (built first when a backup will load)."""
+    name = config.optimizer if config.is_cifar else "adamw"
+    schedule = make_schedule(config.epochs * data.steps)
+    optimizer = make_optimizer(name, schedule, config.weight_decay, config.ema)
+    exclude_from_weight_decay(optimizer, model.trainable_variables, config.no_weight_decay)
+    jit_compile = config.jit_compile
+    model.compile(
+        optimizer=optimizer,
+        loss=loss,
+        # One-hot or soft (mixed) labels: top-1 against their argmax.
+        metrics=[keras.metrics.CategoricalAccuracy(name="accuracy")],
+        jit_compile=default_jit_compile() if jit_compile is None else jit_compile,
+    )
+    if backup_dir is not None and not model.built:  # a backup loads into a built model
+        native = isinstance(data.train, keras.utils.PyDataset)
+        first = data.train[0] if native else next(iter(data.train.take(1)))
+        model(first[0])  # e.g. a Distiller, built by its first call
+
+
+def _fit_step(model, data, config, callbacks, verbose, backup_dir):
+    """The callbacks and fit steps: ``model.fit``'s ``History``, with ``train_seconds`` and
+    ``diverged``."""
+    start = time.perf_counter()
+    divergence = StopOnDivergence()  # before the backup: a diverged epoch is not backed up
+    backups = [] if backup_dir is None else [backup.RunBackup(backup_dir, data.steps, divergence)]
+    history = model.fit(
+        data.train,
+        epochs=config.epochs,
+        steps_per_epoch=data.steps,
+        validation_data=data.validation,
+        verbose=verbose,
+        callbacks=[divergence, *callbacks, *backups],
+        shuffle=False,  # the datasets shuffle themselves
+    )
+    # Every epoch's: a resumed run adds the seconds its backup recorded.
+    history.train_seconds = time.perf_counter() - start + (backups[0].seconds_before if backups else 0.0)
+    history.diverged = divergence.diverged
+    return history
+
+
+def _record_step(history, model, data, config, head):
+    """The record step: the head, the EMA weights swapped in, and the evaluation's results."""
+    history.head = head.record()
+    if config.ema:
+        model.optimizer.finalize_variable_values(model.trainable_variables)
+    history.eval_results = None
+    if data.evaluation is not None and history.diverged is None:
+        values = model.evaluate(data.evaluation, verbose=0, return_dict=True)
+        history.eval_results = {k: float(v) for k, v in values.items()}
+        print(
+            f"eval_data: accuracy {history.eval_results['accuracy']:.4f}, "
+            f"loss {history.eval_results['loss']:.4f}",
+            flush=True,
+        )
 
 
 def resume_epoch(backup_dir, resume, steps_per_epoch):

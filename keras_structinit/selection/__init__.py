@@ -10,7 +10,7 @@ Pure math (NumPy, no Keras import):
   values) and ``layer_indices`` (first_n, last_n, mid_n, uniform);
 * :mod:`.families`: family adapters (blocks and dimension roles per variable)
   for the package's ViT, ConvNeXt, isotropic ConvNeXt, ConvMixer and ResNets;
-* :mod:`.plan`: ``plan_selection``, consistent indices per dimension role.
+* :mod:`.planning`: ``plan_selection``, consistent indices per dimension role.
 
 Keras, imported on first use: :mod:`.select`: ``select_weights``,
 ``selection_report``, ``SelectionReport``, ``plan`` (the plan, printable); :mod:`.derive`: the plan
@@ -30,11 +30,8 @@ from keras_structinit.selection.indices import (
     magnitude_elements,
 )
 from keras_structinit.selection.method import METHOD
-from keras_structinit.selection.plan import HEAD_MODES, plan_selection
+from keras_structinit.selection.planning import HEAD_MODES, plan_selection
 
-# ``plan`` is the function (keras_structinit.selection.select.plan), not the submodule of the same name:
-# drop the submodule's attribute so that the lazy export answers (``from .plan import ...`` still works).
-del plan  # noqa: F821
 __getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)
 
 __all__ = [

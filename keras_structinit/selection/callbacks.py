@@ -8,7 +8,7 @@ import keras
 
 from keras_structinit import validation
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
-from keras_structinit.selection.plan import HEAD_MODES
+from keras_structinit.selection.planning import HEAD_MODES
 from keras_structinit.selection.select import selection_report
 from keras_structinit.selection.teachers import TEACHER_FORMS, application_builder
 

@@ -10,6 +10,7 @@ from keras_structinit.io_utils import atomic_path, check_output, check_unlocked,
 from keras_structinit.models.registry import build_model, parse_model_name
 from keras_structinit.selection.select import selection_report
 from keras_structinit.selection.teachers import application_builder, load_teacher
+from keras_structinit.sources import load_model
 
 __all__ = ["plan_student", "run", "select_student"]
 
@@ -56,7 +57,7 @@ def _build_student(student, num_classes, input_shape, kwargs):
                 "--student-kwargs applies to zoo and keras.applications students, not to a "
                 f".keras file ({student!r})"
             )
-        return load_teacher(student)  # the same checked .keras reader
+        return load_model(student, name="--student")  # the same checked .keras reader, in --student's name
     if student.startswith(APPLICATIONS):
         builder = application_builder(student[len(APPLICATIONS) :])
         kwargs = {"classifier_activation": None, **kwargs}

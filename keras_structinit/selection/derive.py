@@ -60,7 +60,7 @@ import numpy as np
 
 from keras_structinit.selection.families import SAME, TOKENS
 from keras_structinit.selection.indices import VALUE_METHODS, layer_indices
-from keras_structinit.selection.plan import Plan, _by_values, _entry, _role_indices, _skipped
+from keras_structinit.selection.planning import Plan, _by_values, _entry, _role_indices, _skipped
 from keras_structinit.selection.structure import CLASSES, describe_model, model_keys, mostly_automatic
 
 __all__ = ["Derived", "derive_plan", "rule_text"]
@@ -70,7 +70,7 @@ __all__ = ["Derived", "derive_plan", "rule_text"]
 
 @dataclass
 class Derived:
-    """What :func:`derive_plan` adds to a :class:`~.plan.Plan`: why variables keep their
+    """What :func:`derive_plan` adds to a :class:`~.planning.Plan`: why variables keep their
     initialization, the teacher blocks left out, and each entry's rule per axis."""
 
     kept: dict = field(default_factory=dict)  # student path -> reason
@@ -108,9 +108,9 @@ def derive_plan(
     teacher_values=None,
     resize_position_embeddings=False,
 ):
-    """The :class:`~.plan.Plan` of ``teacher`` -> ``student`` (two built Keras models), derived
+    """The :class:`~.planning.Plan` of ``teacher`` -> ``student`` (two built Keras models), derived
     from their structure; ``plan.derived`` is a :class:`Derived`. Options as in
-    :func:`~.plan.plan_selection`; ``head_classes``: the teacher's output rows (a list of
+    :func:`~.planning.plan_selection`; ``head_classes``: the teacher's output rows (a list of
     ints, one per student class) for a classifier of other classes.
 
     ``ValueError`` (one line) naming the first student layer that cannot map when ``strict``.
@@ -198,7 +198,7 @@ def derive_plan(
         layer = s_s.layer_of.get(path, (path.rsplit("/", 1)[0],))[0]
         raise ValueError(
             f"Cannot derive a selection plan: student layer {layer!r} cannot map ({why}; "
-            f"variable {path!r}); pass strict=False to keep such variables at their "
+            f"variable {path!r}); pass `strict=False` to keep such variables at their "
             "initialization."
         )
     # element selection: one index set per student dimension and teacher size
@@ -251,7 +251,10 @@ def _axes(path, s_shape, t_shape, roles, t_roles, s_dims, t_dims, head_classes, 
         what = f"axis {axis} of {path!r}"
         if r == CLASSES:
             if t != s and head_classes is None:
-                return f"head with other classes ({t} in the teacher, {s} here; pass head_classes=...)"
+                return (
+                    f"head with other classes ({t} in the teacher, {s} here; choose them with "
+                    "head_classes=..., --head-classes on the command line)"
+                )
             if t != s or head_classes is not None:
                 head = np.asarray(head_classes)
                 if head.ndim != 1 or len(head) != s or head.min() < 0 or head.max() >= t:

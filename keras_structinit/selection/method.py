@@ -1,9 +1,9 @@
 """The weight-selection method's record: the ``select`` form, its exports and ``structinit select``."""
 
-from keras_structinit.arguments import add_overwrite_argument
+from keras_structinit.arguments import add_max_model_bytes_argument, add_overwrite_argument
 from keras_structinit.methods import HELD_OUT_NOTE, Command, InitForm, Method, PaperSetup, existing_file
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
-from keras_structinit.selection.plan import HEAD_MODES
+from keras_structinit.selection.planning import HEAD_MODES
 
 
 def _select(model, value, *, data, seed):
@@ -32,6 +32,7 @@ def _select_arguments(parser):
         "architecture to use, or keras.applications:NAME (e.g. "
         "keras.applications:ConvNeXtTiny, built without weights)",
     )
+    add_max_model_bytes_argument(parser)
     parser.add_argument(
         "--student-kwargs",
         default=None,
@@ -180,5 +181,5 @@ METHOD = Method(
         ),
     ),
     setups=(SELECTION,),
-    pure=(".", ".indices", ".families", ".plan", ".resample"),
+    pure=(".", ".indices", ".families", ".planning", ".resample"),
 )

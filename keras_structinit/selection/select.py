@@ -1,7 +1,7 @@
 """``select_weights``: write a larger teacher's selected weights into a student of its family.
 
 The plan (which teacher variable and indices feed each student variable) is
-pure NumPy (:mod:`.plan`); this module reads the teacher's values, writes the
+pure NumPy (:mod:`.planning`); this module reads the teacher's values, writes the
 student's and reports what it did. The teacher is only read.
 """
 
@@ -16,7 +16,7 @@ from keras_structinit import validation, walker
 from keras_structinit.contract import check_model, model_function
 from keras_structinit.io_utils import check_output, write_json
 from keras_structinit.reporting import format_table
-from keras_structinit.selection.plan import NoFamilyError, plan_selection, take
+from keras_structinit.selection.planning import NoFamilyError, plan_selection, take
 from keras_structinit.selection.teachers import load_teacher
 
 __all__ = ["SelectionPlan", "SelectionReport", "plan", "select_weights", "selection_report"]
@@ -205,7 +205,7 @@ def select_weights(
             squeezed into the student's shape in their row-major order); see
             :mod:`keras_structinit.selection.indices`.
         heads: ``"flatten"``, ``"fused"`` or ``"select"`` (see
-            :func:`~keras_structinit.selection.plan.plan_selection`).
+            :func:`~keras_structinit.selection.planning.plan_selection`).
         skip: path prefixes that keep the student's initialization (default
             the classifier, which the paper re-initializes).
         strict: raise on a student variable with no teacher variable.

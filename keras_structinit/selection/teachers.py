@@ -16,18 +16,20 @@ __all__ = ["TEACHER_FORMS", "application_builder", "load_teacher", "smaller_conf
 TEACHER_FORMS = MODEL_FORMS
 
 
-def load_teacher(spec, **kwargs):
+def load_teacher(spec, *, max_model_bytes=None, **kwargs):
     """A teacher model from ``spec``: :func:`keras_structinit.sources.load_model` with errors naming
     ``teacher`` (a ``keras.Model``, a ``.keras`` file, a KerasHub preset name or directory,
     ``"keras_cv:PRESET"``, or ``"ConvNeXtTiny[:weights.h5]"``; ``kwargs`` go to the loader, e.g.
     ``input_shape``, ``classes``, ``include_preprocessing``; keras.applications models give logits).
+    ``max_model_bytes``: the most bytes of variables a teacher file may declare (default 4 GiB,
+    :mod:`keras_structinit.model_files`).
 
     Example:
 
     >>> teacher = load_teacher("ConvNeXtTiny:convnext_tiny.weights.h5", include_preprocessing=False)
     >>> teacher = load_teacher("/data/presets/vit_small")   # KerasHub preset directory
     """
-    return load_model(spec, name="teacher", **kwargs)
+    return load_model(spec, name="teacher", max_model_bytes=max_model_bytes, **kwargs)
 
 
 def smaller_config(teacher, **changes):

@@ -229,7 +229,7 @@ def plan_selection(
     if strict and plan.unmatched:
         raise ValueError(
             f"{len(plan.unmatched)} student variable(s) have no teacher variable, e.g. {plan.unmatched[:3]}; "
-            "pass strict=False to leave them at their initialization, or skip=(...) to skip them."
+            "pass `strict=False` to leave them at their initialization, or `skip=(...)` to skip them."
         )
     rng = np.random.default_rng(seed)
     plan.role_indices = _role_indices(role_sizes, heads, element_selection, rng)
