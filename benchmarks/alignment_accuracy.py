@@ -196,7 +196,7 @@ def run_one(variant, seed, iterations, train, held_out, align_images, eval_data=
 
 
 def render_markdown(data):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     cfg = data["config"]
     iterations = cfg["iterations"]

@@ -45,7 +45,7 @@ from benchmarks.bench_utils import (
     run_per_backend,
     summarize,
 )
-from keras_structinit.reporting import describe_machine, format_table, machine_info, versions
+from keras_structinit.utils.reporting import describe_machine, format_table, machine_info, versions
 
 NAME = "alignment_cost"
 KERNEL_SIZE = 5  # the SimpleCNN's first kernel (Maennel et al., App. D.1)

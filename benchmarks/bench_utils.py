@@ -1,6 +1,6 @@
 """Helpers shared by the benchmark scripts: statistics, output, the per-backend runner.
 
-Machine facts and versions come from :mod:`keras_structinit.reporting`
+Machine facts and versions come from :mod:`keras_structinit.utils.reporting`
 (``machine_info``, ``versions``); import it only after ``KERAS_BACKEND`` is set.
 """
 
@@ -231,7 +231,7 @@ def runs_table(rows, part_header, columns):
     ``loadavg_1min``. ``columns`` (``format_table`` columns of such a tuple)
     go between the versions and the load average.
     """
-    from keras_structinit.reporting import format_table  # no keras import
+    from keras_structinit.utils.reporting import format_table  # no keras import
 
     return format_table(
         rows,
@@ -420,7 +420,7 @@ def script_command(script):
 
 def run_facts(machine, versions):
     """The sentence a training benchmark's Markdown opens with: the machine and the software."""
-    from keras_structinit.reporting import describe_machine, describe_software
+    from keras_structinit.utils.reporting import describe_machine, describe_software
 
     return f"{describe_machine(machine)} Software: {describe_software(versions)}."
 
@@ -457,7 +457,7 @@ def save_results(out_dir, name, backend, entry, render_markdown):
     """Merges ``entry`` into ``<out_dir>/<name>.json`` under ``backend`` (parts of
     an earlier entry not re-run are kept; the backend's and the file's ``code`` become this
     process's, :func:`code_provenance`) and re-renders ``<name>.md``."""
-    from keras_structinit.io_utils import write_text  # after KERAS_BACKEND is set
+    from keras_structinit.utils.io_utils import write_text  # after KERAS_BACKEND is set
 
     out_dir = Path(out_dir)
     json_path = out_dir / f"{name}.json"
@@ -737,8 +737,8 @@ def resumable_results(out_dir, name, config, render_markdown):
 
     import keras
 
-    from keras_structinit.io_utils import write_text
-    from keras_structinit.reporting import machine_info, versions
+    from keras_structinit.utils.io_utils import write_text
+    from keras_structinit.utils.reporting import machine_info, versions
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -1140,21 +1140,21 @@ COMMON_DEPENDENCIES = (
 #: ``covariance``); a script whose first word is not here depends on the common paths alone.
 METHOD_DEPENDENCIES = {
     "alignment": ("keras_structinit/alignment",),
-    "covariance": ("keras_structinit/covariance", "keras_structinit/freezing.py"),
+    "covariance": ("keras_structinit/covariance", "keras_structinit/engine/freezing.py"),
     "init": ("keras_structinit/covariance",),
-    "lc": ("keras_structinit/lc", "keras_structinit/freezing.py"),
+    "lc": ("keras_structinit/lc", "keras_structinit/engine/freezing.py"),
     "mimetic": ("keras_structinit/mimetic",),
     "selection": ("keras_structinit/selection",),
-    "inspect": ("keras_structinit/inspection.py",),
-    "depthwise": ("keras_structinit/ops", "keras_structinit/freezing.py"),
-    "frozen": ("keras_structinit/ops", "keras_structinit/freezing.py"),
-    "torch": ("keras_structinit/ops", "keras_structinit/freezing.py"),
+    "inspect": ("keras_structinit/methods/inspection.py",),
+    "depthwise": ("keras_structinit/ops", "keras_structinit/engine/freezing.py"),
+    "frozen": ("keras_structinit/ops", "keras_structinit/engine/freezing.py"),
+    "torch": ("keras_structinit/ops", "keras_structinit/engine/freezing.py"),
 }
 
 #: Code that only the ``structinit`` command runs and no benchmark script imports (the demo): left
 #: out of every entry's dependencies, so that the demo's defaults or its messages stale no result,
 #: unless an entry names the file in ``depends`` (the ``demo`` entry does).
-COMMAND_ONLY = ("keras_structinit/covariance/cli.py",)
+COMMAND_ONLY = ("keras_structinit/cli/demo.py",)
 
 
 @dataclass(frozen=True)

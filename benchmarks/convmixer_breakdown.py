@@ -200,7 +200,7 @@ def pointwise_rows(args, backend):
 def run_backend(args):
     import keras
 
-    from keras_structinit.reporting import machine_info, versions
+    from keras_structinit.utils.reporting import machine_info, versions
 
     backend = keras.backend.backend()
     load = os.getloadavg()[0]

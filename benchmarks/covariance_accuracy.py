@@ -76,7 +76,7 @@ from benchmarks.bench_utils import (
     shard_of,
     verdict_of,
 )
-from keras_structinit.arguments import PIPELINES
+from keras_structinit.utils.arguments import PIPELINES
 
 NAME = "covariance"
 EXPERIMENTS = ("kernel-size", "convergence", "sigma")
@@ -220,7 +220,7 @@ def summary_rows(data):
 
 
 def render_markdown(data):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     cfg = data["config"]
     sigma = cfg["experiment"] == "sigma"

@@ -58,7 +58,7 @@ finished). A process that needs a source takes a lock file (``os.open`` with
 ``O_CREAT | O_EXCL``) and trains it; one that finds it locked does another of
 its runs meanwhile, or waits, polling, until ``source.json`` appears (a lock
 left by a process that died on this machine is taken over). All files are
-written atomically (``keras_structinit.io_utils``).
+written atomically (``keras_structinit.utils.io_utils``).
 
 Each run is ``{"experiment", "group" (groups) or "init" (patch-kernel),
 "frozen", "target": {dim, depth, patch_size, kernel_size}, "source": {...} or
@@ -456,8 +456,8 @@ class SourceCache:
         import keras
 
         from keras_structinit.callbacks import RecordFilterCovariance
-        from keras_structinit.io_utils import atomic_path, write_json
         from keras_structinit.models import convmixer
+        from keras_structinit.utils.io_utils import atomic_path, write_json
 
         folder = self.folder(spec)
         keras.utils.set_random_seed(spec["seed"])
@@ -760,7 +760,7 @@ def _cell(by_seed):
 
 
 def _sources_table(runs):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     sources = {}  # a configuration retrained by a later code version keeps its key: both are listed
     for r in runs:
@@ -803,7 +803,7 @@ def _sources_table(runs):
 
 
 def _groups_table(runs):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     cells = group_accuracies(runs)
     rows = []
@@ -829,7 +829,7 @@ def _groups_table(runs):
 
 
 def _patch_kernel_table(runs):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     labels = source_labels(runs)
     transfers = sorted(labels)

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bench_utils import code_provenance
-from keras_structinit.reporting import machine_info, versions
+from keras_structinit.utils.reporting import machine_info, versions
 
 
 def main():
@@ -43,8 +43,8 @@ def main():
     os.environ["KERAS_BACKEND"] = args.backend
     from keras import ops
 
-    from keras_structinit.io_utils import write_text
     from keras_structinit.ops import depthwise as dw
+    from keras_structinit.utils.io_utils import write_text
 
     if args.backend == "jax":
         import jax

@@ -133,8 +133,8 @@ def main(argv=None):
         print("RESULT " + json.dumps(measure(args.repeats)), flush=True)
         return
     from benchmarks.bench_utils import code_provenance, script_command
-    from keras_structinit.io_utils import write_text
-    from keras_structinit.reporting import machine_info, versions
+    from keras_structinit.utils.io_utils import write_text
+    from keras_structinit.utils.reporting import machine_info, versions
 
     data = {
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -71,7 +71,7 @@ from benchmarks.bench_utils import (
     timing_cell,
     verdict_of,
 )
-from keras_structinit.reporting import Column, describe_machine, format_table, machine_info, versions
+from keras_structinit.utils.reporting import Column, describe_machine, format_table, machine_info, versions
 
 NAME = "depthwise_speed"
 MODES = {"forward": "forward", "forward_backward": "fwd+bwd", "frozen": "fwd+bwd frozen"}

@@ -67,7 +67,7 @@ from benchmarks.bench_utils import (
     summarize,
     verdict_of,
 )
-from keras_structinit.reporting import describe_machine, format_table, machine_info, versions
+from keras_structinit.utils.reporting import describe_machine, format_table, machine_info, versions
 
 NAME = "frozen_speed"
 MODES = ("thawed", "frozen")

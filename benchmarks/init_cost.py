@@ -53,7 +53,7 @@ from benchmarks.bench_utils import (
     run_per_backend,
     summarize,
 )
-from keras_structinit.reporting import describe_machine, format_table, machine_info, versions
+from keras_structinit.utils.reporting import describe_machine, format_table, machine_info, versions
 
 METHODS = {
     "reference_sampling": "reference: multivariate_normal only",

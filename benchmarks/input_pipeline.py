@@ -218,12 +218,12 @@ def main(argv=None):
     tf.config.threading.set_inter_op_parallelism_threads(1)
     tf.config.threading.set_intra_op_parallelism_threads(1)
     from keras_structinit.datasets import load_cifar
-    from keras_structinit.io_utils import write_text
     from keras_structinit.recipes import data as data_module
     from keras_structinit.recipes import imagenet_data as imagenet_module
     from keras_structinit.recipes.data import cifar_dataset, input_normalization
     from keras_structinit.recipes.imagenet_data import imagenet_dataset, imagenet_source
-    from keras_structinit.reporting import machine_info, versions
+    from keras_structinit.utils.io_utils import write_text
+    from keras_structinit.utils.reporting import machine_info, versions
 
     (x, y), _ = load_cifar(str(args.data), validation_split=0.1, seed=0, name="--data")
     labels = np.eye(10, dtype="float32")[y]

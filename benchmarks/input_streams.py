@@ -544,8 +544,8 @@ def main(argv=None):
 
     import keras
 
-    from keras_structinit.io_utils import write_text
-    from keras_structinit.reporting import machine_info, versions
+    from keras_structinit.utils.io_utils import write_text
+    from keras_structinit.utils.reporting import machine_info, versions
 
     x, y, described = _load(args.data, args.images)
     facts = run_facts(machine_info(), versions())

@@ -76,7 +76,7 @@ def run_backend(args):
     import keras
 
     import keras_structinit as ks
-    from keras_structinit.reporting import machine_info, versions
+    from keras_structinit.utils.reporting import machine_info, versions
 
     model = keras.applications.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10)
     seconds = []

@@ -371,7 +371,7 @@ SUITE = {
             paper="the covariance widens with depth (Fig. 5-6, Sec. 4.2)",
             minutes=10,  # 9.3 min in 2 processes (2026-11-29)
             run_key=("frozen", "seed"),
-            depends=("keras_structinit/covariance", "keras_structinit/freezing.py"),
+            depends=("keras_structinit/covariance", "keras_structinit/engine/freezing.py"),
         ),
         Benchmark(
             name="inspect_entropy",
@@ -381,7 +381,7 @@ SUITE = {
             paper="frozen random filters stay more diverse than learned ones (Sec. 4.2, Fig. 6)",
             minutes=6,  # 5.8 min in 2 processes (2026-11-29)
             run_key=("frozen", "seed"),
-            depends=("keras_structinit/lc", "keras_structinit/freezing.py"),
+            depends=("keras_structinit/lc", "keras_structinit/engine/freezing.py"),
         ),
     ),
 }

@@ -316,7 +316,7 @@ def _summary_rows(data):
 
 
 def render_markdown(data):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     cfg = data["config"]
     fig1 = cfg["experiment"] == "fig1"
@@ -411,10 +411,10 @@ def main(argv=None):
 
     from keras_structinit import fgsm_accuracy, recipes
     from keras_structinit.datasets import load_cifar
-    from keras_structinit.io_utils import write_text
     from keras_structinit.lc import parameter_counts
     from keras_structinit.recipes.progress import progress_callbacks
-    from keras_structinit.reporting import machine_info, versions
+    from keras_structinit.utils.io_utils import write_text
+    from keras_structinit.utils.reporting import machine_info, versions
 
     name = args.name or f"{NAME}_{args.experiment}"
     args.out.mkdir(parents=True, exist_ok=True)

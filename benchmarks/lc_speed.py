@@ -192,7 +192,7 @@ def measure_row(backend, expansion, batch_size, variant, args):
 
     from keras_structinit.lc import parameter_counts
     from keras_structinit.recipes.optimizers import make_optimizer
-    from keras_structinit.reporting import machine_info, versions
+    from keras_structinit.utils.reporting import machine_info, versions
 
     tag = f"[{backend}] LCResNet-{DEPTH}-{WIDTH}x{expansion} {variant} (batch {batch_size})"
     load_start, start = os.getloadavg()[0], time.perf_counter()
@@ -273,7 +273,7 @@ def _key(expansion, variant):
 
 
 def _save(out, data):
-    from keras_structinit.io_utils import write_text
+    from keras_structinit.utils.io_utils import write_text
 
     data["updated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     data["code"] = code_provenance()
@@ -352,7 +352,7 @@ def _memory_cell(memory):
 
 
 def _table(results):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     rows = []
     for backend in BACKENDS:
@@ -429,7 +429,7 @@ def _runs_table(results):
 
 
 def render_markdown(data):
-    from keras_structinit.reporting import describe_machine
+    from keras_structinit.utils.reporting import describe_machine
 
     results = data.get("results", {})
     measured = [b for b in BACKENDS if results.get(b, {}).get("rows")]

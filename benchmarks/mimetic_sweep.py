@@ -264,7 +264,7 @@ def best_b(runs):
 
 
 def render_markdown(data):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     cfg = data["config"]
     lines = [

@@ -232,7 +232,7 @@ def code_note(data):
 
 def subclaim_lines(result, row):
     """The section's *Sub-claims* table of a row's :class:`~benchmarks.report_claims.RowResult`."""
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     rows = [
         {
@@ -390,7 +390,7 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
     figures are written under ``<results>/<suite>/figures/``."""
     import os
 
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     results_dir = Path(results_dir)
     plt = _pyplot() if figures else None
@@ -579,7 +579,7 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
 def write_report(results_dir=RESULTS_DIR, path=None):
     """Writes REPORT.md (atomically) and returns its path: ``benchmarks/REPORT.md`` for the
     package's results, ``<results_dir>/REPORT.md`` for any other folder."""
-    from keras_structinit.io_utils import write_text
+    from keras_structinit.utils.io_utils import write_text
 
     if path is None:
         path = REPORT if Path(results_dir).resolve() == RESULTS_DIR else Path(results_dir) / "REPORT.md"

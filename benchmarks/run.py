@@ -144,7 +144,7 @@ def _read_json(path):
 
 
 def _write_json(path, obj):
-    from keras_structinit.io_utils import write_json  # atomic; no Keras import
+    from keras_structinit.utils.io_utils import write_json  # atomic; no Keras import
 
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     write_json(path, obj)
@@ -319,7 +319,7 @@ def _merge_parts(bench, suite_dir, parts_dir, jobs):
     )
     if merged is None:
         return None
-    from keras_structinit.io_utils import write_text
+    from keras_structinit.utils.io_utils import write_text
 
     _write_json(final, merged)
     write_text(suite_dir / f"{bench.name}.md", _render(bench, merged))

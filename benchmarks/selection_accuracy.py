@@ -414,7 +414,7 @@ def fingerprint(model):
 
 
 def render_markdown(data):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     cfg = data["config"]
     model = model_name(cfg)

@@ -54,7 +54,7 @@ def main(argv=None):
 def attach_authors_setup(path, authors_path):
     """Copies ``authors_path``'s runs of :data:`COMPARED` (and its code record and settings) into the
     results at ``path`` as ``authors_setup`` when that file exists; writes their Markdown either way."""
-    from keras_structinit.io_utils import write_json, write_text
+    from keras_structinit.utils.io_utils import write_json, write_text
 
     data = json.loads(path.read_text())
     if authors_path.exists():

@@ -38,7 +38,7 @@ from benchmarks.bench_utils import (
     run_per_backend,
     summarize,
 )
-from keras_structinit.reporting import describe_machine, format_table, machine_info, versions
+from keras_structinit.utils.reporting import describe_machine, format_table, machine_info, versions
 
 TEACHER = {"dim": 768, "depth": 12, "heads": 12}
 STUDENT = {"dim": 192, "depth": 12, "heads": 3}

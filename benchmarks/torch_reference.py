@@ -497,7 +497,7 @@ def measure_group(group, rows, args, write=lambda result: None):
     calls ``write(result)`` after every measurement and returns the result."""
     import keras
 
-    from keras_structinit.reporting import machine_info, versions
+    from keras_structinit.utils.reporting import machine_info, versions
 
     m, backend = args.model, keras.backend.backend()
     software = versions()
@@ -591,7 +591,7 @@ def _config(args):
 
 
 def _save(out, data):
-    from keras_structinit.io_utils import write_text
+    from keras_structinit.utils.io_utils import write_text
 
     data["updated"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     data["code"] = code_provenance()
@@ -700,7 +700,7 @@ def _row_compile(row, entry):
 
 
 def rows_table(data):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     cells = []
     for row in ROWS:
@@ -763,7 +763,7 @@ def rows_table(data):
 
 def goals_table(data):
     """Issue 62's goals (:data:`GOALS`) per Keras row: met or missed, and why (:data:`MISSES`)."""
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     cells = []
     for row in ROWS:
@@ -800,7 +800,7 @@ def goals_table(data):
 
 
 def groups_table(data):
-    from keras_structinit.reporting import format_table
+    from keras_structinit.utils.reporting import format_table
 
     def software(g):
         s = g["software"]
@@ -830,7 +830,7 @@ def groups_table(data):
 
 
 def render_markdown(data):
-    from keras_structinit.reporting import describe_machine
+    from keras_structinit.utils.reporting import describe_machine
 
     c = data["config"]
     lines = [

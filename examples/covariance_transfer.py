@@ -40,10 +40,10 @@ import keras_structinit as ks
 from keras_structinit.callbacks import RecordFilterCovariance
 from keras_structinit.covariance import FilterCovariance
 from keras_structinit.datasets import load_demo_data
-from keras_structinit.io_utils import write_json, write_text
 from keras_structinit.models import convmixer
 from keras_structinit.recipes.training import channel_normalizer, compile_classifier
-from keras_structinit.reporting import format_table, machine_info, versions
+from keras_structinit.utils.io_utils import write_json, write_text
+from keras_structinit.utils.reporting import format_table, machine_info, versions
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(REPO_ROOT, "..", "shared", "datasets", "cifar10-train-jpeg.zip")

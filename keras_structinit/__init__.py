@@ -31,7 +31,7 @@ _CORE = {
     "callbacks": "keras_structinit.callbacks",
     "datasets": "keras_structinit.datasets",
     "initializers": "keras_structinit.initializers",
-    "inspect": "keras_structinit.inspection",
+    "inspect": "keras_structinit.methods.inspection",
     "layers": "keras_structinit.layers",
     "models": "keras_structinit.models",
     "recipes": "keras_structinit.recipes",
@@ -79,6 +79,18 @@ def __dir__():
     return sorted(set(_public()) | dunders | {"__all__"})
 
 
+def _load_model(spec, **kwargs):
+    """:func:`keras_structinit.models.spec.load_model`, handed down to the methods (:mod:`._hooks`)."""
+    return _importlib.import_module("keras_structinit.models.spec").load_model(spec, **kwargs)
+
+
+def _parse_model(spec, name):
+    """:meth:`keras_structinit.models.spec.ModelSpec.parse`, handed down to the methods (:mod:`._hooks`)."""
+    return _importlib.import_module("keras_structinit.models.spec").ModelSpec.parse(spec, name)
+
+
+_hooks.load_model = _load_model
+_hooks.parse_model = _parse_model
 _hooks.register_serializables = _registry.register  # before a model file is read
 _hooks.after_lookup = _registry.register_if_ready  # after a name is first looked up
 if "keras" in _sys.modules:  # imported after Keras: register the package's classes now

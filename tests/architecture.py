@@ -2,20 +2,21 @@
 
 Layers, lowest first (:data:`LAYERS`); a module imports only from its own layer and those below:
 
-* ``core``: every module not named below: the walker, ``contract``, ``initializer_base``,
-  ``validation``, ``arguments``, ``freezing``, ``reinit``, ``io_utils``, ``reporting``, ``sources``,
-  ``datasets``, ``backend``, ``viz``, ``_hooks``, ``_lazy``, ``ops/`` and the layer modules of
-  ``layers/`` (the building blocks that methods and models share);
+* ``core``: every module not named below: ``engine/`` (the walker, ``contract``, ``initializer_base``,
+  ``freezing``, ``reinit``, ``heads``, ``sources``), ``utils/`` (``validation``, ``arguments``,
+  ``io_utils``, ``reporting``, ``backend``, ``viz``, ...), ``datasets``, ``_hooks``, ``_lazy``,
+  ``ops/`` and the layer modules of ``layers/`` (the building blocks that methods and models share);
 * ``methods``: each method's package (found from the records), except its ``cli.py``, and the
-  *drivers* (:data:`DRIVERS`): ``methods.py`` (the public place of what follows),
-  ``method_records.py`` (the records' types, their discovery), ``init_spec.py`` (init specs),
-  ``paper_setups.py`` (``PaperSetup``), ``inspection.py`` (``structinit inspect``) and the lazy
+  *drivers* (:data:`DRIVERS`): the modules of ``methods/``: its ``__init__`` (the public place of
+  what follows), ``method_records`` (the records' types, their discovery), ``init_spec`` (init
+  specs), ``setup_records`` (``PaperSetup``), ``inspection`` (``structinit inspect``), and the lazy
   namespaces ``callbacks``, ``initializers`` and ``layers``. The core's own record, ``core/``, is
   found as the methods' are, so it sits here too (not in the ``core`` layer, whose functions it names).
   A driver reaches the methods only through the records, at run time: it imports no method. A
   method imports no other method but the baseline (every method's starting point, :data:`BASELINE`)
   and no driver but :data:`METHOD_DRIVERS` (its record's types, its inspect sections' base);
-* ``models``: ``models/``; ``recipes``: ``recipes/``; ``cli``: ``cli/`` and each method's ``cli.py``;
+* ``models``: ``models/``; ``recipes``: ``recipes/``; ``cli``: ``cli/`` (``structinit demo`` included)
+  and each method's ``cli.py``;
 * ``facade``: ``keras_structinit/__init__.py`` and ``_registry.py``, which register every layer's
   serializable modules.
 """
@@ -32,15 +33,15 @@ LAYERS = ("core", "methods", "models", "recipes", "cli", "facade")
 FACADE = ("keras_structinit", "keras_structinit._registry")
 DRIVERS = (
     "keras_structinit.methods",
-    "keras_structinit.method_records",
-    "keras_structinit.init_spec",
-    "keras_structinit.paper_setups",
-    "keras_structinit.inspection",
+    "keras_structinit.methods.method_records",
+    "keras_structinit.methods.init_spec",
+    "keras_structinit.methods.setup_records",
+    "keras_structinit.methods.inspection",
     "keras_structinit.callbacks",
     "keras_structinit.initializers",
     "keras_structinit.layers",
 )
-METHOD_DRIVERS = ("keras_structinit.methods", "keras_structinit.inspection")
+METHOD_DRIVERS = ("keras_structinit.methods", "keras_structinit.methods.inspection")
 BASELINE = "baseline"
 
 

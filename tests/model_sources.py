@@ -188,7 +188,7 @@ METHODS = {
     "mean shift": lambda m, b: len(ks.apply_mean_shift(m, b=0.2, seed=0)),
     "mimetic attention": lambda m, b: len(ks.apply_mimetic_attention(m, seed=0)),
     "data-aligned": lambda m, b: len(ks.align_conv_layers(m, images=_images(), n_components=4, seed=0)),
-    "weight selection": lambda m, b: len(ks.select_weights(m, teacher=b(), skip=())),
+    "weight selection": lambda m, b: len(ks.select_weights(m, teacher=b(), skip=(), copy_head=True)),
     "LC fold": _fold,
     "LC prune 1x1": lambda m, b: len(ks.lc.prune_pointwise(m, ratio=0.5)),
 }

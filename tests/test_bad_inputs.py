@@ -3,7 +3,7 @@
 The table ``ROWS`` holds ``(callable, bad input, exception type, phrase)``: calling
 ``callable(bad input)`` must raise exactly that type (``TypeError`` for a value of
 the wrong type, ``ValueError`` for a value out of range, as in
-:mod:`keras_structinit.validation`), with a one-line message containing ``phrase``
+:mod:`keras_structinit.utils.validation`), with a one-line message containing ``phrase``
 (usually the argument's name in backticks). Inputs that need building (models,
 files) are :class:`Make` objects, built when their row runs, so collecting the
 file builds nothing. Models are tiny: the whole table runs in seconds per backend.
@@ -23,8 +23,10 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit import initializer_base, io_utils, recipes, validation, walker
+from keras_structinit import recipes
+from keras_structinit.engine import initializer_base, walker
 from keras_structinit.recipes.devices import jax_cpu_only
+from keras_structinit.utils import io_utils, validation
 
 from conftest import REPO_ROOT, once_per_suite
 
@@ -817,7 +819,7 @@ ROWS = [
         lambda m: ks.apply_mimetic_attention(m),
         Make("<cross-attention 4 -> 6 wide>", cross_attention_model),
         ValueError,
-        "not a self-attention",
+        "has no self-attention layer",
         "apply_mimetic_attention-cross-attention-widths",
     ),
     row(
@@ -1091,14 +1093,14 @@ ROWS = [
     row(
         lambda t: ks.callbacks.SelectWeightsFrom(t),
         "missing.keras",
-        ValueError,
+        FileNotFoundError,
         "`teacher`",
         "SelectWeightsFrom-missing-keras-file",
     ),
     row(
         lambda t: ks.callbacks.SelectWeightsFrom(t),
         missing("teacher_dir"),
-        ValueError,
+        FileNotFoundError,
         "`teacher`",
         "SelectWeightsFrom-missing-path",
     ),
@@ -1111,10 +1113,17 @@ ROWS = [
     ),
     row(
         lambda t: ks.callbacks.SelectWeightsFrom(t),
-        "ConvNeXtTiny:/missing/weights.h5",
-        ValueError,
+        "keras.applications:ConvNeXtTiny:/missing/weights.h5",
+        FileNotFoundError,
         "weights file",
         "SelectWeightsFrom-missing-application-weights",
+    ),
+    row(
+        lambda t: ks.callbacks.SelectWeightsFrom(t),
+        "ConvNeXtTiny:weights.h5",
+        ValueError,
+        "write keras.applications:ConvNeXtTiny:weights.h5",
+        "SelectWeightsFrom-teacher-form-without-its-prefix",
     ),
     row(
         lambda t: ks.callbacks.SelectWeightsFrom(t),
@@ -1874,9 +1883,9 @@ def test_a_bad_run_is_refused_by_run_check_and_the_command_line_alike(bad, phras
     from test_cli import write_tiny_cifar
 
     from keras_structinit import cli
-    from keras_structinit.arguments import CLI_WORDS, spelled
     from keras_structinit.cli.train import _flags
     from keras_structinit.recipes.run import Run
+    from keras_structinit.utils.arguments import CLI_WORDS, spelled
 
     values = {
         "model": "simple-cnn",
@@ -1993,7 +2002,9 @@ def test_the_scanner_finds_each_kind_of_unsafe_call():
 @once_per_suite("a scan of the source files")
 def test_no_code_is_loaded_from_data_outside_the_allow_list():
     sources = package_sources()
-    assert "keras_structinit/walker.py" in sources and any(p.startswith("benchmarks/") for p in sources)
+    assert "keras_structinit/engine/walker.py" in sources and any(
+        p.startswith("benchmarks/") for p in sources
+    )
     found = {}
     for relative, path in sources.items():
         hits = unsafe_calls(path.read_text(encoding="utf-8"), relative)

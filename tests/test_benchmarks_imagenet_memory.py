@@ -29,7 +29,8 @@ def _entry(peak=None, killed=None):
 def test_the_entry_runs_every_backend_for_two_steps():
     (entry,) = [b for b in CPU if b.name == imagenet_memory.NAME]
     args = imagenet_memory.parse_args([*entry.args, "--out", "x"])
-    assert args.all_backends and args.steps == 2 and args.limit_gb == 16 and entry.run_key is None
+    assert args.all_backends and args.steps == 2 and args.limit_gb == 12 and entry.run_key is None
+    assert imagenet_memory.BOUND_GB == 8.0 < args.limit_gb  # the watchdog stops a run past the bound
 
 
 def test_missing_data_is_a_one_line_error(tmp_path, capsys):
@@ -48,6 +49,10 @@ def test_the_headline_gives_each_backends_peak_or_its_kill():
     text = imagenet_memory.render_markdown(data)
     assert "Data: cifar10-train-jpeg.zip (sha256 c4e456da97c6)." in text
     assert "| jax | 2026-11-29 11:00 | 2 | timm:m7-n2-mstd0.5-inc1 | native | 4.02 | 4.02 |" in text
+    assert "Bound: 8 GB" in text and "| 150.0 | 3.15.1 | yes | - |" in text  # under the bound; no load kept
+    assert "| tf.data | killed | 8.0 | 150.0 | - | no | 3.1 / 5.6 |" in imagenet_memory.render(
+        {"results": {"torch": _entry(killed=8.0) | {"pipeline": "tf", "load_average": [3.1, 5.6]}}}
+    )
     older = {"date": "2026-11-25 18:11", "steps": 2, "ru_maxrss_gb": 4.02, "watchdog_peak_gb": 4.02}
     text = imagenet_memory.render({"results": {"jax": older | {"wall_seconds": 150.1}}})
     assert "| jax | 2026-11-25 18:11 | 2 | (2, 0.7) | tf.data | 4.02 |" in text  # before the native stream

@@ -262,7 +262,7 @@ def test_a_reworded_help_text_leaves_an_entry_fresh_and_a_changed_default_does_n
 
 
 def test_the_demos_code_stales_the_demo_entry_alone(repo):
-    """``bench_utils.COMMAND_ONLY`` (the demo, keras_structinit/covariance/cli.py) is left out of every
+    """``bench_utils.COMMAND_ONLY`` (the demo, keras_structinit/cli/demo.py) is left out of every
     entry's dependencies but the one that names it; no benchmark script imports it."""
     root, _, commit = repo
     (path,) = bench_utils.COMMAND_ONLY
@@ -272,6 +272,7 @@ def test_the_demos_code_stales_the_demo_entry_alone(repo):
     assert demo.excluded == () and path in demo.dependencies
     (root / path).parent.mkdir(parents=True, exist_ok=True)
     (root / path).write_text("DEFAULTS = {'epochs': 4}\n")
+    (root / "keras_structinit/covariance").mkdir(parents=True, exist_ok=True)
     (root / "keras_structinit/covariance/apply.py").write_text("x = 1\n")
     commit("covariance")
     base = _head(root)

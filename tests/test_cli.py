@@ -15,7 +15,7 @@ import pytest
 
 import keras_structinit
 from keras_structinit import cli
-from keras_structinit.covariance.cli import run_demo
+from keras_structinit.cli.demo import run_demo
 
 from conftest import InterruptAtEpoch, once_per_suite, png_header, to_numpy
 
@@ -46,12 +46,19 @@ def test_demo_writes_table_json_and_plots_and_reports_seed_noise(tmp_path, capsy
 
 
 @once_per_suite("averaging over seeds does not depend on the backend")
-def test_demo_over_two_seeds_reports_mean_std_and_verdict(tmp_path):
+def test_demo_over_two_seeds_reports_mean_std_and_verdict(tmp_path, monkeypatch):
     """With two seeds: the mean, the std, the verdict, and the first seed's numbers exactly those of
-    the one-seed run."""
+    the one-seed run; the learning curves show every seed's run (issue 76, point 10)."""
     pytest.importorskip("matplotlib")
+    from keras_structinit.utils import viz
+
+    drawn, plot = [], viz.plot_learning_curves
+    monkeypatch.setattr(viz, "plot_learning_curves", lambda h, *a, **k: drawn.append(h) or plot(h, *a, **k))
     summary = run_demo(epochs=1, train_size=64, out=str(tmp_path / "one"), verbose=0, seeds=1)
     two = run_demo(epochs=1, train_size=64, out=str(tmp_path / "two"), verbose=0, seeds=2, seed=0)
+    assert list(drawn[0]) == [r["init"] for r in summary["results"]]
+    assert list(drawn[1]) == [f"{r['init']}, seed {s}" for r in two["results"] for s in (0, 1)]
+    assert drawn[1][f"{two['results'][0]['init']}, seed 0"] == summary["histories"][two["results"][0]["init"]]
     rows = two["results"]
     assert [r["seeds"] for r in rows] == [2, 2] and all(len(r["final_val_accuracies"]) == 2 for r in rows)
     for row, one in zip(rows, summary["results"], strict=True):
@@ -71,7 +78,7 @@ def test_demo_over_two_seeds_reports_mean_std_and_verdict(tmp_path):
     assert "seeds 0..1" in (tmp_path / "two" / "results.md").read_text()
     if abs(two["paired_gap"]["mean"]) <= 2 * two["paired_gap"]["standard_error"]:  # procedural, within noise
         assert "The embedded procedural images are not CIFAR-10" in two["verdict"]
-    from keras_structinit.covariance.cli import _what_it_shows
+    from keras_structinit.cli.demo import _what_it_shows
 
     assert _what_it_shows("CIFAR-10 from x.zip", {"mean": 0.0, "standard_error": 0.01}) == ""
     procedural = "the embedded procedural image set (...)"
@@ -85,8 +92,8 @@ def test_demo_over_two_seeds_reports_mean_std_and_verdict(tmp_path):
 
 
 def test_the_demo_help_states_its_defaults():
-    from keras_structinit.covariance.cli import DEFAULTS
-    from keras_structinit.covariance.method import _demo_arguments
+    from keras_structinit.cli.demo import DEFAULTS
+    from keras_structinit.cli.demo_flags import add_arguments as _demo_arguments
 
     parser = argparse.ArgumentParser()
     _demo_arguments(parser)
@@ -101,7 +108,7 @@ def test_demo_runs_of_one_seed_differ_only_in_the_depthwise_kernels(monkeypatch)
     the same weights but the depthwise kernels, and the same random state (the same batches)."""
     import random
 
-    from keras_structinit.covariance import cli as demo
+    from keras_structinit.cli import demo
 
     seen = []
 
@@ -303,7 +310,7 @@ def test_train_interrupted_records_the_finished_epochs(tmp_path, capsys, at_epoc
 
 
 def test_ctrl_c_exits_130_with_one_line(monkeypatch, capsys):
-    from keras_structinit.covariance import cli as demo
+    from keras_structinit.cli import demo
 
     def interrupted(args):
         raise KeyboardInterrupt
@@ -653,7 +660,7 @@ def test_init_mean_shift_forms(tmp_path, capsys):
     from keras_structinit import initialize, parse_init_spec
     from keras_structinit.mimetic import DEFAULT_B
     from keras_structinit.models import build_model
-    from keras_structinit.validation import derive_seed
+    from keras_structinit.utils.validation import derive_seed
 
     def parsed(spec):
         return [(p.name, p.value) for p in parse_init_spec(spec)]
@@ -789,7 +796,7 @@ def test_select_passes_resize_position_embeddings(tmp_path, monkeypatch, capsys)
     assert cli.main([*argv, "--resize-position-embeddings"]) == 2
     assert seen["resize_position_embeddings"] is True
     assert cli.main(argv) == 2 and seen["resize_position_embeddings"] is False
-    assert seen["heads"] == "flatten" and seen["skip"] == ("head",)
+    assert seen["heads"] == "flatten" and seen["skip"] == () and seen["copy_head"] is False
     assert cli.main([*argv, "--heads", "fused", "--skip", "head", "head_norm"]) == 2
     assert seen["heads"] == "fused" and seen["skip"] == ("head", "head_norm")
     assert "stop here" in capsys.readouterr().err
@@ -923,7 +930,7 @@ def test_an_earlier_run_is_replaced_only_with_overwrite(tmp_path, capsys, comman
 
 def test_train_writes_a_model_that_reloads_frozen(tmp_path, capsys):
     """Issue 33: the command line closes its own loop (a trained model.keras for select/distill)."""
-    from keras_structinit.freezing import load_frozen_model
+    from keras_structinit.engine.freezing import load_frozen_model
 
     data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
     out = tmp_path / "run"
@@ -1024,7 +1031,7 @@ def test_select_offline_teacher_download_is_one_line(tmp_path, capsys, monkeypat
     argv = [
         "select",
         "--teacher",
-        "ConvNeXtTiny",
+        "keras.applications:ConvNeXtTiny:imagenet",  # pretrained weights, asked for explicitly
         "--student",
         "convnext-atto",
         "--out",
@@ -1035,7 +1042,7 @@ def test_select_offline_teacher_download_is_one_line(tmp_path, capsys, monkeypat
     assert (
         "Could not load the ImageNet weights of keras.applications.ConvNeXtTiny (is the machine offline?)"
     ) in err
-    assert "'ConvNeXtTiny:/path/weights.h5'" in err and err.count("\n") == 1
+    assert "'keras.applications:ConvNeXtTiny:/path/weights.h5'" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("case", ["data-aligned:99", "another family", "smaller teacher", "corrupt teacher"])
@@ -1163,12 +1170,12 @@ def test_train_takes_the_class_count_of_its_data(tmp_path, capsys):
 
 
 def test_the_model_help_names_every_model_the_registry_builds():
-    from keras_structinit.cli import MODEL_FORMS
+    from keras_structinit.cli import ZOO_NAMES
     from keras_structinit.models.registry import available_models
 
     listed = {
         part
-        for item in MODEL_FORMS.replace(" (D = 6n + 2)", "").split(", ")
+        for item in ZOO_NAMES.replace(" (D = 6n + 2)", "").split(", ")
         for part in (
             [item]
             if "|" not in item

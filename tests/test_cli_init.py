@@ -166,7 +166,7 @@ def test_data_aligned_on_a_2x2_patch_convmixer_from_the_command_line(tmp_path, c
     [
         (None, ["missing.keras", "--init", "conv-cov"], "MODEL 'missing.keras' does not exist"),
         ("corrupt", ["{corrupt}", "--init", "conv-cov"], "is not a .keras archive"),
-        (None, ["convmixer-8/2", "--init", "conv-cov:nope"], "`init` part 'conv-cov:nope'"),
+        (None, ["convmixer-8/2", "--init", "conv-cov:nope"], "--init part 'conv-cov:nope'"),
         (None, ["vit-tiny", "--init", "conv-cov"], "has no spatial depthwise convolutions"),
         (None, ["simple-cnn", "--init", "default"], "--init default changes nothing"),
         ("model", ["{model}", "--init", "conv-cov", "--out", "{model}"], "`--out`"),

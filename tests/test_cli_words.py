@@ -4,7 +4,7 @@ flag, or says that the option is the Python API's only; the Python API keeps its
 import pytest
 
 from keras_structinit import cli
-from keras_structinit.arguments import CLI_WORDS, usage_error
+from keras_structinit.utils.arguments import CLI_WORDS, usage_error
 
 
 def _error(capsys, argv):

@@ -5,6 +5,7 @@ Every math module of a method (its record's ``pure``, the package itself aside) 
 with the combined test file that tests it.
 """
 
+import ast
 import re
 from pathlib import Path
 
@@ -92,3 +93,60 @@ def test_the_covariance_math_is_all_mirrored():
     modules = {m: mirror for m, mirror in math_modules().items() if m.startswith("covariance/")}
     assert len(modules) >= 6 and all(mirror.is_file() for mirror in modules.values())
     assert not set(modules) & set(combined())
+
+
+# ---------------------------------------------------------- every module to its tests (issue 75, point 7)
+
+MAP_HEADING = "## Where each module is tested"
+PACKAGE = ROOT / "keras_structinit"
+
+
+def module_map():
+    """``{"<folder>/<module>.py": cell}`` of CONTRIBUTING.md's table under :data:`MAP_HEADING`."""
+    text = (ROOT / "CONTRIBUTING.md").read_text()
+    assert text.count(MAP_HEADING) == 1, f"CONTRIBUTING.md has no single section {MAP_HEADING!r}"
+    section = text[text.index(MAP_HEADING) :].split("\n## ")[0]
+    rows = (re.match(r"\| `([\w/]+\.py)` \| (.+) \|$", line) for line in section.splitlines())
+    found = {}
+    for row in filter(None, rows):
+        assert row.group(1) not in found, f"{row.group(1)} listed twice"
+        found[row.group(1)] = row.group(2).strip()
+    return found
+
+
+def _mentions(test_text, module):
+    """Whether a test file reaches ``module`` (``folder/name.py``): its dotted path, a ``from ...
+    import name``, or one of the public functions and classes it defines."""
+    path = module.removesuffix(".py").removesuffix("__init__").rstrip("/")
+    dotted = "keras_structinit" + ("." + path.replace("/", ".") if path else "")
+    package, _, name = dotted.rpartition(".")
+    if dotted in test_text or re.search(rf"from {re.escape(package)} import \(?[^)]*?\b{name}\b", test_text):
+        return True
+    tree = ast.parse((PACKAGE / module).read_text())
+    own = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name[0] != "_"]
+    return any(re.search(rf"\b{re.escape(n)}\b", test_text) for n in own)
+
+
+def test_every_module_is_mapped_to_the_tests_that_reach_it_or_says_why_none():
+    """Each module of the package has its row: the test files that exercise it (each one reaching the
+    module by name or by what it defines), ``through <what>: <test files>`` for a module only reached
+    through another, or ``none: <why>``."""
+    table = module_map()
+    modules = {p.relative_to(PACKAGE).as_posix() for p in PACKAGE.rglob("*.py")}
+    assert set(table) == modules, (
+        f"not mapped: {sorted(modules - set(table))}; mapped but gone: {sorted(set(table) - modules)}"
+    )
+    for module, cell in table.items():
+        if cell.startswith("through"):  # reached only through another module: say which and where
+            files = re.findall(r"`(tests/[\w/]+\.py)`", cell)
+            assert files and all((ROOT / name).is_file() for name in files), f"{module}: {cell}"
+            continue
+        if cell.startswith("none:"):
+            assert len(cell) > len("none: ") + 10, f"{module}: say why no test reaches it"
+            continue
+        files = re.findall(r"`(tests/[\w/]+\.py)`", cell)
+        assert files, f"{module}: name its test files, or write none: <why>"
+        for name in files:
+            path = ROOT / name
+            assert path.is_file(), f"{module}: {name} does not exist"
+            assert _mentions(path.read_text(), module), f"{name} does not reach {module}"

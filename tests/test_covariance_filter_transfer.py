@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from keras_structinit.covariance.filter_transfer import apply_filter_transfer
+from keras_structinit.engine.walker import find_kernels
 from keras_structinit.models.convmixer_model import convmixer
-from keras_structinit.walker import find_kernels
 
 
 def make(dim, depth, kernel_size=5, seed=None):

@@ -19,11 +19,13 @@ import keras
 import numpy as np
 import pytest
 
-from keras_structinit import cli, model_files, sources
+from keras_structinit import cli
 from keras_structinit.datasets import folders
-from keras_structinit.file_checks import check_image_file, read_image_file
-from keras_structinit.freezing import load_frozen_model
+from keras_structinit.engine.freezing import load_frozen_model
+from keras_structinit.models import spec as sources
 from keras_structinit.selection.teachers import load_teacher
+from keras_structinit.utils import model_files
+from keras_structinit.utils.file_checks import check_image_file, read_image_file
 
 
 def _tiny(path):
@@ -350,7 +352,7 @@ def test_the_command_line_refuses_them_in_one_line(tmp_path, capsys, never_loade
     data = _declared_images(tmp_path)
     run = str(tmp_path / "run")
     err = _cli(["train", "--model", "simple-cnn", "--epochs", "1", "--data", data, "--out", run], capsys)
-    assert f"`--data` {data!r}: its array 'x' declares shape (100000000, 32, 32, 3)" in err
+    assert f"--data {data!r}: its array 'x' declares shape (100000000, 32, 32, 3)" in err
     assert not os.path.exists(out) and not os.path.exists(run)
 
 

@@ -7,7 +7,7 @@ import pytest
 from test_cli import write_tiny_cifar
 
 from keras_structinit import cli
-from keras_structinit.covariance import cli as demo
+from keras_structinit.cli import demo
 from keras_structinit.recipes.progress import Terminated
 
 pytestmark = [

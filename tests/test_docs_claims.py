@@ -911,8 +911,8 @@ def test_keras_rand_augment_per_image_against_the_batched_stage():
 
 
 def test_input_streams_table_and_the_auto_rule():
-    from keras_structinit import arguments
     from keras_structinit.recipes.native import choose_pipeline
+    from keras_structinit.utils import arguments
 
     records = {r["backend"]: r for r in _load("input_streams")["records"]}
     full = {b: {row["stage"]: row for row in r["rows"] + r["imagenet_rows"]} for b, r in records.items()}

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit.evaluation import fgsm_images
+from keras_structinit.engine.evaluation import fgsm_images
 
 MEAN, STD = (0.49, 0.48, 0.45), (0.25, 0.24, 0.26)
 SHAPE, HIDDEN, CLASSES = (6, 6, 3), 16, 5

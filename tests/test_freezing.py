@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit.freezing import load_frozen_model
+from keras_structinit.engine.freezing import load_frozen_model
 
 from conftest import assert_round_trip_in_fresh_process, to_numpy
 
@@ -89,7 +89,7 @@ def test_stock_layers_reload_frozen_with_load_frozen_model(tmp_path):
 
 def test_the_frozen_paths_travel_in_the_keras_file(tmp_path):
     """Issue 33: load_frozen_model(path) needs nothing but the file; the record survives a second save."""
-    from keras_structinit.freezing import FROZEN_RECORD, frozen_paths_in_file
+    from keras_structinit.engine.freezing import FROZEN_RECORD, frozen_paths_in_file
 
     x, y = data()
     model = compiled(stock_model())
@@ -121,7 +121,7 @@ def test_load_frozen_model_in_a_fresh_process(tmp_path):
     ks.freeze_spatial(model, which="all_spatial")
     model.fit(x, y, batch_size=8, epochs=1, verbose=0)
     checks = f"""
-    from keras_structinit.freezing import load_frozen_model
+    from keras_structinit.engine.freezing import load_frozen_model
     frozen = load_frozen_model({str(tmp_path / "model.keras")!r})
     assert sorted(v.path for v in frozen.variables if not v.trainable) == ["conv3/kernel", "dw/kernel"]
     before = keras.ops.convert_to_numpy(frozen.get_layer("dw").kernel).copy()
@@ -198,7 +198,7 @@ def _with_record(source, target, write):
     """``source`` (a .keras zip) copied to ``target`` with its frozen record written by ``write(f)``."""
     import zipfile
 
-    from keras_structinit.freezing import FROZEN_RECORD
+    from keras_structinit.engine.freezing import FROZEN_RECORD
 
     with (
         zipfile.ZipFile(source) as old,
@@ -217,7 +217,7 @@ def test_a_frozen_record_that_is_too_large_or_malformed_is_refused_naming_the_fi
     import time
     import tracemalloc
 
-    from keras_structinit.freezing import frozen_paths_in_file
+    from keras_structinit.engine.freezing import frozen_paths_in_file
 
     model = compiled(stock_model())
     ks.freeze_spatial(model, which="all_spatial")
@@ -320,7 +320,7 @@ print(json.dumps(want))
     assert len(want) >= 2 and all(count for _, _, count in want.values())
     load = f"""
 import json
-from keras_structinit.freezing import load_frozen_model
+from keras_structinit.engine.freezing import load_frozen_model
 out = {{}}
 for path in {sorted(want)!r}:
     model = load_frozen_model(path)
@@ -342,7 +342,7 @@ def test_a_run_saved_on_torch_loads_and_trains_with_plain_load_model_everywhere(
     import subprocess
     import sys
 
-    from keras_structinit.freezing import save_portable
+    from keras_structinit.engine.freezing import save_portable
 
     x, y = data()
     model = keras.Sequential(

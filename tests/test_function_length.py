@@ -12,23 +12,7 @@ MAX_FUNCTION_LINES = 80
 #: The functions still longer, each with the most lines it may have: the size it had when listed
 #: (issue 75). This list may only shrink, to empty: a function shortened to 80 lines or fewer leaves
 #: it, and no function joins it (split a function that grows that long into named steps instead).
-LONG_FUNCTIONS = {
-    # The zoo's builders: one Keras functional graph each, written top to bottom as the paper's
-    # figure reads; to be split into stem / stage / head steps.
-    "keras_structinit/models/lcresnet_model.py:lcresnet": 156,
-    "keras_structinit/models/vit_model.py:vit": 137,
-    "keras_structinit/models/convnext_model.py:convnext": 126,
-    "keras_structinit/models/simple_cnn_model.py:simple_cnn": 119,
-    "keras_structinit/models/convmixer_model.py:convmixer": 100,
-    # Weight selection's plan and derivation (selection/, edited elsewhere at the time of listing).
-    "keras_structinit/selection/derive.py:derive_plan": 138,
-    "keras_structinit/selection/planning.py:plan_selection": 107,
-    "keras_structinit/selection/select.py:select_weights": 84,
-    # The procedural data set's generator (datasets/, edited elsewhere at the time of listing).
-    "keras_structinit/datasets/procedural.py:procedural_images": 97,
-    # The teachers' model grammar, which issue 75's point 1 replaces by models/spec.py's ModelSpec.
-    "keras_structinit/sources.py:load_model": 93,
-}
+LONG_FUNCTIONS = {}
 
 
 def function_lengths(path):

@@ -176,20 +176,28 @@ def test_every_layer_holds_modules():
     assert {method for _, method in layers if method} == architecture.method_packages()
     assert architecture.BASELINE in architecture.method_packages()
     assert architecture.layer("keras_structinit.baseline.torch_default") == ("methods", "baseline")
-    assert architecture.layer("keras_structinit.inspection") == ("methods", None)
+    assert architecture.layer("keras_structinit.methods.inspection") == ("methods", None)
 
 
 @pytest.mark.parametrize(
     "module, source, wrong",
     [
-        ("keras_structinit.walker", "def f():\n    from keras_structinit.methods import records\n", True),
-        ("keras_structinit.walker", "from . import validation\n", False),
-        ("keras_structinit.io_utils", "from .recipes import config\n", True),
+        (
+            "keras_structinit.engine.walker",
+            "def f():\n    from keras_structinit.methods import records\n",
+            True,
+        ),
+        ("keras_structinit.engine.walker", "from . import validation\n", False),
+        ("keras_structinit.utils.io_utils", "from ..recipes import config\n", True),
         ("keras_structinit.covariance.fit", "def f():\n    from ..lc import folding\n", True),
         ("keras_structinit.covariance.fit", "from ..baseline import torch_default\n", False),
         ("keras_structinit.covariance.fit", "from keras_structinit import initializers\n", True),
-        ("keras_structinit.covariance.fit", "from keras_structinit.inspection import values\n", False),
-        ("keras_structinit.inspection", "import keras_structinit.mimetic.inspect\n", True),
+        (
+            "keras_structinit.covariance.fit",
+            "from keras_structinit.methods.inspection import values\n",
+            False,
+        ),
+        ("keras_structinit.methods.inspection", "import keras_structinit.mimetic.inspect\n", True),
         ("keras_structinit.models.vit_model", "X = 'keras_structinit.recipes.cifar'\n", True),
         ("keras_structinit.recipes.cifar", "from keras_structinit.models import vit\n", False),
         ("keras_structinit.recipes.cifar", "from ..cli import train\n", True),
@@ -246,7 +254,7 @@ REGISTERING = {
     "a public name after keras": "import keras_structinit; import keras; keras_structinit.models",
     "a namespace's name after keras": "import keras_structinit.selection as s; import keras; s.load_teacher",
     "a model file read": (
-        "import keras_structinit.freezing as f, keras, os\n"
+        "import keras_structinit.engine.freezing as f, keras, os\n"
         "m = keras.Sequential([keras.Input((3,)), keras.layers.Dense(2)]); m.save('tiny.keras')\n"
         "f.load_frozen_model('tiny.keras')"
     ),

@@ -11,10 +11,12 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit import cli, inspection, viz
+from keras_structinit import cli
 from keras_structinit.cli.inspect import NO_FIGURES
-from keras_structinit.inspection import INIT_RECORD, initializers_in_file
 from keras_structinit.lc.inspect import MAX_RATIO, centre_border
+from keras_structinit.methods import inspection
+from keras_structinit.methods.inspection import INIT_RECORD, initializers_in_file
+from keras_structinit.utils import viz
 
 from conftest import once_per_suite
 

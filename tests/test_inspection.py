@@ -9,8 +9,9 @@ import pytest
 from model_sources import SOURCES
 
 import keras_structinit as ks
-from keras_structinit import inspection, walker
 from keras_structinit.covariance import depth_fractions, resolve_schedule, variance_schedule
+from keras_structinit.engine import walker
+from keras_structinit.methods import inspection
 
 from conftest import once_per_suite
 

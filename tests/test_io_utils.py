@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from keras_structinit import io_utils
+from keras_structinit.utils import io_utils
 
 
 def _temporaries(folder):
@@ -47,7 +47,7 @@ def test_previous_sigterm_handler_is_restored(tmp_path):
 
 _WRITER = textwrap.dedent("""
     import sys, time
-    from keras_structinit.io_utils import atomic_path
+    from keras_structinit.utils.io_utils import atomic_path
     with atomic_path(sys.argv[1]) as tmp:
         with open(tmp, "w") as f:
             f.write("half written")

@@ -10,11 +10,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import keras_structinit as ks
-from keras_structinit import backend as ks_backend
 from keras_structinit.layers import DepthwiseConv2D, GroupedConv2D, depthwise_conv2d
 from keras_structinit.ops import depthwise as dw
 from keras_structinit.ops.depthwise import select_implementation
 from keras_structinit.recipes import devices
+from keras_structinit.utils import backend as ks_backend
 
 BACKEND = keras.backend.backend()
 

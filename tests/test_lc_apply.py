@@ -7,9 +7,9 @@ import pytest
 import keras_structinit as ks
 from keras_structinit import lc
 from keras_structinit.callbacks import PrunePointwise
+from keras_structinit.engine.walker import find_kernels
 from keras_structinit.layers import LCConv2D
 from keras_structinit.lc import find_pointwise_kernels
-from keras_structinit.walker import find_kernels
 
 from conftest import to_numpy
 

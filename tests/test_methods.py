@@ -1,18 +1,21 @@
-"""The init grammar and keras_structinit.initialize (:mod:`keras_structinit.init_spec`): one record per form,
-the CLI derived from them; ``keras_structinit.methods``, the public place of the records and the specs."""
+"""The init grammar and keras_structinit.initialize (:mod:`keras_structinit.methods.init_spec`): one
+record per form, the CLI derived from them; ``keras_structinit.methods``, the public place of the
+records and the specs."""
 
 import importlib
+import re
 from pathlib import Path
 
 import keras
 import numpy as np
 import pytest
 
+import keras_structinit
 import keras_structinit as ks
-from keras_structinit import methods
+from keras_structinit import cli, methods
 from keras_structinit.methods import INIT_FORMS, initialize, parse_init_spec
 
-from conftest import to_numpy
+from conftest import once_per_suite, to_numpy
 
 
 def parsed(spec):
@@ -77,7 +80,7 @@ def test_forms_apply_in_stage_order_with_derived_seeds():
         ("data-aligned", 2),
         ("mean-shift", 0.1),
     ]
-    from keras_structinit.validation import derive_seed
+    from keras_structinit.utils.validation import derive_seed
 
     assert methods.part_seeds(7, 3) == [7, derive_seed(7), derive_seed(derive_seed(7))]
     assert methods.part_seeds(None, 2) == [None, None]
@@ -178,7 +181,11 @@ def test_initialize_spec_of_a_wrong_type_is_a_type_error(spec):
 def test_methods_is_the_public_place_of_what_its_rooms_define():
     """Issue 61, point 3: ``methods.py`` re-exports the records' types and discovery, the init specs and
     the paper setups, each defined in its own module, and stays short."""
-    homes = ("keras_structinit.method_records", "keras_structinit.init_spec", "keras_structinit.paper_setups")
+    homes = (
+        "keras_structinit.methods.method_records",
+        "keras_structinit.methods.init_spec",
+        "keras_structinit.methods.setup_records",
+    )
     defined = {
         name: getattr(importlib.import_module(home), name)
         for home in homes
@@ -189,3 +196,41 @@ def test_methods_is_the_public_place_of_what_its_rooms_define():
         assert getattr(methods, name) is defined[name], name
     assert methods.INIT_FORMS == methods.init_forms()
     assert len(Path(methods.__file__).read_text().splitlines()) < 300
+
+
+# ------------------------------------------------------------ derived from the records (issue 75, point 5)
+
+
+def _docs_table_of_forms():
+    """``{usage: guide cell}`` of the table of forms in docs/initialize.md."""
+    text = (Path(keras_structinit.__file__).parents[1] / "docs" / "initialize.md").read_text()
+    rows = (re.match(r"\| `([^`]+)` \| .* \|(.*)\|$", line) for line in text.splitlines())
+    return {row.group(1): row.group(2).strip() for row in rows if row}
+
+
+def test_the_docs_table_of_forms_is_the_records():
+    """Every form a record declares has its row in docs/initialize.md, spelled as ``--help`` spells
+    it (:meth:`InitForm.usage`), linking the record's guide; no row names a form no record has."""
+    rows = _docs_table_of_forms()
+    assert set(rows) == {form.usage() for form in methods.init_forms().values()}
+    for record in methods.records():
+        page = Path(record.docs).name
+        for form in record.forms:
+            guide = rows[form.usage()]
+            assert guide in ("", "this page") if page == "initialize.md" else f"({page})" in guide, form.name
+
+
+@once_per_suite("the grammar reads text; the command stops before any model is built")
+@pytest.mark.parametrize("name", sorted(methods.init_forms()))
+def test_every_form_refuses_a_bad_argument_in_one_line(name, tmp_path, capsys):
+    """The bad-input case of every form comes from the records: ``NAME:@@`` is refused in one line
+    that names the form, by ``initialize``'s grammar and by ``structinit init`` (exit 2, nothing
+    written), so a new method's forms are covered without an edit here."""
+    with pytest.raises(ValueError) as info:
+        methods.parse_init_spec(f"{name}:@@")
+    assert "\n" not in str(info.value) and f"'{name}:@@'" in str(info.value)
+    out = tmp_path / "out.keras"
+    assert cli.main(["init", "simple-cnn", "--init", f"{name}:@@", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{name}:@@" in err and "--init" in err, err
+    assert not out.exists()

@@ -285,3 +285,79 @@ def test_scalar_bias_builders_and_round_trip(tmp_path):
         assert abs(float(keras.ops.convert_to_numpy(layer.scalar)) - 0.25) < 1e-7
         """,
     )
+
+
+# ------------------------------------------------------------------ issue 77.5: self-attention only
+
+
+def self_and_cross():
+    """A self-attention (query is value) and a cross-attention of equal shapes: only the graph tells."""
+    x, y = keras.Input((6, D)), keras.Input((6, D))
+    h = keras.layers.MultiHeadAttention(HEADS, D // HEADS, name="self_att")(x, x)
+    h = keras.layers.MultiHeadAttention(HEADS, D // HEADS, name="cross_att")(query=h, value=y)
+    return keras.Model([x, y], keras.layers.Dense(3, name="head")(h), name="self_and_cross")
+
+
+def test_cross_attention_is_skipped_said_and_unchanged():
+    model = self_and_cross()
+    cross = kernels(model.get_layer("cross_att"))
+    with pytest.warns(
+        UserWarning, match="skipped 1 cross-attention layer.*'cross_att'.*cross_attention=True"
+    ):
+        paths = ks.initialize(model, "mimetic-attention", seed=0)
+    assert paths == [f"self_att/{p}/kernel" for p in ("query", "key", "value", "attention_output")]
+    for before, after in zip(cross, kernels(model.get_layer("cross_att")), strict=True):
+        np.testing.assert_array_equal(before, after)
+    stats = attention_statistics(*kernels(model.get_layer("self_att")))
+    assert min(stats["qk_diag"]) > 0 and stats["vo_diag"] < 0
+    both = self_and_cross()
+    assert len(ks.initialize(both, "mimetic-attention:all", seed=0)) == 8
+    assert len(ks.apply_mimetic_attention(self_and_cross(), cross_attention=True, seed=0)) == 8
+
+
+def test_the_draws_are_numpy_per_layer_and_backend_free():
+    from keras_structinit.baseline.sampling import variable_rngs
+
+    model = functional_mha()
+    ks.apply_mimetic_attention(model, seed=4)
+    layer = model.get_layer("attention_b")
+    (rng,) = variable_rngs(4, model, [layer.query_dense.kernel])
+    wq, wk = query_key_factors(rng.standard_normal((HEADS, D, D)), D // HEADS)
+    wv, wo = value_projection_factors(rng.standard_normal((D, D)), HEADS, D // HEADS)
+    for got, want in zip(kernels(layer), (wq, wk, wv, wo), strict=True):
+        np.testing.assert_array_equal(got, want.astype("float32"))
+
+
+def test_a_model_of_cross_attention_only_is_refused_before_any_write():
+    x, y = keras.Input((6, D)), keras.Input((5, D))
+    h = keras.layers.MultiHeadAttention(HEADS, D // HEADS, name="only_cross")(x, y)
+    model = keras.Model([x, y], h)
+    before = [to_numpy(v).copy() for v in model.weights]
+    with pytest.raises(ValueError, match="no self-attention layer.*'only_cross'.*cross_attention=True"):
+        ks.initialize(model, "torch-default+mimetic-attention", seed=0)
+    for v, value in zip(model.weights, before, strict=True):
+        np.testing.assert_array_equal(to_numpy(v), value)
+    form = ks.methods.init_forms()["mimetic-attention"]
+    with pytest.raises(ValueError, match="no self-attention layer"):
+        form.check(model, "self")  # what the driver can ask before the base form writes
+    form.check(model, "all")
+    with pytest.raises(ValueError, match="`layers` names the cross-attention layer 'cross_att'"):
+        ks.apply_mimetic_attention(self_and_cross(), layers=["cross_att"])
+    with pytest.raises(TypeError, match="`cross_attention`"):
+        ks.apply_mimetic_attention(self_and_cross(), cross_attention="yes")
+    with pytest.raises(ValueError, match="mimetic-attention.*one of self, all"):
+        ks.parse_init_spec("mimetic-attention:cross")
+
+
+def test_kerashub_decoder_cross_attention_is_found_without_a_graph():
+    keras_hub = pytest.importorskip("keras_hub", reason="keras_hub is not installed (the `hub` extra)")
+    x, y = keras.Input((5, D)), keras.Input((7, D))
+    decoder = keras_hub.layers.TransformerDecoder(2 * D, HEADS, name="decoder")
+    model = keras.Model([x, y], decoder(x, y))
+    from keras_structinit.mimetic.structure import is_cross_attention
+
+    kinds = {layer.name: is_cross_attention(layer) for layer, _ in ks.mimetic.find_attention_layers(model)}
+    assert kinds == {"self_attention": False, "cross_attention": True}
+    with pytest.warns(UserWarning, match="'cross_attention'"):
+        paths = ks.apply_mimetic_attention(model, seed=0)
+    assert paths and all("/self_attention/" in p for p in paths)

@@ -8,7 +8,7 @@ import pytest
 from keras_structinit import mimetic
 from keras_structinit.mimetic import DEFAULT_B, resolve_shift, shift_shape
 from keras_structinit.mimetic.shift import expected_statistics, row_mean_statistics
-from keras_structinit.validation import derive_seed as shift_seed
+from keras_structinit.utils.validation import derive_seed as shift_seed
 
 from conftest import once_per_suite
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit import walker
+from keras_structinit.engine import walker
 from keras_structinit.mimetic import DEFAULT_ALPHA, DEFAULT_BETA, attention_statistics
 from keras_structinit.mimetic.apply import find_mlp_blocks
 from keras_structinit.mimetic.structure import attention_projections

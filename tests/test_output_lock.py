@@ -14,7 +14,7 @@ import pytest
 from test_cli import write_tiny_cifar
 
 from keras_structinit import cli
-from keras_structinit.io_utils import OutputInUse, OutputLock, check_unlocked
+from keras_structinit.utils.io_utils import OutputInUse, OutputLock, check_unlocked
 
 TRAIN = [
     "train",
@@ -40,7 +40,7 @@ def _hold(tmp_path, path, folder):
     """A child process that holds ``OutputLock(path)`` until its stdin closes; returns it once held."""
     code = textwrap.dedent(f"""
         import sys
-        from keras_structinit.io_utils import OutputLock
+        from keras_structinit.utils.io_utils import OutputLock
         with OutputLock({str(path)!r}, "out", folder={folder}):
             print("held", flush=True)
             sys.stdin.read()

@@ -16,7 +16,7 @@ import pytest
 from test_cli import write_tiny_cifar
 
 from keras_structinit import cli
-from keras_structinit.io_utils import LOCK_FILE, OutputLock, OutputUnwritable, check_plain, open_plain
+from keras_structinit.utils.io_utils import LOCK_FILE, OutputLock, OutputUnwritable, check_plain, open_plain
 
 TRAIN = ["train", "--model", "simple-cnn", "--batch-size", "8", "--seed", "0", "--rand-augment", "none"]
 TARGET_BYTES = b"the user's own file\n"
@@ -167,7 +167,7 @@ def test_a_fifo_or_a_hard_link_at_the_lock_is_refused_without_blocking(tmp_path)
 
 def test_open_plain_refuses_a_link_swapped_in_after_the_check(tmp_path, monkeypatch):
     target = _plant(tmp_path, tmp_path / "log.csv", dangling=False)
-    monkeypatch.setattr("keras_structinit.io_utils.check_plain", lambda *a, **k: None)  # lose the race
+    monkeypatch.setattr("keras_structinit.utils.io_utils.check_plain", lambda *a, **k: None)  # lose the race
     with pytest.raises(ValueError, match="symbolic link"):
         open_plain(tmp_path / "log.csv", "a", "log.csv")
     assert target.read_bytes() == TARGET_BYTES
@@ -295,7 +295,7 @@ def test_a_lock_holder_ended_by_sigterm_leaves_no_lock_file(tmp_path):
     import sys
 
     code = f"""
-from keras_structinit.io_utils import OutputLock
+from keras_structinit.utils.io_utils import OutputLock
 with OutputLock({str(tmp_path / "out")!r}, "--out"):
     print("held", flush=True)
     import time; time.sleep(600)

@@ -8,6 +8,7 @@ not a row here.
 """
 
 import dataclasses
+import importlib.util
 import math
 import pathlib
 
@@ -16,105 +17,24 @@ import numpy as np
 import pytest
 
 from keras_structinit import methods
+from keras_structinit.engine.walker import iter_layers
 from keras_structinit.models import build_model
 from keras_structinit.recipes import RecipeConfig, Run
 from keras_structinit.recipes.optimizers import make_optimizer
 from keras_structinit.recipes.rand_augment import parse_rand_augment
 from keras_structinit.recipes.schedules import TriangularSchedule, step_decay, warmup_cosine
-from keras_structinit.walker import iter_layers
 
 from conftest import once_per_suite
 
 #: ``{setup: {field: (the paper's value, where the paper says it)}}``: run fields, recipe fields,
-#: and builder arguments (``model_kwargs``) as ``Run.from_paper`` exposes them.
-FACTS = {
-    "convcov": {
-        "model": ("convmixer-256/8", "App. B: the grid search used ConvMixer-256/8"),
-        "patch_size": (2, "App. B: values chosen for 2x2-patch models"),
-        "kernel_size": (9, "App. B: frozen 9x9 filters"),
-        "frozen": (True, "App. B: frozen 9x9 filters"),
-        "epochs": (20, "App. B: trained for 20 epochs"),
-        "batch_size": (512, "Sec. 4: batch size of 512"),
-        "optimizer": ("adamw", "Sec. 4: the AdamW optimizer"),
-        "learning_rate": (0.01, "Sec. 4: a learning rate of .01"),
-        "weight_decay": (0.01, "Sec. 4: weight decay of .01"),
-        "schedule": ("triangular", "Sec. 4: a simple triangular learning rate schedule"),
-    },
-    "mimetic": {
-        "model": ("convnext-iso-256/8", "Sec. 3: an isotropic ConvNeXt-256/8"),
-        "kernel_size": (7, "Sec. 3: with 7x7 filters"),
-        "patch_size": (2, "Sec. 3: 2x2 patches for 32x32 inputs"),
-        "frozen": (False, "Sec. 3: filters trained (no freezing mentioned)"),
-        "batch_size": (512, "Sec. 3: the pipeline of Trockman et al. (2022), whose Sec. 4 says batch 512"),
-        "optimizer": ("adamw", "Trockman et al. (2022), Sec. 4: AdamW"),
-        "learning_rate": (0.01, "Trockman et al. (2022), Sec. 4: learning rate .01"),
-        "weight_decay": (0.01, "Trockman et al. (2022), Sec. 4: weight decay .01"),
-        "schedule": ("triangular", "Trockman et al. (2022), Sec. 4: triangular schedule"),
-    },
-    "mimetic-vit": {
-        "model": ("vit-tiny-8/2", "Sec. 3, ViT results: tiny ViTs of dimension 192, depth 8, 3 heads"),
-        "batch_size": (512, "Sec. 3: the same pipeline as the ConvNeXt runs"),
-        "optimizer": ("adamw", "Trockman et al. (2022), Sec. 4: AdamW"),
-        "learning_rate": (0.01, "Trockman et al. (2022), Sec. 4: learning rate .01"),
-        "weight_decay": (0.01, "Trockman et al. (2022), Sec. 4: weight decay .01"),
-        "schedule": ("triangular", "Trockman et al. (2022), Sec. 4: triangular schedule"),
-    },
-    "lc": {
-        "model": ("lcresnet-20-16x8", "Fig. 1: LCResNet-20-16xE; frozen and learned break even at E = 8"),
-        "frozen": (True, "Sec. 4: frozen random spatial convolutions"),
-        "epochs": (75, "App. C: all CIFAR models for 75 epochs"),
-        "optimizer": ("sgd", "App. C: SGD with Nesterov momentum of 0.9"),
-        "learning_rate": (0.01, "App. C: initial learning rate of 1e-2"),
-        "schedule": ("cosine", "App. C: cosine annealing"),
-        "weight_decay": (0.01, "App. C: weight decay of 1e-2"),
-        "batch_size": (256, "App. C: batch size of 256"),
-        "label_smoothing": (0.1, "App. C: label smoothing of 1e-1"),
-        "pad": (4, "App. C: zero-padded by 4 px, then 32 px random crops"),
-        "flip": (True, "App. C: random horizontal flips"),
-        "rand_augment": (None, "App. C: no augmentation besides pad, crop and flip"),
-        "normalization": ("channel", "App. C: normalized by the channel mean and standard deviation"),
-    },
-    "alignment": {
-        "model": ("vgg16", "App. A.5: VGG16 (App. A.2: configuration D without the FC-4096 layers)"),
-        "init_scale": (0.526, "App. A.5, experiments 1-2: init_scale = 0.526"),
-        "learning_rate": (0.01, "App. A.5, experiments 1-2: learning_rate = 0.01"),
-        "random_classes": (5, "App. A.5, experiments 1-2: num_classes_upstream = 5"),
-        "train_size": (20000, "App. A.5, experiments 1-2: num_examples_upstream = 20000"),
-        "epochs": (120, "App. A.5, experiments 1-2: epochs_upstream = 120"),
-        "random_labels": (1.0, "App. A.1 step 3: upstream examples labelled randomly and uniformly"),
-        "train_offset": (0, "App. A.1 step 1: the upstream set is the first draw"),
-        "optimizer": ("sgd_momentum", "App. A.3: SGD with momentum 0.9"),
-        "batch_size": (256, "App. A.3: batch size 256"),
-        "schedule": ("step", "App. A.3: divided by 3 after 1/3 and after 2/3 of the steps"),
-        "weight_decay": (0.0, "App. A.3: no weight decay"),
-        "label_smoothing": (0.0, "App. A.3: cross-entropy, no other regularization"),
-        "rand_augment": (None, "App. A.3: no data augmentation"),
-        "pad": (0, "App. A.3: no data augmentation"),
-        "flip": (False, "App. A.3: no data augmentation"),
-        "normalization": ("symmetric", "App. A.3: CIFAR10 inputs scaled to [-1, 1]"),
-    },
-    "selection": {
-        "model": ("vit-tiny", "Sec. 4: ViT-T, the student"),
-        "epochs": (300, "Table 15, ViT-T on C-10: 300 training epochs"),
-        "batch_size": (512, "Table 15, ViT-T on C-10: batch size 512"),
-        "warmup_epochs": (50.0, "Table 15, ViT-T on C-10: 50 warmup epochs"),
-        "learning_rate": (0.002, "App. A: base learning rate 2e-3 for ViT-T"),
-        "optimizer": ("adamw", "Table 13: AdamW"),
-        "weight_decay": (0.05, "Table 13: weight decay 0.05"),
-        "schedule": ("cosine", "Table 13: cosine decay, linear warmup"),
-        "mixup_alpha": (0.8, "Table 13: mixup 0.8"),
-        "cutmix_alpha": (1.0, "Table 13: cutmix 1.0"),
-        "random_erasing": (0.25, "Table 13: random erasing 0.25"),
-        "label_smoothing": (0.1, "Table 13: label smoothing 0.1"),
-        # Table 13: "randaugment (Cubuk et al., 2020) (9, 0.5)": magnitude 9, magnitude std 0.5 (timm's
-        # mstd). N and inc1 come from the authors' code (ConvNeXt's --aa rand-m9-mstd0.5-inc1), not
-        # the paper: no rows.
-        "rand_augment.magnitude": (9.0, "Table 13: randaugment (9, 0.5)"),
-        "rand_augment.magnitude_std": (0.5, "Table 13: randaugment (9, 0.5)"),
-    },
-}
-# The covariance and mimetic papers name RandAugment without N or M (000 Sec. 4, 001 Sec. 3):
-# their tables have no RandAugment row; the setups take the ConvMixer CIFAR README's command.
+#: and builder arguments (``model_kwargs``) as ``Run.from_paper`` exposes them. One file per setup in
+#: ``tests/paper_facts/`` (a new method's setup adds its file; no shared file changes).
+FACTS = {}
+for _path in sorted((pathlib.Path(__file__).parent / "paper_facts").glob("*.py")):
+    _spec = importlib.util.spec_from_file_location(f"paper_facts_{_path.stem}", _path)
+    _module = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_module)
+    FACTS[_module.SETUP] = _module.FACTS
 
 
 def _value(run, key):

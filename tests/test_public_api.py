@@ -31,7 +31,9 @@ FUNCTIONS = (
     "reinitialize",
 )
 #: Internal modules: importable by their full name, not listed.
-INTERNAL = ("arguments", "io_utils", "lazy_exports", "methods", "validation", "walker", "_registry", "_lazy")
+INTERNAL = ("engine", "lazy_exports", "methods", "utils", "_registry", "_lazy")
+#: The package root holds the public API, the method folders and these role folders (issue 75, point 6).
+ROLE_FOLDERS = {"engine", "methods", "utils", "cli"}
 
 
 def all_modules():
@@ -59,10 +61,19 @@ def test_all_lists_the_kinds_the_methods_and_the_functions():
 
 
 def test_internal_modules_are_importable_by_their_full_name_but_not_listed():
-    for name in ("arguments", "io_utils", "validation", "walker"):
+    for name in (
+        "utils.arguments",
+        "utils.io_utils",
+        "utils.validation",
+        "engine.walker",
+        "methods.init_spec",
+    ):
         module = importlib.import_module(f"keras_structinit.{name}")
-        assert getattr(ks, name) is module
-        assert name not in dir(ks)
+        folder, _, short = name.partition(".")
+        assert getattr(importlib.import_module(f"keras_structinit.{folder}"), short) is module
+        assert folder not in dir(ks) or folder in ks.__all__
+    with pytest.raises(AttributeError, match="has no attribute 'io_utils'"):
+        _ = ks.io_utils
     with pytest.raises(AttributeError, match="has no attribute 'lazy_exports'"):
         _ = ks.lazy_exports
 
@@ -89,7 +100,7 @@ def test_every_name_in_all_resolves():
     assert unresolved == []
     for kind in KINDS:
         assert getattr(ks, kind) is sys.modules[f"keras_structinit.{kind}"]
-    assert ks.inspect is importlib.import_module("keras_structinit.inspection").inspect
+    assert ks.inspect is importlib.import_module("keras_structinit.methods.inspection").inspect
 
 
 def test_a_submodule_imported_by_name_is_that_module():
@@ -164,17 +175,28 @@ def test_a_submodule_asked_for_during_an_import_reads_no_record():
     code = (
         "import importlib.machinery, sys, types\n"
         "import keras_structinit\n"
-        "from keras_structinit import method_records\n"
+        "from keras_structinit.methods import method_records\n"
         "spec = importlib.machinery.ModuleSpec('keras_structinit._probe', None)\n"
         "spec._initializing = True  # what the import system sets while a module runs\n"
         "probe = types.ModuleType('keras_structinit._probe')\n"
         "probe.__spec__ = spec\n"
         "sys.modules['keras_structinit._probe'] = probe\n"
-        "from keras_structinit import io_utils\n"
-        "assert io_utils is sys.modules['keras_structinit.io_utils']\n"
+        "from keras_structinit import utils\n"
+        "assert utils is sys.modules['keras_structinit.utils']\n"
         "assert method_records.records.cache_info().currsize == 0, 'the records were read'\n"
         "del sys.modules['keras_structinit._probe']\n"
         "assert 'covariance' in keras_structinit.__all__ and method_records.records.cache_info().currsize\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_root_holds_the_public_api_the_method_folders_and_the_role_folders():
+    """Issue 75, point 6: no loose internal module at the package root; the helpers sit in ``utils/``,
+    what acts on any model in ``engine/``, the records' drivers in ``methods/``, commands in ``cli/``."""
+    root = Path(ks.__file__).parent
+    modules = {p.stem for p in root.glob("*.py")}
+    assert modules == {"__init__", "_hooks", "_lazy", "_registry", "callbacks"}
+    folders = {p.name for p in root.iterdir() if (p / "__init__.py").is_file()}
+    method_folders = {r.package.rsplit(".", 1)[-1] for r in ks.methods.records()}
+    assert folders == set(KINDS) - {"callbacks"} | method_folders | ROLE_FOLDERS | {"ops"}

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from keras_structinit import cli
-from keras_structinit.heads import Head, loss_for_head, read_head, to_logits
+from keras_structinit.engine.heads import Head, loss_for_head, read_head, to_logits
 from keras_structinit.models.spec import fit_head as _fitted
 from keras_structinit.recipes.run import _Names
 from keras_structinit.selection.distill import paper_distiller
@@ -243,3 +243,86 @@ def test_distillation_targets_from_a_softmax_head_are_its_distribution(heads):
         else loss(_with_softmax(teacher), _with_softmax(student), False)
     )
     assert got == pytest.approx(want, rel=1e-4)
+
+
+# ------------------------------------------------------------ backbones train (issue 77, point 2)
+
+
+def _deit():
+    keras_hub = pytest.importorskip("keras_hub")
+    keras.utils.set_random_seed(0)
+    return keras_hub.models.DeiTBackbone(
+        image_shape=(32, 32, 3), patch_size=8, num_layers=1, num_heads=2, hidden_dim=8, intermediate_dim=16
+    )
+
+
+def test_a_token_backbone_gets_its_class_token_and_a_dense_head(tmp_path):
+    """DeiT leads with a class and a distillation token: the new head reads the first, as KerasHub's
+    classifier does; a ViT without a class token averages its tokens; the model saves and reloads."""
+    names = _Names({"new_head": "--new-head", "model": "--model"})
+    backbone = _deit()
+    with pytest.raises(
+        ValueError, match=r"--model 'deit' is a backbone: it ends in a token sequence of shape "
+    ):
+        _fitted(backbone, "deit", 3, (32, 32, 3), False, names)
+    model, note = _fitted(backbone, "deit", 3, (32, 32, 3), True, names)
+    assert model.output_shape == (None, 3) and note.startswith("New head: its class token")
+    x = np.random.default_rng(0).standard_normal((2, 32, 32, 3)).astype("float32")
+    head = model.get_layer("head_3")
+    want = to_numpy(backbone(x))[:, 0] @ to_numpy(head.kernel) + to_numpy(head.bias)
+    np.testing.assert_allclose(to_numpy(model(x)), want, rtol=1e-5, atol=1e-5)
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(x, np.array([0, 2]), epochs=1, verbose=0)  # it trains (DeiT cannot be saved:
+    assert np.isfinite(history.history["loss"][0])  # KerasHub's DeiTEncoder.get_config fails, key_dim)
+    keras_hub = pytest.importorskip("keras_hub")
+    vit = keras_hub.models.ViTBackbone(
+        image_shape=(32, 32, 3),
+        patch_size=8,
+        num_layers=1,
+        num_heads=2,
+        hidden_dim=8,
+        mlp_dim=16,
+        use_class_token=False,
+    )
+    averaged, note = _fitted(vit, "vit", 3, (32, 32, 3), True, names)
+    assert note.startswith("New head: the average of its tokens")
+    head = averaged.get_layer("head_3")
+    want = to_numpy(vit(x)).mean(axis=1) @ to_numpy(head.kernel) + to_numpy(head.bias)
+    np.testing.assert_allclose(to_numpy(averaged(x)), want, rtol=1e-5, atol=1e-5)
+    token_vit = keras_hub.models.ViTBackbone(
+        image_shape=(32, 32, 3), patch_size=8, num_layers=1, num_heads=2, hidden_dim=8, mlp_dim=16
+    )
+    pooled, note = _fitted(token_vit, "vit", 3, (32, 32, 3), True, names)
+    assert note.startswith("New head: its class token")
+    pooled.save(tmp_path / "m.keras")  # the head's layers are Keras' own: the model reloads as it was
+    reloaded = keras.saving.load_model(tmp_path / "m.keras")
+    np.testing.assert_allclose(to_numpy(reloaded(x)), to_numpy(pooled(x)), rtol=1e-5, atol=1e-6)
+
+
+def test_a_feature_map_backbone_gets_global_average_pooling():
+    names = _Names({"new_head": "--new-head", "model": "--model"})
+    backbone = keras.applications.ResNet50(weights=None, include_top=False, input_shape=(32, 32, 3))
+    model, note = _fitted(backbone, "resnet", 4, (32, 32, 3), True, names)
+    assert model.output_shape == (None, 4) and note.startswith("New head: global average pooling")
+    assert "ending in a feature map of shape (1, 1, 2048)" in note
+
+
+def test_structinit_train_trains_a_vit_backbone_with_a_new_head(tmp_path, capsys):
+    """Issue 77's point 2 through the command line: a KerasHub ViT backbone (class token) saved as
+    ``.keras`` trains with ``--new-head``. (A DeiT backbone cannot be saved with this KerasHub:
+    its ``DeiTEncoder.get_config`` reads a ``key_dim`` it never sets; it trains in Python, above.)"""
+    keras_hub = pytest.importorskip("keras_hub")
+    from test_cli import write_tiny_cifar
+
+    path = tmp_path / "vit.keras"
+    keras.utils.set_random_seed(0)
+    keras_hub.models.ViTBackbone(
+        image_shape=(32, 32, 3), patch_size=8, num_layers=1, num_heads=2, hidden_dim=8, mlp_dim=16
+    ).save(path)
+    data = write_tiny_cifar(tmp_path / "train.npz", 40, 0)
+    argv = ["train", "--model", str(path), "--new-head", "--epochs", "1", "--batch-size", "20"]
+    assert cli.main([*argv, "--data", data, "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert "New head: its class token" in out
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert "class token" in json.dumps(results)  # the new head is recorded with the run

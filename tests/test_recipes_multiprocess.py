@@ -124,6 +124,8 @@ def test_the_command_line_offers_every_distribution_the_recipes_take(tmp_path, c
 
 
 def _train_process(tmp_path, env):
+    data = tmp_path / "data.npz"  # a real file: the checks before Keras refuse a missing one first
+    np.savez(data, x=np.zeros((4, 8, 8, 3), np.uint8), y=np.arange(4) % 2)
     argv = [
         sys.executable,
         "-m",
@@ -134,7 +136,7 @@ def _train_process(tmp_path, env):
         "--epochs",
         "1",
         "--data",
-        str(tmp_path / "missing.npz"),
+        str(data),
         "--out",
         str(tmp_path / "out"),
         "--distribution",

@@ -177,6 +177,73 @@ def test_both_streams_give_the_same_batches():
             assert np.abs(a[0] - b[0]).max() <= 1.01 / 255 / 0.25  # one level at most
 
 
+def test_groups_of_a_batch_give_the_whole_batchs_values(monkeypatch):
+    """The device half runs on groups of a few images (issue 76: one call on a batch of 1024 x 224
+    x 224 passed 12 GB on TensorFlow); each group holds its images' mixing partners, so the batch
+    is the one a single call gives, odd batches (the middle image pairs with itself) included."""
+    options = dict(
+        pad=2,
+        flip=True,
+        rand_augment="timm:m9-n2-mstd0.5-inc1",
+        random_erasing=0.5,
+        mixup_alpha=0.8,
+        cutmix_alpha=1.0,
+    )
+    for n in (10, 11):
+        x, y = images(n=n, size=12)
+        whole = [numpy_of(stream(x, y, batch=n, seed=1, **options)[i]) for i in range(3)]
+        for chunk in (2, 4, 8):
+            monkeypatch.setattr(native, "CHUNK_BYTES", chunk * 4 * 12 * 12 * 3)
+            assert native.chunk_images(n, (12, 12)) == chunk
+            grouped = stream(x, y, batch=n, seed=1, **options)
+            for i, (a, b) in enumerate(whole):
+                got = numpy_of(grouped[i])
+                np.testing.assert_array_equal(got[0], a)
+                np.testing.assert_array_equal(got[1], b)
+
+
+@pytest.mark.parametrize("count", [1, 2, 7, 10, 11, 1000, 1024])
+@pytest.mark.parametrize("chunk", [1, 2, 3, 64, 2048])
+def test_mix_groups_are_closed_under_the_mixing_pairs(count, chunk):
+    groups = list(native.mix_groups(count, chunk))
+    fronts = [rows[:front] for rows, front in groups]
+    backs = [rows[front:] for rows, front in reversed(groups)]
+    np.testing.assert_array_equal(np.concatenate(fronts + backs), np.arange(count))  # in batch order
+    for rows, _ in groups:
+        np.testing.assert_array_equal(rows[::-1], count - 1 - rows)  # a group's flip is its pairing
+        assert len(rows) <= max(chunk, 2) + 1
+
+
+def test_the_imagenet_defaults_bound_what_the_native_stream_holds():
+    """The bound of docs/models-and-recipes.md: at 1024 x 224 x 224 a finished batch is 616 MB
+    (float32 images and labels); the stream queues one, whatever the workers, so with the one the
+    enqueuer submits beyond the queue and the one ``fit`` trains on, 3 batches are in flight; the
+    device half transforms 64 images (38.5 MB) a call."""
+    size = (224, 224)
+    assert native.batch_bytes(1024, size) == 4 * 1024 * (224 * 224 * 3 + 1) == 616_566_784
+    assert native.batch_bytes(1024, size, num_classes=1000) < 621e6
+    for workers in (1, 2, 8, 64):
+        assert native.queue_depth(workers, 1024, size) == 1
+    assert (native.queue_depth(8, 1024, size) + 2) * native.batch_bytes(1024, size, num_classes=1000) < 1.9e9
+    assert native.chunk_images(1024, size) == 64 and 64 * 224 * 224 * 3 * 4 <= native.CHUNK_BYTES
+    assert native.queue_depth(1, 512, (32, 32)) == 2 and native.queue_depth(8, 512, (32, 32)) == 8  # CIFAR
+    assert native.queue_depth(8, 256, size) == 5  # 154 MB batches: 6 ahead fit 1 GiB
+    s = native.ImageStream(
+        np.zeros((2, 8, 8, 3), np.uint8),
+        np.ones((2, 1), "float32"),
+        1024,
+        224,
+        (0.0,) * 3,
+        (1.0,) * 3,
+        augment.Augmentation(flip=True),
+        workers=8,
+    )
+    assert s.max_queue_size == 1 and s.workers == 8
+    from keras_structinit.recipes import imagenet_data
+
+    assert imagenet_data.BATCHES_IN_FLIGHT == imagenet_data.PREFETCH_BATCHES + 4 == 6
+
+
 def test_choose_pipeline():
     assert native.choose_pipeline("native") == "native"
     assert native.choose_pipeline("auto") == "native"

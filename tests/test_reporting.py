@@ -1,4 +1,4 @@
-"""keras_structinit.reporting: markdown tables, versions and machine facts."""
+"""keras_structinit.utils.reporting: markdown tables, versions and machine facts."""
 
 import importlib
 import subprocess
@@ -7,7 +7,7 @@ import sys
 import keras
 import pytest
 
-from keras_structinit.reporting import (
+from keras_structinit.utils.reporting import (
     MISSING,
     Column,
     describe_machine,
@@ -115,5 +115,5 @@ def test_describe_machine_names_the_gpu_first_and_reads_old_records():
 
 
 def test_importing_reporting_imports_no_keras():
-    code = "import sys, keras_structinit.reporting; assert 'keras' not in sys.modules"
+    code = "import sys, keras_structinit.utils.reporting; assert 'keras' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)

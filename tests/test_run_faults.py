@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from test_cli import write_tiny_cifar
 
-from keras_structinit import cli, datasets, io_utils
+from keras_structinit import cli, datasets
 from keras_structinit.recipes import backup
+from keras_structinit.utils import io_utils
 
 from conftest import InterruptAtEpoch, run_cli_in_child
 
@@ -254,7 +255,7 @@ def test_a_keras_bomb_is_refused_before_keras_reads_it(tmp_path):
     """Point 6: a 1 MB .keras file inflating to gigabytes cost 2.35 GB before Keras refused it."""
     import zipfile
 
-    from keras_structinit.sources import load_model
+    from keras_structinit.models.spec import load_model
 
     bomb = tmp_path / "bomb.keras"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -270,7 +271,7 @@ def test_a_keras_bomb_is_refused_before_keras_reads_it(tmp_path):
         archive.writestr("model.weights.h5", b"\0" * (40 << 20))
     with pytest.raises(ValueError, match=r"'model.weights.h5' inflates .* a zip bomb, not read"):
         load_model(str(bomb), name="MODEL")
-    from keras_structinit.freezing import load_frozen_model
+    from keras_structinit.engine.freezing import load_frozen_model
 
     with pytest.raises(ValueError, match=r"filepath.*'model.weights.h5' inflates .* a zip bomb, not read"):
         load_frozen_model(str(bomb))
@@ -287,7 +288,7 @@ def test_a_full_disk_is_one_line_recorded_and_resumable_with_two_backups_at_most
     """Point 3: no room for epoch 3's backup, then for model.keras: exit 1, one line, results.json
     says "failed" (and where), no half-written file; the backup holds two copies of the weights at
     most; --resume then finishes the run."""
-    from keras_structinit import freezing
+    from keras_structinit.engine import freezing
 
     data = write_tiny_cifar(tmp_path / "train.npz", 16, 0)
     out = tmp_path / "run"

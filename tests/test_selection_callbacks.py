@@ -47,16 +47,18 @@ def test_bad_options_are_refused_up_front():
 
 def test_teacher_is_checked_at_construction(tmp_path):
     # Both were accepted and failed only when fit started.
-    with pytest.raises(TypeError, match=r"`teacher` must be a keras.Model, .*Received: teacher=42 "):
+    with pytest.raises(
+        TypeError, match=r"`teacher` must be a keras.Model or a model argument .*Received: teacher=42 "
+    ):
         SelectWeightsFrom(42)
-    with pytest.raises(ValueError, match=r"`teacher` names a .keras file that does not exist.*missing.keras"):
+    with pytest.raises(FileNotFoundError, match=r"`teacher` 'missing.keras' does not exist"):
         SelectWeightsFrom("missing.keras")
-    with pytest.raises(ValueError, match="`teacher` names a path that does not exist"):
+    with pytest.raises(FileNotFoundError, match="`teacher` .* does not exist"):
         SelectWeightsFrom(str(tmp_path / "no_such_dir"))
-    with pytest.raises(ValueError, match="`teacher` names a weights file that does not exist"):
-        SelectWeightsFrom(f"ConvNeXtTiny:{tmp_path / 'missing.weights.h5'}")
+    with pytest.raises(FileNotFoundError, match="the weights file .* does not exist"):
+        SelectWeightsFrom(f"keras.applications:ConvNeXtTiny:{tmp_path / 'missing.weights.h5'}")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match="`teacher` is a directory without config.json"):
+    with pytest.raises(ValueError, match="`teacher` .* is a folder without config.json"):
         SelectWeightsFrom(tmp_path / "empty")
     with pytest.raises(ValueError, match="`teacher`"):
         SelectWeightsFrom("")
@@ -65,16 +67,20 @@ def test_teacher_is_checked_at_construction(tmp_path):
 def test_teacher_names_resolved_later_stay_accepted(tmp_path):
     # Nothing is loaded or downloaded here: presets, handles and keras.applications names pass as given.
     for spec in (
-        "vit_base_patch16_224_imagenet",
+        "keras_hub:vit_base_patch16_224_imagenet",
         "kaggle://keras/vit/keras/vit_base_patch16_224_imagenet",
         "keras_cv:resnet50_imagenet",
-        "ConvNeXtTiny",
+        "keras.applications:ConvNeXtTiny:imagenet",
         "keras.applications:ConvNeXtTiny",
+        "vit-tiny",
     ):
         assert SelectWeightsFrom(spec).teacher == spec
     weights = tmp_path / "convnext.weights.h5"
     weights.write_bytes(b"")
-    assert SelectWeightsFrom(f"ConvNeXtTiny:{weights}").teacher == f"ConvNeXtTiny:{weights}"
+    spec = f"keras.applications:ConvNeXtTiny:{weights}"
+    assert SelectWeightsFrom(spec).teacher == spec
+    with pytest.raises(ValueError, match="write keras.applications:ConvNeXtTiny"):  # the old bare form
+        SelectWeightsFrom("ConvNeXtTiny")
     preset = tmp_path / "preset"
     preset.mkdir()
     (preset / "config.json").write_text("{}")

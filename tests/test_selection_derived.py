@@ -49,6 +49,7 @@ def check_pair(teacher, student, normalize=normalized, **options):
     ``(fraction mapped, report, seconds)``."""
     from keras_structinit.selection import select_weights, selection_report
 
+    options.setdefault("copy_head", True)  # every variable, the classifier too (tests/test_selection_head.py)
     randomize(teacher)
     before = fingerprint(teacher)
     report = selection_report(student, teacher=teacher, **options)
@@ -282,7 +283,8 @@ def test_cli_plan_prints_and_writes_nothing(tmp_path, capsys):
     before = sorted(p.name for p in tmp_path.iterdir())
     assert cli.main(["select", "--teacher", teacher, "--student", student, "--plan"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("Selection plan (derived): 28 student variable(s) from the teacher, 0 keep")
+    assert out.startswith("Selection plan (derived): 26 student variable(s) from the teacher, 2 keep")
+    assert "dense_1/kernel: classifier: keeps the student's init" in out
     assert "Teacher blocks left out (2): stage0 block 2, stage0 block 3" in out
     assert ": whole, whole, uniform 0:64:2, uniform 0:256:2" in out  # a block's first 1x1 conv
     assert sorted(p.name for p in tmp_path.iterdir()) == before
@@ -318,7 +320,7 @@ def test_random_indices_are_shared_through_the_residual_stream():
     from keras_structinit.selection import selection_report
 
     teacher, student = user_builder(64, 4), user_builder(32, 2)
-    report = selection_report(student, teacher=teacher, element_selection="random", seed=5)
+    report = selection_report(student, teacher=teacher, element_selection="random", seed=5, copy_head=True)
     entries = {e["teacher"]: e["indices"] for e in report.entries}
     stream = entries["conv2d/kernel"][3]
     assert stream != reference_uniform(64, 32).tolist() and len(stream) == 32
@@ -437,7 +439,7 @@ def test_a_model_without_a_graph_maps_whatever_its_name_and_after_a_reload(tmp_p
     for target in (student, reloaded):
         fraction, _, _ = check_pair(teacher, target, normalize=own, skip=())
         assert fraction == 1.0
-        # the default skip (the head) reads the same paths whatever leads them
+        # the classifier (the head) keeps its init by default, whatever leads its paths
         assert sorted(map(own, selection_report(target, teacher=teacher).skipped)) == [
             "head/bias",
             "head/kernel",

@@ -102,6 +102,5 @@ def test_plan_prints_a_familys_plan_too():
         "block_1_attention/query/kernel (32, 2, 16) <- block_1_attention/query/kernel (64, 4, 16): "
         "uniform 0:64:2, uniform 0:64:2, (flattened with the previous axis)"
     ) in text
-    assert text.endswith(
-        "Keep their initialization (2):\n  head/kernel: skip=('head',)\n  head/bias: skip=('head',)"
-    )
+    kept = "classifier: keeps the student's init (copy_head=True, --copy-head on the command line, copies it)"
+    assert text.endswith(f"Keep their initialization (2):\n  head/kernel: {kept}\n  head/bias: {kept}")

@@ -123,9 +123,11 @@ def test_a_backbone_inside_a_users_model_with_its_own_head(head):
         assert report.family == "keras_hub_vit"
         assert report.skipped == [f"{head}/kernel", f"{head}/bias"]
         np.testing.assert_array_equal(to_numpy(student.get_layer(head).kernel), before)
-    if head != "head":  # not skipped: of no family, so still an error naming it
+    # the classifier keeps its init by default, whatever its name (tests/test_selection_head.py)
+    assert select_and_check(teacher, student).skipped == [f"{head}/kernel", f"{head}/bias"]
+    if head != "head":  # copied: of no family, so still an error naming it
         with pytest.raises(ValueError, match=f"cannot place 2 variable.*'{head}/kernel'"):
-            select_weights(student, teacher=teacher)
+            select_weights(student, teacher=teacher, copy_head=True)
 
 
 def _index(report, path, axis):

@@ -327,7 +327,7 @@ def test_layer_selection_maps_blocks_per_stage():
 def test_same_shape_selection_is_the_identity(family):
     build = PAIRS[family][0]
     teacher, student = randomize(build()), build()
-    select_weights(student, teacher=teacher, skip=())
+    select_weights(student, teacher=teacher, skip=(), copy_head=True)
     x = np.random.default_rng(0).standard_normal((2, *IMAGE)).astype("float32")
     np.testing.assert_array_equal(to_numpy(student(x, training=False)), to_numpy(teacher(x, training=False)))
 
@@ -360,7 +360,7 @@ def test_selecting_an_embedded_model_recovers_it(family):
     small, large = randomize(make(width[1]), seed=3), make(width[0])
     embed(small, large)
     recovered = make(width[1])
-    select_weights(recovered, teacher=large, skip=())
+    select_weights(recovered, teacher=large, skip=(), copy_head=True)
     for got, want in zip(recovered.weights, small.weights, strict=True):
         np.testing.assert_array_equal(to_numpy(got), to_numpy(want), err_msg=got.path)
 

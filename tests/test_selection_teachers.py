@@ -41,7 +41,7 @@ def test_keras_applications_name_with_a_weights_file(tmp_path):
     randomize(source)
     path = tmp_path / "mobilenet.weights.h5"
     source.save_weights(path)
-    teacher = load_teacher(f"MobileNet:{path}", **kwargs)
+    teacher = load_teacher(f"keras.applications:MobileNet:{path}", **kwargs)
     for a, b in zip(teacher.weights, source.weights, strict=True):
         np.testing.assert_array_equal(to_numpy(a), to_numpy(b))
     x = np.random.default_rng(0).standard_normal((1, 32, 32, 3)).astype("float32")
@@ -57,12 +57,14 @@ def test_keras_file_and_model_objects(tmp_path):
 
 
 def test_bad_specs_say_what_is_accepted(tmp_path):
-    with pytest.raises(TypeError, match="`teacher` must be a keras.Model, a .keras file, a KerasHub preset"):
+    with pytest.raises(
+        TypeError, match="`teacher` must be a keras.Model or one of NAME, keras.applications:NAME"
+    ):
         load_teacher(3)
     with pytest.raises(FileNotFoundError, match="missing.keras"):
         load_teacher(tmp_path / "missing.keras")
     with pytest.raises(FileNotFoundError, match="weights file"):
-        load_teacher(f"ConvNeXtTiny:{tmp_path / 'none.h5'}")
+        load_teacher(f"keras.applications:ConvNeXtTiny:{tmp_path / 'none.h5'}")
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="without config.json"):
         load_teacher(tmp_path / "empty")

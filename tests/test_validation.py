@@ -7,7 +7,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from keras_structinit import validation as v
+from keras_structinit.utils import validation as v
 
 from conftest import once_per_suite
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import keras_structinit as ks
-from keras_structinit.initializer_base import check_seed
-from keras_structinit.walker import find_kernels, iter_layers
+from keras_structinit.engine.initializer_base import check_seed
+from keras_structinit.engine.walker import find_kernels, iter_layers
 
 # Every public function that changes a model: apply_X(model, *, layers=None, seed=None, ...).
 MODEL_FUNCTIONS = [

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 import keras
 import numpy as np
 
-from keras_structinit import walker
 from keras_structinit.alignment.apply import _as_float32
+from keras_structinit.engine import walker
 
 __all__ = [
     "ACTIVATION_LAYERS",

@@ -4,7 +4,7 @@
     weight_covariance(layer) -> Sigma_w
     weight_norms(model) -> {path: norm};  rescale_to_initial_norms(model, norms) -> paths
 
-Conv layers are found by :func:`keras_structinit.walker.find_kernels`.
+Conv layers are found by :func:`keras_structinit.engine.walker.find_kernels`.
 """
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from keras_structinit import validation
 from keras_structinit.alignment.components import MODES
 from keras_structinit.alignment.initializers import DataAligned
 from keras_structinit.alignment.measures import filter_covariance
 from keras_structinit.alignment.patches import DEFAULT_BATCH_SIZE, patch_covariance
-from keras_structinit.contract import check_model, model_function
-from keras_structinit.initializer_base import seed_generator
-from keras_structinit.walker import find_kernels
+from keras_structinit.engine.contract import check_model, model_function
+from keras_structinit.engine.initializer_base import seed_generator
+from keras_structinit.engine.walker import find_kernels
+from keras_structinit.utils import validation
 
 __all__ = [
     "COMPONENTS",

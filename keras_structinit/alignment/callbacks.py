@@ -6,9 +6,9 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from keras_structinit import validation
 from keras_structinit.alignment.activations import BATCH_SIZE, layer_activations
 from keras_structinit.alignment.apply import weight_norms
+from keras_structinit.utils import validation
 
 __all__ = ["RecordInitialNorms", "RecordSpecialization"]
 

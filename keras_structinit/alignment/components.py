@@ -24,8 +24,8 @@ import numbers
 
 import numpy as np
 
-from keras_structinit import validation
 from keras_structinit.alignment.measures import check_orthonormal
+from keras_structinit.utils import validation
 
 __all__ = ["MODES", "check_components", "component_scales", "cycled_filters"]
 

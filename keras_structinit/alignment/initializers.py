@@ -8,9 +8,9 @@ import numbers
 import keras
 import numpy as np
 
-from keras_structinit import validation
 from keras_structinit.alignment.components import MODES, check_components, component_scales, cycled_filters
-from keras_structinit.initializer_base import SeededInitializer, resolve_dtype
+from keras_structinit.engine.initializer_base import SeededInitializer, resolve_dtype
+from keras_structinit.utils import validation
 
 __all__ = ["DataAligned"]
 

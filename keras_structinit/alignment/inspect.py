@@ -13,7 +13,6 @@ import os
 import keras
 import numpy as np
 
-from keras_structinit import walker
 from keras_structinit.alignment.activations import activation_targets, layer_activations
 from keras_structinit.alignment.apply import conv_targets, layer_inputs, weight_covariance
 from keras_structinit.alignment.measures import misalignment, random_basis, transfer_function
@@ -26,8 +25,9 @@ from keras_structinit.alignment.specialization import (
     fraction_histogram,
     neuron_fractions,
 )
-from keras_structinit.inspection import FIGURE_FILTERS, Section, images_and_labels, values
-from keras_structinit.reporting import format_table
+from keras_structinit.engine import walker
+from keras_structinit.methods.inspection import FIGURE_FILTERS, Section, images_and_labels, values
+from keras_structinit.utils.reporting import format_table
 
 __all__ = ["FirstLayerSection", "SpecializationSection", "first_layer", "specialization"]
 
@@ -68,7 +68,7 @@ class FirstLayerSection(Section):
         ``tau_i^2`` against the eigenvalue index and against ``sigma_i^2`` (Fig. 4, App. A.8)."""
         if not self.value or "eigenvectors" not in self.arrays:
             return []
-        from keras_structinit import viz
+        from keras_structinit.utils import viz
 
         filters, eigenvectors = self.arrays["filters"], self.arrays["eigenvectors"]
         written = [
@@ -92,7 +92,7 @@ class FirstLayerSection(Section):
 
 def _plot_transfer(value, path, overwrite):
     """tau_i^2 over the eigenvalue index (1 = largest) and over sigma_i^2 (log scale)."""
-    from keras_structinit import viz
+    from keras_structinit.utils import viz
 
     plt = viz.pyplot()
     sigma2, tau2 = np.asarray(value["spectrum"]), np.asarray(value["transfer"])
@@ -215,7 +215,7 @@ class SpecializationSection(Section):
         distributions for every conv and Dense layer, one row of each map per layer."""
         if not self.value:
             return []
-        from keras_structinit import viz
+        from keras_structinit.utils import viz
 
         f = self.value
         panels = []

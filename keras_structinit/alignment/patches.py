@@ -31,7 +31,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = ["extract_patches", "patch_covariance", "sorted_eigh"]
 

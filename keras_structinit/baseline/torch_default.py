@@ -14,10 +14,11 @@ import math
 
 import keras
 
-from keras_structinit import validation
-from keras_structinit.contract import model_function
-from keras_structinit.initializer_base import SeededInitializer, resolve_dtype, seed_generator
-from keras_structinit.walker import find_kernels, is_depthwise_layout, iter_layers, resolve_layers
+from keras_structinit.baseline.sampling import assign, uniform, variable_rngs
+from keras_structinit.engine.contract import model_function
+from keras_structinit.engine.initializer_base import SeededInitializer, check_seed, resolve_dtype
+from keras_structinit.engine.walker import find_kernels, is_depthwise_layout, iter_layers, resolve_layers
+from keras_structinit.utils import validation
 
 __all__ = [
     "TorchDefaultUniform",
@@ -97,17 +98,22 @@ def apply_torch_uniform(model, *, layers=None, seed=None, which="depthwise"):
     Args:
         model: a built ``keras.Model``.
         layers: optional list of layer names/objects to restrict to.
-        seed: ``None``, an int (reproducible) or a ``keras.random.SeedGenerator``.
-        which: ``"depthwise"`` or ``"all_spatial"`` (see :mod:`keras_structinit.walker`).
+        seed: ``None``, an int (reproducible: the same values on every backend) or a
+            ``keras.random.SeedGenerator``; each kernel is drawn in NumPy from its own generator,
+            seeded from ``seed`` and its place in the model
+            (:func:`~keras_structinit.baseline.sampling.variable_rngs`).
+        which: ``"depthwise"`` or ``"all_spatial"`` (see :mod:`keras_structinit.engine.walker`).
 
     Returns:
         The re-initialized kernel variables' paths, in model order.
     """
+    check_seed(seed)
     found = find_kernels(model, which=which, layers=layers)
-    generator = seed_generator(seed)
-    for layer, kernel in found:
-        init = TorchDefaultUniform(depthwise=is_depthwise_layout(layer), seed=generator)
-        kernel.assign(init(tuple(kernel.shape), dtype=kernel.dtype))
+    rngs = variable_rngs(seed, model, [kernel for _, kernel in found])
+    for (layer, kernel), rng in zip(found, rngs, strict=True):
+        shape = tuple(kernel.shape)
+        fan_in = TorchDefaultUniform(depthwise=is_depthwise_layout(layer)).compute_fan_in(shape)
+        assign(kernel, uniform(rng, shape, 1.0 / math.sqrt(fan_in)))
     return [kernel.path for _, kernel in found]
 
 
@@ -199,8 +205,10 @@ def apply_torch_default(model, *, layers=None, seed=None):
     Args:
         model: a built ``keras.Model`` (nested models are searched).
         layers: optional list of layer names/objects to restrict to; each must hold such variables.
-        seed: ``None``, an int (reproducible) or a ``keras.random.SeedGenerator``;
-            every variable gets its own samples.
+        seed: ``None``, an int (reproducible: the same values on every backend) or a
+            ``keras.random.SeedGenerator``; every variable gets its own samples, drawn in NumPy in
+            one call from a generator seeded from ``seed`` and its place in the model
+            (:func:`~keras_structinit.baseline.sampling.variable_rngs`).
 
     Returns:
         The re-initialized variables' paths (kernel, then bias), in model order.
@@ -208,9 +216,9 @@ def apply_torch_default(model, *, layers=None, seed=None):
     Raises:
         ValueError: the model (or a layer of ``layers``) has no conv or Dense layer.
     """
+    check_seed(seed)
     found = conv_and_dense_variables(model, layers, "PyTorch's default init draws")
-    generator = seed_generator(seed)
-    for variable, fan_in in found:
-        init = TorchDefaultUniform(fan_in=fan_in, seed=generator)
-        variable.assign(init(tuple(variable.shape), dtype=variable.dtype))
+    rngs = variable_rngs(seed, model, [variable for variable, _ in found])
+    for (variable, fan_in), rng in zip(found, rngs, strict=True):
+        assign(variable, uniform(rng, tuple(variable.shape), 1.0 / math.sqrt(fan_in)))
     return [variable.path for variable, _ in found]

@@ -17,17 +17,18 @@ import os
 import sys
 
 from keras_structinit import methods
-from keras_structinit.arguments import (
+from keras_structinit.cli import prechecks
+from keras_structinit.utils.arguments import (
     BACKENDS,
     DATA_SCALINGS,
-    MODEL_FORMS,
-    SLOWER_NATIVE,
+    MODEL_TEXT,
+    ZOO_NAMES,
     add_max_model_bytes_argument,
     add_overwrite_argument,
     positive_int,
     usage_error,
 )
-from keras_structinit.model_files import max_model_bytes_scope
+from keras_structinit.utils.model_files import max_model_bytes_scope
 
 __all__ = ["build_parser", "choose_backend", "main"]
 
@@ -85,6 +86,7 @@ def build_parser(full=False):
     parser.train_parser = train
     _add_init(sub)
     _add_inspect(sub)
+    _add_demo(sub)
     for command in methods.commands().values():
         added = sub.add_parser(command.name, help=command.help, description=command.description)
         command.arguments(added)
@@ -92,14 +94,21 @@ def build_parser(full=False):
     return parser
 
 
+def _add_demo(sub):
+    from keras_structinit.cli import demo_flags
+
+    demo = sub.add_parser("demo", help=demo_flags.HELP, description=demo_flags.DESCRIPTION)
+    demo_flags.add_arguments(demo)
+    _add_backend_argument(demo)
+
+
 def _add_model_arguments(parser):
     """MODEL and what sizes a built one (``init`` and ``inspect``)."""
     parser.add_argument(
         "model",
         metavar="MODEL",
-        help="a .keras file, keras.applications:NAME (with --input-shape, --classes), a "
-        "KerasHub preset name or directory, keras_cv:PRESET, or a zoo name "
-        f"({MODEL_FORMS})",
+        help=f"{MODEL_TEXT} (zoo and keras.applications models are sized by --input-shape and "
+        f"--classes); zoo names: {ZOO_NAMES}",
     )
     parser.add_argument(
         "--input-shape",
@@ -184,6 +193,7 @@ CORE_COMMANDS = {
     "train": "keras_structinit.cli.train",
     "init": "keras_structinit.cli.init",
     "inspect": "keras_structinit.cli.inspect",
+    "demo": "keras_structinit.cli.demo",
 }
 
 
@@ -260,30 +270,21 @@ def _ensure_backend(backend, argv):
         os.execve(sys.executable, [sys.executable, "-m", "keras_structinit.cli", *argv], env)
 
 
-def _reads_tf_data(args):
-    """Whether a ``train`` run imports TensorFlow for ``tf.data`` (``recipes.native.choose_pipeline``)."""
-    return (
-        args.pipeline == "tf"
-        or args.distribution == "multi_worker"
-        or str(args.data or "").startswith("tfds:")
-        or (args.recipe, os.environ.get("KERAS_BACKEND")) in SLOWER_NATIVE
-    )
-
-
 def _quiet_tensorflow_import():
-    """Imports TensorFlow with the C++ lines of its start-up silenced.
+    """Imports TensorFlow, when it is installed, with the C++ lines of its start-up silenced.
 
-    KerasHub needs ``tensorflow-text``, which installs TensorFlow's GPU build;
-    on a machine without CUDA that build logs its failed CUDA probes
-    ("Could not find cuda drivers", "failed call to cuInit") on every start.
-    They are written by C++ to file descriptor 2 at import and at the first
-    device query, so both happen here with that descriptor pointed at
-    ``/dev/null``; Python errors are raised after it is restored.
-    Every line TensorFlow prints while it starts is silenced this way (absl's "All log messages
-    before absl::InitializeLog()", oneDNN's, ``cpu_feature_guard``'s "AVX2 FMA" pair, the CUDA
-    probes); ``TF_CPP_MIN_LOG_LEVEL`` (default 2 here: errors only) still governs later messages,
-    such as oneDNN's ``DT_INT64`` line at the first training step. Set
-    ``STRUCTINIT_TF_STARTUP_LOG=1`` to see the start-up lines.
+    KerasHub needs ``tensorflow-text``, which installs TensorFlow's GPU build; on a machine without
+    CUDA that build logs its failed CUDA probes ("Could not find cuda drivers", "failed call to
+    cuInit") on every start. They are written by C++ to file descriptor 2 at import and at the first
+    device query, so both happen with that descriptor pointed at ``/dev/null``
+    (:class:`_stderr_silenced`); Python errors are raised after it is restored. Every line TensorFlow
+    prints while it starts is silenced this way (absl's "All log messages before
+    absl::InitializeLog()", oneDNN's, ``cpu_feature_guard``'s "AVX2 FMA" pair, the CUDA probes);
+    ``TF_CPP_MIN_LOG_LEVEL`` (default 2 here: errors only) still governs later messages, such as
+    oneDNN's ``DT_INT64`` line at the first training step. TensorFlow is imported whatever the
+    backend: on JAX and torch, Keras (``keras.utils.set_random_seed``, ``Model.save``) and KerasHub
+    (through ``tensorflow-text``) import it whenever it is installed, and its start-up could not be
+    silenced then without an import hook. Set ``STRUCTINIT_TF_STARTUP_LOG=1`` to see the lines.
     """
     if (
         "tensorflow" in sys.modules
@@ -292,17 +293,25 @@ def _quiet_tensorflow_import():
     ):
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    sys.stderr.flush()
-    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)
-    try:
+    with _stderr_silenced():
         import tensorflow as tf
 
         tf.config.list_physical_devices()
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
+
+
+class _stderr_silenced:
+    """File descriptor 2 pointed at ``/dev/null`` inside the ``with`` block (C++ writes there)."""
+
+    def __enter__(self):
+        sys.stderr.flush()
+        self.saved, self.devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+        os.dup2(self.devnull, 2)
+
+    def __exit__(self, *exc):
+        os.dup2(self.saved, 2)
+        os.close(self.saved)
+        os.close(self.devnull)
+        return False
 
 
 def _dispatch(args, parser):
@@ -328,12 +337,11 @@ def main(argv=None):
         parser.train_parser.print_help()
         return 0
     try:
+        prechecks.check(args)  # no Keras yet: a wrong path or init spec is told at once
         _ensure_backend(args.backend, argv)
     except ValueError as err:
         return usage_error(args.command, err)
-    backend = os.environ.get("KERAS_BACKEND") or _configured_backend()  # Keras' own default included
-    if backend == "tensorflow" or (args.command == "train" and _reads_tf_data(args)):
-        _quiet_tensorflow_import()
+    _quiet_tensorflow_import()  # whatever the backend: Keras and KerasHub import it when installed
     try:
         with max_model_bytes_scope(getattr(args, "max_model_bytes", None)):  # every model file read
             return _dispatch(args, parser)

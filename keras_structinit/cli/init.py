@@ -1,8 +1,9 @@
 """``structinit init``: any init spec applied to your own model, written as a new ``.keras`` file.
 
-``MODEL`` is a ``.keras`` file, ``keras.applications:NAME`` (built without weights, with
-``--input-shape`` and ``--classes``), a KerasHub preset name or directory, ``keras_cv:PRESET``,
-or a zoo name (``convmixer-256/8``). The spec is any ``--init`` form, joined by ``+``
+``MODEL`` is any form of a model argument (:class:`keras_structinit.models.spec.ModelSpec`: a zoo
+name, ``keras.applications:NAME[:WEIGHTS]``, a ``.keras`` file, a KerasHub preset folder,
+``keras_hub:PRESET``, ``keras_cv:PRESET``); zoo and keras.applications models are built with
+``--input-shape`` and ``--classes``. The spec is any ``--init`` form, joined by ``+``
 (:func:`keras_structinit.initialize`). The command prints, and writes to ``--report``, what
 changed: per layer kind the layers and variables, and per variable its initializer and its
 mean and std before and after. Nothing is written before every input has been checked and the
@@ -16,8 +17,15 @@ from dataclasses import dataclass, field
 import keras
 import numpy as np
 
-from keras_structinit import methods, validation
-from keras_structinit.arguments import (
+from keras_structinit import methods
+from keras_structinit.engine.freezing import freeze_spatial
+from keras_structinit.engine.walker import iter_layers, own_variables
+from keras_structinit.methods import apply_parts, load_parts, parse_init_spec
+from keras_structinit.methods.inspection import record_initializers
+from keras_structinit.models.spec import model_from
+from keras_structinit.recipes.training_data import scaled_images
+from keras_structinit.utils import validation
+from keras_structinit.utils.arguments import (
     DATA_SCALINGS,
     INPUT_ERRORS,
     OVERWRITE_HINT,
@@ -26,14 +34,14 @@ from keras_structinit.arguments import (
     spelled,
     usage_error,
 )
-from keras_structinit.freezing import freeze_spatial
-from keras_structinit.inspection import record_initializers
-from keras_structinit.io_utils import atomic_path, check_output, check_unlocked, locked_outputs, write_text
-from keras_structinit.methods import apply_parts, load_parts, parse_init_spec
-from keras_structinit.models.spec import model_from
-from keras_structinit.recipes.training_data import scaled_images
-from keras_structinit.reporting import format_table
-from keras_structinit.walker import iter_layers, own_variables
+from keras_structinit.utils.io_utils import (
+    atomic_path,
+    check_output,
+    check_unlocked,
+    locked_outputs,
+    write_text,
+)
+from keras_structinit.utils.reporting import format_table
 
 __all__ = ["InitReport", "init_model", "run"]
 
@@ -51,11 +59,13 @@ class InitReport:
     found: list = field(default_factory=list)  # markdown lines: what the forms' own selectors found
 
     def kinds(self):
-        """``[{"kind", "layers", "variables"}]``: per layer class, how many layers and variables changed."""
+        """``[{"kind", "layers", "variables"}]``: per layer class, how many layers and variables changed
+        (layers told apart by their variables' paths: the ``query`` sub-layers of two
+        ``MultiHeadAttention`` layers share a name, not a path)."""
         kinds = {}
         for row in self.rows:
             entry = kinds.setdefault(row["kind"], {"kind": row["kind"], "layers": set(), "variables": 0})
-            entry["layers"].add(row["layer"])
+            entry["layers"].add(_layer_key(row))
             entry["variables"] += 1
         return [{**k, "layers": len(k["layers"])} for k in kinds.values()]
 
@@ -64,7 +74,7 @@ class InitReport:
             f"# structinit init: {self.model} -> {self.out}",
             "",
             f"Init `{self.spec}` (seed {self.seed}): {len(self.rows)} variables of "
-            f"{len({r['layer'] for r in self.rows})} layers written"
+            f"{len({_layer_key(r) for r in self.rows})} layers written"
             + (f"; {len(self.frozen)} kernels frozen." if self.frozen else "."),
             "",
             format_table(
@@ -87,6 +97,12 @@ class InitReport:
         if self.found:
             lines += ["", *self.found]
         return "\n".join(lines) + "\n"
+
+
+def _layer_key(row):
+    """What tells a row's layer apart from another of the same name: its variable's path less the
+    variable's own name."""
+    return row["path"].rsplit("/", 1)[0] if "/" in row["path"] else row["layer"]
 
 
 def _stats(variable):

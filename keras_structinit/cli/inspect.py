@@ -2,7 +2,7 @@
 init`` MODEL), writing ``report.md``, ``report.json`` and the report's PNGs (with matplotlib) to
 ``--out`` and printing the summary.
 
-A ``.keras`` file's records are read as :func:`~keras_structinit.freezing.load_frozen_model` and
+A ``.keras`` file's records are read as :func:`~keras_structinit.engine.freezing.load_frozen_model` and
 ``structinit init`` write them: the kernels frozen when it was saved are reported frozen, and the
 variables an init wrote name it."""
 
@@ -11,8 +11,10 @@ from __future__ import annotations
 import importlib.util
 import os
 
-from keras_structinit import methods, validation
-from keras_structinit.arguments import (
+from keras_structinit import methods
+from keras_structinit.methods.inspection import initializers_in_file, inspect
+from keras_structinit.utils import validation
+from keras_structinit.utils.arguments import (
     DATA_SCALINGS,
     INPUT_ERRORS,
     OVERWRITE_HINT,
@@ -21,8 +23,7 @@ from keras_structinit.arguments import (
     spelled,
     usage_error,
 )
-from keras_structinit.inspection import initializers_in_file, inspect
-from keras_structinit.io_utils import OutputLock, check_output, check_unlocked, write_text
+from keras_structinit.utils.io_utils import OutputLock, check_output, check_unlocked, write_text
 
 __all__ = ["NO_FIGURES", "inspect_model", "run"]
 
@@ -32,11 +33,11 @@ NO_FIGURES = "Skipped the figures: they need matplotlib (pip install 'keras-stru
 
 def _file_records(net, model):
     """Marks the variables the ``.keras`` file ``model`` records as frozen non-trainable, as
-    :func:`~keras_structinit.freezing.load_frozen_model` does; returns the file's ``{path: init}``
+    :func:`~keras_structinit.engine.freezing.load_frozen_model` does; returns the file's ``{path: init}``
     (``{}`` for another MODEL form)."""
     if not (str(model).endswith(".keras") and os.path.isfile(model)):
         return {}
-    from keras_structinit.freezing import _recorded_variables  # load_frozen_model's own reading
+    from keras_structinit.engine.freezing import _recorded_variables  # load_frozen_model's own reading
 
     for variable in _recorded_variables(net, model):
         variable.trainable = False
@@ -51,7 +52,7 @@ def inspect_model(
     model, out, *, data=None, data_scaling="channel", seed=0, overwrite=False, input_shape=None, classes=None
 ):
     """Inspects ``model`` (see ``structinit init`` for its forms) and writes ``out``/report.md,
-    report.json and the figures; returns the :class:`~keras_structinit.inspection.InspectionReport`
+    report.json and the figures; returns the :class:`~keras_structinit.methods.inspection.InspectionReport`
     and the paths written (no figures without matplotlib)."""
     validation.text(model, "MODEL")
     validation.one_of(data_scaling, "--data-scaling", DATA_SCALINGS)

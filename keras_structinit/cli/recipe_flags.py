@@ -3,7 +3,7 @@ field it sets (no Keras import: argument errors come before any backend starts).
 
 from __future__ import annotations
 
-from keras_structinit.arguments import (
+from keras_structinit.utils.arguments import (
     COMPILE_MODES,
     DISTRIBUTIONS,
     NORMALIZATIONS,

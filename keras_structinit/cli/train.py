@@ -21,15 +21,15 @@ NOT_SETTINGS = (
     "paper",
     "recipe",
     "help_all",
-    "max_model_bytes",  # the bound on model files read (keras_structinit.model_files), set by cli.main
+    "max_model_bytes",  # the bound on model files read (keras_structinit.utils.model_files), set by cli.main
 )
 
 
 def run(args, parser):
     """Runs ``structinit train``; the exit status (2: a bad argument, one line, nothing written)."""
-    from keras_structinit.arguments import INPUT_ERRORS, spelled, usage_error
     from keras_structinit.recipes.backup import BackupRefused
     from keras_structinit.recipes.run_files import RunFiles, RunRefused
+    from keras_structinit.utils.arguments import INPUT_ERRORS, spelled, usage_error
 
     flags = _flags(parser)
 
@@ -62,8 +62,8 @@ def run(args, parser):
 def _end_if_a_peer_is_lost(err):
     """A multi-process JAX run whose peer died (its collective failed): one line, exit 1, with
     ``results.json`` saying ``failed`` (``recipes.devices.peer_lost``, ``end_process``)."""
-    from keras_structinit import validation
     from keras_structinit.recipes import devices
+    from keras_structinit.utils import validation
 
     if devices.peer_lost(err):
         first = validation.clipped(str(err).strip().splitlines()[0], 200)
@@ -79,8 +79,8 @@ def _disk_failed(err, out, flags):
     2 for an ``--out`` that cannot be written at all, 1 for a disk that failed (full, an I/O error)."""
     import json
 
-    from keras_structinit.arguments import usage_error
     from keras_structinit.recipes.run_files import READ_ONLY
+    from keras_structinit.utils.arguments import usage_error
 
     try:
         with open(os.path.join(out, "results.json"), encoding="utf-8") as f:

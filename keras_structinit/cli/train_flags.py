@@ -7,19 +7,20 @@ from __future__ import annotations
 import argparse
 
 from keras_structinit import methods
-from keras_structinit.arguments import (
+from keras_structinit.cli.recipe_flags import add_recipe_arguments
+from keras_structinit.utils.arguments import (
     CIFAR_ONLY,
     IMAGENET_ONLY,
-    MODEL_FORMS,
+    MODEL_TEXT,
     PIPELINES,
     RECIPES,
+    ZOO_NAMES,
     add_max_model_bytes_argument,
     add_overwrite_argument,
     non_negative_int,
     positive_float,
     positive_int,
 )
-from keras_structinit.cli.recipe_flags import add_recipe_arguments
 
 __all__ = ["add_arguments"]
 
@@ -52,11 +53,10 @@ def add_arguments(parser, full):
 
 def _model_flags(group, more, full):
     own = " (default: the model's)"
-    zoo = MODEL_FORMS if full else "convmixer-256/8, ... see --help-all"
+    zoo = ZOO_NAMES if full else "convmixer-256/8, ... see --help-all"
     group.add_argument(
         "--model",
-        help=f"(required unless --paper) a zoo name ({zoo}), a .keras file, "
-        "keras.applications:NAME or a KerasHub preset folder",
+        help=f"(required unless --paper) {MODEL_TEXT}; zoo names: {zoo}",
     )
     group.add_argument(
         "--paper",
@@ -90,9 +90,7 @@ def _init_flags(group, more, full):
     )
     group.add_argument(
         "--distill-from",
-        help=more(
-            "a teacher to distill from (a .keras file, keras.applications:NAME or a preset; default: none)"
-        ),
+        help=more(f"a teacher to distill from ({MODEL_TEXT}; default: none)"),
     )
     group.add_argument(
         "--distill-mode",

@@ -2,6 +2,6 @@
 any model (``initialize``, ``freeze_spatial``, ``reinitialize``, ...), which live in the core's modules
 and are exported into ``keras_structinit``.
 
-It sits in a folder as each method's record does, so :func:`keras_structinit.methods.records` finds it
+It sits in a folder as each method's record does, so :func:`keras_structinit.methods.method_records` finds it
 the same way (first, by its ``order``); it is no method, and it holds no code of its own.
 """

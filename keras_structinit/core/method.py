@@ -16,12 +16,12 @@ METHOD = Method(
     docs="docs/initialize.md",
     forms=(InitForm("default", "the model builder's own initialization", _default, "weights", alone=True),),
     exports={
-        "freeze_spatial": "keras_structinit.freezing",
-        "reinitialize": "keras_structinit.reinit",
-        "load_frozen_model": "keras_structinit.freezing",
+        "freeze_spatial": "keras_structinit.engine.freezing",
+        "reinitialize": "keras_structinit.engine.reinit",
+        "load_frozen_model": "keras_structinit.engine.freezing",
         "initialize": "keras_structinit.methods",
         "parse_init_spec": "keras_structinit.methods",
-        "fgsm_accuracy": "keras_structinit.evaluation",
+        "fgsm_accuracy": "keras_structinit.engine.evaluation",
     },
     public={
         "": (
@@ -38,9 +38,9 @@ METHOD = Method(
         ".",
         "keras_structinit",
         "keras_structinit.methods",
-        "keras_structinit.validation",
+        "keras_structinit.utils.validation",
         "keras_structinit.datasets",
-        "keras_structinit.arguments",
+        "keras_structinit.utils.arguments",
     ),
     order=-1,  # before every method: ``default`` comes first in --help
 )

@@ -1,6 +1,6 @@
 """Model-level functions of the covariance method.
 
-Both walk the model with :func:`keras_structinit.walker.find_kernels` and give
+Both walk the model with :func:`keras_structinit.engine.walker.find_kernels` and give
 the i-th of the ``D`` kernels found the depth fraction ``d = i / (D - 1)``::
 
     apply_conv_covariance(model, *, layers=None, seed=None, preset=..., ...) -> paths
@@ -9,8 +9,6 @@ the i-th of the ``D`` kernels found the depth fraction ``d = i / (D - 1)``::
 
 from __future__ import annotations
 
-from keras_structinit import validation
-from keras_structinit.contract import model_function
 from keras_structinit.covariance.bank import RESIZE_METHODS
 from keras_structinit.covariance.initializers import (
     ConvCovariance,
@@ -20,8 +18,10 @@ from keras_structinit.covariance.initializers import (
 )
 from keras_structinit.covariance.psd import PSD_MODES
 from keras_structinit.covariance.schedule import depth_fractions, resolve_schedule
-from keras_structinit.initializer_base import seed_generator
-from keras_structinit.walker import find_kernels
+from keras_structinit.engine.contract import model_function
+from keras_structinit.engine.initializer_base import seed_generator
+from keras_structinit.engine.walker import find_kernels
+from keras_structinit.utils import validation
 
 __all__ = ["apply_conv_covariance", "apply_covariance_transfer"]
 

@@ -32,11 +32,11 @@ import math
 
 import numpy as np
 
-from keras_structinit import validation
 from keras_structinit.covariance import bank_io
 from keras_structinit.covariance.bank_io import FORMAT_VERSION as FORMAT_VERSION  # where it was
 from keras_structinit.covariance.closed_form import block_to_vector, two_d, vector_to_block
 from keras_structinit.covariance.schedule import depth_fractions
+from keras_structinit.utils import validation
 
 __all__ = ["FilterCovariance"]
 
@@ -238,7 +238,7 @@ class FilterCovariance:
         """Measures the filter statistics of a built model's depthwise convs.
 
         The spatial depthwise/grouped convolutions are found with the
-        package's model walker (:func:`keras_structinit.walker.find_kernels`,
+        package's model walker (:func:`keras_structinit.engine.walker.find_kernels`,
         model order). For layer ``i`` with kernel ``(kh, kw, a, b)`` the ``H = a * b``
         filters ``kernel[..., a_, b_]`` are flattened row-major; the mean is
         Eq. 4 and the covariance is Eq. 3 with the unbiased ``1 / (H - 1)``

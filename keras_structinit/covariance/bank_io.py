@@ -26,9 +26,9 @@ import zipfile
 
 import numpy as np
 
-from keras_structinit import validation
-from keras_structinit.file_checks import npz_headers
-from keras_structinit.io_utils import atomic_path, check_output
+from keras_structinit.utils import validation
+from keras_structinit.utils.file_checks import npz_headers
+from keras_structinit.utils.io_utils import atomic_path, check_output
 
 __all__ = ["ARRAY_KEYS", "FORMAT_VERSION", "from_config", "load", "save", "to_config"]
 

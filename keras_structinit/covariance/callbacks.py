@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.covariance.bank import FilterCovariance
-from keras_structinit.io_utils import check_output
+from keras_structinit.utils import validation
+from keras_structinit.utils.io_utils import check_output
 
 __all__ = ["RecordFilterCovariance"]
 

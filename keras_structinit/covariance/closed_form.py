@@ -45,7 +45,7 @@ import math
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = ["block_to_vector", "conv_covariance", "conv_covariance_blocks", "two_d", "vector_to_block"]
 

@@ -13,10 +13,10 @@ import math
 import keras
 import numpy as np
 
-from keras_structinit import validation
-from keras_structinit.contract import check_model, model_function
 from keras_structinit.covariance.schedule import depth_fractions
-from keras_structinit.walker import find_kernels
+from keras_structinit.engine.contract import check_model, model_function
+from keras_structinit.engine.walker import find_kernels
+from keras_structinit.utils import validation
 
 __all__ = ["apply_filter_transfer"]
 
@@ -44,7 +44,7 @@ def apply_filter_transfer(model, *, source, layers=None, seed=None):
     """Copies a trained ``source`` model's depthwise filters into ``model``.
 
     Both models must be built. Their spatial depthwise convolutions are found
-    with :func:`keras_structinit.walker.find_kernels` (model order). Target
+    with :func:`keras_structinit.engine.walker.find_kernels` (model order). Target
     layer ``j`` of ``D_t`` (depth fraction
     ``depth_fractions(D_t)[j]``) copies from the source layer with the nearest
     depth fraction, ties going to the shallower layer.

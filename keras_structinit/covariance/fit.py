@@ -19,9 +19,9 @@ import math
 
 import numpy as np
 
-from keras_structinit import validation
 from keras_structinit.covariance.closed_form import conv_covariance
 from keras_structinit.covariance.psd import PSD_MODES, psd_project
+from keras_structinit.utils import validation
 
 __all__ = ["SIGMA_GRID", "filter_statistics", "fit_sigma"]
 

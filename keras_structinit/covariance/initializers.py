@@ -24,12 +24,12 @@ import os
 import keras
 import numpy as np
 
-from keras_structinit import validation
 from keras_structinit.covariance.bank import FilterCovariance
 from keras_structinit.covariance.closed_form import conv_covariance
 from keras_structinit.covariance.psd import PSD_MODES, psd_factor
 from keras_structinit.covariance.schedule import resolve_schedule, variance_schedule
-from keras_structinit.initializer_base import SeededInitializer, check_kernel_shape, resolve_dtype
+from keras_structinit.engine.initializer_base import SeededInitializer, check_kernel_shape, resolve_dtype
+from keras_structinit.utils import validation
 
 __all__ = ["ConvCovariance", "CovarianceTransfer", "sample_filters"]
 

@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from keras_structinit import walker
 from keras_structinit.covariance.fit import filter_statistics, fit_sigma
 from keras_structinit.covariance.schedule import depth_fractions
-from keras_structinit.inspection import Section, values
-from keras_structinit.reporting import format_table
+from keras_structinit.engine import walker
+from keras_structinit.methods.inspection import Section, values
+from keras_structinit.utils.reporting import format_table
 
 __all__ = ["FIGURE_COVARIANCES", "STRUCTURED_ERROR", "SpatialSection", "spatial"]
 
@@ -125,8 +125,8 @@ class SpatialSection(Section):
         """``spatial_depth.png``: fitted ``sigma`` and the parts' columns over depth, per conv kind
         (Fig. 6's view); ``covariance_blocks.png``: the filter covariance of up to six convs evenly
         spread over depth, in ``k x k`` blocks (Fig. 5's form), the most common kind and size."""
-        from keras_structinit import viz
         from keras_structinit.covariance.plots import plot_covariances
+        from keras_structinit.utils import viz
 
         fitted = [r for r in self.value if r["covariance_fit"]]
         if not fitted:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
-from keras_structinit.contract import check_model
 from keras_structinit.covariance.fit import filter_statistics
-from keras_structinit.walker import find_kernels, iter_layers
+from keras_structinit.engine.contract import check_model
+from keras_structinit.engine.walker import find_kernels, iter_layers
+from keras_structinit.utils import validation
 
 __all__ = ["measure_model", "patch_embedding_size"]
 

@@ -1,10 +1,9 @@
-"""The covariance method's record: its init forms, exports and the ``structinit demo`` command."""
+"""The covariance method's record: its init forms, exports, paper setup and inspect section (``structinit
+demo``, the product's demo of this method, is a command of :mod:`keras_structinit.cli`)."""
 
-from keras_structinit.arguments import add_overwrite_argument, non_negative_int, positive_int
 from keras_structinit.methods import (
     CONVMIXER_PIPELINE_NOTES,
     HELD_OUT_NOTE,
-    Command,
     InitForm,
     Inspector,
     Method,
@@ -31,30 +30,6 @@ def _cov_transfer(model, value, *, data, seed):
     from keras_structinit.covariance.apply import apply_covariance_transfer
 
     return apply_covariance_transfer(model, bank=value, seed=seed)
-
-
-def _demo_arguments(parser):
-    parser.add_argument("--data", default=None, help="CIFAR-10 ImageFolder dir, .zip of one, or .npz (x, y)")
-    parser.add_argument("--epochs", type=positive_int, default=None, help="epochs per run (default 3)")
-    parser.add_argument("--out", default="structinit_demo", help="output directory (default structinit_demo)")
-    parser.add_argument("--seed", type=non_negative_int, default=None, help="random seed (default 0)")
-    parser.add_argument(
-        "--seeds",
-        type=positive_int,
-        default=None,
-        help="seeds per init (seed, seed+1, ...; default 3): with 2 or more the demo says "
-        "whether the gap exceeds seed noise",
-    )
-    parser.add_argument(
-        "--train-size", type=positive_int, default=None, help="training images (default 8000)"
-    )
-    add_overwrite_argument(parser, "the results of an earlier run in --out")
-    parser.add_argument(
-        "--resume",
-        action="store_true",
-        help="go on with a demo that Ctrl-C or SIGTERM stopped in --out: trains only the runs it did "
-        "not finish (same settings), with the uninterrupted demo's results",
-    )
 
 
 #: Trockman, Willmott & Kolter (ICLR 2023), CIFAR-10: the frozen-filter ConvMixer of the grid search.
@@ -136,17 +111,6 @@ METHOD = Method(
     },
     model_functions=("apply_conv_covariance", "apply_covariance_transfer", "apply_filter_transfer"),
     serializable=(".initializers",),
-    commands=(
-        Command(
-            "demo",
-            "frozen-filter ConvMixer: default init vs ConvCovariance",
-            "Trains a small frozen-filter ConvMixer with PyTorch's default uniform init and with "
-            "ConvCovariance, prints a table and writes plots. Uses CIFAR-10 from --data or the Keras "
-            "cache, else an embedded procedural image set (no download).",
-            _demo_arguments,
-            ".cli",
-        ),
-    ),
     setups=(CONVCOV,),
     inspectors=(
         Inspector(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from keras_structinit import viz
 from keras_structinit.covariance.closed_form import vector_to_block
+from keras_structinit.utils import viz
 
 __all__ = ["plot_covariances"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = ["PSD_MODES", "psd_factor", "psd_project"]
 

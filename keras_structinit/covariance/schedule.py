@@ -10,7 +10,7 @@ Pure NumPy; the presets are the paper's fitted coefficients.
 
 from __future__ import annotations
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = ["PRESETS", "depth_fractions", "resolve_schedule", "variance_schedule"]
 

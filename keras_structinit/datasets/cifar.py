@@ -24,15 +24,15 @@ import tempfile
 
 import numpy as np
 
-from keras_structinit import validation
-from keras_structinit.datasets.folders import _checked, load_labeled_images
+from keras_structinit.datasets.folders import _checked, check_image_side, load_labeled_images
 from keras_structinit.datasets.procedural import (
     PROCEDURAL_DESCRIPTION,
     PROCEDURAL_MAX_TRAIN_SIZE,
     procedural_images,
 )
 from keras_structinit.datasets.splits import _check_train_size, _random_subset, _split, stratified_split
-from keras_structinit.io_utils import file_sha256
+from keras_structinit.utils import validation
+from keras_structinit.utils.io_utils import file_sha256
 
 CIFAR_DATASETS = ("cifar10", "cifar100")
 
@@ -209,7 +209,8 @@ def load_cifar(
             ``cifar100`` training split; downloads when not cached), a tuple
             ``(x, y)`` of uint8 images and integer labels, or a path (an image
             folder or its ``.zip``, or an ``.npz`` with ``x``, ``y``; see
-            :func:`load_labeled_images`). Images of any one size are accepted.
+            :func:`load_labeled_images`). Images of any one size of at least
+            :data:`~keras_structinit.datasets.folders.MIN_IMAGE_SIDE` (4) pixels a side are accepted.
         dataset: ``"cifar10"`` or ``"cifar100"``: which Keras dataset ``None``
             stands for.
         validation_split: fraction in ``[0, 1)`` of each class held out
@@ -237,7 +238,9 @@ def load_cifar(
     validation_split = validation.rate(validation_split, "validation_split")
     train_size = validation.optional(validation.positive_int, train_size, "train_size")
     train_offset = validation.int_value(train_offset, "train_offset", minimum=0)
-    (x, y), held_out = _split(*_cifar_arrays(data, dataset, name), validation_split, seed)
+    x, y = _cifar_arrays(data, dataset, name)
+    check_image_side(x, name, data if isinstance(data, (str, os.PathLike)) else None)
+    (x, y), held_out = _split(x, y, validation_split, seed)
     _check_train_size(train_size, len(x), validation_split, train_offset)
     if train_offset or (train_size is not None and train_size < len(x)):
         order = _random_subset(len(x), len(x), seed)

@@ -7,7 +7,7 @@ and arrays.
   are refused before they are decoded;
 * a folder's images are read as regular files only, each of at most ``MAX_IMAGE_FILE_BYTES``: a
   FIFO, a device or a link that leads out of the folder is refused, unopened
-  (:mod:`keras_structinit.file_checks`); an ``.npz``'s headers are checked against its size first;
+  (:mod:`keras_structinit.utils.file_checks`); an ``.npz``'s headers are checked against its size first;
 * :func:`load_labeled_images` reads ``(x, y)`` from an ``.npz`` or an image folder, or checks a
   tuple of arrays (labels below :data:`MAX_CLASSES`);
 * :func:`arrays_digest` and :func:`source_digest` identify the data a run used.
@@ -24,15 +24,16 @@ import zipfile
 
 import numpy as np
 
-from keras_structinit import validation
-from keras_structinit.file_checks import (
+from keras_structinit.utils import validation
+from keras_structinit.utils.file_checks import (
     MAX_IMAGE_FILE_BYTES,
     check_image_file,
+    check_zip_sizes,
     inside,
     npz_headers,
     read_image_file,
 )
-from keras_structinit.io_utils import check_zip_sizes, file_sha256
+from keras_structinit.utils.io_utils import file_sha256
 
 IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png", ".ppm", ".tif", ".tiff", ".webp")
 #: The most pixels (width x height) of an image read whole into an array (:func:`read_image_folder`,
@@ -40,6 +41,12 @@ IMAGE_EXTENSIONS = (".bmp", ".gif", ".jpeg", ".jpg", ".png", ".ppm", ".tif", ".t
 #: filled the memory. Larger images are refused before they are decoded; the ImageNet recipe, which
 #: resizes each image as it reads it, takes them.
 MAX_IMAGE_PIXELS = 1024 * 1024
+#: The smallest images (height and width, pixels) the recipes train on: below 4 x 4 the zoo's models
+#: fail to build or train (Keras' "Computed output size would be zero or negative" from a patch or
+#: stride larger than the image; simple-cnn's two poolings need 4 x 4) and RandAugment's 3 x 3
+#: smoothing (Sharpness) returns a 1 x 1 image as 2 x 2. A model may need more (its patch size and
+#: strides): the zoo's builders check their own minimum as the model is built.
+MIN_IMAGE_SIDE = 4
 #: Labels are class indices below this: a label of 10**6 would ask for a model, and one-hot tables,
 #: of a million classes (``np.eye(classes)`` alone holds ``classes ** 2`` floats: 400 MB at this cap).
 MAX_CLASSES = 10_000
@@ -224,7 +231,8 @@ def list_image_folder(source, name="source"):
     path = validation.path(source, name)
     if not os.path.isdir(path):
         raise ValueError(
-            f"`{name}` must be a directory of <class>/<image> files. Received: {name}={source!r}"
+            f"{validation.quoted(name)} must be a directory of <class>/<image> files. "
+            f"Received: {name}={source!r}"
         )
     class_names, files = _list_directory(path, source, name)
     paths = [os.path.join(path, *rel.split("/")) for rel, _ in files]
@@ -278,12 +286,12 @@ def read_image_folder(source, name="source"):
             contents = {rel: archive.read(rel) for rel, _ in files}
         x = _decode_all(files, contents.__getitem__, source, name)
     elif not os.path.exists(path):
-        raise FileNotFoundError(f"`{name}` does not exist: {name}={source!r}")
+        raise FileNotFoundError(f"{validation.quoted(name)} does not exist: {name}={source!r}")
     elif path.lower().endswith(".zip"):
-        raise ValueError(f"`{name}` is not a valid zip file: {name}={source!r}")
+        raise ValueError(f"{validation.quoted(name)} is not a valid zip file: {name}={source!r}")
     else:
         raise ValueError(
-            f"`{name}` must be a directory or a .zip file of <class>/<image> "
+            f"{validation.quoted(name)} must be a directory or a .zip file of <class>/<image> "
             f"files. Received: {name}={source!r}"
         )
     y = np.fromiter((label for _, label in files), dtype=np.int64, count=len(files))
@@ -295,27 +303,65 @@ def read_image_folder(source, name="source"):
 # --------------------------------------------------------------------------
 
 
+#: What an ``.npz`` of labelled images holds, and how to write one (said when a file is not one).
+NPZ_FORM = "an .npz archive of uint8 images x (N, H, W, 3) and integer labels y: np.savez(path, x=x, y=y)"
+
+
+def _check_npz_archive(path, name):
+    """``ValueError`` naming ``name`` for a file named ``.npz`` that is no zip archive: a single array
+    saved with ``np.save`` (which ``np.load`` returns as a bare array), or a truncated or corrupt file
+    (whose end, the zip's directory, is missing)."""
+    if zipfile.is_zipfile(path):
+        return
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    if magic == b"\x93NUMPY":
+        raise ValueError(
+            f"{validation.quoted(name)} {path!r} is a single .npy array (np.save's), not {NPZ_FORM}"
+        )
+    raise ValueError(
+        f"{validation.quoted(name)} {path!r} is not a zip archive (truncated or corrupt?); "
+        f"it must be {NPZ_FORM}"
+    )
+
+
 def _read_npz(path, name):
+    _check_npz_archive(path, name)
     headers = npz_headers(path, name)  # each array's declared bytes against what the file holds
     shape = headers["x"][0] if "x" in headers else None
     if shape is not None and len(shape) == 4:
         _check_pixels(shape[2], shape[1], f"The images x in {name}={path!r}")  # before they are read
-    with np.load(path, allow_pickle=False) as data:
-        missing = [k for k in ("x", "y") if k not in data.files]
-        if missing:
-            raise ValueError(
-                f"The .npz `{name}` must hold arrays 'x' and 'y'; missing {missing} "
-                f"in {name}={path!r} (found {data.files})."
-            )
-        return data["x"], data["y"]
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            files = data.files
+            arrays = [data[k] for k in ("x", "y") if k in files]
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as err:  # a member cut short, damaged
+        first = (str(err).strip().splitlines() or ["no detail"])[0]
+        raise ValueError(
+            f"{validation.quoted(name)} {path!r} cannot be read ({type(err).__name__}: {first}); it must "
+            f"be {NPZ_FORM}"
+        ) from None
+    missing = [k for k in ("x", "y") if k not in files]
+    if missing:
+        raise ValueError(
+            f"The .npz {validation.quoted(name)} must hold arrays 'x' and 'y'; missing {missing} "
+            f"in {name}={path!r} (found {files})."
+        )
+    return arrays
 
 
-def _checked(x, y, name):
-    """``(x, y)`` as uint8 ``(N, H, W, 3)`` images and int32 ``(N,)`` labels, or a ``ValueError``."""
+def _checked(x, y, name, source=None):
+    """``(x, y)`` as uint8 ``(N, H, W, 3)`` images and int32 ``(N,)`` labels, or a ``ValueError``
+    (naming ``source``, the path they were read from, if given)."""
     x, y = np.asarray(x), np.asarray(y)
+    if x.ndim == 4 and len(x) == 0:
+        where = validation.quoted(name) + ("" if source is None else f" {os.fspath(source)!r}")
+        raise ValueError(
+            f"{where} holds no images (x of shape {x.shape}): it needs at least one labelled image"
+        )
     if x.dtype != np.uint8 or x.ndim != 4 or x.shape[-1] != 3:
         raise ValueError(
-            f"`{name}` images must be uint8 pixels (0-255) of shape (N, H, W, 3); convert "
+            f"{validation.quoted(name)} images must be uint8 pixels (0-255) of shape (N, H, W, 3); convert "
             f"them explicitly. Received: dtype={x.dtype}, shape={x.shape}"
         )
     if (
@@ -325,15 +371,29 @@ def _checked(x, y, name):
         or len(y) != len(x)
     ):
         raise ValueError(
-            f"`{name}` labels must be integers of shape (N,) or (N, 1) for the N={len(x)} "
+            f"{validation.quoted(name)} labels must be integers of shape (N,) or (N, 1) for the N={len(x)} "
             f"images. Received: dtype={y.dtype}, shape={y.shape}"
         )
     if y.size and (y.min() < 0 or y.max() >= MAX_CLASSES):  # before int32 could wrap 2**32 + 3 to 3
         raise ValueError(
-            f"`{name}` labels must be class indices in [0, {MAX_CLASSES}). Received: "
+            f"{validation.quoted(name)} labels must be class indices in [0, {MAX_CLASSES}). Received: "
             f"labels in [{int(y.min())}, {int(y.max())}]"
         )
     return x, y.reshape(-1).astype(np.int32)
+
+
+def check_image_side(x, name, source=None, minimum=MIN_IMAGE_SIDE):
+    """``ValueError`` naming ``name`` (and ``source``, the path it was read from) when the images ``x``
+    ``(N, H, W, 3)`` are smaller than ``minimum`` x ``minimum`` pixels (:data:`MIN_IMAGE_SIDE`):
+    before a model is built for them."""
+    height, width = x.shape[1:3]
+    if min(height, width) < minimum:
+        where = validation.quoted(name) + ("" if source is None else f" {os.fspath(source)!r}")
+        raise ValueError(
+            f"{where} holds images of {width}x{height} pixels (width x height), below the "
+            f"{minimum}x{minimum} a model is trained on (its patches and strides need room): "
+            "resize them first"
+        )
 
 
 def load_labeled_images(source, name="eval_data"):
@@ -353,15 +413,16 @@ def load_labeled_images(source, name="eval_data"):
     elif isinstance(source, (str, os.PathLike)):
         path = validation.path(source, name)
         if not os.path.exists(path):
-            raise FileNotFoundError(f"`{name}` does not exist: {name}={source!r}")
+            raise FileNotFoundError(f"{validation.quoted(name)} does not exist: {name}={source!r}")
         if os.path.isfile(path) and path.lower().endswith(".npz"):
             x, y = _read_npz(path, name)
         else:
             x, y, _ = read_image_folder(path, name)
+        return _checked(x, y, name, source)
     else:
         raise TypeError(
-            f"`{name}` must be a path (an .npz with uint8 x and integer y, or an ImageFolder "
-            f"directory/.zip) or a tuple (x, y) of arrays. Received: {name}={source!r} "
+            f"{validation.quoted(name)} must be a path (an .npz with uint8 x and integer y, or an "
+            f"ImageFolder directory/.zip) or a tuple (x, y) of arrays. Received: {name}={source!r} "
             f"of type {type(source).__name__}"
         )
     return _checked(x, y, name)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 # The most procedural training images load_demo_data generates (CIFAR-10's 50,000).
 PROCEDURAL_MAX_TRAIN_SIZE = 50_000
@@ -99,6 +99,81 @@ def _standardize(field):
     return np.clip(field, -2.5, 2.5, out=field)
 
 
+# Indexes a per-image scalar as (n, 1, 1), to broadcast over an image.
+_COL = (slice(None), None, None)
+
+
+def _pixel_grid(image_size):
+    """``(u, v)``, each ``(1, S, S)``: pixel centres on [-1, 1]; v grows downwards, u to the right."""
+    axis = ((np.arange(image_size, dtype=np.float32) + 0.5) / image_size) * 2 - 1
+    v_grid, u_grid = np.meshgrid(axis, axis, indexing="ij")
+    return u_grid[None], v_grid[None]
+
+
+def _shape_params(draw, rng, n):
+    """Each image's pattern parameters (the families read those they use)."""
+    return {
+        "freq": draw(1.5, 4.0),  # cycles across the image
+        "phase": draw(0, 2 * np.pi),
+        "phase2": draw(0, 2 * np.pi),
+        "jitter": np.deg2rad(draw(-18, 18)),
+        "cx": draw(-0.4, 0.4),
+        "cy": draw(-0.4, 0.4),
+        "cx2": draw(-0.7, 0.7),
+        "cy2": draw(-0.7, 0.7),
+        "width": draw(0.12, 0.3),
+        "arms": rng.integers(3, 7, size=n).astype(np.float32),
+    }
+
+
+def _render(labels, params, u, v):
+    """Image ``i``: the pattern family ``labels[i]`` at ``params[...][i]``, standardized."""
+    out = np.empty((len(labels), u.shape[-2], u.shape[-1]), dtype=np.float32)
+    for label in np.unique(labels):
+        members = np.flatnonzero(labels == label)
+        p = {k: val[members][:, None, None] for k, val in params.items()}
+        out[members] = _PATTERNS[label][1](u, v, p)
+    return _standardize(out)
+
+
+def _texture_field(rng, draw, y, num_classes, u, v):
+    """The class pattern, plus a weaker distractor from another family, seen through a soft window
+    at a random place; standardized."""
+    n, col = len(y), _COL
+    field = _render(y, _shape_params(draw, rng, n), u, v)
+    other = (y + rng.integers(1, num_classes, size=n)) % num_classes if num_classes > 1 else y
+    field += draw(0.0, 0.9)[col] * _render(other, _shape_params(draw, rng, n), u, v)
+    window_x, window_y, window_w = draw(-0.5, 0.5), draw(-0.5, 0.5), draw(0.4, 1.5)
+    field *= np.exp(-((u - window_x[col]) ** 2 + (v - window_y[col]) ** 2) / (2 * window_w[col] ** 2))
+    return _standardize(field)
+
+
+def _compose(rng, draw, field, u, v):
+    """uint8 images ``(n, S, S, 3)``: ``field`` at a random contrast, colour tint, mean colour and
+    illumination ramp, plus uniform pixel noise."""
+    n, col, f32 = len(field), _COL, np.float32
+    contrast = draw(6, 30)
+    tint = rng.uniform(0.25, 1.0, size=(n, 3)).astype(f32)
+    mean_colour = rng.uniform(70, 185, size=(n, 3)).astype(f32)
+    ramp_angle, ramp_size = draw(0, 2 * np.pi), draw(0, 30)
+    noise_std = draw(10, 50)
+
+    luminance = contrast[col] * field
+    luminance += ramp_size[col] * (np.cos(ramp_angle)[col] * u + np.sin(ramp_angle)[col] * v)
+
+    # Compose channels-first in place (few large temporaries), uniform noise
+    # of standard deviation ``noise_std``.
+    images = np.empty((n, 3) + field.shape[1:], dtype=f32)
+    rng.random(out=images, dtype=f32)
+    images -= f32(0.5)
+    images *= (noise_std * f32(np.sqrt(12.0)))[:, None, None, None]
+    for c in range(3):
+        images[:, c] += tint[:, c][col] * luminance
+        images[:, c] += mean_colour[:, c][col]
+    np.clip(np.rint(images, out=images), 0, 255, out=images)
+    return images.transpose(0, 2, 3, 1).astype(np.uint8)
+
+
 def procedural_images(num_samples, image_size=32, num_classes=10, seed=0):
     """Generates a labelled texture dataset, told apart by spatial structure.
 
@@ -132,67 +207,13 @@ def procedural_images(num_samples, image_size=32, num_classes=10, seed=0):
             f"pattern families). Received: num_classes={num_classes}"
         )
     rng = np.random.default_rng(seed)
-    n, f32 = num_samples, np.float32
+    n = num_samples
 
     y = rng.permutation(np.arange(n) % num_classes).astype(np.uint8)
 
     def draw(low, high):
-        return rng.uniform(low, high, size=n).astype(f32)
+        return rng.uniform(low, high, size=n).astype(np.float32)
 
-    def shape_params():
-        return {
-            "freq": draw(1.5, 4.0),  # cycles across the image
-            "phase": draw(0, 2 * np.pi),
-            "phase2": draw(0, 2 * np.pi),
-            "jitter": np.deg2rad(draw(-18, 18)),
-            "cx": draw(-0.4, 0.4),
-            "cy": draw(-0.4, 0.4),
-            "cx2": draw(-0.7, 0.7),
-            "cy2": draw(-0.7, 0.7),
-            "width": draw(0.12, 0.3),
-            "arms": rng.integers(3, 7, size=n).astype(f32),
-        }
-
-    # Pixel centres on [-1, 1]; v grows downwards, u to the right.
-    axis = ((np.arange(image_size, dtype=f32) + 0.5) / image_size) * 2 - 1
-    v_grid, u_grid = np.meshgrid(axis, axis, indexing="ij")
-    u, v = u_grid[None], v_grid[None]
-
-    def render(labels, params):
-        out = np.empty((n, image_size, image_size), dtype=f32)
-        for label in np.unique(labels):
-            members = np.flatnonzero(labels == label)
-            p = {k: val[members][:, None, None] for k, val in params.items()}
-            out[members] = _PATTERNS[label][1](u, v, p)
-        return _standardize(out)
-
-    col = (slice(None), None, None)  # per-image scalar -> (n, 1, 1)
-    # The class pattern, plus a weaker distractor from another family, seen
-    # through a soft window at a random place.
-    field = render(y, shape_params())
-    other = (y + rng.integers(1, num_classes, size=n)) % num_classes if num_classes > 1 else y
-    field += draw(0.0, 0.9)[col] * render(other, shape_params())
-    window_x, window_y, window_w = draw(-0.5, 0.5), draw(-0.5, 0.5), draw(0.4, 1.5)
-    field *= np.exp(-((u - window_x[col]) ** 2 + (v - window_y[col]) ** 2) / (2 * window_w[col] ** 2))
-    field = _standardize(field)
-
-    contrast = draw(6, 30)
-    tint = rng.uniform(0.25, 1.0, size=(n, 3)).astype(f32)
-    mean_colour = rng.uniform(70, 185, size=(n, 3)).astype(f32)
-    ramp_angle, ramp_size = draw(0, 2 * np.pi), draw(0, 30)
-    noise_std = draw(10, 50)
-
-    luminance = contrast[col] * field
-    luminance += ramp_size[col] * (np.cos(ramp_angle)[col] * u + np.sin(ramp_angle)[col] * v)
-
-    # Compose channels-first in place (few large temporaries), uniform noise
-    # of standard deviation ``noise_std``.
-    images = np.empty((n, 3, image_size, image_size), dtype=f32)
-    rng.random(out=images, dtype=f32)
-    images -= f32(0.5)
-    images *= (noise_std * f32(np.sqrt(12.0)))[:, None, None, None]
-    for c in range(3):
-        images[:, c] += tint[:, c][col] * luminance
-        images[:, c] += mean_colour[:, c][col]
-    np.clip(np.rint(images, out=images), 0, 255, out=images)
-    return images.transpose(0, 2, 3, 1).astype(np.uint8), y
+    u, v = _pixel_grid(image_size)
+    field = _texture_field(rng, draw, y, num_classes, u, v)
+    return _compose(rng, draw, field, u, v), y

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 
 def stratified_split(y, validation_split, seed=0):

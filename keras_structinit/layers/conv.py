@@ -26,8 +26,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from keras_structinit import validation
 from keras_structinit.layers.padding import SymmetricPadding
+from keras_structinit.utils import validation
 
 IMPLEMENTATIONS = ("auto", "native", "matmul")
 

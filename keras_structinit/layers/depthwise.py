@@ -11,7 +11,6 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from keras_structinit import validation
 from keras_structinit.layers.padding import SymmetricPadding
 from keras_structinit.ops.depthwise import (
     check_implementation,
@@ -19,6 +18,7 @@ from keras_structinit.ops.depthwise import (
     depthwise_conv2d,
     select_implementation,
 )
+from keras_structinit.utils import validation
 
 __all__ = ["DepthwiseConv2D", "GroupedConv2D", "depthwise_conv2d", "select_implementation"]
 

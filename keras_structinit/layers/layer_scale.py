@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")

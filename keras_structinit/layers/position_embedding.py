@@ -5,8 +5,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from keras_structinit import validation
-from keras_structinit.initializer_base import check_initializer
+from keras_structinit.engine.initializer_base import check_initializer
+from keras_structinit.utils import validation
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 
 @keras.saving.register_keras_serializable(package="keras_structinit")

@@ -17,12 +17,12 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from keras_structinit import validation
-from keras_structinit.contract import check_model, model_function
+from keras_structinit.engine.contract import check_model, model_function
+from keras_structinit.engine.walker import find, iter_layers
 from keras_structinit.layers.conv import Conv2D
 from keras_structinit.lc.layers import LCConv2D
 from keras_structinit.lc.pruning import magnitude_masks
-from keras_structinit.walker import find, iter_layers
+from keras_structinit.utils import validation
 
 __all__ = [
     "apply_pointwise_l1",
@@ -49,7 +49,7 @@ def lc_pointwise_kernel(layer):
 def find_pointwise_kernels(model, layers=None):
     """``[(layer, pointwise_kernel), ...]`` of the model's LC blocks (``LCConv2D``), in model order.
 
-    ``layers`` and the errors as in :func:`keras_structinit.walker.find_kernels`.
+    ``layers`` and the errors as in :func:`keras_structinit.engine.walker.find_kernels`.
     """
     return find(model, "lc_pointwise", layers)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.lc.apply import pointwise_sparsity, prune_pointwise
+from keras_structinit.utils import validation
 
 __all__ = ["PrunePointwise"]
 

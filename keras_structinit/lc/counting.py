@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import math
 
-from keras_structinit import validation
 from keras_structinit.lc.pruning import pruned_count
 from keras_structinit.lc.sharing import bank_size
+from keras_structinit.utils import validation
 
 __all__ = ["SHARING", "check_depth", "lcresnet_convs", "lcresnet_parameter_counts"]
 

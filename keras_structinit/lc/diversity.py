@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = ["randomness_threshold", "variance_entropy"]
 

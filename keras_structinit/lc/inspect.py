@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from keras_structinit import walker
-from keras_structinit.inspection import Section, values
+from keras_structinit.engine import walker
 from keras_structinit.lc.diversity import variance_entropy
 from keras_structinit.lc.folding import fold_kernels
 from keras_structinit.lc.position import centre_border_ratio, pooled_position_variance, position_variance
-from keras_structinit.reporting import format_table
+from keras_structinit.methods.inspection import Section, values
+from keras_structinit.utils.reporting import format_table
 
 __all__ = [
     "FIGURE_MAPS",
@@ -135,7 +135,7 @@ class PositionVarianceSection(Section):
         :data:`FIGURE_MAPS` layers evenly spread over depth (Fig. 13's heatmaps)."""
         if not self.value or not self.value["layers"]:
             return []
-        from keras_structinit import viz
+        from keras_structinit.utils import viz
 
         layers = self.value["layers"]
         picks = sorted({round(p) for p in np.linspace(0, len(layers) - 1, min(FIGURE_MAPS, len(layers)))})

@@ -20,11 +20,11 @@ import keras
 import numpy as np
 from keras import ops
 
-from keras_structinit import validation
 from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.lc.folding import fold_kernels
 from keras_structinit.lc.sharing import bank_kernel, bank_size, check_bank_fits, kernel_scale
 from keras_structinit.ops.padding import SYMMETRIC, symmetric_output_size, symmetric_pad
+from keras_structinit.utils import validation
 
 __all__ = ["PADDINGS", "LCConv2D", "SharedKernelBank"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = ["magnitude_masks", "pruned_count"]
 

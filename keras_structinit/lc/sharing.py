@@ -34,7 +34,7 @@ import math
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = ["bank_kernel", "bank_size", "check_bank_fits", "kernel_scale"]
 

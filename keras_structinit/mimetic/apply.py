@@ -3,28 +3,32 @@
     apply_mean_shift(model, *, b=None, mode="constant", variance=None, base=None,
                      redraw=True, layers=None, seed=None) -> paths
     apply_mimetic_attention(model, *, alpha=None, beta=None, position_embedding="sinusoidal",
-                            layers=None, seed=None) -> paths
+                            layers=None, seed=None, cross_attention=False) -> paths
 
 The MLP blocks are found by structure (:func:`find_mlp_blocks`, :mod:`.structure`: a widening
 Dense / 1x1 conv / EinsumDense, an activation and a narrowing one, in a residual branch or one
 sub-layer; the names of :data:`~keras_structinit.mimetic.blocks.MLP_FIRST_LAYERS` must agree); the
 self-attention layers by structure too (the ``"attention"`` selector: ``MultiHeadAttention``, fused
-qkv layers such as KerasHub Swin's window attention, separate q/k/v/output Dense layers).
+qkv layers such as KerasHub Swin's window attention, separate q/k/v/output Dense layers), cross-attention
+left out unless asked (:func:`~keras_structinit.mimetic.structure.is_cross_attention`).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import keras
 
-from keras_structinit import validation
-from keras_structinit.contract import check_model, model_function
-from keras_structinit.initializer_base import seed_generator
+from keras_structinit.baseline.sampling import variable_rngs
+from keras_structinit.engine.contract import check_model, model_function
+from keras_structinit.engine.initializer_base import check_seed, seed_generator
+from keras_structinit.engine.walker import dense_kernel, find, iter_layers
 from keras_structinit.mimetic import structure
 from keras_structinit.mimetic.attention import resolve_pair
 from keras_structinit.mimetic.blocks import MLP_FIRST_PATTERN
 from keras_structinit.mimetic.initializers import MeanShift, check_base
 from keras_structinit.mimetic.shift import resolve_shift
-from keras_structinit.walker import dense_kernel, find, iter_layers
+from keras_structinit.utils import validation
 
 __all__ = [
     "apply_mean_shift",
@@ -35,6 +39,7 @@ __all__ = [
     "find_mlp_kernels",
     "mlp_first_kernel",
     "position_embedding_variable",
+    "self_attention_layers",
 ]
 
 
@@ -157,8 +162,43 @@ def find_attention_layers(model, layers=None):
     (``keras.layers.MultiHeadAttention``; a layer with ``num_heads`` holding a fused qkv Dense and an
     output Dense, as KerasHub Swin's window attention, or query, key, value and output Dense layers),
     in model order; ``layers`` restricts them.
-    Errors as in :func:`keras_structinit.walker.find`."""
+    Errors as in :func:`keras_structinit.engine.walker.find`."""
     return find(model, "attention", layers)
+
+
+def self_attention_layers(model, layers=None, cross_attention=False):
+    """The attention layers :func:`apply_mimetic_attention` acts on, in model order: those of
+    :func:`find_attention_layers`, less the cross-attention layers (named in a ``UserWarning``)
+    unless ``cross_attention``. ``ValueError`` (before anything is written) where none is left, or
+    where ``layers`` names a cross-attention and ``cross_attention`` is ``False``."""
+    cross_attention = validation.boolean(cross_attention, "cross_attention")
+    found = [layer for layer, _ in find_attention_layers(model, layers=layers)]
+    if cross_attention:
+        return found
+    cross = [layer for layer in found if structure.is_cross_attention(layer)]
+    if cross and layers is not None:
+        raise ValueError(
+            f"`layers` names the cross-attention layer {cross[0].name!r} (key/value from another input "
+            "than the query); the mimetic init is for self-attention: pass cross_attention=True "
+            "(init form mimetic-attention:all) to include it"
+        )
+    if cross and len(cross) == len(found):
+        raise ValueError(
+            f"`model` ({model.name}) has no self-attention layer: its {len(cross)} attention layers "
+            f"({', '.join(repr(layer.name) for layer in cross)}) are cross-attention (key/value from "
+            "another input than the query); pass cross_attention=True (init form "
+            "mimetic-attention:all) to initialize them"
+        )
+    if cross:
+        warnings.warn(
+            f"apply_mimetic_attention skipped {len(cross)} cross-attention layer(s) of {model.name} "
+            f"(key/value from another input than the query): "
+            f"{', '.join(repr(layer.name) for layer in cross)}; pass cross_attention=True "
+            "(init form mimetic-attention:all) to include them",
+            UserWarning,
+            stacklevel=3,
+        )
+    return [layer for layer in found if not any(layer is c for c in cross)]
 
 
 def position_embedding_variable(layer):
@@ -188,9 +228,29 @@ def _attention_kernels(layer):
     return projections
 
 
+def _attention_arguments(alpha, beta, position_embedding):
+    """``(alpha, beta)`` pairs of :func:`apply_mimetic_attention`, its ``position_embedding`` checked."""
+    from keras_structinit.mimetic.attention import DEFAULT_ALPHA, DEFAULT_BETA, POSITION_MODES
+
+    pairs = resolve_pair(alpha, "alpha", DEFAULT_ALPHA), resolve_pair(beta, "beta", DEFAULT_BETA)
+    if position_embedding not in POSITION_MODES:
+        raise ValueError(
+            f"`position_embedding` must be one of {POSITION_MODES}. "
+            f"Received: position_embedding={position_embedding!r}"
+        )
+    return pairs
+
+
 @model_function
 def apply_mimetic_attention(
-    model, *, alpha=None, beta=None, position_embedding="sinusoidal", layers=None, seed=None
+    model,
+    *,
+    alpha=None,
+    beta=None,
+    position_embedding="sinusoidal",
+    layers=None,
+    seed=None,
+    cross_attention=False,
 ):
     """Mimetic init of every self-attention layer (Trockman & Kolter, ICML 2023, Sec. 3).
 
@@ -204,6 +264,11 @@ def apply_mimetic_attention(
     (:mod:`keras_structinit.mimetic.attention`). The four kernels change; their biases do not, nor
     do relative position tables (Swin's ``relative_position_bias_table``).
 
+    The paper's init is for self-attention: a cross-attention layer (key/value from another input
+    than the query, :func:`~keras_structinit.mimetic.structure.is_cross_attention`) is skipped, and
+    named in a ``UserWarning``, unless ``cross_attention=True`` (the init form:
+    ``mimetic-attention:all``).
+
     With ``position_embedding="sinusoidal"`` (the paper's choice) the learned position tables
     the function recognises are set to 2-D sine-cosine embeddings (still trainable): the
     package's ``PositionEmbedding`` and KerasHub ViT's ``position_embedding`` (the class token
@@ -216,42 +281,36 @@ def apply_mimetic_attention(
         beta: ``(beta_1, beta_2)``, or one number for both; ``None``: ``(0.7, 0.4)``.
         position_embedding: ``"sinusoidal"`` or ``None``.
         layers: optional list of self-attention layer names or objects to restrict to.
-        seed: ``None``, an int (reproducible) or a ``keras.random.SeedGenerator``.
+        seed: ``None``, an int (reproducible: the same values on every backend) or a
+            ``keras.random.SeedGenerator``; each layer's ``Z`` are drawn in NumPy from a generator
+            seeded from ``seed`` and its query kernel's place in the model.
+        cross_attention: ``True`` also initializes cross-attention layers (their query and
+            key/value widths must agree); ``False`` (the default) skips them.
 
     Returns:
         The written variables' paths, in model order: per attention layer its query, key, value
         and output kernels, then the position tables.
 
     Raises:
-        ValueError: no self-attention layer in ``model``, a cross-attention whose widths differ,
-            or a bad ``alpha``, ``beta`` or ``position_embedding``.
+        ValueError: no self-attention layer in ``model`` (every attention layer is a
+            cross-attention and ``cross_attention=False``), a cross-attention of ``layers`` with
+            ``cross_attention=False``, one whose widths differ, or a bad ``alpha``, ``beta`` or
+            ``position_embedding``. ``TypeError``: ``cross_attention`` not a bool.
 
     Example:
         >>> paths = apply_mimetic_attention(ks.models.build_model("vit-tiny-8/2"), seed=0)
     """
-    from keras_structinit.mimetic.attention import (
-        DEFAULT_ALPHA,
-        DEFAULT_BETA,
-        POSITION_MODES,
-        query_key_factors,
-        value_projection_factors,
-    )
+    from keras_structinit.mimetic.attention import query_key_factors, value_projection_factors
 
-    alpha = resolve_pair(alpha, "alpha", DEFAULT_ALPHA)
-    beta = resolve_pair(beta, "beta", DEFAULT_BETA)
-    if position_embedding not in POSITION_MODES:
-        raise ValueError(
-            f"`position_embedding` must be one of {POSITION_MODES}. "
-            f"Received: position_embedding={position_embedding!r}"
-        )
-    found = find_attention_layers(model, layers=layers)
-    checked = [(layer, _attention_kernels(layer)) for layer, _ in found]
-    generator = seed_generator(seed)
+    alpha, beta = _attention_arguments(alpha, beta, position_embedding)
+    check_seed(seed)
+    found = self_attention_layers(model, layers=layers, cross_attention=cross_attention)
+    checked = [(layer, _attention_kernels(layer)) for layer in found]  # every refusal before a write
     paths = []
-    for _, projections in checked:
+    rngs = variable_rngs(seed, model, [projections.query_kernel for _, projections in checked])
+    for (_, projections), rng in zip(checked, rngs, strict=True):
         (d, heads, key_dim), _, (_, _, value_dim), _ = projections.shapes()
-        z1 = keras.ops.convert_to_numpy(keras.random.normal((heads, d, d), seed=generator))
-        z2 = keras.ops.convert_to_numpy(keras.random.normal((d, d), seed=generator))
+        z1, z2 = rng.standard_normal((heads, d, d)), rng.standard_normal((d, d))
         wq, wk = query_key_factors(z1, key_dim, alpha[0], beta[0])
         wv, wo = value_projection_factors(z2, heads, value_dim, alpha[1], beta[1])
         projections.write(wq, wk, wv, wo)

@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = [
     "DEFAULT_ALPHA",

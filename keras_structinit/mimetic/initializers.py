@@ -6,10 +6,10 @@ import math
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.baseline.torch_default import TorchDefaultUniform
-from keras_structinit.initializer_base import SeededInitializer, resolve_dtype
+from keras_structinit.engine.initializer_base import SeededInitializer, resolve_dtype
 from keras_structinit.mimetic.shift import resolve_shift, shift_shape
+from keras_structinit.utils import validation
 
 __all__ = ["MeanShift", "check_base"]
 

@@ -2,7 +2,10 @@
 (:func:`~keras_structinit.mimetic.apply.find_mlp_blocks`), its two kernels paired, the mean
 diagonal and off-diagonal of ``W1 W1^T``, the mean of ``W1`` and, with the block's second layer
 ``W2``, the joint covariance of
-``[W1[i, :], W2[:, i]]`` over its hidden units (Trockman & Kolter, Sec. 2, Fig. 1; :mod:`.joint`)."""
+``[W1[i, :], W2[:, i]]`` over its hidden units (Trockman & Kolter, Sec. 2, Fig. 1; :mod:`.joint`);
+and for every attention layer found by structure (``MultiHeadAttention``, KerasHub's blocks, Swin's
+fused qkv), per head, the mean diagonal and off-diagonal of ``W_q,h W_k,h^T`` and ``W_v,h W_o,h``
+(the mimetic self-attention paper's figures, Trockman & Kolter, ICML 2023)."""
 
 from __future__ import annotations
 
@@ -10,11 +13,11 @@ import os
 
 import numpy as np
 
-from keras_structinit.inspection import Section, values
+from keras_structinit.methods.inspection import Section, values
 from keras_structinit.mimetic.joint import block_summary, unit_covariance
-from keras_structinit.reporting import format_table
+from keras_structinit.utils.reporting import format_table
 
-__all__ = ["MLPSection", "mlp", "mlp_weight_pairs"]
+__all__ = ["AttentionSection", "MLPSection", "attention", "attention_products", "mlp", "mlp_weight_pairs"]
 
 
 def mlp_weight_pairs(model):
@@ -97,7 +100,7 @@ class MLPSection(Section):
         ``W1`` rows then ``W2`` columns (Fig. 1's form)."""
         if "mlp_covariance" not in self.arrays:
             return []
-        from keras_structinit import viz
+        from keras_structinit.utils import viz
 
         covariance = self.arrays["mlp_covariance"]
         n = covariance.shape[0] // 2
@@ -141,3 +144,119 @@ def mlp(model, *, data, parts):
             }
         )
     return MLPSection(rows, arrays)
+
+
+# ------------------------------------------------------------------ self-attention
+
+
+def _diag_off(product):
+    """``{"diag", "offdiag", "abs_offdiag"}``: the mean diagonal entry of ``product`` (its leading
+    diagonal where it is not square), the mean entry off it and the mean absolute one."""
+    diagonal = np.diagonal(product)
+    count = product.size - diagonal.size
+    total, absolute = product.sum() - diagonal.sum(), np.abs(product).sum() - np.abs(diagonal).sum()
+    return {
+        "diag": float(diagonal.mean()),
+        "offdiag": float(total / max(count, 1)),
+        "abs_offdiag": float(absolute / max(count, 1)),
+    }
+
+
+def attention_products(model):
+    """``[(layer, projections, [(W_q,h W_k,h^T, W_v,h W_o,h) per head], W_v W_o), ...]`` of every
+    attention layer found by structure (:func:`~keras_structinit.mimetic.apply.find_attention_layers`),
+    float64, in the paper's orientation (``d x d``: ``W_q,h = query_kernel[:, h, :]``, ``W_o,h =
+    output_kernel[h]``); ``[]`` for a model without one."""
+    from keras_structinit.mimetic import structure
+    from keras_structinit.mimetic.apply import find_attention_layers
+
+    try:
+        found = find_attention_layers(model)
+    except ValueError:  # no attention layer
+        return []
+    out = []
+    for layer, _ in found:
+        projections = structure.attention_projections(layer)
+        q, k, v, o = (np.asarray(a, dtype=np.float64) for a in projections.kernels())
+        heads = [(q[:, h] @ k[:, h].T, v[:, h] @ o[h]) for h in range(q.shape[1])]
+        out.append((layer, projections, heads, v.reshape(v.shape[0], -1) @ o.reshape(-1, o.shape[-1])))
+    return out
+
+
+class AttentionSection(Section):
+    """``report.attention``: a row per attention layer (``path``: its query or fused qkv kernel,
+    ``layout``, ``cross_attention``, ``vo``: all heads' ``W_v W_o``) with its ``heads``, each the mean
+    diagonal (``qk_diag``, ``vo_diag``), off-diagonal (``..._offdiag``) and absolute off-diagonal
+    (``..._abs_offdiag``) of ``W_q,h W_k,h^T`` and of the head's share ``W_v,h W_o,h``."""
+
+    def markdown(self):
+        if not self.value:
+            return []
+        rows = []
+        for r in self.value:
+            for h in r["heads"]:
+                rows.append({"layer": r["layer"], "head": str(h["head"]), **h})
+            rows.append({"layer": r["layer"], "head": "all", **{f"vo_{k}": v for k, v in r["vo"].items()}})
+        nan = float("nan")
+        rows = [{key: row.get(key, nan) for key in ROW_KEYS} for row in rows]
+        columns = (
+            ("layer", "layer"),
+            ("head", "head"),
+            ("qk diagonal", "qk_diag", ".4g"),
+            ("qk off-diagonal", "qk_offdiag", ".4g"),
+            ("qk |off-diagonal|", "qk_abs_offdiag", ".4g"),
+            ("vo diagonal", "vo_diag", ".4g"),
+            ("vo off-diagonal", "vo_offdiag", ".4g"),
+            ("vo |off-diagonal|", "vo_abs_offdiag", ".4g"),
+        )
+        cross = sum(r["cross_attention"] for r in self.value)
+        return [
+            "## Attention",
+            "",
+            f"{len(self.value)} attention layers found by structure"
+            + (f" ({cross} cross-attention: key/value from another input)" if cross else "")
+            + ". Per head h, the mean diagonal and off-diagonal entries of qk = W_q,h W_k,h^T and "
+            "vo = W_v,h W_o,h (the head's share; `all`: W_v W_o over the heads), as in the mimetic "
+            "self-attention init's figures (Trockman & Kolter, ICML 2023): after "
+            "`--init mimetic-attention` qk's diagonal is positive and vo's (all heads) negative, "
+            "several times the off-diagonal magnitude.",
+            "",
+            format_table(rows, columns),
+            "",
+        ]
+
+
+ROW_KEYS = (
+    "layer",
+    "head",
+    "qk_diag",
+    "qk_offdiag",
+    "qk_abs_offdiag",
+    "vo_diag",
+    "vo_offdiag",
+    "vo_abs_offdiag",
+)
+
+
+def attention(model, *, data, parts):
+    """The :class:`AttentionSection` of ``model`` (``data`` and ``parts`` unused)."""
+    from keras_structinit.mimetic import structure
+
+    rows = []
+    for layer, projections, heads, vo in attention_products(model):
+        per_head = []
+        for h, (qk, vo_h) in enumerate(heads):
+            stats = {f"qk_{k}": v for k, v in _diag_off(qk).items()}
+            stats.update({f"vo_{k}": v for k, v in _diag_off(vo_h).items()})
+            per_head.append({"head": h, **stats})
+        rows.append(
+            {
+                "path": projections.query_kernel.path,
+                "layer": layer.name,
+                "layout": projections.layout,
+                "cross_attention": bool(structure.is_cross_attention(layer)),
+                "heads": per_head,
+                "vo": _diag_off(vo),
+            }
+        )
+    return AttentionSection(rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = ["ScalarBiasDense"]
 

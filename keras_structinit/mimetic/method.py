@@ -26,10 +26,37 @@ def _mean_shift(model, value, *, data, seed):
     return apply_mean_shift(model, b=value, redraw=False, seed=seed)
 
 
+#: What ``mimetic-attention:WHICH`` takes: ``self`` (the default: self-attention layers only, the
+#: paper's) or ``all`` (cross-attention layers too).
+ATTENTION_WHICH = ("self", "all")
+
+
+def _which(text):
+    if text not in ATTENTION_WHICH:
+        raise ValueError(
+            f"takes one of {', '.join(ATTENTION_WHICH)} (all: cross-attention too); got {text!r}"
+        )
+    return text
+
+
 def _mimetic_attention(model, value, *, data, seed):
     from keras_structinit.mimetic.apply import apply_mimetic_attention
 
-    return apply_mimetic_attention(model, seed=seed)
+    return apply_mimetic_attention(model, seed=seed, cross_attention=value == "all")
+
+
+def _check_mimetic_attention(model, value):
+    """Refuses what :func:`_mimetic_attention` would refuse, writing nothing."""
+    from keras_structinit.mimetic.apply import self_attention_layers
+
+    self_attention_layers(model, cross_attention=value == "all")
+
+
+def _check_mean_shift(model, value):
+    """Refuses a model without MLP blocks, writing nothing."""
+    from keras_structinit.mimetic.apply import find_mlp_blocks
+
+    find_mlp_blocks(model)
 
 
 def _attention(layer):
@@ -117,15 +144,21 @@ METHOD = Method(
             parse=finite_number,
             targets=("mlp_first",),
             base="torch-default",
+            check=_check_mean_shift,
         ),
         InitForm(
             "mimetic-attention",
             "mimetic self-attention init: per head W_q W_k^T ~ 0.7 Z + 0.7 I, "
             "W_v W_proj ~ 0.4 Z - 0.4 I, sinusoidal position embeddings (Trockman & Kolter, ICML "
-            "2023, Sec. 3); the rest of the model as built",
+            "2023, Sec. 3); the rest of the model as built; WHICH: self (default: cross-attention "
+            "skipped) or all",
             _mimetic_attention,
             "attention",
+            arg="WHICH",
+            default="self",
+            parse=_which,
             targets=("attention",),
+            check=_check_mimetic_attention,
         ),
     ),
     exports={
@@ -150,6 +183,9 @@ METHOD = Method(
         Selector("attention", _attention, "self-attention layer", ATTENTION_DESCRIPTION),
     ),
     setups=(MIMETIC, MIMETIC_VIT),
-    inspectors=(Inspector("mlp", ".inspect:mlp", order=20, figures=("mlp_covariance.png",)),),
+    inspectors=(
+        Inspector("mlp", ".inspect:mlp", order=20, figures=("mlp_covariance.png",)),
+        Inspector("attention", ".inspect:attention", order=21),
+    ),
     pure=(".", ".shift", ".blocks", ".attention", ".joint"),
 )

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = [
     "DEFAULT_B",

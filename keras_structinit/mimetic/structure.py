@@ -21,6 +21,12 @@ A **self-attention layer** is ``keras.layers.MultiHeadAttention`` or a layer wit
 projection (``H k -> d``), as KerasHub's Swin ``WindowAttention``, or separate query, key, value
 and output Dense layers (``d -> H k`` three times, ``H k_v -> d``), in that order. Relative
 position tables (Swin's ``relative_position_bias_table``) are not projections and stay as built.
+
+A **cross-attention** (:func:`is_cross_attention`) is such a layer whose key/value come from
+another input than its query: a ``MultiHeadAttention`` called in a functional graph with ``value``
+(or ``key``) another tensor than ``query``; without a graph (inside KerasHub's and your own
+blocks), one built with key/value shapes other than the query's, or named ``cross`` (KerasHub's
+``TransformerDecoder``: ``cross_attention``). A fused ``qkv`` layer reads one input: self-attention.
 """
 
 from __future__ import annotations
@@ -33,8 +39,8 @@ from dataclasses import dataclass
 import keras
 import numpy as np
 
+from keras_structinit.engine.walker import dense_kernel
 from keras_structinit.mimetic.blocks import ATTENTION_DESCRIPTION, MLP_STRUCTURE
-from keras_structinit.walker import dense_kernel
 
 __all__ = [
     "ATTENTION_DESCRIPTION",
@@ -44,6 +50,7 @@ __all__ = [
     "attention_projections",
     "dense_like",
     "find_mlp_blocks",
+    "is_cross_attention",
 ]
 
 
@@ -376,3 +383,44 @@ def attention_projections(layer):
         ):
             return AttentionProjections(layer, "separate", (q, k, v, o), heads)
     return None
+
+
+def _node_is_self(layer, node):
+    """Whether a ``MultiHeadAttention`` call node takes key and value from its query; ``None``
+    where the call's arguments cannot be read."""
+    arguments = getattr(node, "arguments", None)
+    try:
+        bound = inspect.signature(layer.call).bind_partial(*arguments.args, **arguments.kwargs)
+    except (AttributeError, TypeError):
+        return None
+    query, value = bound.arguments.get("query"), bound.arguments.get("value")
+    key = bound.arguments.get("key")
+    if query is None or value is None:
+        return None
+    return value is query and (key is None or key is query)
+
+
+def _named_cross(layer, projections):
+    names = [layer.name, *(v.path for v in projections.variables[:1])]
+    return any("cross" in str(name).lower() for name in names)
+
+
+def is_cross_attention(layer):
+    """Whether a self-attention candidate ``layer`` (one :func:`attention_projections` finds) is a
+    cross-attention: its key/value from another input than its query (see the module's text);
+    ``False`` for a layer that is no attention layer."""
+    projections = attention_projections(layer)
+    if projections is None:
+        return False
+    if projections.layout == "fused-qkv":
+        return False  # one input, split three ways
+    if isinstance(layer, keras.layers.MultiHeadAttention):
+        calls = [_node_is_self(layer, node) for node in getattr(layer, "_inbound_nodes", ())]
+        if calls and all(call is not None for call in calls):
+            return not all(calls)
+        shapes = getattr(layer, "_build_shapes_dict", None) or {}
+        query = shapes.get("query_shape")
+        others = [shapes.get("value_shape"), shapes.get("key_shape")]
+        if query is not None and any(s is not None and tuple(s) != tuple(query) for s in others):
+            return True
+    return _named_cross(layer, projections)

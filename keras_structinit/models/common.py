@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.covariance import depth_fractions
-from keras_structinit.initializer_base import check_initializer  # noqa: F401 - re-exported
+from keras_structinit.engine.initializer_base import check_initializer  # noqa: F401 - re-exported
+from keras_structinit.utils import validation
 
 
 def positive_int_arguments(**arguments):
-    """Each keyword argument checked by :func:`~keras_structinit.validation.positive_int`.
+    """Each keyword argument checked by :func:`~keras_structinit.utils.validation.positive_int`.
 
     Returns the values as a tuple, in order:
     ``dim, depth = positive_int_arguments(dim=dim, depth=depth)``.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.covariance import depth_fractions
 from keras_structinit.layers.conv import Conv2D
@@ -17,6 +16,52 @@ from keras_structinit.models.common import (
     torch_default_head,
 )
 from keras_structinit.models.zoo import ZooEntry
+from keras_structinit.utils import validation
+
+
+def _gelu_bn(x, prefix, bn_momentum):
+    """``BN(GELU(x))``: layers ``{prefix}_act`` and ``{prefix}_bn`` (``epsilon=1e-5``)."""
+    x = keras.layers.Activation("gelu", name=f"{prefix}_act")(x)
+    return keras.layers.BatchNormalization(momentum=bn_momentum, epsilon=1e-5, name=f"{prefix}_bn")(x)
+
+
+def _stem(inputs, dim, patch_size, kernel_initializer, bn_momentum):
+    """The patch embedding ``z_0 = BN(GELU(Conv_p(x)))``: layers ``stem_*``."""
+    x = Conv2D(
+        dim,
+        patch_size,
+        strides=patch_size,
+        kernel_initializer=clone_initializer(kernel_initializer),
+        bias_initializer=TorchDefaultUniform(fan_in=patch_size * patch_size * inputs.shape[-1]),
+        name="stem_conv",
+    )(inputs)
+    return _gelu_bn(x, "stem", bn_momentum)
+
+
+def _block(x, i, dim, kernel_size, kernel_initializer, depthwise_initializer, bn_momentum):
+    """Block ``i``: ``z' = z + BN(GELU(DWConv_k(z)))``, ``z = BN(GELU(Conv_1x1(z')))``.
+
+    Layers ``block_{i}_depthwise_*``, ``block_{i}_residual``, ``block_{i}_pointwise_*``;
+    ``depthwise_initializer`` is the block's own (already specialized to its depth).
+    """
+    residual = x
+    x = DepthwiseConv2D(
+        kernel_size,
+        padding="same",
+        depthwise_initializer=depthwise_initializer,
+        bias_initializer=TorchDefaultUniform(fan_in=kernel_size * kernel_size),
+        name=f"block_{i}_depthwise_conv",
+    )(x)
+    x = _gelu_bn(x, f"block_{i}_depthwise", bn_momentum)
+    x = keras.layers.Add(name=f"block_{i}_residual")([x, residual])
+    x = Conv2D(
+        dim,
+        1,
+        kernel_initializer=clone_initializer(kernel_initializer),
+        bias_initializer=TorchDefaultUniform(fan_in=dim),
+        name=f"block_{i}_pointwise_conv",
+    )(x)
+    return _gelu_bn(x, f"block_{i}_pointwise", bn_momentum)
 
 
 def convmixer(
@@ -83,39 +128,11 @@ def convmixer(
     )
     bn_momentum = validation.fraction(bn_momentum, "bn_momentum")
 
-    def gelu_bn(x, prefix):
-        x = keras.layers.Activation("gelu", name=f"{prefix}_act")(x)
-        return keras.layers.BatchNormalization(momentum=bn_momentum, epsilon=1e-5, name=f"{prefix}_bn")(x)
-
     inputs = keras.Input(shape=input_shape, name="image")
-    x = Conv2D(
-        dim,
-        patch_size,
-        strides=patch_size,
-        kernel_initializer=clone_initializer(kernel_initializer),
-        bias_initializer=TorchDefaultUniform(fan_in=patch_size * patch_size * input_shape[-1]),
-        name="stem_conv",
-    )(inputs)
-    x = gelu_bn(x, "stem")
+    x = _stem(inputs, dim, patch_size, kernel_initializer, bn_momentum)
     for i, depth_fraction in enumerate(depth_fractions(depth), start=1):
-        residual = x
-        x = DepthwiseConv2D(
-            kernel_size,
-            padding="same",
-            depthwise_initializer=initializer_at_depth(depthwise_initializer, depth_fraction, i - 1),
-            bias_initializer=TorchDefaultUniform(fan_in=kernel_size * kernel_size),
-            name=f"block_{i}_depthwise_conv",
-        )(x)
-        x = gelu_bn(x, f"block_{i}_depthwise")
-        x = keras.layers.Add(name=f"block_{i}_residual")([x, residual])
-        x = Conv2D(
-            dim,
-            1,
-            kernel_initializer=clone_initializer(kernel_initializer),
-            bias_initializer=TorchDefaultUniform(fan_in=dim),
-            name=f"block_{i}_pointwise_conv",
-        )(x)
-        x = gelu_bn(x, f"block_{i}_pointwise")
+        block_depthwise = initializer_at_depth(depthwise_initializer, depth_fraction, i - 1)
+        x = _block(x, i, dim, kernel_size, kernel_initializer, block_depthwise, bn_momentum)
     x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
     outputs = torch_default_head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or f"convmixer_{dim}_{depth}")

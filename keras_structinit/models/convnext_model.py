@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.covariance import depth_fractions
 from keras_structinit.layers.depthwise import DepthwiseConv2D
 from keras_structinit.layers.layer_scale import LayerScale
@@ -20,6 +19,7 @@ from keras_structinit.models.common import (
     trunc_normal,
 )
 from keras_structinit.models.zoo import ZooEntry
+from keras_structinit.utils import validation
 
 LN_EPSILON = 1e-6
 
@@ -95,6 +95,63 @@ def _layer_scale_init(value):
     return value or None
 
 
+def _conv(x, filters, size, kernel_initializer, name):
+    """``Conv2D(filters, size, stride size)``, zero bias: the stem and the downsampling convs."""
+    return keras.layers.Conv2D(
+        filters,
+        size,
+        strides=size,
+        kernel_initializer=clone_initializer(kernel_initializer),
+        bias_initializer="zeros",
+        name=name,
+    )(x)
+
+
+def _norm(x, name):
+    return keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=name)(x)
+
+
+def _stages(x, depths, dims, kernel_size, layer_scale_init, drop_path, initializers, mlp_scalar_bias):
+    """The stages after the stem: stage ``s`` (from 1) is ``depths[s-1]`` :func:`convnext_block` s at
+    width ``dims[s-1]``, preceded for ``s > 1`` by ``Conv2D(dims[s-1], 2, stride 2)(LN(x))``.
+
+    ``initializers``: the kernel (downsampling), depthwise, MLP and dense initializers; the
+    depthwise one is specialized to each block's depth fraction, and the drop-path rate grows
+    linearly from 0 to ``drop_path``, both over all blocks.
+    """
+    kernel_initializer, depthwise_initializer, mlp_initializer, dense_initializer = initializers
+    num_blocks = sum(depths)
+    rates = drop_path_rates(num_blocks, drop_path)
+    fractions = depth_fractions(num_blocks)
+    index = 0
+    for s, (depth, dim) in enumerate(zip(depths, dims, strict=True), start=1):
+        if s > 1:
+            x = _norm(x, f"stage_{s}_downsample_norm")
+            x = _conv(x, dim, 2, kernel_initializer, f"stage_{s}_downsample_conv")
+        for b in range(1, depth + 1):
+            x = convnext_block(
+                x,
+                kernel_size,
+                layer_scale_init,
+                rates[index],
+                f"stage_{s}_block_{b}" if len(depths) > 1 else f"block_{b}",
+                initializer_at_depth(depthwise_initializer, fractions[index], index),
+                mlp_initializer,
+                dense_initializer,
+                mlp_scalar_bias=mlp_scalar_bias,
+            )
+            index += 1
+    return x
+
+
+def _head(x, num_classes):
+    """``Dense(LN(GlobalAvgPool(x)))``: layers ``pool``, ``head_norm``, ``head`` (the official init)."""
+    x = _norm(keras.layers.GlobalAveragePooling2D(name="pool")(x), "head_norm")
+    return keras.layers.Dense(
+        num_classes, kernel_initializer=trunc_normal(), bias_initializer="zeros", name="head"
+    )(x)
+
+
 def convnext(
     depths,
     dims,
@@ -113,56 +170,41 @@ def convnext(
 ):
     """Builds a ConvNeXt as a functional ``keras.Model`` (logits).
 
-    Stem ``LN(Conv2D(dims[0], p, stride p))``; stage ``s`` (from 1) is
-    ``depths[s-1]`` :func:`convnext_block` s at width ``dims[s-1]``, preceded
-    for ``s > 1`` by the downsampling ``Conv2D(dims[s-1], 2, stride 2)(LN(x))``;
-    head ``Dense(LN(GlobalAvgPool(x)))``. All LNs use ``eps = 1e-6``; the
-    stochastic-depth rate grows linearly over all blocks from 0 to
-    ``drop_path``. One stage is the isotropic ConvNeXt
-    (:func:`convnext_isotropic`).
+    Stem ``LN(Conv2D(dims[0], p, stride p))``; stage ``s`` (from 1) is ``depths[s-1]``
+    :func:`convnext_block` s at width ``dims[s-1]``, preceded for ``s > 1`` by the downsampling
+    ``Conv2D(dims[s-1], 2, stride 2)(LN(x))``; head ``Dense(LN(GlobalAvgPool(x)))``. All LNs use
+    ``eps = 1e-6``; the stochastic-depth rate grows linearly over all blocks from 0 to
+    ``drop_path``. One stage is the isotropic ConvNeXt (:func:`convnext_isotropic`). Layers:
+    ``stem_conv``, ``stem_norm``, ``stage_{s}_downsample_norm``, ``stage_{s}_downsample_conv``,
+    ``stage_{s}_block_{b}_*`` (``block_{b}_*`` with one stage; see :func:`convnext_block`),
+    ``pool``, ``head_norm``, ``head``.
 
-    Layers: ``stem_conv``, ``stem_norm``, ``stage_{s}_downsample_norm``,
-    ``stage_{s}_downsample_conv``, ``stage_{s}_block_{b}_*`` (``block_{b}_*``
-    with one stage; see :func:`convnext_block`), ``pool``, ``head_norm``,
-    ``head``.
-
-    Initialization as in the official code: conv, depthwise and dense kernels
-    ``N(0, 0.02^2)`` (see :func:`~keras_structinit.models.common.trunc_normal`),
-    zero biases, LN ``gamma = 1, beta = 0``, layer scale ``gamma =
-    layer_scale_init``. The ``*_initializer`` arguments (anything
-    ``keras.initializers.get`` accepts; ``None``: the official init) replace
-    it per kind of kernel; the head keeps it. The depthwise convs are the
-    package's fast :class:`~keras_structinit.layers.DepthwiseConv2D`.
+    Initialization as in the official code: conv, depthwise and dense kernels ``N(0, 0.02^2)``
+    (see :func:`~keras_structinit.models.common.trunc_normal`), zero biases, LN ``gamma = 1,
+    beta = 0``, layer scale ``gamma = layer_scale_init``. The ``*_initializer`` arguments
+    (anything ``keras.initializers.get`` accepts; ``None``: the official init) replace it per
+    kind of kernel; the head keeps it. The depthwise convs are the package's fast
+    :class:`~keras_structinit.layers.DepthwiseConv2D`.
 
     Args:
-        depths: blocks per stage.
-        dims: width per stage (same length as ``depths``).
+        depths, dims: blocks and width per stage (as many widths as stages).
         kernel_size: depthwise filter size.
-        patch_size: stem patch size and stride (4 for ImageNet; 1, 2 or 4 for
-            CIFAR-size inputs).
+        patch_size: stem patch size and stride (4 for ImageNet; 1, 2 or 4 for CIFAR-size inputs).
         num_classes: logits.
-        input_shape: ``(height, width, channels)``, channels last; the spatial
-            sizes may be ``None``.
-        layer_scale_init: initial layer-scale value; ``None`` or ``0`` leaves
-            layer scale out.
+        input_shape: ``(height, width, channels)``, channels last; the spatial sizes may be ``None``.
+        layer_scale_init: initial layer-scale value; ``None`` or ``0`` leaves layer scale out.
         drop_path: stochastic-depth rate of the last block.
         kernel_initializer: stem and downsampling conv kernels.
-        depthwise_initializer: depthwise kernels; one with ``at_depth`` (e.g.
-            ``ConvCovariance``) is specialized to each block's depth fraction
-            over all blocks.
-        mlp_initializer: ``W1`` (``*_pointwise_1``), the first Dense of each
-            block's MLP, e.g. the mimetic
-            :class:`~keras_structinit.initializers.MeanShift`.
+        depthwise_initializer: depthwise kernels; one with ``at_depth`` (e.g. ``ConvCovariance``)
+            is specialized to each block's depth fraction over all blocks.
+        mlp_initializer: ``W1`` (``*_pointwise_1``), the first Dense of each block's MLP, e.g.
+            the mimetic :class:`~keras_structinit.initializers.MeanShift`.
         dense_initializer: ``W2`` (``*_pointwise_2``), the second Dense.
         mlp_scalar_bias: ``W1`` is a :class:`~keras_structinit.layers.ScalarBiasDense` (the mimetic
             paper's learnable scalar-bias baseline, Fig. 4; the scalar starts at 0).
         name: model name, default ``convnext``.
 
-    Example:
-
-    ```python
-    model = convnext((3, 3, 9, 3), (96, 192, 384, 768), mlp_initializer="he_normal")
-    ```
+    Example: ``convnext((3, 3, 9, 3), (96, 192, 384, 768), mlp_initializer="he_normal")``.
     """
     depths = validation.positive_ints(depths, "depths")
     dims = validation.positive_ints(dims, "dims")
@@ -179,47 +221,13 @@ def convnext(
     depthwise_initializer = check_initializer(depthwise_initializer, "depthwise_initializer", trunc_normal())
     mlp_initializer = check_initializer(mlp_initializer, "mlp_initializer", trunc_normal())
     dense_initializer = check_initializer(dense_initializer, "dense_initializer", trunc_normal())
+    mlp_scalar_bias = validation.boolean(mlp_scalar_bias, "mlp_scalar_bias")
 
-    def conv(x, filters, size, name):
-        return keras.layers.Conv2D(
-            filters,
-            size,
-            strides=size,
-            kernel_initializer=clone_initializer(kernel_initializer),
-            bias_initializer="zeros",
-            name=name,
-        )(x)
-
-    def norm(x, name):
-        return keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=name)(x)
-
-    num_blocks = sum(depths)
-    rates = drop_path_rates(num_blocks, drop_path)
-    fractions = depth_fractions(num_blocks)
     inputs = keras.Input(shape=input_shape, name="image")
-    x = norm(conv(inputs, dims[0], patch_size, "stem_conv"), "stem_norm")
-    index = 0
-    for s, (depth, dim) in enumerate(zip(depths, dims, strict=True), start=1):
-        if s > 1:
-            x = conv(norm(x, f"stage_{s}_downsample_norm"), dim, 2, f"stage_{s}_downsample_conv")
-        for b in range(1, depth + 1):
-            x = convnext_block(
-                x,
-                kernel_size,
-                layer_scale_init,
-                rates[index],
-                f"stage_{s}_block_{b}" if len(depths) > 1 else f"block_{b}",
-                initializer_at_depth(depthwise_initializer, fractions[index], index),
-                mlp_initializer,
-                dense_initializer,
-                mlp_scalar_bias=validation.boolean(mlp_scalar_bias, "mlp_scalar_bias"),
-            )
-            index += 1
-    x = keras.layers.GlobalAveragePooling2D(name="pool")(x)
-    x = norm(x, "head_norm")
-    outputs = keras.layers.Dense(
-        num_classes, kernel_initializer=trunc_normal(), bias_initializer="zeros", name="head"
-    )(x)
+    x = _norm(_conv(inputs, dims[0], patch_size, kernel_initializer, "stem_conv"), "stem_norm")
+    initializers = (kernel_initializer, depthwise_initializer, mlp_initializer, dense_initializer)
+    x = _stages(x, depths, dims, kernel_size, layer_scale_init, drop_path, initializers, mlp_scalar_bias)
+    outputs = _head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or "convnext")
 
 

@@ -32,7 +32,7 @@ def available_models():
 
 
 def model_forms():
-    """``--model``'s list of the zoo (``arguments.MODEL_FORMS`` writes it out, and a test checks
+    """``--model``'s list of the zoo (``arguments.ZOO_NAMES`` writes it out, and a test checks
     that the two agree)."""
     ordered = [e for e in ENTRIES if e.pattern] + [e for e in ENTRIES if not e.pattern]
     return ", ".join(dict.fromkeys(e.help for e in ordered))

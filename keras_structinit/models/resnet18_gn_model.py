@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.layers.conv import Conv2D
 from keras_structinit.layers.pooling import MaxPooling2D
@@ -15,6 +14,7 @@ from keras_structinit.models.common import (
     torch_default_head,
 )
 from keras_structinit.models.zoo import ZooEntry
+from keras_structinit.utils import validation
 
 WIDTHS = (64, 128, 256, 512)
 DEPTHS = (2, 2, 2, 2)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.models.common import (
     check_initializer,
@@ -15,6 +14,7 @@ from keras_structinit.models.common import (
     torch_default_head,
 )
 from keras_structinit.models.zoo import ZooEntry
+from keras_structinit.utils import validation
 
 #: Where :func:`simple_cnn` max-pools: after every conv, once after the last, or nowhere.
 POOLINGS = ("every", "last", "none")
@@ -37,6 +37,57 @@ PAPER_LAYOUTS = {
 }
 
 
+def _check_pooled_size(input_shape, pooling, pool_size, num_conv_layers):
+    if pooling == "every":
+        check_min_size(input_shape, pool_size**num_conv_layers, f"num_conv_layers={num_conv_layers} poolings")
+    elif pooling == "last":
+        check_min_size(input_shape, pool_size, f"a {pool_size}x{pool_size} max-pool")
+
+
+def _bias(fan_in, paper_init):
+    """The paper's zero bias, or PyTorch's default uniform for ``fan_in``."""
+    return "zeros" if paper_init else TorchDefaultUniform(fan_in=fan_in)
+
+
+def _convs(x, num_conv_layers, num_filters, kernel_size, kernel_initializer, paper_init, pool):
+    """``num_conv_layers`` times ``x = ReLU(Conv_k(x))`` (``conv_{i}``) and the max-pools ``pool``
+    (``(pooling, pool_size, pool_strides)``) says: ``pool_{i}`` after each, or ``pool`` after the last."""
+    pooling, pool_size, pool_strides = pool
+    for i in range(1, num_conv_layers + 1):
+        x = keras.layers.Conv2D(
+            num_filters,
+            kernel_size,
+            padding="same",
+            activation="relu",
+            kernel_initializer=clone_initializer(kernel_initializer),
+            bias_initializer=_bias(kernel_size * kernel_size * x.shape[-1], paper_init),
+            name=f"conv_{i}",
+        )(x)
+        if pooling == "every":
+            x = keras.layers.MaxPooling2D(pool_size, pool_strides, name=f"pool_{i}")(x)
+    if pooling == "last":
+        x = keras.layers.MaxPooling2D(pool_size, pool_strides, name="pool")(x)
+    return x
+
+
+def _dense_and_head(x, num_units, num_classes, dense_initializer, default, paper_init):
+    """``Flatten``, ``ReLU(Dense(num_units))`` and the logits ``Dense``: layers ``flatten``,
+    ``dense``, ``head`` (the head's kernel a clone of ``default`` with the paper's init)."""
+    x = keras.layers.Flatten(name="flatten")(x)
+    x = keras.layers.Dense(
+        num_units,
+        activation="relu",
+        kernel_initializer=dense_initializer,
+        bias_initializer=_bias(x.shape[-1], paper_init),
+        name="dense",
+    )(x)
+    if not paper_init:
+        return torch_default_head(x, num_classes)
+    return keras.layers.Dense(
+        num_classes, kernel_initializer=clone_initializer(default), bias_initializer="zeros", name="head"
+    )(x)
+
+
 def simple_cnn(
     num_conv_layers,
     num_filters,
@@ -55,10 +106,9 @@ def simple_cnn(
 ):
     """Builds the SimpleCNN as a functional ``keras.Model`` (logits).
 
-    ``num_conv_layers`` times ``x = ReLU(Conv_k(x))`` with ``num_filters``
-    filters (``kernel_size`` x ``kernel_size``, stride 1, 'same' padding,
-    bias), max-pooling as ``pooling`` says, then ``Flatten``,
-    ``ReLU(Dense(num_units))`` and a ``Dense`` logits head.
+    ``num_conv_layers`` times ``x = ReLU(Conv_k(x))`` with ``num_filters`` filters (``kernel_size``
+    x ``kernel_size``, stride 1, 'same' padding, bias), max-pooling as ``pooling`` says, then
+    ``Flatten``, ``ReLU(Dense(num_units))`` and a ``Dense`` logits head.
 
     * ``pooling="every"`` (default): a ``pool_size`` max-pool after every
       conv, this package's original layout (``simple-cnn``);
@@ -68,11 +118,10 @@ def simple_cnn(
     * ``pooling="none"``: the paper's App. A.2 layout (``simple-cnn-a2``).
 
     Initialization: with ``init_scale=None``, PyTorch's defaults
-    (:class:`~keras_structinit.initializers.TorchDefaultUniform`, weights
-    and biases); with a number, the paper's: every kernel (convs, dense,
-    head) He-normal times ``init_scale`` (:func:`scaled_he_normal`) and
-    every bias 0. 'same' padding is this package's choice (the paper does
-    not say).
+    (:class:`~keras_structinit.initializers.TorchDefaultUniform`, weights and biases); with a
+    number, the paper's: every kernel (convs, dense, head) He-normal times ``init_scale``
+    (:func:`scaled_he_normal`) and every bias 0. 'same' padding is this package's choice (the
+    paper does not say).
 
     Layers: ``conv_{i}`` (i from 1), ``pool_{i}`` (``"every"``) or ``pool``
     (``"last"``), ``flatten``, ``dense``, ``head``.
@@ -95,66 +144,28 @@ def simple_cnn(
         init_scale: ``None`` (PyTorch's defaults) or a positive number (the
             paper's He-normal times ``init_scale``, zero biases).
 
-    Example:
-
-    ```python
-    model = simple_cnn(3, 16, 512, pooling="last", pool_size=3, pool_strides=2, init_scale=1.0)
-    ```
+    Example: ``simple_cnn(3, 16, 512, pooling="last", pool_size=3, pool_strides=2, init_scale=1.0)``.
     """
-    num_conv_layers, num_filters, num_units, num_classes, kernel_size, pool_size = positive_int_arguments(
-        num_conv_layers=num_conv_layers,
-        num_filters=num_filters,
-        num_units=num_units,
-        num_classes=num_classes,
-        kernel_size=kernel_size,
-        pool_size=pool_size,
+    num_conv_layers, num_filters, num_units = positive_int_arguments(
+        num_conv_layers=num_conv_layers, num_filters=num_filters, num_units=num_units
+    )
+    num_classes, kernel_size, pool_size = positive_int_arguments(
+        num_classes=num_classes, kernel_size=kernel_size, pool_size=pool_size
     )
     pool_strides = validation.optional(validation.positive_int, pool_strides, "pool_strides") or pool_size
     validation.one_of(pooling, "pooling", POOLINGS)
     init_scale = validation.optional(validation.positive_float, init_scale, "init_scale")
     input_shape = validation.input_shape(input_shape)
-    if pooling == "every":
-        check_min_size(input_shape, pool_size**num_conv_layers, f"num_conv_layers={num_conv_layers} poolings")
-    elif pooling == "last":
-        check_min_size(input_shape, pool_size, f"a {pool_size}x{pool_size} max-pool")
+    _check_pooled_size(input_shape, pooling, pool_size, num_conv_layers)
     paper_init = init_scale is not None
     default = scaled_he_normal(init_scale) if paper_init else TorchDefaultUniform()
     kernel_initializer = check_initializer(kernel_initializer, "kernel_initializer", default)
     dense_initializer = check_initializer(dense_initializer, "dense_initializer", clone_initializer(default))
 
-    def bias(fan_in):
-        return "zeros" if paper_init else TorchDefaultUniform(fan_in=fan_in)
-
     inputs = keras.Input(shape=input_shape, name="image")
-    x = inputs
-    for i in range(1, num_conv_layers + 1):
-        x = keras.layers.Conv2D(
-            num_filters,
-            kernel_size,
-            padding="same",
-            activation="relu",
-            kernel_initializer=clone_initializer(kernel_initializer),
-            bias_initializer=bias(kernel_size * kernel_size * x.shape[-1]),
-            name=f"conv_{i}",
-        )(x)
-        if pooling == "every":
-            x = keras.layers.MaxPooling2D(pool_size, pool_strides, name=f"pool_{i}")(x)
-    if pooling == "last":
-        x = keras.layers.MaxPooling2D(pool_size, pool_strides, name="pool")(x)
-    x = keras.layers.Flatten(name="flatten")(x)
-    x = keras.layers.Dense(
-        num_units,
-        activation="relu",
-        kernel_initializer=dense_initializer,
-        bias_initializer=bias(x.shape[-1]),
-        name="dense",
-    )(x)
-    if paper_init:
-        outputs = keras.layers.Dense(
-            num_classes, kernel_initializer=clone_initializer(default), bias_initializer="zeros", name="head"
-        )(x)
-    else:
-        outputs = torch_default_head(x, num_classes)
+    pool = (pooling, pool_size, pool_strides)
+    x = _convs(inputs, num_conv_layers, num_filters, kernel_size, kernel_initializer, paper_init, pool)
+    outputs = _dense_and_head(x, num_units, num_classes, dense_initializer, default, paper_init)
     return keras.Model(inputs, outputs, name=name or "simple_cnn")
 
 

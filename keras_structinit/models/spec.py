@@ -1,13 +1,23 @@
-"""What a model argument names, parsed once: :class:`ModelSpec`.
+"""What a model argument names, parsed once: :class:`ModelSpec`, the one grammar of a model.
 
-A model is named by text in one of four forms: a zoo name (``convmixer-256/8``, declared by
-the zoo modules, :mod:`keras_structinit.models.zoo`), ``keras.applications:NAME`` (built without
-weights; ``keras.applications:NAME:weights.h5`` loads that file), a ``.keras`` file or a
-KerasHub preset folder. :meth:`ModelSpec.parse` reads the text once; the spec builds the
-model (:meth:`~ModelSpec.build`), fits a loaded model's head to the data
+Every command and function that takes a model or a teacher (``--model``, ``--distill-from``,
+``select --teacher/--student``, ``init``, ``inspect``, :func:`load_model`, ``load_teacher``) reads
+its text here, and each form means the same model everywhere (:data:`FORMS`):
+
+* a zoo name (``convmixer-256/8``, declared by the zoo modules, :mod:`keras_structinit.models.zoo`);
+* ``keras.applications:NAME`` (built without weights) or ``keras.applications:NAME:WEIGHTS``, where
+  ``WEIGHTS`` is what the constructor's ``weights=`` takes: ``imagenet`` (downloaded) or a weights
+  file. Pretrained weights are asked for only this way;
+* a ``.keras`` file;
+* a KerasHub preset: a local folder (``backbone.save_to_preset(DIR)``), or ``keras_hub:PRESET`` (a
+  preset name or a ``kaggle://``/``hf://`` handle, downloaded);
+* ``keras_cv:PRESET`` (a KerasCV backbone preset, a name or a local folder).
+
+:meth:`ModelSpec.parse` reads the text once; the spec builds or loads the model
+(:meth:`~ModelSpec.build`, :meth:`~ModelSpec.load`), fits a loaded model's head to the data
 (:meth:`~ModelSpec.fitted`) and says what frozen spatial filters mean for it
-(:meth:`~ModelSpec.builder_arguments`, :meth:`~ModelSpec.freeze`). ``structinit train``,
-``init`` and ``inspect`` resolve their models here.
+(:meth:`~ModelSpec.builder_arguments`, :meth:`~ModelSpec.freeze`). The loaders are in
+:mod:`keras_structinit.models.loading`.
 """
 
 from __future__ import annotations
@@ -18,18 +28,39 @@ from dataclasses import dataclass, field
 
 import keras
 
-from keras_structinit import validation
-from keras_structinit.freezing import freeze_spatial
+from keras_structinit.engine.contract import check_model
+from keras_structinit.engine.freezing import freeze_spatial
+from keras_structinit.engine.walker import find_kernels
+from keras_structinit.models import loading
 from keras_structinit.models.registry import zoo_entry
 from keras_structinit.models.zoo import ZooEntry
-from keras_structinit.sources import APPLICATIONS, application_builder, load_model
-from keras_structinit.walker import find_kernels
+from keras_structinit.utils import validation
 
-__all__ = ["KINDS", "ModelSpec", "fit_head", "model_from"]
+__all__ = ["FORMS", "KINDS", "ModelSpec", "fit_head", "load_model", "model_from"]
 
+APPLICATIONS, HUB, CV = "keras.applications:", "keras_hub:", "keras_cv:"
 #: The forms of a model argument (:attr:`ModelSpec.kind`).
-KINDS = ("zoo", "applications", "keras_file", "preset")
-_OTHER_FORMS = "or a .keras file, keras.applications:NAME or a KerasHub preset folder"
+KINDS = ("zoo", "applications", "keras_file", "preset", "keras_hub", "keras_cv")
+#: ``(form, example, what it means)`` of every form; the help and the docs show these, and a test
+#: parses every form they show.
+FORMS = (
+    ("NAME", "convmixer-256/8", "a model of the package's zoo, built"),
+    ("keras.applications:NAME", "keras.applications:ResNet50", "built without weights"),
+    (
+        "keras.applications:NAME:WEIGHTS",
+        "keras.applications:ResNet50:imagenet",
+        "with the weights its `weights=` takes: imagenet (downloaded) or a weights file",
+    ),
+    ("FILE.keras", "model.keras", "a saved model, loaded as saved"),
+    ("DIR", "presets/vit_small", "a KerasHub preset folder, loaded as saved"),
+    (
+        "keras_hub:PRESET",
+        "keras_hub:vit_base_patch16_224_imagenet",
+        "a KerasHub preset name or handle, downloaded",
+    ),
+    ("keras_cv:PRESET", "keras_cv:resnet50_v2_imagenet", "a KerasCV backbone preset (name or folder)"),
+)
+_OTHER_FORMS = "or " + ", ".join(form for form, _, _ in FORMS[1:])
 
 
 @dataclass(frozen=True)
@@ -41,7 +72,9 @@ class ModelSpec:
         kind: one of :data:`KINDS`.
         entry: a zoo name's :class:`~keras_structinit.models.zoo.ZooEntry` (``None`` otherwise).
         params: the builder arguments a zoo name sets (``{"dim": 256, "depth": 8}``).
-        weights: a ``keras.applications:NAME:FILE``'s weights file (``None`` otherwise).
+        weights: ``keras.applications:NAME:WEIGHTS``'s ``WEIGHTS`` (``None`` otherwise).
+        target: what the form names after its prefix: the constructor, the file, the folder or the
+            preset (the zoo name for a zoo model).
         name: how messages spell the argument (```model```, ``--model``, ``MODEL``).
     """
 
@@ -50,35 +83,77 @@ class ModelSpec:
     entry: ZooEntry | None = None
     params: Mapping = field(default_factory=dict)
     weights: str | None = None
+    target: str = ""
     name: str = field(default="`model`", compare=False)
 
     @classmethod
     def parse(cls, text, name="`model`"):
-        """The spec of ``text``: ``keras.applications:...``, a ``.keras`` path or an existing folder
-        (a KerasHub preset) first, else a zoo name. ``TypeError`` for a non-str, ``ValueError``
-        naming ``model`` and the accepted forms for unknown text, ``FileNotFoundError`` for a
-        missing ``.keras`` file. ``name`` spells the argument in messages."""
-        shown = name
-        validation.text(text, shown)
+        """The spec of ``text`` (a str or ``os.PathLike``), in the order of :data:`FORMS`' prefixes,
+        then a ``.keras`` path, an existing folder, else a zoo name. ``TypeError`` for another
+        type, ``ValueError`` naming ``name`` and the accepted forms for unknown text,
+        ``FileNotFoundError`` for a missing file or a path that does not exist."""
+        if isinstance(text, os.PathLike):
+            text = os.fspath(text)
+        validation.text(text, name)
         if text.startswith(APPLICATIONS):
             constructor, _, weights = text[len(APPLICATIONS) :].partition(":")
-            if not weights and application_builder(constructor) is None:
+            if loading.application_builder(constructor) is None:
                 raise ValueError(
-                    f"{shown} {text!r}: keras.applications has no model {constructor!r} "
+                    f"{name} {text!r}: keras.applications has no model {constructor!r} "
                     "(e.g. keras.applications:ConvNeXtTiny)"
                 )
-            return cls(text, "applications", weights=weights or None, name=shown)
+            if weights and weights != "imagenet" and not os.path.isfile(weights):
+                raise FileNotFoundError(
+                    f"{name} {text!r}: the weights file {weights!r} does not exist (WEIGHTS is imagenet "
+                    "or a weights file)"
+                )
+            return cls(text, "applications", weights=weights or None, target=constructor, name=name)
+        for prefix, kind in ((HUB, "keras_hub"), (CV, "keras_cv")):
+            if text.startswith(prefix):
+                if not text[len(prefix) :]:
+                    raise ValueError(f"{name} {text!r} names no preset (e.g. {prefix}PRESET)")
+                return cls(text, kind, target=text[len(prefix) :], name=name)
+        if "://" in text:  # a kaggle:// or hf:// handle is KerasHub's
+            return cls(text, "keras_hub", target=text, name=name)
         if text.endswith(".keras"):
             if not os.path.exists(text):
-                raise FileNotFoundError(f"{shown} {text!r} does not exist")
-            return cls(text, "keras_file", name=shown)
+                raise FileNotFoundError(f"{name} {text!r} does not exist")
+            return cls(text, "keras_file", target=text, name=name)
         if os.path.isdir(text):
-            return cls(text, "preset", name=shown)
+            if not os.path.isfile(os.path.join(text, "config.json")):
+                raise ValueError(f"{name} {text!r} is a folder without config.json, not a KerasHub preset")
+            return cls(text, "preset", target=text, name=name)
         try:
             entry, params = zoo_entry(text)
         except ValueError as err:
-            raise ValueError(f"{err}; {_OTHER_FORMS}") from None
-        return cls(text, "zoo", entry=entry, params=params, name=shown)
+            if text.startswith((".", os.path.sep)) or text.count(os.path.sep) > 1:
+                raise FileNotFoundError(f"{name} {text!r} does not exist") from None
+            hint = ""
+            if loading.application_builder(text.partition(":")[0]) is not None:
+                hint = f" (keras.applications' {text.partition(':')[0]}: write keras.applications:{text})"
+            said = (
+                str(err).replace("`model`", name).replace("Received: model=", f"Received: {name.strip('`')}=")
+            )
+            raise ValueError(f"{said}; {_OTHER_FORMS}{hint}") from None
+        return cls(text, "zoo", entry=entry, params=params, target=text, name=name)
+
+    def load(self, *, max_model_bytes=None, **kwargs):
+        """The model as its form means it: a zoo model built with ``kwargs`` (its builder's), a
+        keras.applications one built with ``kwargs`` (``input_shape``, ``classes``, ...; logits out),
+        a saved or preset one loaded (``kwargs`` go to its loader)."""
+        spelled = self.name.strip("`")
+        if self.kind == "zoo":
+            classes, shape = kwargs.pop("classes", 10), kwargs.pop("input_shape", (32, 32, 3))
+            return self.entry.build(self.params, classes, shape, kwargs, name=self.text)
+        if self.kind == "applications":
+            return loading.build_application(
+                self.target, self.weights, spelled, max_model_bytes=max_model_bytes, **kwargs
+            )
+        if self.kind == "keras_file":
+            return loading.load_keras_file(self.target, spelled, max_model_bytes=max_model_bytes, **kwargs)
+        if self.kind == "keras_cv":
+            return loading.load_cv_preset(self.target, spelled, **kwargs)
+        return loading.load_hub_preset(self.target, spelled, local=self.kind == "preset", **kwargs)
 
     @property
     def family(self):
@@ -104,11 +179,8 @@ class ModelSpec:
             return self.entry.build(self.params, num_classes, input_shape, kwargs, name=self.text)
         self.check_kwargs(kwargs)
         if self.sized:
-            constructor = application_builder(self.text[len(APPLICATIONS) :])
-            return constructor(
-                weights=None, input_shape=input_shape, classes=num_classes, classifier_activation=None
-            )
-        return load_model(self.text, name=self.name.strip("`"))
+            return self.load(input_shape=input_shape, classes=num_classes)
+        return self.load()
 
     def check_kwargs(self, kwargs):
         """``ValueError`` for builder arguments (``kwargs``) given with a model not built by the zoo."""
@@ -137,6 +209,31 @@ class ModelSpec:
         if self.freezes_itself:
             return [v.path for _, v in find_kernels(model, "all_spatial") if not v.trainable]
         return freeze_spatial(model) if frozen else []
+
+
+def load_model(spec, *, name="model", max_model_bytes=None, **kwargs):
+    """The model ``spec`` names: a built ``keras.Model`` (returned as is), or text in one of
+    :data:`FORMS` (:meth:`ModelSpec.load`; ``kwargs`` go to its builder or loader).
+
+    Args:
+        spec: a ``keras.Model``, a str or ``os.PathLike`` (see :data:`FORMS`), or a :class:`ModelSpec`.
+        name: how errors name the argument (``"teacher"``, ``"--student"``, ``"MODEL"``).
+        max_model_bytes: the most bytes of variables a ``.keras`` or weights file may declare, checked
+            before it is read (default: :func:`~keras_structinit.utils.model_files.max_model_bytes_scope`'s
+            bound, else 4 GiB).
+
+    Example:
+
+    >>> model = load_model("keras.applications:ConvNeXtTiny:imagenet", include_preprocessing=False)
+    >>> model = load_model("/data/presets/vit_small")   # a KerasHub preset folder
+    """
+    if isinstance(spec, keras.Model):
+        return check_model(spec, name)
+    if not isinstance(spec, (str, os.PathLike, ModelSpec)):
+        forms = ", ".join(form for form, _, _ in FORMS)
+        raise TypeError(f"`{name}` must be a keras.Model or one of {forms}. Received: {name}={spec!r}")
+    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec, f"`{name}`")
+    return parsed.load(max_model_bytes=max_model_bytes, **kwargs)
 
 
 def model_from(spec, *, input_shape=None, classes=None, name="MODEL"):
@@ -169,7 +266,10 @@ def fit_head(model, spec, num_classes, image_shape, new_head, spell):
                 f"{spell('model')} {spec!r} takes inputs of shape {wanted}; the images of "
                 f"{spell('data')} are {image_shape}"
             )
-    outputs = model.output_shape[-1] if isinstance(model.output_shape, tuple) else None
+    shape = model.output_shape if isinstance(model.output_shape, tuple) else None
+    if shape is not None and len(shape) in (3, 4):  # a backbone: tokens or a feature map
+        return _backbone_head(model, spec, num_classes, new_head, spell)
+    outputs = shape[-1] if shape is not None else None
     if outputs == num_classes:
         return model, None
     if not new_head:
@@ -199,6 +299,56 @@ def fit_head(model, spec, num_classes, image_shape, new_head, spell):
         + ")"
     )
     return keras.Model(model.inputs, head(dense.input), name=model.name), note
+
+
+def _backbone_head(model, spec, num_classes, new_head, spell):
+    """``(model, note)`` for a backbone, whose output is a token sequence ``(B, T, D)`` or a feature map
+    ``(B, H, W, C)``: with ``new_head``, the family's pooling (its class token, the first token,
+    where it has one, as KerasHub's ViT and DeiT classifiers read it; else the global average) then a
+    linear Dense of ``num_classes`` (logits)."""
+    shape = model.output_shape
+    kind = "token sequence" if len(shape) == 3 else "feature map"
+    if not new_head:
+        raise ValueError(
+            f"{spell('model')} {spec!r} is a backbone: it ends in a {kind} of shape {shape[1:]}, not "
+            f"{num_classes} classes: pass {spell('new_head')} to add its pooling and a Dense of {num_classes}"
+        )
+    # The backbone is nested whole, so that it saves and loads as its library's own object.
+    inputs = keras.Input(model.input_shape[1:], name="images")
+    features = model(inputs)
+    if len(shape) == 4:
+        pooled, how = (
+            keras.layers.GlobalAveragePooling2D(name="head_pool")(features),
+            "global average pooling",
+        )
+    elif _has_class_token(model, shape[1]):
+        crop = keras.layers.Cropping1D((0, shape[1] - 1), name="head_class_token")
+        pooled = keras.layers.Reshape((shape[2],), name="head_pool")(crop(features))
+        how = "its class token (the first of its tokens)"
+    else:
+        pooled, how = (
+            keras.layers.GlobalAveragePooling1D(name="head_pool")(features),
+            "the average of its tokens",
+        )
+    head = keras.layers.Dense(num_classes, name=f"head_{num_classes}")
+    note = (
+        f"New head: {how}, then Dense {head.name!r} of {num_classes} outputs, linear: it gives logits "
+        f"({model.name} is a backbone ending in a {kind} of shape {shape[1:]})"
+    )
+    return keras.Model(inputs, head(pooled), name=model.name), note
+
+
+def _has_class_token(model, tokens):
+    """Whether a token backbone leads with a class token: its config says so (KerasHub's ViT,
+    ``use_class_token``), or it has more tokens than image patches (DeiT: class and distillation)."""
+    config = model.get_config()
+    if "use_class_token" in config:
+        return bool(config["use_class_token"])
+    image, patch = config.get("image_shape"), config.get("patch_size")
+    if image is None or patch is None or None in image[:2]:
+        return False
+    patch = (patch, patch) if isinstance(patch, int) else tuple(patch)
+    return tokens > (image[0] // patch[0]) * (image[1] // patch[1])
 
 
 def _name(activation):

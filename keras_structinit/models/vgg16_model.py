@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.models.common import (
     check_initializer,
@@ -14,6 +13,7 @@ from keras_structinit.models.common import (
     torch_default_head,
 )
 from keras_structinit.models.zoo import ZooEntry
+from keras_structinit.utils import validation
 
 # Filters per conv, one tuple per block (a 2 x 2 max-pool ends each block).
 BLOCKS = ((64, 64), (128, 128), (256, 256, 256), (512, 512, 512), (512, 512, 512))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
 from keras_structinit.baseline.torch_default import TorchDefaultUniform
 from keras_structinit.layers.class_token import ClassToken
 from keras_structinit.layers.position_embedding import PositionEmbedding
@@ -16,12 +15,90 @@ from keras_structinit.models.common import (
     trunc_normal,
 )
 from keras_structinit.models.zoo import ZooEntry
+from keras_structinit.utils import validation
 
 LN_EPSILON = 1e-6
 
 
 def _dropout(x, rate, name):
     return keras.layers.Dropout(rate, name=name)(x) if rate > 0 else x
+
+
+def _dense(x, units, initializer, name, activation=None, layer=keras.layers.Dense):
+    """``layer(units)`` with a clone of ``initializer`` and a zero bias."""
+    return layer(
+        units,
+        activation=activation,
+        kernel_initializer=clone_initializer(initializer),
+        bias_initializer="zeros",
+        name=name,
+    )(x)
+
+
+def _check_divisors(dim, heads, height, width, patch_size):
+    if dim % heads:
+        raise ValueError(
+            f"`heads` must divide `dim` (key_dim = dim // heads). Received: dim={dim}, heads={heads}"
+        )
+    if height % patch_size or width % patch_size:
+        raise ValueError(
+            f"`patch_size` must divide the image size {height}x{width}. Received: patch_size={patch_size}"
+        )
+
+
+def _embedding(inputs, patch_size, dim, kernel_initializer, dropout):
+    """``z_0 = [c; P x_1; ...; P x_N] + E_pos`` (then dropout): layers ``patch_embedding``,
+    ``patch_tokens``, ``class_token``, ``position_embedding`` (``embedding_dropout``)."""
+    height, width, channels = inputs.shape[1:]
+    num_patches = (height // patch_size) * (width // patch_size)
+    x = keras.layers.Conv2D(
+        dim,
+        patch_size,
+        strides=patch_size,
+        kernel_initializer=clone_initializer(kernel_initializer),
+        bias_initializer=TorchDefaultUniform(fan_in=patch_size * patch_size * channels),
+        name="patch_embedding",
+    )(inputs)
+    x = keras.layers.Reshape((num_patches, dim), name="patch_tokens")(x)
+    x = ClassToken(name="class_token")(x)
+    x = PositionEmbedding(name="position_embedding")(x)
+    return _dropout(x, dropout, "embedding_dropout")
+
+
+def _block(x, i, heads, mlp_ratio, dropout, initializers, mlp_scalar_bias):
+    """Block ``i``: ``z' = z + MHSA(LN(z))``, ``z = z' + W_2 GELU(W_1 LN(z'))``; layers ``block_{i}_*``.
+
+    ``initializers``: ``(mlp, dense)``, of ``W_1`` and of ``W_2`` and the attention's projections.
+    """
+    mlp_initializer, dense_initializer = initializers
+    dim = x.shape[-1]
+    y = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=f"block_{i}_norm_1")(x)
+    y = keras.layers.MultiHeadAttention(
+        num_heads=heads,
+        key_dim=dim // heads,
+        kernel_initializer=clone_initializer(dense_initializer),
+        bias_initializer="zeros",
+        name=f"block_{i}_attention",
+    )(y, y)
+    y = _dropout(y, dropout, f"block_{i}_attention_dropout")
+    x = keras.layers.Add(name=f"block_{i}_attention_residual")([x, y])
+    y = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=f"block_{i}_norm_2")(x)
+    first = ScalarBiasDense if mlp_scalar_bias else keras.layers.Dense
+    y = _dense(y, mlp_ratio * dim, mlp_initializer, f"block_{i}_mlp_1", activation="gelu", layer=first)
+    y = _dropout(y, dropout, f"block_{i}_mlp_1_dropout")
+    y = _dense(y, dim, dense_initializer, f"block_{i}_mlp_2")
+    y = _dropout(y, dropout, f"block_{i}_mlp_2_dropout")
+    return keras.layers.Add(name=f"block_{i}_mlp_residual")([x, y])
+
+
+def _head(x, num_classes):
+    """The final LN and a ``Dense`` head on the class token: layers ``final_norm``,
+    ``class_token_select``, ``class_token_output``, ``head``."""
+    num_patches = x.shape[1] - 1
+    x = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name="final_norm")(x)
+    x = keras.layers.Cropping1D((0, num_patches), name="class_token_select")(x)
+    x = keras.layers.Flatten(name="class_token_output")(x)
+    return _dense(x, num_classes, trunc_normal(), "head")
 
 
 def vit(
@@ -84,11 +161,7 @@ def vit(
             MLP paper's learnable scalar-bias baseline, Fig. 4; the scalar starts at 0).
         name: model name, default ``vit_{dim}_{depth}``.
 
-    Example:
-
-    ```python
-    model = vit(4, 192, 12, 3, mlp_initializer=keras.initializers.Orthogonal())
-    ```
+    Example: ``vit(4, 192, 12, 3, mlp_initializer=keras.initializers.Orthogonal())``.
     """
     patch_size, dim, depth, heads, mlp_ratio, num_classes = positive_int_arguments(
         patch_size=patch_size, dim=dim, depth=depth, heads=heads, mlp_ratio=mlp_ratio, num_classes=num_classes
@@ -98,68 +171,14 @@ def vit(
     kernel_initializer = check_initializer(kernel_initializer, "kernel_initializer", TorchDefaultUniform())
     mlp_initializer = check_initializer(mlp_initializer, "mlp_initializer", trunc_normal())
     dense_initializer = check_initializer(dense_initializer, "dense_initializer", trunc_normal())
-    if dim % heads:
-        raise ValueError(
-            f"`heads` must divide `dim` (key_dim = dim // heads). Received: dim={dim}, heads={heads}"
-        )
-    if height % patch_size or width % patch_size:
-        raise ValueError(
-            f"`patch_size` must divide the image size {height}x{width}. Received: patch_size={patch_size}"
-        )
-    num_patches = (height // patch_size) * (width // patch_size)
-
+    _check_divisors(dim, heads, height, width, patch_size)
     mlp_scalar_bias = validation.boolean(mlp_scalar_bias, "mlp_scalar_bias")
 
-    def dense(x, units, initializer, name, activation=None, layer=keras.layers.Dense):
-        return layer(
-            units,
-            activation=activation,
-            kernel_initializer=clone_initializer(initializer),
-            bias_initializer="zeros",
-            name=name,
-        )(x)
-
     inputs = keras.Input(shape=(height, width, channels), name="image")
-    x = keras.layers.Conv2D(
-        dim,
-        patch_size,
-        strides=patch_size,
-        kernel_initializer=clone_initializer(kernel_initializer),
-        bias_initializer=TorchDefaultUniform(fan_in=patch_size * patch_size * channels),
-        name="patch_embedding",
-    )(inputs)
-    x = keras.layers.Reshape((num_patches, dim), name="patch_tokens")(x)
-    x = ClassToken(name="class_token")(x)
-    x = PositionEmbedding(name="position_embedding")(x)
-    x = _dropout(x, dropout, "embedding_dropout")
+    x = _embedding(inputs, patch_size, dim, kernel_initializer, dropout)
     for i in range(1, depth + 1):
-        y = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=f"block_{i}_norm_1")(x)
-        y = keras.layers.MultiHeadAttention(
-            num_heads=heads,
-            key_dim=dim // heads,
-            kernel_initializer=clone_initializer(dense_initializer),
-            bias_initializer="zeros",
-            name=f"block_{i}_attention",
-        )(y, y)
-        y = _dropout(y, dropout, f"block_{i}_attention_dropout")
-        x = keras.layers.Add(name=f"block_{i}_attention_residual")([x, y])
-        y = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name=f"block_{i}_norm_2")(x)
-        y = dense(
-            y,
-            mlp_ratio * dim,
-            mlp_initializer,
-            f"block_{i}_mlp_1",
-            activation="gelu",
-            layer=ScalarBiasDense if mlp_scalar_bias else keras.layers.Dense,
-        )
-        y = _dropout(y, dropout, f"block_{i}_mlp_1_dropout")
-        y = dense(y, dim, dense_initializer, f"block_{i}_mlp_2")
-        y = _dropout(y, dropout, f"block_{i}_mlp_2_dropout")
-        x = keras.layers.Add(name=f"block_{i}_mlp_residual")([x, y])
-    x = keras.layers.LayerNormalization(epsilon=LN_EPSILON, name="final_norm")(x)
-    x = keras.layers.Cropping1D((0, num_patches), name="class_token_select")(x)
-    x = keras.layers.Flatten(name="class_token_output")(x)
-    outputs = dense(x, num_classes, trunc_normal(), "head")
+        x = _block(x, i, heads, mlp_ratio, dropout, (mlp_initializer, dense_initializer), mlp_scalar_bias)
+    outputs = _head(x, num_classes)
     return keras.Model(inputs, outputs, name=name or f"vit_{dim}_{depth}")
 
 

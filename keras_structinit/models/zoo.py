@@ -36,7 +36,7 @@ class ZooEntry:
         freezes_itself: the builder takes ``frozen`` and freezes its own spatial filters (an
             LCResNet's LC blocks, kept frozen in the ``.keras`` config); otherwise frozen
             filters are frozen after the model is built and initialized
-            (:func:`keras_structinit.freezing.freeze_spatial`).
+            (:func:`keras_structinit.engine.freezing.freeze_spatial`).
     """
 
     form: str

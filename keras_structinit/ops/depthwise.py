@@ -54,8 +54,8 @@ import functools
 import keras
 from keras import ops
 
-from keras_structinit import validation
-from keras_structinit.backend import accelerator, in_tf_xla_context
+from keras_structinit.utils import validation
+from keras_structinit.utils.backend import accelerator, in_tf_xla_context
 
 __all__ = [
     "AUTO_PATHS",

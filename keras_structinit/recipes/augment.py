@@ -19,9 +19,9 @@ import math
 
 import numpy as np
 
-from keras_structinit import validation
 from keras_structinit.recipes import image_ops
 from keras_structinit.recipes.rand_augment import RandAugmentForm, affine_rows, draw_ops, parse_rand_augment
+from keras_structinit.utils import validation
 
 #: timm's ``RandomErasing`` defaults (``timm/data/random_erasing.py``): area 2-33 % of the image,
 #: log-uniform aspect ratio in [0.3, 1 / 0.3], up to 10 tries for a box that fits.

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import keras
 
-from keras_structinit.io_utils import file_sha256
+from keras_structinit.utils.io_utils import file_sha256
 
 #: The layout of ``backup.json``; a record of another version is refused.
 FORMAT_VERSION = 1

@@ -15,7 +15,6 @@ import functools
 
 import numpy as np
 
-from keras_structinit import validation
 from keras_structinit.datasets import load_labeled_images
 from keras_structinit.recipes import augment, native
 from keras_structinit.recipes.data import cifar_dataset, input_normalization, random_labels
@@ -30,6 +29,7 @@ from keras_structinit.recipes.training import (
     recipe_config,
     resume_epoch,
 )
+from keras_structinit.utils import validation
 
 
 def fit_cifar(

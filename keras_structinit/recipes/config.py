@@ -19,8 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from keras_structinit import validation
-from keras_structinit.arguments import (  # also the parser's
+from keras_structinit.utils import validation
+from keras_structinit.utils.arguments import (  # also the parser's
     CIFAR_ONLY,
     DISTRIBUTIONS,
     IMAGENET_ONLY,
@@ -318,7 +318,10 @@ def _ema(value, name):
     if isinstance(value, bool):
         return value
     if validation.rate(value, name) == 0 or not isinstance(value, float):
-        raise ValueError(f"`{name}` must be False, True or a momentum in (0, 1). Received: {name}={value!r}")
+        raise ValueError(
+            f"{validation.quoted(name)} must be False, True or a momentum in (0, 1). "
+            f"Received: {name}={value!r}"
+        )
     return value
 
 
@@ -332,7 +335,9 @@ def _distribution(value, name):
 def _jit_compile(value, name):
     if value is None or value == "auto" or isinstance(value, bool):
         return value
-    raise ValueError(f"`{name}` must be None, True, False or 'auto'. Received: {name}={value!r}")
+    raise ValueError(
+        f"{validation.quoted(name)} must be None, True, False or 'auto'. Received: {name}={value!r}"
+    )
 
 
 def _choice(choices):
@@ -433,7 +438,7 @@ def paper_config(name, recipe="cifar10"):
 
     ``name`` is a :class:`~keras_structinit.methods.PaperSetup` of a method record
     (``"convcov"``, ``"lc"``, ``"alignment"``, ``"mimetic"``, ``"selection"``); the model,
-    init and data size of the setup are in ``keras_structinit.methods.paper_setups()[name]``.
+    init and data size of the setup are in ``keras_structinit.methods.setup_records()[name]``.
     Replace fields with ``dataclasses.replace`` or ``fit_cifar(..., config=c, epochs=...)``.
 
     Example:

@@ -14,9 +14,9 @@ import functools
 
 import numpy as np
 
-from keras_structinit import validation
-from keras_structinit.arguments import NORMALIZATIONS
 from keras_structinit.recipes import augment, image_ops
+from keras_structinit.utils import validation
+from keras_structinit.utils.arguments import NORMALIZATIONS
 
 IMAGENET_MEAN, IMAGENET_STD = augment.IMAGENET_MEAN, augment.IMAGENET_STD
 

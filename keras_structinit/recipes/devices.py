@@ -18,9 +18,9 @@ import threading
 
 import keras
 
-from keras_structinit import validation
-from keras_structinit.arguments import DISTRIBUTIONS, PRECISIONS  # also imported from here
-from keras_structinit.backend import accelerator  # also imported from here by the recipes
+from keras_structinit.utils import validation
+from keras_structinit.utils.arguments import DISTRIBUTIONS, PRECISIONS  # also imported from here
+from keras_structinit.utils.backend import accelerator  # also imported from here by the recipes
 
 #: Keras 3's ``fit`` fails under a plain ``tf.distribute.MultiWorkerMirroredStrategy``
 #: (reproduced here with 2 local workers); :func:`multi_worker_strategy` works around it.

@@ -50,8 +50,8 @@ def fit_distill(
     >>> select_weights(student, teacher=teacher)
     >>> fit_distill(student, teacher, (x, y), epochs=10, validation_data=(x_val, y_val))
     """
-    from keras_structinit import validation
     from keras_structinit.selection.distill import paper_distiller
+    from keras_structinit.utils import validation
 
     alpha = validation.positive_float(alpha, "alpha")
     validation.one_of(mode, "mode", ("logits", "features"))

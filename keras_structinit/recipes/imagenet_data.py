@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from keras_structinit import datasets, validation
+from keras_structinit import datasets
 from keras_structinit.recipes import augment, image_ops
 from keras_structinit.recipes.data import (
     IMAGENET_MEAN,
@@ -21,6 +21,7 @@ from keras_structinit.recipes.data import (
     normalize_images,
     rand_augment_batch,
 )
+from keras_structinit.utils import validation
 
 __all__ = ["imagenet_dataset", "imagenet_source", "random_resized_crop"]
 
@@ -157,16 +158,16 @@ def imagenet_dataset(
         crop = keras.layers.CenterCrop(image_size, image_size)
         ds = ds.map(lambda image, label: (crop(image), label), num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size, drop_remainder=training)
-    ds = ds.map(
-        lambda images, labels: (images, tf.one_hot(labels, num_classes)), num_parallel_calls=tf.data.AUTOTUNE
-    )
+    # One batch map, not parallel: a parallel map holds a float32 batch per call (see PREFETCH_BATCHES).
     if training:
         finish = _per_batch(tf, a, batch_size, image_size, seed)
-        ds = ds.enumerate().map(finish, num_parallel_calls=tf.data.AUTOTUNE)
+        ds = ds.enumerate().map(lambda i, batch: finish(i, (batch[0], tf.one_hot(batch[1], num_classes))))
     else:
         ds = ds.map(
-            lambda images, labels: (normalize_images(images, IMAGENET_MEAN, IMAGENET_STD), labels),
-            num_parallel_calls=tf.data.AUTOTUNE,
+            lambda images, labels: (
+                normalize_images(images, IMAGENET_MEAN, IMAGENET_STD),
+                tf.one_hot(labels, num_classes),
+            )
         )
     return ds.prefetch(PREFETCH_BATCHES).with_options(_bounded_memory(tf)), num_classes
 
@@ -234,8 +235,12 @@ def _per_batch(tf, a, batch_size, image_size, seed):
     return finish
 
 
-#: Batches the ImageNet pipeline prepares ahead of the model (each 616 MB at 1024 x 224 x 224 x 3 float32).
+#: Batches the ImageNet pipeline prepares ahead of the model (each 616 MB at 1024 x 224 x 224 x 3
+#: float32). With the one being batched (float32, uint8 values), the one in the batch map (its input
+#: and its output) and the one ``fit`` trains on, ``PREFETCH_BATCHES + 4`` batches at most.
 PREFETCH_BATCHES = 2
+#: The float32 batches the training stream holds at most (see :data:`PREFETCH_BATCHES`).
+BATCHES_IN_FLIGHT = PREFETCH_BATCHES + 4
 #: What tf.data's autotuner may buffer in all (its default is half the machine's memory).
 PIPELINE_RAM_BUDGET = 1 << 30
 

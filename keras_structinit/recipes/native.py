@@ -20,10 +20,10 @@ import threading
 import keras
 import numpy as np
 
-from keras_structinit import validation
-from keras_structinit.arguments import PIPELINES, SLOWER_NATIVE
 from keras_structinit.recipes import augment, image_ops
 from keras_structinit.recipes.rand_augment import parse_rand_augment
+from keras_structinit.utils import validation
+from keras_structinit.utils.arguments import PIPELINES, SLOWER_NATIVE
 
 
 def tensorflow_available():
@@ -40,7 +40,7 @@ def choose_pipeline(pipeline="auto", distribution=None, needs_tf=(), recipe="cif
     run (Keras shards ``tf.data`` across processes), a distributed run on the TensorFlow backend
     (``tf.distribute`` takes ``tf.data``), or ``needs_tf`` (names of arguments that only
     ``tf.data`` reads, e.g. a ``"tfds:"`` source); and, where TensorFlow is installed, the
-    ``(recipe, backend)`` pairs of :data:`~keras_structinit.arguments.SLOWER_NATIVE`, and Keras'
+    ``(recipe, backend)`` pairs of :data:`~keras_structinit.utils.arguments.SLOWER_NATIVE`, and Keras'
     RandAugment form (``rand_augment``, a Keras layer in ``tf.data``). Elsewhere the native
     stream measured 1.6-4.5x ``tf.data``'s rate on JAX and torch, and 0.88-1.02x on TensorFlow,
     on one core of the 2-core CPU (``benchmarks/results/cpu/input_streams.md``). ``"tf"`` without
@@ -113,13 +113,73 @@ def image_stream(source, batch_size, image_size, augmentation, seed, num_classes
     return stream, num_classes
 
 
-#: The draws the compiled batch function takes (the rest are host-side seeds).
-_DEVICE_DRAWS = ("offsets", "flips", "kernels", "arguments", "rows", "boxes", "mix_weight", "mix_box")
+#: The draws the compiled calls take (the rest are host-side seeds), with their image axis (``None``:
+#: one per batch): the per-image ones of :func:`~keras_structinit.recipes.augment.augment_images`
+#: and the ones of :func:`~keras_structinit.recipes.augment.finish_batch`.
+_IMAGE_DRAWS = {"offsets": 0, "flips": 0, "kernels": 1, "arguments": 1, "rows": 1}
+_BATCH_DRAWS = {"boxes": 0, "mix_weight": None, "mix_box": None}
+#: Bytes of float32 images one compiled call transforms at most (:func:`chunk_images`):
+#: TensorFlow's graph (no XLA on a CPU) holds many ops' outputs at once, each a call's size (616 MB
+#: for a batch of 1024 x 224 x 224 x 3): one call on a whole batch of the ImageNet defaults passed
+#: 12 GB, in chunks of 64 images it took 2 GB more than the batch's uint8 pixels.
+CHUNK_BYTES = 64 << 20
+#: Bytes of finished batches a stream holds ahead of the training step at most (:func:`queue_depth`),
+#: a batch ahead at least.
+AHEAD_BYTES = 1 << 30
 
 
-def _compiled(function):
+def chunk_images(count, size, channels=3):
+    """Images per compiled call: the largest power of two whose float32 images fit
+    :data:`CHUNK_BYTES` (at least 2, a mixing pair), at most ``count``."""
+    per_image = 4 * channels * int(np.prod(size))
+    return min(count, 1 << max(1, (CHUNK_BYTES // per_image).bit_length() - 1))
+
+
+def batch_bytes(batch_size, size, channels=3, num_classes=1):
+    """Bytes of one finished training batch: float32 images and float32 one-hot labels."""
+    return 4 * batch_size * (channels * int(np.prod(size)) + num_classes)
+
+
+def queue_depth(workers, batch_size, size, channels=3):
+    """``max_queue_size`` of a stream: a batch per worker, at least 2 (the enqueuer also submits
+    one beyond a full queue), cut to what :data:`AHEAD_BYTES` holds of finished batches, at least 1.
+    A stream then holds ``queue_depth + 1`` batches ahead of the one ``fit`` trains on."""
+    fits = AHEAD_BYTES // batch_bytes(batch_size, size, channels)
+    return max(1, min(max(2, workers), fits - 1))
+
+
+def mix_groups(count, chunk):
+    """The rows of a batch of ``count`` in groups of about ``chunk``, each closed under the mixing's
+    pairing of row ``i`` with row ``count - 1 - i`` (:func:`~keras_structinit.recipes.image_ops.mix`):
+    rows ``lo:hi``, the middle row of an odd ``count`` in the last group, then rows
+    ``count - hi:count - lo``, so that a group's mirror is its own pairing. Yields
+    ``(rows, front)``: int32 rows and how many of them lead the batch (the rest trail it, in order)."""
+    if chunk >= count:
+        yield np.arange(count, dtype=np.int32), count
+        return
+    half, step = count // 2, max(1, chunk // 2)
+    for lo in range(0, half, step):
+        hi = min(half, lo + step)
+        middle = [half] if count % 2 and hi == half else []
+        rows = np.concatenate([np.arange(lo, hi), middle, np.arange(count - hi, count - lo)])
+        yield rows.astype(np.int32), hi - lo + len(middle)
+
+
+def _draws_of(draws, names, rows, whole):
+    """Device tensors of the ``names`` (``{name: image axis}``) of ``draws`` at ``rows``."""
+    picked = {}
+    for name, axis in names.items():
+        value = draws[name]
+        if axis is not None and not whole:
+            value = np.take(value, rows, axis=axis)
+        picked[name] = keras.ops.convert_to_tensor(value)
+    return picked
+
+
+def _compiled(function, retrace=False):
     """``function`` compiled for the running backend: ``jax.jit``, a ``tf.function`` (XLA where an
-    accelerator is), or itself (PyTorch, eager)."""
+    accelerator is; traced per shape with ``retrace``, else a trace of unknown batch size after
+    the second), or itself (PyTorch, eager)."""
     backend = keras.backend.backend()
     if backend == "jax":
         import jax
@@ -130,7 +190,7 @@ def _compiled(function):
 
         from keras_structinit.recipes.devices import accelerator
 
-        return tf.function(function, jit_compile=accelerator() != "cpu", reduce_retracing=True)
+        return tf.function(function, jit_compile=accelerator() != "cpu", reduce_retracing=not retrace)
     return function
 
 
@@ -141,9 +201,11 @@ class _DeviceStream(keras.utils.PyDataset):
     def __init__(
         self, count, size, batch_size, mean, std, augmentation, seed, start_batch, drop_remainder, workers=1
     ):
-        # About a batch in flight per worker: each is a float32 batch on the device.
-        super().__init__(workers=workers, use_multiprocessing=False, max_queue_size=max(2, workers))
-        self.batch_size = validation.positive_int(batch_size, "batch_size")
+        batch_size = validation.positive_int(batch_size, "batch_size")
+        # About a batch in flight per worker (each a float32 batch on the device), within AHEAD_BYTES.
+        depth = queue_depth(workers, batch_size, size)
+        super().__init__(workers=workers, use_multiprocessing=False, max_queue_size=depth)
+        self.batch_size = batch_size
         self.seed = validation.random_seed(seed)
         self.start_batch = validation.int_value(start_batch, "start_batch", minimum=0)
         self.augmentation = augmentation
@@ -156,11 +218,12 @@ class _DeviceStream(keras.utils.PyDataset):
         self._K = image_ops.backend_ops()
         self._order = (None, None)
         self._order_lock = threading.Lock()  # workers > 1 call __getitem__ from several threads
+        self._device_lock = threading.Lock()
         # Two compiled calls: in one, XLA on CPU fused the per-image ops into each of the mixing's
         # uses of their output, computing them again (JAX, one core, CIFAR with RandAugment and
         # MixUp/CutMix: 3451 images/s as one call, 5887 as two).
-        self._augment = _compiled(self._augment_images)
-        self._finish = _compiled(self._finish_batch)
+        self._augment = _compiled(self._augment_images, retrace=True)  # static shapes (mix_groups' sizes)
+        self._finish = _compiled(self._finish_batch, retrace=True)
         self._eval = _compiled(self._eval_batch)
 
     @property
@@ -176,8 +239,32 @@ class _DeviceStream(keras.utils.PyDataset):
         )
 
     def _train(self, images, labels, draws, noise):
-        """:func:`~keras_structinit.recipes.augment.transform_batch` as two compiled calls."""
-        return self._finish(self._augment(images, draws), labels, draws, noise)
+        """:func:`~keras_structinit.recipes.augment.transform_batch` as two compiled calls on
+        groups of :func:`mix_groups` (at most :func:`chunk_images` images), one batch at a time.
+        An image's output is a function of its own pixels and draws and of its mixing partner's,
+        which its group holds: the groups give the whole batch's values."""
+        count = images.shape[0]
+        groups = list(mix_groups(count, chunk_images(count, self.size, images.shape[-1])))
+        fronts, backs = [], []
+        with self._device_lock:  # one batch's device half at a time, whatever the workers
+            for rows, front in groups:
+                whole = len(groups) == 1
+                index = keras.ops.convert_to_tensor(rows)
+
+                def part(tensor, whole=whole, index=index):
+                    return tensor if whole or tensor is None else keras.ops.take(tensor, index, axis=0)
+
+                augmented = self._augment(part(images), _draws_of(draws, _IMAGE_DRAWS, rows, whole))
+                batch_draws = _draws_of(draws, _BATCH_DRAWS, rows, whole)
+                out = self._finish(augmented, part(labels), batch_draws, part(noise))
+                if whole:
+                    return out
+                fronts.append(tuple(t[:front] for t in out))
+                backs.insert(0, tuple(t[front:] for t in out))
+                del augmented, out
+            del images, noise
+            pieces = [p for p in fronts + backs if p[0].shape[0]]
+            return tuple(keras.ops.concatenate([p[i] for p in pieces], axis=0) for i in range(2))
 
     def _eval_batch(self, images):
         return image_ops.normalize(self._K, self._K.core.cast(images, "float32"), self.mean, self.std)
@@ -209,8 +296,7 @@ class _DeviceStream(keras.utils.PyDataset):
         if self.augmentation.random_erasing:
             shape = (len(rows), *self.size, images.shape[-1])
             noise = keras.random.normal(shape, seed=int(draws["noise_seed"]))
-        device_draws = {k: keras.ops.convert_to_tensor(draws[k]) for k in _DEVICE_DRAWS}
-        return self._train(images, keras.ops.convert_to_tensor(labels), device_draws, noise)
+        return self._train(images, keras.ops.convert_to_tensor(labels), draws, noise)
 
 
 class ArrayStream(_DeviceStream):

@@ -12,8 +12,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from keras_structinit import validation
-from keras_structinit.arguments import OPTIMIZERS
+from keras_structinit.utils import validation
+from keras_structinit.utils.arguments import OPTIMIZERS
 
 __all__ = ["OPTIMIZERS", "TorchSGD", "make_optimizer"]
 

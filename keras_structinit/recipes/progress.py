@@ -19,8 +19,8 @@ import time
 
 import keras
 
-from keras_structinit import validation
-from keras_structinit.io_utils import is_cleanup_handler, open_plain
+from keras_structinit.utils import validation
+from keras_structinit.utils.io_utils import is_cleanup_handler, open_plain
 
 __all__ = [
     "CSVLogger",
@@ -161,7 +161,7 @@ def progress_callbacks(interactive=None, interval=60.0):
 
 class CSVLogger(keras.callbacks.CSVLogger):
     """``keras.callbacks.CSVLogger`` numbering epochs from 1, as Keras' progress bar and the plots do,
-    whose file is opened without following a link (:func:`~keras_structinit.io_utils.open_plain`: a
+    whose file is opened without following a link (:func:`~keras_structinit.utils.io_utils.open_plain`: a
     link, FIFO or device planted at ``log.csv`` is refused, never written through) and with no newline
     translation, so that every row ends as the ``csv`` module ends it, appended or not."""
 
@@ -196,7 +196,7 @@ class InterruptAtBatchEnd(keras.callbacks.Callback):
     (:class:`Terminated` for SIGTERM, which would otherwise end the process with no record),
     where nothing catches it. A second signal acts at once (the previous handlers are back).
     A signal whose handler is not the default (SIGINT ignored in a background job, a SIGTERM
-    handler of the program's own; :mod:`~keras_structinit.io_utils`' handler that removes lock files
+    handler of the program's own; :mod:`~keras_structinit.utils.io_utils`' handler that removes lock files
     and temporaries counts as the default, and is back after training) is left alone, and so is
     everything off the main thread.
     As a callback it installs the handlers when training begins and restores the previous ones

@@ -41,7 +41,7 @@ import re
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 #: Every pixel op the forms use, in the order of the op indices the draws return.
 KERNELS = (
@@ -467,9 +467,10 @@ def check_stream(value, pipeline, tensorflow_installed, name="rand_augment"):
         return
     if pipeline == "tf" or (pipeline == "auto" and tensorflow_installed):
         return
-    where = "pipeline='native'" if pipeline == "native" else "this install (no TensorFlow)"
+    shown = repr(str(form)) if isinstance(value, (str, RandAugmentForm)) else f"{value!r} ({form})"
+    where = "`pipeline`='native'" if pipeline == "native" else "this install (no TensorFlow)"
     raise ValueError(
-        f"`{name}`={value!r} is Keras' RandAugment ({form}), "
+        f"{validation.quoted(name)}={shown} is Keras' RandAugment (keras.layers.RandAugment), "
         f"which only the tf.data stream applies, and {where} trains on the native stream: "
         "use a paper's form, 'timm:m9-n2-mstd0.5-inc1' (weight selection) or "
         "'torchvision:n2-m12' (the command of the ConvMixer CIFAR script's README)"

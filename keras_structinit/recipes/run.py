@@ -28,8 +28,6 @@ from typing import Any
 
 import keras
 
-from keras_structinit import validation
-from keras_structinit.arguments import check_exists, check_teacher
 from keras_structinit.methods import check_parts, initialize, load_parts, paper_setups, parse_init_spec
 from keras_structinit.models.spec import ModelSpec, model_from
 from keras_structinit.recipes import cifar, imagenet
@@ -40,9 +38,11 @@ from keras_structinit.recipes.rand_augment import parse_rand_augment
 from keras_structinit.recipes.run_files import RunFiles
 from keras_structinit.recipes.training import check_whole_batches
 from keras_structinit.recipes.training_data import TrainingData, alignment_images, prepare_data
-from keras_structinit.reporting import format_table, machine_info, versions
+from keras_structinit.utils import validation
+from keras_structinit.utils.arguments import check_exists, check_teacher
+from keras_structinit.utils.reporting import format_table, machine_info, versions
 
-__all__ = ["CheckedRun", "Run", "model_from", "model_source"]
+__all__ = ["CheckedRun", "Run", "model_from"]
 
 TABLE = (
     ("model", "model"),
@@ -111,7 +111,7 @@ class Run:
 
     @classmethod
     def from_paper(cls, name, recipe="cifar10", **given):
-        """The run of a paper's CIFAR experiment (:func:`keras_structinit.methods.paper_setups`), with
+        """The run of a paper's CIFAR experiment (:func:`keras_structinit.methods.setup_records`), with
         ``given`` values (as :meth:`from_values` takes them) replacing the setup's. A value that
         differs from the paper's (init specs and RandAugment forms compared as parsed) is a departure,
         recorded field by field in :attr:`paper`."""
@@ -212,18 +212,6 @@ class _Names:
         return self.names.get(field, f"`{field}`")
 
 
-def model_source(spec, *, model_kwargs=None, name="model"):
-    """``build(num_classes, input_shape) -> keras.Model`` for ``spec`` (text or a
-    :class:`~keras_structinit.models.spec.ModelSpec`): a zoo name (built with ``model_kwargs``),
-    ``keras.applications:NAME`` (built without weights), or anything
-    :func:`keras_structinit.sources.load_model` reads (a ``.keras`` file, a KerasHub preset
-    directory; loaded as saved, whatever the two arguments)."""
-    parsed = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec, name)
-    model_kwargs = dict(model_kwargs or {})
-    parsed.check_kwargs(model_kwargs)
-    return lambda num_classes, input_shape: parsed.build(num_classes, input_shape, **model_kwargs)
-
-
 def _check(run, spell):
     """:meth:`Run.check`: every check of a run, in the order of their cost."""
     if not isinstance(run.config, RecipeConfig):
@@ -311,6 +299,8 @@ class CheckedRun:
     teachers: Mapping
     spec: ModelSpec
     model_kwargs: Mapping = field(default_factory=dict)
+    #: What building the model said: ``{"new_head": the line stating a new head}`` (``results.json``).
+    notes: dict = field(default_factory=dict, compare=False)
 
     @property
     def input_shape(self):
@@ -356,6 +346,7 @@ class CheckedRun:
         )
         if note:
             print(note, flush=True)
+            self.notes["new_head"] = note
         return m
 
     def execute(self, out, *, resume=False, overwrite=False, callbacks=(), interactive=None, names=None):
@@ -434,7 +425,7 @@ class CheckedRun:
         )
         if history.diverged is not None:
             return _diverged(files, history.diverged, metrics, seconds)
-        return _finished(files, run, history, metrics, seconds)
+        return _finished(files, run, history, metrics, seconds, self.notes)
 
 
 def _diverged(files, diverged, metrics, seconds):
@@ -449,7 +440,7 @@ def _diverged(files, diverged, metrics, seconds):
     return results
 
 
-def _finished(files, run, history, metrics, seconds):
+def _finished(files, run, history, metrics, seconds, notes):
     val = metrics.get("val_accuracy")
     row = {
         "model": str(run.model),
@@ -473,6 +464,7 @@ def _finished(files, run, history, metrics, seconds):
             "normalization": getattr(history, "normalization", None),
             "summary": row,
             "head": getattr(history, "head", None),
+            "new_head": notes.get("new_head"),
             "wall_seconds": round(seconds, 1),
         },
         trained,
@@ -481,7 +473,7 @@ def _finished(files, run, history, metrics, seconds):
     names = ("model.keras", "results.json", "results.md", "log.csv")
     written = [os.path.join(files.out, name) for name in names]
     try:
-        from keras_structinit import viz
+        from keras_structinit.utils import viz
 
         path = os.path.join(files.out, "learning_curves.png")
         viz.plot_learning_curves(

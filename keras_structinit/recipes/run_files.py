@@ -6,7 +6,7 @@
 ``model.keras`` and ``results.md``; and the folder's rules: a used folder is refused unless
 ``overwrite``, ``out`` must be writable, ``resume`` needs an unfinished run with a whole backup,
 the same settings and the same data (the SHA-256 the run recorded, ``data_sha256``), and a lock
-(:class:`~keras_structinit.io_utils.OutputLock`) keeps a second run out: taken before anything in
+(:class:`~keras_structinit.utils.io_utils.OutputLock`) keeps a second run out: taken before anything in
 ``out`` is removed or written, its refusal names the other run's pid (the kernel releases it on a
 kill). Nothing in ``out`` is removed or written before training begins (:meth:`RunFiles.start`), so
 that every refusal of the recipe, ``overwrite`` or not, leaves an earlier run whole; an entry where
@@ -29,7 +29,9 @@ import sys
 
 import keras
 
-from keras_structinit.io_utils import (
+from keras_structinit.recipes import backup
+from keras_structinit.recipes.progress import CSVLogger
+from keras_structinit.utils.io_utils import (
     LOCK_FILE,
     OutputLock,
     atomic_path,
@@ -37,8 +39,6 @@ from keras_structinit.io_utils import (
     write_json,
     write_text,
 )
-from keras_structinit.recipes import backup
-from keras_structinit.recipes.progress import CSVLogger
 
 __all__ = [
     "BACKUP_DIR",
@@ -250,7 +250,7 @@ class RunFiles(keras.callbacks.Callback):
         """Writes ``model.keras`` (atomically), ``results.md``, then ``results.json`` with
         ``"status": "finished"``; only then is the backup removed. An error on the way (a full disk)
         is recorded as :meth:`failed` records it (the backup stays) and raised again."""
-        from keras_structinit.freezing import save_portable
+        from keras_structinit.engine.freezing import save_portable
 
         try:
             with atomic_path(os.path.join(self.out, "model.keras")) as tmp:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 
 def _check_fraction_knots(fractions, values):

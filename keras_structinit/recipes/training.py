@@ -10,8 +10,7 @@ from typing import Any
 import keras
 import numpy as np
 
-from keras_structinit import validation
-from keras_structinit.heads import describe_head, loss_for_head, read_head
+from keras_structinit.engine.heads import describe_head, loss_for_head, read_head
 from keras_structinit.recipes import backup
 from keras_structinit.recipes.config import RecipeConfig, exclude_from_weight_decay
 from keras_structinit.recipes.data import input_normalization
@@ -19,6 +18,7 @@ from keras_structinit.recipes.devices import accelerator, device_setup, resolve_
 from keras_structinit.recipes.optimizers import make_optimizer
 from keras_structinit.recipes.progress import StopOnDivergence
 from keras_structinit.recipes.schedules import warmup_cosine
+from keras_structinit.utils import validation
 
 
 def channel_normalizer(x, normalization="channel"):
@@ -63,7 +63,7 @@ def compile_classifier(model, total_steps, learning_rate=0.01, weight_decay=0.01
 
 def head_loss(model, loss):
     """``(loss, head)``: the recipe's logits ``loss`` fitted to ``model``'s head
-    (:func:`keras_structinit.heads.read_head`). A softmax or sigmoid head gives probabilities, which
+    (:func:`keras_structinit.engine.heads.read_head`). A softmax or sigmoid head gives probabilities, which
     a loss on logits would read as logits (the cross-entropy of 3 classes could not fall below 0.551,
     issue 64): the loss takes them as probabilities instead (``from_logits=False``), and one line says
     so. The model itself is left as it is, so its saved file gives what it gave before."""
@@ -172,7 +172,7 @@ def fit_classifier(
 
     ``loss`` is on logits; for a model whose head gives probabilities (a softmax or sigmoid) it is
     rebuilt with ``from_logits=False`` (:func:`head_loss`), and ``history.head`` records which
-    (:meth:`keras_structinit.heads.Head.record`).
+    (:meth:`keras_structinit.engine.heads.Head.record`).
 
     ``wrap``: ``None`` or a function ``(model, loss) -> (trained, loss)`` returning what to compile
     and fit instead of ``model`` (e.g. a ``keras.distillation.Distiller`` that trains it; see

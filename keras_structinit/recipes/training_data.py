@@ -11,11 +11,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from keras_structinit import datasets, validation
+from keras_structinit import datasets
 from keras_structinit.recipes import native
 from keras_structinit.recipes.config import RECIPES
 from keras_structinit.recipes.imagenet_data import imagenet_source
 from keras_structinit.recipes.training import channel_normalizer
+from keras_structinit.utils import validation
 
 __all__ = [
     "ALIGN_IMAGES",
@@ -105,13 +106,13 @@ def prepare_data(
     )
     if len(np.unique(y)) < 2:
         raise ValueError(
-            f"`{name}` must hold images of 2 classes at least to train a classifier. "
+            f"{validation.quoted(name)} must hold images of 2 classes at least to train a classifier. "
             f"Received: 1 class in {data!r}"
         )
     if evaluation is not None and evaluation[1].max(initial=0) >= num_classes:
         raise ValueError(
             f"`{eval_name}` has labels up to {int(evaluation[1].max())}, beyond the "
-            f"{num_classes} classes of `{name}`"
+            f"{num_classes} classes of {validation.quoted(name)}"
         )
     description = (
         f"{len(x)} training / {len(x_val)} held-out validation images "

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 
-from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_teacher, usage_error
-from keras_structinit.io_utils import atomic_path, check_output, check_unlocked, locked_outputs
-from keras_structinit.models.registry import build_model, parse_model_name
+from keras_structinit.models.spec import ModelSpec
+from keras_structinit.selection.classifier import find_classifier
 from keras_structinit.selection.select import selection_report
-from keras_structinit.selection.teachers import application_builder, load_teacher
-from keras_structinit.sources import load_model
+from keras_structinit.selection.teachers import load_teacher
+from keras_structinit.utils.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_teacher, usage_error
+from keras_structinit.utils.io_utils import atomic_path, check_output, check_unlocked, locked_outputs
 
 __all__ = ["plan_student", "run", "select_student"]
 
@@ -29,40 +29,66 @@ def _student_kwargs(text):
     return kwargs
 
 
-APPLICATIONS = "keras.applications:"
+#: What a student taken as saved is, by :attr:`ModelSpec.kind`, in messages.
+_SAVED = {"keras_file": "a .keras file", "preset": "a preset folder", "keras_hub": "a KerasHub preset"}
 
 
-def _check_student(student):
-    """A zoo name, a ``.keras`` path or ``keras.applications:NAME``; ``ValueError`` otherwise."""
-    if student.endswith(".keras"):
-        if not os.path.isfile(student):
-            raise ValueError(f"--student {student!r} does not exist")
-    elif student.startswith(APPLICATIONS):
-        name = student[len(APPLICATIONS) :]
-        if application_builder(name) is None:
-            raise ValueError(
-                f"--student {student!r}: keras.applications has no model {name!r} "
-                "(e.g. keras.applications:ConvNeXtTiny)"
-            )
-    else:
-        parse_model_name(student)
+def _student_spec(student):
+    """``--student`` parsed by the one grammar of a model (:class:`~keras_structinit.models.spec.ModelSpec`):
+    a zoo name or ``keras.applications:NAME`` is built (sized to the teacher), a ``.keras`` file or a
+    preset is taken as saved (its weights then replaced)."""
+    spec = ModelSpec.parse(student, "--student")
+    if spec.kind == "applications" and spec.weights is not None:
+        raise ValueError(
+            f"--student {student!r}: a student is built without weights (weight selection gives it the "
+            f"teacher's); write keras.applications:{spec.target}"
+        )
+    return spec
 
 
-def _build_student(student, num_classes, input_shape, kwargs):
-    """The student model: from a ``.keras`` file (its weights are then replaced), keras.applications
-    (no weights, logits) or the zoo."""
-    if student.endswith(".keras"):
-        if kwargs:
-            raise ValueError(
-                "--student-kwargs applies to zoo and keras.applications students, not to a "
-                f".keras file ({student!r})"
-            )
-        return load_model(student, name="--student")  # the same checked .keras reader, in --student's name
-    if student.startswith(APPLICATIONS):
-        builder = application_builder(student[len(APPLICATIONS) :])
-        kwargs = {"classifier_activation": None, **kwargs}
-        return builder(weights=None, input_shape=input_shape, classes=num_classes, **kwargs)
-    return build_model(student, num_classes, input_shape, **kwargs)
+def _build_student(spec, classes, input_shape, kwargs):
+    """The student model: keras.applications (no weights, logits; no classifier when ``classes`` is
+    ``None``) or the zoo."""
+    if spec.kind == "applications":
+        if classes is None:
+            return spec.load(input_shape=input_shape, **{"include_top": False, **kwargs})
+        return spec.load(input_shape=input_shape, classes=classes, **kwargs)
+    return spec.build(classes, input_shape, **kwargs)
+
+
+def _class_argument(spec, kwargs, head_classes):
+    """Takes the student's class count out of ``kwargs`` (``num_classes``, or keras.applications' own
+    ``classes``): ``None`` when none is given. Values that disagree with each other or with
+    ``--head-classes`` are a one-line error naming both."""
+    names = ("classes", "num_classes") if spec.kind == "applications" else ("num_classes",)
+    given = {name: kwargs.pop(name) for name in names if name in kwargs}
+    if head_classes is not None:
+        given["--head-classes"] = len(head_classes)
+    for name, value in given.items():
+        if name != "--head-classes" and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ValueError(f"--student-kwargs {name} must be a number of classes >= 1. Received: {value!r}")
+    if len(set(given.values())) > 1:
+        (a, x), (b, y) = list(given.items())[:2]
+        where = lambda name: name if name.startswith("--") else f"--student-kwargs {name}"  # noqa: E731
+        raise ValueError(f"{where(a)}={x} conflicts with {where(b)}={y}: give one number of classes")
+    return next(iter(given.values()), None)
+
+
+def _check_classes(spec, kwargs, classes, teacher):
+    """``ValueError`` for a class count given to a student that has no classifier, or missing for a
+    zoo student of a teacher that has none."""
+    applications = spec.kind == "applications"
+    if applications and classes is not None and not kwargs.get("include_top", True):
+        raise ValueError(
+            f"--student-kwargs gives {classes} classes to a student with no classifier "
+            f"({spec.text}, include_top=false); drop the classes or the include_top"
+        )
+    if not applications and classes is None and find_classifier(teacher) is None:
+        raise ValueError(
+            f"--student-kwargs needs num_classes: the teacher outputs {tuple(teacher.output_shape)}, "
+            "features rather than class logits (e.g. a KerasHub backbone), and a zoo student has a "
+            "classifier"
+        )
 
 
 def select_student(teacher, student, out, student_kwargs=None, report=None, overwrite=False, **options):
@@ -82,7 +108,7 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, over
     """
     if not str(out).endswith(".keras"):
         raise ValueError(f"--out must be a .keras path. Received: {out!r}")
-    _check_student(student)
+    _student_spec(student)
     inputs = [spec for spec in (teacher, student) if isinstance(spec, (str, os.PathLike))]
     check_unlocked(files=[(out, "--out"), (report, "--report")])  # before "exists: pass --overwrite"
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
@@ -94,18 +120,29 @@ def select_student(teacher, student, out, student_kwargs=None, report=None, over
         return _select(teacher, student, out, student_kwargs, report, options)
 
 
-def _models(teacher, student, student_kwargs):
-    """``(teacher model, student model)``."""
+def _models(teacher, student, student_kwargs, head_classes=None):
+    """``(teacher model, student model)``. The student gets the teacher's classes and input shape
+    unless ``student_kwargs`` (or ``head_classes``, one class each) say otherwise; a student of
+    keras.applications has no classifier when the teacher has none and no classes are given. A
+    ``.keras`` student is as saved: no ``student_kwargs``, no classes asked."""
     teacher = load_teacher(teacher)
+    spec = _student_spec(student)
+    if not spec.sized:
+        if student_kwargs:
+            raise ValueError(
+                "--student-kwargs applies to zoo and keras.applications students, not to "
+                f"{_SAVED.get(spec.kind, 'a saved model')} ({student!r}), whose architecture (and classes, "
+                "if it has a classifier) is its own"
+            )
+        return teacher, spec.load()  # the checked reader of its form, as --student
     kwargs = dict(student_kwargs or {})
-    if "num_classes" not in kwargs and len(teacher.output_shape) != 2:
-        raise ValueError(
-            f"--student-kwargs needs num_classes: the teacher outputs {tuple(teacher.output_shape)}, "
-            "features rather than class logits (e.g. a KerasHub backbone)"
-        )
-    num_classes = kwargs.pop("num_classes", int(teacher.output_shape[-1]))
+    classes = _class_argument(spec, kwargs, head_classes)
+    _check_classes(spec, kwargs, classes, teacher)
+    if classes is None:
+        head = find_classifier(teacher)
+        classes = None if head is None or not kwargs.get("include_top", True) else head.classes
     input_shape = tuple(kwargs.pop("input_shape", teacher.input_shape[1:]))
-    return teacher, _build_student(student, num_classes, input_shape, kwargs)
+    return teacher, _build_student(spec, classes, input_shape, kwargs)
 
 
 def plan_student(teacher, student, student_kwargs=None, **options):
@@ -113,13 +150,13 @@ def plan_student(teacher, student, student_kwargs=None, **options):
     (specs as in :func:`select_student`); nothing is written."""
     from keras_structinit.selection.select import plan
 
-    _check_student(student)
-    teacher, model = _models(teacher, student, student_kwargs)
+    _student_spec(student)
+    teacher, model = _models(teacher, student, student_kwargs, options.get("head_classes"))
     return plan(model, teacher, **options)
 
 
 def _select(teacher, student, out, student_kwargs, report, options):
-    teacher, model = _models(teacher, student, student_kwargs)
+    teacher, model = _models(teacher, student, student_kwargs, options.get("head_classes"))
     selection = selection_report(model, teacher=teacher, write=True, **options)
     with atomic_path(out) as tmp:
         model.save(tmp)
@@ -147,12 +184,13 @@ def run(args):
     With ``--plan``, prints the plan and writes nothing."""
     try:
         check_teacher(args.teacher, "--teacher")
-        _check_student(args.student)
+        _student_spec(args.student)
         options = dict(
             layer_selection=args.layer_selection,
             element_selection=args.element_selection,
             heads=args.heads,
-            skip=tuple(args.skip),
+            skip=tuple(args.skip or ()),
+            copy_head=bool(getattr(args, "copy_head", False)),
             seed=args.seed,
             resize_position_embeddings=args.resize_position_embeddings,
             head_classes=_head_classes(getattr(args, "head_classes", None)),

@@ -41,9 +41,10 @@ paper's three steps (Xu et al., "Initializing Models with Larger Ones", Sec. 3):
    dimension share indices by construction. A composite (concatenated)
    dimension takes each part's indices, shifted by the part's offset in the
    teacher, in the parts' order: it stays consistent with every part. The
-   classes axis is kept whole when the sizes agree, selected by
-   ``head_classes`` when given, and otherwise keeps the student's
-   initialization ("head with other classes").
+   classifier (:mod:`.classifier`) keeps the student's initialization, as in the
+   paper, unless ``copy_head=True``: then its classes axis is kept whole when the
+   sizes agree, and otherwise keeps the student's initialization too ("head with
+   other classes"); ``head_classes`` selects its rows.
 
 Each axis is selected on its own (an attention's heads axis like any other,
 as ``heads="select"`` does for the families). What is not derived: fused
@@ -58,6 +59,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from keras_structinit.selection.classifier import other_classes
 from keras_structinit.selection.families import SAME, TOKENS
 from keras_structinit.selection.indices import VALUE_METHODS, layer_indices
 from keras_structinit.selection.planning import Plan, _by_values, _entry, _role_indices, _skipped
@@ -101,7 +103,7 @@ def derive_plan(
     layer_selection="first_n",
     element_selection="uniform",
     heads="flatten",
-    skip=("head",),
+    skip=(),
     seed=0,
     strict=True,
     head_classes=None,
@@ -136,8 +138,38 @@ def derive_plan(
     plan = Plan("derived")
     info = Derived()
     plan.derived = info
+    _select_blocks(plan, s_keys, t_keys, t_labels, layer_selection)
+    pending, role_sizes, parts_needed, first_bad = _map_components(
+        plan, (s_s, t_s), (s_keys, t_keys), (s_shapes, t_shapes), skip, head_classes
+    )
+    if strict and first_bad is not None:
+        path, why = first_bad
+        layer = s_s.layer_of.get(path, (path.rsplit("/", 1)[0],))[0]
+        raise ValueError(
+            f"Cannot derive a selection plan: student layer {layer!r} cannot map ({why}; "
+            f"variable {path!r}); pass `strict=False` to keep such variables at their "
+            "initialization."
+        )
+    rng = np.random.default_rng(seed)
+    role_indices = _dimension_indices(role_sizes, parts_needed, element_selection, head_classes, rng)
+    plan.entries = _entries(pending, role_indices, s_s.dims, head_classes, rng)
+    if element_selection in VALUE_METHODS:
+        plan.entries = [
+            _by_values(e, element_selection, teacher_values(e.teacher_path), s_shapes[e.student_path])
+            for e in plan.entries
+        ]
+    for e in plan.entries:
+        info.rules[e.student_path] = tuple(
+            "magnitude" if e.elements is not None else rule_text(ix, t, element_selection)
+            for ix, t in zip(e.indices, e.teacher_shape, strict=True)
+        )
+    return plan
 
-    # layer selection, per stage
+
+def _select_blocks(plan, s_keys, t_keys, t_labels, layer_selection):
+    """Layer selection, per stage: fills ``plan.block_map`` (``{stage: {student block: teacher
+    block}}``, :func:`~.indices.layer_indices`) and ``plan.derived.left_out``."""
+
     def blocks(keys, stage):
         return sorted({k[1] for k in keys.values() if k[0] == stage and k[1] is not None})
 
@@ -155,9 +187,23 @@ def derive_plan(
         )
         plan.block_map[stage] = {s: t_blocks[i] for s, i in zip(s_blocks, chosen, strict=True)}
         used = set(plan.block_map[stage].values())
-        info.left_out += [t_labels.get((stage, b), f"{stage} block {b}") for b in t_blocks if b not in used]
+        plan.derived.left_out += [
+            t_labels.get((stage, b), f"{stage} block {b}") for b in t_blocks if b not in used
+        ]
+
+
+def _map_components(plan, described, keys, shapes, skip, head_classes):
+    """Component mapping: each student variable's teacher variable in the mapped block, checked axis
+    by axis (:func:`_axes`). ``described``, ``keys`` and ``shapes`` are ``(student's, teacher's)``.
+
+    Fills ``plan.skipped``, ``plan.unmatched`` and ``plan.derived.kept``; returns ``(pending,
+    role_sizes, parts_needed, first_bad)``: one ``(path, teacher path, shape, teacher shape, roles)``
+    per matched variable, each dimension's sizes, the composite dimensions' parts, and the first
+    variable that cannot map with why (or ``None``).
+    """
+    (s_s, t_s), (s_keys, t_keys), (s_shapes, t_shapes) = described, keys, shapes
+    info = plan.derived
     by_key = {k: p for p, k in t_keys.items()}
-    # component mapping
     pending, role_sizes, parts_needed = [], {}, {}
     first_bad = None
     for path, s_shape in s_shapes.items():
@@ -193,16 +239,13 @@ def derive_plan(
                 first_bad = first_bad or (path, f"{problem} (teacher {t_path!r})")
             continue
         pending.append((path, t_path, s_shape, t_shape, roles))
-    if strict and first_bad is not None:
-        path, why = first_bad
-        layer = s_s.layer_of.get(path, (path.rsplit("/", 1)[0],))[0]
-        raise ValueError(
-            f"Cannot derive a selection plan: student layer {layer!r} cannot map ({why}; "
-            f"variable {path!r}); pass `strict=False` to keep such variables at their "
-            "initialization."
-        )
-    # element selection: one index set per student dimension and teacher size
-    rng = np.random.default_rng(seed)
+    return pending, role_sizes, parts_needed, first_bad
+
+
+def _dimension_indices(role_sizes, parts_needed, element_selection, head_classes, rng):
+    """Element selection: one index set per student dimension and teacher size; a composite
+    (concatenated) dimension takes its parts' sets, each shifted by its part's teacher offset;
+    ``head_classes`` selects the classes."""
     role_indices = _role_indices(role_sizes, "select", element_selection, rng)
     for role, (parts, offsets) in parts_needed.items():
         chosen = [role_indices.get(p) for p in parts]
@@ -212,26 +255,23 @@ def derive_plan(
             role_indices[role] = np.concatenate([c + off for c, off in zip(chosen, offsets, strict=True)])
     if head_classes is not None:
         role_indices[CLASSES] = np.asarray(head_classes, dtype=np.int64)
+    return role_indices
+
+
+def _entries(pending, role_indices, dims, head_classes, rng):
+    """Each matched variable's :class:`~.planning.Entry`, its axes named by their dimension (and
+    teacher size); the classes axis takes ``head_classes`` when given."""
+    entries = []
     for path, t_path, s_shape, t_shape, roles in pending:
-        names = tuple(_role_name(r, t, s_s.dims, head_classes) for r, t in zip(roles, t_shape, strict=True))
+        names = tuple(_role_name(r, t, dims, head_classes) for r, t in zip(roles, t_shape, strict=True))
         entry = _entry(role_indices, "select", rng, s_shape, path, t_path, names, (), t_shape)
         if CLASSES in names and head_classes is not None:
             entry.indices = [
                 np.asarray(head_classes, dtype=np.int64) if n == CLASSES else ix
                 for n, ix in zip(names, entry.indices, strict=True)
             ]
-        plan.entries.append(entry)
-    if element_selection in VALUE_METHODS:
-        plan.entries = [
-            _by_values(e, element_selection, teacher_values(e.teacher_path), s_shapes[e.student_path])
-            for e in plan.entries
-        ]
-    for e in plan.entries:
-        info.rules[e.student_path] = tuple(
-            "magnitude" if e.elements is not None else rule_text(ix, t, element_selection)
-            for ix, t in zip(e.indices, e.teacher_shape, strict=True)
-        )
-    return plan
+        entries.append(entry)
+    return entries
 
 
 def _role_name(role, t, dims, head_classes=None):
@@ -251,10 +291,7 @@ def _axes(path, s_shape, t_shape, roles, t_roles, s_dims, t_dims, head_classes, 
         what = f"axis {axis} of {path!r}"
         if r == CLASSES:
             if t != s and head_classes is None:
-                return (
-                    f"head with other classes ({t} in the teacher, {s} here; choose them with "
-                    "head_classes=..., --head-classes on the command line)"
-                )
+                return other_classes(t, s)
             if t != s or head_classes is not None:
                 head = np.asarray(head_classes)
                 if head.ndim != 1 or len(head) != s or head.min() < 0 or head.max() >= t:

@@ -21,7 +21,7 @@ terms are the paper's too: ``student_loss`` is ``L_class`` and
 ``loss = student_loss + distillation_loss``.
 
 ``p`` comes from logits. A teacher or student whose head gives probabilities (a softmax or sigmoid,
-as keras.applications' default head does) is read as such (:func:`keras_structinit.heads.read_head`)
+as keras.applications' default head does) is read as such (:func:`keras_structinit.engine.heads.read_head`)
 and its outputs turned back into logits (``log p``: ``softmax(log p) = p``) before the KL, so the
 target is the teacher's distribution, not a softmax of its probabilities (issue 64).
 """
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit import validation
-from keras_structinit.contract import check_model
-from keras_structinit.heads import read_head, to_logits
+from keras_structinit.engine.contract import check_model
+from keras_structinit.engine.heads import read_head, to_logits
+from keras_structinit.utils import validation
 
 __all__ = ["FeatureProjector", "paper_distiller"]
 
@@ -106,7 +106,7 @@ class _ProjectedFeatureDistillation(keras.distillation.FeatureDistillation):
 
 class _HeadLogitsDistillation(keras.distillation.LogitsDistillation):
     """Keras' logit distillation on logits: a probability head's outputs (``teacher_head``,
-    ``student_head``, :class:`~keras_structinit.heads.Head`) are turned into logits first."""
+    ``student_head``, :class:`~keras_structinit.engine.heads.Head`) are turned into logits first."""
 
     def __init__(self, teacher_head, student_head, **kwargs):
         super().__init__(**kwargs)

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 __all__ = [
     "ELEMENT_METHODS",

@@ -1,9 +1,9 @@
 """The weight-selection method's record: the ``select`` form, its exports and ``structinit select``."""
 
-from keras_structinit.arguments import add_max_model_bytes_argument, add_overwrite_argument
 from keras_structinit.methods import HELD_OUT_NOTE, Command, InitForm, Method, PaperSetup, existing_file
 from keras_structinit.selection.indices import ELEMENT_METHODS, LAYER_METHODS
 from keras_structinit.selection.planning import HEAD_MODES
+from keras_structinit.utils.arguments import MODEL_TEXT, add_max_model_bytes_argument, add_overwrite_argument
 
 
 def _select(model, value, *, data, seed):
@@ -22,22 +22,23 @@ def _select_arguments(parser):
     parser.add_argument(
         "--teacher",
         required=True,
-        help="the larger trained model: a .keras file, a KerasHub preset (name or dir), "
-        "keras_cv:PRESET, or a keras.applications name[:weights file]",
+        help=f"the larger trained model: {MODEL_TEXT}",
     )
     parser.add_argument(
         "--student",
         required=True,
-        help="a zoo model name (vit-tiny, convnext-femto, ...), a .keras file whose "
-        "architecture to use, or keras.applications:NAME (e.g. "
-        "keras.applications:ConvNeXtTiny, built without weights)",
+        help="a zoo model name (vit-tiny, convnext-femto, ...) or keras.applications:NAME (e.g. "
+        "keras.applications:ConvNeXtTiny), built without weights, or a .keras file or preset folder "
+        "whose architecture to use",
     )
     add_max_model_bytes_argument(parser)
     parser.add_argument(
         "--student-kwargs",
         default=None,
         help='JSON of builder arguments, e.g. \'{"num_classes": 100, "patch_size": 4}\' '
-        "(default: the teacher's classes and input shape)",
+        "(default: the teacher's classes and input shape; keras.applications students also take "
+        "their own '{\"classes\": 10}'; with a teacher that has no classifier, a keras.applications "
+        "student is built without one unless given classes; not for a .keras student)",
     )
     parser.add_argument(
         "--out", default=None, help="where to save the student (.keras; required unless --plan)"
@@ -54,10 +55,18 @@ def _select_arguments(parser):
     parser.add_argument(
         "--skip",
         nargs="+",
-        default=["head"],
+        default=None,
         metavar="PREFIX",
-        help="variable path prefixes left at the student's init (default: head; the "
-        "authors' script also skips ConvNeXt's head_norm: --skip head head_norm)",
+        help="variable path prefixes (such as layer names) also left at the student's init, "
+        "besides the classifier (the authors' script also skips ConvNeXt's head_norm: --skip "
+        "head_norm); a prefix that matches no layer is an error naming the closest",
+    )
+    parser.add_argument(
+        "--copy-head",
+        action="store_true",
+        help="also select the classifier (the layer that makes the class logits, whatever its "
+        "name: head, predictions, dense_1...) from the teacher's; by default it keeps the "
+        "student's init, as in the paper",
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -174,8 +183,10 @@ METHOD = Method(
             "select",
             "initialize a small model with selected weights of a larger one (weight selection)",
             "Loads a teacher .keras file, builds the student by model name (as in `train`), copies the "
-            "teacher's selected weights into it (Xu et al., ICLR 2024) and saves it as .keras. The head "
-            "keeps the student's own initialization.",
+            "teacher's selected weights into it (Xu et al., ICLR 2024) and saves it as .keras. The "
+            "classifier (the layer that makes the class logits, whatever its name) keeps the student's "
+            "own initialization, as in the paper, unless --copy-head. Two backbones (no classifier) "
+            "select with no classes asked.",
             _select_arguments,
             ".cli",
         ),

@@ -17,11 +17,11 @@ of Xu et al.).
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from keras_structinit import validation
 from keras_structinit.selection.families import FAMILIES, SAME, TOKENS
 from keras_structinit.selection.indices import (
     ELEMENT_METHODS,
@@ -33,8 +33,18 @@ from keras_structinit.selection.indices import (
     magnitude_elements,
 )
 from keras_structinit.selection.resample import grid_layout, resize_tokens
+from keras_structinit.utils import validation
 
-__all__ = ["HEAD_MODES", "Entry", "NoFamilyError", "Plan", "detect_family", "plan_selection", "take"]
+__all__ = [
+    "HEAD_MODES",
+    "Entry",
+    "NoFamilyError",
+    "Plan",
+    "check_skip",
+    "detect_family",
+    "plan_selection",
+    "take",
+]
 
 HEAD_MODES = ("flatten", "fused", "select")
 #: The attention projections in the order of a fused ``qkv`` axis (timm's ``(3 D, D)`` Linear).
@@ -69,11 +79,15 @@ class Entry:
 
 @dataclass
 class Plan:
-    """Every :class:`Entry`, what was skipped, what found no teacher variable, and the block map."""
+    """Every :class:`Entry`, what was skipped, what found no teacher variable, and the block map.
+
+    ``classifier`` lists the student's classifier variables (kept at their initialization unless
+    ``copy_head``, then in ``skipped`` too)."""
 
     family: str
     entries: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
+    classifier: list = field(default_factory=list)
     unmatched: list = field(default_factory=list)
     block_map: dict = field(default_factory=dict)
     role_indices: dict = field(default_factory=dict)
@@ -91,6 +105,26 @@ class NoFamilyError(ValueError):
 
 def _skipped(path, key, skip):
     return any(p == s or p.startswith(s + "/") for s in skip for p in (path, key))
+
+
+def check_skip(skip, paths):
+    """``ValueError`` for an entry of ``skip`` that matches none of ``paths`` (the student's variable
+    paths) nor their families' component keys, naming the layers it could have meant."""
+    paths = [*paths, *(p.split("/", 1)[1] for p in paths if p.count("/") > 1)]  # a model's name leading
+    missing = [s for s in skip if not any(_skipped(p, p, (s,)) for p in paths)]
+    if not missing:
+        return
+    keys = {r.key for f in FAMILIES.values() for r in map(f.describe, paths) if r is not None and r.key}
+    for s in missing:
+        if any(_skipped(k, k, (s,)) for k in keys):
+            continue
+        layers = sorted({p.rsplit("/", n)[0] for p in [*paths, *keys] for n in range(1, p.count("/") + 1)})
+        close = difflib.get_close_matches(s, layers, n=5, cutoff=0.6)
+        hint = f"did you mean {', '.join(map(repr, close))}?" if close else f"its layers include {layers[:8]}"
+        raise ValueError(
+            f"`skip=(...)` entry {s!r} matches no layer of the student; {hint} (each entry is a prefix of "
+            "the student's variable paths: 'head' matches 'head/kernel', not 'head_norm/gamma')"
+        )
 
 
 def detect_family(paths, what="model"):
@@ -149,88 +183,87 @@ def plan_selection(
     layer_selection="first_n",
     element_selection="uniform",
     heads="flatten",
-    skip=("head",),
+    skip=(),
     seed=0,
     strict=True,
     resize_position_embeddings=False,
     teacher_values=None,
+    classifier=None,
+    copy_head=False,
 ):
     """Plans weight selection from ``teacher_shapes`` into ``student_shapes`` (``{path: shape}``).
 
     Args:
         family: a name in :data:`~.families.FAMILIES` or ``"auto"``.
         layer_selection: one of :data:`~.indices.LAYER_METHODS`, per stage.
-        element_selection: one of :data:`~.indices.ELEMENT_METHODS`. ``"l1"`` and
-            ``"magnitude"`` (Table 7's pruning baselines) choose per tensor from
-            ``teacher_values``.
-        heads: ``"flatten"`` selects over the flattened heads x head_dim axis
-            of attention kernels, one index set for query, key, value and the
-            output projection's input; ``"fused"`` selects the query, key and
-            value rows as the authors' code does on timm's fused ``qkv`` weight,
-            uniformly over its ``3 D`` rows (``element_selection="uniform"``
-            only), the output projection's input as ``"flatten"``; the two are
-            equal when the widths divide (384 -> 192), not otherwise (384 -> 320:
-            32 of the 320 query rows and 32 value rows differ). Both need only
-            the flattened width ``heads x head_dim`` to shrink, as the authors'
-            code (which sees a ``(3 D, D)`` matrix) does: the student may have
-            more or fewer heads and a larger head_dim (96 wide with 4 heads of 24
-            -> 64 wide with 2 heads of 32). ``"select"`` keeps whole heads (chosen
-            uniformly) and selects head_dim within them, so neither may grow.
-        skip: path prefixes left at the student's own initialization
-            (``"head"`` matches ``head/kernel``, not ``head_norm/gamma``),
-            matched against the variable paths and the family's component
-            keys. Variables they match need not belong to the family (a
-            user's own head around a backbone).
+        element_selection: one of :data:`~.indices.ELEMENT_METHODS`. ``"l1"`` and ``"magnitude"``
+            (Table 7's pruning baselines) choose per tensor from ``teacher_values``.
+        heads: ``"flatten"`` selects over the flattened heads x head_dim axis of attention kernels, one
+            index set for query, key, value and the output projection's input; ``"fused"`` selects the
+            query, key and value rows as the authors' code does on timm's fused ``qkv`` weight, uniformly
+            over its ``3 D`` rows (``element_selection="uniform"`` only), the output projection's input as
+            ``"flatten"``; the two are equal when the widths divide (384 -> 192), not otherwise
+            (384 -> 320: 32 of the 320 query rows and 32 value rows differ). Both need only the flattened
+            width ``heads x head_dim`` to shrink, as the authors' code (which sees a ``(3 D, D)`` matrix)
+            does: the student may have more or fewer heads and a larger head_dim (96 wide with 4 heads of
+            24 -> 64 wide with 2 heads of 32). ``"select"`` keeps whole heads (chosen uniformly) and
+            selects head_dim within them, so neither may grow.
+        skip: path prefixes left at the student's own initialization (``"head"`` matches ``head/kernel``,
+            not ``head_norm/gamma``), matched against the variable paths and the family's component keys;
+            besides the classifier. Variables they match need not belong to the family (a user's own head
+            around a backbone). An entry that matches nothing is a ``ValueError`` naming the layers it may
+            mean.
         seed: seed of the random element methods.
-        strict: raise when a student variable outside ``skip`` has no teacher
-            variable; otherwise list it in ``Plan.unmatched``.
-        resize_position_embeddings: when the token counts differ (another
-            image size), resize the teacher's position grid bilinearly to the
-            student's and keep the class token
-            (:mod:`~keras_structinit.selection.resample`; an extension, not
-            in the paper). Otherwise a differing token count is an error.
-        teacher_values: for ``element_selection="l1"`` or ``"magnitude"``: a
-            function of a teacher variable's path returning its value (an
-            array), called once per variable selected from.
+        strict: raise when a student variable outside ``skip`` has no teacher variable; otherwise list it
+            in ``Plan.unmatched``.
+        resize_position_embeddings: when the token counts differ (another image size), resize the
+            teacher's position grid bilinearly to the student's and keep the class token
+            (:mod:`~keras_structinit.selection.resample`; an extension, not in the paper). Otherwise a
+            differing token count is an error.
+        teacher_values: for ``element_selection="l1"`` or ``"magnitude"``: a function of a teacher
+            variable's path returning its value (an array), called once per variable selected from.
+        classifier: ``(teacher paths, student paths)``: each model's classifier variables
+            (:func:`~.classifier.find_classifier` finds them in Keras models); ``None``: the family's own
+            head (the variables of component ``head``).
+        copy_head: select the student's classifier from the teacher's too; by default it keeps the
+            student's initialization, as in the paper.
 
     Returns:
-        A :class:`Plan`.
+        A :class:`Plan`, with the student's classifier variables in ``Plan.classifier``.
     """
     _check_arguments(
         teacher_shapes,
         student_shapes,
-        layer_selection,
-        element_selection,
-        heads,
-        skip,
-        seed,
-        strict,
-        resize_position_embeddings,
+        (layer_selection, element_selection, heads, skip, seed, strict, resize_position_embeddings),
+        teacher_values,
+        copy_head,
     )
-    if element_selection in VALUE_METHODS and not callable(teacher_values):
-        raise TypeError(
-            f"`element_selection`={element_selection!r} reads the teacher's values: pass "
-            "`teacher_values`, a function of a teacher variable's path returning its value. "
-            f"Received: teacher_values={teacher_values!r}"
-        )
-    # What `skip` names is left alone: it takes no part in finding the family either (a user's own
-    # head around a KerasHub backbone, say, is of no family).
-    t_fam, s_fam = _families(
-        family,
-        [p for p in teacher_shapes if not _skipped(p, p, skip)],
-        [p for p in student_shapes if not _skipped(p, p, skip)],
-    )
-    plan = Plan(t_fam.name if t_fam is s_fam else f"{t_fam.name} -> {s_fam.name}")
+    t_fam, s_fam, head, skip = _heads(family, teacher_shapes, student_shapes, skip, classifier, copy_head)
+    plan = Plan(t_fam.name if t_fam is s_fam else f"{t_fam.name} -> {s_fam.name}", classifier=head)
     students, teachers = _describe(s_fam, student_shapes, skip), _describe(t_fam, teacher_shapes)
     plan.block_map = _map_blocks(students, teachers, layer_selection)
     pending, role_sizes = _match(
         plan, students, teachers, teacher_shapes, student_shapes, skip, resize_position_embeddings, heads
     )
+    _check_matched(plan, strict)
+    options = (heads, element_selection, seed, teacher_values)
+    _select_elements(plan, pending, role_sizes, students, student_shapes, options)
+    return plan
+
+
+def _check_matched(plan, strict):
+    """With ``strict``, a student variable with no teacher variable is an error."""
     if strict and plan.unmatched:
         raise ValueError(
             f"{len(plan.unmatched)} student variable(s) have no teacher variable, e.g. {plan.unmatched[:3]}; "
             "pass `strict=False` to leave them at their initialization, or `skip=(...)` to skip them."
         )
+
+
+def _select_elements(plan, pending, role_sizes, students, student_shapes, options):
+    """Element selection (Sec. 3 of Xu et al.): ``plan.role_indices``, one index set per role, and
+    ``plan.entries``, each matched variable's :class:`Entry`, by value for ``"l1"``/``"magnitude"``."""
+    heads, element_selection, seed, teacher_values = options
     rng = np.random.default_rng(seed)
     plan.role_indices = _role_indices(role_sizes, heads, element_selection, rng)
     plan.entries = [
@@ -240,27 +273,34 @@ def plan_selection(
     if element_selection in VALUE_METHODS:
         plan.entries = [
             _by_values(
-                entry,
-                element_selection,
-                teacher_values(entry.teacher_path),
-                tuple(student_shapes[entry.student_path]),
+                e, element_selection, teacher_values(e.teacher_path), tuple(student_shapes[e.student_path])
             )
-            for entry in plan.entries
+            for e in plan.entries
         ]
-    return plan
 
 
-def _check_arguments(
-    teacher_shapes,
-    student_shapes,
-    layer_selection,
-    element_selection,
-    heads,
-    skip,
-    seed,
-    strict,
-    resize_position_embeddings,
-):
+def _heads(family, teacher_shapes, student_shapes, skip, classifier, copy_head):
+    """``(teacher family, student family, the student's classifier paths, the skip with them)``.
+
+    What ``skip`` names is left alone: it takes no part in finding the family either (a user's own
+    head around a KerasHub backbone, say, is of no family), nor does a classifier left alone.
+    """
+    t_head, s_head = ((), ()) if classifier is None or copy_head else classifier
+    t_fam, s_fam = _families(
+        family,
+        [p for p in teacher_shapes if not _skipped(p, p, skip) and p not in t_head],
+        [p for p in student_shapes if not _skipped(p, p, skip) and p not in s_head],
+    )
+    if classifier is None:
+        roles = {p: s_fam.describe(p) for p in student_shapes}
+        head = [p for p, r in roles.items() if r is not None and r.key.split("/")[0] == "head"]
+    else:
+        head = [p for p in student_shapes if p in classifier[1]]
+    return t_fam, s_fam, head, tuple(skip) + (() if copy_head else tuple(head))
+
+
+def _check_arguments(teacher_shapes, student_shapes, options, teacher_values, copy_head):
+    layer_selection, element_selection, heads, skip, seed, strict, resize_position_embeddings = options
     validation.one_of(layer_selection, "layer_selection", LAYER_METHODS)
     validation.one_of(element_selection, "element_selection", ELEMENT_METHODS)
     validation.one_of(heads, "heads", HEAD_MODES)
@@ -281,6 +321,14 @@ def _check_arguments(
             )
     if not isinstance(skip, (tuple, list)) or not all(isinstance(s, str) for s in skip):
         raise TypeError(f"`skip` must be a tuple of path prefixes (strings). Received: skip={skip!r}")
+    validation.boolean(copy_head, "copy_head")
+    check_skip(skip, student_shapes)
+    if element_selection in VALUE_METHODS and not callable(teacher_values):
+        raise TypeError(
+            f"`element_selection`={element_selection!r} reads the teacher's values: pass "
+            "`teacher_values`, a function of a teacher variable's path returning its value. "
+            f"Received: teacher_values={teacher_values!r}"
+        )
 
 
 def _describe(family, shapes, skip=None):

@@ -12,14 +12,30 @@ import os
 import keras
 import numpy as np
 
-from keras_structinit import validation, walker
-from keras_structinit.contract import check_model, model_function
-from keras_structinit.io_utils import check_output, write_json
-from keras_structinit.reporting import format_table
-from keras_structinit.selection.planning import NoFamilyError, plan_selection, take
+from keras_structinit.engine import walker
+from keras_structinit.engine.contract import check_model, model_function
+from keras_structinit.selection.classifier import classifier_reason, find_classifier
+from keras_structinit.selection.planning import NoFamilyError, check_skip, plan_selection, take
 from keras_structinit.selection.teachers import load_teacher
+from keras_structinit.utils import validation
+from keras_structinit.utils.io_utils import check_output, write_json
+from keras_structinit.utils.reporting import format_table
 
 __all__ = ["SelectionPlan", "SelectionReport", "plan", "select_weights", "selection_report"]
+
+#: The options of :func:`select_weights` that reach the plan (and the report), in its order.
+OPTIONS = (
+    "layer_selection",
+    "element_selection",
+    "heads",
+    "skip",
+    "seed",
+    "strict",
+    "family",
+    "resize_position_embeddings",
+    "head_classes",
+    "copy_head",
+)
 
 
 class SelectionReport:
@@ -35,14 +51,18 @@ class SelectionReport:
             ``element_selection="magnitude"``, ``indices`` is ``"magnitude"`` and
             ``elements`` holds the teacher's flat (row-major) indices kept, in order
             (an int64 array; a list in :meth:`to_dict`).
-        skipped: student variables left at their initialization by ``skip``.
+        skipped: student variables left at their initialization by ``skip``, and the
+            classifier's unless ``copy_head``.
         unmatched: student variables with no teacher variable (``strict=False``).
         block_map: per stage, student block -> teacher block.
         kept: ``{student variable: why it keeps its initialization}``.
         left_out: the teacher blocks no student block comes from (a derived plan).
+        classifier: the student's classifier variables (kept, or selected with ``copy_head``).
     """
 
-    def __init__(self, family, options, entries, skipped, unmatched, block_map, kept=None, left_out=()):
+    def __init__(
+        self, family, options, entries, skipped, unmatched, block_map, kept=None, left_out=(), classifier=()
+    ):
         self.family = family
         self.options = options
         self.entries = entries
@@ -55,6 +75,7 @@ class SelectionReport:
         for path in unmatched:
             self.kept.setdefault(path, "no counterpart in the teacher")
         self.left_out = list(left_out)
+        self.classifier = list(classifier)
 
     def to_dict(self):
         return {
@@ -70,6 +91,7 @@ class SelectionReport:
             "unmatched": self.unmatched,
             "kept": self.kept,
             "left_out": self.left_out,
+            "classifier": self.classifier,
         }
 
     def to_json(self, path, overwrite=False):
@@ -130,11 +152,12 @@ def selection_report(
     layer_selection="first_n",
     element_selection="uniform",
     heads="flatten",
-    skip=("head",),
+    skip=(),
     strict=True,
     family="auto",
     resize_position_embeddings=False,
     head_classes=None,
+    copy_head=False,
     write=False,
 ):
     """What :func:`select_weights` writes into ``model``, as a :class:`SelectionReport`.
@@ -144,23 +167,8 @@ def selection_report(
     both). The other arguments as in :func:`select_weights`.
     """
     validation.boolean(write, "write")
-    return _select(
-        model,
-        teacher,
-        layers,
-        dict(
-            layer_selection=layer_selection,
-            element_selection=element_selection,
-            heads=heads,
-            skip=skip,
-            seed=seed,
-            strict=strict,
-            family=family,
-            resize_position_embeddings=resize_position_embeddings,
-            head_classes=head_classes,
-        ),
-        write=write,
-    )
+    options = {name: value for name, value in locals().items() if name in OPTIONS}
+    return _select(model, teacher, layers, options, write=write)
 
 
 @model_function
@@ -173,11 +181,12 @@ def select_weights(
     layer_selection="first_n",
     element_selection="uniform",
     heads="flatten",
-    skip=("head",),
+    skip=(),
     strict=True,
     family="auto",
     resize_position_embeddings=False,
     head_classes=None,
+    copy_head=False,
 ):
     """Initializes the student ``model`` with selected weights of a larger ``teacher`` (Xu et al., ICLR 2024).
 
@@ -206,8 +215,9 @@ def select_weights(
             :mod:`keras_structinit.selection.indices`.
         heads: ``"flatten"``, ``"fused"`` or ``"select"`` (see
             :func:`~keras_structinit.selection.planning.plan_selection`).
-        skip: path prefixes that keep the student's initialization (default
-            the classifier, which the paper re-initializes).
+        skip: path prefixes (such as layer names) that keep the student's initialization,
+            besides the classifier; one that matches no variable is a ``ValueError`` naming
+            the layers it may mean.
         strict: raise on a student variable with no teacher variable.
         family: a family name, ``"auto"`` (a hand-written family when one describes both
             models, else the plan derived from the two models' structure,
@@ -218,7 +228,10 @@ def select_weights(
             :mod:`~keras_structinit.selection.resample`). The report lists
             that axis as ``"bilinear T->S"``.
         head_classes: a derived plan's classifier for other classes: the teacher's
-            output rows (class indices), one per student class, in order.
+            output rows (class indices), one per student class, in order (copies the classifier).
+        copy_head: also select the classifier (the layer that owns the classes axis, whatever its
+            name: :mod:`~keras_structinit.selection.classifier`); by default it keeps the
+            student's initialization, as in the paper.
 
     Returns:
         The student variables' paths written, in the plan's order.
@@ -229,23 +242,8 @@ def select_weights(
     >>> student = ks.models.vit(4, 192, 8, 3, num_classes=10, input_shape=(32, 32, 3))
     >>> paths = select_weights(student, teacher=teacher)
     """
-    report = _select(
-        model,
-        teacher,
-        layers,
-        dict(
-            layer_selection=layer_selection,
-            element_selection=element_selection,
-            heads=heads,
-            skip=skip,
-            seed=seed,
-            strict=strict,
-            family=family,
-            resize_position_embeddings=resize_position_embeddings,
-            head_classes=head_classes,
-        ),
-        write=True,
-    )
+    options = {name: value for name, value in locals().items() if name in OPTIONS}
+    report = _select(model, teacher, layers, options, write=True)
     return [entry["student"] for entry in report.entries]
 
 
@@ -255,7 +253,7 @@ def _select(student, teacher, layers, options, write):
     student = check_model(student, "model")
     t_vars = {v.path: v for v in teacher.weights}
     s_vars = {v.path: v for v in student.weights}
-    plan = _plan(teacher, student, t_vars, s_vars, options)
+    plan, heads = _plan(teacher, student, t_vars, s_vars, options)
     entries = plan.entries
     if layers is not None:
         chosen = {v.path for layer in walker.resolve_layers(student, layers) for v in layer.weights}
@@ -302,16 +300,35 @@ def _select(student, teacher, layers, options, write):
         plan.skipped,
         plan.unmatched,
         plan.block_map,
-        kept=None if derived is None else derived.kept,
+        kept=_kept(plan, options["skip"], heads),
         left_out=() if derived is None else derived.left_out,
+        classifier=plan.classifier,
     )
 
 
+def _kept(plan, skip, heads):
+    """``{student variable: why it keeps its initialization}``: the classifier's reason, the user's
+    ``skip``, and the derived plan's own reasons."""
+    kept = {} if plan.derived is None else dict(plan.derived.kept)
+    reason = classifier_reason(*heads, plan.derived is not None) if heads[1] is not None else ""
+    for path in plan.skipped:
+        kept[path] = reason if path in plan.classifier else f"skip={tuple(skip)}"
+    return kept
+
+
 def _plan(teacher, student, t_vars, s_vars, options):
-    """The hand-written family's plan when one describes both models, else the derived one."""
+    """``(plan, (teacher's classifier, student's classifier))``: the hand-written family's plan when one
+    describes both models, else the derived one. The classifiers (:func:`find_classifier`) keep the
+    student's initialization unless ``copy_head`` (or ``head_classes``, which selects its rows)."""
     options = dict(options)
     family, head_classes = options.pop("family"), options.pop("head_classes", None)
+    copy_head = options.pop("copy_head", False)
+    validation.boolean(copy_head, "copy_head")
+    if isinstance(options["skip"], (tuple, list)):  # a wrong type: plan_selection names it
+        check_skip(options["skip"], s_vars)
+    heads = find_classifier(teacher), find_classifier(student)
     values = lambda path: keras.ops.convert_to_numpy(t_vars[path])  # noqa: E731
+    plan = None
     if family != "derived":
         try:
             plan = plan_selection(
@@ -320,20 +337,38 @@ def _plan(teacher, student, t_vars, s_vars, options):
                 family=family,
                 **options,
                 teacher_values=values,
+                classifier=tuple(() if h is None else h.paths for h in heads),
+                copy_head=copy_head,
             )
         except NoFamilyError as err:
             if family != "auto" or err.placed >= 0.5:  # a family's model with extras: name them
                 raise
-        else:
-            if head_classes is not None:
-                raise ValueError(
-                    f"`head_classes` selects a derived plan's classifier rows; the "
-                    f"{plan.family!r} family skips its head (skip=...). Pass "
-                    "family='derived' to derive the plan."
-                )
-            return plan
+        if plan is not None and head_classes is not None:
+            raise ValueError(
+                f"`head_classes` selects a derived plan's classifier rows; the {plan.family!r} "
+                "family selects its classifier whole (copy_head=True) or not at all. Pass "
+                "family='derived' to derive the plan."
+            )
+    if plan is None:
+        plan = _derived(teacher, student, heads[1], head_classes, copy_head, options, values)
+        plan.classifier = [] if heads[1] is None else list(heads[1].paths)
+    if options["strict"] and not plan.entries and plan.classifier and not copy_head and head_classes is None:
+        _plan(teacher, student, t_vars, s_vars, {**options, "family": family, "copy_head": True})
+        raise ValueError(  # the classifier maps: nothing else does
+            "Nothing to select: the student's only variables the teacher can give are its classifier's "
+            f"({', '.join(plan.classifier)}), which keep their initialization; pass `copy_head=True` "
+            "(--copy-head) to select them."
+        )
+    return plan, heads
+
+
+def _derived(teacher, student, head, head_classes, copy_head, options, values):
+    """The plan derived from the two models, the student's classifier ``head`` skipped unless
+    ``copy_head`` or ``head_classes`` (its rows)."""
     from keras_structinit.selection.derive import derive_plan
 
+    keep = head is not None and not copy_head and head_classes is None
+    options = {**options, "skip": tuple(options["skip"]) + (head.paths if keep else ())}
     return derive_plan(teacher, student, head_classes=head_classes, teacher_values=values, **options)
 
 
@@ -395,6 +430,7 @@ class SelectionPlan(SelectionReport):
             lines.append(
                 f"  {entry['student']} {tuple(entry['student_shape'])} <- {entry['teacher']} "
                 f"{tuple(entry['teacher_shape'])}: {', '.join(self.rules(entry)) or 'whole'}"
+                + (" (classifier: copied)" if entry["student"] in self.classifier else "")
             )
         if self.kept:
             lines.append(f"Keep their initialization ({len(self.kept)}):")

@@ -7,29 +7,47 @@ from where users keep them, with each library's own loader.
 
 from __future__ import annotations
 
-from keras_structinit.contract import check_model
-from keras_structinit.sources import MODEL_FORMS, application_builder, load_model
+import os
 
-__all__ = ["TEACHER_FORMS", "application_builder", "load_teacher", "smaller_config"]
+import keras
 
-#: What ``teacher`` may be (:data:`keras_structinit.sources.MODEL_FORMS`).
-TEACHER_FORMS = MODEL_FORMS
+from keras_structinit import _hooks
+from keras_structinit.engine.contract import check_model
+
+__all__ = ["check_teacher_spec", "load_teacher", "smaller_config"]
 
 
 def load_teacher(spec, *, max_model_bytes=None, **kwargs):
-    """A teacher model from ``spec``: :func:`keras_structinit.sources.load_model` with errors naming
-    ``teacher`` (a ``keras.Model``, a ``.keras`` file, a KerasHub preset name or directory,
-    ``"keras_cv:PRESET"``, or ``"ConvNeXtTiny[:weights.h5]"``; ``kwargs`` go to the loader, e.g.
-    ``input_shape``, ``classes``, ``include_preprocessing``; keras.applications models give logits).
-    ``max_model_bytes``: the most bytes of variables a teacher file may declare (default 4 GiB,
-    :mod:`keras_structinit.model_files`).
+    """A teacher model from ``spec``: a ``keras.Model``, or a model argument in any form of the one
+    grammar (:class:`keras_structinit.models.spec.ModelSpec`: a ``.keras`` file, a KerasHub preset
+    folder, ``keras_hub:PRESET``, ``keras_cv:PRESET``, ``keras.applications:NAME[:WEIGHTS]``, a zoo
+    name), read by :func:`keras_structinit.models.spec.load_model` with errors naming ``teacher``.
+    A keras.applications teacher has weights only when asked (``:imagenet`` or ``:FILE``) and gives
+    logits; ``kwargs`` go to the builder or loader (``input_shape``, ``classes``,
+    ``include_preprocessing``). ``max_model_bytes``: the most bytes of variables a teacher file may
+    declare (default 4 GiB, :mod:`keras_structinit.utils.model_files`).
 
     Example:
 
-    >>> teacher = load_teacher("ConvNeXtTiny:convnext_tiny.weights.h5", include_preprocessing=False)
+    >>> teacher = load_teacher("keras.applications:ConvNeXtTiny:imagenet", include_preprocessing=False)
     >>> teacher = load_teacher("/data/presets/vit_small")   # KerasHub preset directory
     """
-    return load_model(spec, name="teacher", max_model_bytes=max_model_bytes, **kwargs)
+    return _hooks.load_model(spec, name="teacher", max_model_bytes=max_model_bytes, **kwargs)
+
+
+def check_teacher_spec(spec):
+    """``spec`` if it names a teacher: a ``keras.Model`` as is, else text the one grammar parses (a
+    missing file refused); nothing is loaded."""
+    if isinstance(spec, keras.Model):
+        return spec
+    if not isinstance(spec, (str, os.PathLike)):
+        raise TypeError(
+            "`teacher` must be a keras.Model or a model argument (a .keras file, a KerasHub preset folder, "
+            "keras_hub:PRESET, keras_cv:PRESET, keras.applications:NAME[:WEIGHTS], a zoo name). "
+            f"Received: teacher={spec!r} of type {type(spec).__name__}"
+        )
+    _hooks.parse_model(spec, "`teacher`")
+    return spec
 
 
 def smaller_config(teacher, **changes):

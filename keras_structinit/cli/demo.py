@@ -18,14 +18,21 @@ from typing import NamedTuple
 import keras
 import numpy as np
 
-from keras_structinit import covariance, datasets, validation
-from keras_structinit.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
-from keras_structinit.freezing import freeze_spatial
-from keras_structinit.io_utils import OutputInUse, OutputLock, prepare_output_dir, write_json, write_text
+from keras_structinit import covariance, datasets
+from keras_structinit.engine.freezing import freeze_spatial
 from keras_structinit.models import convmixer
 from keras_structinit.recipes.progress import InterruptAtBatchEnd, progress_callbacks
 from keras_structinit.recipes.training import channel_normalizer, compile_classifier
-from keras_structinit.reporting import format_table, machine_info, versions
+from keras_structinit.utils import validation
+from keras_structinit.utils.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
+from keras_structinit.utils.io_utils import (
+    OutputInUse,
+    OutputLock,
+    prepare_output_dir,
+    write_json,
+    write_text,
+)
+from keras_structinit.utils.reporting import format_table, machine_info, versions
 
 #: The files a demo run writes to its ``out`` folder.
 OUTPUT_FILES = ("results.json", "results.md", "covariance.png", "filters.png", "learning_curves.png")
@@ -218,12 +225,7 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
         verbose, callbacks = progress_callbacks()
     else:
         callbacks = []
-    cfg = dict(DEFAULTS)
-    given = {"epochs": epochs, "seed": seed, "train_size": train_size, "seeds": seeds}
-    cfg.update({k: v for k, v in given.items() if v is not None})
-    validation.positive_int(cfg["epochs"], "epochs")
-    validation.positive_int(cfg["seeds"], "seeds")
-    validation.int_value(cfg["seed"], "seed", minimum=0)
+    cfg = _config(epochs=epochs, seed=seed, train_size=train_size, seeds=seeds)
     if not isinstance(data, DemoData):
         data = prepare_data(data, cfg["train_size"], cfg["seed"])
     x, y, x_val, y_val, description = data
@@ -246,6 +248,22 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
     )
     if resume:
         progress.runs = recorded_runs(out, progress.setup, "resume")
+    _train_all(progress, names, prepared, cfg, verbose, callbacks)
+    data_line = f"Data: {description}; {len(x)} training / {len(x_val)} validation images."
+    return _finish(progress, names, prepared, cfg, (description, model_line, data_line), out)
+
+
+def _config(**given):
+    """The demo's settings: :data:`DEFAULTS` with the values ``given`` (``None``: the default), checked."""
+    cfg = {**DEFAULTS, **{k: v for k, v in given.items() if v is not None}}
+    validation.positive_int(cfg["epochs"], "epochs")
+    validation.positive_int(cfg["seeds"], "seeds")
+    validation.int_value(cfg["seed"], "seed", minimum=0)
+    return cfg
+
+
+def _train_all(progress, names, prepared, cfg, verbose, callbacks):
+    """Every ``(seed, init)`` run, paired by seed; a stop records what finished (:class:`_Progress`)."""
     with InterruptAtBatchEnd() as interrupt:
         try:
             for seed_i in range(cfg["seed"], cfg["seed"] + cfg["seeds"]):
@@ -256,6 +274,11 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
         except KeyboardInterrupt:
             progress.interrupted(len(names) * cfg["seeds"])
             raise
+
+
+def _finish(progress, names, prepared, cfg, lines, out):
+    """The table, the verdict, ``results.md``, the plots and, last, ``results.json`` (which lists them)."""
+    description, model_line, data_line = lines
     runs = {name: [] for name in names}
     histories, first_kernels = {}, {}
     for record in progress.runs:
@@ -266,10 +289,8 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
         first_kernels[name] = build_one(init, prepared, cfg)[1]
     results = [_summarize(name, runs[name]) for name in names]
     paired = paired_gap(*(row["final_val_accuracies"] for row in results))
-    verdict = _verdict(paired, *results)
-    verdict += _what_it_shows(description, paired)
+    verdict = _verdict(paired, *results) + _what_it_shows(description, paired)
     table = format_table(results, TABLE)
-    data_line = f"Data: {description}; {len(x)} training / {len(x_val)} validation images."
     print("\n" + table + "\n\n" + verdict)
     progress.prepare()
     summary = {
@@ -285,7 +306,11 @@ def _run_demo(data, epochs, out, seed, train_size, verbose, overwrite, seeds, in
     write_text(
         os.path.join(out, "results.md"), f"Model: {model_line}.\n\n{data_line}\n\n{table}\n\n{verdict}\n"
     )
-    summary["plots"] = _write_plots(out, cfg, histories, first_kernels, data_line)
+    curves = {  # every seed's run: the learning curves show the spread the verdict weighs
+        (r["init"] if cfg["seeds"] == 1 else f"{r['init']}, seed {r['seed']}"): r["history"]
+        for r in sorted(progress.runs, key=lambda r: (names.index(r["init"]), r["seed"]))
+    }
+    summary["plots"] = _write_plots(out, cfg, curves, first_kernels, data_line)
     write_json(os.path.join(out, "results.json"), {**summary, "runs": progress.runs})  # last: lists the plots
     written = ["results.json", "results.md", *(os.path.basename(p) for p in summary["plots"])]
     print(f"\nWrote {', '.join(os.path.join(out, name) for name in written)}")
@@ -469,8 +494,8 @@ def _what_it_shows(description, paired):
 
 def _write_plots(out, cfg, histories, first_kernels, data_line):
     try:
-        from keras_structinit import viz
         from keras_structinit.covariance.plots import plot_covariances
+        from keras_structinit.utils import viz
 
         k = cfg["kernel_size"]
         schedule = covariance.PRESETS[cfg["preset"]]
@@ -497,7 +522,7 @@ def _write_plots(out, cfg, histories, first_kernels, data_line):
                 os.path.join(out, "learning_curves.png"),
                 title=(
                     f"ConvMixer-{cfg['dim']}/{cfg['depth']} k={cfg['kernel_size']}, frozen filters, "
-                    f"seed {cfg['seed']}; {data_line}"
+                    f"{_seed_text(cfg)}; {data_line}"
                 ),
             ),
         ]

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import keras
 
-from keras_structinit.contract import model_function
-from keras_structinit.initializer_base import seed_generator
-from keras_structinit.walker import iter_layers, own_variables, resolve_layers
+from keras_structinit.engine.contract import model_function
+from keras_structinit.engine.initializer_base import seed_generator
+from keras_structinit.engine.walker import iter_layers, own_variables, resolve_layers
 
 __all__ = ["reinitialize"]
 

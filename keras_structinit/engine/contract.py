@@ -3,7 +3,7 @@
     apply_X(model, *, layers=None, seed=None, ...) -> list[str]   # variable paths
 
 Such a function is wrapped by :func:`model_function`, which checks ``model`` first, gets its
-targets from :func:`keras_structinit.walker.find` and is listed in its method record's
+targets from :func:`keras_structinit.engine.walker.find` and is listed in its method record's
 ``model_functions`` (a contract test checks each one).
 """
 

@@ -1,7 +1,7 @@
 """Paper setups: the :class:`PaperSetup` record (a paper's CIFAR experiment, ``structinit train
 --paper NAME``), the run settings it may set, and the departures that several setups share.
 
-Each method's record declares its setups (``Method.setups``); :func:`keras_structinit.methods.paper_setups`
+Each method's record declares its setups (``Method.setups``); :func:`keras_structinit.methods.setup_records`
 collects them and :meth:`keras_structinit.recipes.Run.from_paper` runs one. Import these from
 :mod:`keras_structinit.methods`, the public place. This module imports nothing of the package.
 """

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 
 import keras
 
-from keras_structinit import validation
-from keras_structinit.contract import model_function
-from keras_structinit.io_utils import check_zip_sizes
-from keras_structinit.model_files import check_model_file
-from keras_structinit.walker import find_kernels
+from keras_structinit.engine.contract import model_function
+from keras_structinit.engine.walker import find_kernels
+from keras_structinit.utils import validation
+from keras_structinit.utils.file_checks import check_zip_sizes
+from keras_structinit.utils.model_files import check_model_file
 
 __all__ = [
     "FROZEN_RECORD",
@@ -366,7 +366,7 @@ def load_frozen_model(filepath, frozen=None, *, custom_objects=None, safe_mode=T
             variables share, same-named layers of nested models, freezes each).
         custom_objects, safe_mode: as in ``keras.saving.load_model``.
         max_model_bytes: the most bytes of variables the file may declare, checked before it is
-            read (:func:`keras_structinit.model_files.check_model_file`; default 4 GiB).
+            read (:func:`keras_structinit.utils.model_files.check_model_file`; default 4 GiB).
 
     Returns:
         The loaded ``keras.Model``.

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from keras_structinit.io_utils import atomic_path, check_output
+from keras_structinit.utils.io_utils import atomic_path, check_output
 
 
 def pyplot():

@@ -13,13 +13,13 @@ from numbers import Integral
 
 import keras
 
-from keras_structinit import validation
+from keras_structinit.utils import validation
 
 
 def check_seed(seed):
     """``seed`` if it is ``None``, an int (returned as ``int``) or a ``keras.random.SeedGenerator``.
 
-    Int seeds must lie in ``[0, 2**32 - 1]`` (:func:`keras_structinit.validation.random_seed`):
+    Int seeds must lie in ``[0, 2**32 - 1]`` (:func:`keras_structinit.utils.validation.random_seed`):
     Keras on JAX holds a seed as a uint32, so other ints would work on TensorFlow and
     torch but overflow on JAX; every backend refuses them here instead.
     """

@@ -32,6 +32,7 @@ __all__ = [
     "optional",
     "path",
     "positive_float",
+    "quoted",
     "positive_int",
     "positive_ints",
     "random_seed",
@@ -56,14 +57,26 @@ def shown(value, limit=SHOWN_CHARS):
     return clipped(repr(value), limit)
 
 
+def quoted(name):
+    """``name`` as messages name an argument: in backticks, once (a name a caller already put in
+    backticks, as a run's Python-API names are, is kept as it is: never ````name````)."""
+    return name if len(name) > 1 and name[0] == name[-1] == "`" else f"`{name}`"
+
+
+def _bare(name):
+    """``name`` without the backticks :func:`quoted` adds (for ``Received: name=...``)."""
+    return name[1:-1] if len(name) > 1 and name[0] == name[-1] == "`" else name
+
+
 def _fail_type(name, expected, value):
     raise TypeError(
-        f"`{name}` must be {expected}. Received: {name}={shown(value)} of type {type(value).__name__}"
+        f"{quoted(name)} must be {expected}. Received: {_bare(name)}={shown(value)} of type "
+        f"{type(value).__name__}"
     )
 
 
 def _fail_value(name, expected, value):
-    raise ValueError(f"`{name}` must be {expected}. Received: {name}={shown(value)}")
+    raise ValueError(f"{quoted(name)} must be {expected}. Received: {_bare(name)}={shown(value)}")
 
 
 def _is_int(value):
@@ -156,8 +169,8 @@ def shape_rank(shape, expected_rank, name, form):
     shape = tuple(shape)
     if len(shape) != expected_rank:
         raise ValueError(
-            f"`{name}` must have rank {expected_rank}, {form}. "
-            f"Received: {name}={shape!r} of rank {len(shape)}"
+            f"{quoted(name)} must have rank {expected_rank}, {form}. "
+            f"Received: {_bare(name)}={shape!r} of rank {len(shape)}"
         )
     return shape
 

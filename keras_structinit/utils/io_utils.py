@@ -13,7 +13,8 @@
 * Nothing is written through a link: where a run writes a file, an entry that is
   not a plain file (a symbolic link, dangling or not, a FIFO, a device, a folder)
   is refused in one line (:func:`check_plain`), and the files written in place
-  (the lock, an appended log) are opened with ``O_NOFOLLOW`` (:func:`open_plain`).
+  (the lock, an appended log) are opened with ``O_NOFOLLOW`` (:func:`open_plain`); where a run
+  writes a folder, a symbolic link there is refused too (:func:`check_folder`).
 * :func:`check_zip_sizes` reads an archive's directory, not its members: a zip bomb
   (a ``.keras`` file of a megabyte that inflates to gigabytes) is refused unread.
 """
@@ -31,18 +32,18 @@ import stat
 import tempfile
 import threading
 
+from keras_structinit.utils.validation import quoted
+
 __all__ = [
     "LOCK_FILE",
-    "MAX_INFLATION",
-    "MAX_JSON_MEMBER_BYTES",
     "OutputInUse",
     "OutputLock",
     "OutputUnwritable",
     "atomic_path",
+    "check_folder",
     "check_output",
     "check_plain",
     "check_unlocked",
-    "check_zip_sizes",
     "locked_outputs",
     "open_plain",
     "prepare_output_dir",
@@ -232,15 +233,23 @@ def _kind(mode):
     return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
 
 
-def _not_plain(path, name, kind):
+def _not_plain(path, name, kind, writes="a plain file"):
     target = ""
     if kind == "a symbolic link":
         with contextlib.suppress(OSError):
             target = f" (to {os.readlink(path)!r})"
     return ValueError(
-        f"`{name}`: {os.fspath(path)!r} is {kind}{target}, where this writes a plain file; it is "
+        f"{quoted(name)}: {os.fspath(path)!r} is {kind}{target}, where this writes {writes}; it is "
         "neither followed nor replaced: remove it, or choose another path"
     )
+
+
+def check_folder(path, name):
+    """Refuses (``ValueError``, one line naming ``name``) a symbolic link, dangling or not, at ``path``,
+    where a run writes a folder: its files are never written through it (a dangling one would
+    otherwise fail as "File exists"). A missing ``path``, or a real folder, passes."""
+    if os.path.islink(path):
+        raise _not_plain(path, name, "a symbolic link", writes="a folder")
 
 
 def check_plain(path, name, *, single_link=False):
@@ -318,12 +327,12 @@ def check_output(path, name, *, overwrite=False, inputs=(), hint="overwrite=True
     for source in inputs:
         if isinstance(source, (str, os.PathLike)) and _same_file(path, source):
             raise ValueError(
-                f"`{name}` {path!r} is an input of this run ({os.fspath(source)!r}); "
+                f"{quoted(name)} {path!r} is an input of this run ({os.fspath(source)!r}); "
                 "writing it would destroy that input: choose another path"
             )
     check_plain(path, name)  # a link, FIFO or folder is never written through, overwrite or not
     if os.path.exists(path) and not overwrite:
-        raise ValueError(f"`{name}` {path!r} already exists; pass {hint} to replace it")
+        raise ValueError(f"{quoted(name)} {path!r} already exists; pass {hint} to replace it")
     return path
 
 
@@ -341,8 +350,9 @@ def prepare_output_dir(
     raised, change nothing (for command lines that check before loading data).
     """
     out = os.fspath(out)
+    check_folder(out, name)
     if os.path.lexists(out) and not os.path.isdir(out):
-        raise ValueError(f"`{name}` {out!r} exists and is not a folder")
+        raise ValueError(f"{quoted(name)} {out!r} exists and is not a folder")
     paths = [os.path.join(out, f) for f in files]
     for path in paths:
         check_output(path, name, overwrite=True, inputs=inputs)
@@ -350,7 +360,7 @@ def prepare_output_dir(
     if existing and not overwrite:
         listed = ", ".join(os.path.basename(p) for p in existing)
         raise ValueError(
-            f"`{name}` {out!r} already holds the results of a run ({listed}); "
+            f"{quoted(name)} {out!r} already holds the results of a run ({listed}); "
             f"pass {hint} to replace them, or choose another folder"
         )
     if check_only:
@@ -370,44 +380,6 @@ def write_text(path, text):
 def write_json(path, obj):
     """Atomically writes ``obj`` as indented JSON to ``path``."""
     write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
-
-
-#: The most bytes a JSON member of an archive (a ``.keras`` file's ``config.json``) may inflate to; a
-#: model's config is kilobytes to a few megabytes, and it is read whole.
-MAX_JSON_MEMBER_BYTES = 64 << 20
-#: A member that inflates to more than this many times its stored size, and to more than
-#: :data:`INFLATION_FLOOR_BYTES`, is a bomb: Keras stores its files uncompressed, and weights hardly
-#: compress. (Keras' own check starts at 4 GiB; a 1 MB file inflating to 2.35 GB passed it.)
-MAX_INFLATION = 100
-INFLATION_FLOOR_BYTES = 16 << 20
-
-
-def check_zip_sizes(path, name, *, json_members=("config.json", "metadata.json")):
-    """Refuses (``ValueError``, one line naming ``name``) an archive whose directory declares a member
-    that would inflate far beyond its stored size (:data:`MAX_INFLATION`), or a ``json_members``
-    entry above :data:`MAX_JSON_MEMBER_BYTES`; reads the central directory only. Python's ``zipfile``
-    stops inflating a member at its declared size, so the declared sizes bound what a reader gets.
-    A file that is no zip is left to the reader's own error."""
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            infos = archive.infolist()
-    except (OSError, zipfile.BadZipFile, EOFError):
-        return
-    for info in infos:
-        where = f"`{name}` {os.fspath(path)!r}: its member {info.filename!r}"
-        if info.filename in json_members and info.file_size > MAX_JSON_MEMBER_BYTES:
-            raise ValueError(
-                f"{where} inflates to {info.file_size} bytes, above the "
-                f"{MAX_JSON_MEMBER_BYTES} a model's config may have: not read"
-            )
-        stored = max(info.compress_size, 1)
-        if info.file_size > INFLATION_FLOOR_BYTES and info.file_size > MAX_INFLATION * stored:
-            raise ValueError(
-                f"{where} inflates {info.compress_size} stored bytes to {info.file_size} "
-                f"(more than {MAX_INFLATION} times): a zip bomb, not read"
-            )
 
 
 def file_sha256(path):
@@ -462,6 +434,8 @@ class OutputLock:
             import fcntl
         except ImportError:
             return
+        if self.folder:
+            check_folder(self.path, self.name)
         check_plain(self.lock_path, self.name, single_link=True)
         try:
             fd = os.open(self.lock_path, os.O_RDONLY | _IN_PLACE)
@@ -505,6 +479,8 @@ class OutputLock:
     def _lock_fd(self, fcntl):
         """The open, locked lock file with this process's pid in it."""
         directory = os.path.dirname(self.lock_path)
+        if self.folder:
+            check_folder(self.path, self.name)
         if not os.path.isdir(directory):
             self._made = directory
             os.makedirs(directory, exist_ok=True)

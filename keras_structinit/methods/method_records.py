@@ -38,7 +38,7 @@ NAMESPACES = ("", "initializers", "callbacks", "layers")
 #: after the module their records import their types from. A group's name, not an import (spelled so
 #: that ``tests/architecture.py``, which reads a module path in a string as a lazy import, does not
 #: take it for one).
-ENTRY_POINT_GROUP = f"{__package__}.methods"
+ENTRY_POINT_GROUP = __package__  # "keras_structinit.methods", the records' public place
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class InitForm:
 
 @dataclass(frozen=True)
 class Selector:
-    """What a method acts on, for :mod:`keras_structinit.walker`.
+    """What a method acts on, for :mod:`keras_structinit.engine.walker`.
 
     ``find(layer)`` returns the layer's variable of this kind or ``None``;
     ``singular`` and ``description`` word the walker's errors.
@@ -120,7 +120,7 @@ class Command:
 
 @dataclass(frozen=True)
 class Inspector:
-    """A section that a method adds to the report of :func:`keras_structinit.inspection.inspect`
+    """A section that a method adds to the report of :func:`keras_structinit.methods.inspection.inspect`
     (``structinit inspect``), or its part of another method's section.
 
     Attributes:
@@ -128,9 +128,9 @@ class Inspector:
         function: ``"module:function"`` (the module relative to the record's package when it starts
             with ``.``), imported when a model is inspected. A section's function is called as
             ``f(model, *, data, parts)`` (``data``: ``None``, images or ``(images, labels)``, read
-            with :func:`keras_structinit.inspection.images_and_labels`), ``parts`` being the loaded
+            with :func:`keras_structinit.methods.inspection.images_and_labels`), ``parts`` being the loaded
             functions of the parts added to it, and returns the section
-            (:mod:`keras_structinit.inspection` says what it holds); a part's function is called
+            (:mod:`keras_structinit.methods.inspection` says what it holds); a part's function is called
             as the section's function documents.
         order: where the section comes in the report, lower first (unused for a part).
         part: the function adds to ``section``, which another record declares.
@@ -170,7 +170,7 @@ class Method:
         serializable: modules registering Keras-serializable objects (relative allowed).
         selectors: :class:`Selector` records the walker gains.
         commands: :class:`Command` records the ``structinit`` command line gains.
-        setups: :class:`~keras_structinit.paper_setups.PaperSetup` records of the paper's experiments
+        setups: :class:`~keras_structinit.methods.setup_records.PaperSetup` records of the paper's experiments
             (``--paper``).
         inspectors: :class:`Inspector` records of its sections of ``structinit inspect``.
         pure: its modules that import neither Keras nor a backend (relative allowed; ``"."`` is
@@ -220,9 +220,10 @@ class Method:
 
 def _builtin_record_modules():
     """``keras_structinit.<name>.method`` for every folder of this package holding a ``method.py``."""
-    root = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = __package__.rpartition(".")[0]
     return [
-        f"{__package__}.{name}.method"
+        f"{package}.{name}.method"
         for name in sorted(os.listdir(root))
         if os.path.isfile(os.path.join(root, name, "method.py"))
     ]

@@ -20,7 +20,7 @@ Importing this module imports no Keras and no method; it hands the records' sele
 (through :mod:`._hooks`).
 """
 
-from keras_structinit.init_spec import (
+from keras_structinit.methods.init_spec import (
     InitPart,
     apply_parts,
     check_parts,
@@ -30,7 +30,7 @@ from keras_structinit.init_spec import (
     parse_init_spec,
     part_seeds,
 )
-from keras_structinit.method_records import (
+from keras_structinit.methods.method_records import (
     ENTRY_POINT_GROUP,
     NAMESPACES,
     STAGES,
@@ -52,7 +52,12 @@ from keras_structinit.method_records import (
     selectors,
     serializable_modules,
 )
-from keras_structinit.paper_setups import CONVMIXER_PIPELINE_NOTES, HELD_OUT_NOTE, RUN_SETTINGS, PaperSetup
+from keras_structinit.methods.setup_records import (
+    CONVMIXER_PIPELINE_NOTES,
+    HELD_OUT_NOTE,
+    RUN_SETTINGS,
+    PaperSetup,
+)
 
 __all__ = [
     "CONVMIXER_PIPELINE_NOTES",

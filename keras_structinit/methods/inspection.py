@@ -24,10 +24,11 @@ from typing import Any
 import keras
 import numpy as np
 
-from keras_structinit import methods, walker
-from keras_structinit.contract import check_model
-from keras_structinit.io_utils import write_text
-from keras_structinit.reporting import MISSING, format_table
+from keras_structinit import methods
+from keras_structinit.engine import walker
+from keras_structinit.engine.contract import check_model
+from keras_structinit.utils.io_utils import write_text
+from keras_structinit.utils.reporting import MISSING, format_table
 
 __all__ = [
     "FIGURE_FILTERS",
@@ -184,7 +185,7 @@ def initializers_in_file(filepath, model):
     ``.keras`` file ``model`` was loaded from (``{}`` without one): by place in ``model.variables``
     (a nested model reloads under shorter paths) where the counts agree, else by path. A record that
     is not one is a one-line ``ValueError`` naming the file."""
-    from keras_structinit.freezing import MAX_RECORD_BYTES
+    from keras_structinit.engine.freezing import MAX_RECORD_BYTES
 
     where = f"The init record in {os.fspath(filepath)!r}"
     with zipfile.ZipFile(filepath) as archive:

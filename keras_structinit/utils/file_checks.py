@@ -23,10 +23,14 @@ import zipfile
 
 import numpy as np
 
-from keras_structinit.io_utils import MAX_INFLATION, check_zip_sizes
+from keras_structinit.utils.validation import quoted
 
 __all__ = [
+    "INFLATION_FLOOR_BYTES",
     "MAX_IMAGE_FILE_BYTES",
+    "MAX_INFLATION",
+    "MAX_JSON_MEMBER_BYTES",
+    "check_zip_sizes",
     "check_image_file",
     "inside",
     "npy_arrays",
@@ -39,6 +43,44 @@ __all__ = [
 #: (``datasets.MAX_IMAGE_PIXELS``), and the ImageNet recipe's photographs are JPEGs of a few
 #: hundred kilobytes.
 MAX_IMAGE_FILE_BYTES = 64 << 20
+
+
+#: The most bytes a JSON member of an archive (a ``.keras`` file's ``config.json``) may inflate to; a
+#: model's config is kilobytes to a few megabytes, and it is read whole.
+MAX_JSON_MEMBER_BYTES = 64 << 20
+#: A member that inflates to more than this many times its stored size, and to more than
+#: :data:`INFLATION_FLOOR_BYTES`, is a bomb: Keras stores its files uncompressed, and weights hardly
+#: compress. (Keras' own check starts at 4 GiB; a 1 MB file inflating to 2.35 GB passed it.)
+MAX_INFLATION = 100
+INFLATION_FLOOR_BYTES = 16 << 20
+
+
+def check_zip_sizes(path, name, *, json_members=("config.json", "metadata.json")):
+    """Refuses (``ValueError``, one line naming ``name``) an archive whose directory declares a member
+    that would inflate far beyond its stored size (:data:`MAX_INFLATION`), or a ``json_members``
+    entry above :data:`MAX_JSON_MEMBER_BYTES`; reads the central directory only. Python's ``zipfile``
+    stops inflating a member at its declared size, so the declared sizes bound what a reader gets.
+    A file that is no zip is left to the reader's own error."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except (OSError, zipfile.BadZipFile, EOFError):
+        return
+    for info in infos:
+        where = f"{quoted(name)} {os.fspath(path)!r}: its member {info.filename!r}"
+        if info.filename in json_members and info.file_size > MAX_JSON_MEMBER_BYTES:
+            raise ValueError(
+                f"{where} inflates to {info.file_size} bytes, above the "
+                f"{MAX_JSON_MEMBER_BYTES} a model's config may have: not read"
+            )
+        stored = max(info.compress_size, 1)
+        if info.file_size > INFLATION_FLOOR_BYTES and info.file_size > MAX_INFLATION * stored:
+            raise ValueError(
+                f"{where} inflates {info.compress_size} stored bytes to {info.file_size} "
+                f"(more than {MAX_INFLATION} times): a zip bomb, not read"
+            )
 
 
 def _header(f):
@@ -54,7 +96,7 @@ def npz_headers(path, name):
 
     ``ValueError`` (one line naming ``name`` and the array) for an array whose header declares more
     data bytes than its member holds (:func:`npy_arrays`), and for a zip bomb
-    (``io_utils.check_zip_sizes``). What cannot be read as a zip is left to ``np.load`` to say what
+    (:func:`check_zip_sizes`). What cannot be read as a zip is left to ``np.load`` to say what
     is wrong.
     """
     check_zip_sizes(path, name, json_members=())
@@ -63,7 +105,7 @@ def npz_headers(path, name):
     except (OSError, zipfile.BadZipFile, EOFError):
         return {}
     with archive:
-        where = f"`{name}` {os.fspath(path)!r}"
+        where = f"{quoted(name)} {os.fspath(path)!r}"
         return {
             key: (shape, dtype) for key, shape, dtype, _ in npy_arrays(archive, os.path.getsize(path), where)
         }

@@ -25,8 +25,8 @@ from __future__ import annotations
 import keras
 import numpy as np
 
-from keras_structinit import validation
-from keras_structinit.contract import check_model
+from keras_structinit.engine.contract import check_model
+from keras_structinit.utils import validation
 
 __all__ = ["fgsm_accuracy", "fgsm_images", "input_gradient"]
 

@@ -1,6 +1,6 @@
 """The one model walker: finds the layers and variables a method acts on.
 
-Every function that changes a model (:mod:`keras_structinit.contract`) gets its targets from
+Every function that changes a model (:mod:`keras_structinit.engine.contract`) gets its targets from
 :func:`find` (or :func:`find_kernels`), which walks nested models, layers that own sub-layers
 (KerasHub blocks) and shared layers (visited once) in model order, asking a *selector* for each
 layer's variable. The walker's own selectors:
@@ -27,8 +27,9 @@ import math
 
 import keras
 
-from keras_structinit import _hooks, validation
-from keras_structinit.contract import check_model
+from keras_structinit import _hooks
+from keras_structinit.engine.contract import check_model
+from keras_structinit.utils import validation
 
 __all__ = [
     "KINDS",

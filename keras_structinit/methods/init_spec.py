@@ -2,11 +2,11 @@
 
 An init spec names one or more forms joined by ``+``, each ``NAME`` or
 ``NAME:ARG``, e.g. ``"A:ARG+B"`` (the forms: ``docs/initialize.md``; each is an
-:class:`~keras_structinit.method_records.InitForm` of a method record). Forms act on the model in
+:class:`~keras_structinit.methods.method_records.InitForm` of a method record). Forms act on the model in
 stage order, whatever order the spec gives them (whole-model weights, then spatial filters,
 then data-measuring convs, then attention layers, then MLP blocks), at most one form per stage. The first form
 applied gets ``seed``; each later one a seed derived from the previous one
-(:func:`~keras_structinit.validation.derive_seed`), so adding a form never changes what
+(:func:`~keras_structinit.utils.validation.derive_seed`), so adding a form never changes what
 the earlier ones draw.
 
 Import these from :mod:`keras_structinit.methods` (or ``keras_structinit.initialize``), the public
@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from keras_structinit import validation
-from keras_structinit.method_records import STAGES, InitForm, init_forms
+from keras_structinit.methods.method_records import STAGES, InitForm, init_forms
+from keras_structinit.utils import validation
 
 
 @dataclass(frozen=True)
@@ -186,6 +186,9 @@ def apply_parts(model, spec, *, data=None, seed=None):
             f"`data` is needed by init {', '.join(missing)}: images (N, H, W, C) scaled as the "
             "model's input is"
         )
+    for part in parts:  # a form that can refuse without writing refuses before any part writes
+        if part.form.check is not None:
+            part.form.check(model, part.value)
     import keras
 
     saved = [(v, keras.ops.convert_to_numpy(v), v.trainable) for v in getattr(model, "variables", ())]

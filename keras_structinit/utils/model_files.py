@@ -17,10 +17,12 @@ of 10**9 units, or a 30000 x 30000 dataset that was never written. Reading decla
   built with values (a variable created from an array while it is built) is refused too: it
   cannot be counted without allocating it.
 
-:func:`check_weights_file` checks a plain ``.h5`` weights file the same way.
+:func:`check_weights_file` checks a plain ``.h5`` weights file the same way. A JSON file of either
+that nests deeper than :data:`MAX_JSON_DEPTH` (which would exhaust Python's recursion) is refused
+unparsed by Keras: :func:`read_json`, and :func:`check_preset_folder` for a KerasHub preset folder.
 
 The bound is :data:`MAX_MODEL_BYTES` unless raised: ``max_model_bytes=`` of the loaders
-(``sources.load_model``, ``selection.load_teacher``, ``freezing.load_frozen_model``),
+(``models.spec.load_model``, ``selection.load_teacher``, ``freezing.load_frozen_model``),
 :func:`max_model_bytes_scope` around any call that loads a model (``init_model``, a ``Run``), and
 ``--max-model-bytes`` on the command line (``train``, ``init``, ``inspect``, ``select``).
 """
@@ -41,16 +43,25 @@ import tempfile
 import zipfile
 
 from keras_structinit import _hooks
-from keras_structinit.io_utils import INFLATION_FLOOR_BYTES, MAX_INFLATION, check_zip_sizes
+from keras_structinit.utils.file_checks import (
+    INFLATION_FLOOR_BYTES,
+    MAX_INFLATION,
+    MAX_JSON_MEMBER_BYTES,
+    check_zip_sizes,
+)
+from keras_structinit.utils.validation import quoted
 
 __all__ = [
     "DATASET_FLOOR_BYTES",
+    "MAX_JSON_DEPTH",
     "MAX_MODEL_BYTES",
     "check_model_file",
+    "check_preset_folder",
     "check_weights_file",
     "max_model_bytes_scope",
     "model_bytes_bound",
     "parse_bytes",
+    "read_json",
 ]
 
 #: The most bytes of variables a model file may declare, in its weights file and in its config, unless
@@ -78,7 +89,8 @@ def parse_bytes(value, name="max_model_bytes"):
             number = int(float(match[1]) * _UNITS[(match[2] or "").lower()])
     if number is None or number < 1:
         raise ValueError(
-            f"`{name}` must be a positive number of bytes (e.g. 8589934592 or 8GiB). Received: {value!r}"
+            f"{quoted(name)} must be a positive number of bytes (e.g. 8589934592 or 8GiB). "
+            f"Received: {value!r}"
         )
     return number
 
@@ -122,7 +134,7 @@ def check_model_file(path, name, *, max_model_bytes=None, custom_objects=None, s
     ``custom_objects`` and ``safe_mode`` as in ``keras.saving.load_model``. A file that is no zip,
     or whose config is no JSON, is left to the loader's own error."""
     bound = model_bytes_bound(max_model_bytes)
-    where = f"`{name}` {os.fspath(path)!r}"
+    where = f"{quoted(name)} {os.fspath(path)!r}"
     check_zip_sizes(path, name)
     try:
         archive = zipfile.ZipFile(path)
@@ -134,21 +146,82 @@ def check_model_file(path, name, *, max_model_bytes=None, custom_objects=None, s
             _check_h5_member(archive, archive.getinfo("model.weights.h5"), where, bound)
         elif "model.weights.npz" in names:
             _check_npz_member(archive, archive.getinfo("model.weights.npz"), where, bound)
-        try:
-            config = json.loads(archive.read("config.json"))
-        except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile):
-            return
+        config = None
+        for member in ("metadata.json", "config.json"):  # what Keras parses before it builds
+            try:
+                data = archive.read(member)
+            except (KeyError, OSError, EOFError, zipfile.BadZipFile):
+                continue
+            parsed = read_json(data, f"{where}: its {member}")
+            config = parsed if member == "config.json" else config
     if isinstance(config, dict):
         if _hooks.register_serializables is not None:  # the config may name any class of the package
             _hooks.register_serializables()
         _check_config(config, where, bound, custom_objects, safe_mode)
 
 
+#: The deepest nesting (of objects and arrays) a model file's JSON may have. A model's config nests
+#: about 15 levels per model inside it (layers, their configs, initializers, inbound nodes), so 100
+#: takes models nested several deep; a deeper one is forged, and would exhaust Python's recursion
+#: (``json`` and Keras' deserialization both recurse: "maximum recursion depth exceeded").
+MAX_JSON_DEPTH = 100
+
+
+def _depth(value):
+    """How deep ``value`` (parsed JSON) nests its objects and arrays (a scalar: 0); not recursive."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            level += 1
+            deepest = max(deepest, level)
+            stack.extend((child, level) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def read_json(data, where):
+    """The JSON document ``data`` (bytes or text) of a model file, ``None`` if it is no JSON (the
+    loader says so); ``ValueError`` naming ``where`` when it nests deeper than :data:`MAX_JSON_DEPTH`."""
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        value, deep = None, True
+    except (ValueError, TypeError):
+        return None
+    else:
+        deep = _depth(value) > MAX_JSON_DEPTH
+    if deep:
+        raise ValueError(
+            f"{where} nests its objects and arrays more than {MAX_JSON_DEPTH} levels deep, beyond any "
+            "model's config (forged or corrupt): not read"
+        )
+    return value
+
+
+def check_preset_folder(path, name):
+    """Refuses (``ValueError``, one line naming ``name``) a KerasHub preset folder whose JSON files
+    (``config.json``, ``metadata.json``, ...) are larger than ``file_checks.MAX_JSON_MEMBER_BYTES`` or
+    nest deeper than :data:`MAX_JSON_DEPTH`; before KerasHub parses them."""
+    where = f"{quoted(name)} {os.fspath(path)!r}"
+    for entry in sorted(os.listdir(path)):
+        file = os.path.join(path, entry)
+        if not entry.endswith(".json") or not os.path.isfile(file):
+            continue
+        size = os.path.getsize(file)
+        if size > MAX_JSON_MEMBER_BYTES:
+            raise ValueError(
+                f"{where}: its {entry} holds {size} bytes, above the {MAX_JSON_MEMBER_BYTES} a model's "
+                "config may have: not read"
+            )
+        with open(file, "rb") as f:
+            read_json(f.read(), f"{where}: its {entry}")
+
+
 def check_weights_file(path, name, *, max_model_bytes=None):
     """Refuses (``ValueError`` naming ``name``) the HDF5 weights file ``path`` (``model.save_weights``')
     if its datasets declare more than the bound or far more than they store."""
     bound = model_bytes_bound(max_model_bytes)
-    where = f"`{name}` {os.fspath(path)!r}"
+    where = f"{quoted(name)} {os.fspath(path)!r}"
     with open(path, "rb") as f:
         _check_h5(f, where, bound, os.path.getsize(path))
 
@@ -259,7 +332,7 @@ def _check_h5(fileobj, where, bound, size):
 
 
 def _check_npz_member(archive, info, where, bound):
-    from keras_structinit.file_checks import npy_arrays
+    from keras_structinit.utils.file_checks import npy_arrays
 
     with archive.open(info) as member:
         try:

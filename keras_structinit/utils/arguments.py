@@ -7,8 +7,8 @@ import os
 import sys
 import zipfile
 
-from keras_structinit import validation
-from keras_structinit.model_files import parse_bytes
+from keras_structinit.utils import validation
+from keras_structinit.utils.model_files import parse_bytes
 
 BACKENDS = ("tensorflow", "jax", "torch")
 #: The recipes' ``precision`` and ``distribution`` names (:mod:`keras_structinit.recipes.devices`).
@@ -34,10 +34,17 @@ LOSSES = ("bce", "ce")
 #: (:mod:`keras_structinit.recipes.native`), "tf" (``tf.data``) or "auto"
 #: (:func:`keras_structinit.recipes.native.choose_pipeline`).
 PIPELINES = ("auto", "native", "tf")
+#: Every form of a model argument, as the help shows them (the grammar is
+#: :class:`keras_structinit.models.spec.ModelSpec`; a test parses every form the help and the docs show).
+MODEL_TEXT = (
+    "a zoo name, keras.applications:NAME (no weights), keras.applications:NAME:WEIGHTS "
+    "(WEIGHTS: imagenet, downloaded, or a weights file), a .keras file, a KerasHub preset folder, "
+    "keras_hub:PRESET or keras_cv:PRESET"
+)
 #: The zoo's model names, as ``--model``'s help lists them: ``models.registry.model_forms()``, which
 #: the zoo modules' declarations give (written out so that the parser imports no Keras; a test
 #: checks the two agree).
-MODEL_FORMS = (
+ZOO_NAMES = (
     "convmixer-H/D, convnext-iso-H/D, lcresnet-D-WxE (D = 6n + 2), "
     "convnext-atto|femto|pico|nano|tiny, vit-tiny, vit-small, vit-tiny-8/2, simple-cnn, "
     "simple-cnn-a2, simple-cnn-e3, vgg16, resnet18-gn"
@@ -48,7 +55,7 @@ DATA_SCALINGS = ("channel", "symmetric", "raw")
 #: What a bad input raises while it is read (a truncated zip, a refused Lambda, a missing module, a
 #: failed download).
 INPUT_ERRORS = (ValueError, TypeError, OSError, ImportError, EOFError, zipfile.BadZipFile, RuntimeError)
-#: How the error messages of :mod:`keras_structinit.io_utils` say to allow replacing an output.
+#: How the error messages of :mod:`keras_structinit.utils.io_utils` say to allow replacing an output.
 OVERWRITE_HINT = "--overwrite"
 
 
@@ -111,9 +118,9 @@ def check_exists(path, flag):
 
 
 def check_teacher(spec, flag):
-    """``check_exists`` for a teacher argument that names a file (``.keras`` or a path); preset and
-    ``keras.applications`` names are left to ``load_teacher``."""
-    if spec is not None and (spec.endswith(".keras") or os.path.sep in spec):
+    """``check_exists`` for a model argument that names a ``.keras`` file; every other form is read
+    by the one grammar (:class:`keras_structinit.models.spec.ModelSpec`), once Keras is loaded."""
+    if spec is not None and spec.endswith(".keras"):
         check_exists(spec, flag)
 
 
@@ -128,8 +135,8 @@ def model_bytes(text):
 
 
 def add_max_model_bytes_argument(parser, help_text=lambda text: text):
-    """``--max-model-bytes`` (``keras_structinit.model_files``): the bound on what a model file declares.
-    ``help_text`` wraps the help (``train`` shows it under ``--help-all`` only)."""
+    """``--max-model-bytes`` (:mod:`~keras_structinit.utils.model_files`): the bound on what a model
+    file declares. ``help_text`` wraps the help (``train`` shows it under ``--help-all`` only)."""
     parser.add_argument(
         "--max-model-bytes",
         type=model_bytes,
@@ -165,6 +172,7 @@ def spelled(message, flags):
 #: without them): the flag where the command line has one, else a word that the option is the
 #: Python API's only.
 CLI_WORDS = {
+    "init": "--init",
     "head_classes=...": "--head-classes I,J,...",
     "skip=(...)": "--skip PREFIX",
     "strict=False": "strict=False (an option of the Python API, keras_structinit.selection.select_weights; "
