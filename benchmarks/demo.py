@@ -84,10 +84,16 @@ def _shown(line):
     return " ".join(["structinit", "demo", *rest])
 
 
+def _relative(description, path):
+    """The demo's description of its data with ``path`` shown by its name (no machine's folders in a
+    record)."""
+    return description if path is None else description.replace(str(path.resolve()), path.name)
+
+
 def render_markdown(data):
     gap = data["paired_gap"]
     lines = [
-        "# `structinit demo` at its defaults",
+        f"# `{data['command']}`" + (" (its defaults)" if data["command"] == "structinit demo" else ""),
         "",
         f"`{data['command']}` on the {data['backend']} backend, {data['machine']['cores']} cores "
         f"({data['machine']['cpu']}), {data['date']}: {data['wall_seconds'] / 60:.1f} min from start to "
@@ -148,7 +154,8 @@ def main(argv=None):
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "wall_seconds": round(wall, 1),
         "code": code,
-        **{k: demo[k] for k in ("backend", "versions", "machine", "config", "data", "results")},
+        **{k: demo[k] for k in ("backend", "versions", "machine", "config", "results")},
+        "data": _relative(demo["data"], args.data),
         **{k: demo[k] for k in ("paired_gap", "verdict", "histories")},
     }
     args.out.mkdir(parents=True, exist_ok=True)

@@ -31,14 +31,16 @@ python -m ruff format --check keras_structinit tests examples benchmarks || stat
 # at 3.15 GB (measured alone), so the last two moved as well. With issue 52's inspect analyses the
 # job peaked at 2.97 GB, then 2.99 without test_cli_init: it and the two inspect files moved too.
 # Issues 74 and 76 added CLI runs that train in-process (every refusal over a finished run, the
-# demo stopped and resumed, refusals in the command line's words): they start in this job.
+# demo stopped and resumed, refusals in the command line's words): they start in this job. Issue 77's
+# classifier tests build keras.applications ResNet101/50, EfficientNetB3/B0 and MobileNetV2 pairs.
 SPLIT_FILES=(tests/test_cli.py tests/test_cli_init.py tests/test_inspection.py tests/test_alignment_inspect.py
              tests/test_selection_ecosystem.py tests/test_selection_select.py
              tests/test_selection_teachers.py tests/test_recipes_distill.py
              tests/test_selection_keras_cv.py tests/test_methods.py tests/test_freezing.py
              tests/test_recipes_run.py tests/test_mimetic_attention.py tests/test_evaluation.py
              tests/test_benchmarks_torch_reference.py tests/test_bad_inputs.py tests/test_layers_contract.py
-             tests/test_output_safety.py tests/test_demo_resume.py tests/test_cli_words.py)
+             tests/test_output_safety.py tests/test_demo_resume.py tests/test_cli_words.py
+             tests/test_selection_head.py tests/test_cli_refusals.py)
 ignore=()
 for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
 # A third process (TensorFlow; JAX too since issue 60). Issue 58-65's tests (inspect of keras.applications models, KerasHub

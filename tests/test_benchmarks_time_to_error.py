@@ -20,7 +20,7 @@ def test_the_entry_runs_every_backend():
 
 @pytest.mark.parametrize("case", [c for c in time_to_error.CASES if "argparse" not in c])
 def test_each_case_is_refused_before_keras_is_imported(case, tmp_path):
-    """The refusal comes from ``cli.prechecks``: the process never imports Keras."""
+    """The refusal comes from ``keras_structinit.cli.prechecks``: the process never imports Keras."""
     arguments = [a.format(tmp=tmp_path) for a in time_to_error.CASES[case]]
     code = (
         "import sys; from keras_structinit import cli\n"

@@ -807,7 +807,7 @@ def test_select_passes_resize_position_embeddings(tmp_path, monkeypatch, capsys)
     [
         (["--student", "convmixer-32/2"], "larger than the teacher"),
         (["--student", "vit-tiny", "--student-kwargs", '{"patch_size": 4}'], "not of one supported family"),
-        (["--student", "resnet-50"], "`model` must be one of"),
+        (["--student", "resnet-50"], "--student must be one of"),
         (["--student", "convmixer-8/2", "--student-kwargs", "[1]"], "--student-kwargs must be a JSON object"),
         (["--student", "convmixer-8/2", "--teacher", "none.keras"], "--teacher 'none.keras' does not exist"),
     ],

@@ -41,6 +41,18 @@ def test_eval_pipeline_normalizes_in_order():
     np.testing.assert_array_equal(np.concatenate([b[1] for b in batches]), y)
 
 
+def test_a_constant_channel_standardizes_to_zeros_not_nan():
+    """All-black images (std 0) gave NaN inputs and a NaN loss at the first step (issue 76's probes)."""
+    x = np.zeros((4, 8, 8, 3), np.uint8)
+    x[..., 1] = 200
+    mean, std = channel_stats(x)
+    assert std == (1 / 255, 1 / 255, 1 / 255) and mean == pytest.approx((0.0, 200 / 255, 0.0))
+    standardized = (x / 255.0 - mean) / std
+    assert np.isfinite(standardized).all() and not standardized.any()
+    varied = images()[0]
+    np.testing.assert_allclose(channel_stats(varied)[1], (varied / 255.0).reshape(-1, 3).std(0))
+
+
 def test_training_crops_are_windows_of_the_zero_padded_image():
     x, _y = images(n=16)
     mean, std = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)

@@ -106,6 +106,7 @@ def test_the_command_line_offers_every_distribution_the_recipes_take(tmp_path, c
     for name in devices.DISTRIBUTIONS:
         assert parser.parse_args(["train", "--distribution", name]).distribution == name
     if keras.backend.backend() == "torch":  # refused before anything is read or written
+        np.savez(tmp_path / "data.npz", x=np.zeros((4, 8, 8, 3), np.uint8), y=np.arange(4) % 2)
         argv = [
             "train",
             "--model",
@@ -113,7 +114,7 @@ def test_the_command_line_offers_every_distribution_the_recipes_take(tmp_path, c
             "--epochs",
             "1",
             "--data",
-            str(tmp_path / "none.npz"),
+            str(tmp_path / "data.npz"),
             "--out",
             str(tmp_path / "out"),
             "--distribution",

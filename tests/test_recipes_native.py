@@ -215,7 +215,7 @@ def test_mix_groups_are_closed_under_the_mixing_pairs(count, chunk):
 
 
 def test_the_imagenet_defaults_bound_what_the_native_stream_holds():
-    """The bound of docs/models-and-recipes.md: at 1024 x 224 x 224 a finished batch is 616 MB
+    """The bound of docs/models-and-recipes.md: at 1024 x 224 x 224 a finished batch is 617 MB
     (float32 images and labels); the stream queues one, whatever the workers, so with the one the
     enqueuer submits beyond the queue and the one ``fit`` trains on, 3 batches are in flight; the
     device half transforms 64 images (38.5 MB) a call."""

@@ -56,7 +56,10 @@ def _model_flags(group, more, full):
     zoo = ZOO_NAMES if full else "convmixer-256/8, ... see --help-all"
     group.add_argument(
         "--model",
-        help=f"(required unless --paper) {MODEL_TEXT}; zoo names: {zoo}",
+        help=f"(required unless --paper) {MODEL_TEXT}; zoo names: {zoo}"
+        if full
+        else "(required unless --paper) a zoo name (convmixer-256/8, ...), keras.applications:NAME, "
+        "a .keras file, ... (see --help-all)",
     )
     group.add_argument(
         "--paper",

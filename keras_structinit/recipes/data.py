@@ -33,9 +33,11 @@ def _tf():
 
 
 def channel_stats(x):
-    """Per-channel ``(mean, std)`` of uint8 images, in [0, 1] units (float64)."""
+    """Per-channel ``(mean, std)`` of uint8 images, in [0, 1] units (float64). A channel that varies
+    by less than one grey level gets ``std = 1/255`` (Keras' ``Normalization`` floors it too), so that
+    constant images standardize to zeros rather than to NaN."""
     pixels = np.asarray(x).reshape(-1, x.shape[-1])  # reduced in float64 without a float copy of x
-    mean, std = pixels.mean(axis=0) / 255.0, pixels.std(axis=0) / 255.0
+    mean, std = pixels.mean(axis=0) / 255.0, np.maximum(pixels.std(axis=0), 1.0) / 255.0
     return tuple(float(m) for m in mean), tuple(float(s) for s in std)
 
 

@@ -152,21 +152,31 @@ def imagenet_dataset(
     load_size = round(image_size / crop_fraction)
     ds, found_classes = imagenet_source(source, split, load_size, training, seed, name=name)
     num_classes = num_classes or found_classes
+    # The maps run as traced, not through AutoGraph: they hold no tensor-dependent Python control flow
+    # (their ops serve every backend), and AutoGraph's cache of converted functions was seen, late in
+    # a long test process, to call one module function for another (element_seed as keras_rand_augment).
+    plain = tf.autograph.experimental.do_not_convert
     if training:  # shuffled by imagenet_source, where elements are small
-        ds = ds.enumerate().map(_per_image(tf, a, image_size, seed), num_parallel_calls=tf.data.AUTOTUNE)
+        ds = ds.enumerate().map(
+            plain(_per_image(tf, a, image_size, seed)), num_parallel_calls=tf.data.AUTOTUNE
+        )
     else:
         crop = keras.layers.CenterCrop(image_size, image_size)
-        ds = ds.map(lambda image, label: (crop(image), label), num_parallel_calls=tf.data.AUTOTUNE)
+        ds = ds.map(plain(lambda image, label: (crop(image), label)), num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.batch(batch_size, drop_remainder=training)
     # One batch map, not parallel: a parallel map holds a float32 batch per call (see PREFETCH_BATCHES).
     if training:
         finish = _per_batch(tf, a, batch_size, image_size, seed)
-        ds = ds.enumerate().map(lambda i, batch: finish(i, (batch[0], tf.one_hot(batch[1], num_classes))))
+        ds = ds.enumerate().map(
+            plain(lambda i, batch: finish(i, (batch[0], tf.one_hot(batch[1], num_classes))))
+        )
     else:
         ds = ds.map(
-            lambda images, labels: (
-                normalize_images(images, IMAGENET_MEAN, IMAGENET_STD),
-                tf.one_hot(labels, num_classes),
+            plain(
+                lambda images, labels: (
+                    normalize_images(images, IMAGENET_MEAN, IMAGENET_STD),
+                    tf.one_hot(labels, num_classes),
+                )
             )
         )
     return ds.prefetch(PREFETCH_BATCHES).with_options(_bounded_memory(tf)), num_classes
@@ -235,7 +245,7 @@ def _per_batch(tf, a, batch_size, image_size, seed):
     return finish
 
 
-#: Batches the ImageNet pipeline prepares ahead of the model (each 616 MB at 1024 x 224 x 224 x 3
+#: Batches the ImageNet pipeline prepares ahead of the model (each 617 MB at 1024 x 224 x 224 x 3
 #: float32). With the one being batched (float32, uint8 values), the one in the batch map (its input
 #: and its output) and the one ``fit`` trains on, ``PREFETCH_BATCHES + 4`` batches at most.
 PREFETCH_BATCHES = 2

@@ -119,7 +119,7 @@ def image_stream(source, batch_size, image_size, augmentation, seed, num_classes
 _IMAGE_DRAWS = {"offsets": 0, "flips": 0, "kernels": 1, "arguments": 1, "rows": 1}
 _BATCH_DRAWS = {"boxes": 0, "mix_weight": None, "mix_box": None}
 #: Bytes of float32 images one compiled call transforms at most (:func:`chunk_images`):
-#: TensorFlow's graph (no XLA on a CPU) holds many ops' outputs at once, each a call's size (616 MB
+#: TensorFlow's graph (no XLA on a CPU) holds many ops' outputs at once, each a call's size (617 MB
 #: for a batch of 1024 x 224 x 224 x 3): one call on a whole batch of the ImageNet defaults passed
 #: 12 GB, in chunks of 64 images it took 2 GB more than the batch's uint8 pixels.
 CHUNK_BYTES = 64 << 20
