@@ -549,14 +549,241 @@ def external_accuracy(model, normalization, source, batch_size=500):
     """
     from keras_structinit.datasets import load_labeled_images
 
-    x, y = load_labeled_images(str(source), name="--eval-data")
+    return split_accuracy(
+        model, normalization, load_labeled_images(str(source), name="--eval-data"), batch_size
+    )
+
+
+# ----------------------------------------------------------------------------
+# The fixed split of the shared CIFAR-10 training images (issue 79, point 5): a training part, a
+# validation part (the only one choices are made on) and a test part that chose nothing
+# ----------------------------------------------------------------------------
+#: The seed of the test part's draw (the validation part is ``load_cifar``'s stratified 10%, seed 0:
+#: the held-out images every default up to issue 79 was chosen on).
+SPLIT_SEED = 79
+#: The share of a set in its test part and in its validation part (each 10 %: of CIFAR-10's
+#: 50,000 training images 5,000, 500 a class).
+SPLIT_FRACTION = 0.1
+#: :func:`index_digest` of the test part and of the validation part of the shared CIFAR-10 training
+#: split (``cifar_split`` of its labels: 5,000 a class, class after class in source order, which
+#: ``np.repeat(np.arange(10), 5000)`` reproduces; tests/test_benchmarks_bench_utils.py checks both).
+CIFAR10_TEST_SHA256 = "b5c99020ddf8a62a1a00bd08f169b319145c0891d68fd6ebb163cb691d4818aa"
+CIFAR10_VALIDATION_SHA256 = "ef70177e17d68f285ac0c6a99a9de35bbb865bc7b31ee207364dbab02772d79b"
+#: The parts of :class:`DataSplit`, in the order a record lists them.
+SPLIT_PARTS = ("train", "validation", "test")
+
+
+def index_digest(indices):
+    """The sha256 (hex) of ``indices`` sorted and written as decimal text joined by commas (``"3,17,42"``):
+    the name of a set of images by their places in the source order, independent of their order."""
+    text = ",".join(str(int(i)) for i in np.sort(np.asarray(indices, dtype=np.int64).reshape(-1)))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _stratified_pick(y, candidates, size, seed):
+    """``size`` of ``candidates`` (indices into ``y``), the same share of each class (``round(size /
+    len(candidates) * count)`` a class, as ``stratified_split`` rounds), drawn with ``default_rng(seed)``;
+    sorted."""
+    from keras_structinit.datasets import stratified_split
+
+    if size == 0:
+        return np.empty((0,), np.int64)
+    _, pick = stratified_split(y[candidates], size / len(candidates), seed)
+    return np.sort(candidates[pick]).astype(np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class DataSplit:
+    """Three disjoint parts of a labelled set, as sorted ``int64`` indices into its source order.
+
+    ``validation``: ``stratified_split(y, validation_size / N, seed=0)``'s held-out (for CIFAR-10 and
+    5,000: the images every benchmark's held-out accuracy was measured on before issue 79, on which
+    the defaults were chosen): choices are made here. ``test``: a stratified ``test_size`` of the
+    rest, drawn with ``seed``: results are reported here, nothing is chosen on it. ``train``: the
+    rest. Each part is named by :func:`index_digest`; :meth:`record` is what a result's config keeps.
+    """
+
+    train: np.ndarray
+    validation: np.ndarray
+    test: np.ndarray
+    seed: int
+    total: int
+
+    def part(self, name):
+        """The indices of the part ``name`` (one of :data:`SPLIT_PARTS`)."""
+        if name not in SPLIT_PARTS:
+            raise ValueError(f"part must be one of {SPLIT_PARTS}; got {name!r}")
+        return getattr(self, name)
+
+    def digest(self, name):
+        """:func:`index_digest` of the part ``name``."""
+        return index_digest(self.part(name))
+
+    def record(self):
+        """``{"total", "seed", "validation_rule", <part>: {"size", "sha256"}}``: the split a result ran on."""
+        return {
+            "total": self.total,
+            "seed": self.seed,
+            "validation_rule": "stratified_split(y, validation_size / total, seed=0)",
+            "test_rule": f"stratified test_size of the rest, seed {self.seed}",
+            **{name: {"size": len(self.part(name)), "sha256": self.digest(name)} for name in SPLIT_PARTS},
+        }
+
+
+def cifar_split(labels, *, test_size=None, validation_size=None, seed=SPLIT_SEED):
+    """The fixed split (:class:`DataSplit`) of a labelled set whose labels, in source order, are
+    ``labels``: a stratified validation part of ``validation_size`` (seed 0), a stratified test
+    part of ``test_size`` of the rest (``seed``), and the training part (all that is left). Both
+    sizes default to :data:`SPLIT_FRACTION` of the set (5,000 each of CIFAR-10's 50,000).
+
+    The same labels give the same parts on every machine (NumPy's ``default_rng``): for the shared
+    CIFAR-10 training split the test part's :func:`index_digest` is :data:`CIFAR10_TEST_SHA256`.
+    """
+    y = np.asarray(labels).reshape(-1)
+    total = len(y)
+    test_size = round(SPLIT_FRACTION * total) if test_size is None else test_size
+    validation_size = round(SPLIT_FRACTION * total) if validation_size is None else validation_size
+    for label, size in (("test_size", test_size), ("validation_size", validation_size)):
+        if not isinstance(size, (int, np.integer)) or size < 0:
+            raise ValueError(f"cifar_split: {label} must be an int >= 0; got {size!r}")
+    if test_size + validation_size >= total:
+        raise ValueError(
+            f"cifar_split: test_size + validation_size must leave training images: {test_size} + "
+            f"{validation_size} of {total}"
+        )
+    everything = np.arange(total, dtype=np.int64)
+    validation = _stratified_pick(y, everything, validation_size, 0)
+    rest = np.setdiff1d(everything, validation)
+    test = _stratified_pick(y, rest, test_size, seed)
+    train = np.setdiff1d(rest, test)
+    return DataSplit(train=train, validation=validation, test=test, seed=int(seed), total=total)
+
+
+def split_subset(indices, size, seed=0):
+    """``size`` of ``indices`` (a part of a :class:`DataSplit`): the first ``size`` of a seeded
+    permutation (``default_rng(seed)``), sorted, so that a smaller size is a subset of a larger one
+    (all of them when ``size`` is ``None`` or not smaller)."""
+    indices = np.asarray(indices, np.int64)
+    if size is None or size >= len(indices):
+        return indices
+    return np.sort(indices[np.random.default_rng(seed).permutation(len(indices))[:size]])
+
+
+@dataclass(frozen=True, eq=False)
+class SplitData:
+    """The images :func:`load_split` gives: ``train``, ``validation`` (``None`` when not asked
+    for) and ``test``, each ``(x, y)``; ``record``: the ``split`` entry of a result's config."""
+
+    train: tuple
+    validation: tuple | None
+    test: tuple
+    record: dict
+
+
+def load_split(data, *, train_size=None, validation_size=None, test_size=None, train_offset=0, name="--data"):
+    """The images of the fixed split (:func:`cifar_split`, its default sizes: 10 % each) of the labelled
+    set at ``data`` (what ``keras_structinit.datasets.load_labeled_images`` reads).
+
+    ``train_size``: images of the training part, the first ``train_size`` after ``train_offset`` of
+    its seeded order (seed 0; nested: a smaller size is a subset of a larger one; default all).
+    ``validation_size`` / ``test_size``: a fixed subset of that part (:func:`split_subset`, seed 0);
+    ``None``: all of it; ``validation_size=0``: no validation images (``validation`` is ``None``).
+
+    Returns a :class:`SplitData` whose ``record`` names the whole parts and the images used by their
+    digests (:meth:`DataSplit.record`, plus ``"used": {part: {"size", "sha256"}}``).
+    """
+    from keras_structinit.datasets import load_labeled_images
+
+    x, y = load_labeled_images(str(data), name=name)
+    split = cifar_split(y)
+    order = split.train[np.random.default_rng(0).permutation(len(split.train))]
+    stop = None if train_size is None else train_offset + train_size
+    if stop is not None and stop > len(order):
+        raise ValueError(
+            f"{name}: train_offset + train_size must be at most the {len(order)} images of the training "
+            f"part; got {train_offset} + {train_size}"
+        )
+    used = {
+        "train": np.sort(order[train_offset:stop]),
+        "validation": split_subset(split.validation, validation_size) if validation_size != 0 else None,
+        "test": split_subset(split.test, test_size),
+    }
+    record = split.record()
+    record["used"] = {
+        part: {"size": len(found), "sha256": index_digest(found)}
+        for part, found in used.items()
+        if found is not None
+    }
+    if train_offset:
+        record["used"]["train"]["offset"] = train_offset
+    parts = {part: None if found is None else (x[found], y[found]) for part, found in used.items()}
+    return SplitData(record=record, **parts)
+
+
+def add_split_arguments(parser, validation_default=0):
+    """``--test-size N`` and ``--validation-size N`` (:func:`load_split`'s sizes): the images of the
+    test part the entry reports on (default all 5,000) and of the validation part it also evaluates
+    (default ``validation_default``; 0: none)."""
+    parser.add_argument(
+        "--test-size",
+        type=int,
+        default=None,
+        help="report on a fixed subset (seed 0) of this many of the test part's 5,000 images "
+        "(default: all); the test part chooses nothing",
+    )
+    parser.add_argument(
+        "--validation-size",
+        type=int,
+        default=validation_default,
+        help="also evaluate a fixed subset (seed 0) of this many of the validation part's 5,000 images, "
+        f"the images choices are made on (default {validation_default}; 0: none)",
+    )
+
+
+def check_split_arguments(parser, args):
+    """``parser.error`` where ``--test-size`` is below 1 or ``--validation-size`` below 0."""
+    if args.test_size is not None and args.test_size < 1:
+        parser.error(f"--test-size must be >= 1; got {args.test_size}")
+    if args.validation_size is not None and args.validation_size < 0:
+        parser.error(f"--validation-size must be >= 0; got {args.validation_size}")
+
+
+def split_note(config):
+    """Which split a result's numbers come from, in words: the test part (its size and digest) and the
+    validation images evaluated beside it, from a config's ``split`` (:func:`load_split`); a result
+    recorded before issue 79 says its held-out images were also the ones the defaults were chosen on."""
+    split = (config or {}).get("split")
+    if not split:
+        held = (config or {}).get("held_out") or "stratified 10% of the training split, seed 0"
+        return f"held-out images ({held}), the images the defaults were chosen on (recorded before issue 79)"
+    used = split.get("used", {})
+    test = used.get("test", split["test"])
+    whole = split["test"]
+    text = f"test part: {test['size']:,} of its {whole['size']:,} images (sha256 {whole['sha256'][:12]})"
+    if "validation" in used:
+        text += f"; validation: {used['validation']['size']:,} images (where choices are made)"
+    return text
+
+
+def accuracy_of(run):
+    """The accuracy a run reports: on the test part (``test_accuracy``) where it measured one, else
+    (runs recorded before issue 79, and scripts not yet split) its held-out ``val_accuracy``."""
+    return run["test_accuracy"] if "test_accuracy" in run else run["val_accuracy"]
+
+
+def split_accuracy(model, normalization, images, batch_size=500):
+    """Top-1 accuracy of ``model`` on ``images`` (``(x, y)``, uint8), scaled as in training
+    (``normalization``: a recipe's ``history.normalization``)."""
+    x, y = images
     mean = np.asarray(normalization["mean"], np.float32)
     std = np.asarray(normalization["std"], np.float32)
     correct = 0
     for start in range(0, len(x), batch_size):
         batch = (x[start : start + batch_size].astype(np.float32) / 255.0 - mean) / std
         logits = model.predict_on_batch(batch)
-        correct += int(np.sum(np.argmax(np.asarray(logits), axis=-1) == y[start : start + batch_size]))
+        correct += int(
+            np.sum(np.argmax(np.asarray(logits), axis=-1) == np.asarray(y[start : start + batch_size]))
+        )
     return correct / len(x)
 
 
@@ -619,16 +846,21 @@ def fit_and_measure(
     eval_data=None,
     callbacks=(),
     pipeline=None,
+    test=None,
 ):
     """Trains ``model`` on ``train`` with ``recipes.fit_cifar`` (its defaults; ``rand_augment`` a
     named RandAugment form or ``None``; progress lines) and evaluates it on ``held_out``.
+
+    ``test``: the test part (:func:`load_split`), evaluated too and recorded as ``test_accuracy``, the
+    number the entry reports; ``held_out`` is then the validation part (``None``: not evaluated).
 
     ``pipeline``: ``fit_cifar``'s input stream (its default, ``"auto"``, when ``None``). Where
     :data:`DEADLINE_VARIABLE` is set, training stops after the epoch past which another would end
     after it (:func:`deadline_callbacks`); the model is evaluated as it is then.
 
     Returns ``(history, fields)``: the measurements a training benchmark records
-    for a run (``val_accuracy``, ``train_accuracy``, ``train_time_s``, ``epochs_done``
+    for a run (``val_accuracy`` where ``held_out`` was evaluated, ``test_accuracy`` with ``test``,
+    ``train_accuracy``, ``train_time_s``, ``epochs_done``
     (fewer than ``epochs`` when the deadline cut it short), ``date``, and with ``eval_data``
     its :func:`data_provenance` and ``eval_data_accuracy``).
     """
@@ -647,15 +879,19 @@ def fit_and_measure(
         batch_size=batch_size,
         seed=seed,
         rand_augment=rand_augment,
-        eval_data=held_out,
+        eval_data=test if test is not None else held_out,
         callbacks=[*progress, *callbacks, *deadline],
         verbose=verbose,
         **({"pipeline": pipeline} if pipeline else {}),
     )
-    fields = {
-        "val_accuracy": history.eval_results["accuracy"],
+    seconds = time.perf_counter() - start
+    measured = history.eval_results["accuracy"]
+    fields = {"test_accuracy": measured} if test is not None else {"val_accuracy": measured}
+    if test is not None and held_out is not None:
+        fields["val_accuracy"] = split_accuracy(model, history.normalization, held_out)
+    fields |= {
         "train_accuracy": float(history.history["accuracy"][-1]),
-        "train_time_s": time.perf_counter() - start,
+        "train_time_s": seconds,
         "epochs_done": len(history.history["accuracy"]),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -904,8 +1140,8 @@ def stream_shared(run, data=None):
     return when is not None and when >= _when(STATELESS_STREAM)
 
 
-def by_seed(runs, value=lambda r: 100 * r["val_accuracy"]):
-    """``{seed: (value, runs)}`` of ``runs`` (their ``value``, default held-out accuracy in points;
+def by_seed(runs, value=lambda r: 100 * accuracy_of(r)):
+    """``{seed: (value, runs)}`` of ``runs`` (their ``value``, default :func:`accuracy_of` in points;
     several runs of one seed, e.g. of two teachers, give their mean), seeds in order."""
     groups = {}
     for run in runs:
@@ -1072,7 +1308,7 @@ def rerun_spread(earlier, later, key):
         found = before.get(tuple(json.dumps(run.get(f), sort_keys=True) for f in key))
         if found is None:
             continue
-        change = 100 * (run["val_accuracy"] - found["val_accuracy"])
+        change = 100 * (accuracy_of(run) - accuracy_of(found))
         changes.append(change)
         cells.setdefault(tuple(run.get(f) for f in key if f != "seed"), []).append(change)
         for kept, one in zip(dates, (found, run), strict=True):
@@ -1097,8 +1333,8 @@ def rerun_spread(earlier, later, key):
 
 
 def seed_gaps(runs):
-    """Frozen minus learnable held-out accuracy (points) per seed with both runs."""
-    acc = {(r["seed"], r["frozen"]): r["val_accuracy"] for r in runs}
+    """Frozen minus learnable accuracy (points, :func:`accuracy_of`) per seed with both runs."""
+    acc = {(r["seed"], r["frozen"]): accuracy_of(r) for r in runs}
     return [100 * (acc[s, True] - acc[s, False]) for s, frozen in acc if frozen and (s, False) in acc]
 
 

@@ -30,13 +30,14 @@ momentum 0.9 and PyTorch's coupled L2 weight decay 0.01 (``optimizer="sgd"``),
 learning rate 0.01 with cosine decay to 0 and no warmup, batch 256, label
 smoothing 0.1, 4-pixel pad + random crop and horizontal flip, per-channel
 normalization, no RandAugment; 75 epochs in the paper, ``--epochs`` here.
-Data: the shared CIFAR-10 training split with a stratified 10% held out
-(seed 0; 5,000 images, or a fixed subset of ``--held-out-size``); the
-networks train on ``--train-size`` of the other 45,000 and are evaluated on
-the held-out images after the last epoch.
+Data: the fixed split of the shared CIFAR-10 training images
+(``bench_utils.load_split``): the networks train on ``--train-size`` of its
+40,000-image training part and are evaluated after the last epoch on its test
+part (5,000 images that chose nothing, or a fixed ``--test-size`` of them),
+and on ``--validation-size`` of its validation part where asked (default none).
 
 ``--fgsm`` also measures each trained network's robust accuracy on the same
-held-out images under one l_inf FGSM step of eps = 1/255 in pixel units
+test images under one l_inf FGSM step of eps = 1/255 in pixel units
 (``keras_structinit.fgsm_accuracy`` with the run's normalization), the paper's
 Fig. 4, recorded per run (``fgsm_accuracy``) and shown beside the clean
 accuracy; runs recorded without it show none.
@@ -53,7 +54,7 @@ Usage::
 
     python -m benchmarks.lc_accuracy fig1 --backend torch
     python -m benchmarks.lc_accuracy fig3 --backend torch
-    python -m benchmarks.lc_accuracy fig1 --epochs 1 --train-size 512 --held-out-size 500 \\
+    python -m benchmarks.lc_accuracy fig1 --epochs 1 --train-size 512 --test-size 500 \\
         --expansions 1 --seeds 0 --out /tmp/lc_smoke               # smoke test
     python -m benchmarks.lc_accuracy fig1 --fgsm --backend torch   # with Fig. 4's robust accuracy
 """
@@ -78,21 +79,25 @@ from benchmarks.bench_utils import (
     TRAIN_SEEDS,
     Benchmark,
     Comparison,
+    accuracy_of,
     add_eval_data_argument,
     add_shard_argument,
+    add_split_arguments,
     by,
     by_seed,
+    check_split_arguments,
     code_provenance,
     data_provenance,
     external_accuracy,
-    held_out_note,
-    held_out_subset,
+    load_split,
     mean_std,
     ms,
     run_facts,
     seed_differences,
     seed_gaps,
     shard_of,
+    split_accuracy,
+    split_note,
     verdict_of,
 )
 
@@ -123,7 +128,7 @@ FIG3_MODELS = {
 }
 # The paper's statements beside our numbers.
 PAPER_FIG1 = {128: {True: "91.89 ± 0.10", False: "91.39 ± 0.29"}}
-#: Fig. 4: l_inf FGSM at eps = 1/255 (pixel units), on the held-out images.
+#: Fig. 4: l_inf FGSM at eps = 1/255 (pixel units), on the test images.
 FGSM_EPSILON = 1 / 255
 #: Images per FGSM gradient. The backward pass keeps every activation of the batch: on torch an
 #: untrained LCResNet-20-16x8 peaks at 5.8 GB for a batch of 500 and 1.6 GB for 100 (one process,
@@ -168,13 +173,7 @@ def parse_args(argv=None):
         "--train-size",
         type=int,
         default=10000,
-        help="training images, a fixed subset of the 45,000 (default 10000)",
-    )
-    parser.add_argument(
-        "--held-out-size",
-        type=int,
-        default=None,
-        help="evaluate on a fixed subset of the 5,000 held-out images (default: all)",
+        help="training images, a fixed subset of the split's 40,000-image training part (default 10000)",
     )
     parser.add_argument(
         "--batch-size",
@@ -193,7 +192,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--fgsm",
         action="store_true",
-        help="also measure the robust held-out accuracy under l_inf FGSM, eps = 1/255 "
+        help="also measure the robust test accuracy under l_inf FGSM, eps = 1/255 "
         "in pixel units (the paper's Fig. 4)",
     )
     parser.add_argument(
@@ -211,8 +210,10 @@ def parse_args(argv=None):
         help="fig3: networks (default resnet18-gn convmixer-256/8-k3)",
     )
     add_shard_argument(parser)
+    add_split_arguments(parser)
     add_eval_data_argument(parser)
     args = parser.parse_args(argv)
+    check_split_arguments(parser, args)
     prog = parser.prog
     if not args.data.exists():
         parser.exit(
@@ -227,7 +228,6 @@ def parse_args(argv=None):
         ("--train-size", [args.train_size]),
         ("--batch-size", [args.batch_size]),
         ("--expansions", args.expansions),
-        ("--held-out-size", [args.held_out_size or 1]),
     ):
         if min(values) < 1:
             parser.error(f"{option} must be >= 1; got {values if len(values) > 1 else values[0]}")
@@ -265,16 +265,16 @@ def build(experiment, name, frozen):
 # Output
 # ----------------------------------------------------------------------------
 def _accuracies(runs, name, frozen):
-    return [100 * r["val_accuracy"] for r in runs if r["model"] == name and r["frozen"] == frozen]
+    return [100 * accuracy_of(r) for r in runs if r["model"] == name and r["frozen"] == frozen]
 
 
 def _summary_rows(data):
-    """One row per network: frozen and learnable held-out accuracy, the gap, the paper."""
+    """One row per network: frozen and learnable accuracy (test part), the gap, the paper."""
     runs, rows = data["runs"], []
     fig1 = data["config"]["experiment"] == "fig1"
     for name in dict.fromkeys(r["model"] for r in runs):
         frozen, learnable = _accuracies(runs, name, True), _accuracies(runs, name, False)
-        by_seed = {(r["seed"], r["frozen"]): r["val_accuracy"] for r in runs if r["model"] == name}
+        by_seed = {(r["seed"], r["frozen"]): accuracy_of(r) for r in runs if r["model"] == name}
         gaps = [
             100 * (by_seed[seed, True] - by_seed[seed, False])
             for seed, frozen_run in by_seed
@@ -331,10 +331,10 @@ def render_markdown(data):
         run_facts(data["machine"], data["versions"]),
         "",
         (
-            f"Training: {cfg['train_size']:,} images of the shared CIFAR-10 training split (after a "
-            f"stratified 10% hold-out, seed 0), {cfg['epochs']} epoch(s) (the paper: 50,000 images, 75 "
-            f"epochs); held-out accuracy on {cfg['held_out_size']:,} held-out images after the last "
-            "epoch. Recipe (App. C) through `recipes.fit_cifar`: "
+            f"Training: {cfg['train_size']:,} images of the shared CIFAR-10 training split's training "
+            f"part, {cfg['epochs']} epoch(s) (the paper: 50,000 images, 75 "
+            f"epochs); accuracy after the last epoch on the {split_note(cfg)}. Recipe (App. C) through "
+            "`recipes.fit_cifar`: "
             + ", ".join(f"{k}={v}" for k, v in cfg["recipe"].items())
             + " (`sgd`: Nesterov momentum 0.9, PyTorch's coupled L2 weight decay; 4-pixel pad + "
             "crop, flip, per-channel normalization). Each (network, frozen, seed) is one complete run; "
@@ -391,9 +391,9 @@ def render_markdown(data):
         "",
         *(
             [
-                "FGSM (`--fgsm`, the paper's Fig. 4): accuracy on the same held-out images after one l_inf "
-                "FGSM step of eps = 1/255 in pixel units, taken before the per-channel normalization "
-                "(`keras_structinit.fgsm_accuracy`); over the runs that measured it.",
+                "FGSM (`--fgsm`, the paper's Fig. 4): accuracy on the images of the clean accuracy after "
+                "one l_inf FGSM step of eps = 1/255 in pixel units, taken before the per-channel "
+                "normalization (`keras_structinit.fgsm_accuracy`); over the runs that measured it.",
                 "",
             ]
             if any("fgsm_accuracy" in r for r in data["runs"])
@@ -410,7 +410,6 @@ def main(argv=None):
     import keras
 
     from keras_structinit import fgsm_accuracy, recipes
-    from keras_structinit.datasets import load_cifar
     from keras_structinit.lc import parameter_counts
     from keras_structinit.recipes.progress import progress_callbacks
     from keras_structinit.utils.io_utils import write_text
@@ -419,24 +418,19 @@ def main(argv=None):
     name = args.name or f"{NAME}_{args.experiment}"
     args.out.mkdir(parents=True, exist_ok=True)
     json_path = args.out / f"{name}.json"
-    (x, y), held_out = load_cifar(
-        str(args.data),
-        validation_split=0.1,
-        seed=0,
-        train_size=args.train_size,
-        name="--data",
-        full_hold_out=True,
+    parts = load_split(
+        args.data, train_size=args.train_size, validation_size=args.validation_size, test_size=args.test_size
     )
-    held_out = held_out_subset(held_out, args.held_out_size)
+    (x, y), test = parts.train, parts.test
     recipe = dict(RECIPE, batch_size=args.batch_size, learning_rate=args.learning_rate)
     config = {
         "experiment": args.experiment,
         "epochs": args.epochs,
         "train_size": len(x),
-        "held_out_size": len(held_out[0]),
+        "test_size": len(test[0]),
         "recipe": recipe,
         "data": data_provenance(args.data),
-        "held_out": held_out_note(len(held_out[0]) if args.held_out_size else None),
+        "split": parts.record,
         "backend": keras.backend.backend(),
     }
     data = json.loads(json_path.read_text()) if json_path.exists() else {}
@@ -450,7 +444,7 @@ def main(argv=None):
     )
     data.setdefault("runs", [])
     print(
-        f"Data: {len(x):,} training / {len(held_out[0]):,} held-out images; backend {config['backend']}",
+        f"Data: {len(x):,} training / {len(test[0]):,} test images; backend {config['backend']}",
         flush=True,
     )
 
@@ -470,7 +464,7 @@ def main(argv=None):
             model,
             (x, y),
             args.epochs,
-            eval_data=held_out,
+            eval_data=test,
             seed=seed,
             callbacks=callbacks,
             verbose=verbose,
@@ -478,8 +472,10 @@ def main(argv=None):
         )
         seconds = time.perf_counter() - start
         accuracy = history.eval_results["accuracy"]
-        print(f"{label}: held-out accuracy {accuracy:.4f} after {seconds / 60:.1f} min", flush=True)
+        print(f"{label}: test accuracy {accuracy:.4f} after {seconds / 60:.1f} min", flush=True)
         external = {}
+        if parts.validation is not None:
+            external["val_accuracy"] = split_accuracy(model, history.normalization, parts.validation)
         if args.eval_data is not None:
             external = {
                 "eval_data": data_provenance(args.eval_data),
@@ -491,7 +487,7 @@ def main(argv=None):
                 fgsm_epsilon=FGSM_EPSILON,
                 fgsm_accuracy=fgsm_accuracy(
                     model,
-                    held_out,
+                    test,
                     FGSM_EPSILON,
                     normalization=history.normalization,
                     batch_size=FGSM_BATCH,
@@ -503,8 +499,8 @@ def main(argv=None):
                 "model": model_name,
                 "frozen": frozen,
                 "seed": seed,
-                "val_accuracy": accuracy,
-                "val_loss": history.eval_results["loss"],
+                "test_accuracy": accuracy,
+                "test_loss": history.eval_results["loss"],
                 "train_accuracy": float(history.history["accuracy"][-1]),
                 "train_loss": float(history.history["loss"][-1]),
                 "train_time_s": seconds,
@@ -541,9 +537,9 @@ def _expansion(model):
     return int(model.rsplit("x", 1)[1])
 
 
-def _gaps(data, value=lambda r: 100 * r["val_accuracy"], models=None):
-    """``{model: by_seed sample of frozen − learnable}`` (``value`` of each run, default held-out
-    accuracy in points) for the models with both, in recorded order."""
+def _gaps(data, value=lambda r: 100 * accuracy_of(r), models=None):
+    """``{model: by_seed sample of frozen − learnable}`` (``value`` of each run, default
+    :func:`accuracy_of` in points) for the models with both, in recorded order."""
     runs = [r for r in data["runs"] if value(r) is not None]
     models = models or list(dict.fromkeys(r["model"] for r in runs))
     gaps = {}
@@ -557,7 +553,7 @@ def _gaps(data, value=lambda r: 100 * r["val_accuracy"], models=None):
     return gaps
 
 
-def _fig1_comparisons(data, value=lambda r: 100 * r["val_accuracy"], what="", counts=True):
+def _fig1_comparisons(data, value=lambda r: 100 * accuracy_of(r), what="", counts=True):
     """The paper's direction, the gap at the largest E above the gap at the smallest (counted), and
     each E's frozen against learnable (context: break-even near E = 8, a gain beyond)."""
     models = sorted(dict.fromkeys(r["model"] for r in data["runs"]), key=_expansion)
@@ -622,7 +618,7 @@ def _lc_fig1(data, name="lc_accuracy_fig1"):
 def _lc_fgsm(data):
     models = sorted(dict.fromkeys(r["model"] for r in data["runs"]), key=_expansion)
     parts = []
-    for what, value in (("FGSM (eps 1/255)", _fgsm), ("clean", lambda r: 100 * r["val_accuracy"])):
+    for what, value in (("FGSM (eps 1/255)", _fgsm), ("clean", lambda r: 100 * accuracy_of(r))):
         gaps = _gaps(data, value, models)
         parts.append(
             f"{what}: "
@@ -672,7 +668,7 @@ FIGURES = {"lc_gap": _figure_lc_gap}
 # ----------------------------------------------------------------------------
 # This script's entries in the replication suites (collected by benchmarks/suite.py)
 # ----------------------------------------------------------------------------
-LC_RECIPE_CPU = ("--train-size", "2000", "--epochs", "3", "--batch-size", "64", "--held-out-size", "2000")
+LC_RECIPE_CPU = ("--train-size", "2000", "--epochs", "3", "--batch-size", "64", "--test-size", "2000")
 SUITE = {
     "cpu": (
         Benchmark(

@@ -8,9 +8,12 @@ the isotropic ConvNeXt-256/8 (kernel 7, patch 2) and a depth-8 tiny ViT
 (192 wide, 3 heads, patch 2) trained on CIFAR-10 with the covariance paper's
 pipeline: AdamW lr 0.01, weight decay 0.01, the triangular schedule,
 RandAugment. This script runs it at a CPU-sized width and budget, through
-``recipes.fit_cifar``, on the shared CIFAR-10 training split with its own
-held-out split (a stratified 10%, seed 0; the first ``--train-size`` of the
-rest, seed 0, are trained on).
+``recipes.fit_cifar``, on the fixed split of the shared CIFAR-10 training
+images (``bench_utils.load_split``): ``--train-size`` images of its training
+part are trained on; accuracy is reported on its test part (5,000 images that
+chose nothing, or a fixed ``--test-size``), and measured on
+``--validation-size`` of its validation part (default 2,000), where the best
+swept ``b`` of a verdict is picked.
 
 Variants, per model (``convnext``: the package's isotropic ConvNeXt; ``vit``:
 its ViT), each an init spec applied by :func:`keras_structinit.initialize`:
@@ -42,7 +45,7 @@ had the PyTorch default on the MLP blocks only, the rest at the builder's init.
 
 Each ``--epochs`` value is a complete run with its own full schedule (not a
 snapshot of a longer run). Results are written after every run
-(``--out``/mimetic_sweep.json and .md: held-out accuracy mean ± std over
+(``--out``/mimetic_sweep.json and .md: test accuracy mean ± std over
 seeds, per model, epochs and variant, and the ``b`` with the best mean
 accuracy over all (model, epochs) cells); a re-run skips finished runs, so
 the script can be stopped, resumed and extended with more seeds, epochs or
@@ -79,18 +82,22 @@ from benchmarks.bench_utils import (
     TRAIN_SEEDS,
     Benchmark,
     Comparison,
+    accuracy_of,
     add_eval_data_argument,
     add_shard_argument,
+    add_split_arguments,
     by_seed,
+    check_split_arguments,
     data_provenance,
     external_accuracy,
-    held_out_note,
-    held_out_subset,
+    load_split,
     mean_std,
     ms,
     resumable_results,
     run_facts,
     shard_of,
+    split_accuracy,
+    split_note,
     verdict_of,
 )
 from keras_structinit.mimetic.method import MIMETIC
@@ -123,12 +130,7 @@ def parse_args(argv=None):
     parser.add_argument("--vit-depth", type=int, default=8, help="ViT blocks (paper: 8)")
     parser.add_argument("--vit-heads", type=int, default=3, help="ViT heads (paper: 3)")
     parser.add_argument("--train-size", type=int, default=10000)
-    parser.add_argument(
-        "--held-out-size",
-        type=int,
-        default=None,
-        help="evaluate on a fixed subset (seed 0) of the held-out images (default: all)",
-    )
+    add_split_arguments(parser, validation_default=2000)
     parser.add_argument("--batch-size", type=int, default=128)
     parser.add_argument(
         "--lr", type=float, default=0.005, help="peak AdamW learning rate (paper: 0.01 at batch 512)"
@@ -193,8 +195,7 @@ def parse_args(argv=None):
                 f"--only: unknown variant(s) {', '.join(unknown)}; expected some of: "
                 f"{', '.join(sorted(known))}"
             )
-    if args.held_out_size is not None and args.held_out_size < 1:
-        parser.error(f"--held-out-size must be >= 1; got {args.held_out_size}")
+    check_split_arguments(parser, args)
     return args
 
 
@@ -248,7 +249,7 @@ def best_b(runs):
     for r in runs:
         if r["variant"].startswith("mean-shift:"):
             cell = cells.setdefault((r["model"], r["epochs"]), {})
-            cell.setdefault(r["variant"], []).append(r["val_accuracy"])
+            cell.setdefault(r["variant"], []).append(accuracy_of(r))
     gains = {}
     for accs in cells.values():
         if "mean-shift:0" not in accs:
@@ -273,8 +274,8 @@ def render_markdown(data):
         run_facts(data["machine"], data["versions"]),
         "",
         f"Models: isotropic ConvNeXt {cfg['convnext']}, ViT {cfg['vit']}. Trained on {cfg['train_size']} "
-        f"images, accuracy on {data.get('held_out_size', 0):,} held-out images ({cfg['held_out']}). "
-        f"Recipe: fit_cifar (AdamW lr {cfg['lr']}, weight decay {cfg['weight_decay']}, "
+        + f"images, accuracy on the {split_note(cfg)}. "
+        + f"Recipe: fit_cifar (AdamW lr {cfg['lr']}, weight decay {cfg['weight_decay']}, "
         f"batch {cfg['batch_size']}, triangular schedule, "
         f"RandAugment {cfg.get('rand_augment', 'keras:n2-f0.4')}, "
         "crop + flip); every epochs value is a complete run with its own schedule. Seeds: "
@@ -300,7 +301,7 @@ def render_markdown(data):
                 rows.append(
                     {
                         "variant": variant + (" (= torch-default)" if variant == "mean-shift:0" else ""),
-                        "acc": mean_std([100 * r["val_accuracy"] for r in done]),
+                        "acc": mean_std([100 * accuracy_of(r) for r in done]),
                         "external": mean_std(external) if external else "",
                         "n": len(done),
                         "time": f"{np.mean([r['train_time_s'] for r in done]) / 60:.1f}",
@@ -313,7 +314,7 @@ def render_markdown(data):
                     rows,
                     (
                         ("init", "variant"),
-                        ("held-out acc. % (mean ± std)", "acc"),
+                        ("acc. % (mean ± std)", "acc"),
                         *(
                             [("--eval-data acc. %", "external")]
                             if any("eval_data_accuracy" in r for r in runs)
@@ -342,7 +343,6 @@ def main(argv=None):
     import keras
 
     from keras_structinit import recipes
-    from keras_structinit.datasets import load_cifar
     from keras_structinit.recipes.progress import ProgressLog
 
     config = {
@@ -364,16 +364,15 @@ def main(argv=None):
         "weight_decay": args.weight_decay,
         "rand_augment": RAND_AUGMENT,
         "data": data_provenance(args.data),
-        "held_out": held_out_note(args.held_out_size),
         "baseline": "torch-default: every conv and Dense kernel and bias (Sec. 3)",
     }
-    data, save = resumable_results(args.out, args.name, config, render_markdown)
-    train, held_out = load_cifar(
-        str(args.data), validation_split=0.1, seed=0, train_size=args.train_size, full_hold_out=True
+    parts = load_split(
+        args.data, train_size=args.train_size, validation_size=args.validation_size, test_size=args.test_size
     )
-    held_out = held_out_subset(held_out, args.held_out_size)
-    data["held_out_size"] = len(held_out[0])
-    print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)
+    train, test = parts.train, parts.test
+    config["split"] = parts.record
+    data, save = resumable_results(args.out, args.name, config, render_markdown)
+    print(f"Data: {len(train[0])} training / {len(test[0])} test images", flush=True)
     done = {(r["model"], r["variant"], r["epochs"], r["seed"]) for r in data["runs"]}
     plan = [
         (model_name, variant, epochs, seed)
@@ -398,15 +397,15 @@ def main(argv=None):
             learning_rate=args.lr,
             weight_decay=args.weight_decay,
             rand_augment=RAND_AUGMENT,
-            validation_data=held_out,
+            eval_data=test,
             seed=seed,
             callbacks=[ProgressLog()],
             verbose=0,
         )
         seconds = time.perf_counter() - start
-        acc = float(history.history["val_accuracy"][-1])
+        acc = float(history.eval_results["accuracy"])
         print(
-            f"[{model_name} {variant} {epochs} epochs seed {seed}] held-out accuracy {acc:.4f} "
+            f"[{model_name} {variant} {epochs} epochs seed {seed}] test accuracy {acc:.4f} "
             f"after {seconds / 60:.1f} min",
             flush=True,
         )
@@ -415,11 +414,12 @@ def main(argv=None):
             "variant": variant,
             "epochs": epochs,
             "seed": seed,
-            "val_accuracy": acc,
+            "test_accuracy": acc,
             "train_time_s": seconds,
-            "val_accuracy_per_epoch": [float(v) for v in history.history["val_accuracy"]],
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         }
+        if parts.validation is not None:
+            run["val_accuracy"] = split_accuracy(model, history.normalization, parts.validation)
         if args.eval_data is not None:
             run.update(
                 eval_data=data_provenance(args.eval_data),
@@ -444,7 +444,8 @@ PAIRING = (
 
 
 def _cells(data):
-    """``{(model, epochs): {variant: by_seed sample of held-out accuracy (points)}}``, in recorded order."""
+    """``{(model, epochs): {variant: by_seed sample of accuracy (points, :func:`accuracy_of`)}}``, in
+    recorded order."""
     runs = {}
     for r in data["runs"]:
         runs.setdefault((r["model"], r["epochs"]), {}).setdefault(r["variant"], []).append(r)
@@ -455,7 +456,22 @@ def _mean(sample):
     return float(np.mean([value for value, _ in sample.values()]))
 
 
+def _validation_mean(sample):
+    """The mean validation accuracy of a sample's runs, or ``None`` where one has no validation number
+    beside a test number (then a choice falls back on the reported numbers: runs before issue 79)."""
+    runs = [run for _, group in sample.values() for run in group]
+    if not runs or not all("test_accuracy" in r and "val_accuracy" in r for r in runs):
+        return None
+    return float(np.mean([r["val_accuracy"] for r in runs]))
+
+
 def _best(samples):
+    """The variant of ``samples`` with the best mean: chosen on the validation part where every run
+    measured it beside the test part (issue 79: the test part chooses nothing), else on the reported
+    numbers (runs recorded before issue 79, whose held-out images both chose and reported)."""
+    chosen = {v: _validation_mean(sample) for v, sample in samples.items()}
+    if all(value is not None for value in chosen.values()):
+        return max(samples, key=lambda v: chosen[v])
     return max(samples, key=lambda v: _mean(samples[v]))
 
 
@@ -530,7 +546,7 @@ def _figure_mimetic_b(data, plt):
     for r in data["runs"]:
         if r["variant"].startswith("mean-shift:"):
             b = float(r["variant"].split(":")[1])
-            cells.setdefault((r["model"], r["epochs"]), {}).setdefault(b, []).append(100 * r["val_accuracy"])
+            cells.setdefault((r["model"], r["epochs"]), {}).setdefault(b, []).append(100 * accuracy_of(r))
     for (model, epochs), by_b in sorted(cells.items()):
         bs = sorted(by_b)
         ax.errorbar(
@@ -542,7 +558,7 @@ def _figure_mimetic_b(data, plt):
             label=f"{model}, {epochs} ep.",
         )
     ax.set_xlabel("mean shift b")
-    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_ylabel("accuracy (%), test part (held-out before issue 79)")
     ax.set_title("Mimetic MLP init (paper: b = 0 is a dip)", fontsize=9)
     ax.legend(fontsize=8)
     return fig
@@ -571,7 +587,9 @@ MIMETIC_CPU = (
     "64",
     "--lr",
     "0.0035",
-    "--held-out-size",
+    "--test-size",
+    "2000",
+    "--validation-size",
     "2000",
     *TRAIN_SEEDS,
 )

@@ -278,3 +278,26 @@ def test_a_repeat_without_a_run_key_pairs_runs_by_variant_and_seed():
     entries = tuple(b for b in CPU if b.name in ("selection_accuracy", "selection_table7"))
     (line,) = [line for line in report.spread_lines(RESULTS.parent, {"cpu": entries}) if "repeats" in line]
     assert "Of the 6 runs both hold" in line and line.endswith("bit for bit.")
+
+
+def test_a_gpu_row_whose_code_changed_says_stale_without_counting_files(monkeypatch):
+    """Issue 79, point 7: the summary marks GPU rows run on code that changed since, in words that do
+    not change with every edit of the tree."""
+    from benchmarks import report as report_module
+
+    monkeypatch.setattr(
+        report_module, "stale_status", lambda bench, datas: "stale (49 file(s) changed since 0ef6b51)"
+    )
+    assert report_module.gpu_stale(None, {}) == "stale (code changed since 0ef6b51)"
+    note = report_module.code_note({"runs": []}, report_module.gpu_stale(None, {}))
+    assert note.startswith("*stale (code changed since 0ef6b51)")
+    monkeypatch.setattr(report_module, "stale_status", lambda bench, datas: None)
+    assert report_module.gpu_stale(None, {}) is None and report_module.code_note({"runs": []}) == ""
+    text = report_module.REPORT.read_text()
+    assert "*test part* of 5,000 images" in text and bench_split_digest() in text
+
+
+def bench_split_digest():
+    from benchmarks.bench_utils import CIFAR10_TEST_SHA256
+
+    return CIFAR10_TEST_SHA256[:16]

@@ -411,7 +411,7 @@ def test_covariance_gains_and_kernel_size_verdict(tmp_path, monkeypatch):
     entry = tuple(b for b in CPU if b.name == "covariance_kernel_size")
     monkeypatch.setattr(report, "SUITES", {"cpu": entry})
     text = report.write_report(tmp_path).read_text()
-    assert "| 9 | 2 | frozen | 42.00 ± 1.00 | 47.00 ± 1.00 | 5.00 ± 0.00 | +5.59 |" in text
+    assert "| 9 | 2 | frozen | 42.00 ± 1.00 | 47.00 ± 1.00 | 5.00 ± 0.00 | 0, 1, 2 | +5.59 |" in text
     assert (tmp_path / "cpu" / "figures" / "covariance_kernel_size.png").exists()
 
 

@@ -7,7 +7,9 @@ import pytest
 import keras_structinit as ks
 from keras_structinit import covariance as cv
 from keras_structinit.covariance import apply as cc_module
+from keras_structinit.engine.walker import find_kernels
 from keras_structinit.initializers import ConvCovariance
+from keras_structinit.methods import apply_parts
 
 from conftest import assert_covariance_within_sampling_error, filters_of, to_numpy
 
@@ -258,3 +260,81 @@ def test_mixed_bfloat16_policy():
         assert np.all(np.isfinite(to_numpy(out)))
     finally:
         keras.config.set_dtype_policy(previous)
+
+
+# ---------------------------------------------------------------------------
+# Models the presets were not fitted for (issue 77.3)
+# ---------------------------------------------------------------------------
+def mobile_cnn():
+    """Depthwise widths and kernel sizes that change with depth, as in MobileNets."""
+    inputs = keras.Input((16, 16, 3))
+    x = keras.layers.Conv2D(8, 3, padding="same", name="stem")(inputs)
+    x = keras.layers.DepthwiseConv2D(3, padding="same", name="dw_1")(x)
+    x = keras.layers.Conv2D(24, 1, name="expand")(x)
+    x = keras.layers.DepthwiseConv2D(5, padding="same", name="dw_2")(x)
+    x = keras.layers.GlobalAveragePooling2D()(x)
+    return keras.Model(inputs, keras.layers.Dense(4, name="predictions")(x), name="mobile_cnn")
+
+
+def test_presets_fit_isotropic_convmixers_only():
+    convmixer = ks.models.convmixer(8, 3, kernel_size=5, num_classes=3, input_shape=(8, 8, 3))
+    assert cc_module.presets_fit(find_kernels(convmixer))
+    assert not cc_module.presets_fit(find_kernels(mobile_cnn()))
+
+
+def test_matched_scale_is_the_preset_samples_times_each_kernels_own_rms():
+    model = mobile_cnn()
+    before = {name: to_numpy(model.get_layer(name).kernel) for name in ("dw_1", "dw_2")}
+    ks.apply_conv_covariance(model, seed=4, scale="preset")
+    preset = {name: to_numpy(model.get_layer(name).kernel) for name in before}
+    for name in before:  # restore the layer's own init, then re-draw at the matched scale
+        model.get_layer(name).kernel.assign(before[name])
+    with pytest.warns(UserWarning, match="scaled to its kernel's own variance"):
+        ks.apply_conv_covariance(model, seed=4, scale="matched")
+    sigmas = [cv.variance_schedule(d, *cv.PRESETS["cifar-p2"]) for d in (0.0, 1.0)]
+    for (name, old), sigma in zip(before.items(), sigmas, strict=True):
+        size = old.shape[:2]
+        trace = np.trace(cv.psd_project(cv.conv_covariance(size, sigma)))
+        expected = np.sqrt(np.mean(old.astype(np.float64) ** 2) * np.prod(size) / trace)
+        want = expected * preset[name]  # float32 sampling: relative to the kernel's largest value
+        np.testing.assert_allclose(to_numpy(model.get_layer(name).kernel), want, atol=1e-5 * abs(want).max())
+        assert abs(np.log(expected)) > 0.3  # Keras' glorot_uniform is not the preset's variance
+
+
+def test_on_other_models_the_default_is_announced_in_one_line():
+    model = mobile_cnn()
+    with pytest.warns(UserWarning) as record:
+        ks.apply_conv_covariance(model, seed=0)
+    (warning,) = [w for w in record if "conv-cov" in str(w.message)]
+    message = str(warning.message)
+    assert "\n" not in message and "mobile_cnn" in message and "3x3, 5x5" in message
+    assert "preset cifar-p2's schedule with each layer's samples scaled" in message
+    with pytest.warns(UserWarning, match="the preset's own scale"):
+        ks.apply_conv_covariance(model, seed=0, scale="preset")
+    convmixer = ks.models.convmixer(8, 2, kernel_size=3, num_classes=2, input_shape=(8, 8, 3))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ks.apply_conv_covariance(convmixer, seed=0)  # fitted: the paper's preset, silently
+
+
+def test_the_init_form_resolves_auto_per_model_and_reports_it():
+    convmixer = ks.models.convmixer(8, 2, kernel_size=3, num_classes=2, input_shape=(8, 8, 3))
+    parts = apply_parts(convmixer, "conv-cov", seed=0)
+    assert [(p.name, p.value) for p, _ in parts] == [("conv-cov", "cifar-p2")]
+    with pytest.warns(UserWarning, match="conv-cov"):
+        parts = apply_parts(mobile_cnn(), "conv-cov", seed=0)
+    assert [(p.name, p.value) for p, _ in parts] == [("conv-cov", cc_module.OTHER_MODELS_SCALE)]
+    assert [(p.name, p.value) for p in ks.parse_init_spec("conv-cov:matched")] == [("conv-cov", "matched")]
+
+
+def test_matched_refuses_a_zero_kernel_and_bad_scales():
+    model = mobile_cnn()
+    model.get_layer("dw_2").kernel.assign(np.zeros(model.get_layer("dw_2").kernel.shape, "float32"))
+    before = to_numpy(model.get_layer("dw_1").kernel)
+    with pytest.raises(ValueError, match="layer 'dw_2'.s kernel is all zeros"), pytest.warns(UserWarning):
+        ks.apply_conv_covariance(model, scale="matched")
+    np.testing.assert_array_equal(to_numpy(model.get_layer("dw_1").kernel), before)  # nothing written
+    with pytest.raises(ValueError, match="`scale`"):
+        ks.apply_conv_covariance(model, scale="fan_in")

@@ -38,3 +38,22 @@ def test_psd_factor_rejects_bad_input():
         cv.psd_factor(np.full((4, 4), np.nan))
     with pytest.raises(ValueError, match="square"):
         cv.psd_factor(np.ones((3, 4)))
+
+
+@pytest.mark.parametrize("kernel_size, sigma", [(3, 0.08), (5, 1.9), ((3, 7), 0.5)])
+def test_matched_scale_gives_the_target_mean_variance(kernel_size, sigma):
+    factor = cv.psd_factor(cv.conv_covariance(kernel_size, sigma))
+    scale = cv.matched_scale(factor, 0.01)
+    covariance = (scale * factor) @ (scale * factor).T
+    np.testing.assert_allclose(np.trace(covariance) / covariance.shape[0], 0.01, rtol=1e-12)
+    # the correlations between pixels are kept: the covariance is the unscaled one times scale^2
+    np.testing.assert_allclose(covariance, scale**2 * cv.psd_project(cv.conv_covariance(kernel_size, sigma)))
+
+
+def test_matched_scale_rejects_bad_input():
+    with pytest.raises(ValueError, match="variance"):
+        cv.matched_scale(np.eye(3), 0.0)
+    with pytest.raises(TypeError, match="variance"):
+        cv.matched_scale(np.eye(3), "0.1")
+    with pytest.raises(ValueError, match="samples nothing"):
+        cv.matched_scale(np.zeros((3, 3)), 0.1)

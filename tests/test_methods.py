@@ -48,7 +48,11 @@ def test_the_command_line_help_is_derived_from_the_records(capsys):
     "spec, message",
     [
         ("nope", "`init` part 'nope' is not one of default | torch-default | torch-default-depthwise"),
-        ("conv-cov:xx", "conv-cov unknown ConvCovariance preset 'xx'"),
+        (
+            "conv-cov:xx",
+            "conv-cov takes a preset (cifar-p1, cifar-p2, imagenet-frozen, imagenet-thawed), matched or "
+            "auto; got 'xx'",
+        ),
         ("conv-cov:", "needs its argument: conv-cov[:PRESET]"),
         ("default:1", "default takes no argument"),
         ("select", "needs its argument: select:TEACHER.keras"),
@@ -76,7 +80,7 @@ def test_bad_specs_are_one_line_value_errors_naming_the_part(spec, message):
 def test_forms_apply_in_stage_order_with_derived_seeds():
     assert parsed("mean-shift:0.1+data-aligned:2+conv-cov") == [
         ("torch-default", None),
-        ("conv-cov", "cifar-p2"),
+        ("conv-cov", "auto"),  # cifar-p2 or matched, as apply_parts resolves it on the model
         ("data-aligned", 2),
         ("mean-shift", 0.1),
     ]

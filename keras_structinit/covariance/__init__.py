@@ -4,7 +4,7 @@ Pure math (NumPy float64, no Keras import):
 
 * :mod:`.closed_form`: ``conv_covariance`` (Eq. 1, 5, 6, 10), block/vector layouts;
 * :mod:`.schedule`: the variance schedule over depth (Eq. 11), ``PRESETS``;
-* :mod:`.psd`: making the covariance sampleable (``psd_factor``);
+* :mod:`.psd`: making the covariance sampleable (``psd_factor``), ``matched_scale``;
 * :mod:`.bank`: ``FilterCovariance``, per-layer statistics of trained models
   (Eq. 3, 4) with interpolation over depth, resizing and Kronecker fits;
 * :mod:`.bank_io`: its ``.npz`` file and config dict (``FilterCovariance.save``, ``load``);
@@ -19,7 +19,6 @@ Keras objects, imported on first use:
 * :mod:`.callbacks`: ``RecordFilterCovariance``;
 * :mod:`.plots`: ``plot_covariances`` (Fig. 5's block form);
 * :mod:`.inspect`: its section of ``structinit inspect`` (the spatial convs);
-* :mod:`.cli`: ``structinit demo``.
 
 :mod:`.method` declares the method (its init forms and exports) once.
 """
@@ -34,7 +33,7 @@ from keras_structinit.covariance.closed_form import (
 )
 from keras_structinit.covariance.fit import filter_statistics
 from keras_structinit.covariance.method import METHOD
-from keras_structinit.covariance.psd import PSD_MODES, psd_factor, psd_project
+from keras_structinit.covariance.psd import PSD_MODES, matched_scale, psd_factor, psd_project
 from keras_structinit.covariance.schedule import PRESETS, depth_fractions, resolve_schedule, variance_schedule
 
 __getattr__, __dir__, _ = lazy_exports(__name__, METHOD.exports)
@@ -54,6 +53,7 @@ __all__ = [
     "conv_covariance_blocks",
     "depth_fractions",
     "filter_statistics",
+    "matched_scale",
     "psd_factor",
     "psd_project",
     "resolve_schedule",

@@ -3,11 +3,22 @@
 Both walk the model with :func:`keras_structinit.engine.walker.find_kernels` and give
 the i-th of the ``D`` kernels found the depth fraction ``d = i / (D - 1)``::
 
-    apply_conv_covariance(model, *, layers=None, seed=None, preset=..., ...) -> paths
+    apply_conv_covariance(model, *, layers=None, seed=None, preset=..., scale=..., ...) -> paths
     apply_covariance_transfer(model, *, bank, layers=None, seed=None, ...) -> paths
+
+The presets of Eq. 11 were fitted on isotropic ConvMixers (every depthwise kernel of one
+shape, App. B). On any other model (MobileNets, EfficientNets: widths and kernel sizes that
+change with depth) :func:`apply_conv_covariance` says in one ``UserWarning`` which preset and
+scale it used; its default there, ``scale="auto"`` -> :data:`OTHER_MODELS_SCALE`, is the
+scale that trained better in ``benchmarks/results/cpu/covariance_applications.json``.
 """
 
 from __future__ import annotations
+
+import warnings
+
+import keras
+import numpy as np
 
 from keras_structinit.covariance.bank import RESIZE_METHODS
 from keras_structinit.covariance.initializers import (
@@ -16,14 +27,73 @@ from keras_structinit.covariance.initializers import (
     _as_bank,
     _cached_factor,
 )
-from keras_structinit.covariance.psd import PSD_MODES
-from keras_structinit.covariance.schedule import depth_fractions, resolve_schedule
+from keras_structinit.covariance.psd import PSD_MODES, matched_scale
+from keras_structinit.covariance.schedule import depth_fractions, resolve_schedule, variance_schedule
 from keras_structinit.engine.contract import model_function
 from keras_structinit.engine.initializer_base import seed_generator
 from keras_structinit.engine.walker import find_kernels
 from keras_structinit.utils import validation
 
-__all__ = ["apply_conv_covariance", "apply_covariance_transfer"]
+__all__ = [
+    "OTHER_MODELS_SCALE",
+    "SCALES",
+    "apply_conv_covariance",
+    "apply_covariance_transfer",
+    "presets_fit",
+]
+
+#: ``scale`` of :func:`apply_conv_covariance`: ``"preset"`` samples Eq. 1 as the paper does
+#: (variance ~0.5 at the filter's centre); ``"matched"`` multiplies each layer's samples so
+#: that their mean variance is the kernel's before the call (its own init);
+#: ``"auto"`` is ``"preset"`` where :func:`presets_fit`, :data:`OTHER_MODELS_SCALE` elsewhere.
+SCALES = ("auto", "preset", "matched")
+
+#: The scale ``"auto"`` takes on a model the presets were not fitted for: the one that trained
+#: better on keras.applications MobileNetV2 (3x3) and MobileNetV3Small (3x3 and 5x5), 5 seeds
+#: (benchmarks/covariance_applications.py).
+OTHER_MODELS_SCALE = "matched"
+
+
+def presets_fit(found):
+    """Whether the presets were fitted for kernels like ``found`` (``[(layer, kernel)]``): an
+    isotropic net, every kernel of one shape, as the paper's ConvMixers (App. B)."""
+    return len({tuple(kernel.shape) for _, kernel in found}) == 1
+
+
+def _second_moment(layer, kernel):
+    """The mean square of ``kernel``'s values now; ``ValueError`` naming ``layer`` where it is 0."""
+    value = float(np.mean(np.square(keras.ops.convert_to_numpy(kernel).astype(np.float64))))
+    if not value > 0.0:
+        raise ValueError(
+            f"scale='matched' (init form conv-cov:matched) sets each layer's variance from its kernel's "
+            f"values, but layer {layer.name!r}'s kernel is all zeros; use scale='preset' "
+            "(conv-cov:PRESET)"
+        )
+    return value
+
+
+def _resolve_scale(model, found, scale, preset):
+    """``"preset"`` or ``"matched"`` for ``scale``, with the one-line warning on a model the
+    presets were not fitted for."""
+    validation.one_of(scale, "scale", SCALES)
+    fit = presets_fit(found)
+    if scale == "auto":
+        scale = "preset" if fit else OTHER_MODELS_SCALE
+    if not fit:
+        sizes = sorted({"x".join(map(str, kernel.shape[:-2])) for _, kernel in found})
+        how = (
+            "each layer's samples scaled to its kernel's own variance (conv-cov:matched)"
+            if scale == "matched"
+            else "the preset's own scale, ~0.5 variance at the filter centre (conv-cov:PRESET)"
+        )
+        warnings.warn(
+            f"conv-cov: {model.name}'s {len(found)} depthwise kernels ({', '.join(sizes)}, widths or "
+            f"sizes varying with depth) are not an isotropic ConvMixer's, which the presets were "
+            f"fitted for; used preset {preset}'s schedule with {how}",
+            UserWarning,
+            stacklevel=4,
+        )
+    return scale
 
 
 def _assign_all(found, inits):
@@ -45,6 +115,7 @@ def apply_conv_covariance(
     a_sigma=None,
     psd="abs",
     which="depthwise",
+    scale="auto",
 ):
     """Re-initializes a built model's spatial filters with :class:`ConvCovariance`.
 
@@ -60,6 +131,11 @@ def apply_conv_covariance(
         preset, sigma0, v_sigma, a_sigma, psd: as in :class:`ConvCovariance`.
         which: ``"depthwise"`` (default: depthwise/grouped convs) or
             ``"all_spatial"`` (every conv larger than 1x1).
+        scale: ``"auto"`` (default), ``"preset"`` or ``"matched"`` (:data:`SCALES`):
+            ``"matched"`` multiplies layer i's samples by ``s_i`` with
+            ``s_i^2 trace(Sigma'_i) / n`` the mean square of its kernel before the call.
+            On a model that is not an isotropic ConvMixer a ``UserWarning`` names the
+            preset and scale used.
 
     Returns:
         The re-initialized kernel variables' paths, in model order.
@@ -67,18 +143,30 @@ def apply_conv_covariance(
     Example:
         >>> paths = apply_conv_covariance(model, preset="cifar-p2", seed=0)
     """
-    resolve_schedule(preset, sigma0, v_sigma, a_sigma)  # validate before walking
+    schedule = resolve_schedule(preset, sigma0, v_sigma, a_sigma)  # validate before walking
     validation.one_of(psd, "psd", PSD_MODES)
+    validation.one_of(scale, "scale", SCALES)
     found = find_kernels(model, which=which, layers=layers)
+    scale = _resolve_scale(model, found, scale, preset)
+    moments = [_second_moment(layer, kernel) for layer, kernel in found] if scale == "matched" else None
     generator = seed_generator(seed)
-    inits = [
-        ConvCovariance(sigma0, v_sigma, a_sigma, depth_fraction=d, preset=preset, psd=psd, seed=generator)
-        for d in depth_fractions(len(found))
-    ]
     # All NumPy set-up first, then all backend work: interleaving the two makes
     # their thread pools compete (measured 2-6x slower on 2 cores with torch).
-    for init, (_, kernel) in zip(inits, found, strict=True):
-        _cached_factor(tuple(kernel.shape[:-2]), init.sigma, psd)
+    inits = []
+    for i, (d, (_, kernel)) in enumerate(zip(depth_fractions(len(found)), found, strict=True)):
+        factor = _cached_factor(tuple(kernel.shape[:-2]), variance_schedule(d, *schedule), psd)
+        inits.append(
+            ConvCovariance(
+                sigma0,
+                v_sigma,
+                a_sigma,
+                depth_fraction=d,
+                preset=preset,
+                psd=psd,
+                scale=1.0 if moments is None else matched_scale(factor, moments[i]),
+                seed=generator,
+            )
+        )
     return _assign_all(found, inits)
 
 

@@ -11,19 +11,37 @@ from keras_structinit.methods import (
     existing_file,
 )
 
+#: The argument of ``conv-cov``: a preset (sampled at the paper's own scale), ``matched`` (the
+#: default preset's schedule, each layer scaled to its kernel's own variance) or, when the spec
+#: omits it, ``auto`` (the preset on an isotropic ConvMixer, the better-measured scale elsewhere).
+MATCHED, AUTO = "matched", "auto"
+
 
 def _preset(text):
     from keras_structinit.covariance.schedule import PRESETS
 
-    if text not in PRESETS:
-        raise ValueError(f"unknown ConvCovariance preset {text!r}; presets: {sorted(PRESETS)}")
+    if text not in (*PRESETS, MATCHED, AUTO):
+        raise ValueError(f"takes a preset ({', '.join(sorted(PRESETS))}), {MATCHED} or {AUTO}; got {text!r}")
     return text
+
+
+def _resolve(model, value):
+    """``auto`` -> ``cifar-p2`` on an isotropic ConvMixer-like model, the better-measured
+    scale elsewhere (:data:`~keras_structinit.covariance.apply.OTHER_MODELS_SCALE`)."""
+    if value != AUTO:
+        return value
+    from keras_structinit.covariance.apply import OTHER_MODELS_SCALE, presets_fit
+    from keras_structinit.engine.walker import find_kernels
+
+    return "cifar-p2" if presets_fit(find_kernels(model)) else OTHER_MODELS_SCALE
 
 
 def _conv_cov(model, value, *, data, seed):
     from keras_structinit.covariance.apply import apply_conv_covariance
 
-    return apply_conv_covariance(model, preset=value, seed=seed)
+    if value in (MATCHED, AUTO):
+        return apply_conv_covariance(model, scale=value, seed=seed)
+    return apply_conv_covariance(model, preset=value, scale="preset", seed=seed)
 
 
 def _cov_transfer(model, value, *, data, seed):
@@ -77,12 +95,14 @@ METHOD = Method(
     forms=(
         InitForm(
             "conv-cov",
-            "ConvCovariance on depthwise kernels (Trockman et al. 2023, Eq. 10-11)",
+            "ConvCovariance on depthwise kernels (Trockman et al. 2023, Eq. 10-11); PRESET or matched "
+            "(the kernel's own variance); default auto: the preset on isotropic ConvMixers only",
             _conv_cov,
             "spatial",
             arg="PRESET",
-            default="cifar-p2",
+            default=AUTO,
             parse=_preset,
+            resolve=_resolve,
             targets=("depthwise",),
         ),
         InitForm(

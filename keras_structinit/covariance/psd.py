@@ -13,7 +13,7 @@ import numpy as np
 
 from keras_structinit.utils import validation
 
-__all__ = ["PSD_MODES", "psd_factor", "psd_project"]
+__all__ = ["PSD_MODES", "matched_scale", "psd_factor", "psd_project"]
 
 #: How the (slightly indefinite) closed-form covariance is made sampleable.
 PSD_MODES = ("abs", "clip")
@@ -50,3 +50,19 @@ def psd_project(cov, psd="abs"):
     """The PSD covariance actually sampled: ``L @ L.T`` for :func:`psd_factor`."""
     factor = psd_factor(cov, psd)
     return factor @ factor.T
+
+
+def matched_scale(factor, variance):
+    """The ``s`` for which samples ``s L z`` have mean per-pixel variance ``variance``.
+
+    ``L L^T`` is the sampled covariance (:func:`psd_factor`), so a pixel's variance is a
+    row's ``sum(L**2)`` and their mean is ``trace(L L^T) / n``: ``s = sqrt(variance * n /
+    trace)``. The structure (correlations between pixels) is kept; only the overall
+    variance changes.
+    """
+    factor = np.asarray(factor, dtype=np.float64)
+    variance = validation.positive_float(variance, "variance")
+    mean_variance = float(np.sum(factor * factor)) / factor.shape[0]
+    if not mean_variance > 0.0:
+        raise ValueError("`factor` samples nothing: every pixel's variance is 0.")
+    return float(np.sqrt(variance / mean_variance))

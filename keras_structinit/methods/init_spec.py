@@ -176,10 +176,13 @@ def apply_parts(model, spec, *, data=None, seed=None):
     """:func:`initialize`, returning ``[(part, paths it wrote), ...]`` in the order applied (what
     ``structinit init`` reports: the form that last wrote a variable is its initializer).
 
-    All or nothing: where a form refuses the model (an error from any part), every variable's
-    value and ``trainable`` flag are restored before the error propagates."""
+    A part whose form has a ``resolve`` is returned with the argument it resolved to on ``model``
+    (``conv-cov``'s ``auto``: ``cifar-p2`` or ``matched``). All or nothing: where a form refuses
+    the model (an error from any part), every variable's value and ``trainable`` flag are
+    restored before the error propagates."""
     parts = _spec_parts(spec)
     seed = validation.optional(validation.random_seed, seed, "seed")
+    parts = [InitPart(p.form, p.form.resolve(model, p.value)) if p.form.resolve else p for p in parts]
     missing = [p.name for p in parts if p.form.needs_data and data is None]
     if missing:
         raise ValueError(

@@ -64,6 +64,9 @@ class InitForm:
         base: a form applied first (without an argument) when the spec has no form of its
             stage (e.g. the weights that a form shifting MLP kernels starts from); ``None`` for none.
         alone: a spec naming this form names no other.
+        resolve: ``resolve(model, value) -> value``: the concrete argument a model-dependent
+            one (e.g. ``auto``) stands for on ``model``, applied and reported in its place;
+            ``None`` keeps the value.
     """
 
     name: str
@@ -80,6 +83,7 @@ class InitForm:
     needs_data: bool = False
     base: str | None = None
     alone: bool = False
+    resolve: Callable[[Any, Any], Any] | None = None
 
     def usage(self):
         """``name``, ``name[:ARG]`` or ``name:ARG``."""

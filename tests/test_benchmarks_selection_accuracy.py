@@ -1,0 +1,209 @@
+"""The weight-selection entries' teachers and students (issue 79, point 2): every entry of
+``benchmarks/selection_accuracy.py`` (and of ``selection_mimetic.py`` and ``selection_setup.py``,
+which run it) trains one teacher per student seed, at least three, on training images disjoint
+from the students', and its results record both as ``teacher_data`` and ``student_data``.
+
+The entries' plans are checked on 50,000 synthetic 4x4 images whose pixels spell their index, read
+through the same ``load_cifar`` calls as the script's (so the positions an entry records are the
+images it trains on); a tiny run of the script (synthetic images, three seeds) records three
+teachers, each run's parts and each teacher's, and resumes without training a teacher again for
+runs that are done.
+"""
+
+import json
+
+import numpy as np
+import pytest
+from test_cli import write_tiny_cifar
+
+from benchmarks import selection_accuracy as sa
+from benchmarks import selection_mimetic as sm
+from benchmarks import selection_setup as ss
+from benchmarks.bench_utils import data_provenance
+from benchmarks.suite import SUITES
+
+from conftest import REPO_ROOT, once_per_suite
+
+#: The scripts whose entries train weight-selection teachers, and the module that parses each.
+SCRIPTS = {"selection_accuracy.py": sa, "selection_mimetic.py": sm, "selection_setup.py": ss}
+#: CIFAR-10's training split: 50,000 images, 45,000 after the 10% hold-out.
+TRAINING_SPLIT = 50_000
+
+
+def _entries():
+    seen = {}
+    for suite, benches in SUITES.items():
+        for bench in benches:
+            if bench.script in SCRIPTS:
+                seen[(suite.split("-")[0], bench.name)] = bench
+    return sorted(seen.items())
+
+
+ENTRIES = _entries()
+
+
+def _parsed(bench):
+    module = SCRIPTS[bench.script]
+    return module.parse_args([*bench.args, "--data", str(REPO_ROOT), "--out", "results"])
+
+
+@pytest.fixture(scope="module")
+def indexed_split():
+    """``(train, held_out)`` of 50,000 synthetic 4x4 images (10 classes) as the script's
+    ``load_cifar`` call splits them; each image's first three pixels' red values spell its index."""
+    from keras_structinit.datasets import load_cifar
+
+    index = np.arange(TRAINING_SPLIT)
+    x = np.zeros((TRAINING_SPLIT, 4, 4, 3), np.uint8)
+    x[:, 0, 0, 0], x[:, 0, 1, 0], x[:, 0, 2, 0] = index % 256, index // 256 % 256, index // 65536
+    return load_cifar((x, index % 10), validation_split=0.1, seed=0)
+
+
+def _ids(images):
+    x = images[0].astype(np.int64)
+    return x[:, 0, 0, 0] + 256 * x[:, 0, 1, 0] + 65536 * x[:, 0, 2, 0]
+
+
+def test_every_selection_entry_is_found():
+    names = {name for (_, name), _ in ENTRIES}
+    assert {
+        "selection_accuracy",
+        "selection_table7",
+        "selection_five_seeds",
+        "selection_derived",
+        "selection_mimetic",
+        "selection_setup",
+    } <= names
+
+
+@pytest.mark.parametrize("key", [key for key, _ in ENTRIES], ids=lambda key: "-".join(key))
+def test_each_entry_plans_a_teacher_per_seed_on_images_its_students_never_see(key, indexed_split):
+    bench = dict(ENTRIES)[key]
+    args = _parsed(bench)
+    train, held_out = indexed_split
+    with sm.with_mimetic_variant():  # selection_mimetic's variant among the tables, as while it runs
+        teachers = sa.planned_teachers(args)
+    # At least three teachers, one per student seed, each trained with its student's seed.
+    assert len(teachers) >= 3 and sorted(teachers) == sorted(args.seeds)
+    assert len(set(teachers.values())) == len(teachers)
+    assert bench.artifacts == tuple(path.name for path in teachers.values())
+    assert bench.artifacts == sa.teacher_files(args.name, args.seeds)
+    student_data, teacher_data = sa.data_parts(
+        {"name": "x", "sha256": "0"}, len(train[0]), args.student_train_size, args.teacher_train_size
+    )
+    (s0, s1), (t0, t1) = student_data["indices"], teacher_data["indices"]
+    assert (s0, s1) == (0, args.student_train_size) and s1 <= t0 < t1 <= len(train[0])
+    assert args.teacher_train_size is None or t1 - t0 == args.teacher_train_size
+    students = _ids(sa.part_images(train, student_data))
+    assert len(students) == args.student_train_size
+    # The students' images are the ones the script gave its students before issue 79.
+    from keras_structinit.datasets import load_cifar
+
+    before = load_cifar(train, validation_split=0.0, seed=0, train_size=args.student_train_size)[0]
+    np.testing.assert_array_equal(students, _ids(before))
+    for seed in args.seeds:  # every seed's teacher trains on the same positions, with its own seed
+        teacher = _ids(sa.part_images(train, teacher_data))
+        assert len(teacher) == t1 - t0 == len(set(teacher))
+        assert not set(teacher) & set(students), seed
+        assert not (set(teacher) | set(students)) & set(_ids(held_out)), seed
+
+
+def test_the_parts_must_fit_disjoint_in_the_training_images():
+    provenance = {"name": "cifar10-train-jpeg.zip", "sha256": "0" * 64}
+    student, teacher = sa.data_parts(provenance, 45_000, 3_000)
+    assert student == {**provenance, "indices": [0, 3_000], "order": sa.ORDER}
+    assert teacher == {**provenance, "indices": [3_000, 45_000], "order": sa.ORDER}
+    assert sa.data_parts(provenance, 45_000, 3_000, 20_000)[1]["indices"] == [3_000, 23_000]
+    for sizes in ((45_000, None), (3_000, 42_001), (0, 10)):
+        with pytest.raises(ValueError, match="disjoint"):
+            sa.data_parts(provenance, 45_000, *sizes)
+
+
+def test_a_teacher_pattern_must_name_the_seed(capsys):
+    base = ["--data", str(REPO_ROOT), "--out", "o"]
+    with pytest.raises(SystemExit):
+        sa.parse_args([*base, "--teacher", "t.keras"])
+    assert "--teacher must hold {seed}" in capsys.readouterr().err
+    args = sa.parse_args([*base, "--teacher", "t{seed}.keras", "--seeds", "3", "4", "5"])
+    assert {s: p.name for s, p in sa.planned_teachers(args).items()} == {
+        3: "t3.keras",
+        4: "t4.keras",
+        5: "t5.keras",
+    }
+    assert sa.planned_teachers(sa.parse_args([*base, "--variants", "random_init"])) == {}
+
+
+@once_per_suite("the script's bookkeeping; the suite runs the entries on torch")
+def test_tiny_run_records_three_teachers_on_images_disjoint_from_the_students(tmp_path):
+    from keras_structinit.datasets import load_cifar
+
+    data_path = write_tiny_cifar(tmp_path / "tiny.npz", 100, 0)
+    out = tmp_path / "out"
+    argv = ["--data", data_path, "--out", str(out), "--backend", "torch"]
+    argv += ["--student-dim", "16", "--student-heads", "2", "--student-depth", "1", "--teacher-depth", "1"]
+    argv += ["--teacher-epochs", "1", "--student-train-size", "32", "--teacher-train-size", "40"]
+    argv += ["--student-epochs", "1", "--probe-epochs", "1", "--batch-size", "32"]
+    argv += ["--variants", "random_init", "uniform", "--seeds", "0", "1", "2"]
+    sa.main(argv)
+
+    data = json.loads((out / "selection_accuracy.json").read_text())
+    config, teachers = data["config"], data["teachers"]
+    provenance = data_provenance(data_path)
+    assert config["student_data"] == {**provenance, "indices": [0, 32], "order": sa.ORDER}
+    assert config["teacher_data"] == {**provenance, "indices": [32, 72], "order": sa.ORDER}
+    assert config["teacher_train_size"] == 40
+    assert sorted(teachers) == ["T0", "T1", "T2"]
+    assert [teachers[t]["seed"] for t in ("T0", "T1", "T2")] == [0, 1, 2]
+    assert len({t["fingerprint"] for t in teachers.values()}) == 3
+    train, _ = load_cifar(data_path, validation_split=0.1, seed=0)
+    students = set(_ids_of_images(sa.part_images(train, config["student_data"])[0], train[0]))
+    assert len(data["runs"]) == 6
+    for run in data["runs"]:
+        assert run["student_data"] == config["student_data"] and run["teacher_data"] == config["teacher_data"]
+        if run["variant"] == "uniform":
+            teacher = teachers[run["teacher_id"]]
+            assert teacher["seed"] == run["seed"] and teacher["data"] == run["teacher_data"]
+            seen = set(_ids_of_images(sa.part_images(train, teacher["data"])[0], train[0]))
+            assert len(seen) == 40 and not seen & students
+        else:
+            assert "teacher_id" not in run
+    text = (out / "selection_accuracy.md").read_text()
+    assert "the students train on images [0, 32), the teachers on [32, 72)" in text
+    assert "One teacher per student seed" in text
+    assert "| uniform | T0, T1, T2 |" in text
+
+    # Resumed without seed 1's teacher file: its runs are done, so no teacher is trained again.
+    (out / sa.teacher_file("selection_accuracy", 1)).unlink()
+    sa.main(argv)
+    again = json.loads((out / "selection_accuracy.json").read_text())
+    assert sorted(again["teachers"]) == ["T0", "T1", "T2"] and len(again["runs"]) == 6
+
+
+def _ids_of_images(images, train_images):
+    """Positions in ``train_images`` of each of ``images`` (random images: no two alike)."""
+    rows = {image.tobytes(): i for i, image in enumerate(train_images)}
+    return [rows[image.tobytes()] for image in images]
+
+
+ARCHIVED = ("accuracy", "five_seeds", "table7", "derived", "mimetic", "setup")
+
+
+@pytest.mark.parametrize("name", [f"selection_{n}" for n in ARCHIVED])
+def test_the_runs_whose_teacher_saw_the_students_images_are_archived(name):
+    """The entries' results before issue 79 are kept in results/archive/ (not read by the report,
+    which reads results/<suite>/), named and marked for what they were; they still render."""
+    from benchmarks import report
+
+    archive = report.RESULTS_DIR / "archive"
+    path = archive / f"{name}_teacher_saw_students.json"
+    data = json.loads(path.read_text())
+    assert "student_data" not in data["config"] and sorted(sa.teachers_of(data)) == ["A"]
+    assert (
+        path.with_suffix(".md")
+        .read_text()
+        .startswith("> Archived by issue 79: **the teacher saw the students' images.**")
+    )
+    assert f"`{name}" in (archive / "README.md").read_text()  # its note there
+    module = ss if name == "selection_setup" else sm if name == "selection_mimetic" else sa
+    text = module.render_markdown(data)
+    assert "Teacher A:" in text and "the teacher saw the students' images" in text
