@@ -238,8 +238,8 @@ PAIRING = PAIRED_BY_SEED + "; the covariance inits re-draw the depthwise kernels
 
 
 def comparisons(name, data):
-    """Per model, on the test part: each scale against the default, and matched against preset (no
-    paper direction: the papers have no such model; these choose a default)."""
+    """Per model, on the test part: each scale against the default, and matched against preset, as
+    context (``counts=False``): the paper has no such model, and these choose a default."""
     out = []
     for family in dict.fromkeys(r["family"] for r in data["runs"]):
         sample = {
@@ -250,7 +250,8 @@ def comparisons(name, data):
             for init in INITS
         }
         for higher, lower in (("preset", "default"), ("matched", "default"), ("matched", "preset")):
-            out.append(Comparison(f"{family}: {higher} − {lower}", sample[higher], sample[lower], data))
+            label = f"{family}: {higher} − {lower}"
+            out.append(Comparison(label, sample[higher], sample[lower], data, counts=False))
     return out
 
 

@@ -1,30 +1,47 @@
 #!/usr/bin/env python
-"""Weight selection on CIFAR-10: ViT teachers trained here, half-width students trained on 5k images.
+"""Weight selection on CIFAR-10: ViT teachers trained here, half-width students on 3,000-5,000 images.
 
 No pretrained teacher can be downloaded on the benchmark machine, so the script trains its
 teachers (the package's ViT, twice the student's width and heads) on CIFAR-10 images the students
-never see. A stratified 10% of the shared CIFAR-10 training split (5,000 images, seed 0) is held
-out; the 45,000 left are put in one seeded order (``load_cifar``'s, seed 0), and positions
-``[0, S)`` of it are the students' images (``--student-train-size`` S, 5,000 by default) and
-``[S, S + T)`` the teachers' (``--teacher-train-size`` T, default all 45,000 - S left): disjoint
-by construction (``load_cifar(train_offset=S)``), and the students' images are the ones the
-script gave its students before issue 79. Each student seed has its own teacher, trained with
-that seed (its init, data order and augmentation draws) on the same images, saved as ``.keras``
-and reused by later runs: three seeds, three teachers. Both parts keep all ten classes: a
-split by class (a teacher on classes 0-4 for students on 5-9) would change the students' task to
-five classes and their baseline, and leave nothing comparable with the archived rows; this split
-keeps the students' images, task and held-out set as they were and changes only what the teacher
-saw. What it does not remove: teacher and students see the same distribution and label set,
-where the paper's teacher (ImageNet-21K) saw other images of other classes. Each result's config
-and each run record both parts as ``student_data`` and ``teacher_data`` (``{name, sha256,
-indices: [start, stop], order}``). Runs recorded before issue 79, whose single teacher (seed 0)
-trained on a seeded prefix that held the students' images, are kept in ``results/archive/``
-(``*_teacher_saw_students.json``).
+never see. Data: the fixed split of the shared CIFAR-10 training images (``bench_utils.load_split``,
+issue 79): a training part of 40,000 images, a validation part (the stratified 10 %, seed 0, on
+which every held-out accuracy before issue 79 was measured and the defaults were chosen) and a test
+part of 5,000 images (sha256 of its sorted indices recorded in the config's ``split``) that chose
+nothing. The training part is put in one seeded order (``load_split``'s, seed 0); positions
+``[0, S)`` of it are the students' images (``--student-train-size`` S) and ``[S, S + T)`` the
+teachers' (``--teacher-train-size`` T, default all 40,000 - S left): disjoint by construction
+(``load_split(train_offset=S)``), and apart from the validation and test parts. The students'
+fine-tuned accuracy, their linear probe and each teacher's accuracy are reported on the test part
+(all 5,000 images unless ``--test-size``); ``--validation-size`` N also evaluates N images of the
+validation part (default none: nothing in this study is chosen on its images).
+
+Sizes: the script's defaults train the students 10 epochs on 5,000 images and each teacher 3 epochs
+on the 35,000 left. The CPU suite's entries run smaller: the ViT entries (``selection_accuracy``,
+``selection_five_seeds``, ``selection_table7``, and ``selection_mimetic`` and ``selection_setup``,
+which run this script) train the students 10 epochs on the 3,000 images at ``[0, 3,000)`` and each
+teacher 2 epochs on the 20,000 at ``[3,000, 23,000)``; ``selection_derived``'s MobileNetV2 students
+10 epochs on the same 3,000, its teachers 4 epochs on the 37,000 at ``[3,000, 40,000)``. The GPU
+entry trains students and teachers on 20,000 images each.
+
+Each student seed has its own teacher, trained with that seed (its init, data order and
+augmentation draws) on the teachers' images, saved as ``.keras`` and reused by later runs: three
+seeds, three teachers. Both parts keep all ten classes: a split by class (a teacher on classes 0-4
+for students on 5-9) would change the students' task to five classes and their baseline, and leave
+nothing comparable with the archived rows; this split keeps the students' task and budget and
+changes only what the teacher saw. What it does not remove: teacher and students see the same
+distribution and label set, where the paper's teacher (ImageNet-21K) saw other images of other
+classes. Each result's config and each run record both parts as ``student_data`` and
+``teacher_data`` (``{name, sha256, indices: [start, stop], order}``), each teacher the digest of
+its images (``images``). Runs recorded before issue 79, whose single teacher (seed 0) trained on a
+seeded prefix that held the students' images, are kept in ``results/archive/``
+(``*_teacher_saw_students.json``); results recorded before the split report held-out accuracy
+(``val_accuracy``), which the report reads until they are run again.
 
 Per seed and variant: build the student, initialize it (``random``: the model's own timm-style
 init, the paper's baseline; the others: ``select_weights`` from the seed's teacher), measure a
-linear probe on its frozen class-token features (the paper's Table 9 signal), then fine-tune it
-on its images and record its held-out accuracy.
+linear probe on its frozen class-token features (the paper's Table 9 signal; trained on the
+student's images, evaluated on the test part), then fine-tune it
+on its images and record its accuracy on the test part.
 
 The students train with the weight-selection paper's CIFAR recipe
 (Tables 13 and 15, read from the method record ``selection.method.SELECTION``,
@@ -69,6 +86,10 @@ and recorded under a new id, with its own accuracy; each run names the teacher i
 Usage::
 
     python -m benchmarks.selection_accuracy --data ../shared/datasets/cifar10-train-jpeg.zip
+    python -m benchmarks.selection_accuracy --backend torch --student-dim 16 --student-heads 2 \\
+        --student-depth 1 --teacher-depth 1 --teacher-epochs 1 --student-epochs 1 --probe-epochs 1 \\
+        --student-train-size 256 --teacher-train-size 256 --test-size 200 --variants random_init \\
+        uniform --seeds 0 --out /tmp/selection_smoke                      # smoke test
 """
 
 from __future__ import annotations
@@ -89,17 +110,23 @@ from benchmarks.bench_utils import (
     TRAIN_SEEDS,
     Benchmark,
     Comparison,
+    accuracy_of,
     add_eval_data_argument,
+    add_split_arguments,
     bars,
     by_seed,
+    check_split_arguments,
     data_label,
     data_provenance,
     eval_data_lines,
     external_accuracy,
+    load_split,
     mean_std,
     ms,
     resumable_results,
     run_facts,
+    split_accuracy,
+    split_note,
     verdict_of,
 )
 from keras_structinit.selection.method import SELECTION
@@ -218,8 +245,8 @@ def parse_args(argv=None):
         "--teacher-train-size",
         type=int,
         default=None,
-        help="images each teacher trains on, after the students' in the seeded order (default: all "
-        "the hold-out and the students' images leave, 45,000 - --student-train-size)",
+        help="images each teacher trains on, after the students' in the seeded order of the split's "
+        "training part (default: all the students' images leave, 40,000 - --student-train-size)",
     )
     parser.add_argument("--student-epochs", type=int, default=10)
     parser.add_argument("--student-train-size", type=int, default=5000)
@@ -236,8 +263,10 @@ def parse_args(argv=None):
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=ISSUE_11)
     parser.add_argument("--backend", choices=BACKENDS, default=None)
+    add_split_arguments(parser)
     add_eval_data_argument(parser)
     args = parser.parse_args(argv)
+    check_split_arguments(parser, args)
     if not args.data.exists():
         parser.exit(2, f"selection_accuracy: error: --data {str(args.data)!r} does not exist\n")
     vit_only = [v for v in args.variants if v in VIT_ONLY]
@@ -364,8 +393,9 @@ def _normalize(x, mean, std):
     return (x.astype("float32") / 255.0 - np.asarray(mean, "float32")) / np.asarray(std, "float32")
 
 
-def linear_probe(model, train, held_out, epochs, seed, normalization="channel"):
-    """Held-out accuracy of a softmax classifier trained on ``model``'s frozen features (a ViT's class
+def linear_probe(model, train, evaluated, epochs, seed, normalization="channel"):
+    """``{name: accuracy}`` on each ``(x, y)`` of ``evaluated`` (``{name: (x, y)}``, e.g. the test
+    part) of a softmax classifier trained on ``model``'s frozen features of ``train`` (a ViT's class
     token, else the classifier's input) (images scaled as the recipe's ``normalization`` scales them)."""
     import keras
 
@@ -377,9 +407,11 @@ def linear_probe(model, train, held_out, epochs, seed, normalization="channel"):
         output = model.layers[-1].input
     features = keras.Model(model.input, output)
     mean, std = input_normalization(train[0], normalization)
-    f_train, f_val = (
-        features.predict(_normalize(x, mean, std), batch_size=256, verbose=0) for x in (train[0], held_out[0])
-    )
+
+    def read(x):
+        return features.predict(_normalize(x, mean, std), batch_size=256, verbose=0)
+
+    f_train = read(train[0])
     mu, sigma = f_train.mean(0), f_train.std(0) + 1e-6
     keras.utils.set_random_seed(seed)
     probe = keras.Sequential([keras.Input(f_train.shape[1:]), keras.layers.Dense(10)])
@@ -389,7 +421,10 @@ def linear_probe(model, train, held_out, epochs, seed, normalization="channel"):
         metrics=["accuracy"],
     )
     probe.fit((f_train - mu) / sigma, train[1], batch_size=256, epochs=epochs, verbose=0)
-    return float(probe.evaluate((f_val - mu) / sigma, held_out[1], verbose=0)[1])
+    return {
+        name: float(probe.evaluate((read(x) - mu) / sigma, y, verbose=0)[1])
+        for name, (x, y) in evaluated.items()
+    }
 
 
 def _describe(variant, model="vit"):
@@ -423,8 +458,8 @@ def teacher_id(run):
 
 #: What the ``indices`` of ``student_data`` and ``teacher_data`` count (issue 79).
 ORDER = (
-    "positions in load_cifar's seed-0 order of the training images left after the stratified 10% "
-    "hold-out (seed 0)"
+    "positions in bench_utils.load_split's seed-0 order of the training part of the fixed split "
+    "(bench_utils.cifar_split: apart from its validation and test parts)"
 )
 
 
@@ -432,8 +467,8 @@ def data_parts(data, available, student_train_size, teacher_train_size=None):
     """``(student_data, teacher_data)``: the images the students and the teachers train on, as the
     results record them (``{name, sha256, indices: [start, stop], order}``, the first two
     :func:`~benchmarks.bench_utils.data_provenance`'s of ``data``): the students' positions
-    ``[0, student_train_size)`` of the seeded order of the ``available`` training images, the
-    teachers' the next ``teacher_train_size`` (default all the rest): disjoint (issue 79)."""
+    ``[0, student_train_size)`` of the seeded order of the ``available`` images of the split's training
+    part, the teachers' the next ``teacher_train_size`` (default all the rest): disjoint (issue 79)."""
     teacher_train_size = available - student_train_size if teacher_train_size is None else teacher_train_size
     if (
         student_train_size < 1
@@ -455,13 +490,45 @@ def data_parts(data, available, student_train_size, teacher_train_size=None):
     )
 
 
-def part_images(train, part):
-    """The images of ``part`` (:func:`data_parts`) among ``train`` (the training images left after the
-    hold-out): ``load_cifar``'s seed-0 order, ``train_offset`` start, ``train_size`` stop - start."""
-    from keras_structinit.datasets import load_cifar
-
+def part_split(data, part, *, validation_size=0, test_size=None):
+    """:func:`~benchmarks.bench_utils.load_split` of the labelled set at ``data`` whose training images
+    are those of ``part`` (:func:`data_parts`): ``train_offset`` its start, ``train_size`` stop - start
+    (``validation_size``, ``test_size``: as ``load_split`` takes them)."""
     start, stop = part["indices"]
-    return load_cifar(train, validation_split=0.0, seed=0, train_size=stop - start, train_offset=start)[0]
+    return load_split(
+        data,
+        train_size=stop - start,
+        train_offset=start,
+        validation_size=validation_size,
+        test_size=test_size,
+    )
+
+
+def part_images(data, part):
+    """The ``(x, y)`` images of ``part`` (:func:`data_parts`) of the labelled set at ``data``."""
+    return part_split(data, part).train
+
+
+def split_accuracies(model, normalization, parts):
+    """``{"test_accuracy"[, "val_accuracy"]}``: ``model``'s accuracy on the test part of ``parts`` (a
+    :class:`~benchmarks.bench_utils.SplitData`) and on its validation images where it has them."""
+    found = {"test_accuracy": split_accuracy(model, normalization, parts.test)}
+    if parts.validation is not None:
+        found["val_accuracy"] = split_accuracy(model, normalization, parts.validation)
+    return found
+
+
+def accuracy_words(records):
+    """Where the accuracies of ``records`` (runs or teachers) come from, in words: ``"test accuracy"``
+    (the split's test part), ``"held-out accuracy"`` (recorded before issue 79), or both."""
+    tested = {"test_accuracy" in r for r in records}
+    if not tested:
+        return "accuracy"
+    if tested == {True}:
+        return "test accuracy"
+    if tested == {False}:
+        return "held-out accuracy"
+    return "accuracy (test part, held-out before issue 79)"
 
 
 def planned_teachers(args):
@@ -547,8 +614,8 @@ def render_markdown(data):
         lines.append(
             f"Teacher {tid}: {describe_model(cfg, 'teacher')}, trained "
             f"{cfg['teacher_epochs']} epochs on {cfg.get('teacher_train_size', 45000):,} images "
-            f"(seed {teacher.get('seed', 0)}): held-out accuracy "
-            f"{teacher['val_accuracy']:.4f} in {teacher['train_time_s'] / 60:.1f} min. "
+            f"(seed {teacher.get('seed', 0)}): {accuracy_words([teacher])} "
+            f"{accuracy_of(teacher):.4f} in {teacher['train_time_s'] / 60:.1f} min. "
             + teacher.get("note", "")
         )
     lines += ["", data_sentence(cfg), ""]
@@ -557,7 +624,13 @@ def render_markdown(data):
     )
     lines += [
         f"Students: {describe_model(cfg, 'student')}, fine-tuned {cfg['student_epochs']} epochs on "
-        f"{cfg['student_train_size']} images; accuracy on the 5,000 held-out images; seeds {data['seeds']}.",
+        + (
+            f"{cfg['student_train_size']:,} images; accuracy on the {split_note(cfg)}"
+            if "split" in cfg
+            # Recorded before issue 79: as the results said then.
+            else f"{cfg['student_train_size']} images; accuracy on the 5,000 held-out images"
+        )
+        + f"; seeds {data['seeds']}.",
         "Recipe (students; the teacher's without "
         + ", ".join(MIXING)
         + "): "
@@ -565,7 +638,12 @@ def render_markdown(data):
         + ", warmup 1/6 of the run. Linear probe (the paper's Table 9): of each student at initialization, "
         "before fine-tuning (so runs that differ only in distillation share it): softmax on standardized "
         f"frozen {'class-token' if model == 'vit' else 'pooled'} features, Adam 1e-3, "
-        f"{cfg['probe_epochs']} epochs, same images.",
+        f"{cfg['probe_epochs']} epochs, "
+        + (
+            "trained on the students' images, evaluated where the fine-tuned students are."
+            if "split" in cfg
+            else "same images."
+        ),
         "",
     ]
     if selected:  # recorded from issue 60 on
@@ -585,7 +663,7 @@ def render_markdown(data):
         of_variant = [r for r in data["runs"] if r["variant"] == variant]
         for generation in sorted({_generation(teacher_id(r)) for r in of_variant}):
             runs = [r for r in of_variant if _generation(teacher_id(r)) == generation]
-            acc = np.array([r["val_accuracy"] for r in runs]) * 100
+            acc = np.array([accuracy_of(r) for r in runs]) * 100
             probe = np.array([r["probe_accuracy"] for r in runs]) * 100
             tids = ", ".join(sorted({teacher_id(r) for r in runs}))
             rows.append(
@@ -606,7 +684,7 @@ def render_markdown(data):
                 ("init", "variant"),
                 ("teacher", "teacher"),
                 ("selection options", "options"),
-                ("held-out acc. % (mean ± std)", "fine-tuned"),
+                (f"{accuracy_words(data['runs']).replace('accuracy', 'acc.')} % (mean ± std)", "fine-tuned"),
                 ("linear probe at init. %", "probe"),
                 ("seeds", "n"),
                 ("paper (ViT-T, CIFAR-100)", "paper"),
@@ -626,20 +704,31 @@ def main(argv=None):
 
     import keras
 
-    from keras_structinit.datasets import load_cifar
     from keras_structinit.recipes.progress import ProgressLog
 
     recipe = dict(RECIPE, batch_size=args.batch_size, learning_rate=args.lr)
     json_path = args.out / f"{args.name}.json"
-    train, held_out = load_cifar(str(args.data), validation_split=0.1, seed=0)
-    print(f"Data: {len(train[0])} training / {len(held_out[0])} held-out images", flush=True)
     provenance = data_provenance(args.data)
     try:
+        # The students' images (positions [0, S) of the training part's seeded order), the test part
+        # and the validation images asked for (issue 79: the test part chooses nothing).
+        parts = load_split(
+            args.data,
+            train_size=args.student_train_size,
+            validation_size=args.validation_size,
+            test_size=args.test_size,
+        )
         student_data, teacher_data = data_parts(
-            provenance, len(train[0]), args.student_train_size, args.teacher_train_size
+            provenance, parts.record["train"]["size"], args.student_train_size, args.teacher_train_size
         )
     except ValueError as err:
         sys.exit(f"selection_accuracy: error: {err}")
+    print(
+        f"Data: {len(parts.train[0]):,} students' images of the split's {parts.record['train']['size']:,} "
+        f"training images, the teachers' {teacher_data['indices']}; {len(parts.test[0]):,} test images"
+        + (f", {len(parts.validation[0]):,} validation images" if parts.validation is not None else ""),
+        flush=True,
+    )
     config = {
         **architecture(args),
         "teacher_epochs": args.teacher_epochs,
@@ -648,7 +737,9 @@ def main(argv=None):
         "probe_epochs": args.probe_epochs,
         "recipe": {k: list(v) if isinstance(v, tuple) else v for k, v in recipe.items()},
         "data": provenance,
-        "held_out": "stratified 10% of the training split, seed 0",
+        # Issue 79: the fixed split (the test part's digest among it); the students' images are its
+        # ``used.train``, the teachers' each teacher's ``images``.
+        "split": parts.record,
         "teacher_train_size": teacher_data["indices"][1] - teacher_data["indices"][0],
         # Issue 79: the teachers' images are disjoint from the students', one teacher per seed.
         "student_data": student_data,
@@ -657,8 +748,9 @@ def main(argv=None):
     }
     data, save = resumable_results(args.out, args.name, config, render_markdown)
     data["seeds"] = args.seeds
-    x_small, y_small = part_images(train, student_data)
+    x_small, y_small = parts.train
     teachers = teachers_of(data)
+    teacher_parts = []  # the teachers' images, loaded when the first teacher is trained
     done = {
         (r["variant"], r["seed"], teacher_id(r) if uses_teacher(r["variant"]) else None) for r in data["runs"]
     }
@@ -694,11 +786,13 @@ def main(argv=None):
                 f"{teacher_data['indices']} (the students': {student_data['indices']})",
                 flush=True,
             )
+            if not teacher_parts:
+                teacher_parts.append(part_split(args.data, teacher_data, test_size=1))
             history, seconds = _fit(
                 teacher,
-                part_images(train, teacher_data),
+                teacher_parts[0].train,
                 args.teacher_epochs,
-                held_out,
+                None,
                 seed,
                 ProgressLog(),
                 {k: v for k, v in recipe.items() if k not in MIXING},
@@ -708,7 +802,10 @@ def main(argv=None):
             record = {
                 "seed": seed,
                 "data": teacher_data,
-                "val_accuracy": float(history.history["val_accuracy"][-1]),
+                # The digest of the teacher's images (indices into the labelled set; the students'
+                # are the config's split.used.train).
+                "images": teacher_parts[0].record["used"]["train"],
+                **split_accuracies(teacher, history.normalization, parts),
                 "train_time_s": seconds,
                 "history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
                 "path": path.name,  # beside the results; where is this machine's business
@@ -730,9 +827,8 @@ def main(argv=None):
                 f"selection_accuracy: error: {path} is none of the teachers of seed {seed} recorded in "
                 f"{json_path}"
             )
-        print(
-            f"Teacher {tid} (seed {seed}): held-out accuracy {teachers[tid]['val_accuracy']:.4f}", flush=True
-        )
+        words, value = accuracy_words([teachers[tid]]), accuracy_of(teachers[tid])
+        print(f"Teacher {tid} (seed {seed}): {words} {value:.4f}", flush=True)
         return teacher, tid
 
     for seed in args.seeds:
@@ -749,40 +845,45 @@ def main(argv=None):
                     f"{100 * init_record['selected_fraction']:.1f} % of the student's variables selected",
                     flush=True,
                 )
+            evaluated = {"test": parts.test}
+            if parts.validation is not None:
+                evaluated["validation"] = parts.validation
             probe = linear_probe(
                 student,
                 (x_small, y_small),
-                held_out,
+                evaluated,
                 args.probe_epochs,
                 seed,
                 recipe.get("normalization", "channel"),
             )
-            print(f"[{variant} seed {seed}] linear probe {probe:.4f}", flush=True)
+            print(f"[{variant} seed {seed}] linear probe {probe['test']:.4f} (test part)", flush=True)
             history, seconds = _fit(
                 student,
                 (x_small, y_small),
                 args.student_epochs,
-                held_out,
+                None,
                 seed,
                 ProgressLog(),
                 recipe,
                 teacher=teacher if variant in DISTILLED else None,
                 mode=DISTILLED.get(variant, "logits"),
             )
-            acc = float(history.history["val_accuracy"][-1])
+            measured = split_accuracies(student, history.normalization, parts)
             print(
-                f"[{variant} seed {seed}] held-out accuracy {acc:.4f} after {seconds / 60:.1f} min",
+                f"[{variant} seed {seed}] test accuracy {measured['test_accuracy']:.4f} after "
+                f"{seconds / 60:.1f} min",
                 flush=True,
             )
             run = {
                 "variant": variant,
                 "seed": seed,
                 **({"teacher_id": tid} if uses_teacher(variant) else {}),
-                "val_accuracy": acc,
-                "probe_accuracy": probe,
+                **measured,
+                "probe_accuracy": probe["test"],
+                **({"probe_val_accuracy": probe["validation"]} if "validation" in probe else {}),
                 **init_record,
                 "train_time_s": seconds,
-                "val_accuracy_per_epoch": [float(v) for v in history.history["val_accuracy"]],
+                "train_accuracy": float(history.history["accuracy"][-1]),
                 # Issue 79: the images this run's student and its seed's teacher trained on.
                 "student_data": student_data,
                 "teacher_data": teacher_data,
@@ -820,8 +921,9 @@ PAIRS = (
 
 
 def comparisons(name, data):
-    """The differences the verdict rests on (:data:`PAIRS` of held-out accuracy, then selection
-    above random init in the linear probe at init), as Comparisons in points."""
+    """The differences the verdict rests on (:data:`PAIRS` of the reported accuracy,
+    :func:`~benchmarks.bench_utils.accuracy_of`: the test part's, held-out before issue 79; then
+    selection above random init in the linear probe at init), as Comparisons in points."""
     runs = {}
     for r in data["runs"]:
         runs.setdefault(r["variant"], []).append(r)
@@ -840,25 +942,25 @@ def comparisons(name, data):
 def _selection(data, name="selection_accuracy"):
     accs, probes = {}, {}
     for r in data["runs"]:
-        accs.setdefault(r["variant"], []).append(r["val_accuracy"])
+        accs.setdefault(r["variant"], []).append(accuracy_of(r))
         probes.setdefault(r["variant"], []).append(r["probe_accuracy"])
     text = "; ".join(f"{v} {ms(a, 100)} % (probe {ms(probes[v], 100)})" for v, a in accs.items())
-    return "held-out accuracy: " + text, verdict_of(comparisons(name, data))
+    return f"{accuracy_words(data['runs'])}: " + text, verdict_of(comparisons(name, data))
 
 
 def _figure_selection_methods(data, plt):
     variants = list(dict.fromkeys(r["variant"] for r in data["runs"]))
     fig, ax = plt.subplots(figsize=(5.5, 3.4))
-    fields = (("fine-tuned", "val_accuracy"), ("linear probe at init", "probe_accuracy"))
+    fields = (("fine-tuned", accuracy_of), ("linear probe at init", lambda r: r["probe_accuracy"]))
     bars(
         ax,
         {
-            field: [[100 * r[key] for r in data["runs"] if r["variant"] == v] for v in variants]
-            for field, key in fields
+            field: [[100 * value(r) for r in data["runs"] if r["variant"] == v] for v in variants]
+            for field, value in fields
         },
         variants,
     )
-    ax.set_ylabel("held-out accuracy (%)")
+    ax.set_ylabel(f"{accuracy_words(data['runs'])} (%)")
     ax.set_title("Weight selection (paper: selection > random init, probe 13.5 -> 28.2)", fontsize=8)
     return fig
 
@@ -883,8 +985,10 @@ SUITE = {
             script="selection_accuracy.py",
             # One process (each seed's teacher is trained first, then that seed's students read it): three
             # ViT-384/6 teachers (one per seed, issue 79), each 2 epochs on the 20,000 images at positions
-            # [3,000, 23,000) of the seeded order; ViT-192/3 students, 10 epochs on the 3,000 at [0, 3,000)
-            # (patch 8): the teachers never see the students' images (the module's docstring says why).
+            # [3,000, 23,000) of the seeded order of the split's 40,000-image training part; ViT-192/3
+            # students, 10 epochs on the 3,000 at [0, 3,000) (patch 8): the teachers never see the
+            # students' images (the module's docstring says why). Students, probes and teachers are
+            # evaluated once, on the split's whole test part (5,000 images that chose nothing).
             args=(
                 "--backend",
                 "torch",
@@ -913,8 +1017,11 @@ SUITE = {
             # Estimate (issue 79): the run of 2026-11-28 took 79.2 min, one teacher 5.7 of it and 18
             # students 71.5; three teachers of ~4.4 min each (selection_five_seeds' and selection_mimetic's,
             # 2026-12-01) make it ~87 min on 2 cores, each distilled student ~9.5 min. Over the ~30 min of
-            # most entries: its 18 students are the cost, not the teachers.
-            minutes=87,
+            # most entries: its 18 students are the cost, not the teachers. The split (issue 79, point 5)
+            # evaluates each student once on the 5,000 test images where it evaluated 5,000 held-out
+            # images after each of its 10 epochs (a pass over them took 10-15 % of an epoch's training,
+            # 2026-12-02, the machine under load), and each teacher once instead of twice: ~80 min.
+            minutes=80,
             estimated=True,
             eval_data=True,
             figures=("selection_methods",),
@@ -956,8 +1063,9 @@ SUITE = {
             paper="ViT-T on CIFAR-100 from ImageNet-21K ViT-S: random 72.3 -> selection 81.4 %; linear "
             "probe at init 13.5 -> 28.2 (Tables 1 and 9)",
             # Estimate (issue 79): 16.5 min on 2026-12-01 (2-core Intel Xeon) with one teacher of 4.3 min and
-            # students ~1.2 each; five teachers of ~4.4 min make it ~34 min.
-            minutes=34,
+            # students ~1.2 each; five teachers of ~4.4 min make it ~34 min, one evaluation of each
+            # student on the test part instead of one after each epoch (selection_accuracy's note) ~32.
+            minutes=32,
             estimated=True,
             eval_data=True,
             depends=("keras_structinit/baseline",),
@@ -995,8 +1103,9 @@ SUITE = {
             "magnitude pruning 73.8, random init 72.3 (Table 7)",
             # Estimate (issue 79): three teachers of ~4.4 min (2026-12-01, the machine otherwise idle; one
             # took 16.4-20.5 min on the busy machine of 2026-11-27/28), 15 students of ~1.2 min and their
-            # linear probes: ~33 min, more on a busy machine.
-            minutes=35,
+            # linear probes: ~33 min, more on a busy machine; ~31 with one evaluation of each student on
+            # the test part instead of one after each epoch (selection_accuracy's note).
+            minutes=33,
             estimated=True,
             eval_data=True,
             depends=("keras_structinit/baseline",),  # the trunc-normal init variant
@@ -1010,11 +1119,12 @@ SUITE = {
             # Issue 60: a family no hand-written plan covers. keras.applications MobileNetV2 at 32x32
             # (weights=None); students alpha 0.5, random init vs uniform selection by the derived plan,
             # 10 epochs on the 3,000 images at [0, 3,000), like the ViT entries'. Issue 79: three alpha-1.0
-            # teachers, one per seed, each 4 epochs on the other 42,000 images, [3,000, 45,000) (1,313
-            # steps; at 32x32 it learns slowly: the earlier single teacher had 19.6 % held-out accuracy
-            # after 2 of 6 epochs on 45,000 and 30.7 % after 6). Before issue 79 one teacher of 6 epochs on
-            # all 45,000 images (the students' among them) took 10.1 min; three of 6 epochs on 42,000
-            # would take ~28 min, so 4 epochs keep the entry near 30 min.
+            # teachers, one per seed, each 4 epochs on the other 37,000 images of the split's 40,000-image
+            # training part, [3,000, 40,000) (1,157 steps; at 32x32 it learns slowly: the earlier single
+            # teacher had 19.6 % held-out accuracy after 2 of 6 epochs on 45,000 and 30.7 % after 6).
+            # Before issue 79 one teacher of 6 epochs on all 45,000 images (the students' among them) took
+            # 10.1 min; three of 6 epochs on 37,000 would take ~25 min, so 4 epochs keep the entry near
+            # 30 min.
             args=(
                 "--name",
                 "selection_derived",
@@ -1023,7 +1133,7 @@ SUITE = {
                 "--backend",
                 "torch",
                 "--teacher-train-size",
-                "42000",
+                "37000",
                 "--teacher-epochs",
                 "4",
                 "--student-train-size",
@@ -1048,8 +1158,10 @@ SUITE = {
             # On a busy machine torch's two threads stall on MobileNetV2's many small ops (niced under
             # load: 10 s a teacher step on 2 threads, 0.31 s on 1).
             # Issue 79's estimate from the run of 2026-11-28 (17.8 min: teacher 10.1, six students with
-            # their probes and the data 7.7): three teachers of 42,000 x 4 epochs, 6.3 min each, ~27 min.
-            minutes=27,
+            # their probes and the data 7.7): three teachers of 42,000 x 4 epochs, 6.3 min each, ~27 min;
+            # on the split's 37,000 x 4 (5.6 min each), the students evaluated once on the test part
+            # instead of after each epoch (1.7 s a pass): ~24 min.
+            minutes=24,
             estimated=True,
             eval_data=True,
             figures=("selection_methods",),
@@ -1070,6 +1182,8 @@ SUITE = {
                 "1",
                 "--probe-epochs",
                 "2",
+                "--test-size",
+                "500",
                 "--variants",
                 "random_init",
                 "uniform",
@@ -1084,8 +1198,9 @@ SUITE = {
             name="selection_accuracy",
             script="selection_accuracy.py",
             # ViT-S-shaped teachers (384/12/6) trained here, one per seed, ViT-T students (192/12/3), patch 4
-            # on 32x32, both 100 epochs, the paper's batch 512 and lr 2e-3. Issue 79: the students on 22,500
-            # of the 45,000 training images, the teachers on the other 22,500 (disjoint).
+            # on 32x32, both 100 epochs, the paper's batch 512 and lr 2e-3. Issue 79: the students on 20,000
+            # of the split's 40,000 training images, the teachers on the other 20,000 (disjoint); accuracy
+            # on its 5,000 test images.
             args=(
                 "--patch-size",
                 "4",
@@ -1098,9 +1213,9 @@ SUITE = {
                 "--student-epochs",
                 "100",
                 "--student-train-size",
-                "22500",
+                "20000",
                 "--teacher-train-size",
-                "22500",
+                "20000",
                 "--batch-size",
                 "512",
                 "--lr",
@@ -1120,9 +1235,9 @@ SUITE = {
             "(Tables 1, 3, 9; Sec. 5.4)",
             paper="ViT-T on CIFAR-100 from ImageNet-21K ViT-S: random 72.3 -> selection 81.4 %; without "
             "consistency 77.4; distillation 78.4, selection + distillation 83.9",
-            # Estimate: 10 h with one teacher and students on 45,000 images; three teachers on 22,500 and
-            # students on 22,500 are ~0.55x its image-epochs.
-            minutes=6 * 60,
+            # Estimate: 10 h with one teacher and students on 45,000 images; three teachers on 20,000 and
+            # students on 20,000 are ~0.5x its image-epochs.
+            minutes=5 * 60,
             estimated=True,
             eval_data=True,
             figures=("selection_methods",),

@@ -45,14 +45,15 @@ def test_entry_declares_models_variants_and_seeds():
     assert args[args.index("--variants") + 1 : args.index("--seeds")] == ["random_init", "uniform"]
     assert args[args.index("--seeds") + 1 :] == ["0", "1", "2"]
     assert bench.estimated and bench.minutes > 0
-    # Issue 79: one teacher per seed, on the 42,000 images the students' 3,000 leave.
+    # Issue 79: one teacher per seed, on the 37,000 images of the split's 40,000-image training part
+    # the students' 3,000 leave.
     assert bench.artifacts == tuple(f"{NAME}_teacher_seed{s}.keras" for s in range(3))
     assert "keras_structinit/selection" in bench.dependencies
     parsed = sa.parse_args([*args, "--data", str(REPO_ROOT)])  # any existing path passes the check
     assert (parsed.teacher_alpha, parsed.student_alpha) == (1.0, 0.5)
-    assert (parsed.student_train_size, parsed.teacher_train_size, parsed.teacher_epochs) == (3000, 42000, 4)
-    student_data, teacher_data = sa.data_parts({"name": "x"}, 45000, 3000, parsed.teacher_train_size)
-    assert student_data["indices"] == [0, 3000] and teacher_data["indices"] == [3000, 45000]
+    assert (parsed.student_train_size, parsed.teacher_train_size, parsed.teacher_epochs) == (3000, 37000, 4)
+    student_data, teacher_data = sa.data_parts({"name": "x"}, 40000, 3000, parsed.teacher_train_size)
+    assert student_data["indices"] == [0, 3000] and teacher_data["indices"] == [3000, 40000]
     config = sa.architecture(parsed)
     assert config["model"] == "mobilenet_v2" and "patch_size" not in config
     smoke = sa.parse_args([*bench.smoke_args, "--data", str(REPO_ROOT)])
@@ -98,9 +99,12 @@ def test_tiny_run_starts_the_uniform_student_from_the_teachers_uniform_slices(tm
     assert sorted(runs) == ["random_init", "uniform"]
     uniform, random_init = runs["uniform"], runs["random_init"]
     assert uniform["teacher_id"] == "T0" and uniform["selection_family"] == "derived"
-    assert uniform["teacher_data"]["indices"] == [32, 90] and uniform["student_data"]["indices"] == [0, 32]
+    # The split's 80 training images of 100 (10 validation, 10 test): the teacher takes the 48 left.
+    assert uniform["teacher_data"]["indices"] == [32, 80] and uniform["student_data"]["indices"] == [0, 32]
     assert "selected_fraction" not in random_init and "teacher_id" not in random_init
-    assert 0 <= uniform["val_accuracy"] <= 1 and 0 <= uniform["probe_accuracy"] <= 1
+    assert 0 <= uniform["test_accuracy"] <= 1 and 0 <= uniform["probe_accuracy"] <= 1
+    assert "val_accuracy" not in uniform  # no validation images by default: nothing is chosen
+    assert data["config"]["split"]["test"]["size"] == 10
 
     # The students a run starts from, rebuilt: the records name these weights.
     teacher = keras.saving.load_model(out / sa.teacher_file(NAME, 0), compile=False)
@@ -130,4 +134,4 @@ def test_tiny_run_starts_the_uniform_student_from_the_teachers_uniform_slices(tm
     (comparison, *_) = sa.comparisons(NAME, data)
     assert comparison.label == "uniform − random_init" and comparison.seeds == [0]
     headline, _ = sa.headline(NAME, data)
-    assert headline.startswith("held-out accuracy: random_init")
+    assert headline.startswith("test accuracy: random_init")

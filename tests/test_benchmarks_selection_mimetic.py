@@ -60,7 +60,8 @@ def test_tiny_run_records_the_three_students_paired_by_seed(tmp_path):
     labels = [c.label for c in sm.comparisons("selection_mimetic", data)]
     assert labels == [f"uniform − {sm.VARIANT}", f"{sm.VARIANT} − random_init"]
     line, verdict = sm.headline("selection_mimetic", data)
-    assert line.startswith("held-out accuracy: random_init ") and verdict in ("yes", "no", "within noise")
+    assert line.startswith("test accuracy: random_init ") and verdict in ("yes", "no", "within noise")
+    assert all("test_accuracy" in r for r in data["runs"]) and "split" in data["config"]
     assert sm.VARIANT not in sa.VARIANTS
 
 

@@ -86,10 +86,28 @@ def test_tiny_run_records_the_plain_recipe_and_pairs_with_the_authors_setup(tmp_
     assert not setup.counts and setup.seeds == [0]
     # Both files' runs record one commit: judged on the same code (a single seed cannot be paired).
     assert not setup.mixed_code and setup.why_unpaired == "fewer than 2 seeds with both"
-    expected = 100 * (theirs["random_init"]["val_accuracy"] - ours["random_init"]["val_accuracy"])
+    expected = 100 * (theirs["random_init"]["test_accuracy"] - ours["random_init"]["test_accuracy"])
     assert setup.differences.tolist() == pytest.approx([expected])
     headline, verdict = ss.headline("selection_setup", data)
     assert headline.startswith("plain setup: random_init") and "authors' setup − plain" in headline
     assert verdict in (None, "yes", "no", "within noise")
     text = (out / "selection_setup.md").read_text()
     assert "## Against the authors' settings" in text and "random_init: authors' setup − plain" in text
+
+
+def test_the_authors_runs_are_attached_only_when_both_report_on_one_split(tmp_path, monkeypatch):
+    """selection_table7 re-run on issue 79's split and selection_setup not (or the other way): their
+    accuracies come from other images, so the setups are not compared."""
+    monkeypatch.setattr(ss, "render_markdown", lambda data: "")
+    run = {"variant": "random_init", "seed": 0, "test_accuracy": 0.3}
+    ours = {"config": {"recipe": {}, "split": {"test": {"sha256": "a"}}}, "runs": [run]}
+    theirs = {"config": {"recipe": dict(sa.RECIPE)}, "runs": [dict(run, val_accuracy=0.3)]}
+    path, authors_path = tmp_path / "selection_setup.json", tmp_path / f"{ss.AUTHORS}.json"
+    path.write_text(json.dumps({**ours, "authors_setup": {"runs": []}}))  # attached by an earlier run
+    authors_path.write_text(json.dumps(theirs))
+    ss.attach_authors_setup(path, authors_path)
+    assert "authors_setup" not in json.loads(path.read_text())
+    theirs["config"]["split"] = ours["config"]["split"]
+    authors_path.write_text(json.dumps(theirs))
+    ss.attach_authors_setup(path, authors_path)
+    assert json.loads(path.read_text())["authors_setup"]["runs"] == theirs["runs"]

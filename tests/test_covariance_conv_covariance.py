@@ -308,9 +308,11 @@ def test_on_other_models_the_default_is_announced_in_one_line():
     (warning,) = [w for w in record if "conv-cov" in str(w.message)]
     message = str(warning.message)
     assert "\n" not in message and "mobile_cnn" in message and "3x3, 5x5" in message
-    assert "preset cifar-p2's schedule with each layer's samples scaled" in message
-    with pytest.warns(UserWarning, match="the preset's own scale"):
-        ks.apply_conv_covariance(model, seed=0, scale="preset")
+    said = {"preset": "the preset's own scale", "matched": "each layer's samples scaled"}
+    assert f"preset cifar-p2's schedule with {said[cc_module.OTHER_MODELS_SCALE]}" in message
+    for scale, words in said.items():
+        with pytest.warns(UserWarning, match=words):
+            ks.apply_conv_covariance(model, seed=0, scale=scale)
     convmixer = ks.models.convmixer(8, 2, kernel_size=3, num_classes=2, input_shape=(8, 8, 3))
     import warnings
 
@@ -325,7 +327,8 @@ def test_the_init_form_resolves_auto_per_model_and_reports_it():
     assert [(p.name, p.value) for p, _ in parts] == [("conv-cov", "cifar-p2")]
     with pytest.warns(UserWarning, match="conv-cov"):
         parts = apply_parts(mobile_cnn(), "conv-cov", seed=0)
-    assert [(p.name, p.value) for p, _ in parts] == [("conv-cov", cc_module.OTHER_MODELS_SCALE)]
+    resolved = {"preset": "cifar-p2", "matched": "matched"}[cc_module.OTHER_MODELS_SCALE]
+    assert [(p.name, p.value) for p, _ in parts] == [("conv-cov", resolved)]
     assert [(p.name, p.value) for p in ks.parse_init_spec("conv-cov:matched")] == [("conv-cov", "matched")]
 
 

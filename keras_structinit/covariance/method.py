@@ -13,7 +13,8 @@ from keras_structinit.methods import (
 
 #: The argument of ``conv-cov``: a preset (sampled at the paper's own scale), ``matched`` (the
 #: default preset's schedule, each layer scaled to its kernel's own variance) or, when the spec
-#: omits it, ``auto`` (the preset on an isotropic ConvMixer, the better-measured scale elsewhere).
+#: omits it, ``auto`` (the preset on an isotropic ConvMixer; elsewhere the scale measured best,
+#: :data:`~keras_structinit.covariance.apply.OTHER_MODELS_SCALE`, today the preset's own too).
 MATCHED, AUTO = "matched", "auto"
 
 
@@ -26,14 +27,16 @@ def _preset(text):
 
 
 def _resolve(model, value):
-    """``auto`` -> ``cifar-p2`` on an isotropic ConvMixer-like model, the better-measured
-    scale elsewhere (:data:`~keras_structinit.covariance.apply.OTHER_MODELS_SCALE`)."""
+    """``auto`` -> ``cifar-p2`` on an isotropic ConvMixer-like model; elsewhere ``cifar-p2`` or
+    ``matched``, as :data:`~keras_structinit.covariance.apply.OTHER_MODELS_SCALE` says."""
     if value != AUTO:
         return value
     from keras_structinit.covariance.apply import OTHER_MODELS_SCALE, presets_fit
     from keras_structinit.engine.walker import find_kernels
 
-    return "cifar-p2" if presets_fit(find_kernels(model)) else OTHER_MODELS_SCALE
+    if presets_fit(find_kernels(model)) or OTHER_MODELS_SCALE == "preset":
+        return "cifar-p2"
+    return MATCHED
 
 
 def _conv_cov(model, value, *, data, seed):
@@ -96,7 +99,7 @@ METHOD = Method(
         InitForm(
             "conv-cov",
             "ConvCovariance on depthwise kernels (Trockman et al. 2023, Eq. 10-11); PRESET or matched "
-            "(the kernel's own variance); default auto: the preset on isotropic ConvMixers only",
+            "(the kernel's own variance); default auto: cifar-p2 (measured elsewhere too)",
             _conv_cov,
             "spatial",
             arg="PRESET",
