@@ -20,7 +20,7 @@ import numpy as np
 from keras_structinit import methods
 from keras_structinit.engine.freezing import freeze_spatial
 from keras_structinit.engine.walker import iter_layers, own_variables
-from keras_structinit.methods import apply_parts, load_parts, parse_init_spec
+from keras_structinit.methods import apply_parts, expand_parts, load_parts, parse_init_spec
 from keras_structinit.methods.inspection import record_initializers
 from keras_structinit.models.spec import model_from
 from keras_structinit.recipes.training_data import scaled_images
@@ -57,6 +57,8 @@ class InitReport:
     rows: list = field(default_factory=list)
     frozen: list = field(default_factory=list)
     found: list = field(default_factory=list)  # markdown lines: what the forms' own selectors found
+    resolved: str | None = None  # the concrete spec a form choosing per model (auto) stood for
+    choices: list = field(default_factory=list)  # its lines: per structure group, what and why
 
     def kinds(self):
         """``[{"kind", "layers", "variables"}]``: per layer class, how many layers and variables changed
@@ -70,10 +72,16 @@ class InitReport:
         return [{**k, "layers": len(k["layers"])} for k in kinds.values()]
 
     def to_markdown(self):
+        resolved = f" -> `{self.resolved}`" if self.resolved not in (None, self.spec) else ""
         lines = [
             f"# structinit init: {self.model} -> {self.out}",
             "",
-            f"Init `{self.spec}` (seed {self.seed}): {len(self.rows)} variables of "
+            *(
+                [f"Init `{self.spec}` chose, per structure group:", *(f"- {c}" for c in self.choices), ""]
+                if self.choices
+                else []
+            ),
+            f"Init `{self.spec}`{resolved} (seed {self.seed}): {len(self.rows)} variables of "
             f"{len({_layer_key(r) for r in self.rows})} layers written"
             + (f"; {len(self.frozen)} kernels frozen." if self.frozen else "."),
             "",
@@ -135,6 +143,8 @@ def init_model(
     if not str(out).endswith(".keras"):
         raise ValueError(f"--out must be a .keras path. Received: {out!r}")
     needs = [p.name for p in parts if p.form.needs_data]
+    if any(p.form.expand is not None for p in parts) and data is not None:
+        needs = [p.name for p in parts]  # a form choosing per model reads the images given
     if needs and data is None:
         raise ValueError(
             f"--init {', '.join(needs)} measures images: pass --data (an .npz, an ImageFolder "
@@ -173,9 +183,9 @@ def _found(net, parts):
 
 
 def _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, input_shape, classes, needs):
-    run_parts = load_parts(parts)
     net = model_from(model, input_shape=input_shape, classes=classes)
     images = None if not needs else scaled_images(data, data_scaling, seed, "--data")
+    run_parts, resolved, choices = expand_parts(net, load_parts(parts), data=images)
     layer_of = {id(v): layer for layer in [*iter_layers(net), net] for v in own_variables(layer)}
     by_path = {v.path: v for v in net.weights}
     before = {path: _stats(v) for path, v in by_path.items()}
@@ -204,7 +214,15 @@ def _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, inp
             }
         )
     result = InitReport(
-        model=model, out=out, spec=spec, seed=seed, rows=rows, frozen=frozen, found=_found(net, run_parts)
+        model=model,
+        out=out,
+        spec=spec,
+        seed=seed,
+        rows=rows,
+        frozen=frozen,
+        found=_found(net, run_parts),
+        resolved=resolved,
+        choices=choices,
     )
     with atomic_path(out) as tmp:
         net.save(tmp)

@@ -8,13 +8,36 @@ def _default(model, value, *, data, seed):
     return []
 
 
+def _auto(model, value, *, data, seed):
+    from keras_structinit.core.auto import apply
+
+    return apply(model, value, data=data, seed=seed)
+
+
+def _expand_auto(model, value, *, data, teacher):
+    from keras_structinit.core.auto import expand
+
+    return expand(model, value, data=data, teacher=teacher)
+
+
 METHOD = Method(
     name="core",
     title="the builders' own initialization; initializing any model by spec, freezing, redrawing",
     paper="none: the package's own functions",
     package=__package__,
     docs="docs/initialize.md",
-    forms=(InitForm("default", "the model builder's own initialization", _default, "weights", alone=True),),
+    forms=(
+        InitForm("default", "the model builder's own initialization", _default, "weights", alone=True),
+        InitForm(
+            "auto",
+            "the inits the shipped evidence supports for the model's structures, the papers' baseline "
+            "elsewhere (one line each says why); resolves to a concrete spec",
+            _auto,
+            "weights",
+            alone=True,
+            expand=_expand_auto,
+        ),
+    ),
     exports={
         "freeze_spatial": "keras_structinit.engine.freezing",
         "reinitialize": "keras_structinit.engine.reinit",

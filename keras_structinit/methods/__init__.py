@@ -10,7 +10,8 @@ included). What is imported from here lives in its own module:
   :class:`Command`, :class:`Inspector`), the ``parse`` helpers of a form's argument, and the
   discovery of the records (:func:`records` and what derives from them);
 * :mod:`.init_spec`: the init-spec grammar (:func:`parse_init_spec`, :class:`InitPart`) and applying
-  a spec (:func:`initialize`, :func:`apply_parts`);
+  a spec (:func:`initialize`, :func:`apply_parts`, :func:`expand_parts`: a form choosing a spec per
+  model replaced by the spec it chooses);
 * :mod:`.paper_setups`: :class:`PaperSetup`, :data:`RUN_SETTINGS` and the departures setups share
   (:data:`HELD_OUT_NOTE`, :data:`CONVMIXER_PIPELINE_NOTES`);
 * ``core/method.py``: the core's own record (the ``default`` form and the functions that act on any
@@ -24,6 +25,7 @@ from keras_structinit.methods.init_spec import (
     InitPart,
     apply_parts,
     check_parts,
+    expand_parts,
     form_usage,
     initialize,
     load_parts,
@@ -78,6 +80,7 @@ __all__ = [
     "commands",
     "count",
     "existing_file",
+    "expand_parts",
     "figure_names",
     "finite_number",
     "form_usage",

@@ -135,7 +135,7 @@ def part_seeds(seed, count):
     return seeds
 
 
-def initialize(model, spec, *, data=None, seed=None):
+def initialize(model, spec, *, data=None, seed=None, teacher=None):
     """Applies an init spec to a built ``model``; returns the variable paths written, in order.
 
     Args:
@@ -146,12 +146,15 @@ def initialize(model, spec, *, data=None, seed=None):
         data: images ``(N, H, W, C)`` as the model's input is scaled, for the
             forms that measure them (:attr:`InitForm.needs_data`).
         seed: ``None`` or an int; each later form gets a seed derived from it.
+        teacher: a teacher ``.keras`` path, read by a form that chooses per model
+            (:attr:`InitForm.expand`, ``auto``); ``None`` for none.
 
     Example:
         >>> model = keras.applications.ConvNeXtTiny(weights=None, input_shape=(32, 32, 3), classes=10)
         >>> paths = keras_structinit.initialize(model, spec, seed=0)  # spec: see docs/initialize.md
     """
-    paths = [path for _, written in apply_parts(model, spec, data=data, seed=seed) for path in written]
+    applied = apply_parts(model, spec, data=data, seed=seed, teacher=teacher)
+    paths = [path for _, written in applied for path in written]
     return list(dict.fromkeys(paths))
 
 
@@ -172,15 +175,29 @@ def _spec_parts(spec):
     )
 
 
-def apply_parts(model, spec, *, data=None, seed=None):
+def expand_parts(model, spec, *, data=None, teacher=None):
+    """``(parts, spec text, lines)``: the parts of ``spec``, a form that stands for a spec chosen per
+    model (:attr:`InitForm.expand`, which stands alone) replaced by that spec's parts (arguments
+    loaded), the concrete spec and the lines saying why; ``spec`` as given (text: ``None`` for a
+    list of parts) and ``[]`` otherwise."""
+    parts = _spec_parts(spec)
+    expanding = [p for p in parts if p.form.expand is not None]
+    if not expanding:
+        return parts, spec if isinstance(spec, str) else None, []
+    text, lines = expanding[0].form.expand(model, expanding[0].value, data=data, teacher=teacher)
+    return load_parts(parse_init_spec(text)), text, list(lines)
+
+
+def apply_parts(model, spec, *, data=None, seed=None, teacher=None):
     """:func:`initialize`, returning ``[(part, paths it wrote), ...]`` in the order applied (what
     ``structinit init`` reports: the form that last wrote a variable is its initializer).
 
     A part whose form has a ``resolve`` is returned with the argument it resolved to on ``model``
-    (``conv-cov``'s ``auto``: ``cifar-p2`` or ``matched``). All or nothing: where a form refuses
+    (e.g. an argument ``auto`` standing for a preset chosen per model). All or nothing: where a form refuses
     the model (an error from any part), every variable's value and ``trainable`` flag are
-    restored before the error propagates."""
-    parts = _spec_parts(spec)
+    restored before the error propagates. A form that chooses a spec per model (``auto``) is
+    replaced by the parts it chooses (:func:`expand_parts`)."""
+    parts, _, _ = expand_parts(model, spec, data=data, teacher=teacher)
     seed = validation.optional(validation.random_seed, seed, "seed")
     parts = [InitPart(p.form, p.form.resolve(model, p.value)) if p.form.resolve else p for p in parts]
     missing = [p.name for p in parts if p.form.needs_data and data is None]

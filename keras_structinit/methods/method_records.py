@@ -67,6 +67,8 @@ class InitForm:
         resolve: ``resolve(model, value) -> value``: the concrete argument a model-dependent
             one (e.g. ``auto``) stands for on ``model``, applied and reported in its place;
             ``None`` keeps the value.
+        expand: ``expand(model, value, *, data, teacher) -> (spec, lines)``: a form standing for a
+            concrete spec chosen per model (``auto``), applied in its place; ``lines`` say why.
     """
 
     name: str
@@ -84,6 +86,7 @@ class InitForm:
     base: str | None = None
     alone: bool = False
     resolve: Callable[[Any, Any], Any] | None = None
+    expand: Callable[..., tuple] | None = None
 
     def usage(self):
         """``name``, ``name[:ARG]`` or ``name:ARG``."""

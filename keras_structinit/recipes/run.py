@@ -28,7 +28,14 @@ from typing import Any
 
 import keras
 
-from keras_structinit.methods import check_parts, initialize, load_parts, paper_setups, parse_init_spec
+from keras_structinit.methods import (
+    check_parts,
+    expand_parts,
+    initialize,
+    load_parts,
+    paper_setups,
+    parse_init_spec,
+)
 from keras_structinit.models.spec import ModelSpec, model_from
 from keras_structinit.recipes import cifar, imagenet
 from keras_structinit.recipes.config import DEFAULT, RecipeConfig
@@ -275,6 +282,10 @@ def _check(run, spell):
         teachers[run.distill_from] = load_teacher(run.distill_from)
     checked = CheckedRun(run, parts, data, teachers, spec, model_kwargs)
     model = checked.throwaway_model()
+    if any(p.form.expand is not None for p in parts):  # `auto`: the concrete spec, recorded and rerun
+        images = data.train[0] if config.is_cifar else None
+        parts, resolved, lines = expand_parts(model, parts, data=images)
+        checked = dataclasses.replace(checked, parts=parts, resolved=resolved, choices=tuple(lines))
     try:
         check_parts(model, load_parts(parts, dict(teachers)), seed=config.seed)
         spec.freeze(model, run.frozen)
@@ -301,6 +312,9 @@ class CheckedRun:
     model_kwargs: Mapping = field(default_factory=dict)
     #: What building the model said: ``{"new_head": the line stating a new head}`` (``results.json``).
     notes: dict = field(default_factory=dict, compare=False)
+    #: The concrete spec that an init choosing per model (``auto``) stood for, and its lines.
+    resolved: str | None = None
+    choices: tuple = ()
 
     @property
     def input_shape(self):
@@ -339,7 +353,7 @@ class CheckedRun:
         size = "x".join(str(n) for n in self.input_shape[:2])
         print(
             f"Model: {run.model} {size}, {m.count_params():,} parameters "
-            f"({trainable:,} trainable); init {run.init}; "
+            f"({trainable:,} trainable); init {self.resolved or run.init}; "
             + (f"{len(frozen)} spatial kernels frozen" if run.frozen else "all filters trained")
             + f"; backend {keras.backend.backend()}",
             flush=True,
@@ -365,7 +379,15 @@ class CheckedRun:
         images = None
         if any(p.form.needs_data for p in self.parts):
             images = alignment_images(data.train[0], run.config.filled().normalization, run.config.seed)
+        if self.resolved is not None:
+            print(
+                f"Init {run.init} -> {self.resolved}:",
+                *(f"  {line}" for line in self.choices),
+                sep="\n",
+                flush=True,
+            )
         record = {
+            **({"init_resolved": self.resolved} if self.resolved is not None else {}),
             "config": run.record(),
             "data": data.description,
             "data_sha256": data.digest,
