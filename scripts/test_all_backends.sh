@@ -50,12 +50,16 @@ for path in "${SPLIT_FILES[@]}"; do ignore+=(--ignore "${path}"); done
 # files moved too. The split job stays as it was (2.63 GB with three of them). JAX's main job holds
 # them at 2.26 GB. Issue 62's memory columns (a 200 MB allocation test, tiny runs of the speed
 # scripts on every backend) took the tensorflow job to 3.27 GB (f57396a): those three files moved too.
+# Issues 79-80's files (auto's models and reruns, user_path's fits, the selection and inspect entries'
+# tiny runs) took it to 3.38 GB (4882480): they moved too.
 TF_SPLIT_FILES=(tests/test_inspect_issue58.py tests/test_recipes_heads.py tests/test_mimetic_structure.py
                 tests/test_run_faults.py tests/test_output_lock.py tests/test_recipes_native.py
                 tests/test_alignment_activations.py tests/test_alignment_specialization.py
                 tests/test_recipes_weight_decay.py tests/test_benchmarks_determinism.py
                 tests/test_mimetic_apply.py tests/test_mimetic_inspect.py tests/test_benchmarks_memory.py
-                tests/test_benchmarks_depthwise_speed.py tests/test_benchmarks_frozen_speed.py)
+                tests/test_benchmarks_depthwise_speed.py tests/test_benchmarks_frozen_speed.py
+                tests/test_core_auto.py tests/test_benchmarks_user_path.py tests/test_benchmarks_inspect_trained.py
+                tests/test_benchmarks_selection_accuracy.py)
 # Issue 60's derived weight selection builds keras.applications ResNet101/50, EfficientNetB3/B0,
 # MobileNetV2 and KerasHub DINOV2 models (its file alone peaked at 1.8 GB on JAX, 2.2 GB on
 # TensorFlow). In the split2 processes it took TensorFlow's to 3.05 GB and torch's single process to

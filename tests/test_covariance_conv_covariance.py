@@ -323,10 +323,10 @@ def test_on_other_models_the_default_is_announced_in_one_line():
 
 def test_the_init_form_resolves_auto_per_model_and_reports_it():
     convmixer = ks.models.convmixer(8, 2, kernel_size=3, num_classes=2, input_shape=(8, 8, 3))
-    parts = apply_parts(convmixer, "conv-cov", seed=0)
+    parts = apply_parts(convmixer, "conv-cov:auto", seed=0)
     assert [(p.name, p.value) for p, _ in parts] == [("conv-cov", "cifar-p2")]
     with pytest.warns(UserWarning, match="conv-cov"):
-        parts = apply_parts(mobile_cnn(), "conv-cov", seed=0)
+        parts = apply_parts(mobile_cnn(), "conv-cov:auto", seed=0)
     resolved = {"preset": "cifar-p2", "matched": "matched"}[cc_module.OTHER_MODELS_SCALE]
     assert [(p.name, p.value) for p, _ in parts] == [("conv-cov", resolved)]
     assert [(p.name, p.value) for p in ks.parse_init_spec("conv-cov:matched")] == [("conv-cov", "matched")]

@@ -80,7 +80,7 @@ def test_bad_specs_are_one_line_value_errors_naming_the_part(spec, message):
 def test_forms_apply_in_stage_order_with_derived_seeds():
     assert parsed("mean-shift:0.1+data-aligned:2+conv-cov") == [
         ("torch-default", None),
-        ("conv-cov", "auto"),  # cifar-p2 or matched, as apply_parts resolves it on the model
+        ("conv-cov", "cifar-p2"),
         ("data-aligned", 2),
         ("mean-shift", 0.1),
     ]

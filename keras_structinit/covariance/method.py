@@ -11,10 +11,11 @@ from keras_structinit.methods import (
     existing_file,
 )
 
-#: The argument of ``conv-cov``: a preset (sampled at the paper's own scale), ``matched`` (the
-#: default preset's schedule, each layer scaled to its kernel's own variance) or, when the spec
-#: omits it, ``auto`` (the preset on an isotropic ConvMixer; elsewhere the scale measured best,
-#: :data:`~keras_structinit.covariance.apply.OTHER_MODELS_SCALE`, today the preset's own too).
+#: The argument of ``conv-cov``: a preset (sampled at the paper's own scale; ``cifar-p2`` when the
+#: spec omits it), ``matched`` (``cifar-p2``'s schedule, each layer scaled to its kernel's own
+#: variance) or ``auto`` (the preset on an isotropic ConvMixer; elsewhere the scale measured best,
+#: :data:`~keras_structinit.covariance.apply.OTHER_MODELS_SCALE`: today the preset's own, so ``auto``
+#: is ``cifar-p2`` everywhere).
 MATCHED, AUTO = "matched", "auto"
 
 
@@ -99,11 +100,11 @@ METHOD = Method(
         InitForm(
             "conv-cov",
             "ConvCovariance on depthwise kernels (Trockman et al. 2023, Eq. 10-11); PRESET or matched "
-            "(the kernel's own variance); default auto: cifar-p2 (measured elsewhere too)",
+            "(the kernel's own variance) or auto (per model); default cifar-p2",
             _conv_cov,
             "spatial",
             arg="PRESET",
-            default=AUTO,
+            default="cifar-p2",
             parse=_preset,
             resolve=_resolve,
             targets=("depthwise",),
