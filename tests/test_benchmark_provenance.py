@@ -72,6 +72,8 @@ def _repo(tmp_path):
     (root / "code.py").write_text("x = 1\n")
     (root / "benchmarks" / "results").mkdir(parents=True)
     (root / "benchmarks" / "results" / "r.json").write_text("{}\n")
+    (root / "keras_structinit" / "core").mkdir(parents=True)
+    (root / "keras_structinit" / "core" / "evidence.json").write_text("{}\n")
     git("add", ".")
     git("commit", "-q", "-m", "one")
     return root, git
@@ -85,6 +87,7 @@ def test_code_provenance_is_the_commit_and_whether_code_changed(tmp_path):
     # What the benchmarks write themselves does not make the code dirty...
     (root / "benchmarks" / "results" / "r.json").write_text('{"runs": []}\n')
     (root / "benchmarks" / "REPORT.md").write_text("report\n")
+    (root / "keras_structinit" / "core" / "evidence.json").write_text('{"rows": []}\n')  # the report's
     bench_utils._code_at.cache_clear()
     assert bench_utils.code_provenance(root)["dirty"] is False
     # ...a changed or a new source file does.

@@ -77,8 +77,7 @@ def _second_moment(layer, kernel):
 
 def _resolve_scale(model, found, scale, preset):
     """``"preset"`` or ``"matched"`` for ``scale``, with the one-line warning on a model the
-    presets were not fitted for."""
-    validation.one_of(scale, "scale", SCALES)
+    presets were not fitted for (``scale`` validated by the caller)."""
     fit = presets_fit(found)
     if scale == "auto":
         scale = "preset" if fit else OTHER_MODELS_SCALE
