@@ -441,9 +441,9 @@ def plain_torch_step(m, frozen, compiled, device):
     return step, torch_parameter_counts(module)
 
 
-def keras_step(m, frozen, jit_compile):
-    """A zero-argument ``train_on_batch`` of the package's ConvMixer (size ``m``) on this process's
-    Keras backend; returns ``(step, counts, model)``."""
+def keras_convmixer(m, frozen):
+    """The package's ConvMixer of size ``m`` (seed 0), its depthwise kernels frozen if ``frozen``:
+    the model of this script's Keras rows and of ``user_path``'s."""
     import keras
 
     from keras_structinit import freeze_spatial
@@ -460,6 +460,15 @@ def keras_step(m, frozen, jit_compile):
     )
     if frozen:
         freeze_spatial(model)
+    return model
+
+
+def keras_step(m, frozen, jit_compile):
+    """A zero-argument ``train_on_batch`` of the package's ConvMixer (size ``m``) on this process's
+    Keras backend; returns ``(step, counts, model)``."""
+    import keras
+
+    model = keras_convmixer(m, frozen)
     o = OPTIMIZER
     model.compile(
         optimizer=keras.optimizers.AdamW(

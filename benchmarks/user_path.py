@@ -104,19 +104,9 @@ def user_model(m, frozen, jit_compile="auto"):
     Keras' defaults (``jit_compile`` aside, which the compile-mode rows set)."""
     import keras
 
-    import keras_structinit as ks
+    from benchmarks.torch_reference import keras_convmixer
 
-    keras.utils.set_random_seed(0)
-    model = ks.models.convmixer(
-        m["dim"],
-        m["depth"],
-        kernel_size=m["kernel_size"],
-        patch_size=m["patch_size"],
-        num_classes=m["num_classes"],
-        input_shape=m["input_shape"],
-    )
-    if frozen:
-        ks.freeze_spatial(model)
+    model = keras_convmixer(m, frozen)
     extra = {} if jit_compile == "auto" else {"jit_compile": jit_compile}
     model.compile(
         keras.optimizers.AdamW(1e-3), keras.losses.SparseCategoricalCrossentropy(from_logits=True), **extra

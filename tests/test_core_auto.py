@@ -204,6 +204,36 @@ def test_init_command_prints_a_line_per_group_and_records_the_resolved_forms(tmp
     assert "Init `auto` -> `torch-default+conv-cov:cifar-p2` (seed 0)" in printed
     written = ks.methods.inspection.initializers_in_file(out, keras.saving.load_model(out))
     assert set(written.values()) == {"torch-default", "conv-cov:cifar-p2"}
+    # The file records the whole spec, as given and resolved; inspect says it; a rerun of the
+    # resolved spec writes the same weights.
+    resolved = "torch-default+conv-cov:cifar-p2"
+    assert ks.methods.inspection.recorded_spec(out) == {"spec": "auto", "resolved": resolved, "seed": 0}
+    again = tmp_path / "again.keras"
+    argv_again = [*argv[:3], resolved, "--out", str(again), *argv[6:], "--classes", "10"]
+    assert cli.main(argv_again) == 0
+    assert ks.methods.inspection.recorded_spec(again) == {"spec": resolved, "resolved": resolved, "seed": 0}
+    for a, b in zip(*(_weights(keras.saving.load_model(f)) for f in (out, again)), strict=True):
+        np.testing.assert_array_equal(a, b)
+    capsys.readouterr()
+    assert cli.main(["inspect", str(out), "--out", str(tmp_path / "inspected")]) == 0
+    said = f"Initialized by `structinit init --init auto`, resolved on this model to `{resolved}` (seed 0)"
+    assert said in capsys.readouterr().out
+    report = json.loads((tmp_path / "inspected" / "report.json").read_text())
+    assert report["init_spec"]["resolved"] == resolved and report["auto"]["spec"] == resolved
+
+
+def test_inspect_shows_what_auto_would_choose_and_why():
+    for k, spec, line in (
+        (9, "torch-default+conv-cov:cifar-p2", r"^\d+ depthwise 9x9: conv-cov, \+"),
+        (3, "torch-default", r"^\d+ depthwise 3x3: torch-default; conv-cov measured -"),
+    ):
+        model = _convmixer(k)
+        report = ks.inspect(model)
+        assert report.auto == {"spec": spec, "lines": auto.choose(model).lines}
+        assert any(re.search(line, said) for said in report.auto["lines"])
+        text = report.to_markdown()
+        assert f"## What `--init auto` would choose\n\n`{spec}`, from the evidence table" in text
+        assert all(f"- {said}" in text for said in report.auto["lines"])
 
 
 @once_per_suite("the grammar reads text")
@@ -249,3 +279,25 @@ def test_a_teacher_of_the_family_makes_selection_eligible(tmp_path):
     assert any(line.startswith("teacher ") and ": select, +" in line for line in choice.lines)
     assert choice.lines[-1] == "select writes the whole model's weights, in place of torch-default"
     assert ks.initialize(student, "auto", teacher=str(teacher), seed=0)
+
+
+def test_init_takes_a_teacher_for_auto_and_refuses_it_elsewhere(tmp_path, capsys):
+    teacher, student = tmp_path / "teacher.keras", tmp_path / "student.keras"
+    build_model("vit-small", 10, (8, 8, 3), patch_size=4).save(teacher)
+    build_model("vit-tiny", 10, (8, 8, 3), patch_size=4).save(student)
+    out = tmp_path / "selected.keras"
+    argv = ["init", str(student), "--init", "auto", "--teacher", str(teacher), "--out", str(out)]
+    assert cli.main(argv) == 0
+    assert re.search(r"\n- teacher \S+ \(family vit; the model's vit\): select, \+", capsys.readouterr().out)
+    assert ks.methods.inspection.recorded_spec(out)["resolved"] == f"select:{teacher}"
+    for init, given, message in (
+        ("torch-default", str(teacher), "--teacher is read by --init auto"),
+        ("auto", str(tmp_path / "teacher.h5"), "--teacher must be a .keras file"),
+        ("auto", str(tmp_path / "none.keras"), "--teacher"),
+    ):
+        refused = tmp_path / "refused.keras"
+        argv = ["init", str(student), "--init", init, "--teacher", given, "--out", str(refused)]
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
+        assert not refused.exists()

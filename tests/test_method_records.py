@@ -307,6 +307,7 @@ def test_inspect_sections_come_from_the_records_in_their_order(monkeypatch):
         "attention",
         "first_layer",
         "specialization",
+        "auto",  # the core's: what --init auto would choose (issue 80)
     ]
     assert [p.function for p in sections["spatial"][1]] == ["keras_structinit.lc.inspect:spatial_part"]
     records = method_records.records()

@@ -148,6 +148,11 @@ def _add_init(sub):
         default=None,
         help="images for the forms that measure data: .npz, ImageFolder dir/.zip (default: none)",
     )
+    init.add_argument(
+        "--teacher",
+        default=None,
+        help="a larger model of its family (.keras) that --init auto may select weights from (default: none)",
+    )
     init.add_argument("--seed", type=int, default=0, help="(default 0)")
     init.add_argument(
         "--freeze",

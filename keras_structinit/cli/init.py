@@ -131,9 +131,11 @@ def init_model(
     overwrite=False,
     input_shape=None,
     classes=None,
+    teacher=None,
 ):
     """Applies ``spec`` to ``model`` (see the module docstring) and saves it to ``out``; returns
-    ``(model, InitReport)``. Every input is checked first; ``ValueError`` when nothing matched."""
+    ``(model, InitReport)``. ``teacher``: a ``.keras`` file a form choosing per model (``auto``) may
+    select weights from. Every input is checked first; ``ValueError`` when nothing matched."""
     validation.text(model, "MODEL")
     parts = parse_init_spec(spec)
     seed = validation.random_seed(seed, "--seed")
@@ -151,7 +153,17 @@ def init_model(
             "directory or its .zip)"
         )
     check_exists(data, "--data")
-    inputs = [model, data, *(p.value for p in parts if p.form.reads_file)]
+    if teacher is not None:
+        validation.text(teacher, "--teacher")
+        if not any(p.form.expand is not None for p in parts):
+            raise ValueError(
+                f"--teacher is read by --init auto (it chooses weight selection from it where the "
+                f"evidence supports it); to select from a teacher yourself pass --init select:{teacher}"
+            )
+        if not teacher.endswith(".keras"):
+            raise ValueError(f"--teacher must be a .keras file. Received: {teacher!r}")
+        check_exists(teacher, "--teacher")
+    inputs = [model, data, teacher, *(p.value for p in parts if p.form.reads_file)]
     check_unlocked(files=[(out, "--out"), (report, "--report")])  # before "exists: pass --overwrite"
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
     if report is not None:
@@ -160,7 +172,18 @@ def init_model(
         )
     with locked_outputs(files=[(out, "--out"), (report, "--report")]):  # another init writing them: refused
         return _init(
-            model, spec, parts, out, data, data_scaling, seed, freeze, report, input_shape, classes, needs
+            model,
+            spec,
+            parts,
+            out,
+            data=data,
+            data_scaling=data_scaling,
+            seed=seed,
+            freeze=freeze,
+            report=report,
+            sizes={"input_shape": input_shape, "classes": classes},
+            needs=needs,
+            teacher=teacher,
         )
 
 
@@ -182,10 +205,10 @@ def _found(net, parts):
     return lines
 
 
-def _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, input_shape, classes, needs):
-    net = model_from(model, input_shape=input_shape, classes=classes)
+def _init(model, spec, parts, out, *, data, data_scaling, seed, freeze, report, sizes, needs, teacher):
+    net = model_from(model, **sizes)
     images = None if not needs else scaled_images(data, data_scaling, seed, "--data")
-    run_parts, resolved, choices = expand_parts(net, load_parts(parts), data=images)
+    run_parts, resolved, choices = expand_parts(net, load_parts(parts), data=images, teacher=teacher)
     layer_of = {id(v): layer for layer in [*iter_layers(net), net] for v in own_variables(layer)}
     by_path = {v.path: v for v in net.weights}
     before = {path: _stats(v) for path, v in by_path.items()}
@@ -226,7 +249,9 @@ def _init(model, spec, parts, out, data, data_scaling, seed, freeze, report, inp
     )
     with atomic_path(out) as tmp:
         net.save(tmp)
-        record_initializers(tmp, net, written)  # what `structinit inspect` names as each one's init
+        # What `structinit inspect` names as each one's init, and the spec a rerun applies.
+        record = {"spec": spec, "resolved": resolved or spec, "seed": seed}
+        record_initializers(tmp, net, written, spec=record)
     if report is not None:
         write_text(report, result.to_markdown())
     return net, result
@@ -247,6 +272,7 @@ def run(args):
             overwrite=args.overwrite,
             input_shape=args.input_shape,
             classes=args.classes,
+            teacher=args.teacher,
         )
     except INPUT_ERRORS as err:
         return usage_error("init", spelled(str(err), SIZE_FLAGS))

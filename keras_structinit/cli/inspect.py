@@ -12,7 +12,7 @@ import importlib.util
 import os
 
 from keras_structinit import methods
-from keras_structinit.methods.inspection import initializers_in_file, inspect
+from keras_structinit.methods.inspection import initializers_in_file, inspect, recorded_spec
 from keras_structinit.utils import validation
 from keras_structinit.utils.arguments import (
     DATA_SCALINGS,
@@ -34,14 +34,14 @@ NO_FIGURES = "Skipped the figures: they need matplotlib (pip install 'keras-stru
 def _file_records(net, model):
     """Marks the variables the ``.keras`` file ``model`` records as frozen non-trainable, as
     :func:`~keras_structinit.engine.freezing.load_frozen_model` does; returns the file's ``{path: init}``
-    (``{}`` for another MODEL form)."""
+    and its recorded init spec (``{}, None`` for another MODEL form)."""
     if not (str(model).endswith(".keras") and os.path.isfile(model)):
-        return {}
+        return {}, None
     from keras_structinit.engine.freezing import _recorded_variables  # load_frozen_model's own reading
 
     for variable in _recorded_variables(net, model):
         variable.trainable = False
-    return initializers_in_file(model, net)
+    return initializers_in_file(model, net), recorded_spec(model)
 
 
 def _has_matplotlib():
@@ -74,7 +74,9 @@ def _inspect(model, out, names, data, data_scaling, seed, overwrite, input_shape
     net = model_from(model, input_shape=input_shape, classes=classes)
     # The labelled images: the specialization section splits the neurons' activations by class.
     labeled = None if data is None else scaled_labeled_images(data, data_scaling, seed, "--data")
-    report = inspect(net, data=labeled, initializers=_file_records(net, model))
+    initializers, init_spec = _file_records(net, model)
+    report = inspect(net, data=labeled, initializers=initializers)
+    report.init_spec = init_spec
     if not (report.spatial or report.mlp or report.first_layer):
         raise ValueError(f"MODEL {model!r} has no spatial convolution and no MLP block to inspect")
     os.makedirs(out, exist_ok=True)

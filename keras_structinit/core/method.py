@@ -1,7 +1,7 @@
 """The core's record: the ``default`` form (no init: what the command line runs without ``--init``)
 and the functions that act on any model, exported into ``keras_structinit``."""
 
-from keras_structinit.methods import InitForm, Method
+from keras_structinit.methods import InitForm, Inspector, Method
 
 
 def _default(model, value, *, data, seed):
@@ -57,6 +57,7 @@ METHOD = Method(
         )
     },
     model_functions=("freeze_spatial", "reinitialize"),
+    inspectors=(Inspector("auto", ".inspect:auto", order=38),),  # after the methods' sections (10-35)
     pure=(
         ".",
         "keras_structinit",

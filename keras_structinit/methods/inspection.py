@@ -39,6 +39,7 @@ __all__ = [
     "initializers_in_file",
     "inspect",
     "record_initializers",
+    "recorded_spec",
     "values",
 ]
 
@@ -165,32 +166,33 @@ def _layers(model, initializers):
 INIT_RECORD = "keras_structinit_init.json"
 
 
-def record_initializers(filepath, model, written):
+def record_initializers(filepath, model, written, *, spec=None):
     """Adds to ``filepath``, the ``.keras`` file ``model`` was just saved to, ``written`` (``{variable
     path: the init that wrote it}``) as the asset :data:`INIT_RECORD`, which ``structinit inspect``
-    shows. Saving the model again drops it: the values may have changed since."""
+    shows, with ``spec`` (``{"spec": as given, "resolved": the concrete spec it stood for, "seed"}``;
+    ``auto`` resolves per model) where given. Saving the model again drops it: the values may have
+    changed since."""
     variables = model.variables
     position = {v.path: i for i, v in enumerate(variables)}
     record = {
         "format_version": 1,
         "variables": len(variables),
         "written": [[position[p], p, form] for p, form in written.items() if p in position],
+        **({"spec": dict(spec)} if spec is not None else {}),
     }
     with zipfile.ZipFile(filepath, "a") as archive:
         archive.writestr(f"assets/{INIT_RECORD}", json.dumps(record, indent=1))
 
 
-def initializers_in_file(filepath, model):
-    """``{variable path in model: the init that wrote it}`` from the :data:`INIT_RECORD` of the
-    ``.keras`` file ``model`` was loaded from (``{}`` without one): by place in ``model.variables``
-    (a nested model reloads under shorter paths) where the counts agree, else by path. A record that
-    is not one is a one-line ``ValueError`` naming the file."""
+def _init_record(filepath):
+    """The :data:`INIT_RECORD` of the ``.keras`` file ``filepath``, checked (``None`` without one); a
+    record that is not one is a one-line ``ValueError`` naming the file."""
     from keras_structinit.engine.freezing import MAX_RECORD_BYTES
 
     where = f"The init record in {os.fspath(filepath)!r}"
     with zipfile.ZipFile(filepath) as archive:
         if f"assets/{INIT_RECORD}" not in archive.namelist():
-            return {}
+            return None
         with archive.open(f"assets/{INIT_RECORD}") as f:
             text = f.read(MAX_RECORD_BYTES + 1)
     try:
@@ -199,6 +201,7 @@ def initializers_in_file(filepath, model):
         record = None
     ours = isinstance(record, dict) and record.get("format_version") == 1
     written = record.get("written") if ours else None
+    spec = record.get("spec", {}) if ours else None
     if not (
         isinstance(written, list)
         and type(record.get("variables")) is int
@@ -210,11 +213,34 @@ def initializers_in_file(filepath, model):
             and isinstance(e[2], str)
             for e in written
         )
+        and isinstance(spec, dict)
+        and all(isinstance(spec.get(k, ""), str) for k in ("spec", "resolved"))
+        and type(spec.get("seed", 0)) in (int, type(None))
     ):
         raise ValueError(
             f"{where} is not one this package writes (format_version 1: `variables` and "
-            "`written`, [index, path, init] each)"
+            "`written`, [index, path, init] each; optionally `spec`: {spec, resolved, seed})"
         )
+    return record
+
+
+def recorded_spec(filepath):
+    """``{"spec", "resolved", "seed"}``: the init spec ``structinit init`` applied to the ``.keras``
+    file ``filepath``, as given and as resolved on its model (``auto``: the concrete spec, which a rerun
+    applies); ``None`` for a file without that record."""
+    record = _init_record(filepath)
+    return None if record is None or "spec" not in record else record["spec"]
+
+
+def initializers_in_file(filepath, model):
+    """``{variable path in model: the init that wrote it}`` from the :data:`INIT_RECORD` of the
+    ``.keras`` file ``model`` was loaded from (``{}`` without one): by place in ``model.variables``
+    (a nested model reloads under shorter paths) where the counts agree, else by path. A record that
+    is not one is a one-line ``ValueError`` naming the file."""
+    record = _init_record(filepath)
+    if record is None:
+        return {}
+    written = record["written"]
     variables = model.variables
     by_path = {v.path: v for v in variables}
     found = {}
@@ -238,6 +264,7 @@ class InspectionReport:
     layers: list = field(default_factory=list)
     sections: dict = field(default_factory=dict)  # {name: Section}, in the report's order
     arrays: dict = field(default_factory=dict, repr=False)  # for figures(): not in to_dict()
+    init_spec: dict | None = None  # a .keras file's recorded_spec: `structinit inspect` sets it
 
     def __getattr__(self, name):
         sections = self.__dict__.get("sections", {})
@@ -249,7 +276,8 @@ class InspectionReport:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_dict(self):
-        out = {"model": self.model, "layers": self.layers}
+        out = {"model": self.model, **({"init_spec": self.init_spec} if self.init_spec else {})}
+        out["layers"] = self.layers
         for name, section in self.sections.items():
             out[name] = section.value
             out.update(section.summary())
@@ -275,6 +303,15 @@ class InspectionReport:
     def to_markdown(self, figures=()):
         """The report as Markdown; ``figures``: image paths (relative to the file) shown first."""
         lines = [f"# Inspection of {self.model}", ""]
+        if self.init_spec:
+            given, resolved = self.init_spec.get("spec"), self.init_spec.get("resolved")
+            lines += [
+                f"Initialized by `structinit init --init {given}`"
+                + (f", resolved on this model to `{resolved}`" if resolved and resolved != given else "")
+                + (f" (seed {self.init_spec['seed']})" if self.init_spec.get("seed") is not None else "")
+                + ": rerun that spec to get the same weights.",
+                "",
+            ]
         for figure in figures:
             lines += [f"![{os.path.splitext(os.path.basename(figure))[0]}]({figure})", ""]
         for section in self.sections.values():
