@@ -144,25 +144,8 @@ def init_model(
         validation.one_of(freeze, "--freeze", ("depthwise", "all_spatial"))
     if not str(out).endswith(".keras"):
         raise ValueError(f"--out must be a .keras path. Received: {out!r}")
-    needs = [p.name for p in parts if p.form.needs_data]
-    if any(p.form.expand is not None for p in parts) and data is not None:
-        needs = [p.name for p in parts]  # a form choosing per model reads the images given
-    if needs and data is None:
-        raise ValueError(
-            f"--init {', '.join(needs)} measures images: pass --data (an .npz, an ImageFolder "
-            "directory or its .zip)"
-        )
-    check_exists(data, "--data")
-    if teacher is not None:
-        validation.text(teacher, "--teacher")
-        if not any(p.form.expand is not None for p in parts):
-            raise ValueError(
-                f"--teacher is read by --init auto (it chooses weight selection from it where the "
-                f"evidence supports it); to select from a teacher yourself pass --init select:{teacher}"
-            )
-        if not teacher.endswith(".keras"):
-            raise ValueError(f"--teacher must be a .keras file. Received: {teacher!r}")
-        check_exists(teacher, "--teacher")
+    needs = _needs(parts, data)
+    _check_teacher(teacher, parts)
     inputs = [model, data, teacher, *(p.value for p in parts if p.form.reads_file)]
     check_unlocked(files=[(out, "--out"), (report, "--report")])  # before "exists: pass --overwrite"
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
@@ -185,6 +168,36 @@ def init_model(
             needs=needs,
             teacher=teacher,
         )
+
+
+def _needs(parts, data):
+    """The forms that read ``--data`` (checked to be given and to exist): those that measure images,
+    or every form where one chooses per model (``auto``) and images are given."""
+    needs = [p.name for p in parts if p.form.needs_data]
+    if any(p.form.expand is not None for p in parts) and data is not None:
+        needs = [p.name for p in parts]  # a form choosing per model reads the images given
+    if needs and data is None:
+        raise ValueError(
+            f"--init {', '.join(needs)} measures images: pass --data (an .npz, an ImageFolder "
+            "directory or its .zip)"
+        )
+    check_exists(data, "--data")
+    return needs
+
+
+def _check_teacher(teacher, parts):
+    """``--teacher``: a ``.keras`` file that exists, read by a form choosing per model (``auto``) only."""
+    if teacher is None:
+        return
+    validation.text(teacher, "--teacher")
+    if not any(p.form.expand is not None for p in parts):
+        raise ValueError(
+            f"--teacher is read by --init auto (it chooses weight selection from it where the "
+            f"evidence supports it); to select from a teacher yourself pass --init select:{teacher}"
+        )
+    if not teacher.endswith(".keras"):
+        raise ValueError(f"--teacher must be a .keras file. Received: {teacher!r}")
+    check_exists(teacher, "--teacher")
 
 
 def _found(net, parts):
