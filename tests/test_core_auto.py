@@ -28,6 +28,12 @@ def _convnext():
     return build_model("convnext-iso-8/2", 10, (8, 8, 3), kernel_size=7)
 
 
+def _seeded(build):
+    """``build()`` after seeding: two students whose own heads (never selected) are drawn alike."""
+    keras.utils.set_random_seed(0)
+    return build()
+
+
 def _weights(model):
     return [keras.ops.convert_to_numpy(v) for v in model.weights]
 
@@ -237,9 +243,12 @@ def test_inspect_shows_what_auto_would_choose_and_why():
 
 
 @once_per_suite("the grammar reads text")
-def test_auto_takes_no_argument_and_stands_alone():
-    with pytest.raises(ValueError, match="auto takes no argument"):
+def test_auto_takes_an_optional_teacher_and_stands_alone(tmp_path):
+    assert [(p.name, p.value) for p in ks.parse_init_spec("auto")] == [("auto", None)]
+    with pytest.raises(ValueError, match=r"^`init` part 'auto:x': auto needs a teacher \.keras file"):
         ks.parse_init_spec("auto:x")
+    with pytest.raises(ValueError, match="auto a teacher .keras file not found"):
+        ks.parse_init_spec(f"auto:{tmp_path / 'none.keras'}")
     with pytest.raises(ValueError, match="'auto' cannot be combined"):
         ks.parse_init_spec("auto+torch-default")
 
@@ -281,6 +290,42 @@ def test_a_teacher_of_the_family_makes_selection_eligible(tmp_path):
     assert ks.initialize(student, "auto", teacher=str(teacher), seed=0)
 
 
+def test_the_spec_carries_the_teacher_and_names_only_one(tmp_path):
+    """``auto:TEACHER.keras`` is ``auto`` with ``teacher=``: the same choice and weights, and a spec
+    that records its teacher (what ``train --init auto:T`` takes)."""
+    teacher, other = tmp_path / "teacher.keras", tmp_path / "other.keras"
+    build_model("vit-small", 10, (8, 8, 3), patch_size=4).save(teacher)
+    build_model("vit-small", 10, (8, 8, 3), patch_size=4).save(other)
+
+    def student():
+        return build_model("vit-tiny", 10, (8, 8, 3), patch_size=4)
+
+    by_spec, by_keyword = _seeded(student), _seeded(student)
+    ks.initialize(by_spec, f"auto:{teacher}", seed=0)
+    ks.initialize(by_keyword, "auto", teacher=str(teacher), seed=0)
+    for a, b in zip(_weights(by_spec), _weights(by_keyword), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert ks.initialize(by_spec, f"auto:{teacher}", teacher=str(teacher), seed=0)  # the same one: fine
+    with pytest.raises(ValueError, match="name two teachers: give one"):
+        ks.initialize(by_spec, f"auto:{teacher}", teacher=str(other), seed=0)
+
+
+def test_a_run_resolves_the_teacher_of_its_spec(tmp_path):
+    from keras_structinit.recipes import RecipeConfig, Run
+
+    teacher = tmp_path / "teacher.keras"
+    build_model("vit-small", 10, (32, 32, 3), patch_size=8).save(teacher)
+    rng = np.random.default_rng(0)
+    data = tmp_path / "train.npz"
+    np.savez(data, x=rng.integers(0, 256, (32, 32, 32, 3), dtype=np.uint8), y=np.arange(32) % 10)
+    config = RecipeConfig("cifar10", epochs=1, batch_size=8, rand_augment=None)
+    kwargs = {"model_kwargs": {"patch_size": 8}, "data": str(data), "config": config}
+    checked = Run("vit-tiny", init=f"auto:{teacher}", **kwargs).check()
+    assert checked.resolved == f"select:{teacher}"
+    assert any(line.startswith("teacher ") and ": select, +" in line for line in checked.choices)
+    assert str(teacher) in Run("vit-tiny", init=f"auto:{teacher}", **kwargs).inputs()
+
+
 def test_init_takes_a_teacher_for_auto_and_refuses_it_elsewhere(tmp_path, capsys):
     teacher, student = tmp_path / "teacher.keras", tmp_path / "student.keras"
     build_model("vit-small", 10, (8, 8, 3), patch_size=4).save(teacher)
@@ -289,11 +334,14 @@ def test_init_takes_a_teacher_for_auto_and_refuses_it_elsewhere(tmp_path, capsys
     argv = ["init", str(student), "--init", "auto", "--teacher", str(teacher), "--out", str(out)]
     assert cli.main(argv) == 0
     assert re.search(r"\n- teacher \S+ \(family vit; the model's vit\): select, \+", capsys.readouterr().out)
-    assert ks.methods.inspection.recorded_spec(out)["resolved"] == f"select:{teacher}"
+    recorded = ks.methods.inspection.recorded_spec(out)
+    assert (recorded["spec"], recorded["resolved"]) == (f"auto:{teacher}", f"select:{teacher}")
+    build_model("vit-small", 10, (8, 8, 3), patch_size=4).save(tmp_path / "other.keras")
     for init, given, message in (
         ("torch-default", str(teacher), "--teacher is read by --init auto"),
         ("auto", str(tmp_path / "teacher.h5"), "--teacher must be a .keras file"),
         ("auto", str(tmp_path / "none.keras"), "--teacher"),
+        (f"auto:{tmp_path / 'other.keras'}", str(teacher), "name two teachers: give one"),
     ):
         refused = tmp_path / "refused.keras"
         argv = ["init", str(student), "--init", init, "--teacher", given, "--out", str(refused)]

@@ -47,7 +47,11 @@ def test_the_command_line_help_is_derived_from_the_records(capsys):
 @pytest.mark.parametrize(
     "spec, message",
     [
-        ("nope", "`init` part 'nope' is not one of default | auto | torch-default | torch-default-depthwise"),
+        (
+            "nope",
+            "`init` part 'nope' is not one of default | auto[:TEACHER.keras] | torch-default | "
+            "torch-default-depthwise",
+        ),
         (
             "conv-cov:xx",
             "conv-cov takes a preset (cifar-p1, cifar-p2, imagenet-frozen, imagenet-thawed), matched or "

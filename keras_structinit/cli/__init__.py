@@ -151,7 +151,8 @@ def _add_init(sub):
     init.add_argument(
         "--teacher",
         default=None,
-        help="a larger model of its family (.keras) that --init auto may select weights from (default: none)",
+        help="a larger model of its family (.keras) that --init auto may select weights from; the same as "
+        "--init auto:TEACHER.keras (default: none)",
     )
     init.add_argument("--seed", type=int, default=0, help="(default 0)")
     init.add_argument(

@@ -135,7 +135,8 @@ def init_model(
 ):
     """Applies ``spec`` to ``model`` (see the module docstring) and saves it to ``out``; returns
     ``(model, InitReport)``. ``teacher``: a ``.keras`` file a form choosing per model (``auto``) may
-    select weights from. Every input is checked first; ``ValueError`` when nothing matched."""
+    select weights from, recorded as that form's argument (``--teacher T`` is ``--init auto:T``).
+    Every input is checked first; ``ValueError`` when nothing matched."""
     validation.text(model, "MODEL")
     parts = parse_init_spec(spec)
     seed = validation.random_seed(seed, "--seed")
@@ -145,7 +146,9 @@ def init_model(
     if not str(out).endswith(".keras"):
         raise ValueError(f"--out must be a .keras path. Received: {out!r}")
     needs = _needs(parts, data)
-    _check_teacher(teacher, parts)
+    if teacher is not None:
+        spec = _with_teacher(spec, parts, teacher)
+        parts, teacher = parse_init_spec(spec), None
     inputs = [model, data, teacher, *(p.value for p in parts if p.form.reads_file)]
     check_unlocked(files=[(out, "--out"), (report, "--report")])  # before "exists: pass --overwrite"
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
@@ -185,12 +188,12 @@ def _needs(parts, data):
     return needs
 
 
-def _check_teacher(teacher, parts):
-    """``--teacher``: a ``.keras`` file that exists, read by a form choosing per model (``auto``) only."""
-    if teacher is None:
-        return
+def _with_teacher(spec, parts, teacher):
+    """``--teacher``: a ``.keras`` file that exists, read by a form choosing per model (``auto``)
+    only; the spec with it as that form's argument (``auto:TEACHER.keras``, what is recorded)."""
     validation.text(teacher, "--teacher")
-    if not any(p.form.expand is not None for p in parts):
+    choosing = [p for p in parts if p.form.expand is not None]
+    if not choosing:
         raise ValueError(
             f"--teacher is read by --init auto (it chooses weight selection from it where the "
             f"evidence supports it); to select from a teacher yourself pass --init select:{teacher}"
@@ -198,6 +201,10 @@ def _check_teacher(teacher, parts):
     if not teacher.endswith(".keras"):
         raise ValueError(f"--teacher must be a .keras file. Received: {teacher!r}")
     check_exists(teacher, "--teacher")
+    (part,) = choosing  # such a form stands alone
+    if part.value is not None and part.value != teacher:
+        raise ValueError(f"--teacher {teacher} and --init {spec} name two teachers: give one")
+    return f"{part.name}:{teacher}"
 
 
 def _found(net, parts):

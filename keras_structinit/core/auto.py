@@ -299,9 +299,20 @@ def choose(model, *, data=None, teacher=None, evidence=None):
     return Choice(spec, [*lines, *composed], kept)
 
 
+def _one_teacher(value, teacher):
+    """The teacher of ``auto:TEACHER.keras`` (``value``) or of the ``teacher`` keyword; never two."""
+    if value is not None and teacher is not None and os.fspath(value) != os.fspath(teacher):
+        raise ValueError(
+            f"`teacher` {os.fspath(teacher)!r} and the spec's auto:{os.fspath(value)} name two teachers: "
+            "give one"
+        )
+    return teacher if teacher is not None else value
+
+
 def expand(model, value, *, data=None, teacher=None):
-    """``auto``'s :attr:`InitForm.expand`: ``(the concrete spec, its lines)`` on ``model``."""
-    choice = choose(model, data=data, teacher=teacher)
+    """``auto``'s :attr:`InitForm.expand`: ``(the concrete spec, its lines)`` on ``model``; ``value``
+    is the spec's teacher (``auto:TEACHER.keras``) or ``None``."""
+    choice = choose(model, data=data, teacher=_one_teacher(value, teacher))
     return choice.spec, choice.lines
 
 
@@ -341,4 +352,4 @@ def apply(model, value, *, data, seed):
     the chosen spec applied; the variable paths written."""
     from keras_structinit.methods import initialize
 
-    return initialize(model, choose(model, data=data).spec, data=data, seed=seed)
+    return initialize(model, choose(model, data=data, teacher=value).spec, data=data, seed=seed)

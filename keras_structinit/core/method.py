@@ -2,6 +2,7 @@
 and the functions that act on any model, exported into ``keras_structinit``."""
 
 from keras_structinit.methods import InitForm, Inspector, Method
+from keras_structinit.methods.method_records import existing_file
 
 
 def _default(model, value, *, data, seed):
@@ -12,6 +13,10 @@ def _auto(model, value, *, data, seed):
     from keras_structinit.core.auto import apply
 
     return apply(model, value, data=data, seed=seed)
+
+
+def _no_teacher():
+    return None  # ``auto`` alone: no teacher to weigh weight selection from
 
 
 def _expand_auto(model, value, *, data, teacher):
@@ -31,9 +36,14 @@ METHOD = Method(
         InitForm(
             "auto",
             "the inits the shipped evidence supports for the model's structures, the papers' baseline "
-            "elsewhere (one line each says why); resolves to a concrete spec",
+            "elsewhere (one line each says why), weight selection from TEACHER where given and "
+            "supported; resolves to a concrete spec",
             _auto,
             "weights",
+            arg="TEACHER.keras",
+            default=_no_teacher,
+            parse=existing_file("a teacher .keras file", ".keras"),
+            reads_file=True,
             alone=True,
             expand=_expand_auto,
         ),
