@@ -726,6 +726,7 @@ def test_lc_fig1_gap_by_expansion():
         f"loses {-loss:.2f} ± {spread:.2f} points ({accs}; paired over seeds {_judged(resnet)}, beyond"
         in page
     )
+    assert _t(resnet).ahead is False and f"by the t-test too: {_t(resnet).text()});" in page
     mean, spread, accs = gap("convmixer-256/8-k3")
     assert f"twin ({mean:+.2f} ± {spread:.2f}; {accs}; paired {_judged(convmixer)})" in page
 
