@@ -1,8 +1,7 @@
 """The core's record: the ``default`` form (no init: what the command line runs without ``--init``)
 and the functions that act on any model, exported into ``keras_structinit``."""
 
-from keras_structinit.methods import InitForm, Inspector, Method
-from keras_structinit.methods.method_records import existing_file
+from keras_structinit.methods import InitForm, Inspector, Method, existing_file
 
 
 def _default(model, value, *, data, seed):
