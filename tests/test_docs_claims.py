@@ -27,6 +27,11 @@ def _load(name):
     return json.loads((RESULTS / f"{name}.json").read_text())
 
 
+def _archived(stem):
+    """An archived result, ``benchmarks/results/archive/<stem>.json``."""
+    return json.loads((RESULTS.parent / "archive" / f"{stem}.json").read_text())
+
+
 def _page(name):
     return " ".join((REPO_ROOT / "docs" / name).read_text().split())
 
@@ -167,9 +172,7 @@ def _patch_kernel_cell(data, init, epochs, patch, kernel):
 
 
 def _patch_kernel_archive():
-    return json.loads(
-        (RESULTS.parent / "archive" / "covariance_transfer_patch_kernel_20261126.json").read_text()
-    )
+    return _archived("covariance_transfer_patch_kernel_20261126")
 
 
 def test_transfer_across_patch_sizes():
@@ -270,9 +273,7 @@ def test_transfer_groups_of_fig3():
         f"{100 * narrow.pop():.2f} % in its 5 epochs. Thawed, only ConvCovariance is ahead beyond noise "
         f"({_judged(found['conv-cov', False])})."
     ) in page
-    earlier = json.loads(
-        (RESULTS.parent / "archive" / "covariance_transfer_groups_20261126.json").read_text()
-    )
+    earlier = _archived("covariance_transfer_groups_20261126")
     before = gains(earlier)["conv-cov", True]
     assert before.why_unpaired is None and f"frozen ConvCovariance gained {_judged(before)}," in page
     narrow_t, thawed_t = _t(found["transfer-narrow", True]), _t(found["conv-cov", False])
@@ -355,7 +356,7 @@ def test_sigma_convention():
         f"over seeds, {_t(behind).text()}); thawed, Eq. 5 is ahead by {_judged(thawed)}, within noise "
         f"(p = {_t(thawed).p:.2f})"
     ) in page
-    before = json.loads((RESULTS.parent / "archive" / "covariance_sigma_20261129.json").read_text())
+    before = _archived("covariance_sigma_20261129")
     eq5, listing = (_sample(before, init=i, frozen=True) for i in ("conv-cov", "conv-cov-listing"))
     assert f"had Eq. 5 ahead frozen by {_judged(_compare(before, eq5, listing))}" in page
 
@@ -440,15 +441,15 @@ def test_convergence_budgets():
     assert "is *partly* (5 of 10 hold): the frozen first epoch goes the other" in page
 
 
-def _selection(name):
-    data = _load(name)
+def _selection(name, data=None):
+    """``(data, {variant: its runs by seed})`` of the entry ``name`` (or of ``data`` given)."""
+    data = _load(name) if data is None else data
     return data, {v: _sample(data, variant=v) for v in dict.fromkeys(r["variant"] for r in data["runs"])}
 
 
 def _selection_archived(name):
     """``_selection`` of the archived rows whose one teacher saw its students' images (before issue 79)."""
-    data = json.loads((RESULTS.parent / "archive" / f"{name}_teacher_saw_students.json").read_text())
-    return data, {v: _sample(data, variant=v) for v in dict.fromkeys(r["variant"] for r in data["runs"])}
+    return _selection(name, _archived(f"{name}_teacher_saw_students"))
 
 
 def test_selection_against_the_pruning_baselines_and_the_baseline_reading():
@@ -694,7 +695,7 @@ def test_lc_fig1_gap_by_expansion():
         "The frozen network is below the learnable one beyond noise at E = 1 and 4 and within noise of "
         f"it at E = 8 and 16, by a paired {_judged(found[8])} and {_judged(found[16])} points"
     ) in page
-    earlier = json.loads((RESULTS.parent / "archive" / "lc_accuracy_fig1_20261124.json").read_text())
+    earlier = _archived("lc_accuracy_fig1_20261124")
     before = _compare(
         earlier,
         _sample(earlier, model="lcresnet-20-16x16", frozen=True),
@@ -878,7 +879,7 @@ def test_mimetic_vit_comparison():
         f"together ({_judged(found[4])})"
     ) in page
     assert "carries the gain" not in page
-    old = json.loads((RESULTS.parent / "archive" / "mimetic_vit_20261127.json").read_text())
+    old = _archived("mimetic_vit_20261127")
     before = _compare(old, _sample(old, variant=names[3]), _sample(old, variant=names[0]))
     assert before.ahead is True and _t(before).ahead is None
     said = f"together beyond noise over the baseline ({_judged(before)}; not by the t-test, p = "
@@ -1024,7 +1025,7 @@ def test_the_imagenet_recipes_memory():
         said.append(f"{name} {r['ru_maxrss_gb']:.2f} GB ({streams[r['pipeline']]}")
     assert f"{said[0]}), {said[1].replace('native stream', 'native')}), {said[2]}" in page
     assert f"each {1024 * 224 * 224 * 3 * 4 / 1e6:.0f} MB (1024 x 224 x 224 x 3 float32" in page
-    before = json.loads((RESULTS.parent / "archive" / "imagenet_memory_20261201.json").read_text())["results"]
+    before = _archived("imagenet_memory_20261201")["results"]
     assert before["tensorflow"]["killed_above_gb"] == 16.0
     assert (
         f"JAX {before['jax']['ru_maxrss_gb']:.2f} GB, torch {before['torch']['ru_maxrss_gb']:.2f} GB, "

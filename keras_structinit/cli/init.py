@@ -148,8 +148,8 @@ def init_model(
     needs = _needs(parts, data)
     if teacher is not None:
         spec = _with_teacher(spec, parts, teacher)
-        parts, teacher = parse_init_spec(spec), None
-    inputs = [model, data, teacher, *(p.value for p in parts if p.form.reads_file)]
+        parts = parse_init_spec(spec)  # the teacher is the spec's argument from here on
+    inputs = [model, data, *(p.value for p in parts if p.form.reads_file)]
     check_unlocked(files=[(out, "--out"), (report, "--report")])  # before "exists: pass --overwrite"
     out = check_output(out, "--out", overwrite=overwrite, inputs=inputs, hint=OVERWRITE_HINT)
     if report is not None:
@@ -169,7 +169,6 @@ def init_model(
             report=report,
             sizes={"input_shape": input_shape, "classes": classes},
             needs=needs,
-            teacher=teacher,
         )
 
 
@@ -225,10 +224,10 @@ def _found(net, parts):
     return lines
 
 
-def _init(model, spec, parts, out, *, data, data_scaling, seed, freeze, report, sizes, needs, teacher):
+def _init(model, spec, parts, out, *, data, data_scaling, seed, freeze, report, sizes, needs):
     net = model_from(model, **sizes)
     images = None if not needs else scaled_images(data, data_scaling, seed, "--data")
-    run_parts, resolved, choices = expand_parts(net, load_parts(parts), data=images, teacher=teacher)
+    run_parts, resolved, choices = expand_parts(net, load_parts(parts), data=images)
     layer_of = {id(v): layer for layer in [*iter_layers(net), net] for v in own_variables(layer)}
     by_path = {v.path: v for v in net.weights}
     before = {path: _stats(v) for path, v in by_path.items()}
