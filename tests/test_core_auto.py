@@ -50,7 +50,10 @@ def test_convmixer_k3_does_not_pick_conv_cov_and_says_why():
     choice = auto.choose(_convmixer(3))
     assert choice.spec == "torch-default"
     line = next(line for line in choice.lines if "depthwise 3x3" in line)
-    assert re.search(r"torch-default; conv-cov measured -\d+\.\d\d ± .*\(covariance_kernel_size\): no$", line)
+    row = next(r for r in auto.load_evidence()["rows"] if r["condition"].get("kernel_size") == "3x3")
+    assert row["verdict"] != "yes" and row["entry"] == "covariance_kernel_size"
+    said = f"torch-default; conv-cov measured {row['effect']:+.2f} ± {row['error']:.2f} points"
+    assert said in line and line.endswith(f"(covariance_kernel_size): {row['verdict']}")
     assert any("nothing the evidence supports" in line for line in choice.lines)
 
 
@@ -231,7 +234,7 @@ def test_init_command_prints_a_line_per_group_and_records_the_resolved_forms(tmp
 def test_inspect_shows_what_auto_would_choose_and_why():
     for k, spec, line in (
         (9, "torch-default+conv-cov:cifar-p2", r"^\d+ depthwise 9x9: conv-cov, \+"),
-        (3, "torch-default", r"^\d+ depthwise 3x3: torch-default; conv-cov measured -"),
+        (3, "torch-default", r"^\d+ depthwise 3x3: torch-default; conv-cov measured [-+]\d"),
     ):
         model = _convmixer(k)
         report = ks.inspect(model)
