@@ -290,13 +290,13 @@ def test_kernel_size_verdict_asks_for_growth_at_every_step():
     data = _load("covariance_kernel_size")
     page = _page("covariance.md")
     table, spans, at_3, at_7 = [], [], [], []
+
+    def pair(data, k, frozen):
+        """The (conv-cov, default) runs by seed of one kernel size."""
+        return [_sample(data, init=i, kernel_size=k, frozen=frozen) for i in ("conv-cov", "default")]
+
     for frozen in (True, False):
-        gains = {
-            k: seed_differences(
-                *(_sample(data, init=i, kernel_size=k, frozen=frozen) for i in ("conv-cov", "default"))
-            )
-            for k in (3, 7, 9, 15)
-        }
+        gains = {k: seed_differences(*pair(data, k, frozen)) for k in (3, 7, 9, 15)}
         by_k = [(k, [v for v, _ in gain.values()]) for k, gain in gains.items()]
         means = [np.mean(g) for _, g in by_k]
         assert not all(b >= a for a, b in zip(means, means[1:], strict=False))  # it does not grow
@@ -304,16 +304,8 @@ def test_kernel_size_verdict_asks_for_growth_at_every_step():
         assert kernel_size_checks(by_k) == [True, None]
         table.append([_signed(g) for _, g in by_k])
         spans.append(_compare(data, gains[15], gains[3], paired="two networks"))
-        at_3.append(
-            _compare(
-                data, *(_sample(data, init=i, kernel_size=3, frozen=frozen) for i in ("conv-cov", "default"))
-            )
-        )
-        at_7.append(
-            _compare(
-                data, *(_sample(data, init=i, kernel_size=7, frozen=frozen) for i in ("conv-cov", "default"))
-            )
-        )
+        at_3.append(_compare(data, *pair(data, 3, frozen)))
+        at_7.append(_compare(data, *pair(data, 7, frozen)))
     assert [c.ahead for c in spans] == [True, True] and [_t(c).ahead for c in spans] == [None, None]
     assert (
         f"by twice its standard error (frozen and thawed: {_judged(spans[0])} and {_judged(spans[1])} "
@@ -328,9 +320,7 @@ def test_kernel_size_verdict_asks_for_growth_at_every_step():
     assert [_t(c).ahead for c in at_7] == [None, True]
     assert f"at k = 7 frozen (p = {_t(at_7[0]).p:.3f})" in page
     held_out = _archived("covariance_kernel_size_20261129")
-    before = _compare(
-        held_out, *(_sample(held_out, init=i, kernel_size=3, frozen=True) for i in ("conv-cov", "default"))
-    )
+    before = _compare(held_out, *pair(held_out, 3, True))
     assert before.ahead is False and f"k = 3 ({_judged(before)} frozen)" in page
     assert _row("covariance_kernel_size").startswith(
         "partly (3 of 8 hold; failed: ConvCovariance > default, k = 7 frozen; ConvCovariance > default, k = 9"
