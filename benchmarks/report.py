@@ -321,14 +321,16 @@ def _spread_line(name, repeats, found, datas, setting):
         if commits[0] == commits[1]
         else f"at commits {commits[0][:7]} and {commits[1][:7]}"
     )
+    runs = datas[1].get("runs", [])
+    scored = "test" if runs and all("test_accuracy" in r for r in runs) else "held-out"
     said = (
         f"`{name}` repeats `{repeats}`'s configuration and seeds. Of the {found['runs']} runs both hold "
         f"(recorded {found['dates'][0]} and {found['dates'][1]}, {code}{setting}), "
     )
     if found["largest"] == 0:
-        return said + "every one has the same held-out accuracy, bit for bit."
+        return said + f"every one has the same {scored} accuracy, bit for bit."
     said += (
-        f"single runs moved by up to {found['largest']:.2f} points of held-out accuracy (mean change "
+        f"single runs moved by up to {found['largest']:.2f} points of {scored} accuracy (mean change "
         f"{found['mean']:+.2f}, sd {found['sd']:.2f}), the means over seeds of one variant by up to "
         f"{found['largest_mean']:.2f}"
     )

@@ -270,6 +270,12 @@ def test_the_spread_sentence_says_which_code_and_a_bit_identical_rerun():
     text = report._spread_line("cpu/b", "a", found, (earlier, later), "")
     assert "at commits aaaaaaa and bbbbbbb" in text and "single runs moved by up to 0.50 points" in text
     assert "different code" not in text
+    for one in (earlier, later):  # runs of issue 79 on: scored on the test part, and said so
+        for run in one["runs"]:
+            run["test_accuracy"] = run.pop("val_accuracy")
+    found = rerun_spread(earlier, later, ("seed",))
+    text = report._spread_line("cpu/b", "a", found, (earlier, later), "")
+    assert "0.50 points of test accuracy" in text and "held-out" not in text
 
 
 def test_a_repeat_without_a_run_key_pairs_runs_by_variant_and_seed(tmp_path):
