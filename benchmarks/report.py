@@ -180,6 +180,7 @@ class SeedCost(NamedTuple):
     wall: float
     jobs: int
     day: str
+    threads: str | None = None
 
 
 def _seed_cost(results_dir, name):
@@ -196,6 +197,7 @@ def _seed_cost(results_dir, name):
         wall=run.get("wall_s", 0.0) / 60,
         jobs=run.get("jobs", 1),
         day=data.get("updated", "")[:10],
+        threads=((data.get("machine") or {}).get("thread_env") or {}).get("OMP_NUM_THREADS"),
     )
 
 
@@ -208,7 +210,13 @@ def seeds_paragraph(results_dir):
         if cost is None or not cost.runs:
             costs.append(f"`{name}`: seeds 3-4 not run yet")
             continue
-        cores = "one core each" if cost.jobs > 1 else "one process on every core"
+        cores = (
+            "one core each"
+            if cost.jobs > 1
+            else "one process of one thread"
+            if cost.threads == "1"
+            else "one process on every core"
+        )
         costs.append(
             f"`{name}`: {cost.minutes:.1f} more minutes of training ({cost.runs} runs of seeds 3-4, "
             f"{cores}, within the entry's {cost.wall:.1f} wall minutes on {cost.jobs} process(es); "

@@ -61,52 +61,60 @@ class Evidence:
     budget: object = images_by_epochs
 
 
-def _both(what):
-    return tuple(what.format(state=s) for s in ("frozen", "thawed"))
+STATES = ((True, "frozen"), (False, "thawed"))
 
 
-EVIDENCE = (
-    Evidence(
-        "conv-cov",
-        "depthwise",
-        {"kernel_size": "3x3", "mlp_blocks": False},
-        "covariance_kernel_size",
-        _both("ConvCovariance > default, k = 3 {state}"),
-        "ConvCovariance > default, k = 3 frozen",
-        CONVMIXER,
-        "the row's other kernel sizes",
-    ),
-    *(
+def _depthwise(k, entry, claims, effect, left_out):
+    """The two rows of ConvCovariance on a ConvMixer's ``k x k`` depthwise filters, frozen and
+    trained: the papers measure the two apart (Table 10, Fig. 8), and a model's filters are one or
+    the other, so each row counts the sub-claims of its own state (``claims``, ``effect``: formats
+    of ``state``)."""
+    return tuple(
         Evidence(
             "conv-cov",
             "depthwise",
-            {"kernel_size": f"{k}x{k}", "mlp_blocks": False},
-            "covariance_kernel_size",
-            _both(f"ConvCovariance > default, k = {k} {{state}}"),
-            f"ConvCovariance > default, k = {k} frozen",
+            {"kernel_size": f"{k}x{k}", "mlp_blocks": False, "frozen": frozen},
+            entry,
+            tuple(c.format(state=state) for c in claims),
+            effect.format(state=state),
             CONVMIXER,
-            "the row's other kernel sizes and its trends along k",
+            left_out.format(other=dict(STATES)[not frozen]),
         )
+        for frozen, state in STATES
+    )
+
+
+EVIDENCE = (
+    *_depthwise(
+        3,
+        "covariance_kernel_size",
+        ("ConvCovariance > default, k = 3 {state}",),
+        "ConvCovariance > default, k = 3 {state}",
+        "the {other} filters' cell and the row's other kernel sizes",
+    ),
+    *(
+        row
         for k in (7, 15)
+        for row in _depthwise(
+            k,
+            "covariance_kernel_size",
+            (f"ConvCovariance > default, k = {k} {{state}}",),
+            f"ConvCovariance > default, k = {k} {{state}}",
+            "the {other} filters' cell, the row's other kernel sizes and its trends along k",
+        )
     ),
-    Evidence(
-        "conv-cov",
-        "depthwise",
-        {"kernel_size": "9x9", "mlp_blocks": False},
+    *_depthwise(
+        9,
         "covariance_convergence",
-        (
-            *_both("ConvCovariance > default, 4 ep. {state}"),
-            *_both("ConvCovariance > default, 8 ep. {state}"),
-        ),
-        "ConvCovariance > default, 4 ep. frozen",
-        CONVMIXER,
-        "1 and 2 ep. (at most 64 steps; the gain appears from 4 ep.) and the claims that the gain "
-        "shrinks with the budget (how fast, not whether)",
+        ("ConvCovariance > default, 4 ep. {state}", "ConvCovariance > default, 8 ep. {state}"),
+        "ConvCovariance > default, 4 ep. {state}",
+        "the {other} filters' cells, 1 and 2 ep. (at most 64 steps; the gain appears from 4 ep.) and "
+        "the claims that the gain shrinks with the budget (how fast, not whether)",
     ),
     Evidence(
         "conv-cov",
         "depthwise",
-        {"kernel_size": "7x7", "mlp_blocks": True},
+        {"kernel_size": "7x7", "mlp_blocks": True, "frozen": False},
         "mimetic_sweep",
         ("ConvCovariance alone > b = 0, 2 ep.", "ConvCovariance alone > b = 0, 4 ep."),
         "ConvCovariance alone > b = 0, 2 ep.",

@@ -171,6 +171,11 @@ def test_the_seeds_sentence_reads_its_minutes_from_the_results(tmp_path, monkeyp
         "covariance_convergence": {"runs": runs, "suite_run": run, "updated": "2026-11-29T05:06:23+00:00"},
         "selection_accuracy": {"runs": runs[:3], "suite_run": {"wall_s": 5400.0, "jobs": 1}},
         "selection_five_seeds": {"runs": runs, "suite_run": {"wall_s": 1140.0, "jobs": 1}},
+        "mimetic_sweep": {
+            "runs": runs,
+            "suite_run": {"wall_s": 600.0, "jobs": 1},
+            "machine": {"thread_env": {"OMP_NUM_THREADS": "1"}},  # pinned to one core
+        },
     }
     for name, data in results.items():
         (tmp_path / "cpu" / f"{name}.json").write_text(json.dumps(data))
@@ -181,7 +186,7 @@ def test_the_seeds_sentence_reads_its_minutes_from_the_results(tmp_path, monkeyp
     assert "(2 runs of seeds 3-4, one core each, within" in text
     assert "`selection_five_seeds`: 4.5 more minutes of training (2 runs of seeds 3-4, one process on" in text
     assert "`lc_accuracy_fig1`: seeds 3-4 not run yet" in text
-    assert "`mimetic_sweep`: seeds 3-4 not run yet" in text  # no result, no minutes claimed
+    assert "`mimetic_sweep`: 4.5 more minutes of training (2 runs of seeds 3-4, one process of one " in text
     assert "keep 3 seeds" not in text  # every headline pair has its 5 seeds
     # A headline row kept at 3 seeds says what 5 would cost, from its recorded wall time.
     monkeypatch.setattr(report, "THREE_SEED_HEADLINES", ("selection_accuracy",))

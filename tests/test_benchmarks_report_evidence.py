@@ -29,22 +29,27 @@ def _copy_results(tmp_path):
 
 
 def test_a_changed_verdict_in_the_results_changes_the_choice(tmp_path):
+    import keras_structinit as ks
+
     results = _copy_results(tmp_path)
     path = results / "cpu" / "covariance_convergence.json"
     data = json.loads(path.read_text())
     for run in data["runs"]:
         if run["init"] == "conv-cov" and run["epochs"] in (4, 8):
-            run["val_accuracy"] -= 0.2  # ConvCovariance now loses 20 points at 4 and 8 epochs
+            key = "test_accuracy" if "test_accuracy" in run else "val_accuracy"
+            run[key] -= 0.2  # ConvCovariance now loses 20 points at 4 and 8 epochs
     path.write_text(json.dumps(data))
     model = build_model("convmixer-8/2", 10, (16, 16, 3), kernel_size=9, patch_size=2)
+    ks.freeze_spatial(model)
     shipped = report_evidence.build_table(RESULTS_DIR)
     changed = report_evidence.build_table(results)
-    row = next(r for r in changed["rows"] if r["condition"].get("kernel_size") == "9x9")
+    frozen_9 = {"kernel_size": "9x9", "mlp_blocks": False, "frozen": True}
+    row = next(r for r in changed["rows"] if r["condition"] == frozen_9)
     assert row["verdict"] == "no"
     assert auto.choose(model, evidence=shipped).spec == "torch-default+conv-cov:cifar-p2"
     choice = auto.choose(model, evidence=changed)
     assert choice.spec == "torch-default"
-    assert any("depthwise 9x9: torch-default; conv-cov measured -" in line for line in choice.lines)
+    assert any("depthwise 9x9 (frozen): torch-default; conv-cov measured -" in line for line in choice.lines)
 
 
 def test_a_row_without_results_is_not_measured_and_chooses_nothing(tmp_path):

@@ -20,8 +20,17 @@ from conftest import once_per_suite
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _convmixer(k):
-    return build_model("convmixer-8/2", 10, (16, 16, 3), kernel_size=k, patch_size=2)
+def _convmixer(k, frozen=False):
+    model = build_model("convmixer-8/2", 10, (16, 16, 3), kernel_size=k, patch_size=2)
+    if frozen:
+        ks.freeze_spatial(model)
+    return model
+
+
+def _shipped_row(kernel_size, frozen):
+    """The shipped row of ConvCovariance on a ConvMixer's depthwise filters of one size and state."""
+    condition = {"kernel_size": kernel_size, "mlp_blocks": False, "frozen": frozen}
+    return next(r for r in auto.load_evidence()["rows"] if r["condition"] == condition)
 
 
 def _convnext():
@@ -39,29 +48,46 @@ def _weights(model):
 
 
 def test_convmixer_k9_picks_conv_cov_with_its_row():
-    choice = auto.choose(_convmixer(9))
+    choice = auto.choose(_convmixer(9, frozen=True))
     assert choice.spec == "torch-default+conv-cov:cifar-p2"
     line = next(line for line in choice.lines if "depthwise 9x9" in line)
-    assert re.search(r"^2 depthwise 9x9: conv-cov, \+\d+\.\d\d ± \d+\.\d\d points \(\d seeds;", line)
+    assert re.search(
+        r"^2 depthwise 9x9 \(frozen\): conv-cov, \+\d+\.\d\d ± \d+\.\d\d points \(\d seeds;", line
+    )
     assert "ConvMixer-128/6" in line and "(covariance_convergence)" in line
+    assert _shipped_row("9x9", True)["verdict"] == "yes"
+
+
+def test_convmixer_k9_with_trained_filters_follows_its_own_row():
+    """Frozen and trained filters are measured apart (covariance_convergence): a trained ConvMixer
+    gets conv-cov only where the trained cells' row says *yes*, and the line says which row."""
+    row = _shipped_row("9x9", False)
+    choice = auto.choose(_convmixer(9))
+    line = next(line for line in choice.lines if "depthwise 9x9" in line)
+    assert line.startswith("2 depthwise 9x9 (trained): ") and "(covariance_convergence)" in line
+    if row["verdict"] == "yes":
+        assert choice.spec == "torch-default+conv-cov:cifar-p2"
+    else:
+        assert choice.spec == "torch-default" and line.endswith(f": {row['verdict']}")
 
 
 def test_convmixer_k3_does_not_pick_conv_cov_and_says_why():
-    choice = auto.choose(_convmixer(3))
-    assert choice.spec == "torch-default"
-    line = next(line for line in choice.lines if "depthwise 3x3" in line)
-    row = next(r for r in auto.load_evidence()["rows"] if r["condition"].get("kernel_size") == "3x3")
-    assert row["verdict"] != "yes" and row["entry"] == "covariance_kernel_size"
-    said = f"torch-default; conv-cov measured {row['effect']:+.2f} ± {row['error']:.2f} points"
-    assert said in line and line.endswith(f"(covariance_kernel_size): {row['verdict']}")
-    assert any("nothing the evidence supports" in line for line in choice.lines)
+    for frozen in (True, False):
+        choice = auto.choose(_convmixer(3, frozen))
+        assert choice.spec == "torch-default"
+        line = next(line for line in choice.lines if "depthwise 3x3" in line)
+        row = _shipped_row("3x3", frozen)
+        assert row["verdict"] != "yes" and row["entry"] == "covariance_kernel_size"
+        said = f"torch-default; conv-cov measured {row['effect']:+.2f} ± {row['error']:.2f} points"
+        assert said in line and line.endswith(f"(covariance_kernel_size): {row['verdict']}")
+        assert any("nothing the evidence supports" in line for line in choice.lines)
 
 
 def test_convnext_iso_picks_the_mean_shift():
     choice = auto.choose(_convnext())
     assert choice.spec == "torch-default+mean-shift:0.2"
     assert any(line.startswith("2 MLP blocks: mean-shift:0.2, +") for line in choice.lines)
-    assert any("depthwise 7x7: torch-default; conv-cov measured" in line for line in choice.lines)
+    assert any("depthwise 7x7 (trained): torch-default; conv-cov measured" in line for line in choice.lines)
 
 
 def test_a_model_with_none_of_the_structures_gets_the_baseline_and_says_so():
@@ -84,7 +110,7 @@ def test_data_makes_the_forms_that_measure_it_eligible():
 
 def test_auto_and_its_resolved_spec_write_the_same_weights():
     """What a run records is what a rerun applies: bit-identical weights."""
-    first, second = _convmixer(9), _convmixer(9)
+    first, second = _convmixer(9, frozen=True), _convmixer(9, frozen=True)
     ks.initialize(first, "auto", seed=3)
     resolved = auto.choose(second).spec
     ks.initialize(second, resolved, seed=3)
@@ -170,7 +196,7 @@ def test_forms_on_the_same_variables_never_measured_together_keep_the_larger_eff
 def test_a_form_acting_on_every_group_of_a_kind_needs_support_in_each():
     inputs = keras.Input((16, 16, 3))
     x = keras.layers.DepthwiseConv2D(3, padding="same")(inputs)
-    x = keras.layers.DepthwiseConv2D(9, padding="same")(x)
+    x = keras.layers.DepthwiseConv2D(15, padding="same")(x)  # supported trained (covariance_kernel_size)
     model = keras.Model(inputs, keras.layers.Dense(2)(keras.layers.GlobalAveragePooling2D()(x)))
     table = auto.load_evidence()
     choice = auto.choose(model, evidence=table)
@@ -206,10 +232,10 @@ def test_the_evidence_ships_with_the_package():
 def test_init_command_prints_a_line_per_group_and_records_the_resolved_forms(tmp_path, capsys):
     out = tmp_path / "auto.keras"
     argv = ["init", "convmixer-8/2", "--init", "auto", "--out", str(out), "--input-shape", "16,16,3"]
-    assert cli.main([*argv, "--classes", "10"]) == 0
+    assert cli.main([*argv, "--classes", "10", "--freeze", "depthwise"]) == 0
     printed = capsys.readouterr().out
     assert "Init `auto` chose, per structure group:" in printed
-    assert re.search(r"- \d+ depthwise 9x9: conv-cov, \+", printed)
+    assert re.search(r"- \d+ depthwise 9x9 \(frozen\): conv-cov, \+", printed)  # frozen before auto
     assert "Init `auto` -> `torch-default+conv-cov:cifar-p2` (seed 0)" in printed
     written = ks.methods.inspection.initializers_in_file(out, keras.saving.load_model(out))
     assert set(written.values()) == {"torch-default", "conv-cov:cifar-p2"}
@@ -218,7 +244,17 @@ def test_init_command_prints_a_line_per_group_and_records_the_resolved_forms(tmp
     resolved = "torch-default+conv-cov:cifar-p2"
     assert ks.methods.inspection.recorded_spec(out) == {"spec": "auto", "resolved": resolved, "seed": 0}
     again = tmp_path / "again.keras"
-    argv_again = [*argv[:3], resolved, "--out", str(again), *argv[6:], "--classes", "10"]
+    argv_again = [
+        *argv[:3],
+        resolved,
+        "--out",
+        str(again),
+        *argv[6:],
+        "--classes",
+        "10",
+        "--freeze",
+        "depthwise",
+    ]
     assert cli.main(argv_again) == 0
     assert ks.methods.inspection.recorded_spec(again) == {"spec": resolved, "resolved": resolved, "seed": 0}
     for a, b in zip(*(_weights(keras.saving.load_model(f)) for f in (out, again)), strict=True):
@@ -233,8 +269,8 @@ def test_init_command_prints_a_line_per_group_and_records_the_resolved_forms(tmp
 
 def test_inspect_shows_what_auto_would_choose_and_why():
     for k, spec, line in (
-        (9, "torch-default+conv-cov:cifar-p2", r"^\d+ depthwise 9x9: conv-cov, \+"),
-        (3, "torch-default", r"^\d+ depthwise 3x3: torch-default; conv-cov measured [-+]\d"),
+        (15, "torch-default+conv-cov:cifar-p2", r"^\d+ depthwise 15x15 \(trained\): conv-cov, \+"),
+        (3, "torch-default", r"^\d+ depthwise 3x3 \(trained\): torch-default; conv-cov measured [-+]\d"),
     ):
         model = _convmixer(k)
         report = ks.inspect(model)
@@ -258,7 +294,7 @@ def test_auto_takes_an_optional_teacher_and_stands_alone(tmp_path):
 
 def _train(tmp_path, name, init, data):
     out = tmp_path / name
-    argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "9", "--init", init, "--epochs", "1"]
+    argv = ["train", "--model", "convmixer-8/2", "--kernel-size", "15", "--init", init, "--epochs", "1"]
     argv += ["--data", data, "--out", str(out), "--batch-size", "16", "--rand-augment", "none"]
     assert cli.main([*argv, "--seed", "3"]) == 0
     return json.loads((out / "results.json").read_text()), out
@@ -271,7 +307,7 @@ def test_train_records_the_resolved_spec_and_a_rerun_with_it_is_bit_identical(tm
     results, out = _train(tmp_path, "auto", "auto", data)
     printed = capsys.readouterr().out
     assert "Init auto -> torch-default+conv-cov:cifar-p2:" in printed
-    assert re.search(r"\n  \d+ depthwise 9x9: conv-cov, \+", printed)
+    assert re.search(r"\n  \d+ depthwise 15x15 \(trained\): conv-cov, \+", printed)
     assert results["init_resolved"] == "torch-default+conv-cov:cifar-p2"
     assert results["config"]["init"] == "auto"
     again, out_again = _train(tmp_path, "rerun", results["init_resolved"], data)

@@ -227,6 +227,8 @@ def _found(net, parts):
 def _init(model, spec, parts, out, *, data, data_scaling, seed, freeze, report, sizes, needs):
     net = model_from(model, **sizes)
     images = None if not needs else scaled_images(data, data_scaling, seed, "--data")
+    # Frozen before `auto` reads the model: the evidence differs for frozen and trained filters.
+    frozen = freeze_spatial(net, which=freeze) if freeze is not None else []
     run_parts, resolved, choices = expand_parts(net, load_parts(parts), data=images)
     layer_of = {id(v): layer for layer in [*iter_layers(net), net] for v in own_variables(layer)}
     by_path = {v.path: v for v in net.weights}
@@ -237,7 +239,6 @@ def _init(model, spec, parts, out, *, data, data_scaling, seed, freeze, report, 
         written.update(dict.fromkeys(paths, text))  # the last form to write a variable is its initializer
     if not written:
         raise ValueError(f"--init {spec} changes nothing in {net.name}: nothing it acts on was found")
-    frozen = freeze_spatial(net, which=freeze) if freeze is not None else []
     rows = []
     for path in (p for p in by_path if p in written):
         variable = by_path[path]

@@ -4,12 +4,13 @@ The evidence is a table shipped with the package (:data:`EVIDENCE`, ``evidence.j
 ``python -m benchmarks.report`` from the benchmark results; :func:`load_evidence`): per row, an init
 form, the kind of structure it acts on and the condition it was measured under, its verdict, its
 effect ± error, seeds, scale and REPORT anchor. :func:`choose` finds the model's structures
-(depthwise convs by kernel size, MLP blocks, self-attention layers, the first convs, a teacher's
-family), picks for each the form whose row for that condition says *yes* (the row counts only the
-sub-claims that apply to it; ``left_out`` says which do not), the table's baseline elsewhere, and
-says why in one line per structure group. Two chosen forms go together when a combination row says
-*yes*, or, never measured together, when they act on different variables. The result is a concrete
-spec: what a run records and a rerun applies. No method is named here; the table names the forms.
+(depthwise convs by kernel size, frozen or trained, MLP blocks, self-attention layers, the first
+convs, a teacher's family), picks for each the form whose row for that condition says *yes* (the
+row counts only the sub-claims that apply to it; ``left_out`` says which do not), the table's
+baseline elsewhere, and says why in one line per structure group. Two chosen forms go together
+when a combination row says *yes*, or, never measured together, when they act on different
+variables. The result is a concrete spec: what a run records and a rerun applies. No method is
+named here; the table names the forms.
 
 Example:
     >>> choice = choose(model)
@@ -85,12 +86,22 @@ def _size(kernel):
 
 
 def _depthwise(model, mlp):
+    """The depthwise groups by kernel size and state: frozen (no gradient reaches the kernel, as
+    :func:`~keras_structinit.engine.freezing.freeze_spatial` or ``layer.trainable = False`` leave it)
+    or trained, read when ``auto`` runs."""
+    trained = {id(v) for v in model.trainable_weights}
     groups = {}
     for _, kernel in _found(model, "depthwise"):
-        groups[_size(kernel)] = groups.get(_size(kernel), 0) + 1
+        key = (_size(kernel), id(kernel) not in trained)
+        groups[key] = groups.get(key, 0) + 1
     return [
-        Structure("depthwise", n, {"kernel_size": k, "mlp_blocks": mlp}, f"{n} depthwise {k}")
-        for k, n in groups.items()
+        Structure(
+            "depthwise",
+            n,
+            {"kernel_size": k, "mlp_blocks": mlp, "frozen": frozen},
+            f"{n} depthwise {k} ({'frozen' if frozen else 'trained'})",
+        )
+        for (k, frozen), n in groups.items()
     ]
 
 
@@ -146,7 +157,7 @@ def _matches(row, structure):
 
 
 def _measured(row):
-    """``"+4.67 ± 1.19 points (5 seeds), <claim>, <scale> (<entry>)"``."""
+    """``"+5.54 ± 0.82 points (5 seeds), <claim>, <scale> (<entry>)"``."""
     if row["effect"] is None:
         return f"not measured ({row['entry']})"
     return (
