@@ -346,10 +346,11 @@ def test_what_changed_lists_the_calls_and_rows_the_t_rule_changed():
             rows.append(f"- `{suite}/{bench.name}`: {before} → {after}.")
     for line in rows:
         assert line in changed
-    # On the results as of 2026-12-03 (inspect_entropy, covariance_kernel_size, covariance_convergence
-    # and selection_accuracy re-run on the test part, the last with teachers that never saw the
-    # students' images): thirteen calls (convergence's thawed 2 and 4 epochs), five rows.
-    assert len(calls) == 13 and len(rows) == 5, (len(calls), rows)
+    # On the results as of 2026-12-03 (inspect_entropy, covariance_kernel_size, covariance_convergence,
+    # selection_accuracy and selection_table7 re-run on the test part, the last two with teachers that
+    # never saw the students' images): fifteen calls (convergence's thawed 2 and 4 epochs, selection
+    # over both pruning baselines), six rows (selection_table7's script verdict among them).
+    assert len(calls) == 15 and len(rows) == 6, (len(calls), rows)
 
 
 def test_the_summary_shows_baseline_budget_and_error_cut_beside_the_papers():

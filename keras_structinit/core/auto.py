@@ -26,14 +26,6 @@ from pathlib import Path
 
 #: The shipped evidence table.
 EVIDENCE = Path(__file__).with_name("evidence.json")
-#: What a structure kind is called in a line.
-KIND_WORDS = {
-    "depthwise": "depthwise {kernel_size}",
-    "mlp": "MLP blocks",
-    "attention": "self-attention layers",
-    "first_convs": "first convs",
-    "teacher": "teacher",
-}
 
 
 @dataclass(frozen=True, eq=False)
