@@ -75,6 +75,11 @@ def _t(comparison):
     return report_stats.t_test(comparison)
 
 
+def _judged_p(comparison):
+    """``_judged`` with the t-test's p, as the docs write it: ``+1.23 ± 0.45, p = 0.031``."""
+    return f"{_judged(comparison)}, p {_t(comparison).text().rpartition(', p ')[2]}"
+
+
 def _row(name):
     """The report's verdict of the CPU entry ``name``: every sub-claim by the t-test."""
     (bench,) = [b for b in CPU if b.name == name]
@@ -417,16 +422,13 @@ def test_convergence_budgets():
     # the two thawed cells within noise by the t-test were beyond twice their standard error
     assert (found[2, False].ahead, found[4, False].ahead) == (True, True)
     page = _page("covariance.md")
-
-    def said(key):
-        return f"{_judged(found[key])}, p {_t(found[key]).text().rpartition(', p ')[2]}"
-
+    said = {key: _judged_p(c) for key, c in found.items()}
     assert (
         "Frozen (5 seeds), ConvCovariance is within noise of the default at 1 and 2 epochs "
-        f"({said((1, True))}; "
-        f"{said((2, True))}) and ahead beyond noise from 4 epochs on ({said((4, True))}; {said((8, True))}). "
-        f"Thawed (3 seeds), it is ahead beyond noise at 1 epoch ({said((1, False))}) and at 8 "
-        f"({said((8, False))}), within noise at 2 and 4 ({said((2, False))}; {said((4, False))};"
+        f"({said[1, True]}; "
+        f"{said[2, True]}) and ahead beyond noise from 4 epochs on ({said[4, True]}; {said[8, True]}). "
+        f"Thawed (3 seeds), it is ahead beyond noise at 1 epoch ({said[1, False]}) and at 8 "
+        f"({said[8, False]}), within noise at 2 and 4 ({said[2, False]}; {said[4, False]};"
     ) in page
 
     def cells(text):
@@ -492,18 +494,15 @@ def test_selection_against_the_pruning_baselines_and_the_baseline_reading():
     assert [_t(c).ahead for c in found.values()] == [None, None, True, None, None, None]
     assert [c.differences.mean() > 0 for c in found.values()] == [True] * 5 + [False]
     page = _page("weight-selection.md")
-
-    def said(pair):
-        return f"{_judged(found[pair])}, p {_t(found[pair]).text().rpartition(', p ')[2]}"
-
+    said = {pair: _judged_p(c) for pair, c in found.items()}
     l1, magnitude = (found[pair] for pair in pairs[:2])
     assert (
         f"within noise at 3 seeds ({_judged(l1)} points over L1, p = {_t(l1).p:.3f}; {_judged(magnitude)} "
         f"over magnitude pruning, p = {_t(magnitude).p:.3f}); magnitude pruning is above random init beyond "
-        f"noise ({said(pairs[2])}), L1 pruning above it within noise ({said(pairs[3])}), and magnitude "
-        f"pruning above L1 within noise ({said(pairs[4])}), where the paper has L1 5.7 points ahead"
+        f"noise ({said[pairs[2]]}), L1 pruning above it within noise ({said[pairs[3]]}), and magnitude "
+        f"pruning above L1 within noise ({said[pairs[4]]}), where the paper has L1 5.7 points ahead"
     ) in page
-    assert f"(paired difference {said(pairs[5])}): within noise at this budget" in page
+    assert f"(paired difference {said[pairs[5]]}): within noise at this budget" in page
     assert _row("selection_table7") == (
         "partly (4 of 8 hold; failed: selection > L1 pruning; selection > magnitude pruning; "
         "L1 pruning > magnitude pruning; L1 pruning > random init)"
