@@ -512,34 +512,3 @@ def test_frozen_kernel_survives_keras_round_trip_with_optimizer_state(layer_cls,
     np.testing.assert_array_equal(after[kernel.path], before[kernel.path])
     for path in ("conv/bias", "head/kernel", "head/bias"):
         assert not np.array_equal(after[path], before[path]), path
-
-
-@pytest.mark.slow
-@pytest.mark.skipif(BACKEND != "torch", reason="torch.compile (Keras' jit_compile=True on torch)")
-@pytest.mark.parametrize("frozen", [False, True])
-def test_convmixer_trains_compiled_on_torch_as_eager(frozen):
-    """jit_compile=True on torch (inductor) trains the package's ConvMixer, thawed and frozen, to
-    the weights eager training reaches (issue 62: inductor could not order the symbolic strides
-    of the channels-last view the torch path convolves)."""
-    from keras_structinit.models import build_model
-
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((16, 16, 16, 3)).astype("float32")
-    y = np.arange(16) % 4
-    trained = []
-    for jit_compile in (False, True):
-        keras.utils.set_random_seed(0)
-        model = build_model("convmixer-16/1", num_classes=4, input_shape=(16, 16, 3), kernel_size=5)
-        if frozen:
-            ks.freeze_spatial(model)
-        model.compile(
-            optimizer=keras.optimizers.SGD(0.1),
-            jit_compile=jit_compile,
-            loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        )
-        model.fit(x, y, epochs=1, batch_size=8, shuffle=False, verbose=0)
-        trained.append(model)
-    eager, compiled = trained
-    for a, b in zip(eager.weights, compiled.weights, strict=True):
-        np.testing.assert_allclose(to_numpy(b), to_numpy(a), rtol=1e-4, atol=1e-5, err_msg=a.path)
-    np.testing.assert_allclose(to_numpy(compiled(x[:4])), to_numpy(eager(x[:4])), rtol=1e-4, atol=1e-5)
