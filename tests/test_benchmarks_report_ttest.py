@@ -348,9 +348,10 @@ def test_what_changed_lists_the_calls_and_rows_the_t_rule_changed():
         assert line in changed
     # On the results as of 2026-12-03 (inspect_entropy, covariance_kernel_size, covariance_convergence,
     # selection_accuracy and selection_table7 re-run on the test part, the last two with teachers that
-    # never saw the students' images): fifteen calls (convergence's thawed 2 and 4 epochs, selection
-    # over both pruning baselines), six rows (selection_table7's script verdict among them).
-    assert len(calls) == 15 and len(rows) == 6, (len(calls), rows)
+    # never saw the students' images; covariance_augmentation run): sixteen calls (convergence's thawed
+    # 2 and 4 epochs, selection over both pruning baselines, augmentation's 2 epochs with RandAugment),
+    # six rows (selection_table7's script verdict among them).
+    assert len(calls) == 16 and len(rows) == 6, (len(calls), rows)
 
 
 def test_the_summary_shows_baseline_budget_and_error_cut_beside_the_papers():

@@ -13,7 +13,7 @@ import numpy as np
 
 from benchmarks import report, report_claims, report_stats
 from benchmarks.bench_utils import Comparison, by_seed, ms, seed_differences
-from benchmarks.covariance_accuracy import kernel_size_checks
+from benchmarks.covariance_accuracy import augmentation_comparisons, kernel_size_checks
 from benchmarks.report_rows import ROWS
 from benchmarks.suite import CPU
 
@@ -388,6 +388,55 @@ def test_fitted_sigma_of_a_trained_convmixer():
         f"init: about {init_error:.2f})"
     ) in page
     assert f"3 seeds, {ms([r['test_accuracy'] for r in runs], 100)} % accuracy on the test part" in page
+
+
+def test_augmentation_arms():
+    """covariance_augmentation: each arm's verdict by the t-test, the cross-arm context, and its
+    RandAugment-off runs being covariance_convergence's frozen ones."""
+    data = _load("covariance_augmentation")
+    key = ("init", "frozen", "kernel_size", "epochs", "seed")
+    convergence = {tuple(r[k] for k in key): r for r in _load("covariance_convergence")["runs"]}
+    off = [r for r in data["runs"] if r["rand_augment"] is None]
+    assert len(off) == 20 and len(data["runs"]) == 40
+    for run in off:  # bit for bit: the same code, seed and data
+        twin = convergence[tuple(run[k] for k in key)]
+        assert (run["test_accuracy"], run["train_accuracy"]) == (
+            twin["test_accuracy"],
+            twin["train_accuracy"],
+        )
+    found = {}
+    for c in augmentation_comparisons(data):
+        arm = "context" if not c.counts else "off" if "RandAugment off" in c.label else "on"
+        found[arm, 2 if " 2 ep." in c.label else 8] = c
+    assert {key: len(c.differences) for key, c in found.items()} == dict.fromkeys(found, 5)
+    assert {key: _t(c).ahead for key, c in found.items()} == {
+        ("off", 2): None,
+        ("off", 8): True,
+        ("on", 2): None,
+        ("on", 8): True,
+        ("context", 2): None,
+        ("context", 8): None,
+    }
+    assert found["on", 2].ahead  # twice its standard error: the script's words in the report
+    assert _row("covariance_augmentation") == (
+        "partly (2 of 4 hold; failed: ConvCovariance > default, 2 ep. frozen, RandAugment off; "
+        "ConvCovariance > default, 2 ep. frozen, RandAugment on)"
+    )
+    said = {key: _judged_p(c) for key, c in found.items()}
+
+    def level(epochs, arm):
+        values = _sample(data, init="default", epochs=epochs, rand_augment=arm).values()
+        return f"{np.mean([v for v, _ in values]):.2f} %"
+
+    on = "torchvision:n2-m12"
+    assert (
+        f"With RandAugment the default init reaches {level(2, on)} at 2 epochs and {level(8, on)} at 8 "
+        f"({level(2, None)} and {level(8, None)} without), and ConvCovariance's gain is within noise at 2 "
+        f"epochs ({said['on', 2]}) and beyond noise at 8 ({said['on', 8]}), as without it ({said['off', 2]}; "
+        f"{said['off', 8]}): the verdict does not depend on RandAugment. The gain with RandAugment minus "
+        f"the gain without is within noise at both budgets ({said['context', 2]} at 2 epochs, "
+        f"{said['context', 8]} at 8; Welch t, since the arms draw other augmentations)."
+    ) in _page("covariance.md")
 
 
 def test_convergence_budgets():
