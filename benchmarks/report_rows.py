@@ -12,6 +12,7 @@ An entry without a row here keeps its script's verdict (timings, thresholds, no 
 
 from __future__ import annotations
 
+from benchmarks.covariance_accuracy import PAPER_RAND_AUGMENT
 from benchmarks.report_claims import (
     LARGEST,
     Above,
@@ -140,10 +141,6 @@ def _convergence_claims():
     return tuple(out)
 
 
-#: The RandAugment form ``covariance_augmentation`` turns on (ConvMixer's CIFAR command's).
-RAND_AUGMENT = "torchvision:n2-m12"
-
-
 def _augmentation_claims():
     # Issue 79 (point 6): Fig. 8's claim in each arm; the paper trains with RandAugment only.
     return tuple(
@@ -153,7 +150,7 @@ def _augmentation_claims():
             higher=_cov("conv-cov", 9, True, epochs=epochs, rand_augment=arm),
             lower=_cov("default", 9, True, epochs=epochs, rand_augment=arm),
         )
-        for arm in (None, RAND_AUGMENT)
+        for arm in (None, PAPER_RAND_AUGMENT)
         for epochs in (2, 8)
     )
 

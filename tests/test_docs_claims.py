@@ -13,7 +13,7 @@ import numpy as np
 
 from benchmarks import report, report_claims, report_stats
 from benchmarks.bench_utils import Comparison, by_seed, ms, seed_differences
-from benchmarks.covariance_accuracy import augmentation_comparisons, kernel_size_checks
+from benchmarks.covariance_accuracy import PAPER_RAND_AUGMENT, augmentation_comparisons, kernel_size_checks
 from benchmarks.report_rows import ROWS
 from benchmarks.suite import CPU
 
@@ -78,6 +78,13 @@ def _t(comparison):
 def _judged_p(comparison):
     """``_judged`` with the t-test's p, as the docs write it: ``+1.23 ± 0.45, p = 0.031``."""
     return f"{_judged(comparison)}, p {_t(comparison).text().rpartition(', p ')[2]}"
+
+
+def _twin_runs(runs, others, key):
+    """Each of ``runs`` with the run of ``others`` whose ``key`` fields are its own (one each)."""
+    index = {tuple(r[k] for k in key): r for r in others}
+    assert len(index) == len(others), "the key names more than one run of others"
+    return [(run, index[tuple(run[k] for k in key)]) for run in runs]
 
 
 def _row(name):
@@ -394,12 +401,10 @@ def test_augmentation_arms():
     """covariance_augmentation: each arm's verdict by the t-test, the cross-arm context, and its
     RandAugment-off runs being covariance_convergence's frozen ones."""
     data = _load("covariance_augmentation")
-    key = ("init", "frozen", "kernel_size", "epochs", "seed")
-    convergence = {tuple(r[k] for k in key): r for r in _load("covariance_convergence")["runs"]}
     off = [r for r in data["runs"] if r["rand_augment"] is None]
     assert len(off) == 20 and len(data["runs"]) == 40
-    for run in off:  # bit for bit: the same code, seed and data
-        twin = convergence[tuple(run[k] for k in key)]
+    key = ("init", "frozen", "kernel_size", "epochs", "seed")
+    for run, twin in _twin_runs(off, _load("covariance_convergence")["runs"], key):  # bit for bit
         assert (run["test_accuracy"], run["train_accuracy"]) == (
             twin["test_accuracy"],
             twin["train_accuracy"],
@@ -428,7 +433,7 @@ def test_augmentation_arms():
         values = _sample(data, init="default", epochs=epochs, rand_augment=arm).values()
         return f"{np.mean([v for v, _ in values]):.2f} %"
 
-    on = "torchvision:n2-m12"
+    on = PAPER_RAND_AUGMENT
     assert (
         f"With RandAugment the default init reaches {level(2, on)} at 2 epochs and {level(8, on)} at 8 "
         f"({level(2, None)} and {level(8, None)} without), and ConvCovariance's gain is within noise at 2 "
@@ -496,14 +501,10 @@ def test_convergence_budgets():
     assert _row("covariance_convergence").startswith("partly (4 of 10 hold; failed: ConvCovariance > default")
     assert "is *partly* (4 of 10 hold): the gain does not shrink with the budget" in page
     # the kernel-size entry's k = 9 runs are these 2-epoch runs of seeds 0-2, bit for bit
-    sizes = _load("covariance_kernel_size")
-    nine = {
-        (r["init"], r["frozen"], r["seed"]): r["test_accuracy"]
-        for r in sizes["runs"]
-        if r["kernel_size"] == 9
-    }
-    two = {(r["init"], r["frozen"], r["seed"]): r["test_accuracy"] for r in data["runs"] if r["epochs"] == 2}
-    assert len(nine) == 12 and all(two[key] == value for key, value in nine.items())
+    nine = [r for r in _load("covariance_kernel_size")["runs"] if r["kernel_size"] == 9]
+    two = [r for r in data["runs"] if r["epochs"] == 2]
+    pairs = _twin_runs(nine, two, ("init", "frozen", "seed"))
+    assert len(pairs) == 12 and all(a["test_accuracy"] == b["test_accuracy"] for a, b in pairs)
     assert "its k = 9 runs are `covariance_convergence`'s 2-epoch runs of seeds 0-2, bit for bit" in page
     # the archived held-out runs of 2026-11-29: the frozen first epoch below the default on every seed
     then = _archived("covariance_convergence_20261129")
