@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import report_stats
+
 BACKENDS = ("tensorflow", "jax", "torch")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 #: Where a script run on its own writes by default (ignored by git): the suites write to results/<suite>.
@@ -1019,16 +1021,10 @@ def by(runs, field, value):
 
 
 def ahead(higher, lower=(0.0,)):
-    """Whether ``higher`` beats ``lower`` (per-seed values): ``True`` when the difference of the
-    means exceeds twice its standard error, ``False`` when it is as far the other way, ``None``
-    (within noise) otherwise. A single value has no spread: its standard error counts as 0."""
-    higher, lower = np.asarray(higher, float), np.asarray(lower, float)
-
-    def var(x):
-        return x.var(ddof=1) / x.size if x.size > 1 else 0.0
-
-    diff, se = higher.mean() - lower.mean(), np.sqrt(var(higher) + var(lower))
-    return True if diff > 2 * se else False if diff < -2 * se else None
+    """Whether ``higher`` beats ``lower`` (per-seed values) by Welch's t-test at 95 %
+    (:func:`~benchmarks.report_stats.welch_test`): ``True`` beyond noise, ``False`` beyond noise the
+    other way, ``None`` (within noise) otherwise, also where one value per side allows no test."""
+    return report_stats.welch_test(higher, lower).ahead
 
 
 def verdict_of(checks):
@@ -1175,10 +1171,11 @@ class Comparison:
     for accuracy points; 0 for other units). ``counts``: whether the verdict counts it (``False``:
     context, shown beside). ``spec``: how its numbers print.
 
-    The rule (:attr:`ahead`): judged *paired* (:attr:`why_unpaired` is ``None``), the mean of the
-    per-seed differences against twice its standard error, ``std(d, ddof=1) / sqrt(n)``; otherwise
-    the difference of the means against twice its standard error
-    ``sqrt(var_1 / n_1 + var_2 / n_2)``, plus ``spread`` where the sides ran on different code.
+    The rule (:attr:`ahead`, issue 79): the report's two-sided t-test at 95 %
+    (:func:`~benchmarks.report_stats.t_test`), paired where judged paired (:attr:`why_unpaired` is
+    ``None``), Welch's otherwise, the difference moved toward 0 by ``spread`` where the sides ran on
+    different code. :attr:`ahead_2se` keeps the rule before it (twice the standard error), which
+    the report's *What changed* compares with.
     """
 
     label: str
@@ -1250,7 +1247,8 @@ class Comparison:
 
     @functools.cached_property
     def figure(self):
-        """``(difference, margin)`` the rule compares: the paired figure where judged paired."""
+        """``(difference, margin)`` :attr:`ahead_2se` compares: the paired figure where judged
+        paired, twice its standard error (plus ``spread`` where the sides ran on different code)."""
         if self.why_unpaired is None:
             diff, se, _ = self.paired_figure
             return diff, 2 * se
@@ -1259,7 +1257,13 @@ class Comparison:
 
     @functools.cached_property
     def ahead(self):
-        """``True`` beyond noise the paper's way, ``False`` beyond noise the other way, else ``None``."""
+        """``True`` beyond noise the paper's way, ``False`` beyond noise the other way, else ``None``:
+        the t-test's outcome (:func:`~benchmarks.report_stats.ahead`)."""
+        return report_stats.ahead(self)
+
+    @functools.cached_property
+    def ahead_2se(self):
+        """The outcome by the rule before issue 79: :attr:`figure`'s difference beyond its margin."""
         diff, margin = self.figure
         return True if diff > margin else False if diff < -margin else None
 

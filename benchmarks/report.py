@@ -414,7 +414,7 @@ def verdict_change_lines(verdicts, calls, by_t=()):
         for suite, name, c in calls:
             test = report_stats.t_test(c)
             lines.append(
-                f"- `{suite}/{name}`, {c.label}: {report_stats.OUTCOME_WORDS[c.ahead]} by 2 SE "
+                f"- `{suite}/{name}`, {c.label}: {report_stats.OUTCOME_WORDS[c.ahead_2se]} by 2 SE "
                 f"({c.text(c.paired_figure if c.why_unpaired is None else c.unpaired)}), "
                 f"{report_stats.OUTCOME_WORDS[test.ahead]} "
                 f"by the t-test ({test.kind}, {test.text()})."
@@ -430,7 +430,7 @@ def verdict_change_lines(verdicts, calls, by_t=()):
         ]
     if verdicts:
         lines += [
-            "Row verdicts that changed (the script's verdict, every counted difference beyond twice its "
+            "Row verdicts that changed (the verdict over the script's counted differences by twice their "
             "standard error, against every sub-claim of the paper's figure or table by the t-test):",
             "",
             *(f"- `{suite}/{name}`: {old or '—'} → {new}." for suite, name, old, new in verdicts),
@@ -493,8 +493,8 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
             # ran says so in the summary (a CPU row is re-run by the suite instead).
             note = code_note(data, gpu_stale(bench, data) if suite in GPU_FOLDERS else None)
             compared += [{"suite": suite, "name": link, **_figure_cells(c)} for c in found]
-            calls += [(suite, bench.name, c) for c in found if c.counts and c.ahead != report_stats.ahead(c)]
-            by_rule = (verdict_of(found), verdict_of([report_stats.ahead(c) for c in found if c.counts]))
+            calls += [(suite, bench.name, c) for c in found if c.counts and c.ahead_2se != c.ahead]
+            by_rule = (verdict_of([c.ahead_2se for c in found if c.counts]), verdict_of(found))
             if by_rule[0] != by_rule[1]:
                 by_t.append((suite, bench.name, *by_rule))
             if found and hasattr(script, "PAIRING"):
@@ -502,8 +502,8 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
             row = ROWS.get(bench.name)
             result = evaluate(row, data, found) if row else None
             if result is not None and result.verdict is not None:
-                if result.verdict != verdict:
-                    verdicts.append((suite, bench.name, verdict, result.verdict))
+                if result.verdict != (by_rule[0] if found else verdict):
+                    verdicts.append((suite, bench.name, by_rule[0] if found else verdict, result.verdict))
                 verdict = result.verdict
             effect = result.effect if result is not None else None
             summary.append(

@@ -331,10 +331,10 @@ ROWS = {
         ),
         notes=(
             "Whether the verdict depends on RandAugment: by the t-test it does not (each arm within "
-            "noise at 2 epochs, beyond noise at 8). The per-arm words in *Ours* are the script's rule "
-            "of twice the standard error, which calls the 2-epoch gain with RandAugment beyond noise "
-            "(the script's text, pinned by issue 79's re-run). The gain with RandAugment minus the "
-            "gain without, per budget, is context (Welch t: the arms draw other augmentations).",
+            "noise at 2 epochs, beyond noise at 8). By twice the standard error, the rule before issue "
+            "79, the 2-epoch gain with RandAugment was beyond noise and the arms' verdicts differed. "
+            "The gain with RandAugment minus the gain without, per budget, is context (Welch t: the "
+            "arms draw other augmentations).",
         ),
     ),
     "covariance_transfer_groups": Row(

@@ -18,6 +18,7 @@ from benchmarks.bench_utils import (
     CODE_SPREAD_SOURCE,
     STATELESS_STREAM,
     Comparison,
+    ahead,
     by_seed,
     code_keys,
     pairing_of,
@@ -76,14 +77,14 @@ def test_paired_and_unpaired_figures_and_which_decides():
     assert pair.unpaired[:2] == pytest.approx(
         (hi.mean() - lo.mean(), np.sqrt(hi.var(ddof=1) / 3 + lo.var(ddof=1) / 3))
     )
-    assert pair.why_unpaired is None and pair.judged == "paired" and pair.ahead is True
+    assert pair.why_unpaired is None and pair.judged == "paired" and pair.ahead_2se is True
     # The same numbers judged unpaired are within noise: runs from before the stateless stream ...
     early = _pair({"runs": _runs(STEADY, date=BEFORE)})
     assert early.why_unpaired.startswith("recorded before the stateless input stream")
-    assert early.ahead is None and early.paired_figure == pytest.approx(pair.paired_figure)
+    assert early.ahead_2se is None and early.paired_figure == pytest.approx(pair.paired_figure)
     # ... a script whose variants do not share a seed's draws ...
     apart = Comparison("x", pair.higher, pair.lower, data, paired="two networks")
-    assert apart.ahead is None and apart.judged == "unpaired (two networks)"
+    assert apart.ahead_2se is None and apart.judged == "unpaired (two networks)"
     # ... or a seed's two runs on different code, where the spread widens the margin too.
     mixed = _pair({"runs": _runs(STEADY, commits={"uniform": "a" * 40, "random_init": "b" * 40})})
     assert mixed.why_unpaired == "a seed's runs ran on different code" and mixed.mixed_code
@@ -92,14 +93,31 @@ def test_paired_and_unpaired_figures_and_which_decides():
     # Anti-correlated seeds: unpaired beyond noise, paired within it; paired decides.
     anti = _pair({"runs": _runs(ANTI)})
     diff, se, _ = anti.unpaired
-    assert diff > 2 * se and anti.ahead is None
-    assert _pair({"runs": _runs(ANTI, date=BEFORE)}).ahead is True
+    assert diff > 2 * se and anti.ahead_2se is None
+    assert _pair({"runs": _runs(ANTI, date=BEFORE)}).ahead_2se is True
+
+
+def test_a_comparison_is_ahead_by_the_reports_t_test():
+    """``Comparison.ahead`` is the report's t rule (issue 79): the scripts' verdicts and headline words
+    say what *Compared differences* says; ``ahead_2se`` keeps the rule before it."""
+    # ANTI unpaired: beyond twice its standard error, Welch's t 2.76 with 4 degrees of freedom (p 0.051).
+    early = _pair({"runs": _runs(ANTI, date=BEFORE)})
+    assert early.ahead_2se is True and early.ahead is None
+    assert report_stats.t_test(early).p == pytest.approx(0.051, abs=5e-4)
+    for values, date, expected in ((STEADY, AFTER, True), (ANTI_T, BEFORE, True), (ANTI_T, AFTER, None)):
+        c = _pair({"runs": _runs(values, date=date)})
+        assert c.ahead is report_stats.ahead(c) is expected
+    flipped = Comparison("x", early.lower, early.higher, early.data)
+    assert verdict_of([early]) == "within noise" and verdict_of([flipped]) == "within noise"
+    # The module-level check: Welch's t of the values, a one-sample t against 0 by default.
+    assert ahead(STEADY["uniform"], STEADY["random_init"]) is None  # seeds' spread, unpaired
+    assert ahead([2.5, 3.0, 3.2]) is True and ahead([-2.5, -3.0, -3.2]) is False and ahead([3.0]) is None
 
 
 def test_verdicts_count_only_counted_comparisons():
     data = {"runs": _runs(STEADY)}
     yes, context = _pair(data), Comparison("c", _pair(data).lower, _pair(data).higher, data, counts=False)
-    assert context.ahead is False and verdict_of([yes, context]) == "yes"
+    assert context.ahead_2se is False and verdict_of([yes, context]) == "yes"
     assert verdict_of([yes, None]) == "within noise" and verdict_of([context]) is None
     unpaired = Comparison("u", yes.higher, yes.lower, data, paired="two networks")
     assert pairing_of([yes]) == "paired" and pairing_of([unpaired]) == "unpaired"

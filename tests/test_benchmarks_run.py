@@ -328,15 +328,21 @@ def test_lc_and_mimetic_headlines_compute_gaps_and_directions(tmp_path, monkeypa
         {"model": "convnext", "variant": v, "epochs": 2, "seed": s, "val_accuracy": a + s / 100}
         for v, a in (
             ("mean-shift:0", 0.30),
-            ("mean-shift:0.1", 0.32),
+            ("mean-shift:0.1", 0.34),
             ("torch-default+conv-cov", 0.33),
             ("conv-cov+mean-shift:0.1", 0.37),
         )
         for s in (0, 1, 2)
     ]
     text, verdict = headline("mimetic_sweep", {"runs": mimetic})
-    assert "b = 0 31.00 ± 1.00 %, best mean-shift:0.1 33.00 ± 1.00 %" in text and verdict == "yes"
-    # Differences within twice their standard error over seeds are not a reproduction.
+    assert "b = 0 31.00 ± 1.00 %, best mean-shift:0.1 35.00 ± 1.00 %" in text and verdict == "yes"
+    # Differences within noise by the t-test over seeds are not a reproduction: +2 points of runs
+    # that pair nothing (no stateless stream recorded) have Welch's t 2.45 with 4 degrees of freedom.
+    shifted = [
+        dict(r, val_accuracy=r["val_accuracy"] - 0.02) if r["variant"] == "mean-shift:0.1" else r
+        for r in mimetic
+    ]
+    assert headline("mimetic_sweep", {"runs": shifted})[1] == "within noise"
     assert ahead([0.2, 0.22, 0.21], [0.2, 0.21, 0.215]) is None
     assert ahead([0.1, 0.11, 0.12], [0.2, 0.21, 0.22]) is False
     assert verdict_of([True, None]) == "within noise" and verdict_of([True, False]) == "no"

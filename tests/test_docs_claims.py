@@ -111,7 +111,7 @@ def test_data_aligned_layers_against_the_default():
         for v in ("aligned_1", "aligned_2", "aligned_3", "sampled_1")
         for it in (100, 1000)
     }
-    assert {key: c.ahead for key, c in found.items()} == {
+    assert {key: c.ahead_2se for key, c in found.items()} == {
         ("aligned_1", 100): None,
         ("aligned_1", 1000): True,
         ("aligned_2", 100): True,
@@ -122,9 +122,9 @@ def test_data_aligned_layers_against_the_default():
         ("sampled_1", 1000): None,
     }
     third = {it: pair("aligned_3", "aligned_2", it) for it in (100, 1000)}
-    assert third[100].ahead is False and third[1000].ahead is None
+    assert third[100].ahead_2se is False and third[1000].ahead_2se is None
     control = pair("default", "smallest_1", 100)
-    assert control.ahead and pair("default", "smallest_1", 1000).ahead
+    assert control.ahead_2se and pair("default", "smallest_1", 1000).ahead_2se
     page = _page("data-aligned.md")
     assert (
         f"aligning two layers beats the default at both budgets, {_judged(found['aligned_2', 100])} at 100 "
@@ -200,7 +200,7 @@ def test_transfer_across_patch_sizes():
 
     found = {patch: gain(data, patch, 4) for patch in (1, 2, 4)}
     assert all(pair.why_unpaired is None for pair, _ in found.values())
-    assert {patch: pair.ahead for patch, (pair, _) in found.items()} == {1: True, 2: True, 4: None}
+    assert {patch: pair.ahead_2se for patch, (pair, _) in found.items()} == {1: True, 2: True, 4: None}
     page = _page("covariance.md")
     assert (_t(found[1][0]).ahead, _t(found[2][0]).ahead) == (None, True)
     assert (
@@ -225,7 +225,7 @@ def test_resizing_a_bank_to_kernel_5():
         for resize in ("", "+crop", "+interpolate")
         for epochs, source in ((2, earlier), (4, data))
     }
-    assert {key: c.ahead for key, c in found.items()} == {
+    assert {key: c.ahead_2se for key, c in found.items()} == {
         ("", 2): False,
         ("", 4): True,
         ("+crop", 2): None,
@@ -264,7 +264,7 @@ def test_transfer_groups_of_fig3():
     data = _load("covariance_transfer_groups")
     found = gains(data)
     assert all(c.why_unpaired is None for c in found.values())
-    assert {key: c.ahead for key, c in found.items()} == {
+    assert {key: c.ahead_2se for key, c in found.items()} == {
         ("transfer-same", True): True,
         ("transfer-same", False): None,
         ("transfer-narrow", True): False,
@@ -313,18 +313,18 @@ def test_kernel_size_verdict_asks_for_growth_at_every_step():
         means = [np.mean(g) for _, g in by_k]
         assert not all(b >= a for a, b in zip(means, means[1:], strict=False))  # it does not grow
         assert means[2] < min(means[1], means[3])  # k = 9 gains less than k = 7 and k = 15
-        assert kernel_size_checks(by_k) == [True, None]
+        assert kernel_size_checks(by_k) == [None, None]  # k = 15 over k = 3: within noise by Welch's t
         table.append([_signed(g) for _, g in by_k])
         spans.append(_compare(data, gains[15], gains[3], paired="two networks"))
         at_3.append(_compare(data, *pair(data, 3, frozen)))
         at_7.append(_compare(data, *pair(data, 7, frozen)))
-    assert [c.ahead for c in spans] == [True, True] and [_t(c).ahead for c in spans] == [None, None]
+    assert [c.ahead_2se for c in spans] == [True, True] and [_t(c).ahead for c in spans] == [None, None]
     assert (
         f"by twice its standard error (frozen and thawed: {_judged(spans[0])} and {_judged(spans[1])} "
         f"points, unpaired: two networks) but not by the t-test (p = {_t(spans[0]).p:.3f} and "
         f"{_t(spans[1]).p:.3f}), and it does not grow at every step of k here"
     ) in page
-    assert [c.ahead for c in at_3] == [None, None] and [_t(c).ahead for c in at_3] == [None, None]
+    assert [c.ahead_2se for c in at_3] == [None, None] and [_t(c).ahead for c in at_3] == [None, None]
     assert (
         "At k = 3 ConvCovariance and the default are within noise of each other, frozen and thawed "
         f"({_judged(at_3[0])} and {_judged(at_3[1])}, paired over seeds)"
@@ -333,7 +333,7 @@ def test_kernel_size_verdict_asks_for_growth_at_every_step():
     assert f"at k = 7 frozen (p = {_t(at_7[0]).p:.3f})" in page
     held_out = _archived("covariance_kernel_size_20261129")
     before = _compare(held_out, *pair(held_out, 3, True))
-    assert before.ahead is False and f"k = 3 ({_judged(before)} frozen)" in page
+    assert before.ahead_2se is False and f"k = 3 ({_judged(before)} frozen)" in page
     assert _row("covariance_kernel_size").startswith(
         "partly (3 of 8 hold; failed: ConvCovariance > default, k = 7 frozen; ConvCovariance > default, k = 9"
     )
@@ -363,7 +363,12 @@ def test_sigma_convention():
     # On the test part (issue 79) the listing's width is ahead frozen, by the t-test too; thawed
     # Eq. 5's lead is within noise by both rules.
     frozen, thawed = ahead
-    assert (frozen.ahead, _t(frozen).ahead, thawed.ahead, _t(thawed).ahead) == (False, False, None, None)
+    assert (frozen.ahead_2se, _t(frozen).ahead, thawed.ahead_2se, _t(thawed).ahead) == (
+        False,
+        False,
+        None,
+        None,
+    )
     behind = _compare(data, frozen.lower, frozen.higher)
     assert (
         f"Frozen, the listing's width is ahead of Eq. 5 beyond noise ({_judged(behind)} points, paired "
@@ -422,7 +427,7 @@ def test_augmentation_arms():
         ("context", 2): None,
         ("context", 8): None,
     }
-    assert found["on", 2].ahead  # twice its standard error: the script's words in the report
+    assert found["on", 2].ahead_2se  # beyond twice its standard error: the row's note says so
     assert _row("covariance_augmentation") == (
         "partly (2 of 4 hold; failed: ConvCovariance > default, 2 ep. frozen, RandAugment off; "
         "ConvCovariance > default, 2 ep. frozen, RandAugment on)"
@@ -474,7 +479,7 @@ def test_convergence_budgets():
         (8, False): True,
     }
     # the two thawed cells within noise by the t-test were beyond twice their standard error
-    assert (found[2, False].ahead, found[4, False].ahead) == (True, True)
+    assert (found[2, False].ahead_2se, found[4, False].ahead_2se) == (True, True)
     page = _page("covariance.md")
     said = {key: _judged_p(c) for key, c in found.items()}
     assert (
@@ -586,7 +591,7 @@ def test_selection_setup_where_the_paper_is_silent():
     data, acc = _selection("selection_setup")
     selection, random_init, uniform = comparisons("selection_setup", data)
     assert [c.why_unpaired for c in (selection, random_init, uniform)] == [None] * 3
-    assert (selection.ahead, random_init.ahead, uniform.ahead) == (True, None, None)
+    assert (selection.ahead_2se, random_init.ahead_2se, uniform.ahead_2se) == (True, None, None)
     assert data["authors_setup"]["code"] == data["code"]  # both setups ran on one commit
     teachers = [
         [f"{100 * t['test_accuracy']:.2f}" for t in _load(n)["teachers"].values()]
@@ -611,7 +616,7 @@ def test_selection_order_with_the_papers_student_recipe():
     data, acc = _selection("selection_accuracy")
     pairs = (("uniform", "random_init"), ("uniform", "random_inconsistent"), ("uniform+distill", "uniform"))
     found = [_compare(data, acc[a], acc[b]) for a, b in pairs]
-    assert [c.ahead for c in found] == [True, True, True] and all(c.why_unpaired is None for c in found)
+    assert [c.ahead_2se for c in found] == [True, True, True] and all(c.why_unpaired is None for c in found)
     assert [abs(c.unpaired[0]) < 2 * c.unpaired[1] for c in found] == [False, False, False]  # unpaired
     page = _page("weight-selection.md")
     assert (
@@ -635,7 +640,7 @@ def test_selection_order_with_the_papers_student_recipe():
     )
     level = _compare(data, acc["distill"], acc["uniform"])
     assert (
-        level.ahead is None
+        level.ahead_2se is None
         and f"distillation alone is level with selection here ({_judged(level)}, within noise)" in page
     )
     assert data["config"]["recipe"]["rand_augment"] == "timm:m9-n2-mstd0.5-inc1"
@@ -702,7 +707,7 @@ def test_selection_against_mimetic_init():
     data, acc = _selection("selection_mimetic")
     over_mimetic, over_random = comparisons("selection_mimetic", data)
     assert (over_mimetic.why_unpaired, over_random.why_unpaired) == (None, None)
-    assert (over_mimetic.ahead, over_random.ahead) == (True, None)
+    assert (over_mimetic.ahead_2se, over_random.ahead_2se) == (True, None)
     page = _page("weight-selection.md")
     values = {v: ms([a for a, _ in acc[v].values()]) for v in ("random_init", VARIANT, "uniform")}
     assert (
@@ -724,7 +729,7 @@ def test_selection_by_the_derived_plan_on_mobilenet_v2():
     probe_random = _sample(data, lambda r: 100 * r["probe_accuracy"], variant="random_init")
     at_init = _compare(data, probe, probe_random)
     assert fine_tuned.why_unpaired is None and at_init.why_unpaired is None
-    assert (fine_tuned.ahead, at_init.ahead) == (True, True)
+    assert (fine_tuned.ahead_2se, at_init.ahead_2se) == (True, True)
     page = _page("weight-selection.md")
     values = {v: [a for a, _ in acc[v].values()] for v in ("uniform", "random_init")}
     assert (_t(fine_tuned).ahead, _t(at_init).ahead) == (None, True)
@@ -761,7 +766,7 @@ def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
             for e in (1, 8)
             for f, lo in [gap(e, value)]
         }
-        assert _compare(data, gaps[8], gaps[1], paired="two networks").ahead is True
+        assert _compare(data, gaps[8], gaps[1], paired="two networks").ahead_2se is True
     text = []
     for e in (1, 8):
         frozen, learnable = gap(e, robust)
@@ -769,7 +774,7 @@ def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
         text.append(f"{np.mean(g):.2f} ± {np.std(g, ddof=1):.2f}")
     assert f"shrinks from {text[0]} points at E = 1 to {text[1]} at E = 8, beyond noise" in page
     robust_gaps = [_compare(data, *gap(e, robust)) for e in (1, 8)]
-    assert [c.ahead for c in robust_gaps] == [False, False]  # frozen below learnable
+    assert [c.ahead_2se for c in robust_gaps] == [False, False]  # frozen below learnable
     assert [_t(c).ahead for c in robust_gaps] == [False, None]
     assert (
         "Under FGSM the frozen networks stay below the learnable ones at both expansions (paired over "
@@ -777,7 +782,9 @@ def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
         f"{_t(robust_gaps[1]).text()})"
     ) in page
     clean_gap = _compare(data, *gap(8, clean))
-    assert clean_gap.ahead is None and f"clean, the E = 8 gap is within noise ({_judged(clean_gap)})" in page
+    assert (
+        clean_gap.ahead_2se is None and f"clean, the E = 8 gap is within noise ({_judged(clean_gap)})" in page
+    )
 
 
 def test_lc_fig1_gap_by_expansion():
@@ -790,7 +797,7 @@ def test_lc_fig1_gap_by_expansion():
         )
         for e in (1, 4, 8, 16)
     }
-    assert {e: c.ahead for e, c in found.items()} == {1: False, 4: False, 8: None, 16: None}
+    assert {e: c.ahead_2se for e, c in found.items()} == {1: False, 4: False, 8: None, 16: None}
     assert all(c.why_unpaired is None for c in found.values())
     assert [len(c.seeds) for c in found.values()] == [3, 3, 5, 5]
     page = _page("lc-blocks.md")
@@ -807,7 +814,7 @@ def test_lc_fig1_gap_by_expansion():
         _sample(earlier, model="lcresnet-20-16x16", frozen=True),
         _sample(earlier, model="lcresnet-20-16x16", frozen=False),
     )
-    assert before.ahead is True and f"beyond noise ({_judged(before)};" in page
+    assert before.ahead_2se is True and f"beyond noise ({_judged(before)};" in page
     assert _t(before).ahead is None and f"not by the t-test: {_t(before).text()})" in page
     assert [_t(c).ahead for c in found.values()] == [False, False, None, None]
     assert _row("lc_accuracy_fig1") == "partly (1 of 2 hold; failed: frozen > learnable at E = 16)"
@@ -818,7 +825,7 @@ def test_lc_fig1_gap_by_expansion():
         _compare(fig3, _sample(fig3, model=m, frozen=True), _sample(fig3, model=m, frozen=False))
         for m in ("resnet18-gn", "convmixer-256/8-k3")
     )
-    assert resnet.ahead is False and convmixer.ahead is None
+    assert resnet.ahead_2se is False and convmixer.ahead_2se is None
     assert resnet.why_unpaired is None and convmixer.why_unpaired is None
 
     def gap(model):
@@ -878,13 +885,17 @@ def test_mimetic_sweep_shift_and_combination():
     # The headline cell, ConvNeXt at 2 epochs, holds seeds 0-4 for every variant; the others 0-2.
     assert {len(cell("convnext", 2, v)) for v in ("default", "mean-shift:0", "torch-default+conv-cov")} == {5}
     gains = [pair("convnext", 2, f"mean-shift:{b}", "mean-shift:0") for b in ("0.05", "0.1", "0.2")]
-    assert [c.ahead for c in gains] == [True, True, True]
+    assert [c.ahead_2se for c in gains] == [True, True, True]
     assert gains[0].paired_figure[0] < gains[1].paired_figure[0] < gains[2].paired_figure[0]
     three = pair("convnext", 2, "mean-shift:0.05", "mean-shift:0", range(3))
     four = pair("convnext", 4, "mean-shift:0.2", "mean-shift:0")
-    assert three.ahead is None and four.ahead is True and four.paired_figure[0] < gains[2].paired_figure[0]
+    assert (
+        three.ahead_2se is None
+        and four.ahead_2se is True
+        and four.paired_figure[0] < gains[2].paired_figure[0]
+    )
     vit = [pair("vit", 2, f"mean-shift:{b}", "mean-shift:0") for b in ("0.05", "0.2")]
-    assert [c.ahead for c in vit] == [True, None] and vit[0].paired_figure[0] < 0.2
+    assert [c.ahead_2se for c in vit] == [True, None] and vit[0].paired_figure[0] < 0.2
     default = pair("vit", 2, "mean-shift:0", "default")
     cov = {e: pair("convnext", e, "torch-default+conv-cov", "mean-shift:0") for e in (2, 4)}
     combo = {e: pair("convnext", e, "conv-cov+mean-shift:0.05", "torch-default+conv-cov") for e in (2, 4)}
@@ -894,9 +905,14 @@ def test_mimetic_sweep_shift_and_combination():
         pair("convnext", 2, "conv-cov+mean-shift:0.05", "mean-shift:0.05", range(3)),
         pair("convnext", 2, "torch-default+conv-cov", "mean-shift:0", range(3)),
     ]
-    assert default.ahead is None and [c.ahead for c in combo.values()] == [True, True]
-    assert cov[2].ahead is None and cov[4].ahead is None and shift.ahead is None and shift4.ahead is None
-    assert [c.ahead for c in before] == [False, False]
+    assert default.ahead_2se is None and [c.ahead_2se for c in combo.values()] == [True, True]
+    assert (
+        cov[2].ahead_2se is None
+        and cov[4].ahead_2se is None
+        and shift.ahead_2se is None
+        and shift4.ahead_2se is None
+    )
+    assert [c.ahead_2se for c in before] == [False, False]
     page = _page("mimetic.md")
     assert [_t(c).ahead for c in gains] == [True, True, True] and _t(four).ahead is None
     assert (
@@ -929,7 +945,7 @@ def test_mimetic_sweep_shift_and_combination():
     for b, gain in zip(("0", "0.05", "0.1", "0.2"), (None, *gains), strict=True):
         values = [v for v, _ in cell("convnext", 2, f"mean-shift:{b}").values()]
         text = f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}"
-        cells.append(f"**{text}**" if gain is not None and gain.ahead else text)
+        cells.append(f"**{text}**" if gain is not None and gain.ahead_2se else text)
     assert "| isotropic ConvNeXt-64/8 (k 7, patch 2), 2 epochs | " + " | ".join(cells) + " |" in page
 
 
@@ -946,7 +962,9 @@ def test_mimetic_scalar_bias_does_not_absorb_the_shift():
     plain = pair("mean-shift:0.2", "mean-shift:0")
     scalar = pair("scalar-bias+mean-shift:0.2", "scalar-bias+mean-shift:0")
     alone = [pair(f"scalar-bias+mean-shift:{b}", f"mean-shift:{b}") for b in ("0", "0.2")]
-    assert plain.ahead is True and scalar.ahead is True and [c.ahead for c in alone] == [None, None]
+    assert (
+        plain.ahead_2se is True and scalar.ahead_2se is True and [c.ahead_2se for c in alone] == [None, None]
+    )
     page = _page("mimetic.md")
     assert (
         f"with the learnable scalar the shift still gains {_judged(scalar)} points (`b = 0.2` over "
@@ -974,7 +992,7 @@ def test_mimetic_vit_comparison():
         _compare(data, both, attention),
     ]
     assert all(c.why_unpaired is None for c in found)
-    assert [c.ahead for c in found] == [None, None, True, None, None]
+    assert [c.ahead_2se for c in found] == [None, None, True, None, None]
     page = _page("mimetic.md")
     steps = found[2].differences
     assert (
@@ -987,7 +1005,7 @@ def test_mimetic_vit_comparison():
     assert "carries the gain" not in page
     old = _archived("mimetic_vit_20261127")
     before = _compare(old, _sample(old, variant=names[3]), _sample(old, variant=names[0]))
-    assert before.ahead is True and _t(before).ahead is None
+    assert before.ahead_2se is True and _t(before).ahead is None
     said = f"together beyond noise over the baseline ({_judged(before)}; not by the t-test, p = "
     assert said + f"{_t(before).p:.3f})" in page
     assert _row("mimetic_vit") == "within noise" and "The report's row is *within noise*" in page
@@ -1010,7 +1028,7 @@ def test_inspect_entropy_is_within_noise():
         return _sample(data, lambda r: r["trained"]["first_layer_entropy"], frozen=frozen)
 
     found = _compare(data, entropy(True), entropy(False), spread=0.0)
-    assert found.ahead and _t(found).ahead is None  # ahead by 2 SE, within noise by the t-test
+    assert found.ahead_2se and _t(found).ahead is None  # ahead by 2 SE, within noise by the t-test
     page = _page("lc-blocks.md")
     assert (
         f"At this budget the two are within noise by the report's t-test (frozen − learnable "
