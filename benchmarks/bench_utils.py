@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks import report_stats
+from keras_structinit.utils import stats
 
 BACKENDS = ("tensorflow", "jax", "torch")
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -1022,9 +1023,9 @@ def by(runs, field, value):
 
 def ahead(higher, lower=(0.0,)):
     """Whether ``higher`` beats ``lower`` (per-seed values) by Welch's t-test at 95 %
-    (:func:`~benchmarks.report_stats.welch_test`): ``True`` beyond noise, ``False`` beyond noise the
+    (:func:`~keras_structinit.utils.stats.welch_test`): ``True`` beyond noise, ``False`` beyond noise the
     other way, ``None`` (within noise) otherwise, also where one value per side allows no test."""
-    return report_stats.welch_test(higher, lower).ahead
+    return stats.welch_test(higher, lower).ahead
 
 
 def verdict_of(checks):

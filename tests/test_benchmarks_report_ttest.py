@@ -1,11 +1,10 @@
 """Issue 79, points 1, 3, 4 and 7: the report's verdicts by a stated test, every sub-claim counted,
 effect sizes and budgets, and dirty trees marked.
 
-The t distribution of ``benchmarks.report_stats`` against the tables' critical values, its closed
-forms and (where SciPy is installed) ``scipy.stats``; every counted difference and every row verdict
-recomputed from the result JSON with the t rule, and ``benchmarks/REPORT.md`` checked to say the
-same: t, df and p of each difference, *beyond noise* only where p < 0.05, each row's verdict from
-its declared sub-claims.
+Every counted difference and every row verdict recomputed from the result JSON with the t rule
+(the t distribution itself: ``tests/test_utils_stats.py``), and ``benchmarks/REPORT.md`` checked to
+say the same: t, df and p of each difference, *beyond noise* only where p < 0.05, each row's
+verdict from its declared sub-claims.
 """
 
 import json
@@ -20,104 +19,11 @@ from benchmarks.bench_utils import Comparison, verdict_of
 from benchmarks.report_claims import Above, Claim, Outcome, error_reduction
 from benchmarks.report_rows import ROWS
 from benchmarks.suite import SUITES, folder_benchmarks
+from keras_structinit.utils import stats
 
 from conftest import once_per_suite
 
-pytestmark = once_per_suite("the t distribution and recorded JSON: no backend")
-
-#: Two-sided 95 % critical values of Student's t (any statistics table).
-CRITICAL_95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 9: 2.262, 10: 2.228, 30: 2.042}
-
-
-# ----------------------------------------------------------------------------
-# The t distribution
-# ----------------------------------------------------------------------------
-@pytest.mark.parametrize("df, critical", sorted(CRITICAL_95.items()))
-def test_critical_values_of_the_tables(df, critical):
-    assert round(report_stats.t_critical(df), 3) == critical
-    # The rounded table value sits at p = 0.05 to the precision of its last digit.
-    assert report_stats.t_two_sided_p(critical, df) == pytest.approx(0.05, abs=2e-4)
-    assert (
-        report_stats.t_two_sided_p(critical * 1.01, df)
-        < 0.05
-        < report_stats.t_two_sided_p(critical * 0.99, df)
-    )
-    assert (
-        round(report_stats.t_critical(df, level=0.99), 2)
-        == {1: 63.66, 2: 9.92, 3: 5.84, 4: 4.60, 5: 4.03, 9: 3.25, 10: 3.17, 30: 2.75}[df]
-    )
-
-
-def test_closed_forms_of_the_t_distribution():
-    for t in (-40.0, -3.0, -1.0, -0.25, 0.0, 0.5, 2.0, 7.0, 1e3):
-        # df = 1 is the Cauchy distribution, df = 2 has an algebraic CDF.
-        assert report_stats.t_cdf(t, 1) == pytest.approx(0.5 + math.atan(t) / math.pi, rel=1e-12, abs=1e-15)
-        assert report_stats.t_cdf(t, 2) == pytest.approx(
-            0.5 + t / (2 * math.sqrt(2 + t * t)), rel=1e-12, abs=1e-15
-        )
-        assert report_stats.t_cdf(t, 3.5) + report_stats.t_cdf(-t, 3.5) == pytest.approx(1.0, abs=1e-14)
-    # Large df: the normal distribution (two-sided p at 1.96 is 0.0500).
-    assert report_stats.t_two_sided_p(1.959964, 1e7) == pytest.approx(0.05, abs=1e-6)
-    assert report_stats.t_two_sided_p(0.0, 4) == 1.0 and report_stats.t_two_sided_p(math.inf, 4) == 0.0
-
-
-def test_incomplete_beta_identities():
-    for x in (1e-9, 0.01, 0.3, 0.5, 0.77, 0.999):
-        assert report_stats.betainc(1, 1, x) == pytest.approx(x, rel=1e-13)
-        assert report_stats.betainc(3.5, 1, x) == pytest.approx(x**3.5, rel=1e-12)
-        assert report_stats.betainc(1, 2.5, x) == pytest.approx(1 - (1 - x) ** 2.5, rel=1e-12)
-        assert report_stats.betainc(2.3, 0.5, x) == pytest.approx(
-            1 - report_stats.betainc(0.5, 2.3, 1 - x), abs=1e-14
-        )
-    assert report_stats.betainc(2, 3, 0.0) == 0.0 and report_stats.betainc(2, 3, 1.0) == 1.0
-    with pytest.raises(ValueError):
-        report_stats.betainc(0, 1, 0.5)
-    with pytest.raises(ValueError):
-        report_stats.t_two_sided_p(1.0, 0)
-
-
-def test_the_t_distribution_against_scipy():
-    stats = pytest.importorskip(
-        "scipy.stats", reason="SciPy is no dependency: the cross-check runs where it is"
-    )
-    for df in (0.7, 1, 1.6, 2, 2.4, 3, 4, 5.8, 9, 30, 500):
-        for t in np.concatenate([np.linspace(-30, 30, 241), [1e-6, 1e4]]):
-            want = 2 * stats.t.sf(abs(t), df)
-            assert report_stats.t_two_sided_p(float(t), df) == pytest.approx(want, rel=1e-9, abs=1e-300)
-        assert report_stats.t_critical(df) == pytest.approx(stats.t.ppf(0.975, df), rel=1e-10)
-
-
-def test_paired_and_welch_tests_by_hand():
-    d = [2.5, 3.0, 3.2]
-    test = report_stats.paired_test(d)
-    se = np.std(d, ddof=1) / math.sqrt(3)
-    assert (test.diff, test.se, test.df, test.kind, test.n) == (
-        pytest.approx(np.mean(d)),
-        pytest.approx(se),
-        2,
-        "paired",
-        (3,),
-    )
-    assert test.t == pytest.approx(np.mean(d) / se) and test.ahead is True
-    assert test.text() == f"t = {np.mean(d) / se:.2f}, df 2, p = {test.p:.3f}"
-    x, y = [60.0, 61.0, 62.0, 63.0], [57.9, 57.0, 56.1]
-    test = report_stats.welch_test(x, y)
-    vx, vy = np.var(x, ddof=1) / 4, np.var(y, ddof=1) / 3
-    df = (vx + vy) ** 2 / (vx**2 / 3 + vy**2 / 2)
-    assert test.df == pytest.approx(df) and test.t == pytest.approx(
-        (np.mean(x) - np.mean(y)) / math.sqrt(vx + vy)
-    )
-    assert test.text().startswith(f"t = {test.t:.2f}, df {df:.1f}, p ")
-    # The code spread moves the difference toward 0 before the test; none left: t = 0.
-    moved = report_stats.welch_test(x, y, margin=1.0)
-    assert moved.diff == pytest.approx(np.mean(x) - np.mean(y) - 1.0) and moved.p > test.p
-    assert report_stats.welch_test(x, y, margin=10.0).t == 0.0
-    # One run per side: no test, within noise; no spread with a difference: p = 0.
-    assert report_stats.welch_test([1.0], [0.0]).p is None
-    assert report_stats.welch_test([1.0], [0.0]).ahead is None
-    assert report_stats.welch_test([1.0], [0.0]).text() == "no test (one run per side)"
-    flat = report_stats.paired_test([1.0, 1.0, 1.0])
-    assert flat.p == 0.0 and flat.ahead is True and flat.text() == "t = ±inf, df 2, p < 0.001"
+pytestmark = once_per_suite("recorded JSON: no backend")
 
 
 def _runs(values, date="2026-11-27T10:00:00+00:00"):
@@ -140,7 +46,7 @@ def test_a_comparison_is_tested_paired_or_by_welch_as_the_report_judges_it():
     data = {"runs": _runs({"a": (30.0, 36.0, 42.0), "b": (27.5, 33.0, 38.8)})}
     paired = _pair(data)
     assert report_stats.t_test(paired).kind == "paired" and report_stats.judged(paired) == "paired t"
-    assert report_stats.t_test(paired).t == pytest.approx(report_stats.paired_test(paired.differences).t)
+    assert report_stats.t_test(paired).t == pytest.approx(stats.paired_test(paired.differences).t)
     apart = _pair(data, paired="two networks")
     assert (
         report_stats.t_test(apart).kind == "Welch" and report_stats.judged(apart) == "Welch t (two networks)"
@@ -149,7 +55,7 @@ def test_a_comparison_is_tested_paired_or_by_welch_as_the_report_judges_it():
     weak = {"runs": _runs({"a": (30.0, 31.0, 34.0), "b": (29.0, 29.0, 30.0)})}
     c = _pair(weak)
     assert c.ahead_2se is True and c.ahead is report_stats.ahead(c) is None
-    assert 2 < report_stats.t_test(c).t < report_stats.t_critical(2)
+    assert 2 < report_stats.t_test(c).t < stats.t_critical(2)
 
 
 # ----------------------------------------------------------------------------
@@ -253,14 +159,14 @@ def _independent_test(comparison):
             found = stats.ttest_1samp(d, 0.0)
             return found.statistic, d.size - 1, found.pvalue
         se = np.std(d, ddof=1) / math.sqrt(d.size)
-        return d.mean() / se, d.size - 1, report_stats.t_two_sided_p(d.mean() / se, d.size - 1)
+        return d.mean() / se, d.size - 1, stats.t_two_sided_p(d.mean() / se, d.size - 1)
     if stats is not None:
         found = stats.ttest_ind(hi, lo, equal_var=False)
         return found.statistic, found.df, found.pvalue
     v = [np.var(x, ddof=1) / len(x) for x in (hi, lo)]
     t = (np.mean(hi) - np.mean(lo)) / math.sqrt(sum(v))
     df = sum(v) ** 2 / (v[0] ** 2 / (len(hi) - 1) + v[1] ** 2 / (len(lo) - 1))
-    return t, df, report_stats.t_two_sided_p(t, df)
+    return t, df, stats.t_two_sided_p(t, df)
 
 
 def test_every_compared_difference_shows_its_t_test_and_is_beyond_noise_only_where_p_is_below_5_percent():

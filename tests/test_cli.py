@@ -16,6 +16,7 @@ import pytest
 import keras_structinit
 from keras_structinit import cli
 from keras_structinit.cli.demo import run_demo
+from keras_structinit.utils import stats
 
 from conftest import InterruptAtEpoch, once_per_suite, png_header, to_numpy
 
@@ -68,27 +69,39 @@ def test_demo_over_two_seeds_reports_mean_std_and_verdict(tmp_path, monkeypatch)
     assert two["histories"] == summary["histories"]
     gaps = np.subtract(rows[1]["final_val_accuracies"], rows[0]["final_val_accuracies"])
     assert two["paired_gap"]["gaps"] == pytest.approx(gaps.tolist())
-    assert two["paired_gap"]["standard_error"] == pytest.approx(np.std(gaps, ddof=1) / np.sqrt(2))
+    error = np.std(gaps, ddof=1) / np.sqrt(2)
+    assert two["paired_gap"]["standard_error"] == pytest.approx(error)
+    # The verdict is the paired t-test at 95 % (1 degree of freedom with 2 seeds: |t| > 12.71).
+    test = stats.paired_test(gaps)
+    assert (two["paired_gap"]["t"], two["paired_gap"]["df"]) == (pytest.approx(test.t), 1)
+    assert two["paired_gap"]["p"] == pytest.approx(test.p)
+    words = "beyond seed noise (p < 0.05)" if test.p < 0.05 else "within seed noise (p >= 0.05)"
     assert re.fullmatch(
         r"Paired gap \(same seed, same batches\): [+-]\d+\.\d\d ± \d+\.\d\d points "
-        r"\(mean of 2 per-seed gaps ± standard error\): (beyond|within) seed noise .*\. "
-        r"Unpaired: [+-]\d+\.\d\d ± \d+\.\d\d\.",
+        r"\(mean of 2 per-seed gaps ± standard error; paired t = \S+, df 1, p [<=] \d\.\d+\): "
+        + re.escape(words)
+        + r"\. Unpaired: [+-]\d+\.\d\d ± \d+\.\d\d\.",
         two["verdict"].split("\n")[0],
     )
     assert "seeds 0..1" in (tmp_path / "two" / "results.md").read_text()
-    if abs(two["paired_gap"]["mean"]) <= 2 * two["paired_gap"]["standard_error"]:  # procedural, within noise
+    if not (test.p < 0.05 and test.diff > 0):  # procedural, not ahead beyond noise
         assert "The embedded procedural images are not CIFAR-10" in two["verdict"]
-    from keras_structinit.cli.demo import _what_it_shows
+    from keras_structinit.cli.demo import _what_it_shows, paired_gap
 
-    assert _what_it_shows("CIFAR-10 from x.zip", {"mean": 0.0, "standard_error": 0.01}) == ""
+    # Three seeds, gaps -4, -5, -6 points: t = -8.66, df 2, p = 0.013; -4, -5, -10: p = 0.076.
+    behind_3 = paired_gap([0.5] * 3, [0.46, 0.45, 0.44])
+    assert behind_3["t"] == pytest.approx(-8.66, abs=0.01) and behind_3["p"] == pytest.approx(0.013, abs=1e-3)
+    spread_3 = paired_gap([0.5] * 3, [0.46, 0.45, 0.40])
+    assert spread_3["mean"] < -2 * spread_3["standard_error"] and spread_3["p"] > 0.05  # 2 SE would call it
+    assert _what_it_shows("CIFAR-10 from x.zip", behind_3) == ""
     procedural = "the embedded procedural image set (...)"
-    assert _what_it_shows(procedural, {"mean": 0.05, "standard_error": 0.01}) == ""  # the paper's way
-    within = _what_it_shows(procedural, {"mean": 0.0, "standard_error": 0.01})
+    assert _what_it_shows(procedural, paired_gap([0.4] * 3, [0.46, 0.45, 0.44])) == ""  # the paper's way
+    within = _what_it_shows(procedural, spread_3)
     assert "covariance.png" in within and "the gap is not beyond seed noise" in within
-    behind = _what_it_shows(procedural, {"mean": -0.05, "standard_error": 0.01})
+    behind = _what_it_shows(procedural, behind_3)
     assert "ConvCovariance is behind the default init beyond seed noise" in behind
     assert "this run cannot show the paper's effect" in behind and "covariance.png" in behind
-    assert _what_it_shows(procedural, {"mean": -0.05, "standard_error": None}) != ""  # one seed
+    assert _what_it_shows(procedural, paired_gap([0.5], [0.45])) != ""  # one seed
 
 
 def test_the_demo_help_states_its_defaults():

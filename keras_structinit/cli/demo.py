@@ -23,7 +23,7 @@ from keras_structinit.engine.freezing import freeze_spatial
 from keras_structinit.models import convmixer
 from keras_structinit.recipes.progress import InterruptAtBatchEnd, progress_callbacks
 from keras_structinit.recipes.training import channel_normalizer, compile_classifier
-from keras_structinit.utils import validation
+from keras_structinit.utils import stats, validation
 from keras_structinit.utils.arguments import INPUT_ERRORS, OVERWRITE_HINT, check_exists, usage_error
 from keras_structinit.utils.io_utils import (
     OutputInUse,
@@ -199,8 +199,9 @@ def run_demo(
 
     Each init trains with ``seeds`` seeds (``seed``, ``seed + 1``, ...; default
     1); the table shows the mean over them and their standard deviation, and a
-    verdict line says whether the gap between the two inits exceeds twice its
-    standard error (with one seed it says that it cannot tell). The same seed
+    verdict line says whether the paired gap between the two inits is beyond seed
+    noise by a two-sided t-test at 95 % (with one seed it says that it cannot
+    tell). The same seed
     gives the same numbers on a backend.
 
     ``data``: a path or ``None``, read with
@@ -436,16 +437,31 @@ def _summarize(name, runs):
 
 def paired_gap(baseline, method):
     """The per-seed gap ``method - baseline`` of final accuracies run with the same seeds (paired:
-    same batches, same other weights): ``{"gaps", "mean", "standard_error"}``, the standard error
-    ``std(gaps, ddof=1) / sqrt(n)`` (``None`` for one seed)."""
+    same batches, same other weights) and its paired t-test
+    (:func:`~keras_structinit.utils.stats.paired_test`): ``{"gaps", "mean", "standard_error", "t",
+    "df", "p"}``, the standard error ``std(gaps, ddof=1) / sqrt(n)``, the last four ``None`` for one
+    seed."""
     gaps = np.asarray(method, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
-    error = float(gaps.std(ddof=1) / np.sqrt(len(gaps))) if len(gaps) > 1 else None
-    return {"gaps": gaps.tolist(), "mean": float(gaps.mean()), "standard_error": error}
+    test = stats.paired_test(gaps)
+    one = len(gaps) < 2
+    return {
+        "gaps": gaps.tolist(),
+        "mean": test.diff,
+        "standard_error": None if one else test.se,
+        "t": None if one else test.t,
+        "df": test.df,
+        "p": test.p,
+    }
+
+
+def _beyond_noise(paired):
+    """Whether the paired gap is beyond seed noise: its two-sided p below 0.05."""
+    return paired.get("p") is not None and paired["p"] < stats.ALPHA
 
 
 def _verdict(paired, baseline, method):
-    """The paired gap ± its standard error and whether it exceeds twice that (seed noise), with
-    the unpaired figure (difference of means, the two inits' spreads) beside it."""
+    """The paired gap ± its standard error and whether its paired t-test calls it beyond seed noise
+    (two-sided, 95 %), with the unpaired figure (difference of means, the two inits' spreads) beside it."""
     n, gap = method["seeds"], paired["mean"]
     if n < 2:
         return (
@@ -454,15 +470,11 @@ def _verdict(paired, baseline, method):
         )
     error = paired["standard_error"]
     unpaired = float(np.sqrt(sum(row["final_val_accuracy_std"] ** 2 for row in (baseline, method)) / n))
-    beyond = abs(gap) > 2 * error
+    test = stats.TTest(gap, error, paired["t"], paired["df"], paired["p"], "paired", (n,))
     return (
         f"Paired gap (same seed, same batches): {100 * gap:+.2f} ± {100 * error:.2f} points (mean of {n} "
-        "per-seed gaps ± standard error): "
-        + (
-            "beyond seed noise (more than twice the standard error)"
-            if beyond
-            else "within seed noise (at most twice the standard error)"
-        )
+        f"per-seed gaps ± standard error; paired {test.text()}): "
+        + ("beyond seed noise (p < 0.05)" if _beyond_noise(paired) else "within seed noise (p >= 0.05)")
         + f". Unpaired: {100 * gap:+.2f} ± {100 * unpaired:.2f}."
     )
 
@@ -471,8 +483,7 @@ def _what_it_shows(description, paired):
     """What a run on the embedded images can and cannot show: empty on real data, or where
     ConvCovariance is ahead beyond seed noise; otherwise why this run is not the paper's measurement
     (the gap within noise, or ConvCovariance behind) and what it does show."""
-    error = paired["standard_error"]
-    beyond = error is not None and abs(paired["mean"]) > 2 * error
+    beyond = _beyond_noise(paired)
     if not description.startswith(datasets.PROCEDURAL_DESCRIPTION) or (beyond and paired["mean"] > 0):
         return ""
     finding = (
