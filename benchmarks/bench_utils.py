@@ -1393,10 +1393,16 @@ METHOD_DEPENDENCIES = {
     "torch": ("keras_structinit/ops", "keras_structinit/engine/freezing.py"),
 }
 
-#: Code that only the ``structinit`` command runs and no benchmark script imports (the demo): left
-#: out of every entry's dependencies, so that the demo's defaults or its messages stale no result,
-#: unless an entry names the file in ``depends`` (the ``demo`` entry does).
-COMMAND_ONLY = ("keras_structinit/cli/demo.py",)
+#: Code that only the ``structinit`` command runs and no benchmark script calls: the demo, and the
+#: ``Run`` value that ``structinit train`` checks and runs with its output folder (the scripts train
+#: through ``fit_cifar`` and the other recipes; ``keras_structinit.recipes`` imports ``run.py`` for its
+#: names only). Left out of every entry's dependencies, so that the demo's defaults or a run's checks
+#: stale no result, unless an entry names the file in ``depends`` (the ``demo`` entry does).
+COMMAND_ONLY = (
+    "keras_structinit/cli/demo.py",
+    "keras_structinit/recipes/run.py",
+    "keras_structinit/recipes/run_files.py",
+)
 
 
 @dataclass(frozen=True)
