@@ -388,3 +388,23 @@ def test_init_takes_a_teacher_for_auto_and_refuses_it_elsewhere(tmp_path, capsys
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
         assert not refused.exists()
+
+
+def test_a_frozen_run_reads_frozen_filters(tmp_path):
+    """``Run(frozen=True)`` with ``auto`` chooses by the frozen filters' rows: the run freezes before
+    ``auto`` reads the model (ConvMixer k = 9: conv-cov frozen, the baseline trained)."""
+    from keras_structinit.recipes import RecipeConfig, Run
+
+    rng = np.random.default_rng(0)
+    data = tmp_path / "train.npz"
+    np.savez(data, x=rng.integers(0, 256, (32, 32, 32, 3), dtype=np.uint8), y=np.arange(32) % 10)
+    config = RecipeConfig("cifar10", epochs=1, batch_size=8, rand_augment=None)
+    kwargs = {"model_kwargs": {"kernel_size": 9, "patch_size": 2}, "data": str(data), "config": config}
+    frozen = Run("convmixer-8/2", init="auto", frozen=True, **kwargs).check()
+    thawed = Run("convmixer-8/2", init="auto", **kwargs).check()
+    for checked, state in ((frozen, "frozen"), (thawed, "trained")):
+        chosen = auto.choose(_convmixer(9, frozen=state == "frozen"))
+        assert checked.resolved == chosen.spec and list(checked.choices) == list(chosen.lines)
+    assert frozen.resolved == "torch-default+conv-cov:cifar-p2"
+    assert any(re.match(r"\d+ depthwise 9x9 \(frozen\): conv-cov, \+", line) for line in frozen.choices)
+    assert any(re.match(r"\d+ depthwise 9x9 \(trained\): torch-default; ", line) for line in thawed.choices)

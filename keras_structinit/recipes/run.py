@@ -283,8 +283,12 @@ def _check(run, spell):
     checked = CheckedRun(run, parts, data, teachers, spec, model_kwargs)
     model = checked.throwaway_model()
     if any(p.form.expand is not None for p in parts):  # `auto`: the concrete spec, recorded and rerun
+        # `auto` reads the model as it trains, its filters frozen if asked (frozen and trained filters
+        # have rows of their own); the init is checked on a model frozen after it, as `build` does.
+        trains_as = checked.throwaway_model()
+        spec.freeze(trains_as, run.frozen)
         images = data.train[0] if config.is_cifar else None
-        parts, resolved, lines = expand_parts(model, parts, data=images)
+        parts, resolved, lines = expand_parts(trains_as, parts, data=images)
         checked = dataclasses.replace(checked, parts=parts, resolved=resolved, choices=tuple(lines))
     try:
         check_parts(model, load_parts(parts, dict(teachers)), seed=config.seed)
