@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from test_cli import write_tiny_cifar
 
+from benchmarks import RESULTS_DIR
 from benchmarks import selection_accuracy as sa
 from benchmarks import selection_mimetic as sm
 from benchmarks import selection_setup as ss
@@ -129,6 +130,30 @@ def test_each_entry_plans_a_teacher_per_seed_on_images_its_students_never_see(ke
         for a, first in named.items():
             for b, second in named.items():
                 assert a == b or not first & second, (seed, a, b)
+
+
+@pytest.mark.parametrize("name", sorted({name for (suite, name), _ in ENTRIES if suite == "cpu"}))
+def test_every_recorded_result_names_disjoint_parts_and_a_teacher_per_seed(name):
+    """Issue 79's acceptance on the recorded CPU results: the config and every run record the students'
+    and the teachers' images as ``{name, sha256, indices}`` of one file, disjoint; every student seed
+    has a teacher of its own, trained with that seed on the teachers' images; 3 teachers or more."""
+    path = RESULTS_DIR / "cpu" / f"{name}.json"
+    if not path.is_file():
+        pytest.skip(f"{path.name} not recorded")
+    data = json.loads(path.read_text())
+    config = data["config"]
+    students, teachers = config["student_data"], config["teacher_data"]
+    for part in (students, teachers):
+        assert {"name", "sha256", "indices"} <= set(part) and len(part["sha256"]) == 64
+    assert (students["name"], students["sha256"]) == (teachers["name"], teachers["sha256"])
+    (s0, s1), (t0, t1) = students["indices"], teachers["indices"]
+    assert 0 <= s0 < s1 <= t0 < t1 <= TRAINING_PART  # disjoint ranges of one order
+    for run in data["runs"]:
+        assert (run["student_data"], run["teacher_data"]) == (students, teachers)
+    seeds = sorted({run["seed"] for run in data["runs"]})
+    by_seed = {teacher["seed"]: teacher for teacher in data["teachers"].values()}
+    assert len(by_seed) == len(data["teachers"]) >= 3 and sorted(by_seed) == seeds
+    assert all(teacher["data"] == teachers for teacher in by_seed.values())
 
 
 def test_the_parts_must_fit_disjoint_in_the_training_images():
