@@ -253,12 +253,11 @@ def test_what_changed_lists_the_calls_and_rows_the_t_rule_changed():
             rows.append(f"- `{suite}/{bench.name}`: {before} → {after}.")
     for line in rows:
         assert line in changed
-    # On the results as of 2026-12-03 (inspect_entropy, covariance_kernel_size, covariance_convergence,
-    # selection_accuracy and selection_table7 re-run on the test part, the last two with teachers that
-    # never saw the students' images; covariance_augmentation run): sixteen calls (convergence's thawed
-    # 2 and 4 epochs, selection over both pruning baselines, augmentation's 2 epochs with RandAugment),
-    # six rows (selection_table7's script verdict among them).
-    assert len(calls) == 16 and len(rows) == 6, (len(calls), rows)
+    # On the results as of 2026-12-04 (the weight-selection entries, covariance_kernel_size,
+    # _convergence, _sigma, _augmentation and _transfer_groups re-run on the test part): fifteen calls
+    # (convergence's thawed 2 and 4 epochs, selection over both pruning baselines, augmentation's 2
+    # epochs with RandAugment, the transfer groups' frozen filters and ConvCovariance), five rows.
+    assert len(calls) == 15 and len(rows) == 5, (len(calls), rows)
 
 
 def test_the_scripts_words_follow_the_t_rule():
