@@ -219,6 +219,18 @@ class _Names:
         return self.names.get(field, f"`{field}`")
 
 
+def _expanded(checked, is_cifar):
+    """``checked`` with ``auto`` resolved: the concrete parts, the spec they spell and one line per
+    structure group. ``auto`` reads the model as it trains, its filters frozen if asked (frozen and
+    trained filters have rows of their own); the init itself is checked on a model frozen after it,
+    as :meth:`CheckedRun.build` does."""
+    trains_as = checked.throwaway_model()
+    checked.spec.freeze(trains_as, checked.run.frozen)
+    images = checked.data.train[0] if is_cifar else None
+    parts, resolved, lines = expand_parts(trains_as, checked.parts, data=images)
+    return dataclasses.replace(checked, parts=parts, resolved=resolved, choices=tuple(lines))
+
+
 def _check(run, spell):
     """:meth:`Run.check`: every check of a run, in the order of their cost."""
     if not isinstance(run.config, RecipeConfig):
@@ -283,13 +295,8 @@ def _check(run, spell):
     checked = CheckedRun(run, parts, data, teachers, spec, model_kwargs)
     model = checked.throwaway_model()
     if any(p.form.expand is not None for p in parts):  # `auto`: the concrete spec, recorded and rerun
-        # `auto` reads the model as it trains, its filters frozen if asked (frozen and trained filters
-        # have rows of their own); the init is checked on a model frozen after it, as `build` does.
-        trains_as = checked.throwaway_model()
-        spec.freeze(trains_as, run.frozen)
-        images = data.train[0] if config.is_cifar else None
-        parts, resolved, lines = expand_parts(trains_as, parts, data=images)
-        checked = dataclasses.replace(checked, parts=parts, resolved=resolved, choices=tuple(lines))
+        checked = _expanded(checked, config.is_cifar)
+        parts = checked.parts
     try:
         check_parts(model, load_parts(parts, dict(teachers)), seed=config.seed)
         spec.freeze(model, run.frozen)
