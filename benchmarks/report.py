@@ -502,8 +502,9 @@ def build_report(results_dir=RESULTS_DIR, report_path=REPORT, figures=True):
             row = ROWS.get(bench.name)
             result = evaluate(row, data, found) if row else None
             if result is not None and result.verdict is not None:
-                if result.verdict != (by_rule[0] if found else verdict):
-                    verdicts.append((suite, bench.name, by_rule[0] if found else verdict, result.verdict))
+                before = by_rule[0] if found else verdict
+                if result.verdict != before:
+                    verdicts.append((suite, bench.name, before, result.verdict))
                 verdict = result.verdict
             effect = result.effect if result is not None else None
             summary.append(

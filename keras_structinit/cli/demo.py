@@ -201,8 +201,7 @@ def run_demo(
     1); the table shows the mean over them and their standard deviation, and a
     verdict line says whether the paired gap between the two inits is beyond seed
     noise by a two-sided t-test at 95 % (with one seed it says that it cannot
-    tell). The same seed
-    gives the same numbers on a backend.
+    tell). The same seed gives the same numbers on a backend.
 
     ``data``: a path or ``None``, read with
     :func:`keras_structinit.datasets.load_demo_data`, or a :class:`DemoData`
@@ -443,20 +442,14 @@ def paired_gap(baseline, method):
     seed."""
     gaps = np.asarray(method, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)
     test = stats.paired_test(gaps)
-    one = len(gaps) < 2
     return {
         "gaps": gaps.tolist(),
         "mean": test.diff,
-        "standard_error": None if one else test.se,
-        "t": None if one else test.t,
+        "standard_error": test.se if len(gaps) > 1 else None,
+        "t": test.t,
         "df": test.df,
         "p": test.p,
     }
-
-
-def _beyond_noise(paired):
-    """Whether the paired gap is beyond seed noise: its two-sided p below 0.05."""
-    return paired.get("p") is not None and paired["p"] < stats.ALPHA
 
 
 def _verdict(paired, baseline, method):
@@ -470,11 +463,11 @@ def _verdict(paired, baseline, method):
         )
     error = paired["standard_error"]
     unpaired = float(np.sqrt(sum(row["final_val_accuracy_std"] ** 2 for row in (baseline, method)) / n))
-    test = stats.TTest(gap, error, paired["t"], paired["df"], paired["p"], "paired", (n,))
+    test = stats.paired_test(paired["gaps"])
     return (
         f"Paired gap (same seed, same batches): {100 * gap:+.2f} ± {100 * error:.2f} points (mean of {n} "
         f"per-seed gaps ± standard error; paired {test.text()}): "
-        + ("beyond seed noise (p < 0.05)" if _beyond_noise(paired) else "within seed noise (p >= 0.05)")
+        + ("within seed noise (p >= 0.05)" if test.ahead is None else "beyond seed noise (p < 0.05)")
         + f". Unpaired: {100 * gap:+.2f} ± {100 * unpaired:.2f}."
     )
 
@@ -483,13 +476,13 @@ def _what_it_shows(description, paired):
     """What a run on the embedded images can and cannot show: empty on real data, or where
     ConvCovariance is ahead beyond seed noise; otherwise why this run is not the paper's measurement
     (the gap within noise, or ConvCovariance behind) and what it does show."""
-    beyond = _beyond_noise(paired)
-    if not description.startswith(datasets.PROCEDURAL_DESCRIPTION) or (beyond and paired["mean"] > 0):
+    ahead = stats.paired_test(paired["gaps"]).ahead  # None: within seed noise, or one seed
+    if not description.startswith(datasets.PROCEDURAL_DESCRIPTION) or ahead:
         return ""
     finding = (
         "ConvCovariance is behind the default init beyond seed noise on them (its schedule, the preset "
         "cifar-p2, is the paper's for CIFAR-10 ConvMixers with 2x2 patches, App. B)"
-        if beyond
+        if ahead is False
         else "at this size the gap is not beyond seed noise"
     )
     return (
