@@ -132,6 +132,7 @@ def test_each_entry_plans_a_teacher_per_seed_on_images_its_students_never_see(ke
                 assert a == b or not first & second, (seed, a, b)
 
 
+@once_per_suite("reads recorded JSON: no backend")
 @pytest.mark.parametrize("name", sorted({name for (suite, name), _ in ENTRIES if suite == "cpu"}))
 def test_every_recorded_result_names_disjoint_parts_and_a_teacher_per_seed(name):
     """Issue 79's acceptance on the recorded CPU results: the config and every run record the students'
