@@ -164,8 +164,22 @@ def _form(text):
     return init_forms()[text.partition(":")[0]]
 
 
+#: How a structure feature reads in a line or the decision table (``frozen: True`` -> ``frozen``).
+_FEATURE_WORDS = {
+    "kernel_size": lambda v: f"k {v}",
+    "mlp_blocks": lambda v: "with MLP blocks" if v else "no MLP blocks",
+    "frozen": lambda v: "frozen" if v else "trained",
+    "attention": lambda v: "with self-attention" if v else "no self-attention",
+    "plain": lambda v: "plain convs" if v else "a depthwise conv among them",
+    "family": lambda v: f"family {v}",
+    "same_family": lambda v: "same family as the model" if v else "another family",
+}
+
+
 def _condition(row):
-    return ", ".join(f"{k} {v}" for k, v in row["condition"].items()) or "any"
+    """``"k 9x9, no MLP blocks, frozen"``: a row's structure condition in words."""
+    words = (_FEATURE_WORDS.get(k, lambda v, k=k: f"{k} {v}")(v) for k, v in row["condition"].items())
+    return ", ".join(words) or "any"
 
 
 def _decide(structure, rows, data, baseline):
@@ -173,8 +187,8 @@ def _decide(structure, rows, data, baseline):
     kind = [r for r in rows if not r["together"] and r["structure"] == structure.kind]
     found = [r for r in kind if _matches(r, structure)]
     if not found:
-        measured = "; ".join(f"{r['form']} where {_condition(r)}" for r in kind)
-        return None, f"{structure.label}: {baseline}; no row measured an init on it" + (
+        measured = "; ".join(f"{r['form']} on {_condition(r)}" for r in kind)
+        return None, f"{structure.label}: {baseline}; no row measured an init on such a group" + (
             f" (measured: {measured})" if measured else ""
         )
     supported = [r for r in found if r["verdict"] == "yes"]
