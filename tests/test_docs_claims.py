@@ -183,71 +183,60 @@ def _patch_kernel_cell(data, init, epochs, patch, kernel):
     )
 
 
-def _patch_kernel_archive():
-    return _archived("covariance_transfer_patch_kernel_20261126")
+def _patch_kernel_archive(day="20261126"):
+    return _archived(f"covariance_transfer_patch_kernel_{day}")
+
+
+def _transfer_gain(data, epochs, patch, kernel, resize=""):
+    return _compare(
+        data,
+        _patch_kernel_cell(data, f"transfer:p2-k9{resize}", epochs, patch, kernel),
+        _patch_kernel_cell(data, "default", epochs, patch, kernel),
+    )
 
 
 def test_transfer_across_patch_sizes():
-    data, earlier = _load("covariance_transfer_patch_kernel"), _patch_kernel_archive()
-
-    def gain(data, patch, epochs):
-        pair = _compare(
-            data,
-            _patch_kernel_cell(data, "transfer:p2-k9", epochs, patch, 9),
-            _patch_kernel_cell(data, "default", epochs, patch, 9),
-        )
-        return pair, _gain(pair)
-
-    found = {patch: gain(data, patch, 4) for patch in (1, 2, 4)}
-    assert all(pair.why_unpaired is None for pair, _ in found.values())
-    assert {patch: pair.ahead_2se for patch, (pair, _) in found.items()} == {1: True, 2: True, 4: None}
-    page = _page("covariance.md")
-    assert (_t(found[1][0]).ahead, _t(found[2][0]).ahead) == (None, True)
+    data, held_out = _load("covariance_transfer_patch_kernel"), _patch_kernel_archive("20261129")
+    found = {patch: _transfer_gain(data, 4, patch, 9) for patch in (1, 2, 4)}
+    assert all(c.why_unpaired is None for c in found.values())
+    assert {patch: _t(c).ahead for patch, c in found.items()} == {1: True, 2: None, 4: None}
+    page = " ".join(_page("covariance.md").split())
     assert (
-        "Transfer across patch sizes helps at patch 1 and 2 (at patch 1 within noise by the report's "
-        f"t-test: {_t(found[1][0]).text()}), and is within noise at patch 4"
-    ) in page
-    assert (
-        f"(60 steps), {found[1][1]} points at patch 1, {found[2][1]} at patch 2 and {found[4][1]} at patch 4"
-    ) in page
-    before = [gain(earlier, patch, 2)[1] for patch in (1, 2, 4)]
-    assert f"the gains were larger: {', '.join(before[:2])} and {before[2]}" in page
+        "Transfer across patch sizes helps at patch 1, beyond noise by the report's t-test, and is " in page
+    )
+    assert "within noise at patch 2 and 4, at 4 epochs (commit 9f3f14d" in page
+    assert data["code"]["commit"].startswith("9f3f14d")
+    said = ", ".join(f"{_judged_p(found[patch])} at patch {patch}" for patch in (1, 2))
+    assert f"(mean ± standard error): {said} and {_judged_p(found[4])} at patch 4" in page
+    before = {patch: _transfer_gain(held_out, 4, patch, 9) for patch in (1, 2)}
+    assert {patch: _t(c).ahead for patch, c in before.items()} == {1: None, 2: True}
+    assert f"other way round, {_judged_p(before[1])} and {_judged_p(before[2])}" in page
+    earlier = [_gain(_transfer_gain(_patch_kernel_archive(), 2, patch, 9)) for patch in (1, 2, 4)]
+    assert f"(mean ± std over seeds): {', '.join(earlier[:2])} and {earlier[2]}" in page
 
 
 def test_resizing_a_bank_to_kernel_5():
     data, earlier = _load("covariance_transfer_patch_kernel"), _patch_kernel_archive()
-    found = {
-        (resize, epochs): _compare(
-            source,
-            _patch_kernel_cell(source, f"transfer:p2-k9{resize}", epochs, 2, 5),
-            _patch_kernel_cell(source, "default", epochs, 2, 5),
-        )
-        for resize in ("", "+crop", "+interpolate")
-        for epochs, source in ((2, earlier), (4, data))
+    now = {resize: _transfer_gain(data, 4, 2, 5, resize) for resize in ("", "+crop", "+interpolate")}
+    assert all(c.why_unpaired is None and _t(c).ahead is None for c in now.values())
+    two = {resize: _transfer_gain(earlier, 2, 2, 5, resize) for resize in ("", "+crop", "+interpolate")}
+    assert {resize: c.ahead_2se for resize, c in two.items()} == {
+        "": False,
+        "+crop": None,
+        "+interpolate": None,
     }
-    assert {key: c.ahead_2se for key, c in found.items()} == {
-        ("", 2): False,
-        ("", 4): True,
-        ("+crop", 2): None,
-        ("+crop", 4): None,
-        ("+interpolate", 2): None,
-        ("+interpolate", 4): True,
-    }
-
-    def gain(key):
-        return _gain(found[key])
-
-    page = _page("covariance.md")
-    assert f"Shrinking the same bank to k 5 gains {gain(('', 4))} at 4 epochs, but lost −5.98 ± 4.45" in page
-    assert gain(("", 2)) == "-5.98 ± 4.45"
-    assert f"were {gain(('+crop', 2))} (`crop`) and −1.68 ± 1.02 (`interpolate`), both within noise" in page
-    assert gain(("+interpolate", 2)) == "-1.68 ± 1.02"
-    interpolate = found["+interpolate", 4]
-    assert interpolate.why_unpaired is None
+    page = " ".join(_page("covariance.md").split())
     assert (
-        f"{gain(('+crop', 4))} (within noise) and {gain(('+interpolate', 4))} (beyond noise, paired: "
-        f"{_judged(interpolate)} over seeds)"
-    ) in page
+        f"Shrinking the same bank to k 5 gains {_judged_p(now[''])} at 4 epochs (within noise), but" in page
+    )
+    assert f"lost {_gain(two[''])} (mean ± std over seeds) at 2 epochs" in page.replace("−", "-")
+    assert (
+        f"were {_gain(two['+crop'])} (`crop`) and {_gain(two['+interpolate'])} (`interpolate`) (mean ± std"
+        in page.replace("−", "-")
+    )
+    assert f"at 4 epochs {_judged_p(now['+crop'])} and {_judged_p(now['+interpolate'])}, both" in page
+    interpolate = _transfer_gain(_patch_kernel_archive("20261129"), 4, 2, 5, "+interpolate")
+    assert _t(interpolate).ahead and f"`interpolate` gained {_judged_p(interpolate)})" in page
 
 
 def test_transfer_groups_of_fig3():
