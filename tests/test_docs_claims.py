@@ -764,40 +764,48 @@ def test_selection_by_the_derived_plan_on_mobilenet_v2():
 
 def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
     data = _load("lc_fgsm")
-    assert all(r["fgsm_accuracy"] < r["val_accuracy"] for r in data["runs"])
-    page = _page("lc-blocks.md")
+    assert all(r["fgsm_accuracy"] < r["test_accuracy"] for r in data["runs"])
+    page = " ".join(_page("lc-blocks.md").split())
     assert "FGSM lowers the accuracy of every run" in page
 
-    def gap(e, value):
+    def gap(data, e, value):
         model = f"lcresnet-20-16x{e}"
         return _sample(data, value, model=model, frozen=True), _sample(data, value, model=model, frozen=False)
 
-    robust, clean = (lambda r: 100 * r["fgsm_accuracy"]), (lambda r: 100 * r["val_accuracy"])
-    for value in (robust, clean):
+    robust = lambda r: 100 * r["fgsm_accuracy"]  # noqa: E731
+    trends = []
+    for value in (robust, lambda r: 100 * r["test_accuracy"]):
         gaps = {
             e: {s: (f[s][0] - lo[s][0], f[s][1] + lo[s][1]) for s in f}
             for e in (1, 8)
-            for f, lo in [gap(e, value)]
+            for f, lo in [gap(data, e, value)]
         }
-        assert _compare(data, gaps[8], gaps[1], paired="two networks").ahead_2se is True
+        trends.append(_compare(data, gaps[8], gaps[1], paired="two networks"))
+    assert all(_t(c).ahead for c in trends)
     text = []
     for e in (1, 8):
-        frozen, learnable = gap(e, robust)
-        g = [frozen[s][0] - learnable[s][0] for s in frozen]
-        text.append(f"{np.mean(g):.2f} ± {np.std(g, ddof=1):.2f}")
-    assert f"shrinks from {text[0]} points at E = 1 to {text[1]} at E = 8, beyond noise" in page
-    robust_gaps = [_compare(data, *gap(e, robust)) for e in (1, 8)]
-    assert [c.ahead_2se for c in robust_gaps] == [False, False]  # frozen below learnable
-    assert [_t(c).ahead for c in robust_gaps] == [False, None]
+        frozen, learnable = gap(data, e, robust)
+        text.append(_signed([frozen[s][0] - learnable[s][0] for s in frozen]))
+    assert (
+        f"shrinks from {text[0]} points at E = 1 to {text[1]} at E = 8, beyond noise "
+        f"(Welch's t-test over the two networks: {_t(trends[0]).text()})"
+    ) in page
+    robust_gaps = [_compare(data, *gap(data, e, robust)) for e in (1, 8)]
+    assert [_t(c).ahead for c in robust_gaps] == [False, False]  # frozen below learnable
     assert (
         "Under FGSM the frozen networks stay below the learnable ones at both expansions (paired over "
-        f"seeds, {_judged(robust_gaps[1])} at E = 8; by the report's t-test within noise at E = 8: "
+        f"seeds, {_judged(robust_gaps[1])} at E = 8, beyond noise by the report's t-test: "
         f"{_t(robust_gaps[1]).text()})"
     ) in page
-    clean_gap = _compare(data, *gap(8, clean))
+    clean_gap = _compare(data, *gap(data, 8, lambda r: 100 * r["test_accuracy"]))
     assert (
-        clean_gap.ahead_2se is None and f"clean, the E = 8 gap is within noise ({_judged(clean_gap)})" in page
+        _t(clean_gap).ahead is None and f"clean, the E = 8 gap is within noise ({_judged(clean_gap)})" in page
     )
+    assert data["code"]["commit"].startswith("9f3f14d") and "commit 9f3f14d" in page
+    held_out = _archived("lc_fgsm_20261129")
+    before = _compare(held_out, *gap(held_out, 8, robust))
+    assert _t(before).ahead is None
+    assert f"robust E = 8 gap within noise by the t-test ({_judged(before)}, p = {_t(before).p:.3f})" in page
 
 
 def test_lc_fig1_gap_by_expansion():
@@ -1058,6 +1066,13 @@ def test_inspect_entropy_is_within_noise():
         cells = [f"{np.mean(v):.3f} ± {np.std(v, ddof=1):.3f}" for v in values]
         cells.append(ms([r["test_accuracy"] for r in runs], 100))
         assert f"| {words} | {' | '.join(cells)} |" in page
+    fgsm = {
+        (r["frozen"], r["seed"]): r["test_accuracy"]
+        for r in _load("lc_fgsm")["runs"]
+        if r["model"].endswith("x8")
+    }
+    assert {(r["frozen"], r["seed"]): r["test_accuracy"] for r in data["runs"]} == fgsm
+    assert "Its networks are `lc_fgsm`'s E = 8 ones" in " ".join(page.split())
 
 
 def test_inspect_speed_on_a_convnext_t():
