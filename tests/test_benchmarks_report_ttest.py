@@ -255,10 +255,11 @@ def test_what_changed_lists_the_calls_and_rows_the_t_rule_changed():
         assert line in changed
     # On the results as of 2026-12-04 (the weight-selection entries, covariance_kernel_size,
     # _convergence, _sigma, _augmentation, _transfer_groups and _transfer_patch_kernel re-run on the
-    # test part): fourteen calls (convergence's thawed 2 and 4 epochs, selection over both pruning
-    # baselines, augmentation's 2 epochs with RandAugment, the transfer groups' frozen filters and
-    # ConvCovariance, transfer at patch 2), five rows.
-    assert len(calls) == 14 and len(rows) == 5, (len(calls), rows)
+    # test part, then mimetic_scalar_bias): sixteen calls (convergence's thawed 2 and 4 epochs,
+    # selection over both pruning baselines, augmentation's 2 epochs with RandAugment, the transfer
+    # groups' frozen filters and ConvCovariance, transfer at patch 2, the shift with and without the
+    # scalar bias), six rows.
+    assert len(calls) == 16 and len(rows) == 6, (len(calls), rows)
 
 
 def test_the_scripts_words_follow_the_t_rule():
