@@ -1081,6 +1081,21 @@ def test_inspect_entropy_is_within_noise():
     assert "Its networks are `lc_fgsm`'s E = 8 ones" in " ".join(page.split())
 
 
+def test_time_to_a_one_line_error():
+    from benchmarks import time_to_error
+
+    results = _load("time_to_error")["results"]
+    assert set(results) == {"tensorflow", "jax", "torch"}
+    medians = [c["median"] for r in results.values() for c in r["cases"].values()]
+    ratios = [c["ratio"] for r in results.values() for c in r["cases"].values()]
+    assert max(ratios) <= time_to_error.BAR_RATIO
+    page = " ".join(_page("command-line.md").split())
+    assert (
+        f"as fast as an argparse error: {min(medians):.2f}-{max(medians):.2f} s in a fresh process, at most "
+        f"{max(ratios):.2f}x the argparse error's time on each backend"
+    ) in page
+
+
 def test_inspect_speed_on_a_convnext_t():
     results = _load("inspect_speed")["results"]
     assert set(results) == {"tensorflow", "jax", "torch"}

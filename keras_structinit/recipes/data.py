@@ -145,7 +145,7 @@ def rand_augment_batch(layer, images):
     Called on a batch, the layer draws one list of ``num_ops`` op indices for all its images,
     and its ``transform_images`` computes each of its 11 ops on every image, keeping one with
     ``where``; applied image by image (so that each gets its own ops) that is 22 transforms per
-    image at ``num_ops=2``: 0.87 ms per CIFAR image on one core, 0.043 ms here on batches of 512
+    image at ``num_ops=2``: 1.28 ms per CIFAR image on one core, 0.051 ms here on batches of 512
     (``benchmarks/results/cpu/input_pipeline.md``). Here the layer draws each op's
     parameters for every image once, as Keras does (an op drawn twice reuses them), and each
     image draws its own ``num_ops`` indices, uniform over the ops as the layer's ``randint``;
