@@ -83,3 +83,16 @@ def test_the_readme_quotes_the_record():
     assert "benchmarks/results/cpu/demo.json" in readme and "3 paired seeds" in readme
     gap = data["paired_gap"]
     assert f"{100 * gap['mean']:+.2f} ± {100 * gap['standard_error']:.2f} points" in readme
+
+
+def test_the_readme_quotes_the_cifar10_record():
+    """README's CIFAR-10 sentence: the gap, its t-test and the wall time of ``demo_cifar10.json``."""
+    data = json.loads((RESULTS_DIR / "cpu" / "demo_cifar10.json").read_text())
+    readme = " ".join((REPO_ROOT / "README.md").read_text().split())
+    gap = data["paired_gap"]
+    test = stats.paired_test(gap["gaps"])
+    assert f"{100 * gap['mean']:+.2f} ± {100 * gap['standard_error']:.2f} points ahead" in readme
+    assert f"paired t = {test.t:.2f}, df {test.df}, p = {test.p:.3f}" in readme
+    minutes, seconds = divmod(round(data["wall_seconds"]), 60)
+    assert f"{minutes} min {seconds} s, `benchmarks/results/cpu/demo_cifar10.json`" in readme
+    assert data["wall_seconds"] < 60 * demo.BAR_MINUTES

@@ -42,7 +42,7 @@ def choose_pipeline(pipeline="auto", distribution=None, needs_tf=(), recipe="cif
     ``tf.data`` reads, e.g. a ``"tfds:"`` source); and, where TensorFlow is installed, the
     ``(recipe, backend)`` pairs of :data:`~keras_structinit.utils.arguments.SLOWER_NATIVE`, and Keras'
     RandAugment form (``rand_augment``, a Keras layer in ``tf.data``). Elsewhere the native
-    stream measured 1.6-4.5x ``tf.data``'s rate on JAX and torch, and 0.88-1.02x on TensorFlow,
+    stream measured 1.6-4.7x ``tf.data``'s rate on JAX and torch, and 0.96-1.03x on TensorFlow,
     on one core of the 2-core CPU (``benchmarks/results/cpu/input_streams.md``). ``"tf"`` without
     TensorFlow is an ``ImportError`` that says what to install.
     """

@@ -36,7 +36,7 @@ def default_jit_compile():
     """``jit_compile`` for ``compile`` (``structinit train --compile auto``), as measured on a CPU
     (benchmarks/results/cpu/torch_reference.md, ConvMixer-128/6): XLA on JAX; off for TensorFlow on
     a CPU, whose graph mode beat its XLA CPU code; Keras' "auto" on torch, which is eager: Keras'
-    compiled torch step was 1.8x slower than eager there. On accelerators Keras' "auto"."""
+    compiled torch step was 1.6x slower than eager there, thawed. On accelerators Keras' "auto"."""
     if keras.backend.backend() == "tensorflow" and accelerator() == "cpu":
         return False
     return "auto"
