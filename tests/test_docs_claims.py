@@ -1052,6 +1052,7 @@ def test_mimetic_vit_comparison():
     said = f"2-SE rule ({_judged(before)}; not by the t-test, p = "
     assert said + f"{_t(before).p:.3f})" in page
     assert _row("mimetic_vit") == "within noise" and "The report's row is *within noise*" in page
+    assert "carries the gain" not in page  # no init is said to carry a gain the t-test did not find
 
 
 def test_inspect_entropy_is_within_noise():
@@ -1153,15 +1154,16 @@ def test_input_streams_table_and_the_auto_rule():
             ratios[backend, stage] = native / tf
             cells.append(f"{native:.0f} / {tf:.0f}")
         assert f"{words} {' | '.join(cells)} |" in page, stage
-    # SLOWER_NATIVE: where the native stream ran below 0.8x tf.data's rate (its comment's line), only there.
-    slower = {("imagenet" if "0.2" in stage else "cifar", b) for (b, stage), r in ratios.items() if r < 0.8}
+    # SLOWER_NATIVE: where the native stream ran below SLOWER_NATIVE_LINE x tf.data's rate, only there.
+    line = arguments.SLOWER_NATIVE_LINE
+    slower = {("imagenet" if "0.2" in stage else "cifar", b) for (b, stage), r in ratios.items() if r < line}
     assert slower == set(arguments.SLOWER_NATIVE) == {("imagenet", "torch")}
     torch_imagenet = ratios["torch", stages[2]]
-    assert f"run RandAugment at {torch_imagenet:.2f}x tf.data's rate, below the 0.8x line" in page
+    assert f"run RandAugment at {torch_imagenet:.2f}x tf.data's rate, below the {line}x line" in page
     tf_side = [ratios["tensorflow", stage] for stage in stages]
     assert f"came within {100 * (1 - min(tf_side)):.0f} % of tf.data ({tf_side[2]:.2f}x on ImageNet, " in page
     assert f"{tf_side[0]:.2f}x and {tf_side[1]:.2f}x on CIFAR)" in page
-    others = [r for (b, stage), r in ratios.items() if b != "tensorflow" and r >= 0.8]
+    others = [r for (b, stage), r in ratios.items() if b != "tensorflow" and r >= line]
     native_doc = " ".join(choose_pipeline.__doc__.split())
     assert f"{min(others):.1f}-{max(others):.1f}x ``tf.data``'s rate on JAX and torch, and " in native_doc
     assert f"{min(tf_side):.2f}-{max(tf_side):.2f}x on TensorFlow" in native_doc

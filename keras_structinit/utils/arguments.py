@@ -14,14 +14,16 @@ BACKENDS = ("tensorflow", "jax", "torch")
 #: The recipes' ``precision`` and ``distribution`` names (:mod:`keras_structinit.recipes.devices`).
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16", "auto")
 DISTRIBUTIONS = ("data_parallel", "multi_worker", "mirrored", "tpu", "auto")
-#: ``(recipe, backend)`` where the native input stream measured below 0.8x ``tf.data``'s rate on
-#: one core of the 2-core CPU (``benchmarks/results/cpu/input_streams.md``): the ImageNet recipe on
-#: torch, whose eager ops at 224 x 224 ran the full recipe at 11 images/s against tf.data's 18
-#: (0.61x; 12 against 27 on 2026-11-29). Elsewhere the native stream ran at 0.96x or more (JAX 83
-#: against 18; TensorFlow 17 against 18, both streams TensorFlow ops there). The line at 0.8x
-#: separates the two groups in all three recorded runs (torch's ImageNet 0.44-0.61x, every other
-#: pair 0.88x or more); the 0.5x it was before fell between two of them. ``pipeline="auto"`` takes
-#: ``tf.data`` in these pairs when TensorFlow is installed.
+#: The ratio native / ``tf.data`` images/s below which a pair goes into :data:`SLOWER_NATIVE`.
+SLOWER_NATIVE_LINE = 0.8
+#: ``(recipe, backend)`` where the native input stream measured below :data:`SLOWER_NATIVE_LINE`
+#: times ``tf.data``'s rate on one core of the 2-core CPU (``benchmarks/results/cpu/input_streams.md``):
+#: the ImageNet recipe on torch, whose eager ops at 224 x 224 ran the full recipe at 11 images/s
+#: against tf.data's 18 (0.61x; 12 against 27 on 2026-11-29). Elsewhere the native stream ran at
+#: 0.96x or more (JAX 83 against 18; TensorFlow 17 against 18, both streams TensorFlow ops there).
+#: The line at 0.8x separates the two groups in all three recorded runs (torch's ImageNet
+#: 0.44-0.61x, every other pair 0.88x or more); the 0.5x it was before fell between two of them.
+#: ``pipeline="auto"`` takes ``tf.data`` in these pairs when TensorFlow is installed.
 SLOWER_NATIVE = frozenset({("imagenet", "torch")})
 #: The recipes ``structinit train --recipe`` runs.
 RECIPES = ("cifar10", "cifar100", "imagenet")
