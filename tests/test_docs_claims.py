@@ -824,12 +824,29 @@ def test_lc_fig1_gap_by_expansion():
     assert [len(c.seeds) for c in found.values()] == [3, 3, 5, 5]
     page = _page("lc-blocks.md")
     gaps = [_gain(c) for c in found.values()]
-    assert f"frozen minus learnable held-out accuracy {gaps[0]} points at E = 1" in page
+    assert data["code"]["commit"].startswith("9f3f14d") and "commit 9f3f14d, 2026-12-05" in page
+    assert f"frozen minus learnable test-part accuracy {gaps[0]} points at E = 1" in page
     assert f"{gaps[1]} at E = 4, {gaps[2]} at E = 8, {gaps[3]} at E = 16" in page
     assert (
         "The frozen network is below the learnable one beyond noise at E = 1 and 4 and within noise of "
         f"it at E = 8 and 16, by a paired {_judged(found[8])} and {_judged(found[16])} points"
     ) in page
+    assert f"by the t-test too: {_t(found[8]).text()} and {_t(found[16]).text()})" in page
+    held_out = _archived("lc_accuracy_fig1_20261129")
+    assert held_out["code"]["commit"].startswith("dd6008a")
+    before = [
+        _compare(
+            held_out,
+            _sample(held_out, model=f"lcresnet-20-16x{e}", frozen=True),
+            _sample(held_out, model=f"lcresnet-20-16x{e}", frozen=False),
+        )
+        for e in (1, 4, 8, 16)
+    ]
+    assert [c.ahead_2se for c in before] == [c.ahead_2se for c in found.values()]  # "the same calls"
+    assert [_t(c).ahead for c in before] == [_t(c).ahead for c in found.values()]
+    assert "the gaps were {}, {}, {} and {} points, the same calls".format(
+        *(f"{c.paired_figure[0]:.2f}" for c in before)
+    ) in " ".join(page.split())
     earlier = _archived("lc_accuracy_fig1_20261124")
     before = _compare(
         earlier,
