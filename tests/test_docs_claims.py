@@ -1190,6 +1190,12 @@ def test_input_streams_table_and_the_auto_rule():
         f"{decode['tf'][0]:.0f})"
     ) in page
     (trained,) = _load("input_streams_training")["records"]
+    assert trained["code"]["commit"].startswith("9f3f14d") and "commit 9f3f14d, 2026-12-05" in page
+    for date in ("20261127", "20261129"):  # "as on 2026-11-27 and 2026-11-29": the same accuracies
+        (before,) = _archived(f"input_streams_training_{date}")["records"]
+        assert [round(r["val_accuracy"][-1], 4) for r in before["runs"]] == [
+            round(r["val_accuracy"][-1], 4) for r in trained["runs"]
+        ], date
     finals = {
         stream: [r["val_accuracy"][-1] for r in trained["runs"] if r["pipeline"] == stream]
         for stream in ("native", "tf")
