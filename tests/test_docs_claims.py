@@ -810,15 +810,19 @@ def test_fgsm_gap_of_frozen_lc_networks_shrinks_with_expansion():
 
 
 def test_lc_fig1_gap_by_expansion():
+    def by_expansion(data):
+        """Frozen against learnable, paired, at each expansion E of Fig. 1."""
+        return {
+            e: _compare(
+                data,
+                _sample(data, model=f"lcresnet-20-16x{e}", frozen=True),
+                _sample(data, model=f"lcresnet-20-16x{e}", frozen=False),
+            )
+            for e in (1, 4, 8, 16)
+        }
+
     data = _load("lc_accuracy_fig1")
-    found = {
-        e: _compare(
-            data,
-            _sample(data, model=f"lcresnet-20-16x{e}", frozen=True),
-            _sample(data, model=f"lcresnet-20-16x{e}", frozen=False),
-        )
-        for e in (1, 4, 8, 16)
-    }
+    found = by_expansion(data)
     assert {e: c.ahead_2se for e, c in found.items()} == {1: False, 4: False, 8: None, 16: None}
     assert all(c.why_unpaired is None for c in found.values())
     assert [len(c.seeds) for c in found.values()] == [3, 3, 5, 5]
@@ -834,14 +838,7 @@ def test_lc_fig1_gap_by_expansion():
     assert f"by the t-test too: {_t(found[8]).text()} and {_t(found[16]).text()})" in page
     held_out = _archived("lc_accuracy_fig1_20261129")
     assert held_out["code"]["commit"].startswith("dd6008a")
-    before = [
-        _compare(
-            held_out,
-            _sample(held_out, model=f"lcresnet-20-16x{e}", frozen=True),
-            _sample(held_out, model=f"lcresnet-20-16x{e}", frozen=False),
-        )
-        for e in (1, 4, 8, 16)
-    ]
+    before = list(by_expansion(held_out).values())
     assert [c.ahead_2se for c in before] == [c.ahead_2se for c in found.values()]  # "the same calls"
     assert [_t(c).ahead for c in before] == [_t(c).ahead for c in found.values()]
     assert "the gaps were {}, {}, {} and {} points, the same calls".format(
@@ -922,14 +919,25 @@ def _sweep(data):
         assert found.why_unpaired is None, (model, epochs, higher, lower)
         return found
 
-    return cell, pair
+    def row(model, epochs, ahead):
+        """The b = 0, 0.05, 0.1, 0.2 cells of a table row as the page writes them (whitespace
+        collapsed, as ``_page`` does): mean ± std, bold where ``ahead`` of its pair over b = 0."""
+        cells = []
+        for v in ("mean-shift:0", "mean-shift:0.05", "mean-shift:0.1", "mean-shift:0.2"):
+            values = [a for a, _ in cell(model, epochs, v).values()]
+            text = f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}" if values else ""
+            bold = v != "mean-shift:0" and values and ahead(pair(model, epochs, v, "mean-shift:0"))
+            cells.append(f"**{text}**" if bold else text)
+        return " ".join(" | ".join(cells).split())
+
+    return cell, pair, row
 
 
 def test_mimetic_sweep_on_the_test_part():
     """Issue 79's re-run (9f3f14d), scored on the test part: the table and every call, by the t-test."""
     data = _load("mimetic_sweep")
     assert data["code"]["commit"].startswith("9f3f14d") and "split" in data["config"]
-    cell, pair = _sweep(data)
+    cell, pair, row = _sweep(data)
     page = _page("mimetic.md")
     assert "commit 9f3f14d, 2026-12-05" in page
     gains = [pair("convnext", 2, f"mean-shift:{b}", "mean-shift:0") for b in ("0.05", "0.1", "0.2")]
@@ -977,13 +985,7 @@ def test_mimetic_sweep_on_the_test_part():
     }
     section = page[page.index("Current runs, on the test part") : page.index("Runs on the held-out images")]
     for (model, epochs), name in rows.items():
-        cells = []
-        for v in ("mean-shift:0", "mean-shift:0.05", "mean-shift:0.1", "mean-shift:0.2"):
-            values = [a for a, _ in cell(model, epochs, v).values()]
-            text = f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}" if values else ""
-            bold = v != "mean-shift:0" and values and _t(pair(model, epochs, v, "mean-shift:0")).ahead
-            cells.append(f"**{text}**" if bold else text)
-        assert " ".join(f"| {name} | {' | '.join(cells)} |".split()) in section, name
+        assert f"| {name} | {row(model, epochs, lambda c: _t(c).ahead)} |" in section, name
 
 
 def test_mimetic_sweep_on_the_held_out_images_before():
@@ -991,7 +993,7 @@ def test_mimetic_sweep_on_the_held_out_images_before():
     and still quoted as they were."""
     data = _archived("mimetic_sweep_20261129")
     assert data["code"]["same_code_as"].startswith("764e7f4")
-    cell, pair = _sweep(data)
+    cell, pair, row = _sweep(data)
 
     # The headline cell, ConvNeXt at 2 epochs, holds seeds 0-4 for every variant; the others 0-2.
     assert {len(cell("convnext", 2, v)) for v in ("default", "mean-shift:0", "torch-default+conv-cov")} == {5}
@@ -1050,12 +1052,9 @@ def test_mimetic_sweep_on_the_held_out_images_before():
         f"ConvCovariance below the baseline ({_judged(before[1])}; by the t-test within noise, p = "
         f"{_t(before[1]).p:.3f}), both beyond noise"
     ) in page
-    cells = []  # the table's row of the headline cell, bold where above b = 0 beyond noise
-    for b, gain in zip(("0", "0.05", "0.1", "0.2"), (None, *gains), strict=True):
-        values = [v for v, _ in cell("convnext", 2, f"mean-shift:{b}").values()]
-        text = f"{np.mean(values):.2f} ± {np.std(values, ddof=1):.2f}"
-        cells.append(f"**{text}**" if gain is not None and gain.ahead_2se else text)
-    assert "| isotropic ConvNeXt-64/8 (k 7, patch 2), 2 epochs | " + " | ".join(cells) + " |" in page
+    # The table's row of the headline cell, bold where above b = 0 by the 2-SE rule of those runs.
+    headline = row("convnext", 2, lambda c: c.ahead_2se)
+    assert f"| isotropic ConvNeXt-64/8 (k 7, patch 2), 2 epochs | {headline} |" in page
 
 
 def test_mimetic_scalar_bias_does_not_absorb_the_shift():
